@@ -1,0 +1,44 @@
+# add_tile_firmware(NAME SOURCES src... [OPTIMIZE -O2] [DEFINES ...] [NO_RUNTIME])
+# Compiles C/assembly sources with Debian's RISC-V cross compiler into NAME.elf, a bare-metal
+# RV32IMF image for one tile (firmware/tile.ld), as part of the build. Creates a target NAME
+# whose property ELF_FILE is the image's path. NO_RUNTIME links without crt0/picolibc (for
+# hand-written assembly tests that provide _start themselves).
+find_program(RISCV_GCC riscv64-unknown-elf-gcc REQUIRED)
+set(IPU_FIRMWARE_DIR ${CMAKE_CURRENT_LIST_DIR}/../firmware)
+set(IPU_FIRMWARE_ARCH -march=rv32imf -mabi=ilp32f)
+set(IPU_FIRMWARE_RUNTIME ${IPU_FIRMWARE_DIR}/runtime/crt0.S ${IPU_FIRMWARE_DIR}/runtime/console.c)
+
+function(add_tile_firmware name)
+  cmake_parse_arguments(FW "NO_RUNTIME" "OPTIMIZE" "SOURCES;DEFINES" ${ARGN})
+  if(NOT FW_OPTIMIZE)
+    set(FW_OPTIMIZE -O2)
+  endif()
+  set(output ${CMAKE_CURRENT_BINARY_DIR}/${name}.elf)
+  set(sources)
+  foreach(src IN LISTS FW_SOURCES)
+    get_filename_component(abs ${src} ABSOLUTE)
+    list(APPEND sources ${abs})
+  endforeach()
+  set(defines)
+  foreach(d IN LISTS FW_DEFINES)
+    list(APPEND defines -D${d})
+  endforeach()
+  if(FW_NO_RUNTIME)
+    set(runtime -nostdlib)
+  else()
+    set(runtime --specs=picolibc.specs -DPICOLIBC_DOUBLE_PRINTF_SCANF ${IPU_FIRMWARE_RUNTIME})
+  endif()
+  add_custom_command(
+    OUTPUT ${output}
+    COMMAND ${RISCV_GCC} ${IPU_FIRMWARE_ARCH} ${FW_OPTIMIZE} -g -Wall -Wextra -Werror
+            -ffunction-sections -fdata-sections -nostartfiles
+            -I${IPU_FIRMWARE_DIR}/include ${defines}
+            -T ${IPU_FIRMWARE_DIR}/tile.ld -Wl,--gc-sections
+            ${runtime} ${sources} -o ${output}
+    DEPENDS ${sources} ${IPU_FIRMWARE_RUNTIME} ${IPU_FIRMWARE_DIR}/tile.ld
+            ${IPU_FIRMWARE_DIR}/include/ipu.h
+    COMMENT "Building tile firmware ${name}.elf"
+    VERBATIM)
+  add_custom_target(${name} ALL DEPENDS ${output})
+  set_target_properties(${name} PROPERTIES ELF_FILE ${output})
+endfunction()

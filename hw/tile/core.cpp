@@ -1,0 +1,570 @@
+#include "core.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "csr.h"
+#include "fpu.h"
+
+namespace ipu::hw {
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "tile memory is accessed in host order");
+
+namespace {
+
+constexpr uint64_t kNever = ~uint64_t{0};
+constexpr uint8_t kZeroSink = 32;  // index of the register that absorbs writes to x0
+
+constexpr std::array<uint8_t, static_cast<size_t>(Op::kCount)> make_issue_slots() {
+  std::array<uint8_t, static_cast<size_t>(Op::kCount)> slots{};
+  slots[static_cast<size_t>(Op::kUndecoded)] = 1;
+  slots[static_cast<size_t>(Op::kIllegal)] = 1;
+#define INSN(id, mnemonic, match, mask, imm, operands, issue, ...) \
+  slots[static_cast<size_t>(Op::id)] = issue;
+#include "rv32imf.def"
+#include "xipu.def"
+#undef INSN
+  return slots;
+}
+constexpr auto kIssueSlots = make_issue_slots();
+
+std::string context_name(unsigned id) {
+  return id == 0 ? std::string("context 0 (supervisor)") : fmt::format("context {} (worker)", id);
+}
+
+}  // namespace
+
+std::string_view trap_cause_name(TrapCause cause) {
+  switch (cause) {
+    case TrapCause::kInstrMisaligned: return "instruction address misaligned";
+    case TrapCause::kInstrAccessFault: return "instruction access fault";
+    case TrapCause::kIllegalInstruction: return "illegal instruction";
+    case TrapCause::kBreakpoint: return "breakpoint";
+    case TrapCause::kLoadMisaligned: return "load address misaligned";
+    case TrapCause::kLoadAccessFault: return "load access fault";
+    case TrapCause::kStoreMisaligned: return "store address misaligned";
+    case TrapCause::kStoreAccessFault: return "store access fault";
+    case TrapCause::kEcallFromM: return "environment call";
+  }
+  return "unknown trap";
+}
+
+// ---- CSRs: behaviour bound to the table in csr.h, one entry per CsrId ----
+
+struct Core::CsrBehaviour {
+  uint32_t (*read)(const Core&, const Context&);
+  void (*write)(Core&, Context&, uint32_t);  // nullptr: writes ignored (WARL constant)
+};
+
+namespace {
+constexpr uint32_t kMisa = (1u << 30) | (1u << 23) | (1u << 12) | (1u << 8) | (1u << 5);
+uint32_t sd_bit(uint32_t mstatus) { return (mstatus & kMstatusFs) == kMstatusFs ? 1u << 31 : 0; }
+}  // namespace
+
+const Core::CsrBehaviour Core::kCsrBehaviour[] = {
+    // fflags, frm, fcsr
+    {[](const Core&, const Context& c) { return c.fflags; },
+     [](Core&, Context& c, uint32_t v) { c.fflags = v & 0x1f; c.mstatus |= kMstatusFs; }},
+    {[](const Core&, const Context& c) { return c.frm; },
+     [](Core&, Context& c, uint32_t v) { c.frm = v & 7; c.mstatus |= kMstatusFs; }},
+    {[](const Core&, const Context& c) { return (c.frm << 5) | c.fflags; },
+     [](Core&, Context& c, uint32_t v) {
+       c.fflags = v & 0x1f;
+       c.frm = (v >> 5) & 7;
+       c.mstatus |= kMstatusFs;
+     }},
+    // cycle, instret, cycleh, instreth
+    {[](const Core&, const Context& c) { return static_cast<uint32_t>(c.issue_cycle + c.cycle_offset); }, nullptr},
+    {[](const Core&, const Context& c) { return static_cast<uint32_t>(c.instret + c.instret_offset); }, nullptr},
+    {[](const Core&, const Context& c) { return static_cast<uint32_t>((c.issue_cycle + c.cycle_offset) >> 32); }, nullptr},
+    {[](const Core&, const Context& c) { return static_cast<uint32_t>((c.instret + c.instret_offset) >> 32); }, nullptr},
+    // mstatus, misa, mie, mtvec
+    {[](const Core&, const Context& c) { return c.mstatus | kMstatusMpp | sd_bit(c.mstatus); },
+     [](Core&, Context& c, uint32_t v) { c.mstatus = v & (kMstatusMie | kMstatusMpie | kMstatusFs); }},
+    {[](const Core&, const Context&) { return kMisa; }, [](Core&, Context&, uint32_t) {}},
+    {[](const Core&, const Context&) { return 0u; }, [](Core&, Context&, uint32_t) {}},
+    {[](const Core&, const Context& c) { return c.mtvec; },
+     [](Core&, Context& c, uint32_t v) { c.mtvec = v & ~2u; }},  // modes: direct (0), vectored (1)
+    // mscratch, mepc, mcause, mtval, mip
+    {[](const Core&, const Context& c) { return c.mscratch; }, [](Core&, Context& c, uint32_t v) { c.mscratch = v; }},
+    {[](const Core&, const Context& c) { return c.mepc; }, [](Core&, Context& c, uint32_t v) { c.mepc = v & ~3u; }},
+    {[](const Core&, const Context& c) { return c.mcause; }, [](Core&, Context& c, uint32_t v) { c.mcause = v; }},
+    {[](const Core&, const Context& c) { return c.mtval; }, [](Core&, Context& c, uint32_t v) { c.mtval = v; }},
+    {[](const Core&, const Context&) { return 0u; }, [](Core&, Context&, uint32_t) {}},
+    // mcycle, minstret, mcycleh, minstreth: a write sets this context's view of the counter
+    {[](const Core&, const Context& c) { return static_cast<uint32_t>(c.issue_cycle + c.cycle_offset); },
+     [](Core&, Context& c, uint32_t v) {
+       const uint64_t now = c.issue_cycle + c.cycle_offset;
+       c.cycle_offset = ((now & ~uint64_t{0xffffffff}) | v) - c.issue_cycle;
+     }},
+    {[](const Core&, const Context& c) { return static_cast<uint32_t>(c.instret + c.instret_offset); },
+     [](Core&, Context& c, uint32_t v) {
+       const uint64_t now = c.instret + c.instret_offset;
+       c.instret_offset = ((now & ~uint64_t{0xffffffff}) | v) - c.instret;
+     }},
+    {[](const Core&, const Context& c) { return static_cast<uint32_t>((c.issue_cycle + c.cycle_offset) >> 32); },
+     [](Core&, Context& c, uint32_t v) {
+       const uint64_t now = c.issue_cycle + c.cycle_offset;
+       c.cycle_offset = ((uint64_t{v} << 32) | (now & 0xffffffff)) - c.issue_cycle;
+     }},
+    {[](const Core&, const Context& c) { return static_cast<uint32_t>((c.instret + c.instret_offset) >> 32); },
+     [](Core&, Context& c, uint32_t v) {
+       const uint64_t now = c.instret + c.instret_offset;
+       c.instret_offset = ((uint64_t{v} << 32) | (now & 0xffffffff)) - c.instret;
+     }},
+    // mvendorid, marchid, mimpid, mhartid
+    {[](const Core&, const Context&) { return 0u; }, nullptr},
+    {[](const Core&, const Context&) { return 0u; }, nullptr},
+    {[](const Core&, const Context&) { return 0u; }, nullptr},
+    {[](const Core&, const Context& c) { return c.id; }, nullptr},
+    // ipu.console, ipu.wentry
+    {[](const Core&, const Context&) { return 0u; },
+     [](Core& core, Context& c, uint32_t v) { core.console_put(c, v); }},
+    {[](const Core& core, const Context&) { return core.worker_entry_; },
+     [](Core& core, Context&, uint32_t v) { core.worker_entry_ = v & ~3u; }},
+};
+
+std::string_view csr_name(unsigned number) {
+  const int i = csr_index(number);
+  return i < 0 ? std::string_view{} : kCsrTable[i].name;
+}
+
+int csr_index(unsigned number) {
+  static const auto index = [] {
+    std::array<int16_t, 4096> table;
+    table.fill(-1);
+    for (size_t i = 0; i < std::size(kCsrTable); ++i) table[kCsrTable[i].number] = static_cast<int16_t>(i);
+    return table;
+  }();
+  return number < 4096 ? index[number] : -1;
+}
+
+bool Core::csr_access(Context& c, unsigned number, CsrOp op, uint32_t operand, bool write,
+                      uint32_t& old) {
+  const int i = csr_index(number);
+  if (i < 0) return false;
+  const CsrBehaviour& b = kCsrBehaviour[i];
+  // Writing a read-only CSR (number bits 11:10 == 3, or no write behaviour) is illegal.
+  const bool read_only = kCsrTable[i].access == CsrAccess::kReadOnly || b.write == nullptr;
+  if (write && read_only) return false;
+  old = b.read(*this, c);
+  if (!write) return true;
+  const uint32_t value = op == CsrOp::kWrite ? operand : op == CsrOp::kSet ? (old | operand) : (old & ~operand);
+  b.write(*this, c, value);
+  return true;
+}
+
+// ---- construction and reset ----
+
+Core::Core(const TileConfig& config, uint8_t* sram)
+    : config_(config),
+      sram_(sram),
+      base_(config.sram_base),
+      size_(config.sram_bytes),
+      workers_(config.worker_contexts),
+      decoded_(config.sram_bytes / 4) {
+  static_assert(std::size(kCsrTable) == static_cast<size_t>(CsrId::kCount));
+  if (std::size(kCsrBehaviour) != std::size(kCsrTable))
+    throw std::logic_error("CSR behaviour table does not match csr.h");
+  if (workers_ < 1 || workers_ > kMaxWorkerContexts)
+    throw std::invalid_argument(fmt::format("tile.worker-contexts must be 1..{}, not {}",
+                                            kMaxWorkerContexts, workers_));
+  if (size_ == 0 || size_ % 4 != 0 || base_ % 4 != 0 || base_ == 0 ||
+      uint64_t{base_} + size_ > (uint64_t{1} << 32))
+    throw std::invalid_argument(fmt::format(
+        "tile SRAM window base 0x{:x} size 0x{:x} must be word-aligned, non-empty, above 0 and "
+        "within 32 bits", base_, size_));
+}
+
+void Core::reset(uint32_t entry) {
+  for (unsigned i = 0; i <= kMaxWorkerContexts; ++i) {
+    contexts_[i] = Context{};
+    contexts_[i].id = i;
+  }
+  std::fill(decoded_.begin(), decoded_.end(), Decoded{});
+  worker_entry_ = 0;
+  cycles_ = 0;
+  stop_ = StopReason::kRunning;
+  exit_status_ = 0;
+  fault_ = {};
+  Context& supervisor = contexts_[0];
+  supervisor.state = ContextState::kRunning;
+  supervisor.pc = entry;
+  supervisor.runs = 1;
+}
+
+void Core::invalidate(uint32_t address, uint32_t bytes) {
+  const uint64_t begin = std::max<uint64_t>(address, base_);
+  const uint64_t end = std::min<uint64_t>(uint64_t{address} + bytes, uint64_t{base_} + size_);
+  for (uint64_t a = begin & ~uint64_t{3}; a < end; a += 4) decoded_[(a - base_) / 4] = Decoded{};
+}
+
+uint32_t Core::read_word(uint32_t address) const {
+  const uint32_t off = address - base_;
+  if (off > size_ - 4 || (address & 3)) return 0;
+  uint32_t w;
+  std::memcpy(&w, sram_ + off, 4);
+  return w;
+}
+
+uint64_t Core::instructions_retired() const {
+  uint64_t n = 0;
+  for (unsigned i = 0; i <= workers_; ++i) n += contexts_[i].instret;
+  return n;
+}
+
+// ---- scheduling ----
+
+uint64_t Core::supervisor_issue_cycle(uint64_t earliest) const {
+  for (uint64_t t = earliest; t < earliest + workers_; ++t)
+    if (contexts_[1 + t % workers_].state != ContextState::kRunning) return t;
+  return kNever;  // every slot is held by a running worker
+}
+
+StopReason Core::run(uint64_t until) {
+  if (stop_ == StopReason::kCycleLimit) stop_ = StopReason::kRunning;
+  while (stop_ == StopReason::kRunning) {
+    Context* next = nullptr;
+    uint64_t t = kNever;
+    unsigned running_workers = 0;
+    for (unsigned w = 1; w <= workers_; ++w) {
+      Context& c = contexts_[w];
+      if (c.state != ContextState::kRunning) continue;
+      ++running_workers;
+      if (c.next_issue < t) {
+        t = c.next_issue;
+        next = &c;
+      }
+    }
+    Context& supervisor = contexts_[0];
+    if (supervisor.state == ContextState::kRunning) {
+      const uint64_t s = supervisor_issue_cycle(supervisor.next_issue);
+      if (s < t) {
+        t = s;
+        next = &supervisor;
+      }
+    }
+    if (next == nullptr || t >= until) {
+      stop_ = StopReason::kCycleLimit;
+      if (until != kNever) cycles_ = std::max(cycles_, until);
+      break;
+    }
+    next->next_issue = t;
+    // The supervisor alone issues every N cycles with nothing to arbitrate: run it in a batch.
+    const uint64_t budget = running_workers == 0 ? (until - t + workers_ - 1) / workers_ : 1;
+    if (trace_) execute<true>(*next, budget);
+    else execute<false>(*next, budget);
+  }
+  return stop_;
+}
+
+// ---- workers, console, end of run ----
+
+void Core::start_worker(Context& supervisor, Context& worker, uint32_t function, uint32_t argument) {
+  const unsigned id = worker.id;
+  const uint64_t runs = worker.runs, active = worker.active_cycles, instret = worker.instret,
+                 issues = worker.issues;
+  std::string pending_console = std::move(worker.console_line);
+  worker = Context{};
+  worker.id = id;
+  worker.runs = runs + 1;
+  worker.active_cycles = active;
+  worker.instret = instret;
+  worker.issues = issues;
+  worker.console_line = std::move(pending_console);
+  worker.state = ContextState::kRunning;
+  worker.pc = worker_entry_ != 0 ? worker_entry_ : function;
+  worker.x[10] = argument;
+  worker.x[11] = function;
+  worker.x[12] = id;
+  worker.mtvec = supervisor.mtvec;
+  // First issue: the next cycle of the worker's own slot after the supervisor's `run`.
+  const uint64_t after = supervisor.issue_cycle + 1;
+  const uint64_t slot = id - 1;
+  worker.next_issue = after + (slot + workers_ - after % workers_) % workers_;
+  worker.issue_cycle = worker.next_issue;
+  worker.started_at = worker.next_issue;
+}
+
+void Core::finish_worker(Context& worker) {
+  worker.state = ContextState::kIdle;
+  worker.active_cycles += worker.issue_cycle + 1 - worker.started_at;
+}
+
+void Core::console_put(Context& c, uint32_t byte) {
+  const char ch = static_cast<char>(byte & 0xff);
+  if (ch == '\n') {
+    if (console_) console_(c.id, c.console_line);
+    c.console_line.clear();
+  } else {
+    c.console_line.push_back(ch);
+  }
+}
+
+void Core::flush_console() {
+  for (unsigned i = 0; i <= workers_; ++i) {
+    Context& c = contexts_[i];
+    if (!c.console_line.empty()) {
+      if (console_) console_(c.id, c.console_line);
+      c.console_line.clear();
+    }
+  }
+}
+
+void Core::end_run(StopReason reason, uint64_t last_cycle) {
+  stop_ = reason;
+  cycles_ = std::max(cycles_, last_cycle + 1);
+  flush_console();
+}
+
+std::string Core::where(uint32_t pc) const {
+  const uint32_t off = pc - base_;
+  if (off > size_ - 4 || (pc & 3)) return fmt::format("pc 0x{:08x} (outside SRAM)", pc);
+  return fmt::format("pc 0x{:08x}: {}", pc, disassemble(read_word(pc), pc));
+}
+
+void Core::report_fault(Context& c, uint32_t pc, TrapCause cause, uint32_t tval) {
+  fault_.context = c.id;
+  fault_.pc = pc;
+  fault_.cycle = c.issue_cycle;
+  fault_.cause = cause;
+  fault_.tval = tval;
+  const uint32_t window_end = base_ + size_ - 1;
+  std::string detail;
+  switch (cause) {
+    case TrapCause::kIllegalInstruction:
+      detail = fmt::format("instruction word 0x{:08x}", tval);
+      break;
+    case TrapCause::kInstrAccessFault:
+      detail = fmt::format("fetch from 0x{:08x}, outside SRAM 0x{:08x}-0x{:08x}; last jump from {}",
+                           tval, base_, window_end, where(c.last_jump_from));
+      break;
+    case TrapCause::kInstrMisaligned:
+      detail = fmt::format("jump target 0x{:08x} is not 4-byte aligned", tval);
+      break;
+    case TrapCause::kLoadAccessFault:
+    case TrapCause::kStoreAccessFault:
+      detail = fmt::format("address 0x{:08x} is outside SRAM 0x{:08x}-0x{:08x}", tval, base_,
+                           window_end);
+      break;
+    case TrapCause::kLoadMisaligned:
+    case TrapCause::kStoreMisaligned:
+      detail = fmt::format("address 0x{:08x} is misaligned", tval);
+      break;
+    case TrapCause::kBreakpoint:
+      detail = "ebreak";
+      break;
+    case TrapCause::kEcallFromM:
+      detail = fmt::format("ecall with unsupported a7 = {} (93 = exit)", c.x[17]);
+      break;
+  }
+  const std::string at = cause == TrapCause::kInstrAccessFault
+                             ? fmt::format("pc 0x{:08x}", pc)
+                             : where(pc);
+  fault_.message = fmt::format("tile {} {}: {} at {} (cycle {}): {}; no trap handler (mtvec = 0)",
+                               tile_id_, context_name(c.id), trap_cause_name(cause), at,
+                               c.issue_cycle, detail);
+  end_run(StopReason::kFault, c.issue_cycle);
+}
+
+std::string Core::describe_running_contexts() const {
+  std::string out;
+  for (unsigned i = 0; i <= workers_; ++i) {
+    const Context& c = contexts_[i];
+    if (c.state != ContextState::kRunning) continue;
+    out += fmt::format("  tile {} {}: {}\n", tile_id_, context_name(i), where(c.pc));
+  }
+  return out;
+}
+
+// ---- the interpreter ----
+
+// Names the semantic bodies of rv32imf.def and xipu.def use.
+#define PC pc
+#define RS1 c.x[d.rs1]
+#define RS2 c.x[d.rs2]
+#define SRS1 static_cast<int32_t>(c.x[d.rs1])
+#define SRS2 static_cast<int32_t>(c.x[d.rs2])
+#define IMM d.imm
+#define SET_RD(v) (c.x[d.rd] = static_cast<uint32_t>(v))
+#define FS1 c.f[d.rs1]
+#define FS2 c.f[d.rs2]
+#define FS3 c.f[d.rs3]
+#define FFLAGS c.fflags
+#define SET_FRD(v) (c.f[d.rd] = (v), c.mstatus |= kMstatusFs)
+#define TRAP(cause, tval)        \
+  do {                           \
+    trap_cause = (cause);        \
+    trap_value = (tval);         \
+    goto trap;                   \
+  } while (0)
+#define ILLEGAL() TRAP(TrapCause::kIllegalInstruction, read_word(pc))
+#define JUMP(target)                                              \
+  do {                                                            \
+    const uint32_t jump_target = (target);                        \
+    if (jump_target & 3) TRAP(TrapCause::kInstrMisaligned, jump_target); \
+    c.last_jump_from = pc;                                        \
+    npc = jump_target;                                            \
+  } while (0)
+#define LOAD(var, address)                                                    \
+  do {                                                                        \
+    const uint32_t a_ = (address);                                            \
+    const uint32_t o_ = a_ - base;                                            \
+    if (a_ & (sizeof(var) - 1)) TRAP(TrapCause::kLoadMisaligned, a_);         \
+    if (o_ > size - sizeof(var)) TRAP(TrapCause::kLoadAccessFault, a_);       \
+    std::memcpy(&(var), mem + o_, sizeof(var));                               \
+  } while (0)
+#define STORE(value, address)                                                 \
+  do {                                                                        \
+    const auto v_ = (value);                                                  \
+    const uint32_t a_ = (address);                                            \
+    const uint32_t o_ = a_ - base;                                            \
+    if (a_ & (sizeof(v_) - 1)) TRAP(TrapCause::kStoreMisaligned, a_);         \
+    if (o_ > size - sizeof(v_)) TRAP(TrapCause::kStoreAccessFault, a_);       \
+    std::memcpy(mem + o_, &v_, sizeof(v_));                                   \
+    decoded[o_ >> 2].op = Op::kUndecoded;                                     \
+    if ((a_ & ~3u) == tohost_) {                                              \
+      const uint32_t word_ = read_word(tohost_);                              \
+      if (word_ & 1) {                                                        \
+        exit_status_ = static_cast<int>(word_ >> 1);                          \
+        event = StopReason::kExited;                                          \
+      }                                                                       \
+    }                                                                         \
+  } while (0)
+#define FP_ENABLED() \
+  if ((c.mstatus & kMstatusFs) == 0) ILLEGAL()
+#define FP_RM(name)                          \
+  FP_ENABLED();                              \
+  const unsigned name = d.rm == 7 ? c.frm : d.rm; \
+  if (name > 4) ILLEGAL();                   \
+  c.mstatus |= kMstatusFs
+#define CSR_OP(op, operand, write)                                                     \
+  do {                                                                                 \
+    uint32_t old_;                                                                     \
+    if (!csr_access(c, static_cast<unsigned>(d.imm), op, operand, write, old_)) ILLEGAL(); \
+    SET_RD(old_);                                                                      \
+  } while (0)
+#define ECALL()                                    \
+  do {                                             \
+    if (c.x[17] != 93) TRAP(TrapCause::kEcallFromM, 0); \
+    exit_status_ = static_cast<int>(c.x[10]);      \
+    event = StopReason::kExited;                   \
+  } while (0)
+#define MRET()                                                                \
+  do {                                                                        \
+    npc = c.mepc;                                                             \
+    c.mstatus = (c.mstatus & ~kMstatusMie) | ((c.mstatus & kMstatusMpie) ? kMstatusMie : 0) | \
+                kMstatusMpie;                                                 \
+    c.last_jump_from = pc;                                                    \
+  } while (0)
+#define WORKER_RUN()                                                           \
+  do {                                                                         \
+    if (c.id != 0) ILLEGAL();                                                  \
+    Context* idle = nullptr;                                                   \
+    for (unsigned w = 1; w <= workers_ && idle == nullptr; ++w)                \
+      if (contexts_[w].state == ContextState::kIdle) idle = &contexts_[w];     \
+    if (idle == nullptr) {                                                     \
+      stalled = true; /* retry at the next issue */                            \
+    } else {                                                                   \
+      start_worker(c, *idle, RS1, RS2);                                        \
+      SET_RD(idle->id);                                                        \
+    }                                                                          \
+    scheduling_changed = true;                                                 \
+  } while (0)
+#define WORKER_JOIN()                                                          \
+  do {                                                                         \
+    if (c.id != 0) ILLEGAL();                                                  \
+    for (unsigned w = 1; w <= workers_; ++w)                                   \
+      if (contexts_[w].state == ContextState::kRunning) stalled = true;        \
+    scheduling_changed = true;                                                 \
+  } while (0)
+#define WORKER_EXIT()          \
+  do {                         \
+    if (c.id == 0) ILLEGAL();  \
+    worker_exit = true;        \
+    scheduling_changed = true; \
+  } while (0)
+
+template <bool kTrace>
+void Core::execute(Context& c, uint64_t budget) {
+  uint8_t* const mem = sram_;
+  const uint32_t base = base_, size = size_;
+  Decoded* const decoded = decoded_.data();
+  const uint64_t stride = workers_;
+  uint32_t pc = c.pc;
+
+  for (; budget != 0; --budget) {
+    c.issue_cycle = c.next_issue;
+    ++c.issues;
+    TrapCause trap_cause{};
+    uint32_t trap_value = 0;
+    StopReason event = StopReason::kRunning;
+    bool stalled = false, scheduling_changed = false, worker_exit = false;
+    uint32_t npc = pc + 4;
+
+    const uint32_t off = pc - base;
+    if (off > size - 4) TRAP(TrapCause::kInstrAccessFault, pc);
+    {
+      Decoded& d = decoded[off >> 2];
+      if (d.op == Op::kUndecoded) {
+        uint32_t word;
+        std::memcpy(&word, mem + off, 4);
+        d = decode(word);
+        const InsnSpec* spec = spec_of(d.op);
+        if (spec != nullptr && spec->writes_xrd && d.rd == 0) d.rd = kZeroSink;
+      }
+      if constexpr (kTrace) trace_(c, pc, read_word(pc));
+
+      switch (d.op) {
+#define INSN(id, mnemonic, match, mask, imm, operands, issue, ...) \
+  case Op::id: {                                                   \
+    __VA_ARGS__                                                    \
+  } break;
+#include "rv32imf.def"
+#include "xipu.def"
+#undef INSN
+        case Op::kUndecoded:
+        case Op::kIllegal:
+        case Op::kCount:
+          ILLEGAL();
+      }
+      c.next_issue = c.issue_cycle + stride * kIssueSlots[static_cast<size_t>(d.op)];
+    }
+    if (stalled) {
+      c.pc = pc;
+      return;
+    }
+    ++c.instret;
+    pc = npc;
+    c.pc = pc;
+    if (event != StopReason::kRunning) {
+      end_run(event, c.issue_cycle);
+      return;
+    }
+    if (worker_exit) finish_worker(c);
+    if (scheduling_changed) return;
+    continue;
+
+  trap:
+    c.next_issue = c.issue_cycle + stride;
+    if (c.mtvec == 0) {
+      c.pc = pc;
+      report_fault(c, pc, trap_cause, trap_value);
+      return;
+    }
+    c.mepc = pc;
+    c.mcause = static_cast<uint32_t>(trap_cause);
+    c.mtval = trap_value;
+    c.mstatus = (c.mstatus & ~(kMstatusMie | kMstatusMpie)) |
+                ((c.mstatus & kMstatusMie) ? kMstatusMpie : 0);
+    c.last_jump_from = pc;
+    pc = c.mtvec & ~3u;
+    c.pc = pc;
+  }
+  c.pc = pc;
+}
+
+}  // namespace ipu::hw

@@ -1,0 +1,151 @@
+// The tile's processor: an instruction-set simulator for RV32IMF + Zicsr + Xipu running one
+// supervisor context and N worker contexts (N = 6 on the Mk2/Bow) on a barrel of N issue slots.
+//
+// Issue model (docs/tile.md): tile cycle t belongs to slot t mod N. Worker w (1..N) owns slot
+// w-1 while it runs and issues in every cycle of that slot, so a context issues at most once
+// every N cycles and its pipeline latency is hidden. The supervisor (context 0) issues at most
+// once every N cycles, in slots that no running worker owns. An instruction occupying k issue
+// slots delays its context's next issue by k*N cycles.
+//
+// The core works on the tile's SRAM through a raw pointer (the SystemC tile owns the memory and
+// grants it to the core, as DMI would) and predecodes each instruction word once.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "isa.h"
+#include "tile_config.h"
+
+namespace ipu::hw {
+
+enum class TrapCause : uint32_t {
+  kInstrMisaligned = 0,
+  kInstrAccessFault = 1,
+  kIllegalInstruction = 2,
+  kBreakpoint = 3,
+  kLoadMisaligned = 4,
+  kLoadAccessFault = 5,
+  kStoreMisaligned = 6,
+  kStoreAccessFault = 7,
+  kEcallFromM = 11,
+};
+std::string_view trap_cause_name(TrapCause cause);
+
+enum class ContextState : uint8_t { kIdle, kRunning };
+
+inline constexpr unsigned kMaxWorkerContexts = 15;
+inline constexpr uint32_t kMstatusMie = 1u << 3;
+inline constexpr uint32_t kMstatusMpie = 1u << 7;
+inline constexpr uint32_t kMstatusMpp = 3u << 11;
+inline constexpr uint32_t kMstatusFs = 3u << 13;
+inline constexpr uint32_t kMstatusFsInitial = 1u << 13;
+
+struct Context {
+  unsigned id = 0;  // 0 = supervisor, 1..N = workers
+  ContextState state = ContextState::kIdle;
+  std::array<uint32_t, 33> x{};  // x[32] receives writes to x0, so x[0] stays zero
+  std::array<uint32_t, 32> f{};
+  uint32_t pc = 0;
+  uint32_t fflags = 0, frm = 0;
+  uint32_t mstatus = kMstatusFsInitial, mtvec = 0, mscratch = 0, mepc = 0, mcause = 0, mtval = 0;
+  uint64_t instret = 0;         // instructions retired
+  uint64_t issues = 0;          // issue slots used (retired + stalled + trapped)
+  uint64_t issue_cycle = 0;     // tile cycle of the current (or last) issue
+  uint64_t next_issue = 0;      // earliest tile cycle of the next issue
+  uint64_t runs = 0;            // times started (workers)
+  uint64_t active_cycles = 0;   // tile cycles spent running (start to exit), summed over runs
+  uint64_t started_at = 0;
+  uint64_t cycle_offset = 0;    // mcycle writes shift this context's view of the tile cycle
+  uint64_t instret_offset = 0;
+  uint32_t last_jump_from = 0;  // pc of the last taken jump, reported when a fetch faults
+  std::string console_line;
+};
+
+enum class StopReason : uint8_t { kRunning, kExited, kFault, kCycleLimit };
+
+struct FaultReport {
+  unsigned context = 0;
+  uint32_t pc = 0;
+  uint64_t cycle = 0;
+  TrapCause cause = TrapCause::kIllegalInstruction;
+  uint32_t tval = 0;
+  std::string message;  // one line naming context, pc, cycle, instruction and address
+};
+
+class Core {
+ public:
+  using ConsoleSink = std::function<void(unsigned context, std::string_view line)>;
+  using TraceSink = std::function<void(const Context&, uint32_t pc, uint32_t word)>;
+
+  Core(const TileConfig& config, uint8_t* sram);
+
+  // Puts every context in its reset state; the supervisor starts at `entry` in cycle 0.
+  void reset(uint32_t entry);
+  // Address of the `tohost` word (0: none). A store of (status << 1) | 1 there ends the run.
+  void set_tohost(uint32_t address) { tohost_ = address; }
+  void set_console(ConsoleSink sink) { console_ = std::move(sink); }
+  void set_trace(TraceSink sink) { trace_ = std::move(sink); }
+  void set_tile_id(unsigned id) { tile_id_ = id; }
+
+  // Runs until the program ends or every remaining issue is at tile cycle >= until.
+  // Returns kCycleLimit when paused by `until`; call again to continue.
+  StopReason run(uint64_t until);
+
+  // Forgets predecoded instructions in [address, address + bytes) after an external write.
+  void invalidate(uint32_t address, uint32_t bytes);
+
+  StopReason stop_reason() const { return stop_; }
+  int exit_status() const { return exit_status_; }
+  const FaultReport& fault() const { return fault_; }
+  // Tile cycles elapsed: one past the last issue cycle.
+  uint64_t cycles() const { return cycles_; }
+  uint64_t instructions_retired() const;
+  unsigned worker_contexts() const { return workers_; }
+  const Context& context(unsigned id) const { return contexts_.at(id); }
+  Context& context(unsigned id) { return contexts_.at(id); }
+  // One line per running context: "context N pc 0x...: <instruction>", for stall reports.
+  std::string describe_running_contexts() const;
+  uint32_t read_word(uint32_t address) const;  // 0 outside SRAM
+
+ private:
+  enum class CsrOp : uint8_t { kWrite, kSet, kClear };
+  struct CsrBehaviour;
+  static const CsrBehaviour kCsrBehaviour[];
+
+  template <bool kTrace>
+  void execute(Context& c, uint64_t budget);
+  uint64_t supervisor_issue_cycle(uint64_t earliest) const;
+  bool csr_access(Context& c, unsigned number, CsrOp op, uint32_t operand, bool write,
+                  uint32_t& old);
+  void console_put(Context& c, uint32_t byte);
+  void flush_console();
+  void start_worker(Context& supervisor, Context& worker, uint32_t function, uint32_t argument);
+  void finish_worker(Context& worker);
+  void end_run(StopReason reason, uint64_t last_cycle);
+  void report_fault(Context& c, uint32_t pc, TrapCause cause, uint32_t tval);
+  void report_stuck_ecall(Context& c, uint32_t pc);
+  std::string where(uint32_t pc) const;  // "pc 0x0004c010: addi a0,a0,1"
+
+  TileConfig config_;
+  uint8_t* sram_;
+  uint32_t base_, size_;
+  unsigned workers_;
+  unsigned tile_id_ = 0;
+  std::vector<Decoded> decoded_;  // one per SRAM word
+  std::array<Context, kMaxWorkerContexts + 1> contexts_{};
+  uint32_t tohost_ = 0;
+  uint32_t worker_entry_ = 0;  // CSR ipu.wentry
+  uint64_t cycles_ = 0;
+  StopReason stop_ = StopReason::kRunning;
+  int exit_status_ = 0;
+  FaultReport fault_;
+  ConsoleSink console_;
+  TraceSink trace_;
+};
+
+}  // namespace ipu::hw

@@ -1,0 +1,328 @@
+#include "fpu.h"
+
+#include <cmath>
+#include <cstring>
+
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#else
+#include <cfenv>
+#endif
+
+namespace ipu::hw::fpu {
+namespace {
+
+float as_float(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+uint64_t bits_of(double d) {
+  uint64_t u;
+  std::memcpy(&u, &d, 8);
+  return u;
+}
+double as_double(uint64_t u) {
+  double d;
+  std::memcpy(&d, &u, 8);
+  return d;
+}
+
+bool is_nan(uint32_t a) { return (a & 0x7fffffffu) > 0x7f800000u; }
+bool is_signalling(uint32_t a) { return is_nan(a) && (a & 0x00400000u) == 0; }
+bool is_zero(uint32_t a) { return (a & 0x7fffffffu) == 0; }
+
+// Host exception flags around one double operation computed toward zero. The operands are
+// passed through empty asm statements so that the compiler cannot move the arithmetic across
+// the control-register accesses (it does not model the rounding mode as a dependency).
+struct HostRoundToZero {
+#if defined(__SSE2__)
+  // All exceptions masked (bits 7-12), round toward zero (RC = 11), DAZ and FTZ off.
+  static constexpr unsigned kRtz = 0x1f80u | (3u << 13);
+  static constexpr unsigned kDefault = 0x1f80u;
+  HostRoundToZero() { _mm_setcsr(kRtz); }
+  ~HostRoundToZero() { _mm_setcsr(kDefault); }
+  // x86 MXCSR: IE=1 DE=2 ZE=4 OE=8 UE=16 PE=32.
+  static bool inexact() { return (_mm_getcsr() & 0x20u) != 0; }
+  static bool invalid() { return (_mm_getcsr() & 0x01u) != 0; }
+  static bool divide_by_zero() { return (_mm_getcsr() & 0x04u) != 0; }
+#else
+  int saved_ = std::fegetround();
+  HostRoundToZero() {
+    std::feclearexcept(FE_ALL_EXCEPT);
+    std::fesetround(FE_TOWARDZERO);
+  }
+  ~HostRoundToZero() { std::fesetround(saved_); }
+  static bool inexact() { return std::fetestexcept(FE_INEXACT) != 0; }
+  static bool invalid() { return std::fetestexcept(FE_INVALID) != 0; }
+  static bool divide_by_zero() { return std::fetestexcept(FE_DIVBYZERO) != 0; }
+#endif
+};
+
+template <typename T>
+inline void opaque(T& v) {
+  asm volatile("" : "+m"(v));
+}
+
+// Finishes a host operation: round-to-odd the double, then round it to f32 in mode rm.
+uint32_t finish(double r, const HostRoundToZero& host, unsigned rm, uint32_t& flags) {
+  if (host.invalid()) flags |= kNV;
+  if (host.divide_by_zero()) flags |= kDZ;
+  if (std::isnan(r)) return kCanonicalNaN;
+  if (host.inexact() && std::isfinite(r)) r = as_double(bits_of(r) | 1u);
+  return round_to_f32(r, rm, flags);
+}
+
+// x + y where both are exact f32 values (or an exact f32 product) as doubles. An exact zero
+// sum is +0 except when rounding down, or when both addends are -0 (IEEE 754 section 6.3); the
+// host computed it toward zero, which gives +0 for cancellation, so only RDN needs mending.
+uint32_t sum(double x, double y, unsigned rm, uint32_t& flags) {
+  HostRoundToZero host;
+  opaque(x);
+  opaque(y);
+  double r = x + y;
+  opaque(r);
+  const bool both_plus_zero = x == 0 && y == 0 && !std::signbit(x) && !std::signbit(y);
+  if (r == 0 && rm == kRdn && !both_plus_zero) r = -0.0;
+  return finish(r, host, rm, flags);
+}
+
+// Signalling NaN operands raise NV. Checked on the bits because the host's conversion of an
+// sNaN to double may raise its flag before the flags are cleared for the operation.
+void check_signalling(uint32_t a, uint32_t b, uint32_t& flags) {
+  if (is_signalling(a) || is_signalling(b)) flags |= kNV;
+}
+
+}  // namespace
+
+uint32_t round_to_f32(double value, unsigned rm, uint32_t& flags) {
+  const uint64_t u = bits_of(value);
+  const uint32_t sign = static_cast<uint32_t>(u >> 63) << 31;
+  const int exp_field = static_cast<int>((u >> 52) & 0x7ff);
+  const uint64_t frac = u & ((uint64_t{1} << 52) - 1);
+  if (exp_field == 0x7ff) return frac ? kCanonicalNaN : (sign | 0x7f800000u);
+  if (exp_field == 0 && frac == 0) return sign;
+
+  // value = mant * 2^(e - 52); doubles below 2^-1022 are far under f32's range, treat alike.
+  uint64_t mant = exp_field ? (frac | (uint64_t{1} << 52)) : frac;
+  int e = exp_field ? exp_field - 1023 : -1022;
+
+  const bool negative = sign != 0;
+  auto rounds_up = [&](uint64_t q, uint64_t rem, uint64_t half) {
+    switch (rm) {
+      case kRne: return rem > half || (rem == half && (q & 1));
+      case kRtz: return false;
+      case kRdn: return negative && rem != 0;
+      case kRup: return !negative && rem != 0;
+      case kRmm: return rem >= half;
+      default: return false;
+    }
+  };
+  // Drops `shift` low bits of mant with rounding; reports inexactness.
+  auto round_shift = [&](unsigned shift, bool& inexact) {
+    if (shift >= 64) {
+      inexact = mant != 0;
+      return rounds_up(0, mant, ~uint64_t{0}) ? uint64_t{1} : uint64_t{0};
+    }
+    const uint64_t q = mant >> shift;
+    const uint64_t rem = mant & ((uint64_t{1} << shift) - 1);
+    inexact = rem != 0;
+    return q + (rounds_up(q, rem, uint64_t{1} << (shift - 1)) ? 1 : 0);
+  };
+
+  // Tininess after rounding: would the result, rounded to 24 bits with an unbounded exponent,
+  // be below 2^-126?
+  bool inexact = false;
+  if (e < -126) {
+    const uint64_t q = round_shift(29, inexact);
+    const bool tiny = q < (uint64_t{1} << 24) || e < -127;  // 2^24 means it rounded up to 2^-126
+    const unsigned shift = static_cast<unsigned>(29 + (-126 - e));
+    const uint64_t sub = round_shift(shift, inexact);  // sub <= 2^23: 2^23 is the smallest normal
+    if (inexact) flags |= kNX | (tiny ? uint32_t{kUF} : 0u);
+    return sign | static_cast<uint32_t>(sub);
+  }
+  uint64_t q = round_shift(29, inexact);
+  if (q == (uint64_t{1} << 24)) {
+    q >>= 1;
+    ++e;
+  }
+  if (e > 127) {
+    flags |= kOF | kNX;
+    const bool to_infinity = rm == kRne || rm == kRmm || (rm == kRup && !negative) ||
+                             (rm == kRdn && negative);
+    return sign | (to_infinity ? 0x7f800000u : 0x7f7fffffu);
+  }
+  if (inexact) flags |= kNX;
+  return sign | (static_cast<uint32_t>(e + 127) << 23) | static_cast<uint32_t>(q & 0x7fffffu);
+}
+
+uint32_t add(uint32_t a, uint32_t b, unsigned rm, uint32_t& flags) {
+  check_signalling(a, b, flags);
+  return sum(as_float(a), as_float(b), rm, flags);
+}
+
+uint32_t sub(uint32_t a, uint32_t b, unsigned rm, uint32_t& flags) {
+  check_signalling(a, b, flags);
+  return sum(as_float(a), as_float(b ^ 0x80000000u), rm, flags);
+}
+
+uint32_t mul(uint32_t a, uint32_t b, unsigned rm, uint32_t& flags) {
+  check_signalling(a, b, flags);
+  HostRoundToZero host;
+  double x = as_float(a), y = as_float(b);
+  opaque(x);
+  opaque(y);
+  double r = x * y;  // exact: 24 x 24 bits fit in 53
+  opaque(r);
+  return finish(r, host, rm, flags);
+}
+
+uint32_t div(uint32_t a, uint32_t b, unsigned rm, uint32_t& flags) {
+  check_signalling(a, b, flags);
+  HostRoundToZero host;
+  double x = as_float(a), y = as_float(b);
+  opaque(x);
+  opaque(y);
+  double r = x / y;
+  opaque(r);
+  return finish(r, host, rm, flags);
+}
+
+uint32_t sqrt(uint32_t a, unsigned rm, uint32_t& flags) {
+  check_signalling(a, a, flags);
+  HostRoundToZero host;
+  double x = as_float(a);
+  opaque(x);
+  double r = std::sqrt(x);
+  opaque(r);
+  return finish(r, host, rm, flags);
+}
+
+uint32_t fma(uint32_t a, uint32_t b, uint32_t c, bool negate_product, bool negate_addend,
+             unsigned rm, uint32_t& flags) {
+  // RISC-V requires NV for inf * 0 even when the addend is a quiet NaN.
+  const bool inf_times_zero = ((a & 0x7fffffffu) == 0x7f800000u && is_zero(b)) ||
+                              ((b & 0x7fffffffu) == 0x7f800000u && is_zero(a));
+  if (inf_times_zero) flags |= kNV;
+  if (is_signalling(a) || is_signalling(b) || is_signalling(c)) flags |= kNV;
+  if (is_nan(a) || is_nan(b) || is_nan(c) || inf_times_zero) return kCanonicalNaN;
+  const uint32_t sa = negate_product ? a ^ 0x80000000u : a;
+  const uint32_t sc = negate_addend ? c ^ 0x80000000u : c;
+  const double product = static_cast<double>(as_float(sa)) * as_float(b);  // exact
+  return sum(product, as_float(sc), rm, flags);
+}
+
+uint32_t min(uint32_t a, uint32_t b, uint32_t& flags) {
+  if (is_signalling(a) || is_signalling(b)) flags |= kNV;
+  if (is_nan(a) && is_nan(b)) return kCanonicalNaN;
+  if (is_nan(a)) return b;
+  if (is_nan(b)) return a;
+  if (is_zero(a) && is_zero(b)) return a | b;  // -0 is less than +0
+  return as_float(a) < as_float(b) ? a : b;
+}
+
+uint32_t max(uint32_t a, uint32_t b, uint32_t& flags) {
+  if (is_signalling(a) || is_signalling(b)) flags |= kNV;
+  if (is_nan(a) && is_nan(b)) return kCanonicalNaN;
+  if (is_nan(a)) return b;
+  if (is_nan(b)) return a;
+  if (is_zero(a) && is_zero(b)) return a & b;
+  return as_float(a) > as_float(b) ? a : b;
+}
+
+uint32_t eq(uint32_t a, uint32_t b, uint32_t& flags) {
+  if (is_signalling(a) || is_signalling(b)) flags |= kNV;
+  if (is_nan(a) || is_nan(b)) return 0;
+  return as_float(a) == as_float(b) ? 1 : 0;
+}
+
+uint32_t lt(uint32_t a, uint32_t b, uint32_t& flags) {
+  if (is_nan(a) || is_nan(b)) {
+    flags |= kNV;
+    return 0;
+  }
+  return as_float(a) < as_float(b) ? 1 : 0;
+}
+
+uint32_t le(uint32_t a, uint32_t b, uint32_t& flags) {
+  if (is_nan(a) || is_nan(b)) {
+    flags |= kNV;
+    return 0;
+  }
+  return as_float(a) <= as_float(b) ? 1 : 0;
+}
+
+uint32_t classify(uint32_t a) {
+  const bool negative = (a >> 31) != 0;
+  const uint32_t exp = (a >> 23) & 0xff, frac = a & 0x7fffffu;
+  if (exp == 0xff) {
+    if (frac == 0) return negative ? 1u << 0 : 1u << 7;
+    return (frac & 0x400000u) ? 1u << 9 : 1u << 8;
+  }
+  if (exp == 0) {
+    if (frac == 0) return negative ? 1u << 3 : 1u << 4;
+    return negative ? 1u << 2 : 1u << 5;
+  }
+  return negative ? 1u << 1 : 1u << 6;
+}
+
+namespace {
+
+// Rounds an f32 value (exact in double) to an integral double in mode rm.
+double round_integral(double x, unsigned rm) {
+  const double lower = std::floor(x);
+  const double diff = x - lower;  // exact: x has at most 24 significant bits
+  switch (rm) {
+    case kRtz: return std::trunc(x);
+    case kRdn: return lower;
+    case kRup: return std::ceil(x);
+    case kRmm:
+      if (diff != 0.5) return diff < 0.5 ? lower : lower + 1;
+      return x > 0 ? lower + 1 : lower;
+    default:  // kRne
+      if (diff != 0.5) return diff < 0.5 ? lower : lower + 1;
+      return std::fmod(lower, 2.0) == 0 ? lower : lower + 1;
+  }
+}
+
+// fcvt to integer: NaN and +overflow give the maximum, -overflow the minimum, each with NV;
+// an in-range inexact result sets NX (RISC-V unprivileged spec, table "fcvt ... invalid").
+uint32_t to_integer(uint32_t a, unsigned rm, uint32_t& flags, double lo, double hi,
+                    uint32_t lo_result, uint32_t hi_result) {
+  if (is_nan(a)) {
+    flags |= kNV;
+    return hi_result;
+  }
+  const double x = as_float(a);
+  const double r = round_integral(x, rm);
+  if (r < lo) {
+    flags |= kNV;
+    return lo_result;
+  }
+  if (r > hi) {
+    flags |= kNV;
+    return hi_result;
+  }
+  if (r != x) flags |= kNX;
+  return r < 0 ? static_cast<uint32_t>(static_cast<int32_t>(r)) : static_cast<uint32_t>(r);
+}
+
+}  // namespace
+
+uint32_t to_i32(uint32_t a, unsigned rm, uint32_t& flags) {
+  return to_integer(a, rm, flags, -2147483648.0, 2147483647.0, 0x80000000u, 0x7fffffffu);
+}
+
+uint32_t to_u32(uint32_t a, unsigned rm, uint32_t& flags) {
+  return to_integer(a, rm, flags, 0.0, 4294967295.0, 0u, 0xffffffffu);
+}
+
+uint32_t from_i32(uint32_t v, unsigned rm, uint32_t& flags) {
+  return round_to_f32(static_cast<double>(static_cast<int32_t>(v)), rm, flags);
+}
+
+uint32_t from_u32(uint32_t v, unsigned rm, uint32_t& flags) {
+  return round_to_f32(static_cast<double>(v), rm, flags);
+}
+
+}  // namespace ipu::hw::fpu

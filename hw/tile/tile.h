@@ -1,0 +1,68 @@
+// One IPU tile as a SystemC module: the core (core.h) and its SRAM, 624 KiB at 0x4c000 on the
+// Mk2. The SRAM is reachable from outside through a TLM-2.0 target socket (b_transport, DMI
+// for reads, debug transport for loaders). The core runs temporally decoupled: it executes a
+// burst of up to `quantum_cycles` tile cycles, then waits for that much simulated time.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "core.h"
+#include "tile_config.h"
+
+namespace ipu::hw {
+
+struct TileOutcome {
+  StopReason reason = StopReason::kRunning;
+  int exit_status = 0;
+  std::string message;  // fault or cycle-limit report; empty on a normal exit
+};
+
+class Tile : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_target_socket<Tile> memory;
+
+  Tile(const sc_core::sc_module_name& name, const TileConfig& config, unsigned tile_id = 0);
+
+  // Starts the supervisor at `entry` when simulation runs; the run ends at exit, at a fault,
+  // or when the tile reaches max_cycles.
+  void start(uint32_t entry, uint64_t max_cycles);
+  void set_quantum_cycles(uint64_t cycles) { quantum_cycles_ = cycles; }
+
+  Core& core() { return core_; }
+  const Core& core() const { return core_; }
+  const TileConfig& config() const { return config_; }
+  unsigned id() const { return id_; }
+  bool finished() const { return outcome_.reason != StopReason::kRunning; }
+  const TileOutcome& outcome() const { return outcome_; }
+  const sc_core::sc_event& finished_event() const { return finished_event_; }
+  sc_core::sc_time cycle_time() const { return period_; }
+
+ private:
+  SC_HAS_PROCESS(Tile);
+  void run_thread();
+  void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+  bool get_direct_mem_ptr(tlm::tlm_generic_payload& payload, tlm::tlm_dmi& dmi);
+  unsigned transport_dbg(tlm::tlm_generic_payload& payload);
+  // Checks the payload's range; on success returns the SRAM offset.
+  bool access(tlm::tlm_generic_payload& payload, uint32_t& offset);
+
+  TileConfig config_;
+  unsigned id_;
+  std::vector<uint8_t> sram_;
+  Core core_;
+  sc_core::sc_time period_;
+  uint64_t quantum_cycles_ = 1u << 20;
+  uint64_t max_cycles_ = 0;
+  bool started_ = false;
+  sc_core::sc_event start_event_;
+  sc_core::sc_event finished_event_;
+  TileOutcome outcome_;
+};
+
+}  // namespace ipu::hw

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs every dependency of the virtual IPU from Debian's archive. Idempotent: packages that are
+# already present are left alone, and apt-get runs only when something is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libsystemc-dev            # SystemC 2.3.4 with TLM-2.0
+  verilator
+  libfmt-dev
+  libgtest-dev libgmock-dev
+  libboost-program-options-dev
+  gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf binutils-riscv64-unknown-elf
+  clang-format clang-tidy
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all dependencies present"
+fi

@@ -1,0 +1,44 @@
+// Reads a firmware image: a 32-bit little-endian RISC-V ELF executable. Every check names the
+// fault and the file offset it applies to, so a truncated or corrupt file is refused with a
+// one-line reason, never a crash. Written here rather than with libelf so that each error can
+// point at the exact header field or byte range that is wrong.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ipu::sdk {
+
+class ImageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ElfSegment {
+  unsigned index = 0;         // program header index
+  uint32_t file_offset = 0;   // p_offset
+  uint32_t vaddr = 0;
+  uint32_t paddr = 0;
+  uint32_t mem_size = 0;      // bytes past the file data are zero (.bss)
+  bool executable = false;
+  std::vector<uint8_t> data;  // p_filesz bytes
+};
+
+struct ElfImage {
+  std::string path;
+  uint32_t entry = 0;
+  std::vector<ElfSegment> segments;       // PT_LOAD segments, in file order
+  std::map<std::string, uint32_t> symbols;  // from .symtab, when present
+};
+
+// Throws ImageError("PATH: <fault> at file offset 0x..").
+ElfImage read_elf(const std::string& path);
+ElfImage parse_elf(const std::string& name, const std::vector<uint8_t>& bytes);
+
+// Throws ImageError when a segment or the entry point lies outside [base, base + bytes).
+void check_within_window(const ElfImage& image, uint32_t base, uint32_t bytes);
+
+}  // namespace ipu::sdk

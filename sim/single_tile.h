@@ -1,0 +1,69 @@
+// The platform `ipu-sim run-elf` builds: one tile, and a host-side initiator socket through which
+// the loader writes the image into tile SRAM (TLM debug transport, zero simulated time).
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+#include <systemc>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "hw/tile/tile.h"
+#include "sdk/image/elf_reader.h"
+
+namespace ipu::sim {
+
+struct RunOptions {
+  hw::TileConfig tile;
+  uint64_t max_cycles = 2'000'000'000;  // 0: no limit
+  bool trace_instructions = false;
+};
+
+struct ContextSummary {
+  unsigned id = 0;
+  uint64_t instructions = 0;
+  uint64_t issue_slots = 0;
+  uint64_t runs = 0;
+  uint64_t active_cycles = 0;
+};
+
+struct RunReport {
+  hw::TileOutcome outcome;
+  uint64_t cycles = 0;
+  uint64_t instructions = 0;
+  double clock_hz = 0;
+  double simulated_seconds = 0;
+  double host_seconds = 0;
+  std::vector<ContextSummary> contexts;
+};
+
+class SingleTilePlatform : public sc_core::sc_module {
+ public:
+  tlm_utils::simple_initiator_socket<SingleTilePlatform> host;
+
+  SingleTilePlatform(const sc_core::sc_module_name& name, const RunOptions& options,
+                     std::ostream& console, std::ostream& trace);
+
+  // Writes the image's segments (zero-filling past their file data) and prepares the run.
+  // Throws sdk::ImageError when the image does not fit the tile's SRAM window.
+  void load(const sdk::ElfImage& image);
+
+  // Runs the SystemC simulation to the end of the program. Call once per process: SystemC
+  // elaborates a design only once.
+  RunReport run();
+
+  hw::Tile& tile() { return tile_; }
+
+ private:
+  void write(uint32_t address, const uint8_t* data, size_t size);
+
+  RunOptions options_;
+  hw::Tile tile_;
+  uint32_t entry_ = 0;
+};
+
+// Prints the run summary (instructions, cycles, simulated time, host time, MIPS).
+void print_report(std::ostream& out, const RunReport& report);
+
+}  // namespace ipu::sim
