@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the dependencies (scripts/setup.sh), then configures and builds.
+#   scripts/build.sh              Release build in build/
+#   scripts/build.sh --sanitize   ASan + UBSan build in build-sanitize/
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+bash "$root/scripts/setup.sh"
+
+build_dir="$root/build"
+extra=()
+if [[ ${1:-} == --sanitize ]]; then
+  build_dir="$root/build-sanitize"
+  extra=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DIPU_SANITIZE=ON)
+fi
+cmake -S "$root" -B "$build_dir" -G Ninja "${extra[@]}" >/dev/null
+cmake --build "$build_dir" -j"$(nproc)"
