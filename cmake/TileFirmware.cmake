@@ -34,6 +34,7 @@ function(add_tile_firmware name)
             -ffunction-sections -fdata-sections -nostartfiles
             -I${IPU_FIRMWARE_DIR}/include ${defines}
             -T ${IPU_FIRMWARE_DIR}/tile.ld -Wl,--gc-sections
+            -Wl,--no-warn-rwx-segments  # tile SRAM holds code and data alike
             ${runtime} ${sources} -o ${output}
     DEPENDS ${sources} ${IPU_FIRMWARE_RUNTIME} ${IPU_FIRMWARE_DIR}/tile.ld
             ${IPU_FIRMWARE_DIR}/include/ipu.h

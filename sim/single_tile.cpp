@@ -39,11 +39,8 @@ void SingleTilePlatform::write(uint32_t address, const uint8_t* data, size_t siz
 void SingleTilePlatform::load(const sdk::ElfImage& image) {
   sdk::check_within_window(image, options_.tile.sram_base, options_.tile.sram_bytes);
   for (const sdk::ElfSegment& s : image.segments) {
-    if (!s.data.empty()) write(s.paddr, s.data.data(), s.data.size());
-    if (s.mem_size > s.data.size()) {
-      const std::vector<uint8_t> zeros(s.mem_size - s.data.size(), 0);
-      write(s.paddr + static_cast<uint32_t>(s.data.size()), zeros.data(), zeros.size());
-    }
+    const std::vector<uint8_t> bytes = s.memory_image();
+    if (!bytes.empty()) write(s.paddr, bytes.data(), bytes.size());
   }
   const auto tohost = image.symbols.find("tohost");
   tile_.core().set_tohost(tohost != image.symbols.end() ? tohost->second : 0);

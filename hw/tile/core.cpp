@@ -187,6 +187,7 @@ void Core::reset(uint32_t entry) {
   std::fill(decoded_.begin(), decoded_.end(), Decoded{});
   worker_entry_ = 0;
   cycles_ = 0;
+  time_ = 0;
   stop_ = StopReason::kRunning;
   exit_status_ = 0;
   fault_ = {};
@@ -241,7 +242,8 @@ StopReason Core::run(uint64_t until) {
     }
     Context& supervisor = contexts_[0];
     if (supervisor.state == ContextState::kRunning) {
-      const uint64_t s = supervisor_issue_cycle(supervisor.next_issue);
+      // The supervisor may have been shut out while every slot was held: never in the past.
+      const uint64_t s = supervisor_issue_cycle(std::max(supervisor.next_issue, time_));
       if (s < t) {
         t = s;
         next = &supervisor;
@@ -257,6 +259,7 @@ StopReason Core::run(uint64_t until) {
     const uint64_t budget = running_workers == 0 ? (until - t + workers_ - 1) / workers_ : 1;
     if (trace_) execute<true>(*next, budget);
     else execute<false>(*next, budget);
+    time_ = next->issue_cycle + 1;
   }
   return stop_;
 }

@@ -141,6 +141,7 @@ class Core {
   uint32_t tohost_ = 0;
   uint32_t worker_entry_ = 0;  // CSR ipu.wentry
   uint64_t cycles_ = 0;
+  uint64_t time_ = 0;  // the scheduler has issued everything before this tile cycle
   StopReason stop_ = StopReason::kRunning;
   int exit_status_ = 0;
   FaultReport fault_;

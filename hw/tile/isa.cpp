@@ -122,7 +122,8 @@ std::string disassemble(uint32_t word, uint32_t pc) {
     else if (tok == "fs1") text = kFNames[d.rs1];
     else if (tok == "fs2") text = kFNames[d.rs2];
     else if (tok == "fs3") text = kFNames[d.rs3];
-    else if (tok == "imm" || tok == "shamt") text = fmt::format("{}", d.imm);
+    else if (tok == "imm") text = fmt::format("{}", d.imm);
+    else if (tok == "shamt") text = fmt::format("0x{:x}", d.imm);
     else if (tok == "uimm") text = fmt::format("0x{:x}", static_cast<uint32_t>(d.imm) >> 12);
     else if (tok == "off(rs1)") text = fmt::format("{}({})", d.imm, kXNames[d.rs1]);
     else if (tok == "target") text = fmt::format("0x{:x}", pc + static_cast<uint32_t>(d.imm));

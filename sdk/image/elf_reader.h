@@ -25,6 +25,13 @@ struct ElfSegment {
   uint32_t mem_size = 0;      // bytes past the file data are zero (.bss)
   bool executable = false;
   std::vector<uint8_t> data;  // p_filesz bytes
+
+  // The segment as it lies in memory: its file data followed by zeros up to mem_size.
+  std::vector<uint8_t> memory_image() const {
+    std::vector<uint8_t> bytes(data);
+    bytes.resize(mem_size, 0);
+    return bytes;
+  }
 };
 
 struct ElfImage {
