@@ -7,7 +7,7 @@
 #define BYTES 16384
 #define N 4096
 #ifndef ROUNDS
-#define ROUNDS 40
+#define ROUNDS 320
 #endif
 
 static uint8_t buffer[BYTES];
