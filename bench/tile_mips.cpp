@@ -1,11 +1,11 @@
 // Tile simulator speed: runs a compute-bound C kernel (CRC-32 + f32 dot product) on one tile
 // through the SystemC platform and prints millions of simulated instructions per host second
 // beside the target (150 MIPS on one core of the 2-core reference machine).
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "sim/single_tile.h"
 

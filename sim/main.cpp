@@ -5,15 +5,15 @@
 //
 // Exit status: the program's own status when it exits; 2 for bad usage, 3 for an image the
 // loader refuses, 4 for a fault on the tile, 5 when --max-cycles is reached.
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <boost/program_options.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
-
-#include <boost/program_options.hpp>
-#include <fmt/format.h>
-#include <fmt/ostream.h>
 
 #include "hw/tile/tile_config.h"
 #include "sdk/image/elf_reader.h"
@@ -31,25 +31,29 @@ constexpr int kExitCycleLimit = 5;
 
 // Presets set the figures that differ between chips; explicit options override them.
 bool apply_preset(const std::string& name, ipu::hw::TileConfig& tile) {
-  if (name == "mk2") tile.clock_hz = 1.325e9;
-  else if (name == "bow") tile.clock_hz = 1.85e9;
-  else return false;
+  if (name == "mk2")
+    tile.clock_hz = 1.325e9;
+  else if (name == "bow")
+    tile.clock_hz = 1.85e9;
+  else
+    return false;
   return true;
 }
 
 void add_parameter_options(po::options_description& desc, ipu::hw::TileConfig& tile) {
-  ipu::hw::visit_parameters(tile, [&desc](const char* name, auto& member, const char* unit,
-                                          const char* meaning) {
-    using T = std::remove_reference_t<decltype(member)>;
-    desc.add_options()(name, po::value<T>()->default_value(member),
-                       fmt::format("{} [{}]", meaning, unit).c_str());
-  });
+  ipu::hw::visit_parameters(
+      tile, [&desc](const char* name, auto& member, const char* unit, const char* meaning) {
+        using T = std::remove_reference_t<decltype(member)>;
+        desc.add_options()(name, po::value<T>()->default_value(member),
+                           fmt::format("{} [{}]", meaning, unit).c_str());
+      });
 }
 
 void dump_config(std::ostream& out, ipu::hw::TileConfig& tile) {
-  ipu::hw::visit_parameters(tile, [&out](const char* name, auto& member, const char* unit, const char*) {
-    fmt::print(out, "{} = {} {}\n", name, member, unit);
-  });
+  ipu::hw::visit_parameters(tile,
+                            [&out](const char* name, auto& member, const char* unit, const char*) {
+                              fmt::print(out, "{} = {} {}\n", name, member, unit);
+                            });
 }
 
 }  // namespace
@@ -67,19 +71,19 @@ int sc_main(int argc, char** argv) {
   bool config_dump = false;
 
   po::options_description general("Options");
-  general.add_options()
-      ("help,h", "print this help and exit")
-      ("preset", po::value<std::string>(&preset)->default_value(preset), "chip preset: mk2 or bow")
-      ("max-cycles", po::value<uint64_t>(&options.max_cycles)->default_value(options.max_cycles),
-       "stop with a report when the tile reaches this many cycles (0: no limit)")
-      ("trace-instructions", po::bool_switch(&options.trace_instructions),
-       "print every executed instruction (context, cycle, pc, disassembly) to stderr")
-      ("config-dump", po::bool_switch(&config_dump), "print the effective configuration and exit");
+  general.add_options()("help,h", "print this help and exit")(
+      "preset", po::value<std::string>(&preset)->default_value(preset), "chip preset: mk2 or bow")(
+      "max-cycles", po::value<uint64_t>(&options.max_cycles)->default_value(options.max_cycles),
+      "stop with a report when the tile reaches this many cycles (0: no limit)")(
+      "trace-instructions", po::bool_switch(&options.trace_instructions),
+      "print every executed instruction (context, cycle, pc, disassembly) to stderr")(
+      "config-dump", po::bool_switch(&config_dump), "print the effective configuration and exit");
   po::options_description parameters("Configuration parameters (override the preset)");
   ipu::hw::TileConfig defaults;
   add_parameter_options(parameters, defaults);
   po::options_description hidden;
-  hidden.add_options()("command", po::value<std::string>(&command))("file", po::value<std::string>(&file));
+  hidden.add_options()("command", po::value<std::string>(&command))("file",
+                                                                    po::value<std::string>(&file));
   po::positional_options_description positional;
   positional.add("command", 1).add("file", 1);
 
@@ -94,22 +98,25 @@ int sc_main(int argc, char** argv) {
       return kExitUsage;
     }
     // Parameters given explicitly override the preset.
-    ipu::hw::visit_parameters(options.tile, [&vm](const char* name, auto& member, const char*, const char*) {
-      using T = std::remove_reference_t<decltype(member)>;
-      if (vm.count(name) && !vm[name].defaulted()) member = vm[name].as<T>();
-    });
+    ipu::hw::visit_parameters(options.tile,
+                              [&vm](const char* name, auto& member, const char*, const char*) {
+                                using T = std::remove_reference_t<decltype(member)>;
+                                if (vm.count(name) && !vm[name].defaulted())
+                                  member = vm[name].as<T>();
+                              });
   } catch (const po::error& e) {
     fmt::print(stderr, "ipu-sim: {}\nTry 'ipu-sim --help'.\n", e.what());
     return kExitUsage;
   }
 
   if (vm.count("help") || (command.empty() && !config_dump)) {
-    fmt::print("Usage: ipu-sim demo [options]\n"
-               "       ipu-sim run-elf FILE [options]\n\n"
-               "Commands:\n"
-               "  demo       run the embedded demo program on one tile and print its report\n"
-               "  run-elf    load a bare-metal RV32IMF ELF (linked inside the tile's SRAM window)\n"
-               "             into tile 0, run it and exit with its status\n\n");
+    fmt::print(
+        "Usage: ipu-sim demo [options]\n"
+        "       ipu-sim run-elf FILE [options]\n\n"
+        "Commands:\n"
+        "  demo       run the embedded demo program on one tile and print its report\n"
+        "  run-elf    load a bare-metal RV32IMF ELF (linked inside the tile's SRAM window)\n"
+        "             into tile 0, run it and exit with its status\n\n");
     std::cout << general << "\n" << parameters << "\n";
     return vm.count("help") ? 0 : kExitUsage;
   }
@@ -154,9 +161,7 @@ int sc_main(int argc, char** argv) {
       case ipu::hw::StopReason::kFault:
         fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
         return kExitFault;
-      default:
-        fmt::print(stderr, "ipu-sim: {}", report.outcome.message);
-        return kExitCycleLimit;
+      default: fmt::print(stderr, "ipu-sim: {}", report.outcome.message); return kExitCycleLimit;
     }
   } catch (const ipu::sdk::ImageError& e) {
     fmt::print(stderr, "ipu-sim: {}\n", e.what());

@@ -1,16 +1,17 @@
 #include "single_tile.h"
 
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
 #include <chrono>
 #include <ostream>
 #include <vector>
 
-#include <fmt/format.h>
-#include <fmt/ostream.h>
-
 namespace ipu::sim {
 
-SingleTilePlatform::SingleTilePlatform(const sc_core::sc_module_name& name, const RunOptions& options,
-                                       std::ostream& console, std::ostream& trace)
+SingleTilePlatform::SingleTilePlatform(const sc_core::sc_module_name& name,
+                                       const RunOptions& options, std::ostream& console,
+                                       std::ostream& trace)
     : sc_module(name), host("host"), options_(options), tile_("tile0", options.tile, 0) {
   host.bind(tile_.memory);
   tile_.core().set_console([&console](unsigned context, std::string_view line) {
@@ -19,8 +20,8 @@ SingleTilePlatform::SingleTilePlatform(const sc_core::sc_module_name& name, cons
   });
   if (options.trace_instructions) {
     tile_.core().set_trace([&trace](const hw::Context& c, uint32_t pc, uint32_t word) {
-      fmt::print(trace, "[t0:c{}] cycle {:>10} pc 0x{:08x}: {:08x}  {}\n", c.id, c.issue_cycle, pc, word,
-                 hw::disassemble(word, pc));
+      fmt::print(trace, "[t0:c{}] cycle {:>10} pc 0x{:08x}: {:08x}  {}\n", c.id, c.issue_cycle, pc,
+                 word, hw::disassemble(word, pc));
     });
   }
 }
@@ -33,7 +34,8 @@ void SingleTilePlatform::write(uint32_t address, const uint8_t* data, size_t siz
   payload.set_data_length(static_cast<unsigned>(size));
   payload.set_streaming_width(static_cast<unsigned>(size));
   if (host->transport_dbg(payload) != size || !payload.is_response_ok())
-    throw sdk::ImageError(fmt::format("write of {} bytes at 0x{:08x} rejected by tile memory", size, address));
+    throw sdk::ImageError(
+        fmt::format("write of {} bytes at 0x{:08x} rejected by tile memory", size, address));
 }
 
 void SingleTilePlatform::load(const sdk::ElfImage& image) {
@@ -64,30 +66,36 @@ RunReport SingleTilePlatform::run() {
   r.host_seconds = std::chrono::duration<double>(t1 - t0).count();
   for (unsigned i = 0; i <= core.worker_contexts(); ++i) {
     const hw::Context& c = core.context(i);
-    r.contexts.push_back({i, c.instret, c.issues, c.runs,
-                          i == 0 ? r.cycles : c.active_cycles});
+    r.contexts.push_back({i, c.instret, c.issues, c.runs, i == 0 ? r.cycles : c.active_cycles});
   }
   return r;
 }
 
 void print_report(std::ostream& out, const RunReport& r) {
-  const double mips = r.host_seconds > 0 ? static_cast<double>(r.instructions) / r.host_seconds / 1e6 : 0;
+  const double mips =
+      r.host_seconds > 0 ? static_cast<double>(r.instructions) / r.host_seconds / 1e6 : 0;
   fmt::print(out, "\n== ipu-sim run summary ==\n");
   switch (r.outcome.reason) {
-    case hw::StopReason::kExited: fmt::print(out, "result               exited with status {}\n", r.outcome.exit_status); break;
-    case hw::StopReason::kFault: fmt::print(out, "result               stopped by a fault\n"); break;
+    case hw::StopReason::kExited:
+      fmt::print(out, "result               exited with status {}\n", r.outcome.exit_status);
+      break;
+    case hw::StopReason::kFault:
+      fmt::print(out, "result               stopped by a fault\n");
+      break;
     default: fmt::print(out, "result               stopped at the cycle limit\n"); break;
   }
   fmt::print(out, "instructions retired {}\n", r.instructions);
   fmt::print(out, "tile cycles          {}\n", r.cycles);
-  fmt::print(out, "simulated time       {:.3f} us at {:.3f} GHz\n", r.simulated_seconds * 1e6, r.clock_hz / 1e9);
+  fmt::print(out, "simulated time       {:.3f} us at {:.3f} GHz\n", r.simulated_seconds * 1e6,
+             r.clock_hz / 1e9);
   fmt::print(out, "host time            {:.3f} s\n", r.host_seconds);
   fmt::print(out, "simulator speed      {:.1f} MIPS\n", mips);
   fmt::print(out, "context  instructions  issue slots  runs  active cycles\n");
   for (const ContextSummary& c : r.contexts) {
     if (c.runs == 0) continue;
-    fmt::print(out, "{:>7}  {:>12}  {:>11}  {:>4}  {:>13}\n", c.id == 0 ? std::string("sup") : fmt::format("w{}", c.id),
-               c.instructions, c.issue_slots, c.runs, c.active_cycles);
+    fmt::print(out, "{:>7}  {:>12}  {:>11}  {:>4}  {:>13}\n",
+               c.id == 0 ? std::string("sup") : fmt::format("w{}", c.id), c.instructions,
+               c.issue_slots, c.runs, c.active_cycles);
   }
 }
 

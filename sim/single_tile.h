@@ -2,12 +2,12 @@
 // the loader writes the image into tile SRAM (TLM debug transport, zero simulated time).
 #pragma once
 
+#include <tlm_utils/simple_initiator_socket.h>
+
 #include <cstdint>
 #include <iosfwd>
 #include <string>
-
 #include <systemc>
-#include <tlm_utils/simple_initiator_socket.h>
 
 #include "hw/tile/tile.h"
 #include "sdk/image/elf_reader.h"

@@ -1,16 +1,14 @@
 // Firmware images the loader must refuse, each with a one-line reason naming the file offset.
-#include <gtest/gtest.h>
+#include "sdk/image/elf_reader.h"
 
 #include <elf.h>
+#include <fmt/format.h>
 #include <gmock/gmock.h>
+#include <gtest/gtest.h>
 
 #include <cstring>
 #include <fstream>
 #include <iterator>
-
-#include <fmt/format.h>
-
-#include "sdk/image/elf_reader.h"
 
 namespace ipu::test {
 namespace {
@@ -75,13 +73,15 @@ TEST(ElfReader, NotAnElfFile) {
 TEST(ElfReader, SixtyFourBit) {
   auto bytes = demo_bytes();
   bytes[EI_CLASS] = ELFCLASS64;
-  EXPECT_THAT(refusal(bytes), HasSubstr("64-bit ELF; the tile runs RV32 (ELFCLASS32) images (file offset 0x4)"));
+  EXPECT_THAT(refusal(bytes),
+              HasSubstr("64-bit ELF; the tile runs RV32 (ELFCLASS32) images (file offset 0x4)"));
 }
 
 TEST(ElfReader, BigEndian) {
   auto bytes = demo_bytes();
   bytes[EI_DATA] = ELFDATA2MSB;
-  EXPECT_THAT(refusal(bytes), HasSubstr("big-endian ELF; the tile is little-endian (file offset 0x5)"));
+  EXPECT_THAT(refusal(bytes),
+              HasSubstr("big-endian ELF; the tile is little-endian (file offset 0x5)"));
 }
 
 TEST(ElfReader, NotRiscV) {
@@ -101,14 +101,16 @@ TEST(ElfReader, TruncatedInsideSegmentData) {
   const sdk::ElfImage image = sdk::parse_elf("x", bytes);
   const sdk::ElfSegment& seg = image.segments.front();
   bytes.resize(seg.file_offset + seg.data.size() / 2);
-  EXPECT_THAT(refusal(bytes), HasSubstr(fmt::format("truncated: segment {} data spans", seg.index)));
+  EXPECT_THAT(refusal(bytes),
+              HasSubstr(fmt::format("truncated: segment {} data spans", seg.index)));
   EXPECT_THAT(refusal(bytes), HasSubstr(fmt::format("(file offset 0x{:x})", seg.file_offset)));
 }
 
 TEST(ElfReader, TruncatedInsideTheHeader) {
   auto bytes = demo_bytes();
   bytes.resize(30);
-  EXPECT_THAT(refusal(bytes), HasSubstr("truncated: the ELF header needs 52 bytes but the file has 30"));
+  EXPECT_THAT(refusal(bytes),
+              HasSubstr("truncated: the ELF header needs 52 bytes but the file has 30"));
 }
 
 TEST(ElfReader, SegmentOutsideTheTileWindow) {

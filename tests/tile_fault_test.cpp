@@ -1,8 +1,7 @@
 // Programs that go wrong: each stops the run with a report naming tile, context, pc, the
 // disassembled instruction, the cycle and the faulting address.
-#include <gtest/gtest.h>
-
 #include <gmock/gmock.h>
+#include <gtest/gtest.h>
 
 #include "tests/support/core_harness.h"
 
@@ -33,7 +32,8 @@ TEST_F(BadProgram, IllegalInstruction) {
   EXPECT_EQ(fault().pc, symbol("illegal_instruction") + 4);
   EXPECT_EQ(fault().tval, 0xffffffffu);
   EXPECT_EQ(fault().cycle, 6u);  // second instruction of the supervisor
-  EXPECT_THAT(fault().message, HasSubstr("tile 0 context 0 (supervisor): illegal instruction at pc 0x"));
+  EXPECT_THAT(fault().message,
+              HasSubstr("tile 0 context 0 (supervisor): illegal instruction at pc 0x"));
   EXPECT_THAT(fault().message, HasSubstr(".word 0xffffffff"));
   EXPECT_THAT(fault().message, HasSubstr("(cycle 6)"));
 }
@@ -44,7 +44,8 @@ TEST_F(BadProgram, NullLoadNamesAddressAndWindow) {
   EXPECT_EQ(fault().tval, 0u);
   EXPECT_THAT(fault().message, HasSubstr("load access fault"));
   EXPECT_THAT(fault().message, HasSubstr("lw a1,0(a0)"));
-  EXPECT_THAT(fault().message, HasSubstr("address 0x00000000 is outside SRAM 0x0004c000-0x000e7fff"));
+  EXPECT_THAT(fault().message,
+              HasSubstr("address 0x00000000 is outside SRAM 0x0004c000-0x000e7fff"));
 }
 
 TEST_F(BadProgram, StoreJustPastTheEndOfSram) {
@@ -99,7 +100,8 @@ TEST_F(BadProgram, EndlessLoopStopsAtTheCycleLimit) {
   ASSERT_EQ(run_from("endless_loop", 6000), StopReason::kCycleLimit);
   EXPECT_EQ(h.core.cycles(), 6000u);
   EXPECT_EQ(h.core.instructions_retired(), 1000u);  // one issue every 6 cycles
-  EXPECT_THAT(h.core.describe_running_contexts(), HasSubstr("tile 0 context 0 (supervisor): pc 0x"));
+  EXPECT_THAT(h.core.describe_running_contexts(),
+              HasSubstr("tile 0 context 0 (supervisor): pc 0x"));
 }
 
 TEST_F(BadProgram, WorkerThatNeverEndsIsReportedWithItsPc) {

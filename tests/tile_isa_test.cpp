@@ -47,17 +47,17 @@ uint32_t imm_op(uint32_t f3, uint32_t a, int32_t imm) {
 }
 
 TEST(Rv32i, RegisterRegister) {
-  EXPECT_EQ(int_op(0, 0x00, 5, 7), 12u);                     // add
-  EXPECT_EQ(int_op(0, 0x00, 0xffffffff, 1), 0u);             // add wraps
-  EXPECT_EQ(int_op(0, 0x20, 5, 7), 0xfffffffeu);             // sub
-  EXPECT_EQ(int_op(1, 0x00, 1, 33), 2u);                     // sll uses rs2[4:0]
-  EXPECT_EQ(int_op(2, 0x00, 0xffffffff, 0), 1u);             // slt: -1 < 0
-  EXPECT_EQ(int_op(3, 0x00, 0xffffffff, 0), 0u);             // sltu: 0xffffffff > 0
-  EXPECT_EQ(int_op(4, 0x00, 0xf0f0, 0xff00), 0x0ff0u);       // xor
-  EXPECT_EQ(int_op(5, 0x00, 0x80000000, 31), 1u);            // srl
-  EXPECT_EQ(int_op(5, 0x20, 0x80000000, 31), 0xffffffffu);   // sra
-  EXPECT_EQ(int_op(6, 0x00, 0xf0, 0x0f), 0xffu);             // or
-  EXPECT_EQ(int_op(7, 0x00, 0xf0, 0x3c), 0x30u);             // and
+  EXPECT_EQ(int_op(0, 0x00, 5, 7), 12u);                    // add
+  EXPECT_EQ(int_op(0, 0x00, 0xffffffff, 1), 0u);            // add wraps
+  EXPECT_EQ(int_op(0, 0x20, 5, 7), 0xfffffffeu);            // sub
+  EXPECT_EQ(int_op(1, 0x00, 1, 33), 2u);                    // sll uses rs2[4:0]
+  EXPECT_EQ(int_op(2, 0x00, 0xffffffff, 0), 1u);            // slt: -1 < 0
+  EXPECT_EQ(int_op(3, 0x00, 0xffffffff, 0), 0u);            // sltu: 0xffffffff > 0
+  EXPECT_EQ(int_op(4, 0x00, 0xf0f0, 0xff00), 0x0ff0u);      // xor
+  EXPECT_EQ(int_op(5, 0x00, 0x80000000, 31), 1u);           // srl
+  EXPECT_EQ(int_op(5, 0x20, 0x80000000, 31), 0xffffffffu);  // sra
+  EXPECT_EQ(int_op(6, 0x00, 0xf0, 0x0f), 0xffu);            // or
+  EXPECT_EQ(int_op(7, 0x00, 0xf0, 0x3c), 0x30u);            // and
 }
 
 TEST(Rv32i, RegisterImmediate) {
@@ -81,15 +81,19 @@ TEST(Rv32i, UpperImmediatesAndX0) {
 }
 
 TEST(Rv32i, BranchesTakenAndNotTaken) {
-  struct Case { uint32_t f3; uint32_t a, b; bool taken; };
+  struct Case {
+    uint32_t f3;
+    uint32_t a, b;
+    bool taken;
+  };
   const Case cases[] = {
-      {0, 3, 3, true},  {0, 3, 4, false},                    // beq
-      {1, 3, 4, true},  {1, 3, 3, false},                    // bne
-      {4, 0xffffffff, 0, true}, {4, 0, 0xffffffff, false},   // blt signed
-      {5, 0, 0xffffffff, true}, {5, 0xffffffff, 0, false},   // bge signed
-      {6, 0, 0xffffffff, true}, {6, 0xffffffff, 0, false},   // bltu
-      {7, 0xffffffff, 0, true}, {7, 0, 0xffffffff, false},   // bgeu
-      {5, 7, 7, true}, {7, 7, 7, true},                      // bge/bgeu on equality
+      {0, 3, 3, true},          {0, 3, 4, false},           // beq
+      {1, 3, 4, true},          {1, 3, 3, false},           // bne
+      {4, 0xffffffff, 0, true}, {4, 0, 0xffffffff, false},  // blt signed
+      {5, 0, 0xffffffff, true}, {5, 0xffffffff, 0, false},  // bge signed
+      {6, 0, 0xffffffff, true}, {6, 0xffffffff, 0, false},  // bltu
+      {7, 0xffffffff, 0, true}, {7, 0, 0xffffffff, false},  // bgeu
+      {5, 7, 7, true},          {7, 7, 7, true},            // bge/bgeu on equality
   };
   for (const Case& c : cases) {
     // branch +8 over "addi a0, zero, 1"; a0 ends 1 when not taken, 0 when taken.
@@ -117,16 +121,15 @@ TEST(Rv32i, JumpsLinkAndTarget) {
 TEST(Rv32i, LoadsExtendAndStoresNarrow) {
   CoreHarness h;
   const uint32_t data = h.base() + 0x1000;
-  h.load_words({
-      I(0x03, 0, a0, a1, 0),   // lb
-      I(0x03, 4, a2, a1, 0),   // lbu
-      I(0x03, 1, a3, a1, 2),   // lh
-      I(0x03, 5, a4, a1, 2),   // lhu
-      lw(a5, a1, 0),           // lw
-      S(0x23, 0, a1, t0, 8),   // sb
-      S(0x23, 1, a1, t0, 12),  // sh
-      sw(t0, a1, 16),          // sw
-      ecall()});
+  h.load_words({I(0x03, 0, a0, a1, 0),   // lb
+                I(0x03, 4, a2, a1, 0),   // lbu
+                I(0x03, 1, a3, a1, 2),   // lh
+                I(0x03, 5, a4, a1, 2),   // lhu
+                lw(a5, a1, 0),           // lw
+                S(0x23, 0, a1, t0, 8),   // sb
+                S(0x23, 1, a1, t0, 12),  // sh
+                sw(t0, a1, 16),          // sw
+                ecall()});
   h.x(a7) = 93;
   h.x(a1) = data;
   h.x(t0) = 0xdeadbeef;
@@ -162,18 +165,19 @@ TEST(Rv32i, StoreOverExecutedCodeTakesEffect) {
 
 TEST(Rv32m, MultiplyHighParts) {
   EXPECT_EQ(int_op(0, 1, 0x80000000, 0xffffffff), 0x80000000u);  // mul low word
-  EXPECT_EQ(int_op(1, 1, 0xffffffff, 0xffffffff), 0u);            // mulh (-1)(-1) = 1
-  EXPECT_EQ(int_op(1, 1, 0x80000000, 0x80000000), 0x40000000u);   // mulh 2^62
-  EXPECT_EQ(int_op(2, 1, 0xffffffff, 0xffffffff), 0xffffffffu);   // mulhsu -1 * (2^32-1)
-  EXPECT_EQ(int_op(3, 1, 0xffffffff, 0xffffffff), 0xfffffffeu);   // mulhu
+  EXPECT_EQ(int_op(1, 1, 0xffffffff, 0xffffffff), 0u);           // mulh (-1)(-1) = 1
+  EXPECT_EQ(int_op(1, 1, 0x80000000, 0x80000000), 0x40000000u);  // mulh 2^62
+  EXPECT_EQ(int_op(2, 1, 0xffffffff, 0xffffffff), 0xffffffffu);  // mulhsu -1 * (2^32-1)
+  EXPECT_EQ(int_op(3, 1, 0xffffffff, 0xffffffff), 0xfffffffeu);  // mulhu
 }
 
 TEST(Rv32m, DivisionRoundsTowardZeroAndNeverTraps) {
   EXPECT_EQ(int_op(4, 1, 7, static_cast<uint32_t>(-2)), static_cast<uint32_t>(-3));  // div
-  EXPECT_EQ(int_op(6, 1, 7, static_cast<uint32_t>(-2)), 1u);                          // rem
-  EXPECT_EQ(int_op(6, 1, static_cast<uint32_t>(-7), 2), static_cast<uint32_t>(-1));  // rem sign of dividend
-  EXPECT_EQ(int_op(5, 1, 7, 2), 3u);                                                  // divu
-  EXPECT_EQ(int_op(7, 1, 7, 2), 1u);                                                  // remu
+  EXPECT_EQ(int_op(6, 1, 7, static_cast<uint32_t>(-2)), 1u);                         // rem
+  EXPECT_EQ(int_op(6, 1, static_cast<uint32_t>(-7), 2),
+            static_cast<uint32_t>(-1));  // rem sign of dividend
+  EXPECT_EQ(int_op(5, 1, 7, 2), 3u);     // divu
+  EXPECT_EQ(int_op(7, 1, 7, 2), 1u);     // remu
   // Division by zero: quotient all ones, remainder the dividend.
   EXPECT_EQ(int_op(4, 1, 42, 0), 0xffffffffu);
   EXPECT_EQ(int_op(5, 1, 42, 0), 0xffffffffu);
@@ -186,18 +190,17 @@ TEST(Rv32m, DivisionRoundsTowardZeroAndNeverTraps) {
 
 TEST(Zicsr, ReadSetClearAndImmediates) {
   CoreHarness h;
-  h.load_words({
-      csrrw(a0, 0x340, a1),           // mscratch <- 0xf0, a0 <- 0
-      I(0x73, 2, a2, a3, 0x340),      // csrrs a2, mscratch, a3 (set 0x0f) -> a2 = 0xf0
-      I(0x73, 3, a4, a5, 0x340),      // csrrc a4, mscratch, a5 (clear 0x81) -> a4 = 0xff
-      I(0x73, 5, t0, 3, 0x001),       // csrrwi t0, fflags, 3 -> fflags = 3
-      I(0x73, 6, t1, 4, 0x001),       // csrrsi t1, fflags, 4 -> t1 = 3, fflags = 7
-      I(0x73, 7, t2, 1, 0x001),       // csrrci t2, fflags, 1 -> t2 = 7, fflags = 6
-      csrrs(s0, 0x340, zero),         // read mscratch
-      csrrs(s1, 0x003, zero),         // fcsr
-      csrrs(a1, 0xf14, zero),         // mhartid
-      csrrs(a3, 0x301, zero),         // misa
-      ecall()});
+  h.load_words({csrrw(a0, 0x340, a1),       // mscratch <- 0xf0, a0 <- 0
+                I(0x73, 2, a2, a3, 0x340),  // csrrs a2, mscratch, a3 (set 0x0f) -> a2 = 0xf0
+                I(0x73, 3, a4, a5, 0x340),  // csrrc a4, mscratch, a5 (clear 0x81) -> a4 = 0xff
+                I(0x73, 5, t0, 3, 0x001),   // csrrwi t0, fflags, 3 -> fflags = 3
+                I(0x73, 6, t1, 4, 0x001),   // csrrsi t1, fflags, 4 -> t1 = 3, fflags = 7
+                I(0x73, 7, t2, 1, 0x001),   // csrrci t2, fflags, 1 -> t2 = 7, fflags = 6
+                csrrs(s0, 0x340, zero),     // read mscratch
+                csrrs(s1, 0x003, zero),     // fcsr
+                csrrs(a1, 0xf14, zero),     // mhartid
+                csrrs(a3, 0x301, zero),     // misa
+                ecall()});
   h.x(a7) = 93;
   h.x(a1) = 0xf0;
   h.x(a3) = 0x0f;
@@ -259,8 +262,10 @@ FpResult fp_op(uint32_t f7, uint32_t rm, uint32_t a, uint32_t b, bool int_result
                uint32_t rs2_field = 12, bool int_source = false) {
   const uint32_t rd = 10, rs1 = 11;
   OneInstruction t(R(0x53, rm, f7, rd, rs1, rs2_field));
-  if (int_source) t.h.x(rs1) = a;
-  else t.h.f(rs1) = a;
+  if (int_source)
+    t.h.x(rs1) = a;
+  else
+    t.h.f(rs1) = a;
   t.h.f(12) = b;
   EXPECT_EQ(t.run(), StopReason::kExited);
   return {int_result ? t.h.x(a0) : t.h.f(10), t.h.supervisor().fflags};
@@ -361,7 +366,8 @@ FpResult fma_op(uint32_t opcode, uint32_t a, uint32_t b, uint32_t c, uint32_t rm
 
 TEST(Rv32f, FusedMultiplyAddRoundsOnce) {
   // (1 + 2^-23)(1 - 2^-23) - 1 = -2^-46 exactly; a separate multiply would round to 1 and give 0.
-  expect_fp(fma_op(0x43, 0x3f800001, 0x3f7ffffe, 0xbf800000), 0xa8800000, 0, "fmadd single rounding");
+  expect_fp(fma_op(0x43, 0x3f800001, 0x3f7ffffe, 0xbf800000), 0xa8800000, 0,
+            "fmadd single rounding");
   expect_fp(fma_op(0x43, kTwo, kThree, kOne), 0x40e00000, 0, "fmadd 2*3+1 = 7");
   expect_fp(fma_op(0x47, kTwo, kThree, kOne), 0x40a00000, 0, "fmsub 2*3-1 = 5");
   expect_fp(fma_op(0x4b, kTwo, kThree, kOne), 0xc0a00000, 0, "fnmsub -(2*3)+1 = -5");
@@ -423,10 +429,12 @@ TEST(Rv32f, ConvertToIntegerRoundsAndSaturates) {
   expect_fp(to_int(two_and_half, RMM, false), 3, NX, "2.5 away");
   expect_fp(to_int(two_and_half, RUP, false), 3, NX, "2.5 up");
   expect_fp(to_int(two_and_half, RDN, false), 2, NX, "2.5 down");
-  expect_fp(to_int(minus_two_and_half, RNE, false), static_cast<uint32_t>(-2), NX, "-2.5 nearest even");
+  expect_fp(to_int(minus_two_and_half, RNE, false), static_cast<uint32_t>(-2), NX,
+            "-2.5 nearest even");
   expect_fp(to_int(minus_two_and_half, RMM, false), static_cast<uint32_t>(-3), NX, "-2.5 away");
   expect_fp(to_int(minus_two_and_half, RDN, false), static_cast<uint32_t>(-3), NX, "-2.5 down");
-  expect_fp(to_int(minus_two_and_half, RTZ, false), static_cast<uint32_t>(-2), NX, "-2.5 toward zero");
+  expect_fp(to_int(minus_two_and_half, RTZ, false), static_cast<uint32_t>(-2), NX,
+            "-2.5 toward zero");
   expect_fp(to_int(0x4f32d05e, RNE, false), 0x7fffffff, NV, "3e9 saturates");
   expect_fp(to_int(0xcf32d05e, RNE, false), 0x80000000, NV, "-3e9 saturates");
   expect_fp(to_int(0xcf000000, RNE, false), 0x80000000, 0, "-2^31 exact");
@@ -448,7 +456,8 @@ TEST(Rv32f, ConvertFromIntegerRounds) {
   expect_fp(from_int(16777217, RNE, false), 0x4b800000, NX, "tie to even");
   expect_fp(from_int(16777217, RMM, false), 0x4b800001, NX, "tie away");
   expect_fp(from_int(16777217, RUP, false), 0x4b800001, NX, "up");
-  expect_fp(from_int(static_cast<uint32_t>(-16777217), RDN, false), 0xcb800001, NX, "negative down");
+  expect_fp(from_int(static_cast<uint32_t>(-16777217), RDN, false), 0xcb800001, NX,
+            "negative down");
   expect_fp(from_int(static_cast<uint32_t>(-1), RNE, false), 0xbf800000, 0, "-1 exact");
   expect_fp(from_int(0xffffffff, RNE, true), 0x4f800000, NX, "2^32-1 unsigned nearest");
   expect_fp(from_int(0xffffffff, RTZ, true), 0x4f7fffff, NX, "2^32-1 unsigned toward zero");
@@ -458,12 +467,11 @@ TEST(Rv32f, ConvertFromIntegerRounds) {
 TEST(Rv32f, MovesLoadsAndStoresKeepBits) {
   CoreHarness h;
   const uint32_t data = h.base() + 0x800;
-  h.load_words({
-      R(0x53, 0, 0x78, 1, a1, 0),  // fmv.w.x f1, a1
-      R(0x53, 0, 0x70, a0, 1, 0),  // fmv.x.w a0, f1
-      I(0x07, 2, 2, a2, 0),        // flw f2, 0(a2)
-      S(0x27, 2, a2, 2, 4),        // fsw f2, 4(a2)
-      ecall()});
+  h.load_words({R(0x53, 0, 0x78, 1, a1, 0),  // fmv.w.x f1, a1
+                R(0x53, 0, 0x70, a0, 1, 0),  // fmv.x.w a0, f1
+                I(0x07, 2, 2, a2, 0),        // flw f2, 0(a2)
+                S(0x27, 2, a2, 2, 4),        // fsw f2, 4(a2)
+                ecall()});
   h.x(a7) = 93;
   h.x(a1) = kSNaN;  // a signalling NaN passes through moves untouched
   h.x(a2) = data;
@@ -505,8 +513,8 @@ TEST(Rv32f, FloatingPointOffInMstatusIsIllegal) {
 
 TEST(Rv32f, FlagsAccrueAcrossInstructions) {
   CoreHarness h;
-  h.load_words({R(0x53, RNE, 0x0c, 1, 2, 3),    // fdiv f1, f2, f3 (1/0: DZ)
-                R(0x53, RNE, 0x00, 4, 5, 6),    // fadd f4, f5, f6 (1 + 2^-24: NX)
+  h.load_words({R(0x53, RNE, 0x0c, 1, 2, 3),  // fdiv f1, f2, f3 (1/0: DZ)
+                R(0x53, RNE, 0x00, 4, 5, 6),  // fadd f4, f5, f6 (1 + 2^-24: NX)
                 csrrs(a0, 0x003, zero), ecall()});
   h.x(a7) = 93;
   h.f(2) = kOne;

@@ -2,11 +2,10 @@
 // delay, DMI, debug transport, address errors) and a program run whose simulated time equals
 // its tile cycles times the clock period.
 #include <gtest/gtest.h>
+#include <tlm_utils/simple_initiator_socket.h>
 
 #include <cstdlib>
-
 #include <systemc>
-#include <tlm_utils/simple_initiator_socket.h>
 
 #include "hw/tile/tile.h"
 #include "tests/support/rv_asm.h"
@@ -44,9 +43,10 @@ TEST(TileModule, SocketAccessDmiAndTimedRun) {
   EXPECT_EQ(tile.cycle_time(), period);
 
   // Program written through b_transport: count down from 100 then exit with 9.
-  //   addi a0,zero,100 ; loop: addi a0,a0,-1 ; bne a0,zero,loop ; addi a0,zero,9 ; addi a7,zero,93 ; ecall
-  uint32_t program[] = {addi(a0, zero, 100), addi(a0, a0, -1), B(1, a0, zero, -4), addi(a0, zero, 9),
-                        addi(a7, zero, 93), ecall()};
+  //   addi a0,zero,100 ; loop: addi a0,a0,-1 ; bne a0,zero,loop ; addi a0,zero,9 ; addi a7,zero,93
+  //   ; ecall
+  uint32_t program[] = {addi(a0, zero, 100), addi(a0, a0, -1),   B(1, a0, zero, -4),
+                        addi(a0, zero, 9),   addi(a7, zero, 93), ecall()};
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   ASSERT_EQ(host.access(tlm::TLM_WRITE_COMMAND, config.sram_base, program, sizeof program, delay),
             tlm::TLM_OK_RESPONSE);
@@ -59,8 +59,10 @@ TEST(TileModule, SocketAccessDmiAndTimedRun) {
 
   // Outside the window: address error, nothing written.
   uint32_t word = 0x12345678;
-  EXPECT_EQ(host.access(tlm::TLM_WRITE_COMMAND, 0, &word, 4, delay), tlm::TLM_ADDRESS_ERROR_RESPONSE);
-  EXPECT_EQ(host.access(tlm::TLM_WRITE_COMMAND, config.sram_base + config.sram_bytes - 2, &word, 4, delay),
+  EXPECT_EQ(host.access(tlm::TLM_WRITE_COMMAND, 0, &word, 4, delay),
+            tlm::TLM_ADDRESS_ERROR_RESPONSE);
+  EXPECT_EQ(host.access(tlm::TLM_WRITE_COMMAND, config.sram_base + config.sram_bytes - 2, &word, 4,
+                        delay),
             tlm::TLM_ADDRESS_ERROR_RESPONSE);
 
   // DMI is granted read-only over the whole window.

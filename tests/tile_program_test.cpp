@@ -14,7 +14,9 @@ namespace {
 using hw::StopReason;
 using ::testing::ElementsAre;
 
-std::string firmware(const char* name) { return std::string(IPU_TEST_FIRMWARE_DIR) + "/" + name + ".elf"; }
+std::string firmware(const char* name) {
+  return std::string(IPU_TEST_FIRMWARE_DIR) + "/" + name + ".elf";
+}
 
 TEST(TileProgram, ConsoleLinesArePrefixedByContextAndExitStatusIsReturned) {
   CoreHarness h;
@@ -66,7 +68,7 @@ TEST(TileProgram, WorkerStartAndJoinCyclesMatchTheHandDerivation) {
   EXPECT_EQ(supervisor.issues, 17u);   // plus five stalled join retries
   for (unsigned w = 1; w <= 6; ++w) {
     const hw::Context& c = h.core.context(w);
-    EXPECT_EQ(c.instret, 22u) << "worker " << w;             // L = 2N + 2
+    EXPECT_EQ(c.instret, 22u) << "worker " << w;                // L = 2N + 2
     EXPECT_EQ(c.active_cycles, 6u * 21 + 1) << "worker " << w;  // first issue to wexit
     EXPECT_EQ(c.started_at, 18u + 7 * (w - 1)) << "worker " << w;
   }

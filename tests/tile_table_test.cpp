@@ -1,13 +1,12 @@
 // The instruction tables themselves: no two encodings overlap (across RV32IMF and Xipu), each
 // entry decodes to itself, and the disassembler agrees with GNU objdump on compiled firmware.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <memory>
 #include <regex>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "hw/tile/csr.h"
 #include "hw/tile/isa.h"
@@ -49,7 +48,7 @@ TEST(InstructionTable, XipuLivesInCustom0Only) {
 TEST(InstructionTable, UnknownWordsAreIllegal) {
   EXPECT_EQ(hw::decode(0x00000000).op, hw::Op::kIllegal);  // all zeros is defined illegal
   EXPECT_EQ(hw::decode(0xffffffff).op, hw::Op::kIllegal);
-  EXPECT_EQ(hw::decode(0x0200003b).op, hw::Op::kIllegal);  // mulw: RV64 only
+  EXPECT_EQ(hw::decode(0x0200003b).op, hw::Op::kIllegal);               // mulw: RV64 only
   EXPECT_EQ(hw::decode(0x0000500b | (1u << 25)).op, hw::Op::kIllegal);  // unassigned custom-0
 }
 
@@ -94,7 +93,8 @@ TEST(Disassembler, AgreesWithGnuObjdump) {
     // Custom CSRs: objdump prints their number.
     expected = std::regex_replace(expected, std::regex("0x7c0"), "ipu_console");
     expected = std::regex_replace(expected, std::regex("0x7c1"), "ipu_wentry");
-    EXPECT_EQ(hw::disassemble(word, pc), expected) << fmt::format("pc 0x{:x} word 0x{:08x}", pc, word);
+    EXPECT_EQ(hw::disassemble(word, pc), expected)
+        << fmt::format("pc 0x{:x} word 0x{:08x}", pc, word);
     ++compared;
   }
   EXPECT_GT(compared, 1000u) << "objdump listing too short: is " << elf << " built?";

@@ -1,10 +1,10 @@
 #include "core.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 #include "csr.h"
 #include "fpu.h"
@@ -67,9 +67,15 @@ uint32_t sd_bit(uint32_t mstatus) { return (mstatus & kMstatusFs) == kMstatusFs 
 const Core::CsrBehaviour Core::kCsrBehaviour[] = {
     // fflags, frm, fcsr
     {[](const Core&, const Context& c) { return c.fflags; },
-     [](Core&, Context& c, uint32_t v) { c.fflags = v & 0x1f; c.mstatus |= kMstatusFs; }},
+     [](Core&, Context& c, uint32_t v) {
+       c.fflags = v & 0x1f;
+       c.mstatus |= kMstatusFs;
+     }},
     {[](const Core&, const Context& c) { return c.frm; },
-     [](Core&, Context& c, uint32_t v) { c.frm = v & 7; c.mstatus |= kMstatusFs; }},
+     [](Core&, Context& c, uint32_t v) {
+       c.frm = v & 7;
+       c.mstatus |= kMstatusFs;
+     }},
     {[](const Core&, const Context& c) { return (c.frm << 5) | c.fflags; },
      [](Core&, Context& c, uint32_t v) {
        c.fflags = v & 0x1f;
@@ -77,40 +83,66 @@ const Core::CsrBehaviour Core::kCsrBehaviour[] = {
        c.mstatus |= kMstatusFs;
      }},
     // cycle, instret, cycleh, instreth
-    {[](const Core&, const Context& c) { return static_cast<uint32_t>(c.issue_cycle + c.cycle_offset); }, nullptr},
-    {[](const Core&, const Context& c) { return static_cast<uint32_t>(c.instret + c.instret_offset); }, nullptr},
-    {[](const Core&, const Context& c) { return static_cast<uint32_t>((c.issue_cycle + c.cycle_offset) >> 32); }, nullptr},
-    {[](const Core&, const Context& c) { return static_cast<uint32_t>((c.instret + c.instret_offset) >> 32); }, nullptr},
+    {[](const Core&, const Context& c) {
+       return static_cast<uint32_t>(c.issue_cycle + c.cycle_offset);
+     },
+     nullptr},
+    {[](const Core&, const Context& c) {
+       return static_cast<uint32_t>(c.instret + c.instret_offset);
+     },
+     nullptr},
+    {[](const Core&, const Context& c) {
+       return static_cast<uint32_t>((c.issue_cycle + c.cycle_offset) >> 32);
+     },
+     nullptr},
+    {[](const Core&, const Context& c) {
+       return static_cast<uint32_t>((c.instret + c.instret_offset) >> 32);
+     },
+     nullptr},
     // mstatus, misa, mie, mtvec
     {[](const Core&, const Context& c) { return c.mstatus | kMstatusMpp | sd_bit(c.mstatus); },
-     [](Core&, Context& c, uint32_t v) { c.mstatus = v & (kMstatusMie | kMstatusMpie | kMstatusFs); }},
+     [](Core&, Context& c, uint32_t v) {
+       c.mstatus = v & (kMstatusMie | kMstatusMpie | kMstatusFs);
+     }},
     {[](const Core&, const Context&) { return kMisa; }, [](Core&, Context&, uint32_t) {}},
     {[](const Core&, const Context&) { return 0u; }, [](Core&, Context&, uint32_t) {}},
     {[](const Core&, const Context& c) { return c.mtvec; },
      [](Core&, Context& c, uint32_t v) { c.mtvec = v & ~2u; }},  // modes: direct (0), vectored (1)
     // mscratch, mepc, mcause, mtval, mip
-    {[](const Core&, const Context& c) { return c.mscratch; }, [](Core&, Context& c, uint32_t v) { c.mscratch = v; }},
-    {[](const Core&, const Context& c) { return c.mepc; }, [](Core&, Context& c, uint32_t v) { c.mepc = v & ~3u; }},
-    {[](const Core&, const Context& c) { return c.mcause; }, [](Core&, Context& c, uint32_t v) { c.mcause = v; }},
-    {[](const Core&, const Context& c) { return c.mtval; }, [](Core&, Context& c, uint32_t v) { c.mtval = v; }},
+    {[](const Core&, const Context& c) { return c.mscratch; },
+     [](Core&, Context& c, uint32_t v) { c.mscratch = v; }},
+    {[](const Core&, const Context& c) { return c.mepc; },
+     [](Core&, Context& c, uint32_t v) { c.mepc = v & ~3u; }},
+    {[](const Core&, const Context& c) { return c.mcause; },
+     [](Core&, Context& c, uint32_t v) { c.mcause = v; }},
+    {[](const Core&, const Context& c) { return c.mtval; },
+     [](Core&, Context& c, uint32_t v) { c.mtval = v; }},
     {[](const Core&, const Context&) { return 0u; }, [](Core&, Context&, uint32_t) {}},
     // mcycle, minstret, mcycleh, minstreth: a write sets this context's view of the counter
-    {[](const Core&, const Context& c) { return static_cast<uint32_t>(c.issue_cycle + c.cycle_offset); },
+    {[](const Core&, const Context& c) {
+       return static_cast<uint32_t>(c.issue_cycle + c.cycle_offset);
+     },
      [](Core&, Context& c, uint32_t v) {
        const uint64_t now = c.issue_cycle + c.cycle_offset;
        c.cycle_offset = ((now & ~uint64_t{0xffffffff}) | v) - c.issue_cycle;
      }},
-    {[](const Core&, const Context& c) { return static_cast<uint32_t>(c.instret + c.instret_offset); },
+    {[](const Core&, const Context& c) {
+       return static_cast<uint32_t>(c.instret + c.instret_offset);
+     },
      [](Core&, Context& c, uint32_t v) {
        const uint64_t now = c.instret + c.instret_offset;
        c.instret_offset = ((now & ~uint64_t{0xffffffff}) | v) - c.instret;
      }},
-    {[](const Core&, const Context& c) { return static_cast<uint32_t>((c.issue_cycle + c.cycle_offset) >> 32); },
+    {[](const Core&, const Context& c) {
+       return static_cast<uint32_t>((c.issue_cycle + c.cycle_offset) >> 32);
+     },
      [](Core&, Context& c, uint32_t v) {
        const uint64_t now = c.issue_cycle + c.cycle_offset;
        c.cycle_offset = ((uint64_t{v} << 32) | (now & 0xffffffff)) - c.issue_cycle;
      }},
-    {[](const Core&, const Context& c) { return static_cast<uint32_t>((c.instret + c.instret_offset) >> 32); },
+    {[](const Core&, const Context& c) {
+       return static_cast<uint32_t>((c.instret + c.instret_offset) >> 32);
+     },
      [](Core&, Context& c, uint32_t v) {
        const uint64_t now = c.instret + c.instret_offset;
        c.instret_offset = ((uint64_t{v} << 32) | (now & 0xffffffff)) - c.instret;
@@ -136,7 +168,8 @@ int csr_index(unsigned number) {
   static const auto index = [] {
     std::array<int16_t, 4096> table;
     table.fill(-1);
-    for (size_t i = 0; i < std::size(kCsrTable); ++i) table[kCsrTable[i].number] = static_cast<int16_t>(i);
+    for (size_t i = 0; i < std::size(kCsrTable); ++i)
+      table[kCsrTable[i].number] = static_cast<int16_t>(i);
     return table;
   }();
   return number < 4096 ? index[number] : -1;
@@ -152,7 +185,9 @@ bool Core::csr_access(Context& c, unsigned number, CsrOp op, uint32_t operand, b
   if (write && read_only) return false;
   old = b.read(*this, c);
   if (!write) return true;
-  const uint32_t value = op == CsrOp::kWrite ? operand : op == CsrOp::kSet ? (old | operand) : (old & ~operand);
+  const uint32_t value = op == CsrOp::kWrite ? operand
+                         : op == CsrOp::kSet ? (old | operand)
+                                             : (old & ~operand);
   b.write(*this, c, value);
   return true;
 }
@@ -170,13 +205,14 @@ Core::Core(const TileConfig& config, uint8_t* sram)
   if (std::size(kCsrBehaviour) != std::size(kCsrTable))
     throw std::logic_error("CSR behaviour table does not match csr.h");
   if (workers_ < 1 || workers_ > kMaxWorkerContexts)
-    throw std::invalid_argument(fmt::format("tile.worker-contexts must be 1..{}, not {}",
-                                            kMaxWorkerContexts, workers_));
+    throw std::invalid_argument(
+        fmt::format("tile.worker-contexts must be 1..{}, not {}", kMaxWorkerContexts, workers_));
   if (size_ == 0 || size_ % 4 != 0 || base_ % 4 != 0 || base_ == 0 ||
       uint64_t{base_} + size_ > (uint64_t{1} << 32))
     throw std::invalid_argument(fmt::format(
         "tile SRAM window base 0x{:x} size 0x{:x} must be word-aligned, non-empty, above 0 and "
-        "within 32 bits", base_, size_));
+        "within 32 bits",
+        base_, size_));
 }
 
 void Core::reset(uint32_t entry) {
@@ -257,8 +293,10 @@ StopReason Core::run(uint64_t until) {
     next->next_issue = t;
     // The supervisor alone issues every N cycles with nothing to arbitrate: run it in a batch.
     const uint64_t budget = running_workers == 0 ? (until - t + workers_ - 1) / workers_ : 1;
-    if (trace_) execute<true>(*next, budget);
-    else execute<false>(*next, budget);
+    if (trace_)
+      execute<true>(*next, budget);
+    else
+      execute<false>(*next, budget);
     time_ = next->issue_cycle + 1;
   }
   return stop_;
@@ -266,7 +304,8 @@ StopReason Core::run(uint64_t until) {
 
 // ---- workers, console, end of run ----
 
-void Core::start_worker(Context& supervisor, Context& worker, uint32_t function, uint32_t argument) {
+void Core::start_worker(Context& supervisor, Context& worker, uint32_t function,
+                        uint32_t argument) {
   const unsigned id = worker.id;
   const uint64_t runs = worker.runs, active = worker.active_cycles, instret = worker.instret,
                  issues = worker.issues;
@@ -357,19 +396,16 @@ void Core::report_fault(Context& c, uint32_t pc, TrapCause cause, uint32_t tval)
     case TrapCause::kStoreMisaligned:
       detail = fmt::format("address 0x{:08x} is misaligned", tval);
       break;
-    case TrapCause::kBreakpoint:
-      detail = "ebreak";
-      break;
+    case TrapCause::kBreakpoint: detail = "ebreak"; break;
     case TrapCause::kEcallFromM:
       detail = fmt::format("ecall with unsupported a7 = {} (93 = exit)", c.x[17]);
       break;
   }
-  const std::string at = cause == TrapCause::kInstrAccessFault
-                             ? fmt::format("pc 0x{:08x}", pc)
-                             : where(pc);
-  fault_.message = fmt::format("tile {} {}: {} at {} (cycle {}): {}; no trap handler (mtvec = 0)",
-                               tile_id_, context_name(c.id), trap_cause_name(cause), at,
-                               c.issue_cycle, detail);
+  const std::string at =
+      cause == TrapCause::kInstrAccessFault ? fmt::format("pc 0x{:08x}", pc) : where(pc);
+  fault_.message =
+      fmt::format("tile {} {}: {} at {} (cycle {}): {}; no trap handler (mtvec = 0)", tile_id_,
+                  context_name(c.id), trap_cause_name(cause), at, c.issue_cycle, detail);
   end_run(StopReason::kFault, c.issue_cycle);
 }
 
@@ -398,91 +434,91 @@ std::string Core::describe_running_contexts() const {
 #define FS3 c.f[d.rs3]
 #define FFLAGS c.fflags
 #define SET_FRD(v) (c.f[d.rd] = (v), c.mstatus |= kMstatusFs)
-#define TRAP(cause, tval)        \
-  do {                           \
-    trap_cause = (cause);        \
-    trap_value = (tval);         \
-    goto trap;                   \
+#define TRAP(cause, tval) \
+  do {                    \
+    trap_cause = (cause); \
+    trap_value = (tval);  \
+    goto trap;            \
   } while (0)
 #define ILLEGAL() TRAP(TrapCause::kIllegalInstruction, read_word(pc))
-#define JUMP(target)                                              \
-  do {                                                            \
-    const uint32_t jump_target = (target);                        \
+#define JUMP(target)                                                     \
+  do {                                                                   \
+    const uint32_t jump_target = (target);                               \
     if (jump_target & 3) TRAP(TrapCause::kInstrMisaligned, jump_target); \
-    c.last_jump_from = pc;                                        \
-    npc = jump_target;                                            \
+    c.last_jump_from = pc;                                               \
+    npc = jump_target;                                                   \
   } while (0)
-#define LOAD(var, address)                                                    \
-  do {                                                                        \
-    const uint32_t a_ = (address);                                            \
-    const uint32_t o_ = a_ - base;                                            \
-    if (a_ & (sizeof(var) - 1)) TRAP(TrapCause::kLoadMisaligned, a_);         \
-    if (o_ > size - sizeof(var)) TRAP(TrapCause::kLoadAccessFault, a_);       \
-    std::memcpy(&(var), mem + o_, sizeof(var));                               \
+#define LOAD(var, address)                                              \
+  do {                                                                  \
+    const uint32_t a_ = (address);                                      \
+    const uint32_t o_ = a_ - base;                                      \
+    if (a_ & (sizeof(var) - 1)) TRAP(TrapCause::kLoadMisaligned, a_);   \
+    if (o_ > size - sizeof(var)) TRAP(TrapCause::kLoadAccessFault, a_); \
+    std::memcpy(&(var), mem + o_, sizeof(var));                         \
   } while (0)
-#define STORE(value, address)                                                 \
-  do {                                                                        \
-    const auto v_ = (value);                                                  \
-    const uint32_t a_ = (address);                                            \
-    const uint32_t o_ = a_ - base;                                            \
-    if (a_ & (sizeof(v_) - 1)) TRAP(TrapCause::kStoreMisaligned, a_);         \
-    if (o_ > size - sizeof(v_)) TRAP(TrapCause::kStoreAccessFault, a_);       \
-    std::memcpy(mem + o_, &v_, sizeof(v_));                                   \
-    decoded[o_ >> 2].op = Op::kUndecoded;                                     \
-    if ((a_ & ~3u) == tohost_) {                                              \
-      const uint32_t word_ = read_word(tohost_);                              \
-      if (word_ & 1) {                                                        \
-        exit_status_ = static_cast<int>(word_ >> 1);                          \
-        event = StopReason::kExited;                                          \
-      }                                                                       \
-    }                                                                         \
+#define STORE(value, address)                                           \
+  do {                                                                  \
+    const auto v_ = (value);                                            \
+    const uint32_t a_ = (address);                                      \
+    const uint32_t o_ = a_ - base;                                      \
+    if (a_ & (sizeof(v_) - 1)) TRAP(TrapCause::kStoreMisaligned, a_);   \
+    if (o_ > size - sizeof(v_)) TRAP(TrapCause::kStoreAccessFault, a_); \
+    std::memcpy(mem + o_, &v_, sizeof(v_));                             \
+    decoded[o_ >> 2].op = Op::kUndecoded;                               \
+    if ((a_ & ~3u) == tohost_) {                                        \
+      const uint32_t word_ = read_word(tohost_);                        \
+      if (word_ & 1) {                                                  \
+        exit_status_ = static_cast<int>(word_ >> 1);                    \
+        event = StopReason::kExited;                                    \
+      }                                                                 \
+    }                                                                   \
   } while (0)
 #define FP_ENABLED() \
   if ((c.mstatus & kMstatusFs) == 0) ILLEGAL()
-#define FP_RM(name)                          \
-  FP_ENABLED();                              \
+#define FP_RM(name)                               \
+  FP_ENABLED();                                   \
   const unsigned name = d.rm == 7 ? c.frm : d.rm; \
-  if (name > 4) ILLEGAL();                   \
+  if (name > 4) ILLEGAL();                        \
   c.mstatus |= kMstatusFs
-#define CSR_OP(op, operand, write)                                                     \
-  do {                                                                                 \
-    uint32_t old_;                                                                     \
+#define CSR_OP(op, operand, write)                                                         \
+  do {                                                                                     \
+    uint32_t old_;                                                                         \
     if (!csr_access(c, static_cast<unsigned>(d.imm), op, operand, write, old_)) ILLEGAL(); \
-    SET_RD(old_);                                                                      \
+    SET_RD(old_);                                                                          \
   } while (0)
-#define ECALL()                                    \
-  do {                                             \
+#define ECALL()                                         \
+  do {                                                  \
     if (c.x[17] != 93) TRAP(TrapCause::kEcallFromM, 0); \
-    exit_status_ = static_cast<int>(c.x[10]);      \
-    event = StopReason::kExited;                   \
+    exit_status_ = static_cast<int>(c.x[10]);           \
+    event = StopReason::kExited;                        \
   } while (0)
-#define MRET()                                                                \
-  do {                                                                        \
-    npc = c.mepc;                                                             \
+#define MRET()                                                                                \
+  do {                                                                                        \
+    npc = c.mepc;                                                                             \
     c.mstatus = (c.mstatus & ~kMstatusMie) | ((c.mstatus & kMstatusMpie) ? kMstatusMie : 0) | \
-                kMstatusMpie;                                                 \
-    c.last_jump_from = pc;                                                    \
+                kMstatusMpie;                                                                 \
+    c.last_jump_from = pc;                                                                    \
   } while (0)
-#define WORKER_RUN()                                                           \
-  do {                                                                         \
-    if (c.id != 0) ILLEGAL();                                                  \
-    Context* idle = nullptr;                                                   \
-    for (unsigned w = 1; w <= workers_ && idle == nullptr; ++w)                \
-      if (contexts_[w].state == ContextState::kIdle) idle = &contexts_[w];     \
-    if (idle == nullptr) {                                                     \
-      stalled = true; /* retry at the next issue */                            \
-    } else {                                                                   \
-      start_worker(c, *idle, RS1, RS2);                                        \
-      SET_RD(idle->id);                                                        \
-    }                                                                          \
-    scheduling_changed = true;                                                 \
+#define WORKER_RUN()                                                       \
+  do {                                                                     \
+    if (c.id != 0) ILLEGAL();                                              \
+    Context* idle = nullptr;                                               \
+    for (unsigned w = 1; w <= workers_ && idle == nullptr; ++w)            \
+      if (contexts_[w].state == ContextState::kIdle) idle = &contexts_[w]; \
+    if (idle == nullptr) {                                                 \
+      stalled = true; /* retry at the next issue */                        \
+    } else {                                                               \
+      start_worker(c, *idle, RS1, RS2);                                    \
+      SET_RD(idle->id);                                                    \
+    }                                                                      \
+    scheduling_changed = true;                                             \
   } while (0)
-#define WORKER_JOIN()                                                          \
-  do {                                                                         \
-    if (c.id != 0) ILLEGAL();                                                  \
-    for (unsigned w = 1; w <= workers_; ++w)                                   \
-      if (contexts_[w].state == ContextState::kRunning) stalled = true;        \
-    scheduling_changed = true;                                                 \
+#define WORKER_JOIN()                                                   \
+  do {                                                                  \
+    if (c.id != 0) ILLEGAL();                                           \
+    for (unsigned w = 1; w <= workers_; ++w)                            \
+      if (contexts_[w].state == ContextState::kRunning) stalled = true; \
+    scheduling_changed = true;                                          \
   } while (0)
 #define WORKER_EXIT()          \
   do {                         \
@@ -531,8 +567,7 @@ void Core::execute(Context& c, uint64_t budget) {
 #undef INSN
         case Op::kUndecoded:
         case Op::kIllegal:
-        case Op::kCount:
-          ILLEGAL();
+        case Op::kCount: ILLEGAL();
       }
       c.next_issue = c.issue_cycle + stride * kIssueSlots[static_cast<size_t>(d.op)];
     }

@@ -53,14 +53,14 @@ struct Context {
   uint32_t pc = 0;
   uint32_t fflags = 0, frm = 0;
   uint32_t mstatus = kMstatusFsInitial, mtvec = 0, mscratch = 0, mepc = 0, mcause = 0, mtval = 0;
-  uint64_t instret = 0;         // instructions retired
-  uint64_t issues = 0;          // issue slots used (retired + stalled + trapped)
-  uint64_t issue_cycle = 0;     // tile cycle of the current (or last) issue
-  uint64_t next_issue = 0;      // earliest tile cycle of the next issue
-  uint64_t runs = 0;            // times started (workers)
-  uint64_t active_cycles = 0;   // tile cycles spent running (start to exit), summed over runs
+  uint64_t instret = 0;        // instructions retired
+  uint64_t issues = 0;         // issue slots used (retired + stalled + trapped)
+  uint64_t issue_cycle = 0;    // tile cycle of the current (or last) issue
+  uint64_t next_issue = 0;     // earliest tile cycle of the next issue
+  uint64_t runs = 0;           // times started (workers)
+  uint64_t active_cycles = 0;  // tile cycles spent running (start to exit), summed over runs
   uint64_t started_at = 0;
-  uint64_t cycle_offset = 0;    // mcycle writes shift this context's view of the tile cycle
+  uint64_t cycle_offset = 0;  // mcycle writes shift this context's view of the tile cycle
   uint64_t instret_offset = 0;
   uint32_t last_jump_from = 0;  // pc of the last taken jump, reported when a fetch faults
   std::string console_line;

@@ -148,8 +148,8 @@ uint32_t round_to_f32(double value, unsigned rm, uint32_t& flags) {
   }
   if (e > 127) {
     flags |= kOF | kNX;
-    const bool to_infinity = rm == kRne || rm == kRmm || (rm == kRup && !negative) ||
-                             (rm == kRdn && negative);
+    const bool to_infinity =
+        rm == kRne || rm == kRmm || (rm == kRup && !negative) || (rm == kRdn && negative);
     return sign | (to_infinity ? 0x7f800000u : 0x7f7fffffu);
   }
   if (inexact) flags |= kNX;

@@ -1,8 +1,8 @@
 #include "isa.h"
 
-#include <array>
-
 #include <fmt/format.h>
+
+#include <array>
 
 #include "csr.h"
 
@@ -17,9 +17,17 @@ constexpr bool has_token(std::string_view operands, std::string_view token) {
   return operands.find(token) != std::string_view::npos;
 }
 
-#define INSN(id, mnemonic, match, mask, imm, operands, slots, ...)                               \
-  InsnSpec{Op::id, mnemonic, match, mask, ImmKind::imm, operands, slots, kIsa,                  \
-           first_operand_is(operands, "rd"), has_token(operands, "rm")},
+#define INSN(id, mnemonic, match, mask, imm, operands, slots, ...) \
+  InsnSpec{Op::id,                                                 \
+           mnemonic,                                               \
+           match,                                                  \
+           mask,                                                   \
+           ImmKind::imm,                                           \
+           operands,                                               \
+           slots,                                                  \
+           kIsa,                                                   \
+           first_operand_is(operands, "rd"),                       \
+           has_token(operands, "rm")},
 
 constexpr InsnSpec kTable[] = {
 #define kIsa Isa::kRv32imf
@@ -63,9 +71,9 @@ constexpr std::array<std::string_view, 32> kXNames = {
     "a1",   "a2", "a3", "a4", "a5",  "a6",  "a7", "s2", "s3", "s4", "s5",
     "s6",   "s7", "s8", "s9", "s10", "s11", "t3", "t4", "t5", "t6"};
 constexpr std::array<std::string_view, 32> kFNames = {
-    "ft0", "ft1", "ft2",  "ft3",  "ft4", "ft5", "ft6",  "ft7",  "fs0",  "fs1",  "fa0",
-    "fa1", "fa2", "fa3",  "fa4",  "fa5", "fa6", "fa7",  "fs2",  "fs3",  "fs4",  "fs5",
-    "fs6", "fs7", "fs8",  "fs9",  "fs10", "fs11", "ft8", "ft9", "ft10", "ft11"};
+    "ft0", "ft1", "ft2", "ft3", "ft4",  "ft5",  "ft6", "ft7", "fs0",  "fs1", "fa0",
+    "fa1", "fa2", "fa3", "fa4", "fa5",  "fa6",  "fa7", "fs2", "fs3",  "fs4", "fs5",
+    "fs6", "fs7", "fs8", "fs9", "fs10", "fs11", "ft8", "ft9", "ft10", "ft11"};
 constexpr std::array<std::string_view, 8> kRoundingNames = {"rne", "rtz", "rdn", "rup",
                                                             "rmm", "rm5", "rm6", "dyn"};
 
@@ -115,19 +123,32 @@ std::string disassemble(uint32_t word, uint32_t pc) {
     const std::string_view tok = ops.substr(0, comma);
     ops = comma == std::string_view::npos ? std::string_view{} : ops.substr(comma + 1);
     std::string text;
-    if (tok == "rd") text = kXNames[d.rd];
-    else if (tok == "rs1") text = kXNames[d.rs1];
-    else if (tok == "rs2") text = kXNames[d.rs2];
-    else if (tok == "fd") text = kFNames[d.rd];
-    else if (tok == "fs1") text = kFNames[d.rs1];
-    else if (tok == "fs2") text = kFNames[d.rs2];
-    else if (tok == "fs3") text = kFNames[d.rs3];
-    else if (tok == "imm") text = fmt::format("{}", d.imm);
-    else if (tok == "shamt") text = fmt::format("0x{:x}", d.imm);
-    else if (tok == "uimm") text = fmt::format("0x{:x}", static_cast<uint32_t>(d.imm) >> 12);
-    else if (tok == "off(rs1)") text = fmt::format("{}({})", d.imm, kXNames[d.rs1]);
-    else if (tok == "target") text = fmt::format("0x{:x}", pc + static_cast<uint32_t>(d.imm));
-    else if (tok == "zimm") text = fmt::format("{}", d.rs1);
+    if (tok == "rd")
+      text = kXNames[d.rd];
+    else if (tok == "rs1")
+      text = kXNames[d.rs1];
+    else if (tok == "rs2")
+      text = kXNames[d.rs2];
+    else if (tok == "fd")
+      text = kFNames[d.rd];
+    else if (tok == "fs1")
+      text = kFNames[d.rs1];
+    else if (tok == "fs2")
+      text = kFNames[d.rs2];
+    else if (tok == "fs3")
+      text = kFNames[d.rs3];
+    else if (tok == "imm")
+      text = fmt::format("{}", d.imm);
+    else if (tok == "shamt")
+      text = fmt::format("0x{:x}", d.imm);
+    else if (tok == "uimm")
+      text = fmt::format("0x{:x}", static_cast<uint32_t>(d.imm) >> 12);
+    else if (tok == "off(rs1)")
+      text = fmt::format("{}({})", d.imm, kXNames[d.rs1]);
+    else if (tok == "target")
+      text = fmt::format("0x{:x}", pc + static_cast<uint32_t>(d.imm));
+    else if (tok == "zimm")
+      text = fmt::format("{}", d.rs1);
     else if (tok == "csr") {
       const std::string_view name = csr_name(static_cast<unsigned>(d.imm));
       text = name.empty() ? fmt::format("0x{:x}", d.imm) : std::string(name);

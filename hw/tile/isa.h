@@ -32,7 +32,7 @@ struct InsnSpec {
   std::string_view operands;  // assembler syntax, e.g. "rd,off(rs1)"
   unsigned issue_slots;       // issue slots of its context the instruction occupies
   Isa isa;
-  bool writes_xrd;      // destination is an integer register (x0 writes are discarded)
+  bool writes_xrd;  // destination is an integer register (x0 writes are discarded)
   bool has_rounding_mode;
 };
 

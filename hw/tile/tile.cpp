@@ -1,9 +1,9 @@
 #include "tile.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstring>
-
-#include <fmt/format.h>
 
 namespace ipu::hw {
 
@@ -63,7 +63,8 @@ bool Tile::access(tlm::tlm_generic_payload& payload, uint32_t& offset) {
     payload.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
     return false;
   }
-  if (address < config_.sram_base || address + length > uint64_t{config_.sram_base} + config_.sram_bytes) {
+  if (address < config_.sram_base ||
+      address + length > uint64_t{config_.sram_base} + config_.sram_bytes) {
     payload.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
     return false;
   }
@@ -82,7 +83,8 @@ void Tile::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& dela
     std::memcpy(payload.get_data_ptr(), sram_.data() + offset, length);
   }
   // One SRAM port access per 8 bytes (64-bit wide), one tile cycle each.
-  delay += period_ * static_cast<double>((length + 7) / 8);
+  const unsigned port_cycles = (length + 7) / 8;
+  delay += period_ * static_cast<double>(port_cycles);
   payload.set_dmi_allowed(true);
   payload.set_response_status(tlm::TLM_OK_RESPONSE);
 }

@@ -4,13 +4,13 @@
 // burst of up to `quantum_cycles` tile cycles, then waits for that much simulated time.
 #pragma once
 
+#include <tlm_utils/simple_target_socket.h>
+
 #include <cstdint>
 #include <string>
-#include <vector>
-
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_target_socket.h>
+#include <vector>
 
 #include "core.h"
 #include "tile_config.h"

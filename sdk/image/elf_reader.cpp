@@ -1,12 +1,11 @@
 #include "elf_reader.h"
 
 #include <elf.h>
+#include <fmt/format.h>
 
 #include <cstring>
 #include <fstream>
 #include <iterator>
-
-#include <fmt/format.h>
 
 namespace ipu::sdk {
 namespace {
@@ -46,27 +45,32 @@ class Reader {
 void read_symbols(const Reader& r, const Elf32_Ehdr& eh, ElfImage& image) {
   if (eh.e_shoff == 0 || eh.e_shnum == 0) return;
   if (eh.e_shentsize != sizeof(Elf32_Shdr))
-    r.fail(offsetof(Elf32_Ehdr, e_shentsize),
-           fmt::format("section header size is {}, expected {}", eh.e_shentsize, sizeof(Elf32_Shdr)));
+    r.fail(offsetof(Elf32_Ehdr, e_shentsize), fmt::format("section header size is {}, expected {}",
+                                                          eh.e_shentsize, sizeof(Elf32_Shdr)));
   r.need(eh.e_shoff, uint64_t{eh.e_shnum} * sizeof(Elf32_Shdr), "the section header table");
   for (unsigned i = 0; i < eh.e_shnum; ++i) {
     const uint64_t at = eh.e_shoff + uint64_t{i} * sizeof(Elf32_Shdr);
     const auto sh = r.get<Elf32_Shdr>(at, "section header");
     if (sh.sh_type != SHT_SYMTAB) continue;
     if (sh.sh_link >= eh.e_shnum)
-      r.fail(at + offsetof(Elf32_Shdr, sh_link), fmt::format("symbol table {} links to missing section {}", i, sh.sh_link));
-    const auto strtab = r.get<Elf32_Shdr>(eh.e_shoff + uint64_t{sh.sh_link} * sizeof(Elf32_Shdr), "string table header");
+      r.fail(at + offsetof(Elf32_Shdr, sh_link),
+             fmt::format("symbol table {} links to missing section {}", i, sh.sh_link));
+    const auto strtab = r.get<Elf32_Shdr>(eh.e_shoff + uint64_t{sh.sh_link} * sizeof(Elf32_Shdr),
+                                          "string table header");
     r.need(sh.sh_offset, sh.sh_size, fmt::format("symbol table (section {})", i));
     r.need(strtab.sh_offset, strtab.sh_size, fmt::format("string table (section {})", sh.sh_link));
     for (uint64_t s = 0; s + sizeof(Elf32_Sym) <= sh.sh_size; s += sizeof(Elf32_Sym)) {
       const auto sym = r.get<Elf32_Sym>(sh.sh_offset + s, "symbol");
       if (sym.st_name == 0) continue;
       if (sym.st_name >= strtab.sh_size)
-        r.fail(sh.sh_offset + s, fmt::format("symbol name offset {} is past the string table", sym.st_name));
-      const char* begin = reinterpret_cast<const char*>(r.bytes().data() + strtab.sh_offset + sym.st_name);
+        r.fail(sh.sh_offset + s,
+               fmt::format("symbol name offset {} is past the string table", sym.st_name));
+      const char* begin =
+          reinterpret_cast<const char*>(r.bytes().data() + strtab.sh_offset + sym.st_name);
       const size_t max = strtab.sh_size - sym.st_name;
       const size_t len = strnlen(begin, max);
-      if (len == max) r.fail(sh.sh_offset + s, "symbol name is not terminated inside the string table");
+      if (len == max)
+        r.fail(sh.sh_offset + s, "symbol name is not terminated inside the string table");
       image.symbols.emplace(std::string(begin, len), sym.st_value);
     }
   }
@@ -80,21 +84,25 @@ ElfImage parse_elf(const std::string& name, const std::vector<uint8_t>& bytes) {
   if (bytes.size() < SELFMAG || std::memcmp(bytes.data(), ELFMAG, SELFMAG) != 0)
     r.fail(0, "not an ELF file (no \\x7fELF magic)");
   if (bytes.size() < EI_NIDENT) r.fail(bytes.size(), "truncated inside the ELF identification");
-  if (bytes[EI_CLASS] == ELFCLASS64) r.fail(EI_CLASS, "64-bit ELF; the tile runs RV32 (ELFCLASS32) images");
-  if (bytes[EI_CLASS] != ELFCLASS32) r.fail(EI_CLASS, fmt::format("unknown ELF class {}", bytes[EI_CLASS]));
+  if (bytes[EI_CLASS] == ELFCLASS64)
+    r.fail(EI_CLASS, "64-bit ELF; the tile runs RV32 (ELFCLASS32) images");
+  if (bytes[EI_CLASS] != ELFCLASS32)
+    r.fail(EI_CLASS, fmt::format("unknown ELF class {}", bytes[EI_CLASS]));
   if (bytes[EI_DATA] == ELFDATA2MSB) r.fail(EI_DATA, "big-endian ELF; the tile is little-endian");
-  if (bytes[EI_DATA] != ELFDATA2LSB) r.fail(EI_DATA, fmt::format("unknown ELF data encoding {}", bytes[EI_DATA]));
+  if (bytes[EI_DATA] != ELFDATA2LSB)
+    r.fail(EI_DATA, fmt::format("unknown ELF data encoding {}", bytes[EI_DATA]));
 
   const auto eh = r.get<Elf32_Ehdr>(0, "the ELF header");
   if (eh.e_machine != EM_RISCV)
     r.fail(offsetof(Elf32_Ehdr, e_machine),
            fmt::format("machine is {}, not RISC-V ({})", eh.e_machine, EM_RISCV));
   if (eh.e_type != ET_EXEC)
-    r.fail(offsetof(Elf32_Ehdr, e_type), fmt::format("ELF type {} is not an executable (ET_EXEC)", eh.e_type));
+    r.fail(offsetof(Elf32_Ehdr, e_type),
+           fmt::format("ELF type {} is not an executable (ET_EXEC)", eh.e_type));
   if (eh.e_phnum == 0) r.fail(offsetof(Elf32_Ehdr, e_phnum), "no program headers: nothing to load");
   if (eh.e_phentsize != sizeof(Elf32_Phdr))
-    r.fail(offsetof(Elf32_Ehdr, e_phentsize),
-           fmt::format("program header size is {}, expected {}", eh.e_phentsize, sizeof(Elf32_Phdr)));
+    r.fail(offsetof(Elf32_Ehdr, e_phentsize), fmt::format("program header size is {}, expected {}",
+                                                          eh.e_phentsize, sizeof(Elf32_Phdr)));
   r.need(eh.e_phoff, uint64_t{eh.e_phnum} * sizeof(Elf32_Phdr), "the program header table");
 
   ElfImage image;
@@ -105,8 +113,8 @@ ElfImage parse_elf(const std::string& name, const std::vector<uint8_t>& bytes) {
     const auto ph = r.get<Elf32_Phdr>(at, "program header");
     if (ph.p_type != PT_LOAD) continue;
     if (ph.p_filesz > ph.p_memsz)
-      r.fail(at, fmt::format("segment {} has file size 0x{:x} larger than its memory size 0x{:x}", i,
-                             ph.p_filesz, ph.p_memsz));
+      r.fail(at, fmt::format("segment {} has file size 0x{:x} larger than its memory size 0x{:x}",
+                             i, ph.p_filesz, ph.p_memsz));
     r.need(ph.p_offset, ph.p_filesz, fmt::format("segment {} data", i));
     ElfSegment seg;
     seg.index = i;
@@ -126,7 +134,8 @@ ElfImage parse_elf(const std::string& name, const std::vector<uint8_t>& bytes) {
 ElfImage read_elf(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ImageError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
   if (in.bad()) throw ImageError(fmt::format("{}: read error", path));
   return parse_elf(path, bytes);
 }
@@ -139,7 +148,8 @@ void check_within_window(const ElfImage& image, uint32_t base, uint32_t bytes) {
       throw ImageError(fmt::format(
           "{}: segment {} (file offset 0x{:x}) occupies 0x{:08x}-0x{:08x}, outside the tile's SRAM "
           "window 0x{:08x}-0x{:08x}",
-          image.path, s.index, s.file_offset, s.paddr, uint64_t{s.paddr} + s.mem_size - 1, base, end - 1));
+          image.path, s.index, s.file_offset, s.paddr, uint64_t{s.paddr} + s.mem_size - 1, base,
+          end - 1));
   }
   if (image.entry < base || image.entry >= end || (image.entry & 3))
     throw ImageError(fmt::format(

@@ -18,11 +18,11 @@ class ImageError : public std::runtime_error {
 };
 
 struct ElfSegment {
-  unsigned index = 0;         // program header index
-  uint32_t file_offset = 0;   // p_offset
+  unsigned index = 0;        // program header index
+  uint32_t file_offset = 0;  // p_offset
   uint32_t vaddr = 0;
   uint32_t paddr = 0;
-  uint32_t mem_size = 0;      // bytes past the file data are zero (.bss)
+  uint32_t mem_size = 0;  // bytes past the file data are zero (.bss)
   bool executable = false;
   std::vector<uint8_t> data;  // p_filesz bytes
 
@@ -37,7 +37,7 @@ struct ElfSegment {
 struct ElfImage {
   std::string path;
   uint32_t entry = 0;
-  std::vector<ElfSegment> segments;       // PT_LOAD segments, in file order
+  std::vector<ElfSegment> segments;         // PT_LOAD segments, in file order
   std::map<std::string, uint32_t> symbols;  // from .symtab, when present
 };
 

@@ -1,11 +1,11 @@
 // Runs the tile core without SystemC, so that many small programs can run in one test process.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <cstring>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "hw/tile/core.h"
 #include "sdk/image/elf_reader.h"
