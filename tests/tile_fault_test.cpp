@@ -112,5 +112,18 @@ TEST_F(BadProgram, WorkerThatNeverEndsIsReportedWithItsPc) {
   EXPECT_THAT(running, HasSubstr("context 1 (worker)"));
 }
 
+TEST_F(BadProgram, FaultOnAWorkerNamesTheWorker) {
+  ASSERT_EQ(run_from("worker_starts_worker"), StopReason::kFault);
+  EXPECT_EQ(fault().context, 1u);
+  EXPECT_EQ(fault().cause, TrapCause::kIllegalInstruction);
+  EXPECT_THAT(fault().message, HasSubstr("tile 0 context 1 (worker): illegal instruction"));
+  EXPECT_THAT(fault().message, HasSubstr("ipu.run a0,t0,zero"));
+}
+
+TEST_F(BadProgram, ExitFromAWorkerEndsTheProgram) {
+  ASSERT_EQ(run_from("worker_exits_program"), StopReason::kExited);
+  EXPECT_EQ(h.core.exit_status(), 5);
+}
+
 }  // namespace
 }  // namespace ipu::test

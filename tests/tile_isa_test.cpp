@@ -163,6 +163,49 @@ TEST(Rv32i, StoreOverExecutedCodeTakesEffect) {
   EXPECT_EQ(h.x(a0), 7u);
 }
 
+TEST(Rv32i, FenceFenceIAndWfiRetireWithoutEffect) {
+  // fence iorw,iorw (0x0ff0000f), fence.i, wfi: each retires in one issue slot.
+  CoreHarness h;
+  h.load_words({0x0ff0000f, 0x0000100f, 0x10500073, addi(a0, zero, 3), ecall()});
+  h.x(a7) = 93;
+  EXPECT_EQ(h.run(), StopReason::kExited);
+  EXPECT_EQ(h.x(a0), 3u);
+  EXPECT_EQ(h.core.instructions_retired(), 5u);
+  EXPECT_EQ(h.core.cycles(), 6u * 4 + 1);
+}
+
+TEST(Rv32i, TrapEntersMtvecAndMretReturns) {
+  // mtvec = handler; the illegal word traps: mepc = its pc, mcause = 2, mtval = the word,
+  // MPIE <- MIE (1), MIE <- 0. The handler adds 4 to mepc and returns with mret, which restores
+  // MIE from MPIE and sets MPIE.
+  CoreHarness h;
+  const uint32_t base = h.base();
+  const uint32_t handler = base + 0x40;
+  std::vector<uint32_t> words(0x40 / 4 + 6, nop());
+  words[0] = csrrw(zero, 0x305, a1);      // mtvec <- a1
+  words[1] = I(0x73, 6, zero, 8, 0x300);  // csrrsi mstatus, MIE (bit 3)
+  words[2] = 0xffffffff;                  // illegal
+  words[3] = csrrs(a3, 0x300, zero);      // mstatus after mret
+  words[4] = ecall();
+  words[handler / 4 - base / 4 + 0] = csrrs(a4, 0x300, zero);  // mstatus inside the handler
+  words[handler / 4 - base / 4 + 1] = csrrs(t0, 0x341, zero);  // mepc
+  words[handler / 4 - base / 4 + 2] = csrrs(t1, 0x342, zero);  // mcause
+  words[handler / 4 - base / 4 + 3] = csrrs(t2, 0x343, zero);  // mtval
+  words[handler / 4 - base / 4 + 4] = addi(s0, t0, 4);
+  words[handler / 4 - base / 4 + 5] = csrrw(zero, 0x341, s0);
+  words.push_back(mret());
+  h.load_words(words);
+  h.x(a7) = 93;
+  h.x(a1) = handler;
+  ASSERT_EQ(h.run(), StopReason::kExited) << h.core.fault().message;
+  EXPECT_EQ(h.x(t0), base + 8);
+  EXPECT_EQ(h.x(t1), 2u);
+  EXPECT_EQ(h.x(t2), 0xffffffffu);
+  const uint32_t mpp = 3u << 11, fs_initial = 1u << 13, mie = 1u << 3, mpie = 1u << 7;
+  EXPECT_EQ(h.x(a4), mpp | fs_initial | mpie);        // in the handler: MIE 0, MPIE 1
+  EXPECT_EQ(h.x(a3), mpp | fs_initial | mie | mpie);  // after mret: MIE 1, MPIE 1
+}
+
 TEST(Rv32m, MultiplyHighParts) {
   EXPECT_EQ(int_op(0, 1, 0x80000000, 0xffffffff), 0x80000000u);  // mul low word
   EXPECT_EQ(int_op(1, 1, 0xffffffff, 0xffffffff), 0u);           // mulh (-1)(-1) = 1

@@ -58,3 +58,24 @@ worker_runs_forever:
   .globl supervisor_wexit
 supervisor_wexit:
   .insn r 0x0b, 2, 0, x0, x0, x0     /* ipu.wexit on the supervisor: illegal */
+
+  .globl worker_starts_worker
+worker_starts_worker:
+  la    t0, 1f
+  .insn r 0x0b, 0, 0, a0, t0, zero   /* ipu.run: starts worker 1 at 1f */
+  .insn r 0x0b, 1, 0, x0, x0, x0     /* ipu.join */
+1:
+  .insn r 0x0b, 0, 0, a0, t0, zero   /* ipu.run on a worker: illegal */
+
+  .globl worker_exits_program
+worker_exits_program:
+  la    t0, 1f
+  .insn r 0x0b, 0, 0, a0, t0, zero
+  .insn r 0x0b, 1, 0, x0, x0, x0     /* the worker's exit ends the program first */
+  li    a0, 99
+  li    a7, 93
+  ecall
+1:
+  li    a0, 5
+  li    a7, 93
+  ecall
