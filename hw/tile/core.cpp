@@ -285,6 +285,13 @@ StopReason Core::run(uint64_t until) {
         next = &supervisor;
       }
     }
+    if (running_workers == workers_ && t < until) {
+      if (trace_)
+        run_full_barrel<true>(until);
+      else
+        run_full_barrel<false>(until);
+      continue;
+    }
     if (next == nullptr || t >= until) {
       stop_ = StopReason::kCycleLimit;
       if (until != kNever) cycles_ = std::max(cycles_, until);
@@ -300,6 +307,25 @@ StopReason Core::run(uint64_t until) {
     time_ = next->issue_cycle + 1;
   }
   return stop_;
+}
+
+// Every slot is held by a running worker, so the supervisor cannot issue and the workers issue
+// in slot order, one per cycle, each in its own slot. This loop keeps that exact interleaving
+// without the general scheduler's search; it returns at the first change (a worker exits, the
+// run ends) or at `until`.
+template <bool kTrace>
+void Core::run_full_barrel(uint64_t until) {
+  uint64_t t = time_;
+  for (; t < until; ++t) {
+    Context& w = contexts_[1 + t % workers_];
+    if (w.next_issue != t) continue;  // still inside a multi-slot instruction
+    execute<kTrace>(w, 1);
+    if (stop_ != StopReason::kRunning || w.state != ContextState::kRunning) {
+      time_ = t + 1;
+      return;
+    }
+  }
+  time_ = t;
 }
 
 // ---- workers, console, end of run ----

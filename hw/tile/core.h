@@ -119,6 +119,8 @@ class Core {
 
   template <bool kTrace>
   void execute(Context& c, uint64_t budget);
+  template <bool kTrace>
+  void run_full_barrel(uint64_t until);
   uint64_t supervisor_issue_cycle(uint64_t earliest) const;
   bool csr_access(Context& c, unsigned number, CsrOp op, uint32_t operand, bool write,
                   uint32_t& old);
