@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 
@@ -24,12 +25,85 @@ constexpr std::array<uint8_t, static_cast<size_t>(Op::kCount)> make_issue_slots(
   slots[static_cast<size_t>(Op::kIllegal)] = 1;
 #define INSN(id, mnemonic, match, mask, imm, operands, issue, ...) \
   slots[static_cast<size_t>(Op::id)] = issue;
+#define XINSN(id, mnemonic, match, mask, imm, operands, issue, ...) \
+  slots[static_cast<size_t>(Op::id)] = issue;
 #include "rv32imf.def"
 #include "xipu.def"
+#undef XINSN
 #undef INSN
   return slots;
 }
 constexpr auto kIssueSlots = make_issue_slots();
+
+// Lane `lane` (0-3) of the f16x4 value in the register pair starting at `reg`.
+uint32_t half(const Context& c, unsigned reg, unsigned lane) {
+  return (c.f[reg + lane / 2] >> (16 * (lane & 1))) & 0xffffu;
+}
+void set_half(Context& c, unsigned reg, unsigned lane, uint32_t value) {
+  uint32_t& word = c.f[reg + lane / 2];
+  const unsigned shift = 16 * (lane & 1);
+  word = (word & ~(0xffffu << shift)) | ((value & 0xffffu) << shift);
+}
+
+float float_of(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+// Loads one phase of weights (row-major, f16 or f32 per the mode) as f32 values.
+void load_amp_weights(AmpUnit& amp, unsigned phase, const uint8_t* src) {
+  const unsigned n = amp.rows() * amp.inputs();
+  for (unsigned i = 0; i < n; ++i) {
+    if (amp.f32_mode()) {
+      uint32_t w;
+      std::memcpy(&w, src + 4 * i, 4);
+      amp.weights[phase][i] = float_of(w);
+    } else {
+      uint16_t h;
+      std::memcpy(&h, src + 2 * i, 2);
+      amp.weights[phase][i] = static_cast<float>(fpu::f16_value(h));
+    }
+  }
+}
+
+// One ipu.amp: multiply-accumulate the input vector at `in`; after the last phase write the
+// results at `out` (NaN results canonical, as every tile FP result) and start over.
+void amp_step(AmpUnit& amp, const uint8_t* in, uint8_t* out) {
+  std::array<float, AmpUnit::kInputsF16> x{};
+  for (unsigned j = 0; j < amp.inputs(); ++j) {
+    if (amp.f32_mode()) {
+      uint32_t v;
+      std::memcpy(&v, in + 4 * j, 4);
+      x[j] = float_of(v);
+    } else {
+      uint16_t h;
+      std::memcpy(&h, in + 2 * j, 2);
+      x[j] = static_cast<float>(fpu::f16_value(h));
+    }
+  }
+  amp.multiply_accumulate(x.data());
+  amp.input += AmpUnit::kInputBytes;
+  if (out == nullptr) {
+    ++amp.phase;
+    return;
+  }
+  for (unsigned r = 0; r < amp.rows(); ++r) {
+    float result = amp.acc[r];
+    if (amp.accumulate_output()) {
+      uint32_t old;
+      std::memcpy(&old, out + 4 * r, 4);
+      result = float_of(old) + result;
+    }
+    uint32_t bits;
+    std::memcpy(&bits, &result, 4);
+    if (std::isnan(result)) bits = fpu::kCanonicalNaN;
+    std::memcpy(out + 4 * r, &bits, 4);
+  }
+  amp.output += amp.output_bytes();
+  amp.acc.fill(0.0f);
+  amp.phase = 0;
+}
 
 std::string context_name(unsigned id) {
   return id == 0 ? std::string("context 0 (supervisor)") : fmt::format("context {} (worker)", id);
@@ -157,6 +231,33 @@ const Core::CsrBehaviour Core::kCsrBehaviour[] = {
      [](Core& core, Context& c, uint32_t v) { core.console_put(c, v); }},
     {[](const Core& core, const Context&) { return core.worker_entry_; },
      [](Core& core, Context&, uint32_t v) { core.worker_entry_ = v & ~3u; }},
+    // ipu.fpctl
+    {[](const Core&, const Context& c) { return c.fpctl; },
+     [](Core&, Context& c, uint32_t v) { c.fpctl = v & 1; }},
+    // ipu.prng0..3: the context's PRNG state words s0 low, s0 high, s1 low, s1 high
+    {[](const Core&, const Context& c) { return static_cast<uint32_t>(c.prng.s0); },
+     [](Core&, Context& c, uint32_t v) { c.prng.s0 = (c.prng.s0 & ~uint64_t{0xffffffff}) | v; }},
+    {[](const Core&, const Context& c) { return static_cast<uint32_t>(c.prng.s0 >> 32); },
+     [](Core&, Context& c, uint32_t v) {
+       c.prng.s0 = (c.prng.s0 & 0xffffffff) | (uint64_t{v} << 32);
+     }},
+    {[](const Core&, const Context& c) { return static_cast<uint32_t>(c.prng.s1); },
+     [](Core&, Context& c, uint32_t v) { c.prng.s1 = (c.prng.s1 & ~uint64_t{0xffffffff}) | v; }},
+    {[](const Core&, const Context& c) { return static_cast<uint32_t>(c.prng.s1 >> 32); },
+     [](Core&, Context& c, uint32_t v) {
+       c.prng.s1 = (c.prng.s1 & 0xffffffff) | (uint64_t{v} << 32);
+     }},
+    // ipu.ampcfg (writing it restarts the phase count and clears the accumulators), ampin, ampout
+    {[](const Core&, const Context& c) { return c.amp.config; },
+     [](Core&, Context& c, uint32_t v) {
+       c.amp.config = v & 0xf;
+       c.amp.phase = 0;
+       c.amp.acc.fill(0.0f);
+     }},
+    {[](const Core&, const Context& c) { return c.amp.input; },
+     [](Core&, Context& c, uint32_t v) { c.amp.input = v; }},
+    {[](const Core&, const Context& c) { return c.amp.output; },
+     [](Core&, Context& c, uint32_t v) { c.amp.output = v; }},
 };
 
 std::string_view csr_name(unsigned number) {
@@ -219,6 +320,7 @@ void Core::reset(uint32_t entry) {
   for (unsigned i = 0; i <= kMaxWorkerContexts; ++i) {
     contexts_[i] = Context{};
     contexts_[i].id = i;
+    contexts_[i].prng = Xoroshiro128aox::reset_state(tile_id_, i);
   }
   std::fill(decoded_.begin(), decoded_.end(), Decoded{});
   worker_entry_ = 0;
@@ -336,7 +438,9 @@ void Core::start_worker(Context& supervisor, Context& worker, uint32_t function,
   const uint64_t runs = worker.runs, active = worker.active_cycles, instret = worker.instret,
                  issues = worker.issues;
   std::string pending_console = std::move(worker.console_line);
+  const Xoroshiro128aox prng = worker.prng;  // a worker's random stream continues across runs
   worker = Context{};
+  worker.prng = prng;
   worker.id = id;
   worker.runs = runs + 1;
   worker.active_cycles = active;
@@ -553,6 +657,119 @@ std::string Core::describe_running_contexts() const {
     scheduling_changed = true; \
   } while (0)
 
+#define URAND64()                                            \
+  do {                                                       \
+    if (d.rd & 1) ILLEGAL();                                 \
+    const uint64_t bits_ = c.prng.next();                    \
+    if (d.rd != 0) c.x[d.rd] = static_cast<uint32_t>(bits_); \
+    c.x[d.rd + 1] = static_cast<uint32_t>(bits_ >> 32);      \
+  } while (0)
+
+// ---- SIMD: lanes of register pairs (xipu.def explains the layout) ----
+// The f16 rounding mode and, when stochastic, 32 random bits per lane from the context's PRNG:
+// lanes 0 and 1 take the low and high words of one 64-bit draw, lanes 2 and 3 of the next.
+#define F16_ROUNDING(lanes)                                           \
+  const unsigned RM16 = (c.fpctl & 1) ? fpu::kStochastic : fpu::kRne; \
+  std::array<uint32_t, 4> random_{};                                  \
+  if (RM16 == fpu::kStochastic) {                                     \
+    for (unsigned l_ = 0; l_ < (lanes); l_ += 2) {                    \
+      const uint64_t r_ = c.prng.next();                              \
+      random_[l_] = static_cast<uint32_t>(r_);                        \
+      random_[l_ + 1] = static_cast<uint32_t>(r_ >> 32);              \
+    }                                                                 \
+  }
+#define RANDOM random_[lane]
+#define SIMD_REGISTERS(mask_of_operands) \
+  FP_ENABLED();                          \
+  if ((mask_of_operands)&1) ILLEGAL();   \
+  c.mstatus |= kMstatusFs
+#define F32X2_BINARY(expr)                                       \
+  SIMD_REGISTERS(d.rd | d.rs1 | d.rs2);                          \
+  for (unsigned lane = 0; lane < 2; ++lane) {                    \
+    const uint32_t A = c.f[d.rs1 + lane], B = c.f[d.rs2 + lane]; \
+    c.f[d.rd + lane] = (expr);                                   \
+  }
+#define F32X2_UNARY(expr)                     \
+  SIMD_REGISTERS(d.rd | d.rs1);               \
+  for (unsigned lane = 0; lane < 2; ++lane) { \
+    const uint32_t A = c.f[d.rs1 + lane];     \
+    c.f[d.rd + lane] = (expr);                \
+  }
+#define F32X2_TERNARY(expr)                                                             \
+  SIMD_REGISTERS(d.rd | d.rs1 | d.rs2 | d.rs3);                                         \
+  for (unsigned lane = 0; lane < 2; ++lane) {                                           \
+    const uint32_t A = c.f[d.rs1 + lane], B = c.f[d.rs2 + lane], C = c.f[d.rs3 + lane]; \
+    c.f[d.rd + lane] = (expr);                                                          \
+  }
+#define F16X4_BINARY(expr)                                             \
+  SIMD_REGISTERS(d.rd | d.rs1 | d.rs2);                                \
+  F16_ROUNDING(4);                                                     \
+  for (unsigned lane = 0; lane < 4; ++lane) {                          \
+    const uint32_t A = half(c, d.rs1, lane), B = half(c, d.rs2, lane); \
+    set_half(c, d.rd, lane, (expr));                                   \
+  }
+#define F16X4_UNARY(expr)                     \
+  SIMD_REGISTERS(d.rd | d.rs1);               \
+  for (unsigned lane = 0; lane < 4; ++lane) { \
+    const uint32_t A = half(c, d.rs1, lane);  \
+    set_half(c, d.rd, lane, (expr));          \
+  }
+#define F16X4_TERNARY(expr)                                                                      \
+  SIMD_REGISTERS(d.rd | d.rs1 | d.rs2 | d.rs3);                                                  \
+  F16_ROUNDING(4);                                                                               \
+  for (unsigned lane = 0; lane < 4; ++lane) {                                                    \
+    const uint32_t A = half(c, d.rs1, lane), B = half(c, d.rs2, lane), C = half(c, d.rs3, lane); \
+    set_half(c, d.rd, lane, (expr));                                                             \
+  }
+// f32 lanes (from one or two pairs) to f16 lanes packed into fd (one register or a pair).
+#define CONVERT_F32_TO_F16(lanes)                                             \
+  SIMD_REGISTERS(d.rs1 | ((lanes) == 4 ? (d.rd | d.rs2) : 0u));               \
+  F16_ROUNDING(lanes);                                                        \
+  std::array<uint32_t, 4> h_{};                                               \
+  for (unsigned lane = 0; lane < (lanes); ++lane) {                           \
+    const uint32_t f_ = lane < 2 ? c.f[d.rs1 + lane] : c.f[d.rs2 + lane - 2]; \
+    h_[lane] = fpu::f32_to_f16(f_, RM16, FFLAGS, RANDOM);                     \
+  }                                                                           \
+  for (unsigned lane = 0; lane < (lanes); ++lane) set_half(c, d.rd, lane, h_[lane])
+// f16 lanes (one register or a pair) widened to f32 registers (a pair or a quad).
+#define CONVERT_F16_TO_F32(lanes)                             \
+  SIMD_REGISTERS(d.rd | ((lanes) == 4 ? d.rs1 : 0u));         \
+  if ((lanes) == 4 && (d.rd & 3)) ILLEGAL();                  \
+  std::array<uint32_t, 4> w_{};                               \
+  for (unsigned lane = 0; lane < (lanes); ++lane)             \
+    w_[lane] = fpu::f16_to_f32(half(c, d.rs1, lane), FFLAGS); \
+  for (unsigned lane = 0; lane < (lanes); ++lane) c.f[d.rd + lane] = w_[lane]
+#define HORIZONTAL_SUM(lanes, lane_value)                   \
+  SIMD_REGISTERS(d.rs1);                                    \
+  uint32_t sum_ = c.f[d.rd];                                \
+  for (unsigned lane = 0; lane < (lanes); ++lane)           \
+    sum_ = fpu::add(sum_, (lane_value), fpu::kRne, FFLAGS); \
+  c.f[d.rd] = sum_
+
+// ---- AMP ----
+#define AMP_LOAD_WEIGHTS()                                            \
+  do {                                                                \
+    AmpUnit& amp_ = c.amp;                                            \
+    const uint32_t phase_ = RS2, a_ = RS1, n_ = amp_.weight_bytes();  \
+    if (phase_ >= AmpUnit::kPhases) ILLEGAL();                        \
+    if (a_ & 7) TRAP(TrapCause::kLoadMisaligned, a_);                 \
+    if (a_ - base > size - n_) TRAP(TrapCause::kLoadAccessFault, a_); \
+    load_amp_weights(amp_, phase_, mem + (a_ - base));                \
+  } while (0)
+#define AMP_STEP()                                                                        \
+  do {                                                                                    \
+    AmpUnit& amp_ = c.amp;                                                                \
+    const uint32_t in_ = amp_.input;                                                      \
+    if (in_ & 7) TRAP(TrapCause::kLoadMisaligned, in_);                                   \
+    if (in_ - base > size - AmpUnit::kInputBytes) TRAP(TrapCause::kLoadAccessFault, in_); \
+    const bool last_ = amp_.phase + 1 == amp_.phases();                                   \
+    const uint32_t out_ = amp_.output, n_ = amp_.output_bytes();                          \
+    if (last_ && (out_ & 3)) TRAP(TrapCause::kStoreMisaligned, out_);                     \
+    if (last_ && out_ - base > size - n_) TRAP(TrapCause::kStoreAccessFault, out_);       \
+    amp_step(amp_, mem + (in_ - base), last_ ? mem + (out_ - base) : nullptr);            \
+    if (last_) invalidate(out_, n_);                                                      \
+  } while (0)
+
 template <bool kTrace>
 void Core::execute(Context& c, uint64_t budget) {
   uint8_t* const mem = sram_;
@@ -588,8 +805,14 @@ void Core::execute(Context& c, uint64_t budget) {
   case Op::id: {                                                   \
     __VA_ARGS__                                                    \
   } break;
+#define XINSN(id, mnemonic, match, mask, imm, operands, issue, c_return, c_name, c_params, \
+              summary, ...)                                                                \
+  case Op::id: {                                                                           \
+    __VA_ARGS__                                                                            \
+  } break;
 #include "rv32imf.def"
 #include "xipu.def"
+#undef XINSN
 #undef INSN
         case Op::kUndecoded:
         case Op::kIllegal:

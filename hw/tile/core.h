@@ -18,7 +18,9 @@
 #include <string_view>
 #include <vector>
 
+#include "amp.h"
 #include "isa.h"
+#include "prng.h"
 #include "tile_config.h"
 
 namespace ipu::hw {
@@ -63,6 +65,9 @@ struct Context {
   uint64_t cycle_offset = 0;  // mcycle writes shift this context's view of the tile cycle
   uint64_t instret_offset = 0;
   uint32_t last_jump_from = 0;  // pc of the last taken jump, reported when a fetch faults
+  uint32_t fpctl = 0;           // CSR ipu_fpctl: bit 0 = stochastic rounding of f16 results
+  Xoroshiro128aox prng;         // this context's PRNG stream (kept across worker runs)
+  AmpUnit amp;                  // this context's AMP weights and accumulators
   std::string console_line;
 };
 

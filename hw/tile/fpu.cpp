@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #if defined(__SSE2__)
 #include <xmmintrin.h>
@@ -28,9 +29,15 @@ double as_double(uint64_t u) {
   return d;
 }
 
-bool is_nan(uint32_t a) { return (a & 0x7fffffffu) > 0x7f800000u; }
-bool is_signalling(uint32_t a) { return is_nan(a) && (a & 0x00400000u) == 0; }
-bool is_zero(uint32_t a) { return (a & 0x7fffffffu) == 0; }
+uint32_t magnitude(const Format& f, uint32_t a) { return a & ((1u << (f.width - 1)) - 1); }
+bool is_nan(const Format& f, uint32_t a) { return magnitude(f, a) > f.infinity; }
+bool is_signalling(const Format& f, uint32_t a) {
+  return is_nan(f, a) && (a & (1u << (f.mantissa_bits - 1))) == 0;
+}
+bool is_zero(const Format& f, uint32_t a) { return magnitude(f, a) == 0; }
+bool is_nan(uint32_t a) { return is_nan(kF32, a); }
+bool is_signalling(uint32_t a) { return is_signalling(kF32, a); }
+bool is_zero(uint32_t a) { return is_zero(kF32, a); }
 
 // Host exception flags around one double operation computed toward zero. The operands are
 // passed through empty asm statements so that the compiler cannot move the arithmetic across
@@ -65,18 +72,20 @@ inline void opaque(T& v) {
 }
 
 // Finishes a host operation: round-to-odd the double, then round it to f32 in mode rm.
-uint32_t finish(double r, const HostRoundToZero& host, unsigned rm, uint32_t& flags) {
+uint32_t finish(double r, const HostRoundToZero& host, const Format& fmt, unsigned rm,
+                uint32_t& flags, uint32_t random = 0) {
   if (host.invalid()) flags |= kNV;
   if (host.divide_by_zero()) flags |= kDZ;
-  if (std::isnan(r)) return kCanonicalNaN;
+  if (std::isnan(r)) return fmt.canonical_nan;
   if (host.inexact() && std::isfinite(r)) r = as_double(bits_of(r) | 1u);
-  return round_to_f32(r, rm, flags);
+  return round_to_format(r, fmt, rm, flags, random);
 }
 
 // x + y where both are exact f32 values (or an exact f32 product) as doubles. An exact zero
 // sum is +0 except when rounding down, or when both addends are -0 (IEEE 754 section 6.3); the
 // host computed it toward zero, which gives +0 for cancellation, so only RDN needs mending.
-uint32_t sum(double x, double y, unsigned rm, uint32_t& flags) {
+uint32_t sum(double x, double y, const Format& fmt, unsigned rm, uint32_t& flags,
+             uint32_t random = 0) {
   HostRoundToZero host;
   opaque(x);
   opaque(y);
@@ -84,7 +93,7 @@ uint32_t sum(double x, double y, unsigned rm, uint32_t& flags) {
   opaque(r);
   const bool both_plus_zero = x == 0 && y == 0 && !std::signbit(x) && !std::signbit(y);
   if (r == 0 && rm == kRdn && !both_plus_zero) r = -0.0;
-  return finish(r, host, rm, flags);
+  return finish(r, host, fmt, rm, flags, random);
 }
 
 // Signalling NaN operands raise NV. Checked on the bits because the host's conversion of an
@@ -95,26 +104,38 @@ void check_signalling(uint32_t a, uint32_t b, uint32_t& flags) {
 
 }  // namespace
 
-uint32_t round_to_f32(double value, unsigned rm, uint32_t& flags) {
+uint32_t round_to_format(double value, const Format& fmt, unsigned rm, uint32_t& flags,
+                         uint32_t random) {
   const uint64_t u = bits_of(value);
-  const uint32_t sign = static_cast<uint32_t>(u >> 63) << 31;
+  const uint32_t sign = static_cast<uint32_t>(u >> 63) << (fmt.width - 1);
   const int exp_field = static_cast<int>((u >> 52) & 0x7ff);
   const uint64_t frac = u & ((uint64_t{1} << 52) - 1);
-  if (exp_field == 0x7ff) return frac ? kCanonicalNaN : (sign | 0x7f800000u);
+  if (exp_field == 0x7ff) return frac ? fmt.canonical_nan : (sign | fmt.infinity);
   if (exp_field == 0 && frac == 0) return sign;
 
-  // value = mant * 2^(e - 52); doubles below 2^-1022 are far under f32's range, treat alike.
-  uint64_t mant = exp_field ? (frac | (uint64_t{1} << 52)) : frac;
+  // value = mant * 2^(e - 52); doubles below 2^-1022 are far under every target's range.
+  const uint64_t mant = exp_field ? (frac | (uint64_t{1} << 52)) : frac;
   int e = exp_field ? exp_field - 1023 : -1022;
+  const unsigned normal_shift = 52 - fmt.mantissa_bits;
+  const uint64_t hidden = uint64_t{1} << fmt.mantissa_bits;
 
   const bool negative = sign != 0;
-  auto rounds_up = [&](uint64_t q, uint64_t rem, uint64_t half) {
+  auto rounds_up = [&](uint64_t q, uint64_t rem, unsigned shift) {
+    const uint64_t half = shift >= 64 ? ~uint64_t{0} : uint64_t{1} << (shift - 1);
     switch (rm) {
       case kRne: return rem > half || (rem == half && (q & 1));
       case kRtz: return false;
       case kRdn: return negative && rem != 0;
       case kRup: return !negative && rem != 0;
       case kRmm: return rem >= half;
+      case kStochastic: {
+        // The discarded part as a 32-bit fraction of the last place, truncated; round the
+        // magnitude up iff fraction + random >= 2^32 (probability fraction / 2^32).
+        const uint64_t fraction = shift >= 96  ? 0
+                                  : shift > 32 ? rem >> (shift - 32)
+                                               : rem << (32 - shift);
+        return fraction + random >= (uint64_t{1} << 32);
+      }
       default: return false;
     }
   };
@@ -122,48 +143,56 @@ uint32_t round_to_f32(double value, unsigned rm, uint32_t& flags) {
   auto round_shift = [&](unsigned shift, bool& inexact) {
     if (shift >= 64) {
       inexact = mant != 0;
-      return rounds_up(0, mant, ~uint64_t{0}) ? uint64_t{1} : uint64_t{0};
+      return rounds_up(0, mant, shift) ? uint64_t{1} : uint64_t{0};
     }
     const uint64_t q = mant >> shift;
     const uint64_t rem = mant & ((uint64_t{1} << shift) - 1);
     inexact = rem != 0;
-    return q + (rounds_up(q, rem, uint64_t{1} << (shift - 1)) ? 1 : 0);
+    return q + (rounds_up(q, rem, shift) ? 1 : 0);
   };
 
-  // Tininess after rounding: would the result, rounded to 24 bits with an unbounded exponent,
-  // be below 2^-126?
   bool inexact = false;
-  if (e < -126) {
-    const uint64_t q = round_shift(29, inexact);
-    const bool tiny = q < (uint64_t{1} << 24) || e < -127;  // 2^24 means it rounded up to 2^-126
-    const unsigned shift = static_cast<unsigned>(29 + (-126 - e));
-    const uint64_t sub = round_shift(shift, inexact);  // sub <= 2^23: 2^23 is the smallest normal
+  if (e < fmt.emin) {
+    // Tininess after rounding (as RISC-V): would the result, rounded with an unbounded exponent,
+    // be below the smallest normal? Stochastic rounding decides tininess before rounding.
+    bool tiny = true;
+    if (rm != kStochastic) {
+      const uint64_t q = round_shift(normal_shift, inexact);
+      tiny = q < (hidden << 1) || e < fmt.emin - 1;  // hidden<<1: rounded up to the smallest normal
+    }
+    const unsigned shift = normal_shift + static_cast<unsigned>(fmt.emin - e);
+    const uint64_t sub = round_shift(shift, inexact);  // <= hidden: hidden is the smallest normal
     if (inexact) flags |= kNX | (tiny ? uint32_t{kUF} : 0u);
     return sign | static_cast<uint32_t>(sub);
   }
-  uint64_t q = round_shift(29, inexact);
-  if (q == (uint64_t{1} << 24)) {
+  uint64_t q = round_shift(normal_shift, inexact);
+  if (q == (hidden << 1)) {
     q >>= 1;
     ++e;
   }
-  if (e > 127) {
+  if (e > fmt.emax) {
     flags |= kOF | kNX;
-    const bool to_infinity =
-        rm == kRne || rm == kRmm || (rm == kRup && !negative) || (rm == kRdn && negative);
-    return sign | (to_infinity ? 0x7f800000u : 0x7f7fffffu);
+    const bool to_infinity = rm == kRne || rm == kRmm || rm == kStochastic ||
+                             (rm == kRup && !negative) || (rm == kRdn && negative);
+    return sign | (to_infinity ? fmt.infinity : fmt.infinity - 1);
   }
   if (inexact) flags |= kNX;
-  return sign | (static_cast<uint32_t>(e + 127) << 23) | static_cast<uint32_t>(q & 0x7fffffu);
+  return sign | (static_cast<uint32_t>(e + fmt.emax) << fmt.mantissa_bits) |
+         static_cast<uint32_t>(q & (hidden - 1));
+}
+
+uint32_t round_to_f32(double value, unsigned rm, uint32_t& flags) {
+  return round_to_format(value, kF32, rm, flags, 0);
 }
 
 uint32_t add(uint32_t a, uint32_t b, unsigned rm, uint32_t& flags) {
   check_signalling(a, b, flags);
-  return sum(as_float(a), as_float(b), rm, flags);
+  return sum(as_float(a), as_float(b), kF32, rm, flags);
 }
 
 uint32_t sub(uint32_t a, uint32_t b, unsigned rm, uint32_t& flags) {
   check_signalling(a, b, flags);
-  return sum(as_float(a), as_float(b ^ 0x80000000u), rm, flags);
+  return sum(as_float(a), as_float(b ^ 0x80000000u), kF32, rm, flags);
 }
 
 uint32_t mul(uint32_t a, uint32_t b, unsigned rm, uint32_t& flags) {
@@ -174,7 +203,7 @@ uint32_t mul(uint32_t a, uint32_t b, unsigned rm, uint32_t& flags) {
   opaque(y);
   double r = x * y;  // exact: 24 x 24 bits fit in 53
   opaque(r);
-  return finish(r, host, rm, flags);
+  return finish(r, host, kF32, rm, flags);
 }
 
 uint32_t div(uint32_t a, uint32_t b, unsigned rm, uint32_t& flags) {
@@ -185,7 +214,7 @@ uint32_t div(uint32_t a, uint32_t b, unsigned rm, uint32_t& flags) {
   opaque(y);
   double r = x / y;
   opaque(r);
-  return finish(r, host, rm, flags);
+  return finish(r, host, kF32, rm, flags);
 }
 
 uint32_t sqrt(uint32_t a, unsigned rm, uint32_t& flags) {
@@ -195,7 +224,7 @@ uint32_t sqrt(uint32_t a, unsigned rm, uint32_t& flags) {
   opaque(x);
   double r = std::sqrt(x);
   opaque(r);
-  return finish(r, host, rm, flags);
+  return finish(r, host, kF32, rm, flags);
 }
 
 uint32_t fma(uint32_t a, uint32_t b, uint32_t c, bool negate_product, bool negate_addend,
@@ -209,47 +238,132 @@ uint32_t fma(uint32_t a, uint32_t b, uint32_t c, bool negate_product, bool negat
   const uint32_t sa = negate_product ? a ^ 0x80000000u : a;
   const uint32_t sc = negate_addend ? c ^ 0x80000000u : c;
   const double product = static_cast<double>(as_float(sa)) * as_float(b);  // exact
-  return sum(product, as_float(sc), rm, flags);
+  return sum(product, as_float(sc), kF32, rm, flags);
 }
 
-uint32_t min(uint32_t a, uint32_t b, uint32_t& flags) {
-  if (is_signalling(a) || is_signalling(b)) flags |= kNV;
-  if (is_nan(a) && is_nan(b)) return kCanonicalNaN;
-  if (is_nan(a)) return b;
-  if (is_nan(b)) return a;
-  if (is_zero(a) && is_zero(b)) return a | b;  // -0 is less than +0
-  return as_float(a) < as_float(b) ? a : b;
+namespace {
+
+double value_of(const Format& f, uint32_t a) {
+  return f.width == 32 ? static_cast<double>(as_float(a)) : f16_value(a);
 }
 
-uint32_t max(uint32_t a, uint32_t b, uint32_t& flags) {
-  if (is_signalling(a) || is_signalling(b)) flags |= kNV;
-  if (is_nan(a) && is_nan(b)) return kCanonicalNaN;
-  if (is_nan(a)) return b;
-  if (is_nan(b)) return a;
-  if (is_zero(a) && is_zero(b)) return a & b;
-  return as_float(a) > as_float(b) ? a : b;
+// IEEE 754-2008 minNum/maxNum as RISC-V specifies them: a NaN operand is ignored, both NaN
+// give the canonical NaN, signalling NaNs raise NV, and -0 orders below +0.
+uint32_t min_max(const Format& f, uint32_t a, uint32_t b, bool want_max, uint32_t& flags) {
+  if (is_signalling(f, a) || is_signalling(f, b)) flags |= kNV;
+  if (is_nan(f, a) && is_nan(f, b)) return f.canonical_nan;
+  if (is_nan(f, a)) return b;
+  if (is_nan(f, b)) return a;
+  if (is_zero(f, a) && is_zero(f, b)) return want_max ? (a & b) : (a | b);
+  const double x = value_of(f, a), y = value_of(f, b);
+  return (want_max ? x > y : x < y) ? a : b;
 }
 
+// Quiet (eq) or signalling (lt, le) comparison.
+enum class Compare { kEq, kLt, kLe };
+uint32_t compare(const Format& f, uint32_t a, uint32_t b, Compare op, uint32_t& flags) {
+  if (is_nan(f, a) || is_nan(f, b)) {
+    if (op != Compare::kEq || is_signalling(f, a) || is_signalling(f, b)) flags |= kNV;
+    return 0;
+  }
+  const double x = value_of(f, a), y = value_of(f, b);
+  switch (op) {
+    case Compare::kEq: return x == y ? 1 : 0;
+    case Compare::kLt: return x < y ? 1 : 0;
+    case Compare::kLe: return x <= y ? 1 : 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+uint32_t min(uint32_t a, uint32_t b, uint32_t& flags) { return min_max(kF32, a, b, false, flags); }
+uint32_t max(uint32_t a, uint32_t b, uint32_t& flags) { return min_max(kF32, a, b, true, flags); }
 uint32_t eq(uint32_t a, uint32_t b, uint32_t& flags) {
-  if (is_signalling(a) || is_signalling(b)) flags |= kNV;
-  if (is_nan(a) || is_nan(b)) return 0;
-  return as_float(a) == as_float(b) ? 1 : 0;
+  return compare(kF32, a, b, Compare::kEq, flags);
 }
-
 uint32_t lt(uint32_t a, uint32_t b, uint32_t& flags) {
-  if (is_nan(a) || is_nan(b)) {
-    flags |= kNV;
-    return 0;
-  }
-  return as_float(a) < as_float(b) ? 1 : 0;
+  return compare(kF32, a, b, Compare::kLt, flags);
+}
+uint32_t le(uint32_t a, uint32_t b, uint32_t& flags) {
+  return compare(kF32, a, b, Compare::kLe, flags);
 }
 
-uint32_t le(uint32_t a, uint32_t b, uint32_t& flags) {
-  if (is_nan(a) || is_nan(b)) {
-    flags |= kNV;
-    return 0;
+// ---- f16 ----
+
+double f16_value(uint32_t h) {
+  const bool negative = (h & 0x8000u) != 0;
+  const int exp = static_cast<int>((h >> 10) & 0x1f);
+  const unsigned frac = h & 0x3ffu;
+  double magnitude_value;
+  if (exp == 0x1f)
+    magnitude_value = frac ? std::numeric_limits<double>::quiet_NaN() : HUGE_VAL;
+  else if (exp == 0)
+    magnitude_value = std::ldexp(frac, -24);
+  else
+    magnitude_value = std::ldexp(frac | 0x400u, exp - 25);
+  return negative ? -magnitude_value : magnitude_value;
+}
+
+uint32_t f16_to_f32(uint32_t h, uint32_t& flags) {
+  if (is_nan(kF16, h)) {
+    if (is_signalling(kF16, h)) flags |= kNV;
+    return kCanonicalNaN;
   }
-  return as_float(a) <= as_float(b) ? 1 : 0;
+  return round_to_f32(f16_value(h), kRne, flags);  // exact
+}
+
+uint32_t f32_to_f16(uint32_t f, unsigned rm, uint32_t& flags, uint32_t random) {
+  if (is_nan(kF32, f)) {
+    if (is_signalling(kF32, f)) flags |= kNV;
+    return kCanonicalNaN16;
+  }
+  return round_to_format(as_float(f), kF16, rm, flags, random);
+}
+
+uint32_t add16(uint32_t a, uint32_t b, unsigned rm, uint32_t& flags, uint32_t random) {
+  if (is_signalling(kF16, a) || is_signalling(kF16, b)) flags |= kNV;
+  return sum(f16_value(a), f16_value(b), kF16, rm, flags, random);
+}
+
+uint32_t sub16(uint32_t a, uint32_t b, unsigned rm, uint32_t& flags, uint32_t random) {
+  if (is_signalling(kF16, a) || is_signalling(kF16, b)) flags |= kNV;
+  return sum(f16_value(a), f16_value(b ^ 0x8000u), kF16, rm, flags, random);
+}
+
+uint32_t mul16(uint32_t a, uint32_t b, unsigned rm, uint32_t& flags, uint32_t random) {
+  if (is_signalling(kF16, a) || is_signalling(kF16, b)) flags |= kNV;
+  HostRoundToZero host;
+  double x = f16_value(a), y = f16_value(b);
+  opaque(x);
+  opaque(y);
+  double r = x * y;  // exact: 11 x 11 bits
+  opaque(r);
+  return finish(r, host, kF16, rm, flags, random);
+}
+
+uint32_t fma16(uint32_t a, uint32_t b, uint32_t c, unsigned rm, uint32_t& flags, uint32_t random) {
+  const bool inf_times_zero = (magnitude(kF16, a) == kF16.infinity && is_zero(kF16, b)) ||
+                              (magnitude(kF16, b) == kF16.infinity && is_zero(kF16, a));
+  if (inf_times_zero || is_signalling(kF16, a) || is_signalling(kF16, b) || is_signalling(kF16, c))
+    flags |= kNV;
+  if (is_nan(kF16, a) || is_nan(kF16, b) || is_nan(kF16, c) || inf_times_zero)
+    return kCanonicalNaN16;
+  return sum(f16_value(a) * f16_value(b), f16_value(c), kF16, rm, flags, random);  // product exact
+}
+
+uint32_t min16(uint32_t a, uint32_t b, uint32_t& flags) {
+  return min_max(kF16, a, b, false, flags);
+}
+uint32_t max16(uint32_t a, uint32_t b, uint32_t& flags) { return min_max(kF16, a, b, true, flags); }
+uint32_t eq16(uint32_t a, uint32_t b, uint32_t& flags) {
+  return compare(kF16, a, b, Compare::kEq, flags);
+}
+uint32_t lt16(uint32_t a, uint32_t b, uint32_t& flags) {
+  return compare(kF16, a, b, Compare::kLt, flags);
+}
+uint32_t le16(uint32_t a, uint32_t b, uint32_t& flags) {
+  return compare(kF16, a, b, Compare::kLe, flags);
 }
 
 uint32_t classify(uint32_t a) {

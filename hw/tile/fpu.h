@@ -13,7 +13,15 @@
 
 namespace ipu::hw::fpu {
 
-enum RoundingMode : unsigned { kRne = 0, kRtz = 1, kRdn = 2, kRup = 3, kRmm = 4, kDynamic = 7 };
+enum RoundingMode : unsigned {
+  kRne = 0,
+  kRtz = 1,
+  kRdn = 2,
+  kRup = 3,
+  kRmm = 4,
+  kDynamic = 7,
+  kStochastic = 8,  // Xipu: f16 results only, with 32 random bits per result (docs/xipu.md)
+};
 enum Flag : uint32_t { kNX = 1, kUF = 2, kOF = 4, kDZ = 8, kNV = 16 };
 
 inline constexpr uint32_t kCanonicalNaN = 0x7fc00000u;
@@ -39,7 +47,37 @@ uint32_t to_u32(uint32_t a, unsigned rm, uint32_t& flags);
 uint32_t from_i32(uint32_t v, unsigned rm, uint32_t& flags);
 uint32_t from_u32(uint32_t v, unsigned rm, uint32_t& flags);
 
-// Rounds a finite or infinite double (or NaN) to f32 in mode rm, accruing NX/UF/OF.
+// An IEEE 754 binary format: f32 (binary32) or f16 (binary16).
+struct Format {
+  unsigned width;          // bits
+  unsigned mantissa_bits;  // stored fraction bits
+  int emax, emin;          // exponent range of normal numbers (bias = emax)
+  uint32_t infinity;       // +inf bit pattern (+inf - 1 is the largest finite)
+  uint32_t canonical_nan;
+};
+inline constexpr Format kF32{32, 23, 127, -126, 0x7f800000u, kCanonicalNaN};
+inline constexpr Format kF16{16, 10, 15, -14, 0x7c00u, 0x7e00u};
+
+// Rounds a double (exact, or rounded to odd with >= mantissa_bits + 3 bits) to `fmt` in mode
+// rm, accruing NX/UF/OF. kStochastic uses the 32 bits of `random`: with the discarded part as a
+// 32-bit fraction F of the last place (truncated), the magnitude rounds up iff F + random >= 2^32.
+uint32_t round_to_format(double value, const Format& fmt, unsigned rm, uint32_t& flags,
+                         uint32_t random);
 uint32_t round_to_f32(double value, unsigned rm, uint32_t& flags);
+
+// ---- f16 (IEEE binary16) lanes for the Xipu SIMD instructions; values are 16-bit patterns ----
+inline constexpr uint32_t kCanonicalNaN16 = 0x7e00u;
+double f16_value(uint32_t h);                      // exact
+uint32_t f16_to_f32(uint32_t h, uint32_t& flags);  // exact; NaN -> canonical f32 NaN (NV if sNaN)
+uint32_t f32_to_f16(uint32_t f, unsigned rm, uint32_t& flags, uint32_t random);
+uint32_t add16(uint32_t a, uint32_t b, unsigned rm, uint32_t& flags, uint32_t random);
+uint32_t sub16(uint32_t a, uint32_t b, unsigned rm, uint32_t& flags, uint32_t random);
+uint32_t mul16(uint32_t a, uint32_t b, unsigned rm, uint32_t& flags, uint32_t random);
+uint32_t fma16(uint32_t a, uint32_t b, uint32_t c, unsigned rm, uint32_t& flags, uint32_t random);
+uint32_t min16(uint32_t a, uint32_t b, uint32_t& flags);
+uint32_t max16(uint32_t a, uint32_t b, uint32_t& flags);
+uint32_t eq16(uint32_t a, uint32_t b, uint32_t& flags);
+uint32_t lt16(uint32_t a, uint32_t b, uint32_t& flags);
+uint32_t le16(uint32_t a, uint32_t b, uint32_t& flags);
 
 }  // namespace ipu::hw::fpu

@@ -17,17 +17,16 @@ constexpr bool has_token(std::string_view operands, std::string_view token) {
   return operands.find(token) != std::string_view::npos;
 }
 
-#define INSN(id, mnemonic, match, mask, imm, operands, slots, ...) \
-  InsnSpec{Op::id,                                                 \
-           mnemonic,                                               \
-           match,                                                  \
-           mask,                                                   \
-           ImmKind::imm,                                           \
-           operands,                                               \
-           slots,                                                  \
-           kIsa,                                                   \
-           first_operand_is(operands, "rd"),                       \
-           has_token(operands, "rm")},
+// clang-format off
+#define INSN(id, mnemonic, match, mask, imm, operands, slots, ...)                            \
+  InsnSpec{Op::id, mnemonic, match, mask, ImmKind::imm, operands, slots, kIsa,               \
+           first_operand_is(operands, "rd"), has_token(operands, "rm"), {}, {}, {}, {}},
+#define XINSN(id, mnemonic, match, mask, imm, operands, slots, c_return, c_name, c_params,    \
+              summary, ...)                                                                  \
+  InsnSpec{Op::id, mnemonic, match, mask, ImmKind::imm, operands, slots, kIsa,               \
+           first_operand_is(operands, "rd"), has_token(operands, "rm"), c_return, c_name,    \
+           c_params, summary},
+// clang-format on
 
 constexpr InsnSpec kTable[] = {
 #define kIsa Isa::kRv32imf
@@ -37,6 +36,7 @@ constexpr InsnSpec kTable[] = {
 #include "xipu.def"
 #undef kIsa
 };
+#undef XINSN
 #undef INSN
 
 static_assert(std::size(kTable) + 2 == static_cast<size_t>(Op::kCount));
@@ -123,7 +123,22 @@ std::string disassemble(uint32_t word, uint32_t pc) {
     const std::string_view tok = ops.substr(0, comma);
     ops = comma == std::string_view::npos ? std::string_view{} : ops.substr(comma + 1);
     std::string text;
-    if (tok == "rd")
+    // Pair, quad and accumulator operands (rdp, fdp, fs1p, fdq, fda) print their first register.
+    std::string_view base_tok = tok;
+    const char last = tok.back();
+    if (tok.size() > 2 && (last == 'p' || last == 'q' || last == 'a')) base_tok.remove_suffix(1);
+    if (base_tok != tok) {
+      if (base_tok == "rd")
+        text = kXNames[d.rd];
+      else if (base_tok == "fd")
+        text = kFNames[d.rd];
+      else if (base_tok == "fs1")
+        text = kFNames[d.rs1];
+      else if (base_tok == "fs2")
+        text = kFNames[d.rs2];
+      else if (base_tok == "fs3")
+        text = kFNames[d.rs3];
+    } else if (tok == "rd")
       text = kXNames[d.rd];
     else if (tok == "rs1")
       text = kXNames[d.rs1];

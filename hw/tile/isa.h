@@ -15,8 +15,10 @@ enum class Op : uint16_t {
   kUndecoded = 0,  // predecode-cache slot not yet decoded
   kIllegal,        // no table entry matches
 #define INSN(id, ...) id,
+#define XINSN(id, ...) id,
 #include "rv32imf.def"
 #include "xipu.def"
+#undef XINSN
 #undef INSN
   kCount
 };
@@ -34,6 +36,11 @@ struct InsnSpec {
   Isa isa;
   bool writes_xrd;  // destination is an integer register (x0 writes are discarded)
   bool has_rounding_mode;
+  // Xipu only: the C intrinsic in firmware's ipu_xipu.h and a one-line summary for the docs.
+  std::string_view c_return;
+  std::string_view c_name;
+  std::string_view c_params;
+  std::string_view summary;
 };
 
 // The whole table, in declaration order (RV32IMF first, then Xipu).
