@@ -7,6 +7,8 @@ find_program(RISCV_GCC riscv64-unknown-elf-gcc REQUIRED)
 set(IPU_FIRMWARE_DIR ${CMAKE_CURRENT_LIST_DIR}/../firmware)
 set(IPU_FIRMWARE_ARCH -march=rv32imf -mabi=ilp32f)
 set(IPU_FIRMWARE_RUNTIME ${IPU_FIRMWARE_DIR}/runtime/crt0.S ${IPU_FIRMWARE_DIR}/runtime/console.c)
+# ipu_xipu.h, generated from the Xipu instruction table (firmware/CMakeLists.txt).
+set(IPU_GENERATED_INCLUDE ${CMAKE_BINARY_DIR}/firmware/include)
 
 function(add_tile_firmware name)
   cmake_parse_arguments(FW "NO_RUNTIME" "OPTIMIZE" "SOURCES;DEFINES" ${ARGN})
@@ -32,14 +34,15 @@ function(add_tile_firmware name)
     OUTPUT ${output}
     COMMAND ${RISCV_GCC} ${IPU_FIRMWARE_ARCH} ${FW_OPTIMIZE} -g -Wall -Wextra -Werror
             -ffunction-sections -fdata-sections -nostartfiles
-            -I${IPU_FIRMWARE_DIR}/include ${defines}
+            -I${IPU_FIRMWARE_DIR}/include -I${IPU_GENERATED_INCLUDE} ${defines}
             -T ${IPU_FIRMWARE_DIR}/tile.ld -Wl,--gc-sections
             -Wl,--no-warn-rwx-segments  # tile SRAM holds code and data alike
             ${runtime} ${sources} -o ${output}
     DEPENDS ${sources} ${IPU_FIRMWARE_RUNTIME} ${IPU_FIRMWARE_DIR}/tile.ld
-            ${IPU_FIRMWARE_DIR}/include/ipu.h
+            ${IPU_FIRMWARE_DIR}/include/ipu.h ${IPU_GENERATED_INCLUDE}/ipu_xipu.h
     COMMENT "Building tile firmware ${name}.elf"
     VERBATIM)
   add_custom_target(${name} ALL DEPENDS ${output})
+  add_dependencies(${name} xipu_header)
   set_target_properties(${name} PROPERTIES ELF_FILE ${output})
 endfunction()

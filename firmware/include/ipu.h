@@ -1,60 +1,102 @@
-/* ipu.h: C intrinsics of the tile (Xipu instructions and CSRs). Include from firmware compiled
- * with riscv64-unknown-elf-gcc -march=rv32imf -mabi=ilp32f; see docs/tile.md for the machine
- * model. Xipu instructions use the custom-0 opcode (0x0b) through GNU as's .insn directive, so
- * no compiler change is needed. */
+/* ipu.h: C interface to the tile. Include from firmware compiled with riscv64-unknown-elf-gcc
+ * -march=rv32imf -mabi=ilp32f. The machine model is in docs/tile.md and docs/xipu-model.md;
+ * the Xipu intrinsics themselves (ipu_xipu.h, listed in docs/xipu.md) are generated from the
+ * simulator's instruction table, so they always match it. */
 #ifndef IPU_H
 #define IPU_H
 
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define IPU_CSR_CONSOLE 0x7c0 /* write: one byte to this context's console */
-#define IPU_CSR_WENTRY 0x7c1  /* entry of workers started by ipu.run (crt0 sets it) */
 #define IPU_WORKER_CONTEXTS 6
 
-/* Number of the calling context: 0 for the supervisor, 1..6 for workers. */
-static inline unsigned ipu_context_id(void) {
-  unsigned id;
-  __asm__ volatile("csrr %0, mhartid" : "=r"(id));
-  return id;
+/* CSR numbers of the Xipu CSRs. */
+#define IPU_CSR_CONSOLE 0x7c0 /* write: one byte to this context's console */
+#define IPU_CSR_WENTRY 0x7c1  /* entry of workers started by ipu.run (crt0 sets it) */
+#define IPU_CSR_FPCTL 0x7c2   /* bit 0: stochastic rounding of f16 results */
+#define IPU_CSR_PRNG0 0x7c3   /* PRNG state: s0 low, s0 high, s1 low, s1 high */
+#define IPU_CSR_PRNG1 0x7c4
+#define IPU_CSR_PRNG2 0x7c5
+#define IPU_CSR_PRNG3 0x7c6
+#define IPU_CSR_AMPCFG 0x7c7 /* AMP: bit 0 f32 mode, bits 2:1 phases - 1, bit 3 accumulate */
+#define IPU_CSR_AMPIN 0x7c8  /* AMP input pointer */
+#define IPU_CSR_AMPOUT 0x7c9 /* AMP output pointer */
+
+#define IPU_CSR_READ(csr) \
+  ({                      \
+    uint32_t v_;          \
+    __asm__ volatile("csrr %0, " #csr : "=r"(v_)); \
+    v_;                   \
+  })
+#define IPU_CSR_WRITE(csr, value) __asm__ volatile("csrw " #csr ", %0" : : "r"((uint32_t)(value)) : "memory")
+
+/* 64-bit SIMD operands live in FP register pairs; these types carry them through C. Each
+ * float r[i] is one register's raw 32 bits (f16 lanes are packed two per register). */
+typedef struct { float r[2]; } ipu_f32x2; /* lanes 0, 1 */
+typedef struct { float r[2]; } ipu_f16x4; /* lanes 0, 1 in r[0] (low, high half), 2, 3 in r[1] */
+typedef struct { float r[1]; } ipu_f16x2; /* lanes 0, 1 in the low and high half */
+typedef struct { float r[4]; } ipu_f32x4;
+
+static inline ipu_f32x2 ipu_f32x2_make(float lane0, float lane1) { return (ipu_f32x2){{lane0, lane1}}; }
+
+/* f16 lanes from and to their IEEE binary16 bit patterns. */
+static inline ipu_f16x4 ipu_f16x4_from_bits(const uint16_t lanes[4]) {
+  ipu_f16x4 v;
+  memcpy(v.r, lanes, 8);
+  return v;
 }
+static inline void ipu_f16x4_to_bits(ipu_f16x4 v, uint16_t lanes[4]) { memcpy(lanes, v.r, 8); }
+static inline ipu_f16x2 ipu_f16x2_from_bits(uint16_t lane0, uint16_t lane1) {
+  const uint32_t bits = (uint32_t)lane0 | ((uint32_t)lane1 << 16);
+  ipu_f16x2 v;
+  memcpy(v.r, &bits, 4);
+  return v;
+}
+static inline uint32_t ipu_f16x2_bits(ipu_f16x2 v) {
+  uint32_t bits;
+  memcpy(&bits, v.r, 4);
+  return bits;
+}
+
+/* Number of the calling context: 0 for the supervisor, 1..6 for workers. */
+static inline unsigned ipu_context_id(void) { return IPU_CSR_READ(mhartid); }
 
 /* Tile cycles since the program started (the same counter for every context). */
 static inline uint64_t ipu_cycles(void) {
-  uint32_t hi, lo, hi2;
+  uint32_t hi, lo;
   do {
-    __asm__ volatile("csrr %0, mcycleh" : "=r"(hi));
-    __asm__ volatile("csrr %0, mcycle" : "=r"(lo));
-    __asm__ volatile("csrr %0, mcycleh" : "=r"(hi2));
-  } while (hi != hi2);
+    hi = IPU_CSR_READ(mcycleh);
+    lo = IPU_CSR_READ(mcycle);
+  } while (hi != IPU_CSR_READ(mcycleh));
   return ((uint64_t)hi << 32) | lo;
 }
 
 /* Writes one byte to the console; a newline ends the line. */
-static inline void ipu_console_putc(char c) {
-  __asm__ volatile("csrw 0x7c0, %0" : : "r"(c));
+static inline void ipu_console_putc(char c) { IPU_CSR_WRITE(0x7c0, c); }
+
+/* Stochastic rounding of f16 results on (1) or off (0, round to nearest even) for this context. */
+static inline void ipu_set_stochastic_rounding(int on) { IPU_CSR_WRITE(0x7c2, on ? 1 : 0); }
+
+/* Seeds this context's PRNG (xoroshiro128aox; an all-zero state would only produce zeros). */
+static inline void ipu_prng_seed(uint64_t s0, uint64_t s1) {
+  IPU_CSR_WRITE(0x7c3, (uint32_t)s0);
+  IPU_CSR_WRITE(0x7c4, (uint32_t)(s0 >> 32));
+  IPU_CSR_WRITE(0x7c5, (uint32_t)s1);
+  IPU_CSR_WRITE(0x7c6, (uint32_t)(s1 >> 32));
 }
 
-/* ipu.run: starts `fn(arg)` on the lowest-numbered idle worker context and returns that
- * context's number (1..6). Stalls while all workers are busy. Supervisor only. */
-static inline unsigned ipu_run(void (*fn)(void *), void *arg) {
-  unsigned id;
-  __asm__ volatile(".insn r 0x0b, 0, 0, %0, %1, %2" : "=r"(id) : "r"(fn), "r"(arg) : "memory");
-  return id;
-}
-
-/* ipu.join: waits until every worker has exited. Supervisor only. */
-static inline void ipu_join(void) {
-  __asm__ volatile(".insn r 0x0b, 1, 0, x0, x0, x0" : : : "memory");
-}
-
-/* ipu.wexit: ends the calling worker (returning from its function does the same). */
-static inline void __attribute__((noreturn)) ipu_worker_exit(void) {
-  __asm__ volatile(".insn r 0x0b, 2, 0, x0, x0, x0" : : : "memory");
-  __builtin_unreachable();
+/* AMP set-up: mode (0 f16 inputs, 1 f32 inputs), phases (1-4), accumulate into the output. */
+#define IPU_AMP_F16 0
+#define IPU_AMP_F32 1
+static inline void ipu_amp_configure(unsigned mode, unsigned phases, int accumulate, const void *input,
+                                     void *output) {
+  IPU_CSR_WRITE(0x7c7, (mode & 1) | (((phases - 1) & 3) << 1) | (accumulate ? 8 : 0));
+  IPU_CSR_WRITE(0x7c8, (uint32_t)(uintptr_t)input);
+  IPU_CSR_WRITE(0x7c9, (uint32_t)(uintptr_t)output);
 }
 
 /* Ends the whole program with `status` (ecall with a7 = 93). */
@@ -64,6 +106,8 @@ static inline void __attribute__((noreturn)) ipu_exit(int status) {
   __asm__ volatile("ecall" : : "r"(a0), "r"(a7) : "memory");
   __builtin_unreachable();
 }
+
+#include "ipu_xipu.h"
 
 #ifdef __cplusplus
 }
