@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -100,6 +103,89 @@ TEST(TileProgram, RunCanBePausedAndResumedWithoutChangingTheResult) {
   EXPECT_EQ(pieces.core.cycles(), whole.core.cycles());
   EXPECT_EQ(pieces.core.instructions_retired(), whole.core.instructions_retired());
   EXPECT_EQ(pieces.console, whole.console);
+}
+
+// f16 bit pattern of a float known to be exactly representable (test data are built that way).
+uint16_t f16_bits_of_exact(float x) {
+  if (x == 0) return std::signbit(x) ? 0x8000 : 0;
+  int e;
+  const float m = std::frexp(std::fabs(x), &e);  // x = m 2^e, m in [0.5, 1)
+  const uint16_t sign = x < 0 ? 0x8000 : 0;
+  const uint32_t mant = static_cast<uint32_t>(std::ldexp(m, 11));  // 11 significant bits
+  return sign | static_cast<uint16_t>((e + 14) << 10) | static_cast<uint16_t>(mant & 0x3ff);
+}
+
+TEST(TileProgram, GeneratedXipuIntrinsicsWorkFromC) {
+  CoreHarness h;
+  h.load_elf(firmware("simd_intrinsics"));
+  ASSERT_EQ(h.run(), StopReason::kExited) << h.core.fault().message;
+  EXPECT_EQ(h.core.exit_status(), 0) << ::testing::PrintToString(h.console);
+  EXPECT_EQ(h.console.back(), "c0: 0 errors");
+}
+
+TEST(TileProgram, AmpMatmulsMatchTheHostReferenceBitForBit) {
+  CoreHarness h;
+  const sdk::ElfImage image = sdk::read_elf(firmware("amp_matmul"));
+  h.load_elf(firmware("amp_matmul"));
+  auto at = [&](const char* symbol) { return image.symbols.at(symbol); };
+  std::mt19937 rng(20261122);
+  // f16 data: multiples of 1/64 in [-4, 4): exact in f16, with products and sums that do round
+  // in f32 over 32 terms only rarely, so also random f32 data below.
+  std::uniform_int_distribution<int> small(-256, 255);
+  constexpr int M16 = 16, K16 = 32, N16 = 48, M32 = 8, K32 = 16, N32 = 24;
+  std::vector<float> a16(M16 * K16), b16(N16 * K16), a32(M32 * K32), b32(N32 * K32);
+  for (float& v : a16) v = small(rng) / 64.0f;
+  for (float& v : b16) v = small(rng) / 64.0f;
+  std::uniform_real_distribution<float> real(-3.0f, 3.0f);
+  for (float& v : a32) v = real(rng);
+  for (float& v : b32) v = real(rng);
+  for (int i = 0; i < M16 * K16; ++i) {
+    const uint16_t bits = f16_bits_of_exact(a16[i]);
+    h.write_bytes(at("a_f16") + 2 * i, &bits, 2);
+  }
+  for (int i = 0; i < N16 * K16; ++i) {
+    const uint16_t bits = f16_bits_of_exact(b16[i]);
+    h.write_bytes(at("bt_f16") + 2 * i, &bits, 2);
+  }
+  h.write_bytes(at("a_f32"), a32.data(), a32.size() * 4);
+  h.write_bytes(at("bt_f32"), b32.data(), b32.size() * 4);
+  ASSERT_EQ(h.run(), StopReason::kExited) << h.core.fault().message;
+
+  // Host reference in the AMP's order: per pass, acc = fma(a, b, acc) over k in order from 0;
+  // the first pass writes acc, later passes add acc to the output.
+  auto reference = [](const std::vector<float>& a, const std::vector<float>& bt, int m, int k,
+                      int n, int per_pass) {
+    std::vector<float> ct(n * m, 0.0f);
+    for (int j = 0; j < n; ++j)
+      for (int r = 0; r < m; ++r)
+        for (int k0 = 0; k0 < k; k0 += per_pass) {
+          float acc = 0.0f;
+          for (int kk = k0; kk < k0 + per_pass; ++kk)
+            acc = std::fma(a[r * k + kk], bt[j * k + kk], acc);
+          ct[j * m + r] = k0 == 0 ? acc : ct[j * m + r] + acc;
+        }
+    return ct;
+  };
+  const std::vector<float> ct16 = reference(a16, b16, M16, K16, N16, 16);
+  const std::vector<float> ct32 = reference(a32, b32, M32, K32, N32, 8);
+  for (int i = 0; i < N16 * M16; ++i) {
+    float got;
+    const uint32_t word = h.read_word(at("ct_f16") + 4 * i);
+    std::memcpy(&got, &word, 4);
+    ASSERT_EQ(word,
+              [&] {
+                uint32_t u;
+                std::memcpy(&u, &ct16[i], 4);
+                return u;
+              }())
+        << "f16 C column " << i / M16 << " row " << i % M16 << ": " << got << " vs " << ct16[i];
+  }
+  for (int i = 0; i < N32 * M32; ++i) {
+    const uint32_t word = h.read_word(at("ct_f32") + 4 * i);
+    uint32_t expected;
+    std::memcpy(&expected, &ct32[i], 4);
+    ASSERT_EQ(word, expected) << "f32 C column " << i / M32 << " row " << i % M32;
+  }
 }
 
 }  // namespace

@@ -40,7 +40,8 @@ uint32_t f32_bits(float f) {
 const std::vector<double>& positive_f16_values() {
   static const std::vector<double> values = [] {
     std::vector<double> v;
-    for (uint32_t h = 0; h <= 0x7bff; ++h) v.push_back(f16_reference_value(static_cast<uint16_t>(h)));
+    for (uint32_t h = 0; h <= 0x7bff; ++h)
+      v.push_back(f16_reference_value(static_cast<uint16_t>(h)));
     return v;
   }();
   return values;
@@ -51,7 +52,7 @@ uint16_t f16_nearest_even(double x) {
   const uint16_t sign = std::signbit(x) ? 0x8000 : 0;
   const double m = std::fabs(x);
   const auto& v = positive_f16_values();
-  const double max = v.back(), next = 65536.0;  // 2^16 would be the next value
+  const double max = v.back(), next = 65536.0;      // 2^16 would be the next value
   if (m >= (max + next) / 2) return sign | 0x7c00;  // the tie at 65520 goes to "even" 2^16 = inf
   if (m > max) return sign | 0x7bff;
   const size_t hi = std::lower_bound(v.begin(), v.end(), m) - v.begin();
@@ -81,7 +82,18 @@ struct ReferencePrng {
 constexpr uint32_t simd(uint32_t funct3, uint32_t funct7, uint32_t rd, uint32_t rs1, uint32_t rs2) {
   return R(0x2b, funct3, funct7, rd, rs1, rs2);
 }
-enum : uint32_t { kAdd = 0, kSub = 1, kMul = 2, kMin = 3, kMax = 4, kCmpEq = 5, kCmpLt = 6, kCmpLe = 7, kAbs = 8, kNeg = 9 };
+enum : uint32_t {
+  kAdd = 0,
+  kSub = 1,
+  kMul = 2,
+  kMin = 3,
+  kMax = 4,
+  kCmpEq = 5,
+  kCmpLt = 6,
+  kCmpLe = 7,
+  kAbs = 8,
+  kNeg = 9
+};
 constexpr uint32_t F32 = 0, F16 = 1, CONV = 2;
 constexpr uint32_t kToF16x2 = 0, kToF32x2 = 1, kToF16x4 = 2, kToF32x4 = 3, kHsum32 = 4, kHsum16 = 5;
 constexpr uint32_t urand64(uint32_t rd) { return R(0x0b, 3, 1, rd, 0, 0); }
@@ -108,16 +120,18 @@ TEST(XipuConvert, EveryF16ValueWidensExactlyAndNarrowsBack) {
   //   fsw f2, f3 to a1; fsw f4 to a3 (round trip).
   CoreHarness h;
   const uint32_t src = h.base() + 0x1000, wide = src + 0x20000, back = wide + 0x40000;
-  std::vector<uint32_t> prog = {
-      I(0x07, 2, 0, a0, 0),             // flw f0, 0(a0)
-      simd(CONV, kToF32x2, 2, 0, 0),    // ipu.f16v2tof32 f2, f0
-      simd(CONV, kToF16x2, 4, 2, 0),    // ipu.f32v2tof16 f4, f2
-      S(0x27, 2, a1, 2, 0),             // fsw f2, 0(a1)
-      S(0x27, 2, a1, 3, 4),             // fsw f3, 4(a1)
-      S(0x27, 2, a3, 4, 0),             // fsw f4, 0(a3)
-      addi(a0, a0, 4), addi(a1, a1, 8), addi(a3, a3, 4), addi(a2, a2, -1),
-      B(1, a2, zero, -40),              // bne a2, zero, loop
-      ecall()};
+  std::vector<uint32_t> prog = {I(0x07, 2, 0, a0, 0),           // flw f0, 0(a0)
+                                simd(CONV, kToF32x2, 2, 0, 0),  // ipu.f16v2tof32 f2, f0
+                                simd(CONV, kToF16x2, 4, 2, 0),  // ipu.f32v2tof16 f4, f2
+                                S(0x27, 2, a1, 2, 0),           // fsw f2, 0(a1)
+                                S(0x27, 2, a1, 3, 4),           // fsw f3, 4(a1)
+                                S(0x27, 2, a3, 4, 0),           // fsw f4, 0(a3)
+                                addi(a0, a0, 4),
+                                addi(a1, a1, 8),
+                                addi(a3, a3, 4),
+                                addi(a2, a2, -1),
+                                B(1, a2, zero, -40),  // bne a2, zero, loop
+                                ecall()};
   h.load_words(prog);
   for (uint32_t i = 0; i < 65536; i += 2) h.write_word(src + 2 * i, pack16(i, i + 1));
   h.x(a7) = 93;
@@ -157,7 +171,8 @@ Narrowed narrow(uint32_t a, uint32_t b, uint32_t fpctl = 0) {
   p.h.f(3) = b;
   p.h.supervisor().fpctl = fpctl;
   p.run();
-  return {static_cast<uint16_t>(p.h.f(4)), static_cast<uint16_t>(p.h.f(4) >> 16), p.h.supervisor().fflags};
+  return {static_cast<uint16_t>(p.h.f(4)), static_cast<uint16_t>(p.h.f(4) >> 16),
+          p.h.supervisor().fflags};
 }
 
 TEST(XipuConvert, NearestEvenTiesSubnormalsOverflowAndNaNs) {
@@ -175,7 +190,8 @@ TEST(XipuConvert, NearestEvenTiesSubnormalsOverflowAndNaNs) {
       {0x1p-24f, 0x0001, 0, "smallest subnormal, exact"},
       {0x1p-25f, 0x0000, UF | NX, "half the smallest subnormal: tie to even zero"},
       {3 * 0x1p-25f, 0x0002, UF | NX, "tie between 1 and 2 subnormal units: even is 2"},
-      {0x1p-14f - 0x1p-26f, 0x0400, NX, "rounds up to the smallest normal: not tiny after rounding"},
+      {0x1p-14f - 0x1p-26f, 0x0400, NX,
+       "rounds up to the smallest normal: not tiny after rounding"},
       {65504.0f, 0x7bff, 0, "largest finite"},
       {65519.0f, 0x7bff, NX, "below the overflow threshold"},
       {65520.0f, 0x7c00, OF | NX, "the tie at the threshold overflows"},
@@ -246,12 +262,15 @@ uint16_t stochastic_reference(float x, uint32_t random) {
 TEST(XipuStochasticRounding, ExactGivenThePrngState) {
   // Seed the PRNG through its CSRs, convert pairs of values; each lane pair uses one 64-bit
   // draw (lane 0 the low word, lane 1 the high word).
-  const float values[][2] = {{1.0f + 0x1p-12f, -3.14159265f}, {0x1p-20f * 1.37f, 1000.123f},
-                             {65510.0f, -0.000123456f}, {2.0f, 0x1p-24f * 0.3f}};
+  const float values[][2] = {{1.0f + 0x1p-12f, -3.14159265f},
+                             {0x1p-20f * 1.37f, 1000.123f},
+                             {65510.0f, -0.000123456f},
+                             {2.0f, 0x1p-24f * 0.3f}};
   CoreHarness h;
   std::vector<uint32_t> prog = {
-      csrrw(zero, 0x7c3, a1), csrrw(zero, 0x7c4, a2), csrrw(zero, 0x7c5, a3), csrrw(zero, 0x7c6, a4),
-      I(0x73, 5, zero, 1, 0x7c2),  // csrrwi ipu_fpctl, 1: stochastic rounding on
+      csrrw(zero, 0x7c3, a1), csrrw(zero, 0x7c4, a2),     csrrw(zero, 0x7c5, a3),
+      csrrw(zero, 0x7c6, a4), I(0x73, 5, zero, 1, 0x7c2),  // csrrwi ipu_fpctl, 1: stochastic
+                                                           // rounding on
   };
   for (unsigned i = 0; i < 4; ++i) prog.push_back(simd(CONV, kToF16x2, 20 + i, 2 * i, 0));
   prog.push_back(ecall());
@@ -270,8 +289,10 @@ TEST(XipuStochasticRounding, ExactGivenThePrngState) {
   for (unsigned i = 0; i < 4; ++i) {
     const uint64_t draw = ref.next();
     const uint32_t got = h.f(20 + i);
-    EXPECT_EQ(got & 0xffff, stochastic_reference(values[i][0], static_cast<uint32_t>(draw))) << values[i][0];
-    EXPECT_EQ(got >> 16, stochastic_reference(values[i][1], static_cast<uint32_t>(draw >> 32))) << values[i][1];
+    EXPECT_EQ(got & 0xffff, stochastic_reference(values[i][0], static_cast<uint32_t>(draw)))
+        << values[i][0];
+    EXPECT_EQ(got >> 16, stochastic_reference(values[i][1], static_cast<uint32_t>(draw >> 32)))
+        << values[i][1];
   }
 }
 
@@ -294,7 +315,8 @@ TEST(XipuStochasticRounding, MeanOfManyDrawsEqualsTheValue) {
     double sum = 0;
     for (uint32_t i = 0; i < kDraws / 2; ++i) {
       const uint32_t w = h.read_word(out + 4 * i);
-      sum += f16_reference_value(static_cast<uint16_t>(w)) + f16_reference_value(static_cast<uint16_t>(w >> 16));
+      sum += f16_reference_value(static_cast<uint16_t>(w)) +
+             f16_reference_value(static_cast<uint16_t>(w >> 16));
     }
     const double mean = sum / kDraws;
     const double m = std::fabs(static_cast<double>(x));
@@ -311,14 +333,16 @@ TEST(XipuStochasticRounding, MeanOfManyDrawsEqualsTheValue) {
 // ---- PRNG ----
 
 TEST(XipuPrng, OutputFollowsThePublishedXoroshiro128aox) {
-  const uint64_t seeds[][2] = {{1, 0}, {0x0123456789abcdefu, 0x0f1e2d3c4b5a6978u},
-                               {0xffffffffffffffffu, 0x8000000000000001u}, {0xdeadbeefu, 0xcafef00du}};
+  const uint64_t seeds[][2] = {{1, 0},
+                               {0x0123456789abcdefu, 0x0f1e2d3c4b5a6978u},
+                               {0xffffffffffffffffu, 0x8000000000000001u},
+                               {0xdeadbeefu, 0xcafef00du}};
   for (const auto& seed : seeds) {
     CoreHarness h;
     const uint32_t out = h.base() + 0x1000;
     // Seed, then 64 x (urand64 t3:t4; sw t3; sw t4) and one urand32.
-    std::vector<uint32_t> prog = {csrrw(zero, 0x7c3, a1), csrrw(zero, 0x7c4, a2), csrrw(zero, 0x7c5, a3),
-                                  csrrw(zero, 0x7c6, a4)};
+    std::vector<uint32_t> prog = {csrrw(zero, 0x7c3, a1), csrrw(zero, 0x7c4, a2),
+                                  csrrw(zero, 0x7c5, a3), csrrw(zero, 0x7c6, a4)};
     for (int i = 0; i < 64; ++i) {
       prog.push_back(urand64(28));
       prog.push_back(sw(28, a0, 8 * i));
@@ -337,7 +361,8 @@ TEST(XipuPrng, OutputFollowsThePublishedXoroshiro128aox) {
     ReferencePrng ref{seed[0], seed[1]};
     for (int i = 0; i < 64; ++i) {
       const uint64_t expected = ref.next();
-      const uint64_t got = h.read_word(out + 8 * i) | (uint64_t{h.read_word(out + 8 * i + 4)} << 32);
+      const uint64_t got =
+          h.read_word(out + 8 * i) | (uint64_t{h.read_word(out + 8 * i + 4)} << 32);
       ASSERT_EQ(got, expected) << "draw " << i << " of seed " << seed[0];
     }
     EXPECT_EQ(h.x(a5), static_cast<uint32_t>(ref.next()));
@@ -351,7 +376,8 @@ TEST(XipuPrng, EveryContextStartsOnItsOwnStream) {
     for (unsigned b = a + 1; b <= 6; ++b) {
       EXPECT_NE(h.core.context(a).prng.s0, h.core.context(b).prng.s0) << a << " " << b;
     }
-  for (unsigned a = 0; a <= 6; ++a) EXPECT_NE(h.core.context(a).prng.s0 | h.core.context(a).prng.s1, 0u);
+  for (unsigned a = 0; a <= 6; ++a)
+    EXPECT_NE(h.core.context(a).prng.s0 | h.core.context(a).prng.s1, 0u);
 }
 
 TEST(XipuPrng, OddRegisterPairIsIllegal) {
@@ -373,11 +399,16 @@ TEST(XipuSimd, F32x2LanesAreIndependent) {
     return std::pair<uint32_t, uint32_t>{p.h.f(8), p.h.f(9)};
   };
   using P = std::pair<uint32_t, uint32_t>;
-  EXPECT_EQ(run(simd(F32, kAdd, 8, 2, 4), 1.5f, -2.0f, 0.25f, 8.0f), P(f32_bits(1.75f), f32_bits(6.0f)));
-  EXPECT_EQ(run(simd(F32, kSub, 8, 2, 4), 1.5f, -2.0f, 0.25f, 8.0f), P(f32_bits(1.25f), f32_bits(-10.0f)));
-  EXPECT_EQ(run(simd(F32, kMul, 8, 2, 4), 1.5f, -2.0f, 0.25f, 8.0f), P(f32_bits(0.375f), f32_bits(-16.0f)));
-  EXPECT_EQ(run(simd(F32, kMin, 8, 2, 4), 1.5f, -0.0f, 0.25f, 0.0f), P(f32_bits(0.25f), f32_bits(-0.0f)));
-  EXPECT_EQ(run(simd(F32, kMax, 8, 2, 4), 1.5f, -0.0f, 0.25f, 0.0f), P(f32_bits(1.5f), f32_bits(0.0f)));
+  EXPECT_EQ(run(simd(F32, kAdd, 8, 2, 4), 1.5f, -2.0f, 0.25f, 8.0f),
+            P(f32_bits(1.75f), f32_bits(6.0f)));
+  EXPECT_EQ(run(simd(F32, kSub, 8, 2, 4), 1.5f, -2.0f, 0.25f, 8.0f),
+            P(f32_bits(1.25f), f32_bits(-10.0f)));
+  EXPECT_EQ(run(simd(F32, kMul, 8, 2, 4), 1.5f, -2.0f, 0.25f, 8.0f),
+            P(f32_bits(0.375f), f32_bits(-16.0f)));
+  EXPECT_EQ(run(simd(F32, kMin, 8, 2, 4), 1.5f, -0.0f, 0.25f, 0.0f),
+            P(f32_bits(0.25f), f32_bits(-0.0f)));
+  EXPECT_EQ(run(simd(F32, kMax, 8, 2, 4), 1.5f, -0.0f, 0.25f, 0.0f),
+            P(f32_bits(1.5f), f32_bits(0.0f)));
   EXPECT_EQ(run(simd(F32, kCmpEq, 8, 2, 4), 1.0f, 2.0f, 1.0f, 3.0f), P(0xffffffffu, 0u));
   EXPECT_EQ(run(simd(F32, kCmpLt, 8, 2, 4), 1.0f, 2.0f, 1.0f, 3.0f), P(0u, 0xffffffffu));
   EXPECT_EQ(run(simd(F32, kCmpLe, 8, 2, 4), 1.0f, 2.0f, 1.0f, 3.0f), P(0xffffffffu, 0xffffffffu));
@@ -395,7 +426,8 @@ TEST(XipuSimd, F16x4LanesPackedInARegisterPair) {
     p.h.f(4) = pack16(b[0], b[1]);
     p.h.f(5) = pack16(b[2], b[3]);
     p.run();
-    return std::vector<uint32_t>{p.h.f(8) & 0xffff, p.h.f(8) >> 16, p.h.f(9) & 0xffff, p.h.f(9) >> 16};
+    return std::vector<uint32_t>{p.h.f(8) & 0xffff, p.h.f(8) >> 16, p.h.f(9) & 0xffff,
+                                 p.h.f(9) >> 16};
   };
   using V = std::vector<uint32_t>;
   EXPECT_EQ(run(simd(F16, kAdd, 8, 2, 4)), V({0x3d00, 0x4400, 0x3c00, 0x0000}));  // 1.25 4 1 0
@@ -458,8 +490,9 @@ TEST(XipuSimd, FourLaneConversionsUseTwoPairsOrAQuad) {
 }
 
 TEST(XipuSimd, OddPairRegistersAreIllegal) {
-  for (uint32_t insn : {simd(F32, kAdd, 9, 2, 4), simd(F16, kAdd, 8, 3, 4), simd(F32, kAdd, 8, 2, 5),
-                        simd(CONV, kToF32x4, 10, 8, 0), fma_v(0, 8, 2, 4, 7)}) {
+  for (uint32_t insn :
+       {simd(F32, kAdd, 9, 2, 4), simd(F16, kAdd, 8, 3, 4), simd(F32, kAdd, 8, 2, 5),
+        simd(CONV, kToF32x4, 10, 8, 0), fma_v(0, 8, 2, 4, 7)}) {
     Program p({insn});
     ASSERT_EQ(p.h.run(), StopReason::kFault);
     EXPECT_EQ(p.h.core.fault().cause, hw::TrapCause::kIllegalInstruction);
