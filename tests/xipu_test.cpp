@@ -511,6 +511,52 @@ TEST(XipuSimd, FlagsAccrueAndOverflowInF16) {
   EXPECT_EQ(p.h.supervisor().fflags, 4u | 1u);  // OF | NX
 }
 
+// ---- AMP ----
+
+constexpr uint32_t amp() { return R(0x0b, 4, 1, 0, 0, 0); }
+constexpr uint32_t ampw(uint32_t rs1, uint32_t rs2) { return R(0x0b, 4, 0, 0, rs1, rs2); }
+
+TEST(XipuAmp, IssueCostsAndResultOfOnePass) {
+  // Supervisor alone: one issue every 6 cycles; ipu.ampw occupies 16 issue slots (96 cycles).
+  //   csrw ampin @0, csrw ampout @6, csrwi ampcfg (f16, 4 phases) @12, ampw phase 0 @18,
+  //   amp @114, @120, @126, @132 (the fourth writes the results), csrr mcycle @138, ecall @144.
+  CoreHarness h;
+  const uint32_t in = h.base() + 0x1000, out = in + 0x100, w = in + 0x200;
+  h.load_words({csrrw(zero, 0x7c8, a0), csrrw(zero, 0x7c9, a1), I(0x73, 5, zero, 6, 0x7c7),
+                ampw(a2, zero), amp(), amp(), amp(), amp(), csrrs(a3, 0xb00, zero), ecall()});
+  h.x(a7) = 93;
+  h.x(a0) = in;
+  h.x(a1) = out;
+  h.x(a2) = w;
+  for (uint32_t i = 0; i < 32; i += 4) h.write_word(in + i, pack16(0x3c00, 0x3c00));  // inputs 1.0
+  for (uint32_t i = 0; i < 128; i += 4) h.write_word(w + i, pack16(0x4000, 0x4000));  // weights 2.0
+  ASSERT_EQ(h.run(), StopReason::kExited) << h.core.fault().message;
+  EXPECT_EQ(h.x(a3), 138u);
+  EXPECT_EQ(h.core.cycles(), 145u);
+  // Only phase 0 has weights (the others are zero): each of the 16 results is 4 x 2 x 1 = 8.
+  for (uint32_t r = 0; r < 16; ++r)
+    EXPECT_EQ(h.read_word(out + 4 * r), f32_bits(8.0f)) << "row " << r;
+  EXPECT_EQ(h.supervisor().amp.input, in + 32);
+  EXPECT_EQ(h.supervisor().amp.output, out + 64);
+}
+
+TEST(XipuAmp, InputOutsideSramFaultsNamingTheInstruction) {
+  Program p({amp()});  // ipu_ampin is 0 after reset
+  ASSERT_EQ(p.h.run(), StopReason::kFault);
+  EXPECT_EQ(p.h.core.fault().cause, hw::TrapCause::kLoadAccessFault);
+  EXPECT_EQ(p.h.core.fault().tval, 0u);
+  EXPECT_NE(p.h.core.fault().message.find("ipu.amp"), std::string::npos)
+      << p.h.core.fault().message;
+}
+
+TEST(XipuAmp, WeightPhaseBeyondThreeIsIllegal) {
+  Program p({ampw(a0, a1)});
+  p.h.x(a0) = p.h.base() + 0x1000;
+  p.h.x(a1) = 4;
+  ASSERT_EQ(p.h.run(), StopReason::kFault);
+  EXPECT_EQ(p.h.core.fault().cause, hw::TrapCause::kIllegalInstruction);
+}
+
 TEST(XipuDisassembly, PairsPrintTheirFirstRegister) {
   EXPECT_EQ(hw::disassemble(simd(F16, kAdd, 8, 2, 4), 0), "ipu.f16v4add fs0,ft2,ft4");
   EXPECT_EQ(hw::disassemble(fma_v(0, 8, 2, 4, 6), 0), "ipu.f32v2fma fs0,ft2,ft4,ft6");
