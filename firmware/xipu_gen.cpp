@@ -8,6 +8,8 @@
 // ordinary asm constraints; register pairs and quads are pinned to fixed registers (ft0-ft5
 // for sources, ft8-ft11 for results, t3/t4 for integer pairs) because ilp32f has no 64-bit FP
 // type that GCC could allocate to a pair.
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -15,8 +17,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "hw/tile/csr.h"
 #include "hw/tile/isa.h"
@@ -58,11 +58,13 @@ std::pair<std::string, std::string> param_name(const std::string& decl) {
   return {decl.substr(0, cut + 1), decl.substr(cut + 1)};
 }
 
-bool is_destination(const std::string& tok) { return tok.rfind("rd", 0) == 0 || tok.rfind("fd", 0) == 0; }
+bool is_destination(const std::string& tok) {
+  return tok.rfind("rd", 0) == 0 || tok.rfind("fd", 0) == 0;
+}
 
 // Fixed registers of pair/quad operands: sources ft0.. by position, results ft8...
 const char* kPairSource[] = {"ft0", "ft2", "ft4"};
-const char* kFixedF[] = {"ft0", "ft1", "ft2",  "ft3",  "ft4", "ft5",
+const char* kFixedF[] = {"ft0", "ft1", "ft2", "ft3", "ft4",  "ft5",
                          "ft6", "ft7", "ft8", "ft9", "ft10", "ft11"};
 
 std::string intrinsic(const InsnSpec& s) {
@@ -71,8 +73,10 @@ std::string intrinsic(const InsnSpec& s) {
   std::string dest;
   std::vector<std::string> sources;
   for (const std::string& t : tokens) {
-    if (dest.empty() && sources.empty() && is_destination(t)) dest = t;
-    else sources.push_back(t);
+    if (dest.empty() && sources.empty() && is_destination(t))
+      dest = t;
+    else
+      sources.push_back(t);
   }
 
   const bool noreturn = s.c_return == "noreturn";
@@ -80,7 +84,7 @@ std::string intrinsic(const InsnSpec& s) {
   std::ostringstream body, outs, ins;
   std::vector<std::string> out_list, in_list;
   std::string fields[4] = {"x0", "x0", "x0", "x0"};  // rd rs1 rs2 rs3
-  std::string result;                               // expression returned
+  std::string result;                                // expression returned
   size_t p = 0;
 
   // Destination.
@@ -113,7 +117,8 @@ std::string intrinsic(const InsnSpec& s) {
       out_list.push_back(fmt::format("\"=f\"(d{}_)", i));
     }
     fields[0] = "ft8";
-    result = n == 2 ? fmt::format("({}){{{{d0_, d1_}}}}", ret) : fmt::format("({}){{{{d0_, d1_, d2_, d3_}}}}", ret);
+    result = n == 2 ? fmt::format("({}){{{{d0_, d1_}}}}", ret)
+                    : fmt::format("({}){{{{d0_, d1_, d2_, d3_}}}}", ret);
   }
 
   // Sources.
@@ -121,14 +126,17 @@ std::string intrinsic(const InsnSpec& s) {
   for (size_t i = 0; i < sources.size(); ++i) {
     const std::string& tok = sources[i];
     const auto [type, name] = param_name(params.at(p++));
-    const unsigned field = tok.find("s1") != std::string::npos ? 1 : tok.find("s2") != std::string::npos ? 2 : 3;
+    const unsigned field = tok.find("s1") != std::string::npos   ? 1
+                           : tok.find("s2") != std::string::npos ? 2
+                                                                 : 3;
     if (tok[0] == 'r') {
       in_list.push_back(fmt::format("[{}] \"r\"((uint32_t)(uintptr_t)({}))", tok, name));
       fields[field] = fmt::format("%[{}]", tok);
     } else if (tok.back() == 'p') {
       const unsigned base = 2 * pair_index++;
-      body << fmt::format("  register float s{}_ __asm__(\"{}\") = {}.r[0], s{}_ __asm__(\"{}\") = {}.r[1];\n",
-                          base, kFixedF[base], name, base + 1, kFixedF[base + 1], name);
+      body << fmt::format(
+          "  register float s{}_ __asm__(\"{}\") = {}.r[0], s{}_ __asm__(\"{}\") = {}.r[1];\n",
+          base, kFixedF[base], name, base + 1, kFixedF[base + 1], name);
       in_list.push_back(fmt::format("\"f\"(s{}_)", base));
       in_list.push_back(fmt::format("\"f\"(s{}_)", base + 1));
       fields[field] = kPairSource[base / 2];
@@ -141,11 +149,11 @@ std::string intrinsic(const InsnSpec& s) {
   const uint32_t opcode = s.match & 0x7f, funct3 = (s.match >> 12) & 7;
   std::string insn;
   if (s.operands.find("fs3") != std::string_view::npos) {
-    insn = fmt::format(".insn r4 0x{:x}, {}, {}, {}, {}, {}, {}", opcode, funct3, (s.match >> 25) & 3,
-                       fields[0], fields[1], fields[2], fields[3]);
+    insn = fmt::format(".insn r4 0x{:x}, {}, {}, {}, {}, {}, {}", opcode, funct3,
+                       (s.match >> 25) & 3, fields[0], fields[1], fields[2], fields[3]);
   } else {
-    insn = fmt::format(".insn r 0x{:x}, {}, {}, {}, {}, {}", opcode, funct3, s.match >> 25, fields[0],
-                       fields[1], fields[2]);
+    insn = fmt::format(".insn r 0x{:x}, {}, {}, {}, {}, {}", opcode, funct3, s.match >> 25,
+                       fields[0], fields[1], fields[2]);
   }
   auto join = [](const std::vector<std::string>& v) {
     std::string out;
@@ -154,23 +162,27 @@ std::string intrinsic(const InsnSpec& s) {
   };
 
   std::ostringstream out;
-  const std::string syntax = s.operands.empty() ? std::string(s.mnemonic)
-                                                : fmt::format("{} {}", s.mnemonic, s.operands);
+  const std::string syntax =
+      s.operands.empty() ? std::string(s.mnemonic) : fmt::format("{} {}", s.mnemonic, s.operands);
   out << fmt::format("/* {} ({} issue slot{}): {} */\n", syntax, s.issue_slots,
                      s.issue_slots == 1 ? "" : "s", s.summary);
-  out << "static inline " << (noreturn ? "__attribute__((noreturn)) " : "") << ret << " " << s.c_name << "("
-      << (s.c_params.empty() ? "void" : std::string(s.c_params)) << ") {\n";
+  out << "static inline " << (noreturn ? "__attribute__((noreturn)) " : "") << ret << " "
+      << s.c_name << "(" << (s.c_params.empty() ? "void" : std::string(s.c_params)) << ") {\n";
   out << body.str();
-  out << fmt::format("  __asm__ volatile(\"{}\" : {} : {} : \"memory\");\n", insn, join(out_list), join(in_list));
-  if (noreturn) out << "  __builtin_unreachable();\n";
-  else if (!result.empty()) out << "  return " << result << ";\n";
+  out << fmt::format("  __asm__ volatile(\"{}\" : {} : {} : \"memory\");\n", insn, join(out_list),
+                     join(in_list));
+  if (noreturn)
+    out << "  __builtin_unreachable();\n";
+  else if (!result.empty())
+    out << "  return " << result << ";\n";
   out << "}\n\n";
   return out.str();
 }
 
 std::string header() {
   std::ostringstream out;
-  out << "/* ipu_xipu.h: C intrinsics for the Xipu instructions. Generated by firmware/xipu_gen from\n"
+  out << "/* ipu_xipu.h: C intrinsics for the Xipu instructions. Generated by firmware/xipu_gen "
+         "from\n"
          " * hw/tile/xipu.def; do not edit. Include ipu.h, which defines the vector types. */\n"
          "#ifndef IPU_XIPU_H\n#define IPU_XIPU_H\n\n#include <stdint.h>\n\n";
   for (const InsnSpec& s : ipu::hw::instruction_table())
@@ -186,27 +198,34 @@ std::string docs() {
          "simulator's decoder, executor and disassembler also read; do not edit by hand. "
          "The machine model (contexts, issue slots, lanes, rounding, AMP) is in "
          "[tile.md](tile.md) and [xipu-model.md](xipu-model.md).\n\n"
-         "| instruction | operands | encoding (match / mask) | issue slots | C intrinsic | what it does |\n"
+         "| instruction | operands | encoding (match / mask) | issue slots | C intrinsic | what it "
+         "does |\n"
          "|---|---|---|---|---|---|\n";
   for (const InsnSpec& s : ipu::hw::instruction_table()) {
     if (s.isa != ipu::hw::Isa::kXipu) continue;
-    out << fmt::format("| `{}` | `{}` | `{:08x}` / `{:08x}` | {} | `{} {}({})` | {} |\n", s.mnemonic,
-                       s.operands.empty() ? "-" : s.operands, s.match, s.mask, s.issue_slots,
-                       s.c_return, s.c_name, s.c_params.empty() ? "void" : s.c_params, s.summary);
+    out << fmt::format("| `{}` | `{}` | `{:08x}` / `{:08x}` | {} | `{} {}({})` | {} |\n",
+                       s.mnemonic, s.operands.empty() ? "-" : s.operands, s.match, s.mask,
+                       s.issue_slots, s.c_return, s.c_name,
+                       s.c_params.empty() ? "void" : s.c_params, s.summary);
   }
-  out << "\nOperand tokens: `rdp` an even integer register pair, `fdp`/`fs1p`/`fs2p`/`fs3p` even FP "
-         "register pairs (64-bit operands), `fdq` four FP registers from a multiple of 4, `fda` an FP "
-         "register read as an accumulator and written. An odd pair register is an illegal instruction.\n\n"
+  out << "\nOperand tokens: `rdp` an even integer register pair, `fdp`/`fs1p`/`fs2p`/`fs3p` even "
+         "FP "
+         "register pairs (64-bit operands), `fdq` four FP registers from a multiple of 4, `fda` an "
+         "FP "
+         "register read as an accumulator and written. An odd pair register is an illegal "
+         "instruction.\n\n"
          "## Xipu CSRs\n\n| CSR | number | meaning |\n|---|---|---|\n";
   for (const ipu::hw::CsrInfo& c : ipu::hw::kCsrTable)
-    if (c.name.rfind("ipu_", 0) == 0) out << fmt::format("| `{}` | `0x{:03x}` | {} |\n", c.name, c.number, c.meaning);
+    if (c.name.rfind("ipu_", 0) == 0)
+      out << fmt::format("| `{}` | `0x{:03x}` | {} |\n", c.name, c.number, c.meaning);
   return out.str();
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3 || (std::string_view(argv[1]) != "--header" && std::string_view(argv[1]) != "--docs")) {
+  if (argc != 3 ||
+      (std::string_view(argv[1]) != "--header" && std::string_view(argv[1]) != "--docs")) {
     fmt::print(stderr, "usage: xipu_gen --header FILE | --docs FILE\n");
     return 2;
   }

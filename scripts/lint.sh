@@ -6,7 +6,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
-mapfile -t sources < <(git ls-files '*.cpp' '*.h' ':!:firmware/*')
+mapfile -t sources < <(git ls-files '*.cpp' '*.h' ':!:firmware/include/*' ':!:firmware/runtime/*')
 if [[ ${1:-} == --fix ]]; then
   clang-format -i "${sources[@]}"
   exit 0
