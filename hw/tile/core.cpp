@@ -322,7 +322,7 @@ void Core::reset(uint32_t entry) {
     contexts_[i].id = i;
     contexts_[i].prng = Xoroshiro128aox::reset_state(tile_id_, i);
   }
-  std::fill(decoded_.begin(), decoded_.end(), Decoded{});
+  decoded_.clear();
   worker_entry_ = 0;
   cycles_ = 0;
   time_ = 0;

@@ -22,6 +22,7 @@
 #include "isa.h"
 #include "prng.h"
 #include "tile_config.h"
+#include "zero_pages.h"
 
 namespace ipu::hw {
 
@@ -143,7 +144,7 @@ class Core {
   uint32_t base_, size_;
   unsigned workers_;
   unsigned tile_id_ = 0;
-  std::vector<Decoded> decoded_;  // one per SRAM word
+  ZeroPages<Decoded> decoded_;  // one per SRAM word; all-zero bytes = kUndecoded
   std::array<Context, kMaxWorkerContexts + 1> contexts_{};
   uint32_t tohost_ = 0;
   uint32_t worker_entry_ = 0;  // CSR ipu.wentry

@@ -12,7 +12,7 @@ Tile::Tile(const sc_core::sc_module_name& name, const TileConfig& config, unsign
       memory("memory"),
       config_(config),
       id_(tile_id),
-      sram_(config.sram_bytes, 0),
+      sram_(config.sram_bytes),
       core_(config, sram_.data()),
       period_(sc_core::sc_time(1.0 / config.clock_hz, sc_core::SC_SEC)) {
   if (!(config.clock_hz > 0)) throw std::invalid_argument("tile.clock-hz must be positive");

@@ -54,7 +54,7 @@ class Tile : public sc_core::sc_module {
 
   TileConfig config_;
   unsigned id_;
-  std::vector<uint8_t> sram_;
+  ZeroPages<uint8_t> sram_;
   Core core_;
   sc_core::sc_time period_;
   uint64_t quantum_cycles_ = 1u << 20;
