@@ -85,6 +85,7 @@ std::string intrinsic(const InsnSpec& s) {
   std::vector<std::string> out_list, in_list;
   std::string fields[4] = {"x0", "x0", "x0", "x0"};  // rd rs1 rs2 rs3
   std::string result;                                // expression returned
+  std::string epilogue;                              // statements after the instruction
   size_t p = 0;
 
   // Destination.
@@ -129,7 +130,19 @@ std::string intrinsic(const InsnSpec& s) {
     const unsigned field = tok.find("s1") != std::string::npos   ? 1
                            : tok.find("s2") != std::string::npos ? 2
                                                                  : 3;
-    if (tok[0] == 'r') {
+    if (tok == "rs1p") {  // a load and a store pointer in t5/t6, advanced by the instruction
+      body << fmt::format(
+          "  register uint32_t p0_ __asm__(\"t5\") = (uint32_t)(uintptr_t){0}->load, p1_ "
+          "__asm__(\"t6\") = "
+          "(uint32_t)(uintptr_t){0}->store;\n",
+          name);
+      out_list.push_back("\"+r\"(p0_)");
+      out_list.push_back("\"+r\"(p1_)");
+      fields[1] = "t5";
+      epilogue += fmt::format(
+          "  {0}->load = (const void *)(uintptr_t)p0_;\n  {0}->store = (void *)(uintptr_t)p1_;\n",
+          name);
+    } else if (tok[0] == 'r') {
       in_list.push_back(fmt::format("[{}] \"r\"((uint32_t)(uintptr_t)({}))", tok, name));
       fields[field] = fmt::format("%[{}]", tok);
     } else if (tok.back() == 'p') {
@@ -171,6 +184,7 @@ std::string intrinsic(const InsnSpec& s) {
   out << body.str();
   out << fmt::format("  __asm__ volatile(\"{}\" : {} : {} : \"memory\");\n", insn, join(out_list),
                      join(in_list));
+  out << epilogue;
   if (noreturn)
     out << "  __builtin_unreachable();\n";
   else if (!result.empty())

@@ -25,6 +25,9 @@ extern "C" {
 #define IPU_CSR_AMPCFG 0x7c7 /* AMP: bit 0 f32 mode, bits 2:1 phases - 1, bit 3 accumulate */
 #define IPU_CSR_AMPIN 0x7c8  /* AMP input pointer */
 #define IPU_CSR_AMPOUT 0x7c9 /* AMP output pointer */
+#define IPU_CSR_XDESTS 0x7ca /* destination list of ipu.send */
+#define IPU_CSR_TILEID 0xfc0 /* this tile's number (read-only) */
+#define IPU_CSR_TILES 0xfc1  /* tiles on the chip (read-only) */
 
 #define IPU_CSR_READ(csr) \
   ({                      \
@@ -40,6 +43,12 @@ typedef struct { float r[2]; } ipu_f32x2; /* lanes 0, 1 */
 typedef struct { float r[2]; } ipu_f16x4; /* lanes 0, 1 in r[0] (low, high half), 2, 3 in r[1] */
 typedef struct { float r[1]; } ipu_f16x2; /* lanes 0, 1 in the low and high half */
 typedef struct { float r[4]; } ipu_f32x4;
+
+/* The two pointers ipu.ld2x64st64 reads from and writes to, both advanced by it. */
+typedef struct {
+  const void *load;
+  void *store;
+} ipu_stream;
 
 static inline ipu_f32x2 ipu_f32x2_make(float lane0, float lane1) { return (ipu_f32x2){{lane0, lane1}}; }
 
@@ -108,6 +117,22 @@ static inline void __attribute__((noreturn)) ipu_exit(int status) {
 }
 
 #include "ipu_xipu.h"
+
+/* Tile number and tile count of the chip. */
+static inline unsigned ipu_tile_id(void) { return IPU_CSR_READ(0xfc0); }
+static inline unsigned ipu_tile_count(void) { return IPU_CSR_READ(0xfc1); }
+
+/* Destinations of a send: `count` tile numbers. */
+typedef struct {
+  uint32_t count;
+  uint32_t tiles[];
+} ipu_destinations;
+
+/* Sends `words` words at `data` to the tiles in `dests` (CSR ipu_xdests, then ipu.send). */
+static inline void ipu_send(const void *data, unsigned words, const ipu_destinations *dests) {
+  IPU_CSR_WRITE(0x7ca, (uintptr_t)dests);
+  ipu_send_words(data, words);
+}
 
 #ifdef __cplusplus
 }

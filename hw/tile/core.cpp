@@ -122,6 +122,7 @@ std::string_view trap_cause_name(TrapCause cause) {
     case TrapCause::kStoreMisaligned: return "store address misaligned";
     case TrapCause::kStoreAccessFault: return "store access fault";
     case TrapCause::kEcallFromM: return "environment call";
+    case TrapCause::kIpuError: return "IPU program error";
   }
   return "unknown trap";
 }
@@ -258,6 +259,11 @@ const Core::CsrBehaviour Core::kCsrBehaviour[] = {
      [](Core&, Context& c, uint32_t v) { c.amp.input = v; }},
     {[](const Core&, const Context& c) { return c.amp.output; },
      [](Core&, Context& c, uint32_t v) { c.amp.output = v; }},
+    // ipu.xdests, ipu.tileid, ipu.tiles
+    {[](const Core& core, const Context&) { return core.exchange_dests_; },
+     [](Core& core, Context&, uint32_t v) { core.exchange_dests_ = v; }},
+    {[](const Core& core, const Context&) { return core.tile_id_; }, nullptr},
+    {[](const Core& core, const Context&) { return core.tile_count_; }, nullptr},
 };
 
 std::string_view csr_name(unsigned number) {
@@ -329,6 +335,12 @@ void Core::reset(uint32_t entry) {
   stop_ = StopReason::kRunning;
   exit_status_ = 0;
   fault_ = {};
+  exchange_phase_ = false;
+  sync_released_ = false;
+  sync_group_ = 0;
+  blocked_at_ = 0;
+  send_port_free_at_ = 0;
+  exchange_dests_ = 0;
   Context& supervisor = contexts_[0];
   supervisor.state = ContextState::kRunning;
   supervisor.pc = entry;
@@ -428,6 +440,45 @@ void Core::run_full_barrel(uint64_t until) {
     }
   }
   time_ = t;
+}
+
+// ---- sync and exchange ----
+
+bool Core::any_worker_running() const {
+  for (unsigned w = 1; w <= workers_; ++w)
+    if (contexts_[w].state == ContextState::kRunning) return true;
+  return false;
+}
+
+void Core::resume_after_sync(uint64_t cycle) {
+  Context& supervisor = contexts_[0];
+  sync_released_ = true;
+  supervisor.next_issue = std::max(supervisor.next_issue, cycle);
+  time_ = std::max(time_, cycle);
+  stop_ = StopReason::kRunning;
+}
+
+void Core::resume_after_exchange() { stop_ = StopReason::kRunning; }
+
+void Core::stop_with_error(const std::string& message) {
+  fault_ = {};
+  fault_.context = 0;
+  fault_.pc = contexts_[0].pc;
+  fault_.cycle = blocked_at_;
+  fault_.cause = TrapCause::kIpuError;
+  fault_.message = message;
+  end_run(StopReason::kFault, blocked_at_);
+}
+
+void Core::report_error(Context& c, uint32_t pc, const std::string& what) {
+  fault_.context = c.id;
+  fault_.pc = pc;
+  fault_.cycle = c.issue_cycle;
+  fault_.cause = TrapCause::kIpuError;
+  fault_.tval = 0;
+  fault_.message = fmt::format("tile {} {}: {} at {} (cycle {})", tile_id_, context_name(c.id),
+                               what, where(pc), c.issue_cycle);
+  end_run(StopReason::kFault, c.issue_cycle);
 }
 
 // ---- workers, console, end of run ----
@@ -530,6 +581,7 @@ void Core::report_fault(Context& c, uint32_t pc, TrapCause cause, uint32_t tval)
     case TrapCause::kEcallFromM:
       detail = fmt::format("ecall with unsupported a7 = {} (93 = exit)", c.x[17]);
       break;
+    case TrapCause::kIpuError: break;
   }
   const std::string at =
       cause == TrapCause::kInstrAccessFault ? fmt::format("pc 0x{:08x}", pc) : where(pc);
@@ -619,6 +671,11 @@ std::string Core::describe_running_contexts() const {
 #define ECALL()                                         \
   do {                                                  \
     if (c.x[17] != 93) TRAP(TrapCause::kEcallFromM, 0); \
+    if (exchange_phase_) {                              \
+      exchange_phase_ = false;                          \
+      block = StopReason::kExchangeEnd;                 \
+      break;                                            \
+    }                                                   \
     exit_status_ = static_cast<int>(c.x[10]);           \
     event = StopReason::kExited;                        \
   } while (0)
@@ -632,6 +689,11 @@ std::string Core::describe_running_contexts() const {
 #define WORKER_RUN()                                                       \
   do {                                                                     \
     if (c.id != 0) ILLEGAL();                                              \
+    if (exchange_phase_) {                                                 \
+      exchange_phase_ = false;                                             \
+      block = StopReason::kExchangeEnd;                                    \
+      break;                                                               \
+    }                                                                      \
     Context* idle = nullptr;                                               \
     for (unsigned w = 1; w <= workers_ && idle == nullptr; ++w)            \
       if (contexts_[w].state == ContextState::kIdle) idle = &contexts_[w]; \
@@ -770,6 +832,117 @@ std::string Core::describe_running_contexts() const {
     if (last_) invalidate(out_, n_);                                                      \
   } while (0)
 
+// ---- sync and exchange (docs/chip.md) ----
+#define IPU_ERROR(...)                    \
+  do {                                    \
+    ipu_error = fmt::format(__VA_ARGS__); \
+    goto ipu_error;                       \
+  } while (0)
+// The exchange phase ends at the first ipu.run, ipu.xend, ipu.sync or exit after a sync: the
+// tile stops there until the exchange block has resolved the phase, then runs the instruction.
+#define END_OF_EXCHANGE_PHASE()       \
+  if (exchange_phase_) {              \
+    exchange_phase_ = false;          \
+    block = StopReason::kExchangeEnd; \
+    break;                            \
+  }
+#define SUPERVISOR_ONLY() \
+  if (c.id != 0) ILLEGAL()
+#define ANY_WORKER_RUNNING() any_worker_running()
+#define IPU_SYNC()                                                                      \
+  SUPERVISOR_ONLY();                                                                    \
+  if (sync_released_) { /* the barrier released this tile: the sync completes */        \
+    sync_released_ = false;                                                             \
+    exchange_phase_ = true;                                                             \
+    scheduling_changed = true;                                                          \
+    break;                                                                              \
+  }                                                                                     \
+  if (ANY_WORKER_RUNNING()) { /* the compute phase ends when every worker has exited */ \
+    stalled = scheduling_changed = true;                                                \
+    break;                                                                              \
+  }                                                                                     \
+  END_OF_EXCHANGE_PHASE();                                                              \
+  sync_group_ = RS1;                                                                    \
+  block = StopReason::kSync
+#define IPU_XEND()   \
+  SUPERVISOR_ONLY(); \
+  END_OF_EXCHANGE_PHASE()
+#define REQUIRE_EXCHANGE()                                                             \
+  SUPERVISOR_ONLY();                                                                   \
+  if (exchange_ == nullptr)                                                            \
+    IPU_ERROR("exchange instruction on a tile with no exchange connected");            \
+  if (!exchange_phase_)                                                                \
+  IPU_ERROR(                                                                           \
+      "{} outside the exchange phase (exchange runs between an ipu.sync and the next " \
+      "ipu.run, ipu.xend, ipu.sync or exit)",                                          \
+      spec_of(d.op)->mnemonic)
+#define IPU_SEND()                                                                                 \
+  do {                                                                                             \
+    REQUIRE_EXCHANGE();                                                                            \
+    if (send_port_free_at_ > c.issue_cycle + 1) { /* no queues: wait for the port */               \
+      stalled = true;                                                                              \
+      break;                                                                                       \
+    }                                                                                              \
+    const uint32_t a_ = RS1, n_ = RS2, list_ = exchange_dests_;                                    \
+    if (a_ & 3) TRAP(TrapCause::kLoadMisaligned, a_);                                              \
+    if (n_ == 0 || n_ > size / 4 || a_ - base > size - 4 * n_)                                     \
+      TRAP(TrapCause::kLoadAccessFault, a_);                                                       \
+    if ((list_ & 3) || list_ - base > size - 4) TRAP(TrapCause::kLoadAccessFault, list_);          \
+    uint32_t count_;                                                                               \
+    std::memcpy(&count_, mem + (list_ - base), 4);                                                 \
+    if (count_ == 0 || count_ > tile_count_ || list_ - base > size - 4 - 4 * count_)               \
+      IPU_ERROR("destination list at 0x{:08x} holds {} tiles (1..{} fit on this chip)", list_,     \
+                count_, tile_count_);                                                              \
+    std::vector<unsigned> dests_(count_);                                                          \
+    for (uint32_t i_ = 0; i_ < count_; ++i_) {                                                     \
+      uint32_t t_;                                                                                 \
+      std::memcpy(&t_, mem + (list_ - base) + 4 + 4 * i_, 4);                                      \
+      if (t_ >= tile_count_)                                                                       \
+        IPU_ERROR("destination tile {} does not exist ({} tiles)", t_, tile_count_);               \
+      dests_[i_] = t_;                                                                             \
+    }                                                                                              \
+    std::vector<uint32_t> words_(n_);                                                              \
+    std::memcpy(words_.data(), mem + (a_ - base), 4 * n_);                                         \
+    send_port_free_at_ = exchange_->send(c.issue_cycle, a_, std::move(words_), std::move(dests_)); \
+  } while (0)
+#define IPU_RECVSRC()                                                                   \
+  do {                                                                                  \
+    REQUIRE_EXCHANGE();                                                                 \
+    const uint32_t src_ = RS1;                                                          \
+    if (src_ != ~0u && src_ >= tile_count_)                                             \
+      IPU_ERROR("source tile {} does not exist ({} tiles)", src_, tile_count_);         \
+    exchange_->select_source(c.issue_cycle, src_ == ~0u ? -1 : static_cast<int>(src_)); \
+  } while (0)
+#define IPU_RECV()                                                                          \
+  do {                                                                                      \
+    REQUIRE_EXCHANGE();                                                                     \
+    const uint32_t a_ = RS1, n_ = RS2;                                                      \
+    if (a_ & 3) TRAP(TrapCause::kStoreMisaligned, a_);                                      \
+    if (n_ > size / 4 || a_ - base > size - 4 * n_) TRAP(TrapCause::kStoreAccessFault, a_); \
+    exchange_->receive_buffer(c.issue_cycle, a_, n_);                                       \
+  } while (0)
+#define IPU_WAITC() wait_until = c.issue_cycle + RS1
+// 16 bytes loaded into fd..fd+3 from x[rs1], 8 bytes stored from the pair fs2 to x[rs1+1];
+// both pointers advance. The store data is read before the loads write (fs2 may overlap fd).
+#define IPU_LD2X64ST64()                                                \
+  do {                                                                  \
+    FP_ENABLED();                                                       \
+    if ((d.rd & 3) || (d.rs1 & 1) || (d.rs2 & 1)) ILLEGAL();            \
+    const uint32_t la_ = c.x[d.rs1], sa_ = c.x[d.rs1 + 1];              \
+    if (la_ & 7) TRAP(TrapCause::kLoadMisaligned, la_);                 \
+    if (la_ - base > size - 16) TRAP(TrapCause::kLoadAccessFault, la_); \
+    if (sa_ & 7) TRAP(TrapCause::kStoreMisaligned, sa_);                \
+    if (sa_ - base > size - 8) TRAP(TrapCause::kStoreAccessFault, sa_); \
+    const uint32_t st_[2] = {c.f[d.rs2], c.f[d.rs2 + 1]};               \
+    std::memcpy(&c.f[d.rd], mem + (la_ - base), 16);                    \
+    std::memcpy(mem + (sa_ - base), st_, 8);                            \
+    decoded[(sa_ - base) >> 2].op = Op::kUndecoded;                     \
+    decoded[((sa_ - base) >> 2) + 1].op = Op::kUndecoded;               \
+    if (d.rs1 != 0) c.x[d.rs1] = la_ + 16;                              \
+    c.x[d.rs1 + 1] = sa_ + 8;                                           \
+    c.mstatus |= kMstatusFs;                                            \
+  } while (0)
+
 template <bool kTrace>
 void Core::execute(Context& c, uint64_t budget) {
   uint8_t* const mem = sram_;
@@ -784,7 +957,10 @@ void Core::execute(Context& c, uint64_t budget) {
     TrapCause trap_cause{};
     uint32_t trap_value = 0;
     StopReason event = StopReason::kRunning;
+    StopReason block = StopReason::kRunning;  // kSync / kExchangeEnd: stop without retiring
     bool stalled = false, scheduling_changed = false, worker_exit = false;
+    uint64_t wait_until = 0;  // ipu.waitc: earliest next issue
+    std::string ipu_error;
     uint32_t npc = pc + 4;
 
     const uint32_t off = pc - base;
@@ -819,6 +995,20 @@ void Core::execute(Context& c, uint64_t budget) {
         case Op::kCount: ILLEGAL();
       }
       c.next_issue = c.issue_cycle + stride * kIssueSlots[static_cast<size_t>(d.op)];
+      if (wait_until > c.next_issue) {
+        // A worker keeps its slot: round the wait up to a whole number of its turns.
+        c.next_issue =
+            c.id == 0
+                ? wait_until
+                : c.issue_cycle + stride * ((wait_until - c.issue_cycle + stride - 1) / stride);
+      }
+    }
+    if (block != StopReason::kRunning) {
+      c.pc = pc;
+      blocked_at_ = c.issue_cycle;
+      cycles_ = std::max(cycles_, c.issue_cycle + 1);
+      stop_ = block;
+      return;
     }
     if (stalled) {
       c.pc = pc;
@@ -834,6 +1024,12 @@ void Core::execute(Context& c, uint64_t budget) {
     if (worker_exit) finish_worker(c);
     if (scheduling_changed) return;
     continue;
+
+  ipu_error:
+    c.next_issue = c.issue_cycle + stride;
+    c.pc = pc;
+    report_error(c, pc, ipu_error);
+    return;
 
   trap:
     c.next_issue = c.issue_cycle + stride;

@@ -36,6 +36,9 @@ enum class TrapCause : uint32_t {
   kStoreMisaligned = 6,
   kStoreAccessFault = 7,
   kEcallFromM = 11,
+  // Not an architectural trap: a program error the IPU model detects (exchange or sync misuse).
+  // It always stops the run with a report and is never delivered to mtvec.
+  kIpuError = 24,
 };
 std::string_view trap_cause_name(TrapCause cause);
 
@@ -72,7 +75,28 @@ struct Context {
   std::string console_line;
 };
 
-enum class StopReason : uint8_t { kRunning, kExited, kFault, kCycleLimit };
+enum class StopReason : uint8_t {
+  kRunning,
+  kExited,
+  kFault,
+  kCycleLimit,
+  kSync,  // the supervisor arrived at ipu.sync: call resume_after_sync() with the release cycle
+  kExchangeEnd,  // the exchange phase ended: call resume_after_exchange() once it is resolved
+};
+
+// Where the core's exchange instructions go: the SystemC tile forwards them to the exchange
+// block. Cycles are the tile's local cycles (global once syncs have aligned the tiles).
+class ExchangeSink {
+ public:
+  virtual ~ExchangeSink() = default;
+  // Words leave the tile from cycle + 1; returns the cycle from which the send port is free.
+  virtual uint64_t send(uint64_t cycle, uint32_t address, std::vector<uint32_t> words,
+                        std::vector<unsigned> destinations) = 0;
+  // Listen to tile `source` (-1: nothing) for words arriving from cycle + 1.
+  virtual void select_source(uint64_t cycle, int source) = 0;
+  // Words arriving from cycle + 1 land at address, address + 4, ... up to `words` of them.
+  virtual void receive_buffer(uint64_t cycle, uint32_t address, uint32_t words) = 0;
+};
 
 struct FaultReport {
   unsigned context = 0;
@@ -97,6 +121,21 @@ class Core {
   void set_console(ConsoleSink sink) { console_ = std::move(sink); }
   void set_trace(TraceSink sink) { trace_ = std::move(sink); }
   void set_tile_id(unsigned id) { tile_id_ = id; }
+  void set_tile_count(unsigned count) { tile_count_ = count; }
+  void set_exchange(ExchangeSink* sink) { exchange_ = sink; }
+
+  // After StopReason::kSync: the barrier released at `cycle`; the tile resumes then, in a new
+  // exchange phase.
+  void resume_after_sync(uint64_t cycle);
+  // After StopReason::kExchangeEnd: the exchange was resolved; the boundary instruction runs.
+  void resume_after_exchange();
+  // Stops the run from outside (an error the exchange or sync block found for this tile).
+  void stop_with_error(const std::string& message);
+  uint32_t sync_group() const { return sync_group_; }
+  // Tile cycle of the pending sync arrival or exchange boundary.
+  uint64_t blocked_at() const { return blocked_at_; }
+  bool in_exchange_phase() const { return exchange_phase_; }
+  unsigned tile_id() const { return tile_id_; }
 
   // Runs until the program ends or every remaining issue is at tile cycle >= until.
   // Returns kCycleLimit when paused by `until`; call again to continue.
@@ -128,6 +167,7 @@ class Core {
   template <bool kTrace>
   void run_full_barrel(uint64_t until);
   uint64_t supervisor_issue_cycle(uint64_t earliest) const;
+  bool any_worker_running() const;
   bool csr_access(Context& c, unsigned number, CsrOp op, uint32_t operand, bool write,
                   uint32_t& old);
   void console_put(Context& c, uint32_t byte);
@@ -136,7 +176,7 @@ class Core {
   void finish_worker(Context& worker);
   void end_run(StopReason reason, uint64_t last_cycle);
   void report_fault(Context& c, uint32_t pc, TrapCause cause, uint32_t tval);
-  void report_stuck_ecall(Context& c, uint32_t pc);
+  void report_error(Context& c, uint32_t pc, const std::string& what);
   std::string where(uint32_t pc) const;  // "pc 0x0004c010: addi a0,a0,1"
 
   TileConfig config_;
@@ -147,7 +187,15 @@ class Core {
   ZeroPages<Decoded> decoded_;  // one per SRAM word; all-zero bytes = kUndecoded
   std::array<Context, kMaxWorkerContexts + 1> contexts_{};
   uint32_t tohost_ = 0;
-  uint32_t worker_entry_ = 0;  // CSR ipu.wentry
+  uint32_t worker_entry_ = 0;    // CSR ipu.wentry
+  uint32_t exchange_dests_ = 0;  // CSR ipu.xdests: address of {count, tile ids...}
+  unsigned tile_count_ = 1;
+  ExchangeSink* exchange_ = nullptr;
+  bool exchange_phase_ = false;  // between a sync release and the next run/xend/sync/exit
+  bool sync_released_ = false;   // the pending ipu.sync completes when re-executed
+  uint32_t sync_group_ = 0;
+  uint64_t blocked_at_ = 0;
+  uint64_t send_port_free_at_ = 0;
   uint64_t cycles_ = 0;
   uint64_t time_ = 0;  // the scheduler has issued everything before this tile cycle
   StopReason stop_ = StopReason::kRunning;

@@ -46,7 +46,11 @@ enum class CsrAccess : uint8_t { kReadOnly, kReadWrite };
   X(ipu_ampcfg, 0x7c7, kReadWrite,                                                              \
     "Xipu: AMP mode (bit 0 f32), phases-1 (bits 2:1), accumulate output (bit 3)")               \
   X(ipu_ampin, 0x7c8, kReadWrite, "Xipu: AMP input pointer (advances 8 bytes per ipu.amp)")     \
-  X(ipu_ampout, 0x7c9, kReadWrite, "Xipu: AMP output pointer (advances per result block)")
+  X(ipu_ampout, 0x7c9, kReadWrite, "Xipu: AMP output pointer (advances per result block)")      \
+  X(ipu_xdests, 0x7ca, kReadWrite,                                                              \
+    "Xipu: address of the destination list {count, tile...} of ipu.send")                       \
+  X(ipu_tileid, 0xfc0, kReadOnly, "Xipu: this tile's number")                                   \
+  X(ipu_tiles, 0xfc1, kReadOnly, "Xipu: number of tiles on the chip")
 
 enum class CsrId : uint8_t {
 #define X(id, number, access, meaning) id,

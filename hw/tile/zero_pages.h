@@ -18,8 +18,8 @@ class ZeroPages {
  public:
   explicit ZeroPages(size_t count) : count_(count), bytes_(count * sizeof(T)) {
     if (bytes_ == 0) return;
-    void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                   -1, 0);
+    void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
     data_ = static_cast<T*>(p);
   }
