@@ -10,6 +10,8 @@ namespace ipu::hw {
 Tile::Tile(const sc_core::sc_module_name& name, const TileConfig& config, unsigned tile_id)
     : sc_module(name),
       memory("memory"),
+      sync("sync"),
+      exchange("exchange"),
       config_(config),
       id_(tile_id),
       sram_(config.sram_bytes),
@@ -31,29 +33,105 @@ void Tile::start(uint32_t entry, uint64_t max_cycles) {
   start_event_.notify(sc_core::SC_ZERO_TIME);
 }
 
+void Tile::advance_time_to(uint64_t cycle) {
+  if (cycle > synced_) {
+    wait(period_ * static_cast<double>(cycle - synced_));
+    synced_ = cycle;
+  }
+}
+
+void Tile::finish(StopReason reason) {
+  if (core_.cycles() > compute_begin_)
+    timeline_.push_back({TileSegment::kCompute, compute_begin_, core_.cycles(), phase_});
+  outcome_.reason = reason;
+  waiting_ = TileWait::kFinished;
+  if (reason == StopReason::kExited) {
+    outcome_.exit_status = core_.exit_status();
+  } else if (reason == StopReason::kFault) {
+    outcome_.message = core_.fault().message;
+  } else {
+    outcome_.message = fmt::format(
+        "tile {}: program did not finish within {} cycles (--max-cycles); running contexts:\n{}",
+        id_, max_cycles_, core_.describe_running_contexts());
+  }
+  finished_event_.notify(sc_core::SC_ZERO_TIME);
+}
+
 void Tile::run_thread() {
   if (!started_) wait(start_event_);
-  uint64_t synced = 0;  // tile cycles already matched by simulated time
+  if (sync.size() > 0 || exchange.size() > 0) core_.set_exchange(this);
+  uint64_t exchange_begin = 0;
   for (;;) {
     const uint64_t until = std::min(max_cycles_, core_.cycles() + quantum_cycles_);
     const StopReason r = core_.run(until);
-    const uint64_t now = core_.cycles();
-    wait(period_ * static_cast<double>(now - synced));
-    synced = now;
-    if (r == StopReason::kCycleLimit && now < max_cycles_) continue;
-    outcome_.reason = r;
-    if (r == StopReason::kExited) {
-      outcome_.exit_status = core_.exit_status();
-    } else if (r == StopReason::kFault) {
-      outcome_.message = core_.fault().message;
-    } else {
-      outcome_.message = fmt::format(
-          "tile {}: program did not finish within {} cycles (--max-cycles); running contexts:\n{}",
-          id_, max_cycles_, core_.describe_running_contexts());
+    advance_time_to(core_.cycles());
+    if (r == StopReason::kCycleLimit && core_.cycles() < max_cycles_) continue;
+    if (r == StopReason::kSync) {
+      const uint64_t arrival = core_.blocked_at();
+      timeline_.push_back({TileSegment::kCompute, compute_begin_, arrival, phase_});
+      compute_begin_ = arrival;  // nothing is computed again before the release
+      if (sync.size() == 0) {
+        core_.stop_with_error(fmt::format(
+            "tile {}: ipu.sync on a platform without a sync network (cycle {})", id_, arrival));
+        finish(StopReason::kFault);
+        return;
+      }
+      waiting_ = TileWait::kSync;
+      const SyncRelease release = sync->arrive(id_, core_.sync_group(), arrival);
+      waiting_ = TileWait::kRunning;
+      if (!release.error.empty()) {
+        core_.stop_with_error(fmt::format("tile {} context 0 (supervisor): {} (cycle {})", id_,
+                                          release.error, arrival));
+        finish(StopReason::kFault);
+        return;
+      }
+      timeline_.push_back({TileSegment::kSync, arrival, release.cycle, release.phase});
+      phase_ = release.phase;
+      exchange_begin = release.cycle;
+      compute_begin_ = release.cycle;
+      core_.resume_after_sync(release.cycle);
+      advance_time_to(release.cycle);
+      continue;
     }
-    finished_event_.notify(sc_core::SC_ZERO_TIME);
+    if (r == StopReason::kExchangeEnd) {
+      const uint64_t boundary = core_.blocked_at();
+      timeline_.push_back({TileSegment::kExchange, exchange_begin, boundary, phase_});
+      compute_begin_ = boundary;
+      std::string error;
+      if (exchange.size() > 0) {
+        waiting_ = TileWait::kExchange;
+        error = exchange->end_phase(id_, phase_, boundary);
+        waiting_ = TileWait::kRunning;
+      }
+      if (!error.empty()) {
+        core_.stop_with_error(error);
+        finish(StopReason::kFault);
+        return;
+      }
+      core_.resume_after_exchange();
+      continue;
+    }
+    finish(r);
     return;
   }
+}
+
+uint64_t Tile::send(uint64_t cycle, uint32_t address, std::vector<uint32_t> words,
+                    std::vector<unsigned> destinations) {
+  return exchange->send(id_, phase_, cycle, address, std::move(words), std::move(destinations));
+}
+
+void Tile::select_source(uint64_t cycle, int source) {
+  exchange->select_source(id_, phase_, cycle, source);
+}
+
+void Tile::receive_buffer(uint64_t cycle, uint32_t address, uint32_t words) {
+  exchange->receive_buffer(id_, phase_, cycle, address, words);
+}
+
+void Tile::load(uint32_t address, const uint8_t* data, size_t size) {
+  std::memcpy(sram_.data() + (address - config_.sram_base), data, size);
+  core_.invalidate(address, static_cast<uint32_t>(size));
 }
 
 bool Tile::access(tlm::tlm_generic_payload& payload, uint32_t& offset) {

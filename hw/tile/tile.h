@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "core.h"
+#include "hw/exchange/exchange.h"
+#include "hw/sync/sync_network.h"
 #include "tile_config.h"
 
 namespace ipu::hw {
@@ -23,9 +25,22 @@ struct TileOutcome {
   std::string message;  // fault or cycle-limit report; empty on a normal exit
 };
 
-class Tile : public sc_core::sc_module {
+// What a tile spent a stretch of cycles on, for statistics and traces.
+struct TileSegment {
+  enum Kind : uint8_t { kCompute, kSync, kExchange } kind;
+  uint64_t begin, end;  // tile cycles [begin, end)
+  uint64_t phase;       // the exchange phase it belongs to or precedes
+};
+
+// Where a tile is blocked (for deadlock reports).
+enum class TileWait : uint8_t { kRunning, kSync, kExchange, kFinished };
+
+class Tile : public sc_core::sc_module, private ExchangeSink {
  public:
   tlm_utils::simple_target_socket<Tile> memory;
+  // The chip's sync network and exchange; unbound on the single-tile platform.
+  sc_core::sc_port<SyncIf, 1, sc_core::SC_ZERO_OR_MORE_BOUND> sync;
+  sc_core::sc_port<ExchangeIf, 1, sc_core::SC_ZERO_OR_MORE_BOUND> exchange;
 
   Tile(const sc_core::sc_module_name& name, const TileConfig& config, unsigned tile_id = 0);
 
@@ -42,6 +57,10 @@ class Tile : public sc_core::sc_module {
   const TileOutcome& outcome() const { return outcome_; }
   const sc_core::sc_event& finished_event() const { return finished_event_; }
   sc_core::sc_time cycle_time() const { return period_; }
+  const std::vector<TileSegment>& timeline() const { return timeline_; }
+  TileWait waiting() const { return waiting_; }
+  // Zero-time write into SRAM (the image loader).
+  void load(uint32_t address, const uint8_t* data, size_t size);
 
  private:
   SC_HAS_PROCESS(Tile);
@@ -51,6 +70,13 @@ class Tile : public sc_core::sc_module {
   unsigned transport_dbg(tlm::tlm_generic_payload& payload);
   // Checks the payload's range; on success returns the SRAM offset.
   bool access(tlm::tlm_generic_payload& payload, uint32_t& offset);
+  void finish(StopReason reason);
+  void advance_time_to(uint64_t cycle);
+  // ExchangeSink: the core's exchange instructions, forwarded with the current phase.
+  uint64_t send(uint64_t cycle, uint32_t address, std::vector<uint32_t> words,
+                std::vector<unsigned> destinations) override;
+  void select_source(uint64_t cycle, int source) override;
+  void receive_buffer(uint64_t cycle, uint32_t address, uint32_t words) override;
 
   TileConfig config_;
   unsigned id_;
@@ -63,6 +89,11 @@ class Tile : public sc_core::sc_module {
   sc_core::sc_event start_event_;
   sc_core::sc_event finished_event_;
   TileOutcome outcome_;
+  uint64_t synced_ = 0;  // tile cycles already matched by simulated time
+  uint64_t phase_ = 0;   // current exchange phase (from the last sync release)
+  uint64_t compute_begin_ = 0;
+  std::vector<TileSegment> timeline_;
+  TileWait waiting_ = TileWait::kRunning;
 };
 
 }  // namespace ipu::hw

@@ -1,0 +1,121 @@
+// The chip's exchange: all-to-all, non-blocking, compiled and time-deterministic. Each tile
+// sends `exchange.words-per-cycle` 32-bit words per cycle and receives as many; there are no
+// queues or arbiters. A send names its destinations (source, destinations, words, start
+// cycle); each receiver selects the one tile it listens to and where arriving words land.
+// Multicast costs nothing extra. A word sent at cycle t arrives at t + 1 + latency(src, dst)
+// (ChipConfig::exchange_latency: grows with the columns between the tiles).
+//
+// Tiles run their exchange phase (from a sync release to their next ipu.run / xend / sync /
+// exit) decoupled; when every tile of the phase has reached that boundary the exchange
+// resolves it: each word is checked against the receiver's selected source and receive
+// buffer, and delivered into the receiver's SRAM through the TLM socket. Any schedule error
+// (wrong or no source selected, buffer overrun, a buffer left short, a word arriving after the
+// receiver's phase ended, a destination outside the phase) stops the run with a report naming
+// sending tile, receiving tile, cycle and addresses. Nothing is dropped silently.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/multi_passthrough_initiator_socket.h>
+
+#include "hw/ipu/chip_config.h"
+#include "hw/sync/sync_network.h"
+
+namespace ipu::hw {
+
+class ExchangeIf : public virtual sc_core::sc_interface {
+ public:
+  // Records a send; returns the cycle from which the sender's port is free again.
+  virtual uint64_t send(unsigned tile, uint64_t phase, uint64_t cycle, uint32_t address,
+                        std::vector<uint32_t> words, std::vector<unsigned> destinations) = 0;
+  virtual void select_source(unsigned tile, uint64_t phase, uint64_t cycle, int source) = 0;
+  virtual void receive_buffer(unsigned tile, uint64_t phase, uint64_t cycle, uint32_t address,
+                              uint32_t words) = 0;
+  // Called from the tile's thread at its boundary: blocks until the phase is resolved. Returns
+  // the error report that stops the run, or an empty string.
+  virtual std::string end_phase(unsigned tile, uint64_t phase, uint64_t cycle) = 0;
+};
+
+// One resolved exchange phase, for the statistics.
+struct ExchangeRecord {
+  uint64_t phase = 0;
+  unsigned group = 0;
+  uint64_t release = 0;       // cycle the phase began (the sync release)
+  uint64_t end = 0;           // latest boundary of its tiles
+  uint64_t words = 0;         // words delivered (a multicast word counts once per receiver)
+  uint64_t last_arrival = 0;  // cycle of the last word's arrival (0: no traffic)
+};
+
+class Exchange : public sc_core::sc_module, public ExchangeIf {
+ public:
+  // Bound to every active tile's memory socket, in the order of `active_tiles`.
+  tlm_utils::multi_passthrough_initiator_socket<Exchange> to_tiles;
+
+  Exchange(const sc_core::sc_module_name& name, const ChipConfig& config,
+           const std::vector<unsigned>& active_tiles);
+
+  // Opens the exchange phase a barrier release starts (SyncNetwork::on_release).
+  void open_phase(const BarrierRecord& barrier);
+
+  uint64_t send(unsigned tile, uint64_t phase, uint64_t cycle, uint32_t address,
+                std::vector<uint32_t> words, std::vector<unsigned> destinations) override;
+  void select_source(unsigned tile, uint64_t phase, uint64_t cycle, int source) override;
+  void receive_buffer(unsigned tile, uint64_t phase, uint64_t cycle, uint32_t address,
+                      uint32_t words) override;
+  std::string end_phase(unsigned tile, uint64_t phase, uint64_t cycle) override;
+
+  const std::vector<ExchangeRecord>& records() const { return records_; }
+  // Tiles waiting at their boundary in an unresolved phase: (phase, tile, boundary cycle).
+  std::vector<std::tuple<uint64_t, unsigned, uint64_t>> waiting() const;
+
+ private:
+  struct Send {
+    unsigned source;
+    uint64_t cycle;
+    uint32_t address;
+    std::vector<uint32_t> words;
+    std::vector<unsigned> destinations;
+  };
+  struct Select {
+    uint64_t effective;
+    int source;
+  };
+  struct Buffer {
+    uint64_t effective;
+    uint32_t address;
+    uint32_t words;
+    uint32_t filled = 0;
+  };
+  struct TileState {
+    std::vector<Select> selects;
+    std::vector<Buffer> buffers;
+    uint64_t boundary = 0;
+    bool at_boundary = false;
+  };
+  struct Phase {
+    BarrierRecord barrier;
+    std::map<unsigned, TileState> tiles;
+    std::vector<Send> sends;
+    unsigned waiting = 0;
+    size_t unread = 0;  // members that have not yet read the resolution
+    bool resolved = false;
+    std::string error;
+    sc_core::sc_event done;
+  };
+
+  Phase& phase(uint64_t id);
+  std::string resolve(Phase& p);
+  void deliver(unsigned tile, uint32_t address, const std::vector<uint32_t>& words);
+
+  ChipConfig config_;
+  std::map<unsigned, unsigned> socket_of_;  // tile -> socket index
+  std::map<uint64_t, Phase> phases_;
+  std::vector<ExchangeRecord> records_;
+};
+
+}  // namespace ipu::hw

@@ -1,0 +1,121 @@
+#include "ipu.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace ipu::hw {
+
+Ipu::Ipu(const sc_core::sc_module_name& name, const ChipConfig& config, std::vector<unsigned> active_tiles)
+    : sc_module(name),
+      config_(config),
+      active_((std::sort(active_tiles.begin(), active_tiles.end()), active_tiles)),
+      sync_("sync", config, active_),
+      exchange_("exchange", config, active_) {
+  validate(config_);
+  for (unsigned id : active_) {
+    if (id >= config_.tiles)
+      throw std::invalid_argument(fmt::format("tile {} does not exist on a {}-tile chip", id, config_.tiles));
+    auto tile = std::make_unique<Tile>(fmt::format("tile{}", id).c_str(), config_.tile, id);
+    tile->core().set_tile_count(config_.tiles);
+    tile->sync.bind(sync_);
+    tile->exchange.bind(exchange_);
+    exchange_.to_tiles.bind(tile->memory);
+    tiles_.emplace(id, std::move(tile));
+  }
+  sync_.on_release([this](const BarrierRecord& b) { exchange_.open_phase(b); });
+}
+
+void Ipu::start(uint32_t entry, uint64_t max_cycles) {
+  for (auto& [id, tile] : tiles_) tile->start(entry, max_cycles);
+}
+
+uint64_t Ipu::cycles() const {
+  uint64_t c = 0;
+  for (const auto& [id, tile] : tiles_) c = std::max(c, tile->core().cycles());
+  return c;
+}
+
+uint64_t Ipu::instructions_retired() const {
+  uint64_t n = 0;
+  for (const auto& [id, tile] : tiles_) n += tile->core().instructions_retired();
+  return n;
+}
+
+std::string Ipu::where(unsigned id) const {
+  const Tile& t = tile(id);
+  switch (t.waiting()) {
+    case TileWait::kFinished: {
+      const TileOutcome& o = t.outcome();
+      if (o.reason == StopReason::kExited) return fmt::format("tile {} exited with status {}", id, o.exit_status);
+      if (o.reason == StopReason::kFault) return fmt::format("tile {} stopped by a fault", id);
+      return fmt::format("tile {} stopped at the cycle limit ({} cycles)", id, t.core().cycles());
+    }
+    case TileWait::kSync:
+      return fmt::format("tile {} waits in ipu.sync on group {} since cycle {}", id, t.core().sync_group(),
+                         t.core().blocked_at());
+    case TileWait::kExchange:
+      return fmt::format("tile {} waits at the end of its exchange phase since cycle {}", id, t.core().blocked_at());
+    case TileWait::kRunning: break;
+  }
+  return fmt::format("tile {} is running", id);
+}
+
+ChipOutcome Ipu::outcome() const {
+  ChipOutcome out;
+  std::vector<std::string> faults, limits;
+  bool all_finished = true;
+  for (const auto& [id, t] : tiles_) {
+    if (t->waiting() != TileWait::kFinished) {
+      all_finished = false;
+      continue;
+    }
+    const TileOutcome& o = t->outcome();
+    if (o.reason == StopReason::kFault) {
+      if (std::find(faults.begin(), faults.end(), o.message) == faults.end()) faults.push_back(o.message);
+    } else if (o.reason == StopReason::kCycleLimit) {
+      limits.push_back(o.message);
+    } else if (out.exit_status == 0) {
+      out.exit_status = o.exit_status;
+    }
+  }
+  // Tiles left waiting, and where every tile of an incomplete barrier or exchange is.
+  std::string stuck;
+  for (const SyncNetwork::Pending& p : sync_.pending()) {
+    std::vector<std::string> arrived;
+    for (const auto& [t, c] : p.arrived) arrived.push_back(fmt::format("{} (cycle {})", t, c));
+    stuck += fmt::format("\n  sync group {}: tiles {} arrived; {} missing:", p.group, fmt::join(arrived, ", "),
+                         p.missing.size());
+    for (unsigned m : p.missing) {
+      stuck += "\n    " + where(m);
+      const Tile& t = tile(m);
+      if (t.waiting() != TileWait::kFinished || t.outcome().reason == StopReason::kCycleLimit) {
+        std::string contexts = t.core().describe_running_contexts();
+        if (!contexts.empty() && contexts.back() == '\n') contexts.pop_back();
+        if (!contexts.empty()) stuck += "\n    " + contexts.substr(2);
+      }
+    }
+  }
+  std::map<uint64_t, std::vector<unsigned>> exchange_waits;
+  for (const auto& [phase, t, cycle] : exchange_.waiting()) exchange_waits[phase].push_back(t);
+  for (const auto& [phase, waiting] : exchange_waits)
+    stuck += fmt::format("\n  exchange phase {}: tiles {} wait at the end of their exchange phase", phase,
+                         fmt::join(waiting, ", "));
+
+  if (!faults.empty()) {
+    out.result = ChipOutcome::Result::kFault;
+    out.message = fmt::format("{}", fmt::join(faults, "\n"));
+    if (!stuck.empty()) out.message += "\nand these tiles were left waiting:" + stuck;
+  } else if (!limits.empty()) {
+    out.result = ChipOutcome::Result::kCycleLimit;
+    out.message = fmt::format("{}", fmt::join(limits, "\n"));
+    if (!stuck.empty()) out.message += "\nand these tiles were left waiting:" + stuck;
+  } else if (!all_finished) {
+    out.result = ChipOutcome::Result::kDeadlock;
+    out.message = fmt::format("deadlock: no tile can make progress (latest cycle {}){}", cycles(),
+                              stuck.empty() ? std::string("") : stuck);
+  }
+  return out;
+}
+
+}  // namespace ipu::hw

@@ -1,0 +1,65 @@
+// One IPU chip: its tiles (those with a program), the sync network and the exchange, wired
+// together. Tiles run their compute and exchange phases temporally decoupled; the sync network
+// brings their local times together at each barrier. After the simulation, outcome() says how
+// the program ended: every tile exited, a tile faulted, a tile hit the cycle limit, or no tile
+// could make progress (deadlock), with a report naming tiles, contexts and pcs.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "hw/exchange/exchange.h"
+#include "hw/ipu/chip_config.h"
+#include "hw/sync/sync_network.h"
+#include "hw/tile/tile.h"
+
+namespace ipu::hw {
+
+struct ChipOutcome {
+  enum class Result { kExited, kFault, kCycleLimit, kDeadlock };
+  Result result = Result::kExited;
+  int exit_status = 0;  // the first non-zero exit status in tile order, else 0
+  std::string message;  // the report for anything but a normal exit
+};
+
+class Ipu : public sc_core::sc_module {
+ public:
+  Ipu(const sc_core::sc_module_name& name, const ChipConfig& config, std::vector<unsigned> active_tiles);
+
+  // Starts every active tile's supervisor at `entry` (cycle 0 for all of them).
+  void start(uint32_t entry, uint64_t max_cycles);
+
+  Tile& tile(unsigned id) { return *tiles_.at(id); }
+  const Tile& tile(unsigned id) const { return *tiles_.at(id); }
+  const std::vector<unsigned>& active_tiles() const { return active_; }
+  const ChipConfig& config() const { return config_; }
+  const SyncNetwork& sync_network() const { return sync_; }
+  const Exchange& exchange() const { return exchange_; }
+
+  // Call after sc_start() has returned.
+  ChipOutcome outcome() const;
+  uint64_t cycles() const;  // the latest tile cycle reached
+  uint64_t instructions_retired() const;
+
+ private:
+  std::string where(unsigned tile) const;  // "tile 5 context 0 (supervisor): pc 0x...: insn"
+
+  ChipConfig config_;
+  std::vector<unsigned> active_;
+  std::map<unsigned, std::unique_ptr<Tile>> tiles_;
+  SyncNetwork sync_;
+  Exchange exchange_;
+};
+
+// Statistics of a finished run as JSON (schema in docs/chip.md).
+void write_stats_json(std::ostream& out, const Ipu& chip);
+// Chrome/Perfetto trace-event JSON of the BSP phases: one track per tile, or per group of
+// `tiles_per_track` tiles (showing the group's first tile).
+void write_trace_json(std::ostream& out, const Ipu& chip, unsigned tiles_per_track);
+
+}  // namespace ipu::hw
