@@ -46,3 +46,17 @@ function(add_tile_firmware name)
   add_dependencies(${name} xipu_header)
   set_target_properties(${name} PROPERTIES ELF_FILE ${output})
 endfunction()
+
+# add_spmd_image(NAME FIRMWARE TILES N): NAME.elf runs firmware target FIRMWARE on tiles 0..N-1.
+function(add_spmd_image name firmware tiles)
+  get_target_property(source ${firmware} ELF_FILE)
+  set(output ${CMAKE_CURRENT_BINARY_DIR}/${name}.elf)
+  add_custom_command(
+    OUTPUT ${output}
+    COMMAND ipu-image replicate ${source} --tiles ${tiles} -o ${output}
+    DEPENDS ${source} ${firmware} ipu-image
+    COMMENT "Building ${tiles}-tile image ${name}.elf"
+    VERBATIM)
+  add_custom_target(${name} ALL DEPENDS ${output})
+  set_target_properties(${name} PROPERTIES ELF_FILE ${output})
+endfunction()

@@ -2,21 +2,27 @@
 //
 //   ipu-sim demo                       the embedded demo program on one tile
 //   ipu-sim run-elf FILE [options]     a bare-metal RV32IMF ELF on one tile
+//   ipu-sim run IMAGE [options]        a multi-tile image on a chip (docs/chip.md)
 //
-// Exit status: the program's own status when it exits; 2 for bad usage, 3 for an image the
-// loader refuses, 4 for a fault on the tile, 5 when --max-cycles is reached.
+// Exit status: the program's own status when it exits; 2 for bad usage or configuration, 3 for
+// an image the loader refuses, 4 for a fault on a tile (or an exchange/sync error), 5 when
+// --max-cycles is reached, 6 for a deadlock.
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
-#include "hw/tile/tile_config.h"
+#include "hw/ipu/chip_config.h"
+#include "hw/ipu/ipu.h"
 #include "sdk/image/elf_reader.h"
+#include "sim/chip_platform.h"
 #include "sim/demo_image.h"
 #include "sim/single_tile.h"
 
@@ -28,32 +34,81 @@ constexpr int kExitUsage = 2;
 constexpr int kExitImage = 3;
 constexpr int kExitFault = 4;
 constexpr int kExitCycleLimit = 5;
+constexpr int kExitDeadlock = 6;
 
-// Presets set the figures that differ between chips; explicit options override them.
-bool apply_preset(const std::string& name, ipu::hw::TileConfig& tile) {
-  if (name == "mk2")
-    tile.clock_hz = 1.325e9;
-  else if (name == "bow")
-    tile.clock_hz = 1.85e9;
-  else
-    return false;
-  return true;
-}
-
-void add_parameter_options(po::options_description& desc, ipu::hw::TileConfig& tile) {
+void add_parameter_options(po::options_description& desc, ipu::hw::ChipConfig& defaults) {
   ipu::hw::visit_parameters(
-      tile, [&desc](const char* name, auto& member, const char* unit, const char* meaning) {
+      defaults, [&desc](const char* name, auto& member, const char* unit, const char* meaning) {
         using T = std::remove_reference_t<decltype(member)>;
         desc.add_options()(name, po::value<T>()->default_value(member),
                            fmt::format("{} [{}]", meaning, unit).c_str());
       });
 }
 
-void dump_config(std::ostream& out, ipu::hw::TileConfig& tile) {
-  ipu::hw::visit_parameters(tile,
-                            [&out](const char* name, auto& member, const char* unit, const char*) {
-                              fmt::print(out, "{} = {} {}\n", name, member, unit);
-                            });
+void dump_config(std::ostream& out, ipu::hw::ChipConfig& config) {
+  fmt::print(out, "preset = {}\n", config.preset);
+  ipu::hw::visit_parameters(
+      config, [&out](const char* name, auto& member, const char* unit, const char*) {
+        if constexpr (std::is_same_v<std::remove_reference_t<decltype(member)>, std::string>)
+          fmt::print(out, "{} = \"{}\" {}\n", name, member, unit);
+        else
+          fmt::print(out, "{} = {} {}\n", name, member, unit);
+      });
+}
+
+struct Outputs {
+  std::string stats, trace;
+  unsigned tiles_per_track = 1;
+};
+
+int run_chip(const ipu::sim::ChipRunOptions& options, const ipu::sdk::ElfImage& image,
+             const Outputs& outputs) {
+  ipu::sim::ChipPlatform platform(options, image, std::cout, std::cerr);
+  const ipu::sim::ChipRunReport report = platform.run();
+  std::cout.flush();
+  ipu::sim::print_report(std::cout, report);
+  auto write = [](const std::string& path, auto&& writer) {
+    if (path.empty()) return true;
+    std::ofstream file(path);
+    writer(file);
+    if (!file) fmt::print(stderr, "ipu-sim: cannot write {}\n", path);
+    return static_cast<bool>(file);
+  };
+  const bool ok = write(outputs.stats,
+                        [&](std::ostream& o) { ipu::hw::write_stats_json(o, platform.chip()); }) &&
+                  write(outputs.trace, [&](std::ostream& o) {
+                    ipu::hw::write_trace_json(o, platform.chip(), outputs.tiles_per_track);
+                  });
+  if (!ok) return kExitUsage;
+  using Result = ipu::hw::ChipOutcome::Result;
+  switch (report.outcome.result) {
+    case Result::kExited: return report.outcome.exit_status & 0xff;
+    case Result::kFault:
+      fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
+      return kExitFault;
+    case Result::kCycleLimit:
+      fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
+      return kExitCycleLimit;
+    case Result::kDeadlock:
+      fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
+      return kExitDeadlock;
+  }
+  return kExitFault;
+}
+
+int run_tile(const ipu::sim::RunOptions& options, const ipu::sdk::ElfImage& image) {
+  ipu::sim::SingleTilePlatform platform("platform", options, std::cout, std::cerr);
+  platform.load(image);
+  const ipu::sim::RunReport report = platform.run();
+  std::cout.flush();
+  ipu::sim::print_report(std::cout, report);
+  switch (report.outcome.reason) {
+    case ipu::hw::StopReason::kExited: return report.outcome.exit_status & 0xff;
+    case ipu::hw::StopReason::kFault:
+      fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
+      return kExitFault;
+    default: fmt::print(stderr, "ipu-sim: {}", report.outcome.message); return kExitCycleLimit;
+  }
 }
 
 }  // namespace
@@ -66,20 +121,29 @@ int main(int argc, char** argv) {
 }
 
 int sc_main(int argc, char** argv) {
-  ipu::sim::RunOptions options;
-  std::string command, file, preset = "mk2";
-  bool config_dump = false;
+  std::string command, file, preset = "mk2", config_file;
+  uint64_t max_cycles = 2'000'000'000;
+  bool trace_instructions = false, config_dump = false;
+  Outputs outputs;
 
   po::options_description general("Options");
   general.add_options()("help,h", "print this help and exit")(
       "preset", po::value<std::string>(&preset)->default_value(preset), "chip preset: mk2 or bow")(
-      "max-cycles", po::value<uint64_t>(&options.max_cycles)->default_value(options.max_cycles),
-      "stop with a report when the tile reaches this many cycles (0: no limit)")(
-      "trace-instructions", po::bool_switch(&options.trace_instructions),
-      "print every executed instruction (context, cycle, pc, disassembly) to stderr")(
+      "config", po::value<std::string>(&config_file),
+      "configuration file of 'name = value' lines (after the preset)")(
+      "max-cycles", po::value<uint64_t>(&max_cycles)->default_value(max_cycles),
+      "stop with a report when a tile reaches this many cycles (0: no limit)")(
+      "trace-instructions", po::bool_switch(&trace_instructions),
+      "print every executed instruction (tile, context, cycle, pc, disassembly) to stderr")(
+      "stats", po::value<std::string>(&outputs.stats),
+      "run: write BSP statistics as JSON to this file")(
+      "trace", po::value<std::string>(&outputs.trace),
+      "run: write the BSP execution trace (Chrome/Perfetto trace-event JSON) to this file")(
+      "trace-tiles-per-track", po::value<unsigned>(&outputs.tiles_per_track)->default_value(1),
+      "run: tiles per track in --trace (each track shows its first tile)")(
       "config-dump", po::bool_switch(&config_dump), "print the effective configuration and exit");
-  po::options_description parameters("Configuration parameters (override the preset)");
-  ipu::hw::TileConfig defaults;
+  po::options_description parameters("Configuration parameters (override the preset and --config)");
+  ipu::hw::ChipConfig defaults;
   add_parameter_options(parameters, defaults);
   po::options_description hidden;
   hidden.add_options()("command", po::value<std::string>(&command))("file",
@@ -90,79 +154,75 @@ int sc_main(int argc, char** argv) {
   po::options_description all;
   all.add(general).add(parameters).add(hidden);
   po::variables_map vm;
+  ipu::hw::ChipConfig config;
   try {
     po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
     po::notify(vm);
-    if (!apply_preset(preset, options.tile)) {
-      fmt::print(stderr, "ipu-sim: unknown preset '{}' (known: mk2, bow)\n", preset);
-      return kExitUsage;
-    }
-    // Parameters given explicitly override the preset.
-    ipu::hw::visit_parameters(options.tile,
+    config = ipu::hw::chip_preset(preset);
+    if (!config_file.empty()) ipu::hw::apply_config_file(config_file, config);
+    // Parameters given explicitly override the preset and the file.
+    ipu::hw::visit_parameters(config,
                               [&vm](const char* name, auto& member, const char*, const char*) {
                                 using T = std::remove_reference_t<decltype(member)>;
                                 if (vm.count(name) && !vm[name].defaulted())
                                   member = vm[name].as<T>();
                               });
+    ipu::hw::validate(config);
   } catch (const po::error& e) {
     fmt::print(stderr, "ipu-sim: {}\nTry 'ipu-sim --help'.\n", e.what());
+    return kExitUsage;
+  } catch (const std::invalid_argument& e) {
+    fmt::print(stderr, "ipu-sim: {}\n", e.what());
     return kExitUsage;
   }
 
   if (vm.count("help") || (command.empty() && !config_dump)) {
     fmt::print(
         "Usage: ipu-sim demo [options]\n"
-        "       ipu-sim run-elf FILE [options]\n\n"
+        "       ipu-sim run-elf FILE [options]\n"
+        "       ipu-sim run IMAGE [options]\n\n"
         "Commands:\n"
         "  demo       run the embedded demo program on one tile and print its report\n"
         "  run-elf    load a bare-metal RV32IMF ELF (linked inside the tile's SRAM window)\n"
-        "             into tile 0, run it and exit with its status\n\n");
+        "             into tile 0, run it and exit with its status\n"
+        "  run        load a multi-tile image (tile number in each segment's physical address)\n"
+        "             onto a chip, run it to the end and print the BSP report\n\n");
     std::cout << general << "\n" << parameters << "\n";
     return vm.count("help") ? 0 : kExitUsage;
   }
   if (config_dump) {
-    fmt::print("preset = {}\n", preset);
-    dump_config(std::cout, options.tile);
+    dump_config(std::cout, config);
     return 0;
   }
 
-  ipu::sdk::ElfImage image;
   try {
+    ipu::sdk::ElfImage image;
     if (command == "demo") {
       if (!file.empty()) {
         fmt::print(stderr, "ipu-sim: 'demo' takes no file\n");
         return kExitUsage;
       }
       image = ipu::sdk::parse_elf("<embedded demo>", ipu::sim::demo_image());
-    } else if (command == "run-elf") {
+    } else if (command == "run-elf" || command == "run") {
       if (file.empty()) {
-        fmt::print(stderr, "ipu-sim: run-elf needs a FILE\nTry 'ipu-sim --help'.\n");
+        fmt::print(stderr, "ipu-sim: {} needs a FILE\nTry 'ipu-sim --help'.\n", command);
         return kExitUsage;
       }
       image = ipu::sdk::read_elf(file);
     } else {
-      fmt::print(stderr, "ipu-sim: unknown command '{}' (known: demo, run-elf)\n", command);
+      fmt::print(stderr, "ipu-sim: unknown command '{}' (known: demo, run-elf, run)\n", command);
       return kExitUsage;
     }
-  } catch (const ipu::sdk::ImageError& e) {
-    fmt::print(stderr, "ipu-sim: {}\n", e.what());
-    return kExitImage;
-  }
-
-  try {
     sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
-    ipu::sim::SingleTilePlatform platform("platform", options, std::cout, std::cerr);
-    platform.load(image);
-    const ipu::sim::RunReport report = platform.run();
-    std::cout.flush();
-    ipu::sim::print_report(std::cout, report);
-    switch (report.outcome.reason) {
-      case ipu::hw::StopReason::kExited: return report.outcome.exit_status & 0xff;
-      case ipu::hw::StopReason::kFault:
-        fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
-        return kExitFault;
-      default: fmt::print(stderr, "ipu-sim: {}", report.outcome.message); return kExitCycleLimit;
+    if (command == "run") {
+      ipu::sim::ChipRunOptions options{config, max_cycles, trace_instructions};
+      return run_chip(options, image, outputs);
     }
+    ipu::sim::RunOptions options;
+    options.tile = config.tile;
+    options.max_cycles = max_cycles;
+    options.trace_instructions = trace_instructions;
+    return run_tile(options, image);
   } catch (const ipu::sdk::ImageError& e) {
     fmt::print(stderr, "ipu-sim: {}\n", e.what());
     return kExitImage;

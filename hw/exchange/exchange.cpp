@@ -1,9 +1,9 @@
 #include "exchange.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <tuple>
-
-#include <fmt/format.h>
 
 namespace ipu::hw {
 
@@ -92,9 +92,10 @@ std::string Exchange::resolve(Phase& p) {
     const Send& s = p.sends[i];
     for (unsigned d : s.destinations) {
       if (p.tiles.count(d) == 0) {
-        error(fmt::format("tile {} sends {} words from 0x{:08x} at cycle {} to tile {}, which is not in this "
-                          "exchange phase (sync group {} released at cycle {})",
-                          s.source, s.words.size(), s.address, s.cycle, d, p.barrier.group, p.barrier.release));
+        error(fmt::format(
+            "tile {} sends {} words from 0x{:08x} at cycle {} to tile {}, which is not in this "
+            "exchange phase (sync group {} released at cycle {})",
+            s.source, s.words.size(), s.address, s.cycle, d, p.barrier.group, p.barrier.release));
         continue;
       }
       const uint64_t latency = config_.exchange_latency(s.source, d);
@@ -112,7 +113,8 @@ std::string Exchange::resolve(Phase& p) {
     record.end = std::max(record.end, t.boundary);
     auto& list = arrivals[tile];
     std::sort(list.begin(), list.end(), [](const Arrival& a, const Arrival& b) {
-      return std::tie(a.cycle, a.source, a.send, a.word) < std::tie(b.cycle, b.source, b.send, b.word);
+      return std::tie(a.cycle, a.source, a.send, a.word) <
+             std::tie(b.cycle, b.source, b.send, b.word);
     });
     size_t next_select = 0, next_buffer = 0;
     int listening = -1;
@@ -123,8 +125,10 @@ std::string Exchange::resolve(Phase& p) {
     };
     auto close_buffer = [&](const Buffer* b, uint64_t when, const char* why) {
       if (b != nullptr && b->filled < b->words)
-        error(fmt::format("tile {}: receive buffer at 0x{:08x} expected {} words but got {} before {} at cycle {}",
-                          tile, b->address, b->words, b->filled, why, when));
+        error(
+            fmt::format("tile {}: receive buffer at 0x{:08x} expected {} words but got {} before "
+                        "{} at cycle {}",
+                        tile, b->address, b->words, b->filled, why, when));
     };
     for (const Arrival& a : list) {
       while (next_select < t.selects.size() && t.selects[next_select].effective <= a.cycle)
@@ -134,17 +138,21 @@ std::string Exchange::resolve(Phase& p) {
         buffer = &t.buffers[next_buffer++];
       }
       const Send& s = p.sends[a.send];
-      const std::string what = fmt::format("word {} of the send from tile {} (0x{:08x}, issued at cycle {})", a.word,
-                                           s.source, s.address + 4 * a.word, s.cycle);
+      const std::string what =
+          fmt::format("word {} of the send from tile {} (0x{:08x}, issued at cycle {})", a.word,
+                      s.source, s.address + 4 * a.word, s.cycle);
       if (a.cycle >= t.boundary) {
-        error(fmt::format("{} arrives at tile {} at cycle {}, after tile {} ended its exchange phase at cycle {}",
-                          what, tile, a.cycle, tile, t.boundary));
+        error(fmt::format(
+            "{} arrives at tile {} at cycle {}, after tile {} ended its exchange phase at cycle {}",
+            what, tile, a.cycle, tile, t.boundary));
       } else if (listening != static_cast<int>(a.source)) {
-        error(fmt::format("{} arrives at tile {} at cycle {} while tile {} listens to {}", what, tile, a.cycle, tile,
-                          listening < 0 ? std::string("no tile") : fmt::format("tile {}", listening)));
+        error(fmt::format(
+            "{} arrives at tile {} at cycle {} while tile {} listens to {}", what, tile, a.cycle,
+            tile, listening < 0 ? std::string("no tile") : fmt::format("tile {}", listening)));
       } else if (buffer == nullptr || buffer->filled == buffer->words) {
-        error(fmt::format("{} arrives at tile {} at cycle {} but the receive buffer {} is {}", what, tile, a.cycle,
-                          describe_buffer(buffer), buffer == nullptr ? "missing" : "full (overrun)"));
+        error(fmt::format("{} arrives at tile {} at cycle {} but the receive buffer {} is {}", what,
+                          tile, a.cycle, describe_buffer(buffer),
+                          buffer == nullptr ? "missing" : "full (overrun)"));
       } else {
         const uint32_t address = buffer->address + 4 * buffer->filled++;
         auto& runs = writes[tile];
@@ -163,7 +171,9 @@ std::string Exchange::resolve(Phase& p) {
   }
   if (!errors.empty()) {
     std::string report = "exchange schedule error: " + errors.front();
-    if (errors.size() > 1) report += fmt::format(" (and {} more; first {} shown)", errors.size() - 1, std::min<size_t>(errors.size(), 4));
+    if (errors.size() > 1)
+      report += fmt::format(" (and {} more; first {} shown)", errors.size() - 1,
+                            std::min<size_t>(errors.size(), 4));
     for (size_t i = 1; i < std::min<size_t>(errors.size(), 4); ++i) report += "\n  " + errors[i];
     return report;
   }

@@ -14,14 +14,14 @@
 // sending tile, receiving tile, cycle and addresses. Nothing is dropped silently.
 #pragma once
 
+#include <tlm_utils/multi_passthrough_initiator_socket.h>
+
 #include <cstdint>
 #include <map>
 #include <string>
-#include <vector>
-
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/multi_passthrough_initiator_socket.h>
+#include <vector>
 
 #include "hw/ipu/chip_config.h"
 #include "hw/sync/sync_network.h"

@@ -1,10 +1,10 @@
 // BSP statistics and traces of a finished chip run (docs/chip.md has the JSON schema).
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
 #include <algorithm>
 #include <map>
 #include <ostream>
-
-#include <fmt/format.h>
-#include <fmt/ostream.h>
 
 #include "ipu.h"
 
@@ -22,8 +22,9 @@ struct Summary {
   }
   std::string json() const {
     const double mean = count ? static_cast<double>(total) / count : 0.0;
-    return fmt::format(R"({{"min": {}, "mean": {:.1f}, "max": {}, "total": {}, "min_tile": {}, "max_tile": {}}})", min,
-                       mean, max, total, min_tile, max_tile);
+    return fmt::format(
+        R"({{"min": {}, "mean": {:.1f}, "max": {}, "total": {}, "min_tile": {}, "max_tile": {}}})",
+        min, mean, max, total, min_tile, max_tile);
   }
 };
 
@@ -41,7 +42,9 @@ void write_stats_json(std::ostream& out, const Ipu& chip) {
   std::map<uint64_t, const ExchangeRecord*> exchanges;
   for (const ExchangeRecord& e : chip.exchange().records()) exchanges[e.phase] = &e;
 
-  fmt::print(out, "{{\n  \"chip\": {{\"preset\": \"{}\", \"tiles\": {}, \"active_tiles\": {}, \"clock_hz\": {}}},\n",
+  fmt::print(out,
+             "{{\n  \"chip\": {{\"preset\": \"{}\", \"tiles\": {}, \"active_tiles\": {}, "
+             "\"clock_hz\": {}}},\n",
              c.preset, c.tiles, chip.active_tiles().size(), c.tile.clock_hz);
   fmt::print(out, "  \"cycles\": {},\n  \"instructions\": {},\n  \"supersteps\": [", chip.cycles(),
              chip.instructions_retired());
@@ -60,9 +63,10 @@ void write_stats_json(std::ostream& out, const Ipu& chip) {
     fmt::print(out,
                "{}\n    {{\"index\": {}, \"group\": {}, \"tiles\": {}, \"release_cycle\": {},\n"
                "     \"compute_cycles\": {},\n     \"sync_wait_cycles\": {},\n"
-               "     \"exchange\": {{\"words\": {}, \"bytes\": {}, \"cycles\": {}, \"last_arrival_cycle\": {}}}}}",
-               i ? "," : "", i, b.group, b.tiles.size(), b.release, compute.json(), wait.json(), words, 4 * words,
-               end - b.release, last);
+               "     \"exchange\": {{\"words\": {}, \"bytes\": {}, \"cycles\": {}, "
+               "\"last_arrival_cycle\": {}}}}}",
+               i ? "," : "", i, b.group, b.tiles.size(), b.release, compute.json(), wait.json(),
+               words, 4 * words, end - b.release, last);
   }
   fmt::print(out, "\n  ]\n}}\n");
 }
@@ -78,22 +82,27 @@ void write_trace_json(std::ostream& out, const Ipu& chip, unsigned tiles_per_tra
   };
   event(R"({"name": "process_name", "ph": "M", "pid": 0, "args": {"name": "IPU"}})");
   for (unsigned id : chip.active_tiles()) {
-    if (id % tiles_per_track != 0 && id != chip.active_tiles().front()) continue;  // a group's first tile
+    if (id % tiles_per_track != 0 && id != chip.active_tiles().front())
+      continue;  // a group's first tile
     const unsigned track = id / tiles_per_track;
-    const std::string label = tiles_per_track == 1 ? fmt::format("tile {}", id)
-                                                   : fmt::format("tiles {}-{} (tile {} shown)", track * tiles_per_track,
-                                                                 (track + 1) * tiles_per_track - 1, id);
-    event(fmt::format(R"({{"name": "thread_name", "ph": "M", "pid": 0, "tid": {}, "args": {{"name": "{}"}}}})", track,
-                      label));
-    event(fmt::format(R"({{"name": "thread_sort_index", "ph": "M", "pid": 0, "tid": {}, "args": {{"sort_index": {}}}}})",
-                      track, track));
+    const std::string label =
+        tiles_per_track == 1 ? fmt::format("tile {}", id)
+                             : fmt::format("tiles {}-{} (tile {} shown)", track * tiles_per_track,
+                                           (track + 1) * tiles_per_track - 1, id);
+    event(fmt::format(
+        R"({{"name": "thread_name", "ph": "M", "pid": 0, "tid": {}, "args": {{"name": "{}"}}}})",
+        track, label));
+    event(fmt::format(
+        R"({{"name": "thread_sort_index", "ph": "M", "pid": 0, "tid": {}, "args": {{"sort_index": {}}}}})",
+        track, track));
     for (const TileSegment& s : chip.tile(id).timeline()) {
       if (s.end <= s.begin) continue;
       static const char* const kNames[] = {"compute", "sync", "exchange"};
-      event(fmt::format(R"({{"name": "{}", "cat": "bsp", "ph": "X", "pid": 0, "tid": {}, "ts": {:.4f}, "dur": {:.4f}, )"
-                        R"("args": {{"tile": {}, "phase": {}, "cycles": {}, "first_cycle": {}}}}})",
-                        kNames[s.kind], track, s.begin * us_per_cycle, (s.end - s.begin) * us_per_cycle, id, s.phase,
-                        s.end - s.begin, s.begin));
+      event(fmt::format(
+          R"({{"name": "{}", "cat": "bsp", "ph": "X", "pid": 0, "tid": {}, "ts": {:.4f}, "dur": {:.4f}, )"
+          R"("args": {{"tile": {}, "phase": {}, "cycles": {}, "first_cycle": {}}}}})",
+          kNames[s.kind], track, s.begin * us_per_cycle, (s.end - s.begin) * us_per_cycle, id,
+          s.phase, s.end - s.begin, s.begin));
     }
   }
   fmt::print(out, "\n]}}\n");

@@ -1,11 +1,11 @@
 #include "chip_config.h"
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 #include <type_traits>
-
-#include <fmt/format.h>
 
 namespace ipu::hw {
 
@@ -32,7 +32,9 @@ std::string trim(const std::string& s) {
 template <typename T>
 bool parse_value(const std::string& text, T& out) {
   if constexpr (std::is_same_v<T, std::string>) {
-    out = text.size() >= 2 && text.front() == '"' && text.back() == '"' ? text.substr(1, text.size() - 2) : text;
+    out = text.size() >= 2 && text.front() == '"' && text.back() == '"'
+              ? text.substr(1, text.size() - 2)
+              : text;
     return true;
   } else {
     std::istringstream in(text);
@@ -68,7 +70,8 @@ void apply_config_file(const std::string& path, ChipConfig& config) {
     if (text.empty()) continue;
     const size_t eq = text.find('=');
     if (eq == std::string::npos)
-      throw std::invalid_argument(fmt::format("{}:{}: expected 'name = value', got '{}'", path, number, text));
+      throw std::invalid_argument(
+          fmt::format("{}:{}: expected 'name = value', got '{}'", path, number, text));
     const std::string name = trim(text.substr(0, eq)), value = trim(text.substr(eq + 1));
     bool known = false, ok = true;
     visit_parameters(config, [&](const char* n, auto& member, const char*, const char*) {
@@ -76,16 +79,22 @@ void apply_config_file(const std::string& path, ChipConfig& config) {
       known = true;
       ok = parse_value(value, member);
     });
-    if (!known) throw std::invalid_argument(fmt::format("{}:{}: unknown parameter '{}'", path, number, name));
-    if (!ok) throw std::invalid_argument(fmt::format("{}:{}: bad value '{}' for {}", path, number, value, name));
+    if (!known)
+      throw std::invalid_argument(fmt::format("{}:{}: unknown parameter '{}'", path, number, name));
+    if (!ok)
+      throw std::invalid_argument(
+          fmt::format("{}:{}: bad value '{}' for {}", path, number, value, name));
   }
 }
 
 void validate(const ChipConfig& c) {
   auto fail = [](const std::string& what) { throw std::invalid_argument(what); };
-  if (c.tiles < 1 || c.tiles > 4096) fail(fmt::format("chip.tiles must be 1..4096, not {}", c.tiles));
+  if (c.tiles < 1 || c.tiles > 4096)
+    fail(fmt::format("chip.tiles must be 1..4096, not {}", c.tiles));
   if (c.tile.sram_base + uint64_t{c.tile.sram_bytes} > (1u << 20))
-    fail("tile SRAM must end below 1 MiB: images carry the tile number above bit 20 of each address");
+    fail(
+        "tile SRAM must end below 1 MiB: images carry the tile number above bit 20 of each "
+        "address");
   if (c.exchange.words_per_cycle < 1) fail("exchange.words-per-cycle must be at least 1");
   if (c.exchange.tiles_per_column < 1) fail("exchange.tiles-per-column must be at least 1");
   if (!(c.tile.clock_hz > 0)) fail("tile.clock-hz must be positive");

@@ -41,7 +41,8 @@ struct ChipConfig {
 // Calls v(name, member, unit, meaning) for every chip parameter (tile parameters included).
 template <typename Visitor>
 void visit_parameters(ChipConfig& c, Visitor&& v) {
-  v("chip.tiles", c.tiles, "tiles", "tiles on the chip (1472 on Mk2 and Bow; any count from 1 for tests)");
+  v("chip.tiles", c.tiles, "tiles",
+    "tiles on the chip (1472 on Mk2 and Bow; any count from 1 for tests)");
   visit_parameters(c.tile, v);
   v("exchange.words-per-cycle", c.exchange.words_per_cycle, "words",
     "32-bit words a tile sends, and receives, per cycle (1 = 4 B/cycle)");

@@ -1,12 +1,13 @@
 #include "ipu.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 namespace ipu::hw {
 
-Ipu::Ipu(const sc_core::sc_module_name& name, const ChipConfig& config, std::vector<unsigned> active_tiles)
+Ipu::Ipu(const sc_core::sc_module_name& name, const ChipConfig& config,
+         std::vector<unsigned> active_tiles)
     : sc_module(name),
       config_(config),
       active_((std::sort(active_tiles.begin(), active_tiles.end()), active_tiles)),
@@ -15,7 +16,8 @@ Ipu::Ipu(const sc_core::sc_module_name& name, const ChipConfig& config, std::vec
   validate(config_);
   for (unsigned id : active_) {
     if (id >= config_.tiles)
-      throw std::invalid_argument(fmt::format("tile {} does not exist on a {}-tile chip", id, config_.tiles));
+      throw std::invalid_argument(
+          fmt::format("tile {} does not exist on a {}-tile chip", id, config_.tiles));
     auto tile = std::make_unique<Tile>(fmt::format("tile{}", id).c_str(), config_.tile, id);
     tile->core().set_tile_count(config_.tiles);
     tile->sync.bind(sync_);
@@ -47,15 +49,17 @@ std::string Ipu::where(unsigned id) const {
   switch (t.waiting()) {
     case TileWait::kFinished: {
       const TileOutcome& o = t.outcome();
-      if (o.reason == StopReason::kExited) return fmt::format("tile {} exited with status {}", id, o.exit_status);
+      if (o.reason == StopReason::kExited)
+        return fmt::format("tile {} exited with status {}", id, o.exit_status);
       if (o.reason == StopReason::kFault) return fmt::format("tile {} stopped by a fault", id);
       return fmt::format("tile {} stopped at the cycle limit ({} cycles)", id, t.core().cycles());
     }
     case TileWait::kSync:
-      return fmt::format("tile {} waits in ipu.sync on group {} since cycle {}", id, t.core().sync_group(),
-                         t.core().blocked_at());
+      return fmt::format("tile {} waits in ipu.sync on group {} since cycle {}", id,
+                         t.core().sync_group(), t.core().blocked_at());
     case TileWait::kExchange:
-      return fmt::format("tile {} waits at the end of its exchange phase since cycle {}", id, t.core().blocked_at());
+      return fmt::format("tile {} waits at the end of its exchange phase since cycle {}", id,
+                         t.core().blocked_at());
     case TileWait::kRunning: break;
   }
   return fmt::format("tile {} is running", id);
@@ -72,7 +76,8 @@ ChipOutcome Ipu::outcome() const {
     }
     const TileOutcome& o = t->outcome();
     if (o.reason == StopReason::kFault) {
-      if (std::find(faults.begin(), faults.end(), o.message) == faults.end()) faults.push_back(o.message);
+      if (std::find(faults.begin(), faults.end(), o.message) == faults.end())
+        faults.push_back(o.message);
     } else if (o.reason == StopReason::kCycleLimit) {
       limits.push_back(o.message);
     } else if (out.exit_status == 0) {
@@ -84,8 +89,8 @@ ChipOutcome Ipu::outcome() const {
   for (const SyncNetwork::Pending& p : sync_.pending()) {
     std::vector<std::string> arrived;
     for (const auto& [t, c] : p.arrived) arrived.push_back(fmt::format("{} (cycle {})", t, c));
-    stuck += fmt::format("\n  sync group {}: tiles {} arrived; {} missing:", p.group, fmt::join(arrived, ", "),
-                         p.missing.size());
+    stuck += fmt::format("\n  sync group {}: tiles {} arrived; {} missing:", p.group,
+                         fmt::join(arrived, ", "), p.missing.size());
     for (unsigned m : p.missing) {
       stuck += "\n    " + where(m);
       const Tile& t = tile(m);
@@ -99,8 +104,8 @@ ChipOutcome Ipu::outcome() const {
   std::map<uint64_t, std::vector<unsigned>> exchange_waits;
   for (const auto& [phase, t, cycle] : exchange_.waiting()) exchange_waits[phase].push_back(t);
   for (const auto& [phase, waiting] : exchange_waits)
-    stuck += fmt::format("\n  exchange phase {}: tiles {} wait at the end of their exchange phase", phase,
-                         fmt::join(waiting, ", "));
+    stuck += fmt::format("\n  exchange phase {}: tiles {} wait at the end of their exchange phase",
+                         phase, fmt::join(waiting, ", "));
 
   if (!faults.empty()) {
     out.result = ChipOutcome::Result::kFault;

@@ -9,9 +9,8 @@
 #include <memory>
 #include <ostream>
 #include <string>
-#include <vector>
-
 #include <systemc>
+#include <vector>
 
 #include "hw/exchange/exchange.h"
 #include "hw/ipu/chip_config.h"
@@ -29,7 +28,8 @@ struct ChipOutcome {
 
 class Ipu : public sc_core::sc_module {
  public:
-  Ipu(const sc_core::sc_module_name& name, const ChipConfig& config, std::vector<unsigned> active_tiles);
+  Ipu(const sc_core::sc_module_name& name, const ChipConfig& config,
+      std::vector<unsigned> active_tiles);
 
   // Starts every active tile's supervisor at `entry` (cycle 0 for all of them).
   void start(uint32_t entry, uint64_t max_cycles);

@@ -1,14 +1,15 @@
 #include "sync_network.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <sstream>
 #include <stdexcept>
 
-#include <fmt/format.h>
-
 namespace ipu::hw {
 
-std::map<unsigned, std::vector<unsigned>> parse_sync_groups(const std::string& text, unsigned tiles) {
+std::map<unsigned, std::vector<unsigned>> parse_sync_groups(const std::string& text,
+                                                            unsigned tiles) {
   std::map<unsigned, std::vector<unsigned>> groups;
   std::istringstream in(text);
   std::string item;
@@ -18,18 +19,21 @@ std::map<unsigned, std::vector<unsigned>> parse_sync_groups(const std::string& t
     char colon = 0;
     std::istringstream entry(item);
     if (!(entry >> id >> colon) || colon != ':' || id == 0)
-      throw std::invalid_argument(fmt::format("sync.groups: '{}' is not 'group:tiles' with group >= 1", item));
+      throw std::invalid_argument(
+          fmt::format("sync.groups: '{}' is not 'group:tiles' with group >= 1", item));
     std::string range;
     while (std::getline(entry, range, ',')) {
       unsigned first = 0, last = 0;
       char dash = 0;
       std::istringstream r(range);
-      if (!(r >> first)) throw std::invalid_argument(fmt::format("sync.groups: bad tile range '{}'", range));
+      if (!(r >> first))
+        throw std::invalid_argument(fmt::format("sync.groups: bad tile range '{}'", range));
       last = first;
       if (r >> dash && !(dash == '-' && r >> last))
         throw std::invalid_argument(fmt::format("sync.groups: bad tile range '{}'", range));
       if (last < first || last >= tiles)
-        throw std::invalid_argument(fmt::format("sync.groups: range {} is outside tiles 0-{}", range, tiles - 1));
+        throw std::invalid_argument(
+            fmt::format("sync.groups: range {} is outside tiles 0-{}", range, tiles - 1));
       for (unsigned t = first; t <= last; ++t) groups[id].push_back(t);
     }
   }
@@ -38,7 +42,9 @@ std::map<unsigned, std::vector<unsigned>> parse_sync_groups(const std::string& t
 
 SyncNetwork::SyncNetwork(const sc_core::sc_module_name& name, const ChipConfig& config,
                          const std::vector<unsigned>& active_tiles)
-    : sc_module(name), config_(config), active_(active_tiles),
+    : sc_module(name),
+      config_(config),
+      active_(active_tiles),
       declared_(parse_sync_groups(config.sync.groups, config.tiles)) {}
 
 SyncNetwork::Group* SyncNetwork::group(unsigned id) {

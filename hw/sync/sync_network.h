@@ -9,9 +9,8 @@
 #include <functional>
 #include <map>
 #include <string>
-#include <vector>
-
 #include <systemc>
+#include <vector>
 
 #include "hw/ipu/chip_config.h"
 
@@ -39,7 +38,8 @@ class SyncIf : public virtual sc_core::sc_interface {
 };
 
 // Parses sync.groups ("1:0-31;2:32-63;3:5") into group -> member tiles.
-std::map<unsigned, std::vector<unsigned>> parse_sync_groups(const std::string& text, unsigned tiles);
+std::map<unsigned, std::vector<unsigned>> parse_sync_groups(const std::string& text,
+                                                            unsigned tiles);
 
 class SyncNetwork : public sc_core::sc_module, public SyncIf {
  public:

@@ -1,0 +1,83 @@
+// ipu-image: builds multi-tile firmware images.
+//
+//   ipu-image replicate IN.elf --tiles N [--first T] -o OUT.elf
+//       the same program on tiles T .. T+N-1 (an SPMD image): each PT_LOAD segment of IN is
+//       copied once per tile with the tile number in its physical address (docs/chip.md).
+//   ipu-image info IMAGE
+//       the tiles an image loads and the bytes on each.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+
+#include "sdk/image/elf_writer.h"
+
+namespace {
+
+int usage() {
+  fmt::print(stderr,
+             "usage: ipu-image replicate IN.elf --tiles N [--first T] -o OUT.elf\n"
+             "       ipu-image info IMAGE\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace ipu::sdk;
+  if (argc < 3) return usage();
+  const std::string command = argv[1];
+  try {
+    if (command == "info") {
+      const ElfImage image = read_elf(argv[2]);
+      std::map<unsigned, uint64_t> bytes;
+      for (const ElfSegment& s : image.segments) bytes[tile_of(s.paddr)] += s.mem_size;
+      fmt::print("{}: entry 0x{:08x}, {} segments on {} tiles\n", image.path, image.entry,
+                 image.segments.size(), bytes.size());
+      for (const auto& [tile, n] : bytes) fmt::print("  tile {:4}: {} bytes\n", tile, n);
+      return 0;
+    }
+    if (command != "replicate") return usage();
+    std::string in = argv[2], out;
+    unsigned tiles = 0, first = 0;
+    for (int i = 3; i < argc; ++i) {
+      const std::string a = argv[i];
+      if (a == "--tiles" && i + 1 < argc)
+        tiles = static_cast<unsigned>(std::stoul(argv[++i]));
+      else if (a == "--first" && i + 1 < argc)
+        first = static_cast<unsigned>(std::stoul(argv[++i]));
+      else if (a == "-o" && i + 1 < argc)
+        out = argv[++i];
+      else
+        return usage();
+    }
+    if (tiles == 0 || out.empty()) return usage();
+    if (first + tiles > (1u << (32 - kTileAddressBits)))
+      throw ImageError(fmt::format("tiles {}..{} do not fit the image's tile numbering", first,
+                                   first + tiles - 1));
+    const ElfImage source = read_elf(in);
+    ElfImage image;
+    image.path = out;
+    image.entry = source.entry;
+    image.symbols = source.symbols;
+    for (unsigned t = first; t < first + tiles; ++t) {
+      for (const ElfSegment& s : source.segments) {
+        if (s.mem_size == 0) continue;
+        if (tile_of(s.paddr) != 0)
+          throw ImageError(fmt::format(
+              "{}: segment {} is already for tile {}: replicate takes one-tile programs", in,
+              s.index, tile_of(s.paddr)));
+        ElfSegment copy = s;
+        copy.paddr = tile_physical_address(t, s.paddr);
+        image.segments.push_back(std::move(copy));
+      }
+    }
+    write_elf(out, image);
+    return 0;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "ipu-image: {}\n", e.what());
+    return 3;
+  }
+}

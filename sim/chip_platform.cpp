@@ -1,0 +1,89 @@
+#include "chip_platform.h"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <chrono>
+#include <ostream>
+
+#include "sdk/image/elf_writer.h"
+
+namespace ipu::sim {
+
+ChipPlatform::ChipPlatform(const ChipRunOptions& options, const sdk::ElfImage& image,
+                           std::ostream& console, std::ostream& trace)
+    : options_(options) {
+  hw::validate(options_.chip);
+  const hw::TileConfig& t = options_.chip.tile;
+  const auto per_tile = sdk::split_by_tile(image, t.sram_base, t.sram_bytes, options_.chip.tiles);
+  std::vector<unsigned> active;
+  for (const auto& [tile, segments] : per_tile) active.push_back(tile);
+  chip_ = std::make_unique<hw::Ipu>("ipu", options_.chip, active);
+  const auto tohost = image.symbols.find("tohost");
+  for (const auto& [tile, segments] : per_tile) {
+    hw::Tile& target = chip_->tile(tile);
+    for (const sdk::TileSegment& s : segments)
+      target.load(s.address, s.bytes.data(), s.bytes.size());
+    target.core().set_tohost(tohost != image.symbols.end() ? tohost->second : 0);
+    target.core().set_console([&console, tile](unsigned context, std::string_view line) {
+      fmt::print(console, "[t{}:c{}] {}\n", tile, context, line);
+    });
+    if (options_.trace_instructions) {
+      target.core().set_trace([&trace, tile](const hw::Context& c, uint32_t pc, uint32_t word) {
+        fmt::print(trace, "[t{}:c{}] cycle {:>10} pc 0x{:08x}: {:08x}  {}\n", tile, c.id,
+                   c.issue_cycle, pc, word, hw::disassemble(word, pc));
+      });
+    }
+  }
+  entry_ = image.entry;
+}
+
+ChipRunReport ChipPlatform::run() {
+  chip_->start(entry_, options_.max_cycles == 0 ? ~uint64_t{0} : options_.max_cycles);
+  const auto t0 = std::chrono::steady_clock::now();
+  sc_core::sc_start();
+  const auto t1 = std::chrono::steady_clock::now();
+  ChipRunReport r;
+  r.outcome = chip_->outcome();
+  r.tiles = static_cast<unsigned>(chip_->active_tiles().size());
+  r.cycles = chip_->cycles();
+  r.instructions = chip_->instructions_retired();
+  r.supersteps = chip_->sync_network().barriers().size();
+  for (const hw::ExchangeRecord& e : chip_->exchange().records()) r.exchange_words += e.words;
+  r.clock_hz = options_.chip.tile.clock_hz;
+  r.host_seconds = std::chrono::duration<double>(t1 - t0).count();
+  return r;
+}
+
+void print_report(std::ostream& out, const ChipRunReport& r) {
+  const double seconds = static_cast<double>(r.cycles) / r.clock_hz;
+  const double mips =
+      r.host_seconds > 0 ? static_cast<double>(r.instructions) / r.host_seconds / 1e6 : 0;
+  fmt::print(out, "\n== ipu-sim run summary ==\n");
+  switch (r.outcome.result) {
+    case hw::ChipOutcome::Result::kExited:
+      fmt::print(out, "result               exited with status {}\n", r.outcome.exit_status);
+      break;
+    case hw::ChipOutcome::Result::kFault:
+      fmt::print(out, "result               stopped by a fault\n");
+      break;
+    case hw::ChipOutcome::Result::kCycleLimit:
+      fmt::print(out, "result               stopped at the cycle limit\n");
+      break;
+    case hw::ChipOutcome::Result::kDeadlock:
+      fmt::print(out, "result               deadlock\n");
+      break;
+  }
+  fmt::print(out, "tiles                {}\n", r.tiles);
+  fmt::print(out, "supersteps           {}\n", r.supersteps);
+  fmt::print(out, "tile cycles          {}\n", r.cycles);
+  fmt::print(out, "simulated time       {:.3f} us at {:.3f} GHz\n", seconds * 1e6,
+             r.clock_hz / 1e9);
+  fmt::print(out, "exchange             {} words ({} bytes)\n", r.exchange_words,
+             4 * r.exchange_words);
+  fmt::print(out, "instructions retired {}\n", r.instructions);
+  fmt::print(out, "host time            {:.3f} s\n", r.host_seconds);
+  fmt::print(out, "simulator speed      {:.1f} MIPS\n", mips);
+}
+
+}  // namespace ipu::sim

@@ -1,0 +1,50 @@
+// The platform `ipu-sim run` builds: one IPU chip whose active tiles are those the image loads
+// (the tile number is in each segment's physical address), started together at the image's
+// entry point.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <systemc>
+
+#include "hw/ipu/ipu.h"
+#include "sdk/image/elf_reader.h"
+
+namespace ipu::sim {
+
+struct ChipRunOptions {
+  hw::ChipConfig chip;
+  uint64_t max_cycles = 2'000'000'000;  // per tile; 0: no limit
+  bool trace_instructions = false;
+};
+
+struct ChipRunReport {
+  hw::ChipOutcome outcome;
+  unsigned tiles = 0;
+  uint64_t cycles = 0;
+  uint64_t instructions = 0;
+  size_t supersteps = 0;
+  uint64_t exchange_words = 0;
+  double clock_hz = 0;
+  double host_seconds = 0;
+};
+
+class ChipPlatform {
+ public:
+  // Throws sdk::ImageError when the image does not fit the chip.
+  ChipPlatform(const ChipRunOptions& options, const sdk::ElfImage& image, std::ostream& console,
+               std::ostream& trace);
+  ChipRunReport run();  // once per process (SystemC elaborates once)
+  const hw::Ipu& chip() const { return *chip_; }
+
+ private:
+  ChipRunOptions options_;
+  uint32_t entry_ = 0;
+  std::unique_ptr<hw::Ipu> chip_;
+};
+
+void print_report(std::ostream& out, const ChipRunReport& report);
+
+}  // namespace ipu::sim
