@@ -47,15 +47,21 @@ function(add_tile_firmware name)
   set_target_properties(${name} PROPERTIES ELF_FILE ${output})
 endfunction()
 
-# add_spmd_image(NAME FIRMWARE TILES N): NAME.elf runs firmware target FIRMWARE on tiles 0..N-1.
+# add_spmd_image(NAME FIRMWARE TILES): NAME.elf runs firmware target FIRMWARE on tiles 0..N-1
+# (TILES is a count) or on the listed tiles (TILES like "0,64,128").
 function(add_spmd_image name firmware tiles)
   get_target_property(source ${firmware} ELF_FILE)
   set(output ${CMAKE_CURRENT_BINARY_DIR}/${name}.elf)
+  if(tiles MATCHES ",")
+    set(where --at ${tiles})
+  else()
+    set(where --tiles ${tiles})
+  endif()
   add_custom_command(
     OUTPUT ${output}
-    COMMAND ipu-image replicate ${source} --tiles ${tiles} -o ${output}
+    COMMAND ipu-image replicate ${source} ${where} -o ${output}
     DEPENDS ${source} ${firmware} ipu-image
-    COMMENT "Building ${tiles}-tile image ${name}.elf"
+    COMMENT "Building the multi-tile image ${name}.elf"
     VERBATIM)
   add_custom_target(${name} ALL DEPENDS ${output})
   set_target_properties(${name} PROPERTIES ELF_FILE ${output})

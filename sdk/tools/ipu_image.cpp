@@ -1,8 +1,10 @@
 // ipu-image: builds multi-tile firmware images.
 //
 //   ipu-image replicate IN.elf --tiles N [--first T] -o OUT.elf
-//       the same program on tiles T .. T+N-1 (an SPMD image): each PT_LOAD segment of IN is
-//       copied once per tile with the tile number in its physical address (docs/chip.md).
+//   ipu-image replicate IN.elf --at T1,T2,... -o OUT.elf
+//       the same program on tiles T .. T+N-1, or on the listed tiles (an SPMD image): each
+//       PT_LOAD segment of IN is copied once per tile with the tile number in its physical
+//       address (docs/chip.md).
 //   ipu-image info IMAGE
 //       the tiles an image loads and the bytes on each.
 #include <fmt/format.h>
@@ -11,15 +13,17 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "sdk/image/elf_writer.h"
 
 namespace {
 
 int usage() {
-  fmt::print(stderr,
-             "usage: ipu-image replicate IN.elf --tiles N [--first T] -o OUT.elf\n"
-             "       ipu-image info IMAGE\n");
+  fmt::print(
+      stderr,
+      "usage: ipu-image replicate IN.elf (--tiles N [--first T] | --at T1,T2,...) -o OUT.elf\n"
+      "       ipu-image info IMAGE\n");
   return 2;
 }
 
@@ -42,27 +46,37 @@ int main(int argc, char** argv) {
     if (command != "replicate") return usage();
     std::string in = argv[2], out;
     unsigned tiles = 0, first = 0;
+    std::vector<unsigned> at;
     for (int i = 3; i < argc; ++i) {
       const std::string a = argv[i];
-      if (a == "--tiles" && i + 1 < argc)
+      if (a == "--at" && i + 1 < argc) {
+        const std::string list = argv[++i];
+        for (size_t pos = 0; pos < list.size();) {
+          const size_t comma = list.find(',', pos);
+          at.push_back(static_cast<unsigned>(std::stoul(list.substr(pos, comma - pos))));
+          pos = comma == std::string::npos ? list.size() : comma + 1;
+        }
+      } else if (a == "--tiles" && i + 1 < argc) {
         tiles = static_cast<unsigned>(std::stoul(argv[++i]));
-      else if (a == "--first" && i + 1 < argc)
+      } else if (a == "--first" && i + 1 < argc) {
         first = static_cast<unsigned>(std::stoul(argv[++i]));
-      else if (a == "-o" && i + 1 < argc)
+      } else if (a == "-o" && i + 1 < argc) {
         out = argv[++i];
-      else
+      } else {
         return usage();
+      }
     }
-    if (tiles == 0 || out.empty()) return usage();
-    if (first + tiles > (1u << (32 - kTileAddressBits)))
-      throw ImageError(fmt::format("tiles {}..{} do not fit the image's tile numbering", first,
-                                   first + tiles - 1));
+    if ((tiles == 0) == at.empty() || out.empty()) return usage();
+    for (unsigned t = first; t < first + tiles; ++t) at.push_back(t);
+    for (unsigned t : at)
+      if (t >= (1u << (32 - kTileAddressBits)))
+        throw ImageError(fmt::format("tile {} does not fit the image's tile numbering", t));
     const ElfImage source = read_elf(in);
     ElfImage image;
     image.path = out;
     image.entry = source.entry;
     image.symbols = source.symbols;
-    for (unsigned t = first; t < first + tiles; ++t) {
+    for (unsigned t : at) {
       for (const ElfSegment& s : source.segments) {
         if (s.mem_size == 0) continue;
         if (tile_of(s.paddr) != 0)
