@@ -12,6 +12,7 @@ packages=(
   libboost-program-options-dev
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf binutils-riscv64-unknown-elf
   clang-format clang-tidy
+  python3                   # the CLI tests check that --stats and --trace write valid JSON
 )
 
 missing=()

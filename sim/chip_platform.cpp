@@ -52,6 +52,18 @@ ChipRunReport ChipPlatform::run() {
   for (const hw::ExchangeRecord& e : chip_->exchange().records()) r.exchange_words += e.words;
   r.clock_hz = options_.chip.tile.clock_hz;
   r.host_seconds = std::chrono::duration<double>(t1 - t0).count();
+  if (options_.memory_hash) {
+    uint64_t h = 0xcbf29ce484222325u;  // FNV-1a, 64-bit
+    const hw::TileConfig& t = options_.chip.tile;
+    for (unsigned id : chip_->active_tiles()) {
+      const hw::Core& core = chip_->tile(id).core();
+      for (uint32_t a = t.sram_base; a < t.sram_base + t.sram_bytes; a += 4) {
+        const uint32_t w = core.read_word(a);
+        for (int b = 0; b < 4; ++b) h = (h ^ ((w >> (8 * b)) & 0xff)) * 0x100000001b3u;
+      }
+    }
+    r.memory_hash = h;
+  }
   return r;
 }
 
@@ -84,6 +96,7 @@ void print_report(std::ostream& out, const ChipRunReport& r) {
   fmt::print(out, "instructions retired {}\n", r.instructions);
   fmt::print(out, "host time            {:.3f} s\n", r.host_seconds);
   fmt::print(out, "simulator speed      {:.1f} MIPS\n", mips);
+  if (r.memory_hash) fmt::print(out, "memory hash          {:016x}\n", *r.memory_hash);
 }
 
 }  // namespace ipu::sim

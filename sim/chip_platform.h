@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
+#include <optional>
 #include <string>
 #include <systemc>
 
@@ -18,6 +19,7 @@ struct ChipRunOptions {
   hw::ChipConfig chip;
   uint64_t max_cycles = 2'000'000'000;  // per tile; 0: no limit
   bool trace_instructions = false;
+  bool memory_hash = false;  // hash every active tile's SRAM after the run (touches all of it)
 };
 
 struct ChipRunReport {
@@ -29,6 +31,7 @@ struct ChipRunReport {
   uint64_t exchange_words = 0;
   double clock_hz = 0;
   double host_seconds = 0;
+  std::optional<uint64_t> memory_hash;  // FNV-1a over the active tiles' SRAM, in tile order
 };
 
 class ChipPlatform {

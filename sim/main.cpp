@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
 int sc_main(int argc, char** argv) {
   std::string command, file, preset = "mk2", config_file;
   uint64_t max_cycles = 2'000'000'000;
-  bool trace_instructions = false, config_dump = false;
+  bool trace_instructions = false, config_dump = false, memory_hash = false;
   Outputs outputs;
 
   po::options_description general("Options");
@@ -141,7 +141,9 @@ int sc_main(int argc, char** argv) {
       "run: write the BSP execution trace (Chrome/Perfetto trace-event JSON) to this file")(
       "trace-tiles-per-track", po::value<unsigned>(&outputs.tiles_per_track)->default_value(1),
       "run: tiles per track in --trace (each track shows its first tile)")(
-      "config-dump", po::bool_switch(&config_dump), "print the effective configuration and exit");
+      "config-dump", po::bool_switch(&config_dump), "print the effective configuration and exit")(
+      "memory-hash", po::bool_switch(&memory_hash),
+      "run: print a hash of every active tile's SRAM after the run (for determinism checks)");
   po::options_description parameters("Configuration parameters (override the preset and --config)");
   ipu::hw::ChipConfig defaults;
   add_parameter_options(parameters, defaults);
@@ -215,7 +217,7 @@ int sc_main(int argc, char** argv) {
     }
     sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
     if (command == "run") {
-      ipu::sim::ChipRunOptions options{config, max_cycles, trace_instructions};
+      ipu::sim::ChipRunOptions options{config, max_cycles, trace_instructions, memory_hash};
       return run_chip(options, image, outputs);
     }
     ipu::sim::RunOptions options;
