@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <tuple>
 
 namespace ipu::hw {
@@ -77,17 +78,22 @@ void Exchange::deliver(unsigned tile, uint32_t address, const std::vector<uint32
 }
 
 std::string Exchange::resolve(Phase& p) {
-  struct Arrival {
-    uint64_t cycle;
+  // Words reach a receiver from several sends; walk them in arrival order with one cursor per
+  // (send, receiver) segment, so memory stays proportional to the number of sends.
+  struct Cursor {
+    uint64_t cycle;  // arrival of word `word`
     unsigned source;
     size_t send;
     uint32_t word;
+    bool operator>(const Cursor& o) const {
+      return std::tie(cycle, source, send, word) > std::tie(o.cycle, o.source, o.send, o.word);
+    }
   };
   std::vector<std::string> errors;
   auto error = [&errors](std::string text) { errors.push_back(std::move(text)); };
   const uint64_t per_cycle = config_.exchange.words_per_cycle;
 
-  std::map<unsigned, std::vector<Arrival>> arrivals;
+  std::map<unsigned, std::vector<Cursor>> incoming;
   for (size_t i = 0; i < p.sends.size(); ++i) {
     const Send& s = p.sends[i];
     for (unsigned d : s.destinations) {
@@ -98,9 +104,7 @@ std::string Exchange::resolve(Phase& p) {
             s.source, s.words.size(), s.address, s.cycle, d, p.barrier.group, p.barrier.release));
         continue;
       }
-      const uint64_t latency = config_.exchange_latency(s.source, d);
-      for (uint32_t k = 0; k < s.words.size(); ++k)
-        arrivals[d].push_back({s.cycle + 1 + k / per_cycle + latency, s.source, i, k});
+      incoming[d].push_back({s.cycle + 1 + config_.exchange_latency(s.source, d), s.source, i, 0});
     }
   }
 
@@ -108,21 +112,14 @@ std::string Exchange::resolve(Phase& p) {
   record.phase = p.barrier.phase;
   record.group = p.barrier.group;
   record.release = p.barrier.release;
-  std::map<unsigned, std::vector<std::pair<uint32_t, std::vector<uint32_t>>>> writes;
   for (auto& [tile, t] : p.tiles) {
     record.end = std::max(record.end, t.boundary);
-    auto& list = arrivals[tile];
-    std::sort(list.begin(), list.end(), [](const Arrival& a, const Arrival& b) {
-      return std::tie(a.cycle, a.source, a.send, a.word) <
-             std::tie(b.cycle, b.source, b.send, b.word);
-    });
+    std::vector<Cursor>& heap = incoming[tile];
+    std::make_heap(heap.begin(), heap.end(), std::greater<>());
     size_t next_select = 0, next_buffer = 0;
     int listening = -1;
     Buffer* buffer = nullptr;
-    auto describe_buffer = [](const Buffer* b) {
-      return b == nullptr ? std::string("(none set)")
-                          : fmt::format("at 0x{:08x} ({} words)", b->address, b->words);
-    };
+    std::vector<std::pair<uint32_t, std::vector<uint32_t>>> runs;  // contiguous writes
     auto close_buffer = [&](const Buffer* b, uint64_t when, const char* why) {
       if (b != nullptr && b->filled < b->words)
         error(
@@ -130,32 +127,45 @@ std::string Exchange::resolve(Phase& p) {
                         "{} at cycle {}",
                         tile, b->address, b->words, b->filled, why, when));
     };
-    for (const Arrival& a : list) {
+    while (!heap.empty() && errors.size() <= 16) {
+      std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+      Cursor a = heap.back();
+      heap.pop_back();
+      const Send& s = p.sends[a.send];
+      if (a.word + 1 < s.words.size()) {  // the segment's next word
+        Cursor next = a;
+        ++next.word;
+        next.cycle = s.cycle + 1 + next.word / per_cycle + config_.exchange_latency(s.source, tile);
+        heap.push_back(next);
+        std::push_heap(heap.begin(), heap.end(), std::greater<>());
+      }
       while (next_select < t.selects.size() && t.selects[next_select].effective <= a.cycle)
         listening = t.selects[next_select++].source;
       while (next_buffer < t.buffers.size() && t.buffers[next_buffer].effective <= a.cycle) {
         close_buffer(buffer, t.buffers[next_buffer].effective - 1, "the tile set a new buffer");
         buffer = &t.buffers[next_buffer++];
       }
-      const Send& s = p.sends[a.send];
-      const std::string what =
-          fmt::format("word {} of the send from tile {} (0x{:08x}, issued at cycle {})", a.word,
-                      s.source, s.address + 4 * a.word, s.cycle);
+      auto what = [&] {
+        return fmt::format("word {} of the send from tile {} (0x{:08x}, issued at cycle {})",
+                           a.word, s.source, s.address + 4 * a.word, s.cycle);
+      };
       if (a.cycle >= t.boundary) {
         error(fmt::format(
             "{} arrives at tile {} at cycle {}, after tile {} ended its exchange phase at cycle {}",
-            what, tile, a.cycle, tile, t.boundary));
+            what(), tile, a.cycle, tile, t.boundary));
       } else if (listening != static_cast<int>(a.source)) {
         error(fmt::format(
-            "{} arrives at tile {} at cycle {} while tile {} listens to {}", what, tile, a.cycle,
+            "{} arrives at tile {} at cycle {} while tile {} listens to {}", what(), tile, a.cycle,
             tile, listening < 0 ? std::string("no tile") : fmt::format("tile {}", listening)));
       } else if (buffer == nullptr || buffer->filled == buffer->words) {
-        error(fmt::format("{} arrives at tile {} at cycle {} but the receive buffer {} is {}", what,
-                          tile, a.cycle, describe_buffer(buffer),
+        error(fmt::format("{} arrives at tile {} at cycle {} but the receive buffer {} is {}",
+                          what(), tile, a.cycle,
+                          buffer == nullptr ? std::string("(none set)")
+                                            : fmt::format("at 0x{:08x} ({} words)", buffer->address,
+                                                          buffer->words),
                           buffer == nullptr ? "missing" : "full (overrun)"));
       } else {
         const uint32_t address = buffer->address + 4 * buffer->filled++;
-        auto& runs = writes[tile];
         if (!runs.empty() && runs.back().first + 4 * runs.back().second.size() == address)
           runs.back().second.push_back(s.words[a.word]);
         else
@@ -163,22 +173,24 @@ std::string Exchange::resolve(Phase& p) {
         ++record.words;
         record.last_arrival = std::max(record.last_arrival, a.cycle);
       }
-      if (errors.size() > 16) break;
     }
     close_buffer(buffer, t.boundary, "the end of the tile's exchange phase");
     for (size_t b = next_buffer; b < t.buffers.size(); ++b)
       close_buffer(&t.buffers[b], t.boundary, "the end of the tile's exchange phase");
+    // The receiver's words land as soon as its own schedule checks out; any error anywhere in
+    // the phase stops the whole run with the report below.
+    if (errors.empty())
+      for (const auto& [address, words] : runs) deliver(tile, address, words);
+    std::vector<Cursor>().swap(heap);
   }
   if (!errors.empty()) {
     std::string report = "exchange schedule error: " + errors.front();
+    const size_t shown = std::min<size_t>(errors.size(), 4);
     if (errors.size() > 1)
-      report += fmt::format(" (and {} more; first {} shown)", errors.size() - 1,
-                            std::min<size_t>(errors.size(), 4));
-    for (size_t i = 1; i < std::min<size_t>(errors.size(), 4); ++i) report += "\n  " + errors[i];
+      report += fmt::format(" (and {} more; first {} shown)", errors.size() - 1, shown);
+    for (size_t i = 1; i < shown; ++i) report += "\n  " + errors[i];
     return report;
   }
-  for (const auto& [tile, runs] : writes)
-    for (const auto& [address, words] : runs) deliver(tile, address, words);
   records_.push_back(record);
   return {};
 }

@@ -307,7 +307,8 @@ Core::Core(const TileConfig& config, uint8_t* sram)
       base_(config.sram_base),
       size_(config.sram_bytes),
       workers_(config.worker_contexts),
-      decoded_(config.sram_bytes / 4) {
+      decoded_(config.sram_bytes / 4),
+      decoded_pages_(config.sram_bytes / 4096 + 1, 0) {
   static_assert(std::size(kCsrTable) == static_cast<size_t>(CsrId::kCount));
   if (std::size(kCsrBehaviour) != std::size(kCsrTable))
     throw std::logic_error("CSR behaviour table does not match csr.h");
@@ -329,6 +330,7 @@ void Core::reset(uint32_t entry) {
     contexts_[i].prng = Xoroshiro128aox::reset_state(tile_id_, i);
   }
   decoded_.clear();
+  std::fill(decoded_pages_.begin(), decoded_pages_.end(), 0);
   worker_entry_ = 0;
   cycles_ = 0;
   time_ = 0;
@@ -350,7 +352,14 @@ void Core::reset(uint32_t entry) {
 void Core::invalidate(uint32_t address, uint32_t bytes) {
   const uint64_t begin = std::max<uint64_t>(address, base_);
   const uint64_t end = std::min<uint64_t>(uint64_t{address} + bytes, uint64_t{base_} + size_);
-  for (uint64_t a = begin & ~uint64_t{3}; a < end; a += 4) decoded_[(a - base_) / 4] = Decoded{};
+  for (uint64_t a = begin & ~uint64_t{3}; a < end; a += 4) {
+    const uint64_t page = (a - base_) / 4096;
+    if (!decoded_pages_[page]) {
+      a = base_ + (page + 1) * 4096 - 4;  // nothing decoded in this page: skip it
+      continue;
+    }
+    decoded_[(a - base_) / 4] = Decoded{};
+  }
 }
 
 uint32_t Core::read_word(uint32_t address) const {
@@ -646,7 +655,7 @@ std::string Core::describe_running_contexts() const {
     if (a_ & (sizeof(v_) - 1)) TRAP(TrapCause::kStoreMisaligned, a_);   \
     if (o_ > size - sizeof(v_)) TRAP(TrapCause::kStoreAccessFault, a_); \
     std::memcpy(mem + o_, &v_, sizeof(v_));                             \
-    decoded[o_ >> 2].op = Op::kUndecoded;                               \
+    if (pages[o_ >> 12]) decoded[o_ >> 2].op = Op::kUndecoded;          \
     if ((a_ & ~3u) == tohost_) {                                        \
       const uint32_t word_ = read_word(tohost_);                        \
       if (word_ & 1) {                                                  \
@@ -924,23 +933,25 @@ std::string Core::describe_running_contexts() const {
 #define IPU_WAITC() wait_until = c.issue_cycle + RS1
 // 16 bytes loaded into fd..fd+3 from x[rs1], 8 bytes stored from the pair fs2 to x[rs1+1];
 // both pointers advance. The store data is read before the loads write (fs2 may overlap fd).
-#define IPU_LD2X64ST64()                                                \
-  do {                                                                  \
-    FP_ENABLED();                                                       \
-    if ((d.rd & 3) || (d.rs1 & 1) || (d.rs2 & 1)) ILLEGAL();            \
-    const uint32_t la_ = c.x[d.rs1], sa_ = c.x[d.rs1 + 1];              \
-    if (la_ & 7) TRAP(TrapCause::kLoadMisaligned, la_);                 \
-    if (la_ - base > size - 16) TRAP(TrapCause::kLoadAccessFault, la_); \
-    if (sa_ & 7) TRAP(TrapCause::kStoreMisaligned, sa_);                \
-    if (sa_ - base > size - 8) TRAP(TrapCause::kStoreAccessFault, sa_); \
-    const uint32_t st_[2] = {c.f[d.rs2], c.f[d.rs2 + 1]};               \
-    std::memcpy(&c.f[d.rd], mem + (la_ - base), 16);                    \
-    std::memcpy(mem + (sa_ - base), st_, 8);                            \
-    decoded[(sa_ - base) >> 2].op = Op::kUndecoded;                     \
-    decoded[((sa_ - base) >> 2) + 1].op = Op::kUndecoded;               \
-    if (d.rs1 != 0) c.x[d.rs1] = la_ + 16;                              \
-    c.x[d.rs1 + 1] = sa_ + 8;                                           \
-    c.mstatus |= kMstatusFs;                                            \
+#define IPU_LD2X64ST64()                                                  \
+  do {                                                                    \
+    FP_ENABLED();                                                         \
+    if ((d.rd & 3) || (d.rs1 & 1) || (d.rs2 & 1)) ILLEGAL();              \
+    const uint32_t la_ = c.x[d.rs1], sa_ = c.x[d.rs1 + 1];                \
+    if (la_ & 7) TRAP(TrapCause::kLoadMisaligned, la_);                   \
+    if (la_ - base > size - 16) TRAP(TrapCause::kLoadAccessFault, la_);   \
+    if (sa_ & 7) TRAP(TrapCause::kStoreMisaligned, sa_);                  \
+    if (sa_ - base > size - 8) TRAP(TrapCause::kStoreAccessFault, sa_);   \
+    const uint32_t st_[2] = {c.f[d.rs2], c.f[d.rs2 + 1]};                 \
+    std::memcpy(&c.f[d.rd], mem + (la_ - base), 16);                      \
+    std::memcpy(mem + (sa_ - base), st_, 8);                              \
+    if (pages[(sa_ - base) >> 12]) { /* only pages that ever held code */ \
+      decoded[(sa_ - base) >> 2].op = Op::kUndecoded;                     \
+      decoded[((sa_ - base) >> 2) + 1].op = Op::kUndecoded;               \
+    }                                                                     \
+    if (d.rs1 != 0) c.x[d.rs1] = la_ + 16;                                \
+    c.x[d.rs1 + 1] = sa_ + 8;                                             \
+    c.mstatus |= kMstatusFs;                                              \
   } while (0)
 
 template <bool kTrace>
@@ -948,6 +959,7 @@ void Core::execute(Context& c, uint64_t budget) {
   uint8_t* const mem = sram_;
   const uint32_t base = base_, size = size_;
   Decoded* const decoded = decoded_.data();
+  const uint8_t* const pages = decoded_pages_.data();
   const uint64_t stride = workers_;
   uint32_t pc = c.pc;
 
@@ -971,6 +983,7 @@ void Core::execute(Context& c, uint64_t budget) {
         uint32_t word;
         std::memcpy(&word, mem + off, 4);
         d = decode(word);
+        decoded_pages_[off >> 12] = 1;
         const InsnSpec* spec = spec_of(d.op);
         if (spec != nullptr && spec->writes_xrd && d.rd == 0) d.rd = kZeroSink;
       }

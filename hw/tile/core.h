@@ -185,6 +185,9 @@ class Core {
   unsigned workers_;
   unsigned tile_id_ = 0;
   ZeroPages<Decoded> decoded_;  // one per SRAM word; all-zero bytes = kUndecoded
+  // One flag per 4 KiB of SRAM that has ever held a decoded instruction: invalidating data
+  // pages (loads, exchange, DMA) then never touches their predecode entries.
+  std::vector<uint8_t> decoded_pages_;
   std::array<Context, kMaxWorkerContexts + 1> contexts_{};
   uint32_t tohost_ = 0;
   uint32_t worker_entry_ = 0;    // CSR ipu.wentry

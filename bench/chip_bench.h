@@ -1,0 +1,71 @@
+// Shared driver of the chip benchmarks: runs the benchmark body once per preset (mk2, bow),
+// each in a child process of its own because SystemC elaborates one design per process.
+// A benchmark defines `int bench_body(const std::string& preset)` and includes this header.
+#pragma once
+
+#include <fmt/format.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <string>
+
+#include "sim/chip_platform.h"
+
+int bench_body(const std::string& preset);
+
+namespace ipu::bench {
+
+// Runs an image on a chip of `preset` with the given tile count; fails loudly if it does not
+// exit with status 0.
+inline sim::ChipRunReport run_image(const std::string& preset, const std::string& image,
+                                    unsigned tiles, std::unique_ptr<sim::ChipPlatform>& platform,
+                                    std::ostringstream& console) {
+  sim::ChipRunOptions options;
+  options.chip = hw::chip_preset(preset);
+  options.chip.tiles = tiles;
+  options.max_cycles = 0;
+  sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
+  platform = std::make_unique<sim::ChipPlatform>(options, sdk::read_elf(image), console, console);
+  sim::ChipRunReport r = platform->run();
+  if (r.outcome.result != hw::ChipOutcome::Result::kExited || r.outcome.exit_status != 0) {
+    fmt::print(stderr, "{}: the program failed: {}\n{}\n", image, r.outcome.message, console.str());
+    std::exit(1);
+  }
+  return r;
+}
+
+// Peak resident memory of this process, in MiB.
+inline double peak_rss_mib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
+
+inline const char* verdict(bool met) { return met ? "MET" : "NOT MET"; }
+
+}  // namespace ipu::bench
+
+int main(int argc, char** argv) {
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  if (argc == 3 && std::strcmp(argv[1], "--preset") == 0)
+    return sc_core::sc_elab_and_sim(argc, argv);
+  int failures = 0;
+  for (const char* preset : {"mk2", "bow"}) {
+    if (argc == 2 && std::strcmp(argv[1], preset) != 0) continue;  // `bench mk2` runs one preset
+    const pid_t child = fork();
+    if (child == 0) {
+      execl("/proc/self/exe", argv[0], "--preset", preset, static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    failures += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  return failures == 0 ? 0 : 1;
+}
+
+int sc_main(int, char** argv) { return bench_body(argv[2]); }

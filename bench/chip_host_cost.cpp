@@ -1,0 +1,33 @@
+// Host cost of simulating a full chip: a compute-and-exchange superstep loop on all 1472 tiles
+// (six workers computing, then a ring exchange; bench/firmware/superstep_loop.c), and the same
+// loop on 16 tiles. Prints aggregate simulated MIPS (target >= 100 on one host core), host
+// seconds per superstep and peak resident memory (target <= 1.2 GiB for the full chip).
+#include "bench/chip_bench.h"
+
+int bench_body(const std::string& preset) {
+  for (unsigned tiles : {1472u, 16u}) {
+    const pid_t child = fork();  // each size in a process of its own: its own peak RSS
+    if (child != 0) {
+      int status = 0;
+      waitpid(child, &status, 0);
+      if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) return 1;
+      continue;
+    }
+    std::unique_ptr<ipu::sim::ChipPlatform> platform;
+    std::ostringstream console;
+    const auto r = ipu::bench::run_image(preset, tiles == 16 ? SUPERSTEP_IMAGE_16 : SUPERSTEP_IMAGE,
+                                         1472, platform, console);
+    const double mips = static_cast<double>(r.instructions) / r.host_seconds / 1e6;
+    const double rss = ipu::bench::peak_rss_mib();
+    fmt::print(
+        "chip_host_cost {} ({} tiles active): {} instructions, {} supersteps in {:.2f} s host = "
+        "{:.1f} MIPS "
+        "(target >= 100) {}, {:.3f} s per superstep, peak RSS {:.0f} MiB{}\n",
+        preset, r.tiles, r.instructions, r.supersteps, r.host_seconds, mips,
+        ipu::bench::verdict(mips >= 100), r.host_seconds / r.supersteps, rss,
+        tiles == 1472 ? fmt::format(" (target <= 1229 MiB) {}", ipu::bench::verdict(rss <= 1229))
+                      : "");
+    std::exit(0);
+  }
+  return 0;
+}
