@@ -6,6 +6,10 @@
 #ifndef STEPS
 #define STEPS 10
 #endif
+/* Tiles in the ring (the image loads tiles 0 .. RING-1; default: the whole chip). */
+#ifndef RING
+#define RING ipu_tile_count()
+#endif
 #define N 256
 #define WORDS 64
 
@@ -23,7 +27,7 @@ static void dot(void *arg) {
 }
 
 int main(void) {
-  const unsigned me = ipu_tile_id(), n = ipu_tile_count();
+  const unsigned me = ipu_tile_id(), n = RING;
   for (int i = 0; i < N; ++i) x[i] = y[i] = (float)(i % 8);
   dest.tile = (me + 1) % n;
   for (int step = 0; step < STEPS; ++step) {
