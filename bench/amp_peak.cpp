@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "hw/ipu/chip_config.h"
 #include "sim/single_tile.h"
 
 int main(int argc, char** argv) {
@@ -18,8 +19,11 @@ int main(int argc, char** argv) {
 }
 
 int sc_main(int, char**) {
-  // Chip figures from DESIGN.md; hw/ipu will carry them as configuration parameters.
-  constexpr double kTilesPerChip = 1472, kMk2Hz = 1.325e9, kBowHz = 1.85e9, kTarget = 0.85;
+  // Chip figures from the presets (hw/ipu/chip_config).
+  const double kTilesPerChip = ipu::hw::chip_preset("mk2").tiles;
+  const double kMk2Hz = ipu::hw::chip_preset("mk2").tile.clock_hz,
+               kBowHz = ipu::hw::chip_preset("bow").tile.clock_hz;
+  constexpr double kTarget = 0.85;
   ipu::sim::RunOptions options;
   options.max_cycles = 0;
   std::ostringstream console;

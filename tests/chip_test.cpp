@@ -143,6 +143,19 @@ TEST(Sync, DeadlockNamesTheMissingTileAndWhereEveryoneIs) {
   EXPECT_THAT(m, HasSubstr("tile 1 exited with status 3"));
 }
 
+TEST(Sync, DeadlockAcrossGroupsShowsEachWaitingTilesPc) {
+  ChipRun run("deadlock_groups", 4, "1:1-2");
+  ASSERT_EQ(run.report.outcome.result, ChipOutcome::Result::kDeadlock)
+      << run.report.outcome.message;
+  const std::string& m = run.report.outcome.message;
+  EXPECT_THAT(m, HasSubstr("sync group 0: tiles 0 (cycle"));
+  EXPECT_THAT(m, HasSubstr("tile 1 waits in ipu.sync on group 1 since cycle"));
+  EXPECT_THAT(m, HasSubstr("sync group 1: tiles 1 (cycle"));
+  EXPECT_THAT(m, HasSubstr("tile 2 waits in ipu.sync on group 0"));
+  EXPECT_THAT(m, HasSubstr("context 0 (supervisor): pc 0x"));
+  EXPECT_THAT(m, HasSubstr("ipu.sync"));
+}
+
 TEST(Programs, TokenRingAroundSixtyFourTiles) {
   ChipRun run("token_ring", 64);
   ASSERT_EQ(run.report.outcome.result, ChipOutcome::Result::kExited) << run.report.outcome.message;

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "hw/sync/sync_network.h"
+
 namespace ipu::hw {
 
 ChipConfig chip_preset(const std::string& name) {
@@ -98,6 +100,7 @@ void validate(const ChipConfig& c) {
   if (c.exchange.words_per_cycle < 1) fail("exchange.words-per-cycle must be at least 1");
   if (c.exchange.tiles_per_column < 1) fail("exchange.tiles-per-column must be at least 1");
   if (!(c.tile.clock_hz > 0)) fail("tile.clock-hz must be positive");
+  parse_sync_groups(c.sync.groups, c.tiles);  // throws naming the bad entry
 }
 
 }  // namespace ipu::hw
