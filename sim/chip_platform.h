@@ -41,6 +41,7 @@ class ChipPlatform {
                std::ostream& trace);
   ChipRunReport run();  // once per process (SystemC elaborates once)
   const hw::Ipu& chip() const { return *chip_; }
+  hw::Ipu& chip() { return *chip_; }
 
  private:
   ChipRunOptions options_;

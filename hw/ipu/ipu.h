@@ -39,6 +39,7 @@ class Ipu : public sc_core::sc_module {
   const std::vector<unsigned>& active_tiles() const { return active_; }
   const ChipConfig& config() const { return config_; }
   const SyncNetwork& sync_network() const { return sync_; }
+  SyncNetwork& sync_network() { return sync_; }
   const Exchange& exchange() const { return exchange_; }
 
   // Call after sc_start() has returned.

@@ -51,7 +51,7 @@ SyncNetwork::Group* SyncNetwork::group(unsigned id) {
   auto it = groups_.find(id);
   if (it != groups_.end()) return &it->second;
   std::vector<unsigned> members;
-  if (id == 0) {
+  if (id == 0 || (id & kHostSync) != 0) {
     members = active_;
   } else {
     auto d = declared_.find(id);
@@ -65,6 +65,10 @@ SyncNetwork::Group* SyncNetwork::group(unsigned id) {
 }
 
 SyncRelease SyncNetwork::arrive(unsigned tile, unsigned id, uint64_t cycle) {
+  if ((id & kHostSync) != 0 && !on_host_sync_)
+    return {0, 0,
+            fmt::format("host sync {} with no host connected to move its stream data",
+                        id & ~kHostSync)};
   Group* found = group(id);
   if (found == nullptr)
     return {0, 0, fmt::format("ipu.sync on group {}, which sync.groups does not declare", id)};
@@ -87,6 +91,7 @@ SyncRelease SyncNetwork::arrive(unsigned tile, unsigned id, uint64_t cycle) {
     latest = std::max(latest, c);
   }
   record.release = latest + config_.sync.internal_cycles;
+  if ((id & kHostSync) != 0) record.release += on_host_sync_(id & ~kHostSync, record.release);
   record.phase = next_phase_++;
   g.arrived.clear();
   g.last = {record.release, record.phase, {}};

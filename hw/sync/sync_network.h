@@ -53,6 +53,13 @@ class SyncNetwork : public sc_core::sc_module, public SyncIf {
   // Called at each release before the members resume (the chip opens the exchange phase).
   void on_release(ReleaseHook hook) { on_release_ = std::move(hook); }
 
+  // Host syncs: group 0x80000000 | id syncs every active tile with the host, which moves data
+  // for transfer `id` (sdk streams) while the tiles wait. The hook does that and returns the
+  // cycles it took, which delay the release.
+  static constexpr uint32_t kHostSync = 0x80000000u;
+  using HostHook = std::function<uint64_t(unsigned transfer, uint64_t cycle)>;
+  void on_host_sync(HostHook hook) { on_host_sync_ = std::move(hook); }
+
   const std::vector<BarrierRecord>& barriers() const { return barriers_; }
   // Groups with waiting tiles: group -> (arrived tiles with their cycles, missing tiles).
   struct Pending {
@@ -79,6 +86,7 @@ class SyncNetwork : public sc_core::sc_module, public SyncIf {
   uint64_t next_phase_ = 1;
   std::vector<BarrierRecord> barriers_;
   ReleaseHook on_release_;
+  HostHook on_host_sync_;
 };
 
 }  // namespace ipu::hw

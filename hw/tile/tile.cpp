@@ -129,6 +129,10 @@ void Tile::receive_buffer(uint64_t cycle, uint32_t address, uint32_t words) {
   exchange->receive_buffer(id_, phase_, cycle, address, words);
 }
 
+void Tile::read(uint32_t address, uint8_t* data, size_t size) const {
+  std::memcpy(data, sram_.data() + (address - config_.sram_base), size);
+}
+
 void Tile::load(uint32_t address, const uint8_t* data, size_t size) {
   std::memcpy(sram_.data() + (address - config_.sram_base), data, size);
   core_.invalidate(address, static_cast<uint32_t>(size));

@@ -59,8 +59,9 @@ class Tile : public sc_core::sc_module, private ExchangeSink {
   sc_core::sc_time cycle_time() const { return period_; }
   const std::vector<TileSegment>& timeline() const { return timeline_; }
   TileWait waiting() const { return waiting_; }
-  // Zero-time write into SRAM (the image loader).
+  // Zero-time write into and read from SRAM (image loader, host runtime).
   void load(uint32_t address, const uint8_t* data, size_t size);
+  void read(uint32_t address, uint8_t* data, size_t size) const;
 
  private:
   SC_HAS_PROCESS(Tile);

@@ -42,6 +42,25 @@ class Reader {
   const std::vector<uint8_t>& bytes_;
 };
 
+void read_ipu_sections(const Reader& r, const Elf32_Ehdr& eh, ElfImage& image) {
+  if (eh.e_shoff == 0 || eh.e_shnum == 0 || eh.e_shstrndx >= eh.e_shnum) return;
+  const auto names = r.get<Elf32_Shdr>(eh.e_shoff + uint64_t{eh.e_shstrndx} * sizeof(Elf32_Shdr),
+                                       "section header");
+  r.need(names.sh_offset, names.sh_size, "the section name table");
+  for (unsigned i = 0; i < eh.e_shnum; ++i) {
+    const uint64_t at = eh.e_shoff + uint64_t{i} * sizeof(Elf32_Shdr);
+    const auto sh = r.get<Elf32_Shdr>(at, "section header");
+    if (sh.sh_type != SHT_PROGBITS || sh.sh_name >= names.sh_size) continue;
+    const char* begin =
+        reinterpret_cast<const char*>(r.bytes().data() + names.sh_offset + sh.sh_name);
+    const std::string name(begin, strnlen(begin, names.sh_size - sh.sh_name));
+    if (name.rfind(".ipu", 0) != 0) continue;
+    r.need(sh.sh_offset, sh.sh_size, fmt::format("section {}", name));
+    image.sections[name].assign(r.bytes().begin() + sh.sh_offset,
+                                r.bytes().begin() + sh.sh_offset + sh.sh_size);
+  }
+}
+
 void read_symbols(const Reader& r, const Elf32_Ehdr& eh, ElfImage& image) {
   if (eh.e_shoff == 0 || eh.e_shnum == 0) return;
   if (eh.e_shentsize != sizeof(Elf32_Shdr))
@@ -128,6 +147,7 @@ ElfImage parse_elf(const std::string& name, const std::vector<uint8_t>& bytes) {
   }
   if (image.segments.empty()) r.fail(eh.e_phoff, "no PT_LOAD segment: nothing to load");
   read_symbols(r, eh, image);
+  read_ipu_sections(r, eh, image);
   return image;
 }
 

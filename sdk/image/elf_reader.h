@@ -39,6 +39,9 @@ struct ElfImage {
   uint32_t entry = 0;
   std::vector<ElfSegment> segments;         // PT_LOAD segments, in file order
   std::map<std::string, uint32_t> symbols;  // from .symtab, when present
+  // Non-loaded sections the tools read (".ipu.manifest"): written by write_elf, and read back
+  // by read_elf for names starting with ".ipu".
+  std::map<std::string, std::vector<uint8_t>> sections;
 };
 
 // Throws ImageError("PATH: <fault> at file offset 0x..").

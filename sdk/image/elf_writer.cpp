@@ -75,6 +75,16 @@ void write_elf(const std::string& path, const ElfImage& image) {
   str.sh_addralign = 1;
   out.insert(out.end(), strtab.begin(), strtab.end());
   sections.push_back(str);
+  for (const auto& [name, bytes] : image.sections) {
+    Elf32_Shdr extra{};
+    extra.sh_name = section_name(name.c_str());
+    extra.sh_type = SHT_PROGBITS;
+    extra.sh_offset = static_cast<Elf32_Off>(out.size());
+    extra.sh_size = static_cast<Elf32_Word>(bytes.size());
+    extra.sh_addralign = 1;
+    out.insert(out.end(), bytes.begin(), bytes.end());
+    sections.push_back(extra);
+  }
   Elf32_Shdr shstr{};
   shstr.sh_name = section_name(".shstrtab");
   shstr.sh_type = SHT_STRTAB;
@@ -104,7 +114,7 @@ void write_elf(const std::string& path, const ElfImage& image) {
   eh.e_phnum = static_cast<Elf32_Half>(headers.size());
   eh.e_shentsize = sizeof(Elf32_Shdr);
   eh.e_shnum = static_cast<Elf32_Half>(sections.size());
-  eh.e_shstrndx = 3;
+  eh.e_shstrndx = static_cast<Elf32_Half>(sections.size() - 1);
   put(out, 0, eh);
   for (size_t i = 0; i < headers.size(); ++i)
     put(out, sizeof(Elf32_Ehdr) + i * sizeof(Elf32_Phdr), headers[i]);

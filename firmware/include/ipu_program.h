@@ -1,0 +1,52 @@
+/* ipu_program.h: the per-tile control program the SDK compiler writes and the firmware runtime
+ * (firmware/runtime/bsp_runtime.c) executes. Shared by C (firmware) and C++ (sdk/compiler), so
+ * it uses fixed-width fields only. All addresses are tile addresses.
+ *
+ * The compiler places an ipu_tile_program at the tile's data base (the firmware's
+ * __heap_start) and the arrays it points to after it. Every tile executes the same sequence
+ * of steps (the BSP structure is global); a step with nothing to do on a tile still syncs. */
+#ifndef IPU_PROGRAM_H
+#define IPU_PROGRAM_H
+
+#include <stdint.h>
+
+#define IPU_PROGRAM_MAGIC 0x47525049u /* "IPRG" */
+
+enum ipu_step_op {
+  IPU_STEP_END = 0,
+  IPU_STEP_EXECUTE = 1,      /* a = first vertex, b = vertex count: run them on the workers */
+  IPU_STEP_SYNC = 2,         /* a = sync group */
+  IPU_STEP_EXCHANGE = 3,     /* a = first action, b = action count, c = end offset (cycles) */
+  IPU_STEP_REPEAT = 4,       /* a = count, b = index of the step after the loop's end */
+  IPU_STEP_REPEAT_END = 5,   /* a = index of the matching IPU_STEP_REPEAT */
+  IPU_STEP_HOST_SYNC = 6,    /* a = host transfer id: the host moves stream data during it */
+};
+
+struct ipu_step {
+  uint32_t op, a, b, c;
+};
+
+enum ipu_action_kind {
+  IPU_ACTION_RECEIVE = 1, /* listen to tile `tile`, receive `words` words into `address` */
+  IPU_ACTION_SEND = 2,    /* send `words` words from `address` to the list at `dests` */
+  IPU_ACTION_COPY = 3,    /* local copy of `words` words from `address` to `dests` (an address) */
+};
+
+/* One exchange action, done at `offset` cycles after the exchange base (the cycle the tile
+ * reads right after the sync released it; the same for every tile). */
+struct ipu_action {
+  uint32_t offset, kind, tile, words, address, dests;
+};
+
+struct ipu_vertex {
+  uint32_t codelet; /* function address: void codelet(const void *state) */
+  uint32_t state;   /* address of the vertex's fields, one 32-bit word each */
+};
+
+struct ipu_tile_program {
+  uint32_t magic;
+  uint32_t steps, actions, vertices; /* addresses of the arrays */
+  uint32_t step_count;
+};
+
+#endif /* IPU_PROGRAM_H */

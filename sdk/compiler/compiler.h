@@ -1,0 +1,69 @@
+// The SDK compiler: turns a Graph and a Program into one firmware image (docs/sdk.md).
+//
+//  1. Builds one firmware for every tile with the RISC-V cross compiler: the BSP runtime
+//     (firmware/runtime/bsp_runtime.c) and every codelet's C source. The compiler's diagnostics
+//     reach the user as a CompileError with file and line.
+//  2. Allocates each tile's memory above the firmware: its control program, tensors, vertex
+//     states and exchange destination lists. A tile that overflows is an error naming the tile
+//     and every tensor on it with its size.
+//  3. Lowers the program to a per-tile list of steps (ipu_program.h): Execute runs the tile's
+//     vertices on its workers; Copy becomes a conflict-free, time-deterministic exchange
+//     schedule (multicast where one source feeds many) timed with the exchange's cost model;
+//     host stream copies become host syncs.
+//  4. Writes the image: per tile, the firmware plus that tile's data, and a manifest section
+//     (.ipu.manifest, JSON) describing target, tensors, streams and supersteps.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sdk/graph/graph.h"
+#include "sdk/image/elf_reader.h"
+
+namespace ipu::sdk {
+
+class CompileError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct CompileOptions {
+  std::string work_dir;  // where the firmware is built; empty: a fresh directory under /tmp
+  // Cycles the firmware runtime needs between two exchange actions on a tile, and before an
+  // arrival to have its receiver set up; the schedule keeps these margins.
+  unsigned action_gap = 240;
+  unsigned receive_setup = 120;
+};
+
+// Where part of a tensor lives.
+struct Placement {
+  unsigned tile;
+  size_t begin, end;  // elements
+  uint32_t address;   // tile address of element `begin`
+};
+
+struct HostTransfer {
+  unsigned id;
+  std::string stream;
+  bool to_device;
+  std::string tensor;
+};
+
+struct Executable {
+  ElfImage image;
+  std::string manifest;  // JSON, also stored in the image's .ipu.manifest section
+  hw::ChipConfig chip;
+  std::map<std::string, std::vector<Placement>> tensors;
+  std::map<std::string, TensorInfo> tensor_info;
+  std::map<std::string, StreamInfo> streams;
+  std::vector<HostTransfer> host_transfers;
+  unsigned supersteps = 0;             // syncs one pass of the program makes (repeats counted once)
+  unsigned exchange_sends = 0;         // sends in the compiled exchange schedule
+  unsigned exchange_destinations = 0;  // their destinations (> sends where multicast)
+  std::string memory_report;
+};
+
+Executable compile(const Graph& graph, const Program& program, const CompileOptions& options = {});
+
+}  // namespace ipu::sdk

@@ -1,0 +1,262 @@
+#include "graph.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace ipu::sdk {
+
+size_t dtype_size(DType type) {
+  switch (type) {
+    case DType::kF32:
+    case DType::kI32:
+    case DType::kU32: return 4;
+    case DType::kF16: return 2;
+    case DType::kU8: return 1;
+  }
+  return 4;
+}
+
+const char* dtype_name(DType type) {
+  switch (type) {
+    case DType::kF32: return "f32";
+    case DType::kF16: return "f16";
+    case DType::kI32: return "i32";
+    case DType::kU32: return "u32";
+    case DType::kU8: return "u8";
+  }
+  return "?";
+}
+
+Target Target::preset(const std::string& name, unsigned tiles) {
+  Target t{hw::chip_preset(name)};
+  if (tiles != 0) t.chip.tiles = tiles;
+  hw::validate(t.chip);
+  return t;
+}
+
+Graph::Graph(Target target) : target_(std::move(target)) {}
+
+const TensorInfo& Graph::tensor(Tensor t) const {
+  if (t.id >= tensors_.size())
+    throw GraphError(fmt::format("tensor id {} is not in this graph", t.id));
+  return tensors_[t.id];
+}
+
+TensorInfo& Graph::info(Tensor t) {
+  if (t.id >= tensors_.size())
+    throw GraphError(fmt::format("tensor id {} is not in this graph", t.id));
+  return tensors_[t.id];
+}
+
+Tensor Graph::add_variable(DType type, std::vector<size_t> shape, const std::string& name) {
+  size_t elements = 1;
+  for (size_t d : shape) elements *= d;
+  if (shape.empty() || elements == 0)
+    throw GraphError(fmt::format("tensor '{}' has an empty shape", name));
+  for (const TensorInfo& t : tensors_)
+    if (t.name == name) throw GraphError(fmt::format("a tensor named '{}' exists already", name));
+  tensors_.push_back({name, type, std::move(shape), elements, {}, {}});
+  return {static_cast<unsigned>(tensors_.size() - 1)};
+}
+
+Tensor Graph::add_constant(DType type, std::vector<size_t> shape, const void* data,
+                           const std::string& name) {
+  const Tensor t = add_variable(type, std::move(shape), name);
+  TensorInfo& i = info(t);
+  i.initial.resize(i.elements * dtype_size(type));
+  std::memcpy(i.initial.data(), data, i.initial.size());
+  return t;
+}
+
+void Graph::set_tile_mapping(Tensor t, unsigned tile) {
+  set_tile_mapping(t, {{0, tensor(t).elements, tile}});
+}
+
+void Graph::set_tile_mapping(Tensor t, std::vector<Interval> mapping) {
+  TensorInfo& i = info(t);
+  std::sort(mapping.begin(), mapping.end(),
+            [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+  size_t next = 0;
+  for (const Interval& m : mapping) {
+    if (m.begin != next || m.end <= m.begin || m.end > i.elements)
+      throw GraphError(fmt::format(
+          "tensor '{}': mapping interval [{}, {}) on tile {} leaves a gap, overlaps or runs "
+          "past its {} elements",
+          i.name, m.begin, m.end, m.tile, i.elements));
+    if (m.tile >= tiles())
+      throw GraphError(fmt::format("tensor '{}': mapped to tile {}, but the target has {} tiles",
+                                   i.name, m.tile, tiles()));
+    // Exchange moves 32-bit words: every piece of a tensor must start on a word boundary.
+    if ((m.begin * dtype_size(i.type)) % 4 != 0)
+      throw GraphError(fmt::format(
+          "tensor '{}': interval on tile {} starts at element {}, not on a 32-bit boundary "
+          "({} elements)",
+          i.name, m.tile, m.begin, 4 / dtype_size(i.type)));
+    next = m.end;
+  }
+  if (next != i.elements)
+    throw GraphError(
+        fmt::format("tensor '{}': mapping covers {} of its {} elements", i.name, next, i.elements));
+  i.mapping = std::move(mapping);
+}
+
+void Graph::map_evenly(Tensor t, unsigned first, unsigned count, size_t grain) {
+  const TensorInfo& i = tensor(t);
+  if (count == 0 || first + count > tiles())
+    throw GraphError(fmt::format("tensor '{}': tiles {}..{} are not on the {}-tile target", i.name,
+                                 first, first + count - 1, tiles()));
+  const size_t word = std::max<size_t>(1, 4 / dtype_size(i.type));
+  grain = std::max(grain, word);
+  const size_t grains = (i.elements + grain - 1) / grain;
+  std::vector<Interval> mapping;
+  size_t begin = 0;
+  for (unsigned k = 0; k < count && begin < i.elements; ++k) {
+    const size_t mine = grains / count + (k < grains % count ? 1 : 0);
+    const size_t end = std::min(i.elements, begin + mine * grain);
+    if (end > begin) mapping.push_back({begin, end, first + k});
+    begin = end;
+  }
+  set_tile_mapping(t, std::move(mapping));
+}
+
+Region Graph::region(Tensor t) const { return {t, 0, tensor(t).elements}; }
+
+Region Graph::region(Tensor t, size_t begin, size_t end) const {
+  const TensorInfo& i = tensor(t);
+  if (begin >= end || end > i.elements)
+    throw GraphError(fmt::format("tensor '{}': region [{}, {}) is not inside its {} elements",
+                                 i.name, begin, end, i.elements));
+  return {t, begin, end};
+}
+
+unsigned Graph::tile_of(Tensor t, size_t index) const {
+  const TensorInfo& i = tensor(t);
+  for (const Interval& m : i.mapping)
+    if (index >= m.begin && index < m.end) return m.tile;
+  throw GraphError(
+      fmt::format("tensor '{}' is not mapped to any tile (element {})", i.name, index));
+}
+
+void Graph::add_codelet(const std::string& name, const std::string& source,
+                        std::vector<Field> fields) {
+  if (codelets_.count(name)) throw GraphError(fmt::format("codelet '{}' is declared twice", name));
+  codelets_[name] = {name, source, std::move(fields)};
+}
+
+ComputeSet Graph::add_compute_set(const std::string& name) {
+  compute_sets_.push_back(name);
+  return {static_cast<unsigned>(compute_sets_.size() - 1)};
+}
+
+void Graph::add_vertex(ComputeSet cs, const std::string& codelet, unsigned tile,
+                       std::map<std::string, Binding> fields) {
+  if (cs.id >= compute_sets_.size())
+    throw GraphError("vertex added to a compute set that is not in this graph");
+  const std::string where = fmt::format("vertex {} of compute set '{}' on tile {}",
+                                        vertices_.size(), compute_sets_[cs.id], tile);
+  const auto c = codelets_.find(codelet);
+  if (c == codelets_.end())
+    throw GraphError(fmt::format("{}: unknown codelet '{}'", where, codelet));
+  if (tile >= tiles()) throw GraphError(fmt::format("{}: the target has {} tiles", where, tiles()));
+  for (const auto& [name, binding] : fields) {
+    const auto f = std::find_if(c->second.fields.begin(), c->second.fields.end(),
+                                [&](const Field& x) { return x.name == name; });
+    if (f == c->second.fields.end())
+      throw GraphError(fmt::format("{}: codelet '{}' has no field '{}'", where, codelet, name));
+  }
+  for (const Field& f : c->second.fields) {
+    const auto b = fields.find(f.name);
+    if (b == fields.end())
+      throw GraphError(fmt::format("{}: field '{}' of '{}' is not bound", where, f.name, codelet));
+    if (f.kind == FieldKind::kScalar) {
+      if (!std::holds_alternative<uint32_t>(b->second))
+        throw GraphError(
+            fmt::format("{}: field '{}' is a scalar but is bound to a tensor", where, f.name));
+      continue;
+    }
+    if (!std::holds_alternative<Region>(b->second))
+      throw GraphError(
+          fmt::format("{}: field '{}' is a tensor but is bound to a scalar", where, f.name));
+    const Region& r = std::get<Region>(b->second);
+    const TensorInfo& t = tensor(r.tensor);
+    if (t.type != f.type)
+      throw GraphError(fmt::format("{}: field '{}' wants {} but tensor '{}' is {}", where, f.name,
+                                   dtype_name(f.type), t.name, dtype_name(t.type)));
+    if (t.mapping.empty())
+      throw GraphError(
+          fmt::format("{}: field '{}' is bound to tensor '{}', which is not mapped to any tile",
+                      where, f.name, t.name));
+    // The whole region must sit in one interval on this tile: a vertex reads only its own tile.
+    const auto m = std::find_if(t.mapping.begin(), t.mapping.end(), [&](const Interval& x) {
+      return r.begin >= x.begin && r.begin < x.end;
+    });
+    if (m == t.mapping.end() || m->tile != tile || r.end > m->end)
+      throw GraphError(fmt::format(
+          "{}: field '{}' is bound to elements [{}, {}) of tensor '{}', which are not all "
+          "on tile {} (element {} is on tile {})",
+          where, f.name, r.begin, r.end, t.name, tile, r.begin,
+          m == t.mapping.end() ? ~0u : m->tile));
+  }
+  vertices_.push_back({codelet, tile, std::move(fields), cs.id});
+}
+
+void Graph::add_host_stream(const std::string& name, DType type, size_t elements,
+                            StreamDirection direction) {
+  if (streams_.count(name)) throw GraphError(fmt::format("stream '{}' is declared twice", name));
+  streams_[name] = {name, type, elements, direction};
+}
+
+Program Sequence(std::vector<Program> steps) {
+  Program p;
+  p.kind = Program::Kind::kSequence;
+  p.body = std::move(steps);
+  return p;
+}
+Program Execute(ComputeSet cs) {
+  Program p;
+  p.kind = Program::Kind::kExecute;
+  p.compute_set = cs;
+  return p;
+}
+Program Copy(Tensor source, Tensor destination) {
+  Program p;
+  p.kind = Program::Kind::kCopy;
+  p.source = source;
+  p.destination = destination;
+  return p;
+}
+Program Broadcast(Tensor source, Tensor destination) {
+  Program p = Copy(source, destination);
+  p.kind = Program::Kind::kBroadcast;
+  return p;
+}
+Program Repeat(unsigned count, Program body) {
+  Program p;
+  p.kind = Program::Kind::kRepeat;
+  p.count = count;
+  p.body.push_back(std::move(body));
+  return p;
+}
+Program Sync() {
+  Program p;
+  p.kind = Program::Kind::kSync;
+  return p;
+}
+Program HostWrite(const std::string& stream, Tensor destination) {
+  Program p;
+  p.kind = Program::Kind::kHostWrite;
+  p.stream = stream;
+  p.destination = destination;
+  return p;
+}
+Program HostRead(Tensor source, const std::string& stream) {
+  Program p;
+  p.kind = Program::Kind::kHostRead;
+  p.stream = stream;
+  p.source = source;
+  return p;
+}
+
+}  // namespace ipu::sdk

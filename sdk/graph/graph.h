@@ -1,0 +1,178 @@
+// The SDK's graph and program API: how a host program describes a bulk-synchronous program for
+// the virtual IPU, in the spirit of the IPU's own graph API (docs/sdk.md).
+//
+// A Graph holds tensors (typed, shaped, named) mapped onto tiles, codelets (C functions run on
+// a worker, with typed fields), vertices (a codelet on one tile with its fields bound to tensor
+// regions on that tile) grouped into compute sets, and host streams. A Program is a tree of
+// Sequence, Execute(compute set), Copy(tensor -> tensor, anywhere on the chip), Repeat(n),
+// Sync, and host stream copies. sdk/compiler turns a graph and a program into one image.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "hw/ipu/chip_config.h"
+
+namespace ipu::sdk {
+
+// Any error in a graph or program the user built: names the object at fault.
+class GraphError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class DType : uint8_t { kF32, kF16, kI32, kU32, kU8 };
+size_t dtype_size(DType type);
+const char* dtype_name(DType type);
+
+struct Target {
+  hw::ChipConfig chip;
+  // A preset ("mk2", "bow"), optionally with fewer tiles (for tests).
+  static Target preset(const std::string& name, unsigned tiles = 0);
+};
+
+// Elements [begin, end) of a tensor (flattened, row-major) live on `tile`.
+struct Interval {
+  size_t begin, end;
+  unsigned tile;
+};
+
+struct TensorInfo {
+  std::string name;
+  DType type;
+  std::vector<size_t> shape;
+  size_t elements;
+  std::vector<Interval> mapping;  // sorted, disjoint, covering [0, elements) once mapped
+  std::vector<uint8_t> initial;   // constants: their value
+};
+
+struct Tensor {
+  unsigned id = ~0u;
+};
+
+// Elements [begin, end) of a tensor, flattened.
+struct Region {
+  Tensor tensor;
+  size_t begin = 0, end = 0;
+};
+
+enum class FieldKind : uint8_t { kInput, kOutput, kInOut, kScalar };
+struct Field {
+  std::string name;
+  FieldKind kind;
+  DType type;  // element type of a tensor field; ignored for scalars (32-bit)
+};
+
+struct CodeletInfo {
+  std::string name;    // the C function's name
+  std::string source;  // path of the C file that defines it
+  std::vector<Field> fields;
+};
+
+using Binding = std::variant<Region, uint32_t>;
+
+struct VertexInfo {
+  std::string codelet;
+  unsigned tile;
+  std::map<std::string, Binding> fields;
+  unsigned compute_set;
+};
+
+struct ComputeSet {
+  unsigned id = ~0u;
+};
+
+enum class StreamDirection : uint8_t { kHostToDevice, kDeviceToHost };
+struct StreamInfo {
+  std::string name;
+  DType type;
+  size_t elements;
+  StreamDirection direction;
+};
+
+class Graph {
+ public:
+  explicit Graph(Target target);
+
+  const Target& target() const { return target_; }
+  unsigned tiles() const { return target_.chip.tiles; }
+
+  Tensor add_variable(DType type, std::vector<size_t> shape, const std::string& name);
+  // A constant: its value is part of the image.
+  Tensor add_constant(DType type, std::vector<size_t> shape, const void* data,
+                      const std::string& name);
+
+  void set_tile_mapping(Tensor t, unsigned tile);                  // the whole tensor on one tile
+  void set_tile_mapping(Tensor t, std::vector<Interval> mapping);  // explicit intervals
+  // Spreads a tensor over tiles first .. first+count-1 in equal contiguous pieces whose sizes
+  // are multiples of `grain` elements (the last tiles may get one grain less).
+  void map_evenly(Tensor t, unsigned first, unsigned count, size_t grain = 1);
+
+  Region region(Tensor t) const;  // the whole tensor
+  Region region(Tensor t, size_t begin, size_t end) const;
+
+  void add_codelet(const std::string& name, const std::string& source, std::vector<Field> fields);
+  ComputeSet add_compute_set(const std::string& name);
+  void add_vertex(ComputeSet cs, const std::string& codelet, unsigned tile,
+                  std::map<std::string, Binding> fields);
+
+  void add_host_stream(const std::string& name, DType type, size_t elements,
+                       StreamDirection direction);
+
+  const TensorInfo& tensor(Tensor t) const;
+  const std::vector<TensorInfo>& tensors() const { return tensors_; }
+  const std::map<std::string, CodeletInfo>& codelets() const { return codelets_; }
+  const std::vector<VertexInfo>& vertices() const { return vertices_; }
+  const std::vector<std::string>& compute_sets() const { return compute_sets_; }
+  const std::map<std::string, StreamInfo>& streams() const { return streams_; }
+  // The tile holding element `index` of `t` (throws GraphError for an unmapped element).
+  unsigned tile_of(Tensor t, size_t index) const;
+
+ private:
+  TensorInfo& info(Tensor t);
+  Target target_;
+  std::vector<TensorInfo> tensors_;
+  std::map<std::string, CodeletInfo> codelets_;
+  std::vector<VertexInfo> vertices_;
+  std::vector<std::string> compute_sets_;
+  std::map<std::string, StreamInfo> streams_;
+};
+
+// ---- programs ----
+
+struct Program {
+  enum class Kind : uint8_t {
+    kSequence,
+    kExecute,
+    kCopy,
+    kBroadcast,
+    kRepeat,
+    kSync,
+    kHostWrite,
+    kHostRead
+  };
+  Kind kind = Kind::kSequence;
+  std::vector<Program> body;   // Sequence, Repeat
+  ComputeSet compute_set;      // Execute
+  Tensor source, destination;  // Copy; HostWrite: destination; HostRead: source
+  std::string stream;          // HostWrite, HostRead
+  unsigned count = 0;          // Repeat
+};
+
+Program Sequence(std::vector<Program> steps);
+Program Execute(ComputeSet cs);
+Program Copy(Tensor source, Tensor destination);
+// Every consecutive source-sized chunk of `destination` gets a copy of `source`: one multicast
+// send per source piece.
+Program Broadcast(Tensor source, Tensor destination);
+Program Repeat(unsigned count, Program body);
+Program Sync();
+Program HostWrite(const std::string& stream, Tensor destination);  // host -> device
+Program HostRead(Tensor source, const std::string& stream);        // device -> host
+
+}  // namespace ipu::sdk

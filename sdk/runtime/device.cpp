@@ -1,0 +1,99 @@
+#include "device.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+
+namespace ipu::sdk {
+
+Device::Device(const Executable& executable, DeviceOptions options)
+    : exe_(executable), options_(options) {
+  sim::ChipRunOptions run;
+  run.chip = exe_.chip;
+  run.max_cycles = options_.max_cycles;
+  sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
+  platform_ = std::make_unique<sim::ChipPlatform>(run, exe_.image, console_, trace_);
+  platform_->chip().sync_network().on_host_sync(
+      [this](unsigned transfer, uint64_t) { return host_sync(transfer); });
+}
+
+size_t Device::tensor_bytes(const std::string& name, size_t bytes, const char* what) const {
+  const auto info = exe_.tensor_info.find(name);
+  if (info == exe_.tensor_info.end())
+    throw DeviceError(fmt::format("{}: no tensor named '{}'", what, name));
+  const size_t expected = info->second.elements * dtype_size(info->second.type);
+  if (bytes != expected)
+    throw DeviceError(
+        fmt::format("{} '{}': {} bytes given, the tensor has {}", what, name, bytes, expected));
+  return dtype_size(info->second.type);
+}
+
+void Device::connect_stream(const std::string& name, void* buffer, size_t bytes) {
+  const auto s = exe_.streams.find(name);
+  if (s == exe_.streams.end())
+    throw DeviceError(fmt::format("connect_stream: no stream named '{}'", name));
+  const size_t expected = s->second.elements * dtype_size(s->second.type);
+  if (bytes != expected)
+    throw DeviceError(fmt::format("stream '{}': buffer of {} bytes, the stream carries {}", name,
+                                  bytes, expected));
+  streams_[name] = {static_cast<uint8_t*>(buffer), bytes};
+}
+
+void Device::write_tensor(const std::string& name, const void* data, size_t bytes) {
+  const size_t size = tensor_bytes(name, bytes, "write_tensor");
+  for (const Placement& p : exe_.tensors.at(name))
+    platform_->chip().tile(p.tile).load(
+        p.address, static_cast<const uint8_t*>(data) + p.begin * size, (p.end - p.begin) * size);
+}
+
+void Device::read_tensor(const std::string& name, void* data, size_t bytes) const {
+  const size_t size = tensor_bytes(name, bytes, "read_tensor");
+  for (const Placement& p : exe_.tensors.at(name))
+    platform_->chip().tile(p.tile).read(p.address, static_cast<uint8_t*>(data) + p.begin * size,
+                                        (p.end - p.begin) * size);
+}
+
+uint64_t Device::host_sync(unsigned transfer) {
+  const HostTransfer& t = exe_.host_transfers.at(transfer);
+  const auto s = streams_.find(t.stream);
+  if (s == streams_.end())
+    throw DeviceError(fmt::format("stream '{}' was never connected", t.stream));
+  const size_t size = dtype_size(exe_.tensor_info.at(t.tensor).type);
+  size_t bytes = 0;
+  for (const Placement& p : exe_.tensors.at(t.tensor)) {
+    const size_t n = (p.end - p.begin) * size;
+    if (t.to_device)
+      platform_->chip().tile(p.tile).load(p.address, s->second.first + p.begin * size, n);
+    else
+      platform_->chip().tile(p.tile).read(p.address, s->second.first + p.begin * size, n);
+    bytes += n;
+  }
+  (t.to_device ? report_.host_to_device_bytes : report_.device_to_host_bytes) += bytes;
+  const double seconds =
+      options_.host_latency_ns * 1e-9 + static_cast<double>(bytes) / options_.host_bytes_per_second;
+  const auto cycles = static_cast<uint64_t>(std::ceil(seconds * exe_.chip.tile.clock_hz));
+  report_.host_transfer_cycles += cycles;
+  return cycles;
+}
+
+const DeviceReport& Device::run() {
+  if (ran_) throw DeviceError("a device runs once (SystemC elaborates one design per process)");
+  ran_ = true;
+  for (const HostTransfer& t : exe_.host_transfers)
+    if (streams_.count(t.stream) == 0)
+      throw DeviceError(
+          fmt::format("stream '{}' is used by the program but was never connected", t.stream));
+  report_.run = platform_->run();
+  console_text_ = console_.str();
+  if (report_.run.outcome.result != hw::ChipOutcome::Result::kExited ||
+      report_.run.outcome.exit_status != 0)
+    throw DeviceError(fmt::format(
+        "the program failed: {}{}\n{}", report_.run.outcome.message.empty() ? "exit status " : "",
+        report_.run.outcome.message.empty() ? std::to_string(report_.run.outcome.exit_status)
+                                            : report_.run.outcome.message,
+        console_text_));
+  return report_;
+}
+
+}  // namespace ipu::sdk

@@ -1,0 +1,65 @@
+// The SDK runtime: a device that runs a compiled executable on the virtual platform in this
+// process. Connect host buffers to the executable's streams, write tensors, run, read tensors.
+// Host stream copies happen at host syncs; each moves its bytes over the host link, timed at
+// `host_bytes_per_second` plus `host_latency_ns` per transfer (Gen4 x16: 32 GB/s each way).
+// A fault, schedule error or deadlock on the device surfaces as a DeviceError carrying the
+// platform's report. SystemC elaborates once per process: one Device runs per process.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <sstream>
+#include <string>
+
+#include "sdk/compiler/compiler.h"
+#include "sim/chip_platform.h"
+
+namespace ipu::sdk {
+
+class DeviceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct DeviceOptions {
+  uint64_t max_cycles = 0;  // per tile; 0: no limit
+  double host_bytes_per_second = 32e9;
+  double host_latency_ns = 1000;
+};
+
+struct DeviceReport {
+  sim::ChipRunReport run;
+  uint64_t host_to_device_bytes = 0, device_to_host_bytes = 0;
+  uint64_t host_transfer_cycles = 0;
+};
+
+class Device {
+ public:
+  Device(const Executable& executable, DeviceOptions options = {});
+
+  // Host memory for a stream: exactly elements x element size bytes, in the stream's direction.
+  void connect_stream(const std::string& name, void* buffer, size_t bytes);
+  void write_tensor(const std::string& name, const void* data, size_t bytes);
+  void read_tensor(const std::string& name, void* data, size_t bytes) const;
+
+  // Runs the program to its end; throws DeviceError with the report if it does not exit 0.
+  const DeviceReport& run();
+  const std::string& console() const { return console_text_; }
+
+ private:
+  uint64_t host_sync(unsigned transfer);
+  size_t tensor_bytes(const std::string& name, size_t bytes, const char* what) const;
+
+  Executable exe_;
+  DeviceOptions options_;
+  std::ostringstream console_, trace_;
+  std::string console_text_;
+  std::unique_ptr<sim::ChipPlatform> platform_;
+  std::map<std::string, std::pair<uint8_t*, size_t>> streams_;
+  DeviceReport report_;
+  bool ran_ = false;
+};
+
+}  // namespace ipu::sdk

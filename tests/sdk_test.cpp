@@ -1,0 +1,270 @@
+// The SDK end to end on small tile counts: graph, compiler (firmware built by the cross compiler,
+// memory allocation, exchange schedule), image and runtime, against host references; and every
+// bad-input case named by the issue. One device runs per process (SystemC elaborates once), so
+// ctest runs each test in its own process.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+#include "sdk/compiler/compiler.h"
+#include "sdk/runtime/device.h"
+
+namespace ipu::test {
+namespace {
+
+using namespace ipu::sdk;
+using ::testing::HasSubstr;
+
+const std::string kElementwise = std::string(IPU_CODELET_DIR) + "/elementwise.c";
+
+void declare_library(Graph& g) {
+  g.add_codelet("add_f32", kElementwise,
+                {{"a", FieldKind::kInput, DType::kF32},
+                 {"b", FieldKind::kInput, DType::kF32},
+                 {"out", FieldKind::kOutput, DType::kF32},
+                 {"n", FieldKind::kScalar, DType::kU32}});
+  g.add_codelet("sum_f32", kElementwise,
+                {{"a", FieldKind::kInput, DType::kF32},
+                 {"out", FieldKind::kOutput, DType::kF32},
+                 {"n", FieldKind::kScalar, DType::kU32}});
+}
+
+// One vertex per tile piece of `out = a + b`.
+void add_vertices(Graph& g, ComputeSet cs, Tensor a, Tensor b, Tensor out) {
+  for (const Interval& m : g.tensor(out).mapping)
+    g.add_vertex(cs, "add_f32", m.tile,
+                 {{"a", g.region(a, m.begin, m.end)},
+                  {"b", g.region(b, m.begin, m.end)},
+                  {"out", g.region(out, m.begin, m.end)},
+                  {"n", static_cast<uint32_t>(m.end - m.begin)}});
+}
+
+TEST(Sdk, ElementwiseAddOverFourTilesWithHostStreams) {
+  Graph g(Target::preset("mk2", 4));
+  declare_library(g);
+  constexpr size_t n = 1000;
+  const Tensor a = g.add_variable(DType::kF32, {n}, "a"), b = g.add_variable(DType::kF32, {n}, "b");
+  const Tensor out = g.add_variable(DType::kF32, {n}, "out");
+  for (Tensor t : {a, b, out}) g.map_evenly(t, 0, 4);
+  g.add_host_stream("a_in", DType::kF32, n, StreamDirection::kHostToDevice);
+  g.add_host_stream("b_in", DType::kF32, n, StreamDirection::kHostToDevice);
+  g.add_host_stream("out_back", DType::kF32, n, StreamDirection::kDeviceToHost);
+  const ComputeSet cs = g.add_compute_set("add");
+  add_vertices(g, cs, a, b, out);
+  const Executable exe = compile(g, Sequence({HostWrite("a_in", a), HostWrite("b_in", b),
+                                              Execute(cs), HostRead(out, "out_back")}));
+
+  std::vector<float> ha(n), hb(n), hout(n, -1.0f);
+  for (size_t i = 0; i < n; ++i) {
+    ha[i] = 0.5f * static_cast<float>(i);
+    hb[i] = 1000.0f - static_cast<float>(i);
+  }
+  Device device(exe);
+  device.connect_stream("a_in", ha.data(), n * 4);
+  device.connect_stream("b_in", hb.data(), n * 4);
+  device.connect_stream("out_back", hout.data(), n * 4);
+  const DeviceReport& r = device.run();
+  for (size_t i = 0; i < n; ++i) ASSERT_EQ(hout[i], ha[i] + hb[i]) << i;
+  EXPECT_EQ(r.host_to_device_bytes, 2 * n * 4);
+  EXPECT_EQ(r.device_to_host_bytes, n * 4);
+  EXPECT_EQ(r.run.tiles, 4u);
+  // Each host transfer: 1 us latency + bytes / 32 GB/s at 1.325 GHz.
+  const auto cycles = [](double bytes) {
+    return static_cast<uint64_t>(std::ceil((1e-6 + bytes / 32e9) * 1.325e9));
+  };
+  EXPECT_EQ(r.host_transfer_cycles, 2 * cycles(4000) + cycles(4000));
+}
+
+TEST(Sdk, CrossTileReductionThroughCompiledExchange) {
+  // Each of 8 tiles sums its piece; the partials are copied to tile 0 (compiled exchange) and
+  // summed there. Values are small integers, so every f32 sum is exact.
+  Graph g(Target::preset("mk2", 8));
+  declare_library(g);
+  constexpr size_t n = 8 * 64;
+  std::vector<float> values(n);
+  for (size_t i = 0; i < n; ++i) values[i] = static_cast<float>(i % 17);
+  const Tensor x = g.add_constant(DType::kF32, {n}, values.data(), "x");
+  g.map_evenly(x, 0, 8);
+  const Tensor partial = g.add_variable(DType::kF32, {8}, "partial");
+  std::vector<Interval> one_per_tile;
+  for (unsigned t = 0; t < 8; ++t) one_per_tile.push_back({t, t + 1u, t});
+  g.set_tile_mapping(partial, one_per_tile);
+  const Tensor gathered = g.add_variable(DType::kF32, {8}, "gathered");
+  g.set_tile_mapping(gathered, 0);
+  const Tensor total = g.add_variable(DType::kF32, {1}, "total");
+  g.set_tile_mapping(total, 0);
+  const ComputeSet local = g.add_compute_set("local"), final_sum = g.add_compute_set("final");
+  for (unsigned t = 0; t < 8; ++t)
+    g.add_vertex(local, "sum_f32", t,
+                 {{"a", g.region(x, 64 * t, 64 * (t + 1))},
+                  {"out", g.region(partial, t, t + 1)},
+                  {"n", 64u}});
+  g.add_vertex(final_sum, "sum_f32", 0,
+               {{"a", g.region(gathered)}, {"out", g.region(total)}, {"n", 8u}});
+  const Executable exe =
+      compile(g, Sequence({Execute(local), Copy(partial, gathered), Execute(final_sum)}));
+
+  Device device(exe);
+  const DeviceReport& r = device.run();
+  float result = 0;
+  device.read_tensor("total", &result, 4);
+  EXPECT_EQ(result, std::accumulate(values.begin(), values.end(), 0.0f));
+  EXPECT_EQ(r.run.exchange_words, 7u);  // seven partials cross tiles; tile 0's is a local copy
+  EXPECT_EQ(r.run.supersteps, 1u);
+}
+
+TEST(Sdk, BroadcastIsOneMulticastSendAndRepeatLoops) {
+  // A vector on tile 0 broadcast to tiles 1..3, then accumulated 5 times on each tile.
+  Graph g(Target::preset("mk2", 4));
+  declare_library(g);
+  g.add_codelet("scale_add_f32", kElementwise,
+                {{"a", FieldKind::kInput, DType::kF32},
+                 {"out", FieldKind::kInOut, DType::kF32},
+                 {"n", FieldKind::kScalar, DType::kU32},
+                 {"k", FieldKind::kScalar, DType::kU32}});
+  std::vector<float> v(32);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
+  const Tensor source = g.add_constant(DType::kF32, {32}, v.data(), "source");
+  g.set_tile_mapping(source, 0);
+  const Tensor copies = g.add_variable(DType::kF32, {3, 32}, "copies");
+  const Tensor acc = g.add_variable(DType::kF32, {3, 32}, "acc");
+  for (Tensor t : {copies, acc}) g.set_tile_mapping(t, {{0, 32, 1}, {32, 64, 2}, {64, 96, 3}});
+  const ComputeSet cs = g.add_compute_set("accumulate");
+  const float two = 2.0f;
+  uint32_t k;
+  std::memcpy(&k, &two, 4);
+  for (unsigned t = 1; t <= 3; ++t)
+    g.add_vertex(cs, "scale_add_f32", t,
+                 {{"a", g.region(copies, 32 * (t - 1), 32 * t)},
+                  {"out", g.region(acc, 32 * (t - 1), 32 * t)},
+                  {"n", 32u},
+                  {"k", k}});
+  const Executable exe = compile(g, Sequence({Broadcast(source, copies), Repeat(5, Execute(cs))}));
+  EXPECT_EQ(exe.exchange_sends, 1u);         // one send from tile 0 ...
+  EXPECT_EQ(exe.exchange_destinations, 3u);  // ... that tiles 1, 2 and 3 all receive
+  Device device(exe);
+  const DeviceReport& r = device.run();
+  EXPECT_EQ(r.run.exchange_words, 96u);  // 32 words delivered to each of three tiles
+  std::vector<float> result(96);
+  device.read_tensor("acc", result.data(), result.size() * 4);
+  for (size_t i = 0; i < 96; ++i) EXPECT_EQ(result[i], 10.0f * v[i % 32]) << i;  // 5 x 2 x v
+}
+
+// ---- bad input ----
+
+TEST(SdkErrors, UnmappedTensorInACopy) {
+  Graph g(Target::preset("mk2", 2));
+  const Tensor a = g.add_variable(DType::kF32, {4}, "a"), b = g.add_variable(DType::kF32, {4}, "b");
+  g.set_tile_mapping(a, 0);
+  try {
+    compile(g, Copy(a, b));
+    FAIL();
+  } catch (const GraphError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("Copy destination tensor 'b' is not mapped to any tile"));
+  }
+}
+
+TEST(SdkErrors, VertexFieldOnAnotherTile) {
+  Graph g(Target::preset("mk2", 2));
+  declare_library(g);
+  const Tensor a = g.add_variable(DType::kF32, {4}, "a"),
+               out = g.add_variable(DType::kF32, {1}, "out");
+  g.set_tile_mapping(a, 1);
+  g.set_tile_mapping(out, 0);
+  const ComputeSet cs = g.add_compute_set("sum");
+  EXPECT_THAT(
+      [&] {
+        g.add_vertex(cs, "sum_f32", 0, {{"a", g.region(a)}, {"out", g.region(out)}, {"n", 4u}});
+      },
+      ::testing::ThrowsMessage<GraphError>(
+          HasSubstr("vertex 0 of compute set 'sum' on tile 0: field 'a' is bound to elements [0, "
+                    "4) of tensor 'a', "
+                    "which are not all on tile 0 (element 0 is on tile 1)")));
+}
+
+TEST(SdkErrors, ShapeOrTypeMismatch) {
+  Graph g(Target::preset("mk2", 2));
+  declare_library(g);
+  const Tensor a = g.add_variable(DType::kF32, {4}, "a"), b = g.add_variable(DType::kF32, {5}, "b");
+  const Tensor h = g.add_variable(DType::kF16, {4}, "h");
+  for (Tensor t : {a, b, h}) g.set_tile_mapping(t, 0);
+  EXPECT_THAT(
+      [&] { compile(g, Copy(a, b)); },
+      ::testing::ThrowsMessage<GraphError>(HasSubstr("Copy from 'a' (4 x f32) to 'b' (5 x f32)")));
+  const ComputeSet cs = g.add_compute_set("sum");
+  EXPECT_THAT(
+      [&] {
+        g.add_vertex(cs, "sum_f32", 0, {{"a", g.region(h)}, {"out", g.region(a, 0, 1)}, {"n", 4u}});
+      },
+      ::testing::ThrowsMessage<GraphError>(HasSubstr("field 'a' wants f32 but tensor 'h' is f16")));
+}
+
+TEST(SdkErrors, UnknownCodeletOrField) {
+  Graph g(Target::preset("mk2", 1));
+  declare_library(g);
+  const Tensor a = g.add_variable(DType::kF32, {4}, "a");
+  g.set_tile_mapping(a, 0);
+  const ComputeSet cs = g.add_compute_set("cs");
+  EXPECT_THAT([&] { g.add_vertex(cs, "mul_f32", 0, {}); },
+              ::testing::ThrowsMessage<GraphError>(HasSubstr("unknown codelet 'mul_f32'")));
+  EXPECT_THAT(
+      [&] {
+        g.add_vertex(cs, "sum_f32", 0, {{"a", g.region(a)}, {"result", g.region(a)}, {"n", 4u}});
+      },
+      ::testing::ThrowsMessage<GraphError>(HasSubstr("codelet 'sum_f32' has no field 'result'")));
+}
+
+TEST(SdkErrors, CodeletThatDoesNotCompileReportsFileAndLine) {
+  Graph g(Target::preset("mk2", 1));
+  g.add_codelet("broken", std::string(IPU_TEST_SOURCE_DIR) + "/firmware/bad_codelet.c", {});
+  const Tensor a = g.add_variable(DType::kF32, {4}, "a");
+  g.set_tile_mapping(a, 0);
+  const ComputeSet cs = g.add_compute_set("cs");
+  g.add_vertex(cs, "broken", 0, {});
+  EXPECT_THAT([&] { compile(g, Execute(cs)); },
+              ::testing::ThrowsMessage<CompileError>(::testing::AllOf(
+                  HasSubstr("codelets failed to compile"), HasSubstr("bad_codelet.c:3:"),
+                  HasSubstr("undefined_variable"))));
+}
+
+TEST(SdkErrors, TileMemoryOverflowNamesTileAndTensors) {
+  Graph g(Target::preset("mk2", 2));
+  const Tensor big = g.add_variable(DType::kF32, {100000}, "big");       // 400,000 bytes
+  const Tensor bigger = g.add_variable(DType::kF32, {60000}, "bigger");  // 240,000 bytes
+  g.set_tile_mapping(big, 1);
+  g.set_tile_mapping(bigger, 1);
+  EXPECT_THAT([&] { compile(g, Sync()); },
+              ::testing::ThrowsMessage<CompileError>(::testing::AllOf(
+                  HasSubstr("tile 1 needs"), HasSubstr("400000 bytes: tensor 'big' [0, 100000)"),
+                  HasSubstr("240000 bytes: tensor 'bigger' [0, 60000)"))));
+}
+
+TEST(SdkErrors, StreamNeverConnectedOrOfTheWrongSize) {
+  Graph g(Target::preset("mk2", 1));
+  const Tensor a = g.add_variable(DType::kF32, {8}, "a");
+  g.set_tile_mapping(a, 0);
+  g.add_host_stream("in", DType::kF32, 8, StreamDirection::kHostToDevice);
+  const Executable exe = compile(g, HostWrite("in", a));
+  Device device(exe);
+  std::vector<float> wrong(7);
+  EXPECT_THAT([&] { device.connect_stream("in", wrong.data(), wrong.size() * 4); },
+              ::testing::ThrowsMessage<DeviceError>(
+                  HasSubstr("stream 'in': buffer of 28 bytes, the stream carries 32")));
+  EXPECT_THAT([&] { device.run(); },
+              ::testing::ThrowsMessage<DeviceError>(
+                  HasSubstr("stream 'in' is used by the program but was never connected")));
+}
+
+}  // namespace
+}  // namespace ipu::test
+
+int main(int argc, char** argv) {
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  ::testing::InitGoogleTest(&argc, argv);
+  return sc_core::sc_elab_and_sim(argc, argv);
+}
+
+int sc_main(int, char**) { return RUN_ALL_TESTS(); }
