@@ -9,6 +9,7 @@
 #include <numeric>
 #include <vector>
 
+#include "examples/matmul_app.h"
 #include "sdk/compiler/compiler.h"
 #include "sdk/runtime/device.h"
 
@@ -151,6 +152,16 @@ TEST(Sdk, BroadcastIsOneMulticastSendAndRepeatLoops) {
   std::vector<float> result(96);
   device.read_tensor("acc", result.data(), result.size() * 4);
   for (size_t i = 0; i < 96; ++i) EXPECT_EQ(result[i], 10.0f * v[i % 32]) << i;  // 5 x 2 x v
+}
+
+TEST(Sdk, MatmulOnTheAmpMatchesTheHostReferenceBitForBit) {
+  const auto r = ipu::examples::run_matmul("mk2", 16, 96, 64, 7);
+  EXPECT_EQ(r.mismatches, 0u);
+  EXPECT_EQ(r.c.size(), 256u * 96);
+  EXPECT_EQ(r.report.run.tiles, 16u);
+  EXPECT_EQ(r.executable.exchange_sends, 1u);          // B: one multicast from tile 0 ...
+  EXPECT_EQ(r.executable.exchange_destinations, 15u);  // ... to the other 15 tiles
+  EXPECT_GT(r.compute_cycles, 0u);
 }
 
 // ---- bad input ----

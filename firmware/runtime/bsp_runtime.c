@@ -42,7 +42,8 @@ static void run_exchange(const struct ipu_action *a, uint32_t count, uint32_t en
          * cost model assumes. */
         uint32_t *to = (uint32_t *)(uintptr_t)a->dests;
         const uint32_t *from = (const uint32_t *)(uintptr_t)a->address;
-        for (uint32_t w = 0; w < a->words; ++w) to[w] = from[w];
+        const uint32_t *const end = from + a->words; /* 5 instructions a word: 30 cycles */
+        while (from != end) *to++ = *from++;
         break;
       }
       default:

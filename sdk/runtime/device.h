@@ -47,6 +47,7 @@ class Device {
   // Runs the program to its end; throws DeviceError with the report if it does not exit 0.
   const DeviceReport& run();
   const std::string& console() const { return console_text_; }
+  const hw::Ipu& chip() const { return platform_->chip(); }
 
  private:
   uint64_t host_sync(unsigned transfer);
