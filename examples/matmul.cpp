@@ -2,7 +2,7 @@
 // host, the result streamed back and checked bit for bit against a host reference computed in
 // the same order of operations. Prints the run's report.
 //
-//   matmul [--preset mk2|bow] [--tiles N] [--n COLUMNS] [--k DEPTH]
+//   matmul [--preset mk2|bow] [--tiles N] [--n COLUMNS] [--k DEPTH] [--save IMAGE]
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -10,6 +10,7 @@
 #include <string>
 
 #include "examples/matmul_app.h"
+#include "sdk/image/elf_writer.h"
 
 int main(int argc, char** argv) {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
@@ -20,6 +21,7 @@ int sc_main(int argc, char** argv) {
   std::string preset = "mk2";
   unsigned tiles = 0;
   size_t n = 384, k = 64;
+  std::string save;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string opt = argv[i];
     if (opt == "--preset")
@@ -30,10 +32,12 @@ int sc_main(int argc, char** argv) {
       n = std::stoul(argv[i + 1]);
     else if (opt == "--k")
       k = std::stoul(argv[i + 1]);
+    else if (opt == "--save")
+      save = argv[i + 1];
     else {
       fmt::print(stderr,
                  "usage: matmul [--preset mk2|bow] [--tiles N] [--n COLUMNS] [--k DEPTH (multiple "
-                 "of 16)]\n");
+                 "of 16)] [--save IMAGE]\n");
       return 2;
     }
   }
@@ -41,6 +45,7 @@ int sc_main(int argc, char** argv) {
     const ipu::hw::ChipConfig chip = ipu::hw::chip_preset(preset);
     if (tiles == 0) tiles = chip.tiles;
     const auto r = ipu::examples::run_matmul(preset, tiles, n, k, 2026);
+    if (!save.empty()) ipu::sdk::write_elf(save, r.executable.image);
     const double clock = chip.tile.clock_hz;
     const double flops = 2.0 * static_cast<double>(r.m) * r.n * r.k;
     const double seconds = static_cast<double>(r.report.run.cycles) / clock;

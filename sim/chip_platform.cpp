@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <ostream>
+#include <regex>
 
 #include "sdk/image/elf_writer.h"
 
@@ -14,6 +15,22 @@ ChipPlatform::ChipPlatform(const ChipRunOptions& options, const sdk::ElfImage& i
                            std::ostream& console, std::ostream& trace)
     : options_(options) {
   hw::validate(options_.chip);
+  // An SDK image records the chip it was built for: refuse it on another configuration.
+  const auto manifest = image.sections.find(".ipu.manifest");
+  if (manifest != image.sections.end()) {
+    const std::string text(manifest->second.begin(), manifest->second.end());
+    std::smatch tiles, clock;
+    if (!std::regex_search(text, tiles, std::regex(R"("tiles": (\d+))")) ||
+        !std::regex_search(text, clock, std::regex(R"("clock_hz": ([0-9.e+]+))")))
+      throw sdk::ImageError(fmt::format(
+          "{}: the .ipu.manifest section is corrupt (no target tiles and clock)", image.path));
+    const unsigned built_tiles = static_cast<unsigned>(std::stoul(tiles[1]));
+    const double built_clock = std::stod(clock[1]);
+    if (built_tiles != options_.chip.tiles || built_clock != options_.chip.tile.clock_hz)
+      throw sdk::ImageError(fmt::format(
+          "{}: built for a {}-tile chip at {} Hz, but the configuration is {} tiles at {} Hz",
+          image.path, built_tiles, built_clock, options_.chip.tiles, options_.chip.tile.clock_hz));
+  }
   const hw::TileConfig& t = options_.chip.tile;
   const auto per_tile = sdk::split_by_tile(image, t.sram_base, t.sram_bytes, options_.chip.tiles);
   std::vector<unsigned> active;

@@ -22,6 +22,7 @@
 #include "hw/ipu/chip_config.h"
 #include "hw/ipu/ipu.h"
 #include "sdk/image/elf_reader.h"
+#include "sdk/image/elf_writer.h"
 #include "sim/chip_platform.h"
 #include "sim/demo_image.h"
 #include "sim/single_tile.h"
@@ -94,6 +95,35 @@ int run_chip(const ipu::sim::ChipRunOptions& options, const ipu::sdk::ElfImage& 
       return kExitDeadlock;
   }
   return kExitFault;
+}
+
+// `ipu-sim info`: what an image holds, tile by tile, and its manifest when it has one.
+int print_info(const ipu::sdk::ElfImage& image, const ipu::hw::ChipConfig& config) {
+  const auto per_tile =
+      ipu::sdk::split_by_tile(image, config.tile.sram_base, config.tile.sram_bytes, config.tiles);
+  uint64_t total = 0, largest = 0;
+  unsigned largest_tile = 0;
+  for (const auto& [tile, segments] : per_tile) {
+    uint64_t bytes = 0;
+    for (const auto& s : segments) bytes += s.bytes.size();
+    total += bytes;
+    if (bytes > largest) largest = bytes, largest_tile = tile;
+  }
+  fmt::print("image                {}\n", image.path);
+  fmt::print("entry                0x{:08x}\n", image.entry);
+  fmt::print("tiles used           {} (first {}, last {})\n", per_tile.size(),
+             per_tile.begin()->first, per_tile.rbegin()->first);
+  fmt::print(
+      "memory               {} bytes in all; largest tile {} with {} bytes of {} ({:.1f}%)\n",
+      total, largest_tile, largest, config.tile.sram_bytes,
+      100.0 * largest / config.tile.sram_bytes);
+  const auto manifest = image.sections.find(".ipu.manifest");
+  if (manifest != image.sections.end())
+    fmt::print("manifest             {}\n",
+               std::string(manifest->second.begin(), manifest->second.end()));
+  else
+    fmt::print("manifest             none (not built by the SDK compiler)\n");
+  return 0;
 }
 
 int run_tile(const ipu::sim::RunOptions& options, const ipu::sdk::ElfImage& image) {
@@ -181,6 +211,7 @@ int sc_main(int argc, char** argv) {
   if (vm.count("help") || (command.empty() && !config_dump)) {
     fmt::print(
         "Usage: ipu-sim demo [options]\n"
+        "       ipu-sim info IMAGE\n"
         "       ipu-sim run-elf FILE [options]\n"
         "       ipu-sim run IMAGE [options]\n\n"
         "Commands:\n"
@@ -188,7 +219,8 @@ int sc_main(int argc, char** argv) {
         "  run-elf    load a bare-metal RV32IMF ELF (linked inside the tile's SRAM window)\n"
         "             into tile 0, run it and exit with its status\n"
         "  run        load a multi-tile image (tile number in each segment's physical address)\n"
-        "             onto a chip, run it to the end and print the BSP report\n\n");
+        "             onto a chip, run it to the end and print the BSP report\n"
+        "  info       summarise an image: target, tiles used, memory per tile, manifest\n\n");
     std::cout << general << "\n" << parameters << "\n";
     return vm.count("help") ? 0 : kExitUsage;
   }
@@ -205,6 +237,12 @@ int sc_main(int argc, char** argv) {
         return kExitUsage;
       }
       image = ipu::sdk::parse_elf("<embedded demo>", ipu::sim::demo_image());
+    } else if (command == "info") {
+      if (file.empty()) {
+        fmt::print(stderr, "ipu-sim: info needs an IMAGE\n");
+        return kExitUsage;
+      }
+      return print_info(ipu::sdk::read_elf(file), config);
     } else if (command == "run-elf" || command == "run") {
       if (file.empty()) {
         fmt::print(stderr, "ipu-sim: {} needs a FILE\nTry 'ipu-sim --help'.\n", command);

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <iterator>
 
+#include "sdk/image/elf_writer.h"
+
 namespace ipu::test {
 namespace {
 
@@ -132,6 +134,20 @@ TEST(ElfReader, FileSizeLargerThanMemorySize) {
   auto bytes = demo_bytes();
   put<uint32_t>(bytes, first_load_header(bytes) + offsetof(Elf32_Phdr, p_memsz), 0);
   EXPECT_THAT(refusal(bytes), HasSubstr("larger than its memory size"));
+}
+
+TEST(ElfReader, WrittenImagesCarryAChecksumThatCatchesCorruption) {
+  sdk::ElfImage image = sdk::parse_elf("demo", demo_bytes());
+  const std::string path = ::testing::TempDir() + "/checksummed.elf";
+  sdk::write_elf(path, image);
+  EXPECT_NO_THROW(sdk::read_elf(path));
+  // Flip one bit in the first segment's data (somewhere in the code).
+  std::ifstream in(path, std::ios::binary);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+  const sdk::ElfImage written = sdk::parse_elf("x", bytes);
+  bytes[written.segments.front().file_offset + 100] ^= 0x10;
+  EXPECT_THAT(refusal(bytes), HasSubstr("the image is corrupt: its checksum is 0x"));
 }
 
 TEST(ElfReader, EveryTruncationAndByteFlipIsRefusedCleanlyOrParses) {

@@ -109,7 +109,12 @@ ChipOutcome Ipu::outcome() const {
 
   if (!faults.empty()) {
     out.result = ChipOutcome::Result::kFault;
-    out.message = fmt::format("{}", fmt::join(faults, "\n"));
+    constexpr size_t kShown = 3;  // the same fault on 1472 tiles is one report, not 1472
+    const std::vector<std::string> shown(faults.begin(),
+                                         faults.begin() + std::min(kShown, faults.size()));
+    out.message = fmt::format("{}", fmt::join(shown, "\n"));
+    if (faults.size() > kShown)
+      out.message += fmt::format("\n... and {} more faults", faults.size() - kShown);
     if (!stuck.empty()) out.message += "\nand these tiles were left waiting:" + stuck;
   } else if (!limits.empty()) {
     out.result = ChipOutcome::Result::kCycleLimit;

@@ -148,6 +148,17 @@ ElfImage parse_elf(const std::string& name, const std::vector<uint8_t>& bytes) {
   if (image.segments.empty()) r.fail(eh.e_phoff, "no PT_LOAD segment: nothing to load");
   read_symbols(r, eh, image);
   read_ipu_sections(r, eh, image);
+  const auto stored = image.sections.find(".ipu.checksum");
+  if (stored != image.sections.end()) {
+    uint32_t expected = 0;
+    if (stored->second.size() == 4) std::memcpy(&expected, stored->second.data(), 4);
+    const uint32_t actual = image_checksum(image);
+    if (stored->second.size() != 4 || expected != actual)
+      throw ImageError(fmt::format(
+          "{}: the image is corrupt: its checksum is 0x{:08x} but its contents give 0x{:08x}", name,
+          expected, actual));
+    image.sections.erase(stored);
+  }
   return image;
 }
 

@@ -44,6 +44,10 @@ struct ElfImage {
   std::map<std::string, std::vector<uint8_t>> sections;
 };
 
+// CRC-32 of what an image loads (entry, segments); write_elf stores it in .ipu.checksum and
+// parse_elf refuses an image whose stored checksum does not match.
+uint32_t image_checksum(const ElfImage& image);
+
 // Throws ImageError("PATH: <fault> at file offset 0x..").
 ElfImage read_elf(const std::string& path);
 ElfImage parse_elf(const std::string& name, const std::vector<uint8_t>& bytes);

@@ -75,7 +75,11 @@ void write_elf(const std::string& path, const ElfImage& image) {
   str.sh_addralign = 1;
   out.insert(out.end(), strtab.begin(), strtab.end());
   sections.push_back(str);
-  for (const auto& [name, bytes] : image.sections) {
+  std::map<std::string, std::vector<uint8_t>> extra_sections = image.sections;
+  const uint32_t checksum = image_checksum(image);
+  extra_sections[".ipu.checksum"].assign(reinterpret_cast<const uint8_t*>(&checksum),
+                                         reinterpret_cast<const uint8_t*>(&checksum) + 4);
+  for (const auto& [name, bytes] : extra_sections) {
     Elf32_Shdr extra{};
     extra.sh_name = section_name(name.c_str());
     extra.sh_type = SHT_PROGBITS;
