@@ -27,15 +27,9 @@ SingleTilePlatform::SingleTilePlatform(const sc_core::sc_module_name& name,
 }
 
 void SingleTilePlatform::write(uint32_t address, const uint8_t* data, size_t size) {
-  tlm::tlm_generic_payload payload;
-  payload.set_command(tlm::TLM_WRITE_COMMAND);
-  payload.set_address(address);
-  payload.set_data_ptr(const_cast<uint8_t*>(data));
-  payload.set_data_length(static_cast<unsigned>(size));
-  payload.set_streaming_width(static_cast<unsigned>(size));
-  if (host->transport_dbg(payload) != size || !payload.is_response_ok())
-    throw sdk::ImageError(
-        fmt::format("write of {} bytes at 0x{:08x} rejected by tile memory", size, address));
+  // Before elaboration ends the tile's multi-initiator socket is not connected yet, so the
+  // loader writes SRAM directly (zero time, as a debug transport would).
+  tile_.load(address, data, size);
 }
 
 void SingleTilePlatform::load(const sdk::ElfImage& image) {

@@ -154,7 +154,7 @@ bool Tile::access(tlm::tlm_generic_payload& payload, uint32_t& offset) {
   return true;
 }
 
-void Tile::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
+void Tile::b_transport(int, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
   uint32_t offset = 0;
   if (!access(payload, offset)) return;
   const uint32_t length = payload.get_data_length();
@@ -171,7 +171,7 @@ void Tile::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& dela
   payload.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
-bool Tile::get_direct_mem_ptr(tlm::tlm_generic_payload&, tlm::tlm_dmi& dmi) {
+bool Tile::get_direct_mem_ptr(int, tlm::tlm_generic_payload&, tlm::tlm_dmi& dmi) {
   // Read-only DMI: writes must go through b_transport so the core can drop stale predecoded
   // instructions.
   dmi.set_dmi_ptr(sram_.data());
@@ -183,7 +183,7 @@ bool Tile::get_direct_mem_ptr(tlm::tlm_generic_payload&, tlm::tlm_dmi& dmi) {
   return true;
 }
 
-unsigned Tile::transport_dbg(tlm::tlm_generic_payload& payload) {
+unsigned Tile::transport_dbg(int, tlm::tlm_generic_payload& payload) {
   uint32_t offset = 0;
   if (!access(payload, offset)) return 0;
   const uint32_t length = payload.get_data_length();

@@ -4,7 +4,7 @@
 // burst of up to `quantum_cycles` tile cycles, then waits for that much simulated time.
 #pragma once
 
-#include <tlm_utils/simple_target_socket.h>
+#include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include <cstdint>
 #include <string>
@@ -37,7 +37,8 @@ enum class TileWait : uint8_t { kRunning, kSync, kExchange, kFinished };
 
 class Tile : public sc_core::sc_module, private ExchangeSink {
  public:
-  tlm_utils::simple_target_socket<Tile> memory;
+  // SRAM as seen from outside the tile: the exchange, the PCIe DMA engine, test benches.
+  tlm_utils::multi_passthrough_target_socket<Tile> memory;
   // The chip's sync network and exchange; unbound on the single-tile platform.
   sc_core::sc_port<SyncIf, 1, sc_core::SC_ZERO_OR_MORE_BOUND> sync;
   sc_core::sc_port<ExchangeIf, 1, sc_core::SC_ZERO_OR_MORE_BOUND> exchange;
@@ -66,9 +67,9 @@ class Tile : public sc_core::sc_module, private ExchangeSink {
  private:
   SC_HAS_PROCESS(Tile);
   void run_thread();
-  void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
-  bool get_direct_mem_ptr(tlm::tlm_generic_payload& payload, tlm::tlm_dmi& dmi);
-  unsigned transport_dbg(tlm::tlm_generic_payload& payload);
+  void b_transport(int initiator, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+  bool get_direct_mem_ptr(int initiator, tlm::tlm_generic_payload& payload, tlm::tlm_dmi& dmi);
+  unsigned transport_dbg(int initiator, tlm::tlm_generic_payload& payload);
   // Checks the payload's range; on success returns the SRAM offset.
   bool access(tlm::tlm_generic_payload& payload, uint32_t& offset);
   void finish(StopReason reason);
