@@ -53,10 +53,11 @@ ChipPlatform::ChipPlatform(const ChipRunOptions& options, const sdk::ElfImage& i
     }
   }
   entry_ = image.entry;
+  segments_ = per_tile;
 }
 
 ChipRunReport ChipPlatform::run() {
-  chip_->start(entry_, options_.max_cycles == 0 ? ~uint64_t{0} : options_.max_cycles);
+  if (options_.load_and_start) chip_->start(entry_, max_cycles());
   const auto t0 = std::chrono::steady_clock::now();
   sc_core::sc_start();
   const auto t1 = std::chrono::steady_clock::now();

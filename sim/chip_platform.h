@@ -12,6 +12,7 @@
 
 #include "hw/ipu/ipu.h"
 #include "sdk/image/elf_reader.h"
+#include "sdk/image/elf_writer.h"
 
 namespace ipu::sim {
 
@@ -20,6 +21,9 @@ struct ChipRunOptions {
   uint64_t max_cycles = 2'000'000'000;  // per tile; 0: no limit
   bool trace_instructions = false;
   bool memory_hash = false;  // hash every active tile's SRAM after the run (touches all of it)
+  // false: the platform neither loads the image nor starts the tiles; a host does both (the
+  // SDK runtime, over the PCIe link).
+  bool load_and_start = true;
 };
 
 struct ChipRunReport {
@@ -40,12 +44,19 @@ class ChipPlatform {
   ChipPlatform(const ChipRunOptions& options, const sdk::ElfImage& image, std::ostream& console,
                std::ostream& trace);
   ChipRunReport run();  // once per process (SystemC elaborates once)
+  uint32_t entry() const { return entry_; }
+  uint64_t max_cycles() const {
+    return options_.max_cycles == 0 ? ~uint64_t{0} : options_.max_cycles;
+  }
+  // The image's data per tile (tile -> segments), for a host that loads it itself.
+  const std::map<unsigned, std::vector<sdk::TileSegment>>& segments() const { return segments_; }
   const hw::Ipu& chip() const { return *chip_; }
   hw::Ipu& chip() { return *chip_; }
 
  private:
   ChipRunOptions options_;
   uint32_t entry_ = 0;
+  std::map<unsigned, std::vector<sdk::TileSegment>> segments_;
   std::unique_ptr<hw::Ipu> chip_;
 };
 

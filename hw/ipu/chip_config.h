@@ -24,12 +24,18 @@ struct SyncConfig {
   std::string groups;
 };
 
+struct HostLinkConfig {
+  double bytes_per_second = 32e9;  // PCIe Gen4 x16: 32 GB/s each way, 64 GB/s both together
+  double latency_ns = 1000;        // per DMA transaction: descriptor fetch to first data
+};
+
 struct ChipConfig {
   std::string preset = "mk2";
   unsigned tiles = 1472;
   TileConfig tile;
   ExchangeConfig exchange;
   SyncConfig sync;
+  HostLinkConfig pcie;
 
   // Send-to-arrival latency between two tiles (docs/chip.md).
   unsigned exchange_latency(unsigned from, unsigned to) const {
@@ -56,6 +62,9 @@ void visit_parameters(ChipConfig& c, Visitor&& v) {
     "internal sync: cycles from the last tile's arrival to the release (~150 on Mk2)");
   v("sync.groups", c.sync.groups, "groups",
     "sync groups for GSP, e.g. \"1:0-31;2:32-63\"; group 0 is every tile with a program");
+  v("pcie.bytes-per-second", c.pcie.bytes_per_second, "B/s",
+    "host link DMA bandwidth in each direction (PCIe Gen4 x16: 32e9; both directions at once)");
+  v("pcie.latency-ns", c.pcie.latency_ns, "ns", "host link latency per DMA transaction");
 }
 
 // The named preset; throws std::invalid_argument for an unknown name.

@@ -12,7 +12,12 @@ Ipu::Ipu(const sc_core::sc_module_name& name, const ChipConfig& config,
       config_(config),
       active_((std::sort(active_tiles.begin(), active_tiles.end()), active_tiles)),
       sync_("sync", config, active_),
-      exchange_("exchange", config, active_) {
+      exchange_("exchange", config, active_),
+      host_memory_("host_memory"),
+      pcie_("pcie", config.pcie, active_),
+      host_mmio_("host_mmio") {
+  pcie_.to_host.bind(host_memory_.bus);
+  host_mmio_.bind(pcie_.mmio);
   validate(config_);
   for (unsigned id : active_) {
     if (id >= config_.tiles)
@@ -23,9 +28,38 @@ Ipu::Ipu(const sc_core::sc_module_name& name, const ChipConfig& config,
     tile->sync.bind(sync_);
     tile->exchange.bind(exchange_);
     exchange_.to_tiles.bind(tile->memory);
+    pcie_.to_tiles.bind(tile->memory);
     tiles_.emplace(id, std::move(tile));
   }
   sync_.on_release([this](const BarrierRecord& b) { exchange_.open_phase(b); });
+}
+
+uint32_t Ipu::mmio_read(uint32_t offset) {
+  uint32_t value = 0;
+  tlm::tlm_generic_payload p;
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  p.set_command(tlm::TLM_READ_COMMAND);
+  p.set_address(offset);
+  p.set_data_ptr(reinterpret_cast<unsigned char*>(&value));
+  p.set_data_length(4);
+  p.set_streaming_width(4);
+  host_mmio_->b_transport(p, delay);
+  if (!p.is_response_ok())
+    throw std::runtime_error(fmt::format("PCIe MMIO read of 0x{:x} refused", offset));
+  return value;
+}
+
+void Ipu::mmio_write(uint32_t offset, uint32_t value) {
+  tlm::tlm_generic_payload p;
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  p.set_command(tlm::TLM_WRITE_COMMAND);
+  p.set_address(offset);
+  p.set_data_ptr(reinterpret_cast<unsigned char*>(&value));
+  p.set_data_length(4);
+  p.set_streaming_width(4);
+  host_mmio_->b_transport(p, delay);
+  if (!p.is_response_ok())
+    throw std::runtime_error(fmt::format("PCIe MMIO write of 0x{:x} refused", offset));
 }
 
 void Ipu::start(uint32_t entry, uint64_t max_cycles) {

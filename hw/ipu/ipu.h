@@ -14,6 +14,8 @@
 
 #include "hw/exchange/exchange.h"
 #include "hw/ipu/chip_config.h"
+#include "hw/pcie/host_memory.h"
+#include "hw/pcie/pcie_endpoint.h"
 #include "hw/sync/sync_network.h"
 #include "hw/tile/tile.h"
 
@@ -40,6 +42,12 @@ class Ipu : public sc_core::sc_module {
   const ChipConfig& config() const { return config_; }
   const SyncNetwork& sync_network() const { return sync_; }
   SyncNetwork& sync_network() { return sync_; }
+  PcieEndpoint& pcie() { return pcie_; }
+  // The host's MMIO access to the PCIe endpoint's registers (a TLM initiator bound to it).
+  uint32_t mmio_read(uint32_t offset);
+  void mmio_write(uint32_t offset, uint32_t value);
+  const PcieEndpoint& pcie() const { return pcie_; }
+  HostMemory& host_memory() { return host_memory_; }
   const Exchange& exchange() const { return exchange_; }
 
   // Call after sc_start() has returned.
@@ -55,6 +63,9 @@ class Ipu : public sc_core::sc_module {
   std::map<unsigned, std::unique_ptr<Tile>> tiles_;
   SyncNetwork sync_;
   Exchange exchange_;
+  HostMemory host_memory_;  // the host side of the PCIe link: buffers the runtime maps
+  PcieEndpoint pcie_;
+  tlm_utils::simple_initiator_socket<Ipu> host_mmio_;
 };
 
 // Statistics of a finished run as JSON (schema in docs/chip.md).

@@ -12,8 +12,13 @@ Device::Device(const Executable& executable, DeviceOptions options)
   sim::ChipRunOptions run;
   run.chip = exe_.chip;
   run.max_cycles = options_.max_cycles;
+  run.load_and_start = false;  // the host driver loads the image over PCIe, then starts the tiles
   sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
   platform_ = std::make_unique<sim::ChipPlatform>(run, exe_.image, console_, trace_);
+  driver_ = std::make_unique<HostDriver>("host", platform_->chip());
+  driver_->boot(platform_->segments(), platform_->entry(), platform_->max_cycles());
+  for (const auto& [tile, segments] : platform_->segments())
+    for (const TileSegment& s : segments) report_.image_bytes += s.bytes.size();
   platform_->chip().sync_network().on_host_sync(
       [this](unsigned transfer, uint64_t) { return host_sync(transfer); });
 }
@@ -60,18 +65,17 @@ uint64_t Device::host_sync(unsigned transfer) {
   if (s == streams_.end())
     throw DeviceError(fmt::format("stream '{}' was never connected", t.stream));
   const size_t size = dtype_size(exe_.tensor_info.at(t.tensor).type);
+  const sc_core::sc_time begin = sc_core::sc_time_stamp();
   size_t bytes = 0;
   for (const Placement& p : exe_.tensors.at(t.tensor)) {
     const size_t n = (p.end - p.begin) * size;
-    if (t.to_device)
-      platform_->chip().tile(p.tile).load(p.address, s->second.first + p.begin * size, n);
-    else
-      platform_->chip().tile(p.tile).read(p.address, s->second.first + p.begin * size, n);
+    if (!driver_->dma(t.to_device, s->second.first + p.begin * size, n, p.tile, p.address))
+      throw DeviceError(fmt::format("stream '{}': {}", t.stream, driver_->error()));
     bytes += n;
   }
   (t.to_device ? report_.host_to_device_bytes : report_.device_to_host_bytes) += bytes;
-  const double seconds =
-      options_.host_latency_ns * 1e-9 + static_cast<double>(bytes) / options_.host_bytes_per_second;
+  // The tiles wait for the DMA: its simulated time delays the sync's release.
+  const double seconds = (sc_core::sc_time_stamp() - begin).to_seconds();
   const auto cycles = static_cast<uint64_t>(std::ceil(seconds * exe_.chip.tile.clock_hz));
   report_.host_transfer_cycles += cycles;
   return cycles;
@@ -85,7 +89,9 @@ const DeviceReport& Device::run() {
       throw DeviceError(
           fmt::format("stream '{}' is used by the program but was never connected", t.stream));
   report_.run = platform_->run();
+  report_.load_seconds = driver_->load_seconds();
   console_text_ = console_.str();
+  if (!driver_->error().empty()) throw DeviceError(driver_->error());
   if (report_.run.outcome.result != hw::ChipOutcome::Result::kExited ||
       report_.run.outcome.exit_status != 0)
     throw DeviceError(fmt::format(

@@ -1,7 +1,8 @@
 // The SDK runtime: a device that runs a compiled executable on the virtual platform in this
 // process. Connect host buffers to the executable's streams, write tensors, run, read tensors.
-// Host stream copies happen at host syncs; each moves its bytes over the host link, timed at
-// `host_bytes_per_second` plus `host_latency_ns` per transfer (Gen4 x16: 32 GB/s each way).
+// The image is loaded, and stream data moved at host syncs, only through the chip's PCIe
+// endpoint (hw/pcie): its DMA engine's bandwidth and latency (pcie.* parameters) give the
+// load and transfer times. write_tensor and read_tensor are zero-time debug accesses.
 // A fault, schedule error or deadlock on the device surfaces as a DeviceError carrying the
 // platform's report. SystemC elaborates once per process: one Device runs per process.
 #pragma once
@@ -14,6 +15,7 @@
 #include <string>
 
 #include "sdk/compiler/compiler.h"
+#include "sdk/runtime/host_driver.h"
 #include "sim/chip_platform.h"
 
 namespace ipu::sdk {
@@ -25,14 +27,14 @@ class DeviceError : public std::runtime_error {
 
 struct DeviceOptions {
   uint64_t max_cycles = 0;  // per tile; 0: no limit
-  double host_bytes_per_second = 32e9;
-  double host_latency_ns = 1000;
 };
 
 struct DeviceReport {
   sim::ChipRunReport run;
-  uint64_t host_to_device_bytes = 0, device_to_host_bytes = 0;
-  uint64_t host_transfer_cycles = 0;
+  double load_seconds = 0;  // loading the image over PCIe, before the tiles start
+  uint64_t image_bytes = 0;
+  uint64_t host_to_device_bytes = 0, device_to_host_bytes = 0;  // stream data
+  uint64_t host_transfer_cycles = 0;                            // tile cycles spent in host syncs
 };
 
 class Device {
@@ -58,6 +60,7 @@ class Device {
   std::ostringstream console_, trace_;
   std::string console_text_;
   std::unique_ptr<sim::ChipPlatform> platform_;
+  std::unique_ptr<HostDriver> driver_;
   std::map<std::string, std::pair<uint8_t*, size_t>> streams_;
   DeviceReport report_;
   bool ran_ = false;

@@ -1,0 +1,67 @@
+#include "host_driver.h"
+
+#include <fmt/format.h>
+
+namespace ipu::sdk {
+namespace {
+// Register offsets of hw/pcie/pcie_endpoint.h.
+constexpr uint32_t kIntCause = 0x08, kIntEnable = 0x0c;
+constexpr uint32_t channel_base(unsigned c) { return 0x20 + 0x20 * c; }
+constexpr uint32_t kHostLo = 0x00, kHostHi = 0x04, kTile = 0x08, kTileAddress = 0x0c, kBytes = 0x10,
+                   kDoorbell = 0x14;
+}  // namespace
+
+HostDriver::HostDriver(const sc_core::sc_module_name& name, hw::Ipu& chip)
+    : sc_module(name), chip_(chip) {
+  SC_THREAD(boot_thread);
+}
+
+void HostDriver::boot(const std::map<unsigned, std::vector<TileSegment>>& segments, uint32_t entry,
+                      uint64_t max_cycles) {
+  segments_ = &segments;
+  entry_ = entry;
+  max_cycles_ = max_cycles;
+}
+
+bool HostDriver::dma(bool to_device, uint8_t* host, size_t bytes, unsigned tile, uint32_t address) {
+  if (bytes == 0) return true;
+  const unsigned c = to_device ? 0 : 1;
+  const uint64_t bus = chip_.host_memory().map(host, bytes);
+  chip_.mmio_write(kIntEnable, 7);
+  chip_.mmio_write(channel_base(c) + kHostLo, static_cast<uint32_t>(bus));
+  chip_.mmio_write(channel_base(c) + kHostHi, static_cast<uint32_t>(bus >> 32));
+  chip_.mmio_write(channel_base(c) + kTile, tile);
+  chip_.mmio_write(channel_base(c) + kTileAddress, address);
+  chip_.mmio_write(channel_base(c) + kBytes, static_cast<uint32_t>(bytes));
+  chip_.mmio_write(channel_base(c) + kDoorbell, 1);
+  for (;;) {
+    const uint32_t cause = chip_.mmio_read(kIntCause);
+    if (cause & 4) {
+      error_ = chip_.pcie().last_error();
+      chip_.mmio_write(kIntCause, 4);
+      chip_.host_memory().unmap_all();
+      return false;
+    }
+    if (cause & (1u << c)) {
+      chip_.mmio_write(kIntCause, 1u << c);
+      chip_.host_memory().unmap_all();
+      return true;
+    }
+    wait(chip_.pcie().interrupt);
+  }
+}
+
+void HostDriver::boot_thread() {
+  if (segments_ == nullptr) return;  // no image to load: nothing to do
+  for (const auto& [tile, segments] : *segments_)
+    for (const TileSegment& s : segments)
+      if (!dma(true, const_cast<uint8_t*>(s.bytes.data()), s.bytes.size(), tile, s.address)) {
+        error_ = fmt::format("loading tile {} over PCIe failed: {}", tile, error_);
+        sc_core::sc_stop();
+        return;
+      }
+  load_seconds_ = sc_core::sc_time_stamp().to_seconds();
+  chip_.start(entry_, max_cycles_);
+}
+
+}  // namespace ipu::sdk
