@@ -71,6 +71,8 @@ int sc_main(int argc, char** argv) {
     fmt::print("host <-> device      {} bytes in, {} bytes out, {:.2f} us on the host link\n",
                r.report.host_to_device_bytes, r.report.device_to_host_bytes,
                static_cast<double>(r.report.host_transfer_cycles) / clock * 1e6);
+    fmt::print("image load           {} bytes over PCIe in {:.2f} us (before the tiles start)\n",
+               r.report.image_bytes, r.report.load_seconds * 1e6);
     fmt::print("host wall time       {:.2f} s\n", r.report.run.host_seconds);
     fmt::print("simulator speed      {:.1f} MIPS ({} instructions)\n",
                static_cast<double>(r.report.run.instructions) / r.report.run.host_seconds / 1e6,
