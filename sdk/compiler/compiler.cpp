@@ -56,8 +56,11 @@ std::string build_firmware(const Graph& graph, const std::string& dir) {
 
 // ---- memory ----
 
+// A tile's free memory above the firmware: what the image must carry (control program, vertex
+// states, constants) grows from the bottom; variables, which need no bytes in the image because
+// tile SRAM starts zeroed, grow down from the top. The two must not meet.
 struct TileMemory {
-  uint32_t next = 0, limit = 0;
+  uint32_t next = 0, top = 0, limit = 0;
   std::vector<std::pair<std::string, uint32_t>> contents;  // for the overflow report
   uint32_t allocate(uint32_t bytes, const std::string& what) {
     next = (next + 7) & ~7u;
@@ -66,6 +69,14 @@ struct TileMemory {
     contents.emplace_back(what, bytes);
     return at;
   }
+  uint32_t allocate_top(uint32_t bytes, const std::string& what) {
+    const uint32_t need = (bytes + 7) & ~7u;
+    top = need > top ? 0 : top - need;
+    contents.emplace_back(what, bytes);
+    return top;
+  }
+  bool overflows() const { return top == 0 || next > top; }
+  uint32_t used(uint32_t base) const { return (next - base) + (limit - top); }
 };
 
 // ---- exchange schedule ----
@@ -181,15 +192,17 @@ Executable compile(const Graph& graph, const Program& program, const CompileOpti
   std::map<unsigned, TileMemory> memory;
   for (unsigned t : active) {
     memory[t].next = heap_start;
-    memory[t].limit = heap_end;
+    memory[t].top = memory[t].limit = heap_end & ~7u;
     memory[t].allocate(sizeof(ipu_tile_program), "control program header");
   }
   std::map<unsigned, std::vector<uint8_t>> initial;  // constant bytes by tile address offset
   for (const TensorInfo& t : graph.tensors()) {
     for (const Interval& m : t.mapping) {
       const uint32_t bytes = static_cast<uint32_t>((m.end - m.begin) * dtype_size(t.type));
-      const uint32_t address = memory[m.tile].allocate(
-          (bytes + 3) & ~3u, fmt::format("tensor '{}' [{}, {})", t.name, m.begin, m.end));
+      const std::string what = fmt::format("tensor '{}' [{}, {})", t.name, m.begin, m.end);
+      const uint32_t address = t.initial.empty()
+                                   ? memory[m.tile].allocate_top((bytes + 3) & ~3u, what)
+                                   : memory[m.tile].allocate((bytes + 3) & ~3u, what);
       exe.tensors[t.name].push_back({m.tile, m.begin, m.end, address});
     }
   }
@@ -419,18 +432,20 @@ Executable compile(const Graph& graph, const Program& program, const CompileOpti
         static_cast<uint32_t>(sizeof(ipu_action) * ts.actions.size()), "exchange actions");
     const uint32_t vertices_at =
         m.allocate(static_cast<uint32_t>(sizeof(ipu_vertex) * vs.size()), "vertex table");
-    if (m.next > m.limit) {
+    uint64_t needed = 0;
+    for (const auto& [what, bytes] : m.contents) needed += (bytes + 7) & ~7u;
+    if (m.overflows() || needed > m.limit - heap_start) {
       std::string contents;
       for (const auto& [what, bytes] : m.contents)
         contents += fmt::format("\n  {} bytes: {}", bytes, what);
       throw CompileError(
           fmt::format("tile {} needs {} bytes of data but has {} free above its firmware ({} bytes "
                       "over); on it:{}",
-                      t, m.next - heap_start, m.limit - heap_start, m.next - m.limit, contents));
+                      t, needed, m.limit - heap_start, needed - (m.limit - heap_start), contents));
     }
-    report << fmt::format("tile {:4}: {:7} bytes of {} ({:.1f}%)\n", t, m.next - heap_start,
+    report << fmt::format("tile {:4}: {:7} bytes of {} ({:.1f}%)\n", t, m.used(heap_start),
                           m.limit - heap_start,
-                          100.0 * (m.next - heap_start) / (m.limit - heap_start));
+                          100.0 * m.used(heap_start) / (m.limit - heap_start));
     auto& bytes = initial[t];
     bytes.resize(m.next - heap_start, 0);
     const ipu_tile_program header{IPU_PROGRAM_MAGIC, steps_at, actions_at, vertices_at,
