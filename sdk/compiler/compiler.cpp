@@ -79,6 +79,13 @@ struct TileMemory {
   uint32_t used(uint32_t base) const { return (next - base) + (limit - top); }
 };
 
+// Copies a vector's bytes to `offset` of `out` (nothing for an empty vector, whose data()
+// may be null: memcpy from null is undefined even for zero bytes).
+template <typename T>
+void place(std::vector<uint8_t>& out, size_t offset, const std::vector<T>& items) {
+  if (!items.empty()) std::memcpy(out.data() + offset, items.data(), sizeof(T) * items.size());
+}
+
 // ---- exchange schedule ----
 
 struct Transfer {
@@ -235,7 +242,7 @@ Executable compile(const Graph& graph, const Program& program, const CompileOpti
       auto& bytes = initial[v.tile];
       const uint32_t offset = at - heap_start;
       if (bytes.size() < offset + 4 * state.size()) bytes.resize(offset + 4 * state.size());
-      std::memcpy(bytes.data() + offset, state.data(), 4 * state.size());
+      place(bytes, offset, state);
       auto& range = cs_range[v.tile][static_cast<unsigned>(cs)];
       if (range.second == 0) range.first = static_cast<uint32_t>(vertices[v.tile].size());
       ++range.second;
@@ -451,12 +458,9 @@ Executable compile(const Graph& graph, const Program& program, const CompileOpti
     const ipu_tile_program header{IPU_PROGRAM_MAGIC, steps_at, actions_at, vertices_at,
                                   static_cast<uint32_t>(ts.steps.size())};
     std::memcpy(bytes.data(), &header, sizeof header);
-    std::memcpy(bytes.data() + (steps_at - heap_start), ts.steps.data(),
-                sizeof(ipu_step) * ts.steps.size());
-    std::memcpy(bytes.data() + (actions_at - heap_start), ts.actions.data(),
-                sizeof(ipu_action) * ts.actions.size());
-    std::memcpy(bytes.data() + (vertices_at - heap_start), vs.data(),
-                sizeof(ipu_vertex) * vs.size());
+    place(bytes, steps_at - heap_start, ts.steps);
+    place(bytes, actions_at - heap_start, ts.actions);
+    place(bytes, vertices_at - heap_start, vs);
   }
   for (const TensorInfo& t : graph.tensors()) {
     if (t.initial.empty()) continue;
