@@ -39,7 +39,8 @@ std::string build_firmware(const Graph& graph, const std::string& dir) {
   const std::string fw = IPU_FIRMWARE_SOURCE_DIR;
   const std::string elf = dir + "/firmware.elf", log = dir + "/compile.log";
   const std::string command = fmt::format(
-      "{} -march=rv32imf -mabi=ilp32f -O2 -Wall -ffunction-sections -fdata-sections -nostartfiles "
+      "{} -march=rv32imf -mabi=ilp32f -O2 -Wall -ffp-contract=off -ffunction-sections "
+      "-fdata-sections -nostartfiles "
       "-I{}/include -I{} -T {}/tile.ld -Wl,--gc-sections -Wl,--no-warn-rwx-segments "
       "--specs=picolibc.specs "
       "{}/runtime/crt0.S {}/runtime/console.c {}/runtime/bsp_runtime.c{}{} -o {} 2>{}",
@@ -353,8 +354,11 @@ Executable compile(const Graph& graph, const Program& program, const CompileOpti
             const uint32_t need_setup =
                 dst.action_free + setup;  // receive action at arrival - setup
             if (need_setup > lat + 1 && t < need_setup - lat - 1) t = need_setup - lat - 1;
-            if (dst.receive_free > lat + 1 && t < dst.receive_free - lat - 1)
-              t = dst.receive_free - lat - 1;
+            // The receive action (listen + buffer) comes after the previous transfer's last word,
+            // and `setup` cycles before this transfer's first.
+            const uint32_t after_previous = dst.receive_free + options.action_slack + setup;
+            if (after_previous > lat + 1 && t < after_previous - lat - 1)
+              t = after_previous - lat - 1;
           }
           const uint32_t per_cycle = chip.exchange.words_per_cycle;
           const uint32_t duration = (x.words + per_cycle - 1) / per_cycle;

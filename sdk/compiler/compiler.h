@@ -34,6 +34,10 @@ struct CompileOptions {
   // arrival to have its receiver set up; the schedule keeps these margins.
   unsigned action_gap = 240;
   unsigned receive_setup = 120;
+  // The most cycles the runtime issues an action after its scheduled offset (waiting, CSR
+  // writes): arrivals can be that late, so a tile's next receive waits that much longer.
+  // Must stay below receive_setup, so a receive is always in place before its first word.
+  unsigned action_slack = 64;
 };
 
 // Where part of a tensor lives.
