@@ -11,6 +11,7 @@
 
 #include "examples/matmul_app.h"
 #include "sdk/compiler/compiler.h"
+#include "sdk/graph/codelet_library.h"
 #include "sdk/runtime/device.h"
 
 namespace ipu::test {
@@ -163,6 +164,66 @@ TEST(Sdk, MatmulOnTheAmpMatchesTheHostReferenceBitForBit) {
   EXPECT_EQ(r.executable.exchange_sends, 1u);          // B: one multicast from tile 0 ...
   EXPECT_EQ(r.executable.exchange_destinations, 15u);  // ... to the other 15 tiles
   EXPECT_GT(r.compute_cycles, 0u);
+}
+
+TEST(Sdk, SixWorkerVertexSplitsItsWorkOverTheWorkers) {
+  Graph g(Target::preset("mk2", 1));
+  add_codelet_library(g);
+  constexpr size_t n = 600;
+  std::vector<float> av(n), bv(n);
+  for (size_t i = 0; i < n; ++i) av[i] = static_cast<float>(i), bv[i] = 0.25f;
+  const Tensor a = g.add_constant(DType::kF32, {n}, av.data(), "a"),
+               b = g.add_constant(DType::kF32, {n}, bv.data(), "b");
+  const Tensor out = g.add_variable(DType::kF32, {n}, "out");
+  for (Tensor t : {a, b, out}) g.set_tile_mapping(t, 0);
+  const ComputeSet cs = g.add_compute_set("add");
+  g.add_vertex(cs, "add_f32_workers", 0,
+               {{"a", g.region(a)}, {"b", g.region(b)}, {"out", g.region(out)}, {"n", 600u}}, 6);
+  Device device(compile(g, Execute(cs)));
+  device.run();
+  std::vector<float> result(n);
+  device.read_tensor("out", result.data(), n * 4);
+  for (size_t i = 0; i < n; ++i) ASSERT_EQ(result[i], av[i] + 0.25f) << i;
+  for (unsigned w = 1; w <= 6; ++w)
+    EXPECT_EQ(device.chip().tile(0).core().context(w).runs, 1u) << "worker " << w;
+}
+
+TEST(Sdk, AllToAllRedistributionAcrossTiles) {
+  // 8 tiles: x holds 64 contiguous elements per tile; y interleaves 8-element pieces round-robin
+  // over the tiles, so every tile sends a piece to every tile.
+  Graph g(Target::preset("mk2", 8));
+  constexpr size_t n = 8 * 64;
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>(i) * 0.5f;
+  const Tensor x = g.add_constant(DType::kF32, {n}, v.data(), "x");
+  g.map_evenly(x, 0, 8);
+  const Tensor y = g.add_variable(DType::kF32, {n}, "y");
+  std::vector<Interval> pieces;
+  for (size_t i = 0; i < n; i += 8)
+    pieces.push_back({i, i + 8, static_cast<unsigned>((i / 8) % 8)});
+  g.set_tile_mapping(y, pieces);
+  const Executable exe = compile(g, Copy(x, y));
+  EXPECT_EQ(exe.exchange_sends, 56u);  // 64 pieces, 8 of them stay on their tile
+  Device device(exe);
+  const DeviceReport& r = device.run();
+  EXPECT_EQ(r.run.exchange_words, 56u * 8);
+  std::vector<float> result(n);
+  device.read_tensor("y", result.data(), n * 4);
+  EXPECT_EQ(result, v);
+}
+
+TEST(Sdk, TrapOnATileSurfacesAsAnExceptionWithItsReport) {
+  Graph g(Target::preset("mk2", 2));
+  g.add_codelet("read_null", std::string(IPU_CODELET_DIR) + "/faulty.c", {});
+  const Tensor a = g.add_variable(DType::kF32, {4}, "a");
+  g.set_tile_mapping(a, {{0, 2, 0}, {2, 4, 1}});
+  const ComputeSet cs = g.add_compute_set("cs");
+  g.add_vertex(cs, "read_null", 1, {});
+  Device device(compile(g, Execute(cs)));
+  EXPECT_THAT([&] { device.run(); },
+              ::testing::ThrowsMessage<DeviceError>(::testing::AllOf(
+                  HasSubstr("tile 1 context 1 (worker): load access fault at pc 0x"),
+                  HasSubstr("address 0x00000000 is outside SRAM"))));
 }
 
 // ---- bad input ----

@@ -246,8 +246,11 @@ Executable compile(const Graph& graph, const Program& program, const CompileOpti
       place(bytes, offset, state);
       auto& range = cs_range[v.tile][static_cast<unsigned>(cs)];
       if (range.second == 0) range.first = static_cast<uint32_t>(vertices[v.tile].size());
-      ++range.second;
-      vertices[v.tile].push_back({symbol(v.codelet), at});
+      // A six-worker vertex is six table entries sharing one state: the runtime starts each.
+      for (unsigned w = 0; w < v.workers; ++w) {
+        ++range.second;
+        vertices[v.tile].push_back({symbol(v.codelet), at});
+      }
     }
   }
 

@@ -151,7 +151,7 @@ ComputeSet Graph::add_compute_set(const std::string& name) {
 }
 
 void Graph::add_vertex(ComputeSet cs, const std::string& codelet, unsigned tile,
-                       std::map<std::string, Binding> fields) {
+                       std::map<std::string, Binding> fields, unsigned workers) {
   if (cs.id >= compute_sets_.size())
     throw GraphError("vertex added to a compute set that is not in this graph");
   const std::string where = fmt::format("vertex {} of compute set '{}' on tile {}",
@@ -199,7 +199,10 @@ void Graph::add_vertex(ComputeSet cs, const std::string& codelet, unsigned tile,
           where, f.name, r.begin, r.end, t.name, tile, r.begin,
           m == t.mapping.end() ? ~0u : m->tile));
   }
-  vertices_.push_back({codelet, tile, std::move(fields), cs.id});
+  if (workers != 1 && workers != 6)
+    throw GraphError(
+        fmt::format("{}: a vertex runs on 1 worker or on all 6, not {}", where, workers));
+  vertices_.push_back({codelet, tile, std::move(fields), cs.id, workers});
 }
 
 void Graph::add_host_stream(const std::string& name, DType type, size_t elements,

@@ -81,6 +81,7 @@ struct VertexInfo {
   unsigned tile;
   std::map<std::string, Binding> fields;
   unsigned compute_set;
+  unsigned workers = 1;  // 6: the codelet runs on all six workers, each finding its share
 };
 
 struct ComputeSet {
@@ -118,8 +119,10 @@ class Graph {
 
   void add_codelet(const std::string& name, const std::string& source, std::vector<Field> fields);
   ComputeSet add_compute_set(const std::string& name);
+  // workers = 6 runs the codelet on all six workers of the tile with the same fields; each
+  // finds its share from ipu_context_id() (1..6). Otherwise the vertex takes one worker.
   void add_vertex(ComputeSet cs, const std::string& codelet, unsigned tile,
-                  std::map<std::string, Binding> fields);
+                  std::map<std::string, Binding> fields, unsigned workers = 1);
 
   void add_host_stream(const std::string& name, DType type, size_t elements,
                        StreamDirection direction);
