@@ -3,6 +3,7 @@
 // the same order of operations. Prints the run's report.
 //
 //   matmul [--preset mk2|bow] [--tiles N] [--n COLUMNS] [--k DEPTH] [--save IMAGE]
+//          [--memory-report yes]
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -22,6 +23,7 @@ int sc_main(int argc, char** argv) {
   unsigned tiles = 0;
   size_t n = 384, k = 64;
   std::string save;
+  bool memory_report = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string opt = argv[i];
     if (opt == "--preset")
@@ -34,10 +36,12 @@ int sc_main(int argc, char** argv) {
       k = std::stoul(argv[i + 1]);
     else if (opt == "--save")
       save = argv[i + 1];
+    else if (opt == "--memory-report")
+      memory_report = std::string(argv[i + 1]) == "yes";
     else {
       fmt::print(stderr,
                  "usage: matmul [--preset mk2|bow] [--tiles N] [--n COLUMNS] [--k DEPTH (multiple "
-                 "of 16)] [--save IMAGE]\n");
+                 "of 16)] [--save IMAGE] [--memory-report yes]\n");
       return 2;
     }
   }
@@ -46,6 +50,7 @@ int sc_main(int argc, char** argv) {
     if (tiles == 0) tiles = chip.tiles;
     const auto r = ipu::examples::run_matmul(preset, tiles, n, k, 2026);
     if (!save.empty()) ipu::sdk::write_elf(save, r.executable.image);
+    if (memory_report) fmt::print("== tile memory (compiler) ==\n{}", r.executable.memory_report);
     const double clock = chip.tile.clock_hz;
     const double flops = 2.0 * static_cast<double>(r.m) * r.n * r.k;
     const double seconds = static_cast<double>(r.report.run.cycles) / clock;

@@ -115,7 +115,7 @@ TEST(Sdk, CrossTileReductionThroughCompiledExchange) {
   float result = 0;
   device.read_tensor("total", &result, 4);
   EXPECT_EQ(result, std::accumulate(values.begin(), values.end(), 0.0f));
-  EXPECT_EQ(r.run.exchange_words, 7u);  // seven partials cross tiles; tile 0's is a local copy
+  EXPECT_EQ(r.run.exchange_words, 8u);  // one word from each tile, tile 0's own included
   EXPECT_EQ(r.run.supersteps, 1u);
 }
 
@@ -162,7 +162,7 @@ TEST(Sdk, MatmulOnTheAmpMatchesTheHostReferenceBitForBit) {
   EXPECT_EQ(r.c.size(), 256u * 96);
   EXPECT_EQ(r.report.run.tiles, 16u);
   EXPECT_EQ(r.executable.exchange_sends, 1u);          // B: one multicast from tile 0 ...
-  EXPECT_EQ(r.executable.exchange_destinations, 15u);  // ... to the other 15 tiles
+  EXPECT_EQ(r.executable.exchange_destinations, 16u);  // ... to all 16 tiles, tile 0 included
   EXPECT_GT(r.compute_cycles, 0u);
 }
 
@@ -203,10 +203,10 @@ TEST(Sdk, AllToAllRedistributionAcrossTiles) {
     pieces.push_back({i, i + 8, static_cast<unsigned>((i / 8) % 8)});
   g.set_tile_mapping(y, pieces);
   const Executable exe = compile(g, Copy(x, y));
-  EXPECT_EQ(exe.exchange_sends, 56u);  // 64 pieces, 8 of them stay on their tile
+  EXPECT_EQ(exe.exchange_sends, 64u);  // every piece, the 8 that stay on their tile included
   Device device(exe);
   const DeviceReport& r = device.run();
-  EXPECT_EQ(r.run.exchange_words, 56u * 8);
+  EXPECT_EQ(r.run.exchange_words, 64u * 8);
   std::vector<float> result(n);
   device.read_tensor("y", result.data(), n * 4);
   EXPECT_EQ(result, v);

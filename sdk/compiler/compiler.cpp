@@ -326,10 +326,8 @@ Executable compile(const Graph& graph, const Program& program, const CompileOpti
               // Multicast: the same source words to another receiver join one send.
               auto same = std::find_if(transfers.begin(), transfers.end(), [&](const Transfer& x) {
                 return x.source_tile == a.tile && x.source_address == from && x.words == words &&
-                       b.tile != a.tile &&
-                       std::none_of(
-                           x.destinations.begin(), x.destinations.end(),
-                           [&](const auto& d) { return d.first == b.tile || d.first == a.tile; });
+                       std::none_of(x.destinations.begin(), x.destinations.end(),
+                                    [&](const auto& d) { return d.first == b.tile; });
               });
               if (same != transfers.end())
                 same->destinations.emplace_back(b.tile, to);
@@ -343,17 +341,20 @@ Executable compile(const Graph& graph, const Program& program, const CompileOpti
           sched.tiles[t].action_free = gap;  // time to reach the action loop
         std::vector<std::pair<unsigned, ipu_action>> copies;
         for (const Transfer& x : transfers) {
-          if (x.destinations.size() == 1 && x.destinations[0].first == x.source_tile) {
-            copies.push_back(
-                {x.source_tile,
-                 {0, IPU_ACTION_COPY, 0, x.words, x.source_address, x.destinations[0].second}});
-            continue;
-          }
+          // Even a tile's own data goes through the exchange (a tile can receive its own send):
+          // a word per cycle, where the supervisor would copy one every ~30 cycles.
           TileActions& src = sched.tiles[x.source_tile];
           uint32_t t = std::max(src.action_free, src.send_free);
           for (const auto& [d, address] : x.destinations) {
             const uint32_t lat = chip.exchange_latency(x.source_tile, d);
             const TileActions& dst = sched.tiles[d];
+            if (d == x.source_tile) {
+              // Receiving its own send: the receive action comes first, a whole gap before the
+              // send, after the tile's previous action and previous transfer's last word.
+              t = std::max(
+                  {t, dst.action_free + gap, dst.receive_free + options.action_slack + gap});
+              continue;
+            }
             const uint32_t need_setup =
                 dst.action_free + setup;  // receive action at arrival - setup
             if (need_setup > lat + 1 && t < need_setup - lat - 1) t = need_setup - lat - 1;
@@ -369,9 +370,10 @@ Executable compile(const Graph& graph, const Program& program, const CompileOpti
             const uint32_t lat = chip.exchange_latency(x.source_tile, d);
             TileActions& dst = sched.tiles[d];
             const uint32_t first_arrival = t + 1 + lat;
+            const uint32_t receive_at = d == x.source_tile ? t - gap : first_arrival - setup;
             dst.actions.push_back(
-                {first_arrival - setup, IPU_ACTION_RECEIVE, x.source_tile, x.words, address, 0});
-            dst.action_free = first_arrival - setup + gap;
+                {receive_at, IPU_ACTION_RECEIVE, x.source_tile, x.words, address, 0});
+            dst.action_free = receive_at + gap;
             dst.receive_free = first_arrival + duration;
             sched.end = std::max(sched.end, dst.receive_free);
           }
@@ -524,6 +526,24 @@ Executable compile(const Graph& graph, const Program& program, const CompileOpti
         first ? "" : ",", name, dtype_name(s.type), s.elements,
         s.direction == StreamDirection::kHostToDevice ? "host_to_device" : "device_to_host");
     first = false;
+  }
+  // The program's structure: tile 0's steps (every tile runs the same sequence).
+  m << "],\n \"program\": [";
+  static const char* const kStepNames[] = {"end",    "execute",    "sync",     "exchange",
+                                           "repeat", "repeat_end", "host_sync"};
+  const auto& steps0 = lowered[*active.begin()].steps;
+  for (size_t i = 0; i < steps0.size(); ++i) {
+    const ipu_step& st = steps0[i];
+    std::string detail;
+    if (st.op == IPU_STEP_EXECUTE) detail = fmt::format(", \"vertices_on_tile_0\": {}", st.b);
+    if (st.op == IPU_STEP_EXCHANGE) detail = fmt::format(", \"end_cycles\": {}", st.c);
+    if (st.op == IPU_STEP_REPEAT) detail = fmt::format(", \"count\": {}", st.a);
+    if (st.op == IPU_STEP_HOST_SYNC) {
+      const HostTransfer& h = exe.host_transfers.at(st.a);
+      detail = fmt::format(", \"stream\": \"{}\", \"tensor\": \"{}\"", h.stream, h.tensor);
+    }
+    m << fmt::format("{}\n  {{\"step\": \"{}\"{}}}", i ? "," : "",
+                     st.op < 7 ? kStepNames[st.op] : "?", detail);
   }
   m << "]}\n";
   exe.manifest = m.str();
