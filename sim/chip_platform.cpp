@@ -34,10 +34,13 @@ ChipPlatform::ChipPlatform(const ChipRunOptions& options, const sdk::ElfImage& i
   const hw::TileConfig& t = options_.chip.tile;
   const auto per_tile = sdk::split_by_tile(image, t.sram_base, t.sram_bytes, options_.chip.tiles);
   std::vector<unsigned> active;
+  active.reserve(per_tile.size());
   for (const auto& [tile, segments] : per_tile) active.push_back(tile);
   chip_ = std::make_unique<hw::Ipu>("ipu", options_.chip, active);
   const auto tohost = image.symbols.find("tohost");
-  for (const auto& [tile, segments] : per_tile) {
+  for (const auto& entry : per_tile) {
+    const unsigned tile = entry.first;  // named: the lambdas below capture it
+    const auto& segments = entry.second;
     hw::Tile& target = chip_->tile(tile);
     for (const sdk::TileSegment& s : segments)
       target.load(s.address, s.bytes.data(), s.bytes.size());

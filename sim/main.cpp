@@ -116,7 +116,7 @@ int print_info(const ipu::sdk::ElfImage& image, const ipu::hw::ChipConfig& confi
   fmt::print(
       "memory               {} bytes in all; largest tile {} with {} bytes of {} ({:.1f}%)\n",
       total, largest_tile, largest, config.tile.sram_bytes,
-      100.0 * largest / config.tile.sram_bytes);
+      100.0 * static_cast<double>(largest) / config.tile.sram_bytes);
   const auto manifest = image.sections.find(".ipu.manifest");
   if (manifest != image.sections.end())
     fmt::print("manifest             {}\n",

@@ -74,7 +74,7 @@ void Exchange::deliver(unsigned tile, uint32_t address, const std::vector<uint32
   payload.set_data_ptr(reinterpret_cast<unsigned char*>(const_cast<uint32_t*>(words.data())));
   payload.set_data_length(static_cast<unsigned>(4 * words.size()));
   payload.set_streaming_width(static_cast<unsigned>(4 * words.size()));
-  to_tiles[socket_of_.at(tile)]->b_transport(payload, delay);
+  to_tiles[static_cast<int>(socket_of_.at(tile))]->b_transport(payload, delay);
 }
 
 std::string Exchange::resolve(Phase& p) {
@@ -112,7 +112,9 @@ std::string Exchange::resolve(Phase& p) {
   record.phase = p.barrier.phase;
   record.group = p.barrier.group;
   record.release = p.barrier.release;
-  for (auto& [tile, t] : p.tiles) {
+  for (auto& entry : p.tiles) {
+    const unsigned tile = entry.first;  // a named copy: lambdas below capture it
+    TileState& t = entry.second;
     record.end = std::max(record.end, t.boundary);
     std::vector<Cursor>& heap = incoming[tile];
     std::make_heap(heap.begin(), heap.end(), std::greater<>());

@@ -101,8 +101,9 @@ void write_trace_json(std::ostream& out, const Ipu& chip, unsigned tiles_per_tra
       event(fmt::format(
           R"({{"name": "{}", "cat": "bsp", "ph": "X", "pid": 0, "tid": {}, "ts": {:.4f}, "dur": {:.4f}, )"
           R"("args": {{"tile": {}, "phase": {}, "cycles": {}, "first_cycle": {}}}}})",
-          kNames[s.kind], track, s.begin * us_per_cycle, (s.end - s.begin) * us_per_cycle, id,
-          s.phase, s.end - s.begin, s.begin));
+          kNames[s.kind], track, static_cast<double>(s.begin) * us_per_cycle,
+          static_cast<double>(s.end - s.begin) * us_per_cycle, id, s.phase, s.end - s.begin,
+          s.begin));
     }
   }
   fmt::print(out, "\n]}}\n");

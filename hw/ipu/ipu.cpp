@@ -144,8 +144,9 @@ ChipOutcome Ipu::outcome() const {
   if (!faults.empty()) {
     out.result = ChipOutcome::Result::kFault;
     constexpr size_t kShown = 3;  // the same fault on 1472 tiles is one report, not 1472
-    const std::vector<std::string> shown(faults.begin(),
-                                         faults.begin() + std::min(kShown, faults.size()));
+    const std::vector<std::string> shown(
+        faults.begin(),
+        faults.begin() + static_cast<std::ptrdiff_t>(std::min(kShown, faults.size())));
     out.message = fmt::format("{}", fmt::join(shown, "\n"));
     if (faults.size() > kShown)
       out.message += fmt::format("\n... and {} more faults", faults.size() - kShown);

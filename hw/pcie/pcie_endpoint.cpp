@@ -107,7 +107,7 @@ bool PcieEndpoint::move(unsigned c, uint64_t host, uint32_t tile_address, uint8_
     if (&p == &host_side)
       to_host->b_transport(p, delay);
     else
-      to_tiles[socket->second]->b_transport(p, delay);
+      to_tiles[static_cast<int>(socket->second)]->b_transport(p, delay);
     return p.is_response_ok();
   };
   if (!send(first) || !send(second)) {

@@ -37,7 +37,8 @@ std::string build_firmware(const Graph& graph, const std::string& dir) {
     keep += " -Wl,--undefined=" + name;  // codelets are reached only through vertex tables
   }
   const std::string fw = IPU_FIRMWARE_SOURCE_DIR;
-  const std::string elf = dir + "/firmware.elf", log = dir + "/compile.log";
+  std::string elf = dir + "/firmware.elf";
+  const std::string log = dir + "/compile.log";
   const std::string command = fmt::format(
       "{} -march=rv32imf -mabi=ilp32f -O2 -Wall -ffp-contract=off -ffunction-sections "
       "-fdata-sections -nostartfiles "

@@ -160,7 +160,8 @@ void Graph::add_vertex(ComputeSet cs, const std::string& codelet, unsigned tile,
   if (c == codelets_.end())
     throw GraphError(fmt::format("{}: unknown codelet '{}'", where, codelet));
   if (tile >= tiles()) throw GraphError(fmt::format("{}: the target has {} tiles", where, tiles()));
-  for (const auto& [name, binding] : fields) {
+  for (const auto& entry : fields) {
+    const std::string& name = entry.first;  // named: the lambda below captures it
     const auto f = std::find_if(c->second.fields.begin(), c->second.fields.end(),
                                 [&](const Field& x) { return x.name == name; });
     if (f == c->second.fields.end())
