@@ -219,11 +219,20 @@ TEST(Sdk, TrapOnATileSurfacesAsAnExceptionWithItsReport) {
   g.set_tile_mapping(a, {{0, 2, 0}, {2, 4, 1}});
   const ComputeSet cs = g.add_compute_set("cs");
   g.add_vertex(cs, "read_null", 1, {});
+#if defined(__SANITIZE_ADDRESS__)
+  // SystemC switches coroutine stacks without telling ASan, so an exception unwinding after
+  // sc_start() leaves stale stack shadow and ASan reports false stack errors (ASan warns
+  // "ignoring requested __asan_handle_no_return"). The Release run of this test checks it.
+  GTEST_SKIP() << "exceptions after SystemC simulation confuse AddressSanitizer's stack shadow";
+#endif
   Device device(compile(g, Execute(cs)));
-  EXPECT_THAT([&] { device.run(); },
-              ::testing::ThrowsMessage<DeviceError>(::testing::AllOf(
-                  HasSubstr("tile 1 context 1 (worker): load access fault at pc 0x"),
-                  HasSubstr("address 0x00000000 is outside SRAM"))));
+  try {
+    device.run();
+    FAIL() << "the trap did not surface";
+  } catch (const DeviceError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("tile 1 context 1 (worker): load access fault at pc 0x"));
+    EXPECT_THAT(e.what(), HasSubstr("address 0x00000000 is outside SRAM"));
+  }
 }
 
 // ---- bad input ----
