@@ -29,13 +29,7 @@ struct Bench : sc_core::sc_module {
   void stream(unsigned c, std::vector<uint8_t>& buffer) {
     for (unsigned t = 0; t < kTiles; ++t) {
       const uint64_t bus = chip.host_memory().map(buffer.data() + size_t{t} * kChunk, kChunk);
-      const uint32_t base = 0x20 + 0x20 * c;
-      chip.mmio_write(base + 0x00, static_cast<uint32_t>(bus));
-      chip.mmio_write(base + 0x04, static_cast<uint32_t>(bus >> 32));
-      chip.mmio_write(base + 0x08, t);
-      chip.mmio_write(base + 0x0c, kTileAddress);
-      chip.mmio_write(base + 0x10, kChunk);
-      chip.mmio_write(base + 0x14, 1);
+      chip.start_dma(c, bus, t, kTileAddress, kChunk);
       while ((chip.mmio_read(kIntCause) & (1u << c)) == 0) wait(chip.pcie().interrupt);
       chip.mmio_write(kIntCause, 1u << c);
     }

@@ -23,13 +23,7 @@ struct Host : sc_core::sc_module {
   // Starts a DMA on channel c; returns immediately.
   void start(unsigned c, uint8_t* buffer, uint32_t bytes, unsigned tile, uint32_t address) {
     const uint64_t bus = chip.host_memory().map(buffer, bytes);
-    const uint32_t base = 0x20 + 0x20 * c;
-    chip.mmio_write(base + 0x00, static_cast<uint32_t>(bus));
-    chip.mmio_write(base + 0x04, static_cast<uint32_t>(bus >> 32));
-    chip.mmio_write(base + 0x08, tile);
-    chip.mmio_write(base + 0x0c, address);
-    chip.mmio_write(base + 0x10, bytes);
-    chip.mmio_write(base + 0x14, 1);
+    chip.start_dma(c, bus, tile, address, bytes);
   }
   void wait_for(uint32_t cause_bits) {
     while ((chip.mmio_read(0x08) & cause_bits) != cause_bits) wait(chip.pcie().interrupt);

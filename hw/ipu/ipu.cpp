@@ -34,33 +34,23 @@ Ipu::Ipu(const sc_core::sc_module_name& name, const ChipConfig& config,
   sync_.on_release([this](const BarrierRecord& b) { exchange_.open_phase(b); });
 }
 
-uint32_t Ipu::mmio_read(uint32_t offset) {
-  uint32_t value = 0;
+uint32_t Ipu::mmio(bool write, uint32_t offset, uint32_t value) {
   tlm::tlm_generic_payload p;
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  p.set_command(tlm::TLM_READ_COMMAND);
+  p.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
   p.set_address(offset);
   p.set_data_ptr(reinterpret_cast<unsigned char*>(&value));
   p.set_data_length(4);
   p.set_streaming_width(4);
   host_mmio_->b_transport(p, delay);
   if (!p.is_response_ok())
-    throw std::runtime_error(fmt::format("PCIe MMIO read of 0x{:x} refused", offset));
+    throw std::runtime_error(
+        fmt::format("PCIe MMIO {} of 0x{:x} refused", write ? "write" : "read", offset));
   return value;
 }
 
-void Ipu::mmio_write(uint32_t offset, uint32_t value) {
-  tlm::tlm_generic_payload p;
-  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-  p.set_command(tlm::TLM_WRITE_COMMAND);
-  p.set_address(offset);
-  p.set_data_ptr(reinterpret_cast<unsigned char*>(&value));
-  p.set_data_length(4);
-  p.set_streaming_width(4);
-  host_mmio_->b_transport(p, delay);
-  if (!p.is_response_ok())
-    throw std::runtime_error(fmt::format("PCIe MMIO write of 0x{:x} refused", offset));
-}
+uint32_t Ipu::mmio_read(uint32_t offset) { return mmio(false, offset, 0); }
+void Ipu::mmio_write(uint32_t offset, uint32_t value) { mmio(true, offset, value); }
 
 void Ipu::start(uint32_t entry, uint64_t max_cycles) {
   for (auto& [id, tile] : tiles_) tile->start(entry, max_cycles);

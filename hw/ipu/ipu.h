@@ -46,6 +46,19 @@ class Ipu : public sc_core::sc_module {
   // The host's MMIO access to the PCIe endpoint's registers (a TLM initiator bound to it).
   uint32_t mmio_read(uint32_t offset);
   void mmio_write(uint32_t offset, uint32_t value);
+  // Programs DMA channel c (0: host->device, 1: device->host) and rings its doorbell;
+  // completion raises INT_CAUSE bit c (error: bit 2) and the endpoint's interrupt event.
+  void start_dma(unsigned c, uint64_t host_bus_address, unsigned tile, uint32_t tile_address,
+                 uint32_t bytes) {
+    const uint32_t base = PcieEndpoint::channel_base(c);
+    mmio_write(base + PcieEndpoint::kHostAddressLow, static_cast<uint32_t>(host_bus_address));
+    mmio_write(base + PcieEndpoint::kHostAddressHigh,
+               static_cast<uint32_t>(host_bus_address >> 32));
+    mmio_write(base + PcieEndpoint::kTile, tile);
+    mmio_write(base + PcieEndpoint::kTileAddress, tile_address);
+    mmio_write(base + PcieEndpoint::kBytes, bytes);
+    mmio_write(base + PcieEndpoint::kDoorbell, 1);
+  }
   const PcieEndpoint& pcie() const { return pcie_; }
   HostMemory& host_memory() { return host_memory_; }
   const Exchange& exchange() const { return exchange_; }
@@ -57,6 +70,7 @@ class Ipu : public sc_core::sc_module {
 
  private:
   std::string where(unsigned tile) const;  // "tile 5 context 0 (supervisor): pc 0x...: insn"
+  uint32_t mmio(bool write, uint32_t offset, uint32_t value);
 
   ChipConfig config_;
   std::vector<unsigned> active_;

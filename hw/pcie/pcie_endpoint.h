@@ -36,6 +36,13 @@ class PcieEndpoint : public sc_core::sc_module {
   tlm_utils::multi_passthrough_initiator_socket<PcieEndpoint> to_tiles;  // bound in tile order
   sc_core::sc_event interrupt;  // notified when INT_CAUSE & INT_ENABLE becomes non-zero
 
+  // Register offsets (the map above).
+  static constexpr uint32_t kControl = 0x00, kStatus = 0x04, kIntCause = 0x08, kIntEnable = 0x0c;
+  static constexpr uint32_t channel_base(unsigned c) { return 0x20 + 0x20 * c; }
+  static constexpr uint32_t kHostAddressLow = 0x00, kHostAddressHigh = 0x04, kTile = 0x08,
+                            kTileAddress = 0x0c, kBytes = 0x10,
+                            kDoorbell = 0x14;  // within a channel
+
   enum class Access : uint8_t { kReadWrite, kReadOnly, kWriteOneToClear };
   struct Register {
     std::string name;

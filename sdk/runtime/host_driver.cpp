@@ -4,11 +4,8 @@
 
 namespace ipu::sdk {
 namespace {
-// Register offsets of hw/pcie/pcie_endpoint.h.
-constexpr uint32_t kIntCause = 0x08, kIntEnable = 0x0c;
-constexpr uint32_t channel_base(unsigned c) { return 0x20 + 0x20 * c; }
-constexpr uint32_t kHostLo = 0x00, kHostHi = 0x04, kTile = 0x08, kTileAddress = 0x0c, kBytes = 0x10,
-                   kDoorbell = 0x14;
+constexpr uint32_t kIntCause = hw::PcieEndpoint::kIntCause,
+                   kIntEnable = hw::PcieEndpoint::kIntEnable;
 }  // namespace
 
 HostDriver::HostDriver(const sc_core::sc_module_name& name, hw::Ipu& chip)
@@ -28,12 +25,7 @@ bool HostDriver::dma(bool to_device, uint8_t* host, size_t bytes, unsigned tile,
   const unsigned c = to_device ? 0 : 1;
   const uint64_t bus = chip_.host_memory().map(host, bytes);
   chip_.mmio_write(kIntEnable, 7);
-  chip_.mmio_write(channel_base(c) + kHostLo, static_cast<uint32_t>(bus));
-  chip_.mmio_write(channel_base(c) + kHostHi, static_cast<uint32_t>(bus >> 32));
-  chip_.mmio_write(channel_base(c) + kTile, tile);
-  chip_.mmio_write(channel_base(c) + kTileAddress, address);
-  chip_.mmio_write(channel_base(c) + kBytes, static_cast<uint32_t>(bytes));
-  chip_.mmio_write(channel_base(c) + kDoorbell, 1);
+  chip_.start_dma(c, bus, tile, address, static_cast<uint32_t>(bytes));
   for (;;) {
     const uint32_t cause = chip_.mmio_read(kIntCause);
     if (cause & 4) {
