@@ -42,8 +42,11 @@ struct RtlPrng {
 TEST(RtlPrng, EqualsTheCppModelOutputForOutput) {
   RtlPrng rtl;
   std::mt19937_64 rng(20261122);
-  std::vector<std::pair<uint64_t, uint64_t>> seeds = {
-      {1, 0}, {0, 1}, {~uint64_t{0}, ~uint64_t{0}}, {0x8000000000000000u, 1}, {0x0123456789abcdefu, 0xfedcba9876543210u}};
+  std::vector<std::pair<uint64_t, uint64_t>> seeds = {{1, 0},
+                                                      {0, 1},
+                                                      {~uint64_t{0}, ~uint64_t{0}},
+                                                      {0x8000000000000000u, 1},
+                                                      {0x0123456789abcdefu, 0xfedcba9876543210u}};
   while (seeds.size() < 16) seeds.emplace_back(rng(), rng());
   uint64_t compared = 0;
   for (const auto& [s0, s1] : seeds) {
@@ -51,8 +54,8 @@ TEST(RtlPrng, EqualsTheCppModelOutputForOutput) {
     hw::Xoroshiro128aox model{s0, s1};
     for (int i = 0; i < 65536; ++i, ++compared) {
       const uint64_t expected = model.next(), got = rtl.step();
-      ASSERT_EQ(got, expected) << "first mismatch: seed s0 0x" << std::hex << s0 << " s1 0x" << s1 << ", step "
-                               << std::dec << i;
+      ASSERT_EQ(got, expected) << "first mismatch: seed s0 0x" << std::hex << s0 << " s1 0x" << s1
+                               << ", step " << std::dec << i;
     }
   }
   EXPECT_EQ(compared, 16u * 65536);
