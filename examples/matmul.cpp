@@ -2,7 +2,7 @@
 // host, the result streamed back and checked bit for bit against a host reference computed in
 // the same order of operations. Prints the run's report.
 //
-//   matmul [--preset mk2|bow] [--tiles N] [--n COLUMNS] [--k DEPTH] [--save IMAGE]
+//   matmul [--preset mk2|bow] [--tiles N|all] [--n COLUMNS] [--k DEPTH] [--save IMAGE]
 //          [--memory-report yes]
 #include <fmt/format.h>
 
@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "examples/example_options.h"
 #include "examples/matmul_app.h"
 #include "sdk/image/elf_writer.h"
 
@@ -19,35 +20,24 @@ int main(int argc, char** argv) {
 }
 
 int sc_main(int argc, char** argv) {
-  std::string preset = "mk2";
-  unsigned tiles = 0;
-  size_t n = 384, k = 64;
-  std::string save;
-  bool memory_report = false;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string opt = argv[i];
-    if (opt == "--preset")
-      preset = argv[i + 1];
-    else if (opt == "--tiles")
-      tiles = static_cast<unsigned>(std::stoul(argv[i + 1]));
-    else if (opt == "--n")
-      n = std::stoul(argv[i + 1]);
-    else if (opt == "--k")
-      k = std::stoul(argv[i + 1]);
-    else if (opt == "--save")
-      save = argv[i + 1];
-    else if (opt == "--memory-report")
-      memory_report = std::string(argv[i + 1]) == "yes";
-    else {
-      fmt::print(stderr,
-                 "usage: matmul [--preset mk2|bow] [--tiles N] [--n COLUMNS] [--k DEPTH (multiple "
-                 "of 16)] [--save IMAGE] [--memory-report yes]\n");
-      return 2;
-    }
-  }
   try {
+    const ipu::examples::ExampleOptions options(argc, argv,
+                                                {{"preset", "mk2"},
+                                                 {"tiles", "all"},
+                                                 {"n", "384"},
+                                                 {"k", "64"},
+                                                 {"save", ""},
+                                                 {"memory-report", "no"}});
+    const std::string preset = options.text("preset");
     const ipu::hw::ChipConfig chip = ipu::hw::chip_preset(preset);
-    if (tiles == 0) tiles = chip.tiles;
+    const unsigned tiles = options.text("tiles") == "all"
+                               ? chip.tiles
+                               : static_cast<unsigned>(options.count("tiles", 1, chip.tiles));
+    const size_t n = options.count("n", 1, 1u << 16), k = options.count("k", 16, 1u << 16);
+    if (k % 16 != 0)
+      throw ipu::examples::OptionError("--k " + std::to_string(k) + " is not a multiple of 16");
+    const std::string save = options.text("save");
+    const bool memory_report = options.text("memory-report") == "yes";
     const auto r = ipu::examples::run_matmul(preset, tiles, n, k, 2026);
     if (!save.empty()) ipu::sdk::write_elf(save, r.executable.image);
     if (memory_report) fmt::print("== tile memory (compiler) ==\n{}", r.executable.memory_report);
@@ -83,6 +73,12 @@ int sc_main(int argc, char** argv) {
                static_cast<double>(r.report.run.instructions) / r.report.run.host_seconds / 1e6,
                r.report.run.instructions);
     return r.mismatches == 0 ? 0 : 1;
+  } catch (const ipu::examples::OptionError& e) {
+    fmt::print(stderr,
+               "matmul: {}\nusage: matmul [--preset mk2|bow] [--tiles N|all] [--n COLUMNS] [--k DEPTH "
+               "(multiple of 16)] [--save IMAGE] [--memory-report yes]\n",
+               e.what());
+    return 2;
   } catch (const std::exception& e) {
     fmt::print(stderr, "matmul: {}\n", e.what());
     return 1;

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "examples/example_options.h"
 #include "examples/mlp_app.h"
 
 int main(int argc, char** argv) {
@@ -15,22 +16,13 @@ int main(int argc, char** argv) {
 }
 
 int sc_main(int argc, char** argv) {
-  std::string preset = "mk2";
-  unsigned tiles = 16, steps = 10;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string opt = argv[i];
-    if (opt == "--preset")
-      preset = argv[i + 1];
-    else if (opt == "--tiles")
-      tiles = static_cast<unsigned>(std::stoul(argv[i + 1]));
-    else if (opt == "--steps")
-      steps = static_cast<unsigned>(std::stoul(argv[i + 1]));
-    else {
-      fmt::print(stderr, "usage: mlp [--preset mk2|bow] [--tiles N] [--steps S]\n");
-      return 2;
-    }
-  }
   try {
+    const ipu::examples::ExampleOptions options(
+        argc, argv, {{"preset", "mk2"}, {"tiles", "16"}, {"steps", "10"}});
+    const std::string preset = options.text("preset");
+    const auto tiles =
+        static_cast<unsigned>(options.count("tiles", 1, ipu::hw::chip_preset(preset).tiles));
+    const auto steps = static_cast<unsigned>(options.count("steps", 1, 1000));
     const auto r = ipu::examples::run_mlp(preset, tiles, steps, 2026);
     fmt::print("== MLP training on a virtual IPU ({}) ==\n", preset);
     fmt::print(
@@ -49,6 +41,10 @@ int sc_main(int argc, char** argv) {
                r.report.run.cycles, r.report.run.supersteps, 4 * r.report.run.exchange_words);
     fmt::print("host wall time       {:.2f} s\n", r.report.run.host_seconds);
     return r.identical && r.losses.back() < r.losses.front() ? 0 : 1;
+  } catch (const ipu::examples::OptionError& e) {
+    fmt::print(stderr, "mlp: {}\nusage: mlp [--preset mk2|bow] [--tiles N] [--steps S]\n",
+               e.what());
+    return 2;
   } catch (const std::exception& e) {
     fmt::print(stderr, "mlp: {}\n", e.what());
     return 1;
