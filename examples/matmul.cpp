@@ -74,10 +74,11 @@ int sc_main(int argc, char** argv) {
                r.report.run.instructions);
     return r.mismatches == 0 ? 0 : 1;
   } catch (const ipu::examples::OptionError& e) {
-    fmt::print(stderr,
-               "matmul: {}\nusage: matmul [--preset mk2|bow] [--tiles N|all] [--n COLUMNS] [--k DEPTH "
-               "(multiple of 16)] [--save IMAGE] [--memory-report yes]\n",
-               e.what());
+    fmt::print(
+        stderr,
+        "matmul: {}\nusage: matmul [--preset mk2|bow] [--tiles N|all] [--n COLUMNS] [--k DEPTH "
+        "(multiple of 16)] [--save IMAGE] [--memory-report yes]\n",
+        e.what());
     return 2;
   } catch (const std::exception& e) {
     fmt::print(stderr, "matmul: {}\n", e.what());

@@ -11,6 +11,7 @@
 #include <fmt/ostream.h>
 
 #include <boost/program_options.hpp>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -40,10 +41,21 @@ constexpr int kExitDeadlock = 6;
 void add_parameter_options(po::options_description& desc, ipu::hw::ChipConfig& defaults) {
   ipu::hw::visit_parameters(
       defaults, [&desc](const char* name, auto& member, const char* unit, const char* meaning) {
-        using T = std::remove_reference_t<decltype(member)>;
-        desc.add_options()(name, po::value<T>()->default_value(member),
+        // Taken as text and set by ipu::hw::set_parameter, which checks it as the --config
+        // file's values are checked (Boost would wrap "-3" into a huge unsigned).
+        desc.add_options()(name, po::value<std::string>()->default_value(fmt::format("{}", member)),
                            fmt::format("{} [{}]", meaning, unit).c_str());
       });
+}
+
+// A whole non-negative number given to `option`; throws std::invalid_argument naming both.
+uint64_t parse_count(const char* option, const std::string& text) {
+  uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+    throw std::invalid_argument(
+        fmt::format("option --{}: '{}' is not a whole non-negative number", option, text));
+  return value;
 }
 
 void dump_config(std::ostream& out, ipu::hw::ChipConfig& config) {
@@ -152,7 +164,9 @@ int main(int argc, char** argv) {
 
 int sc_main(int argc, char** argv) {
   std::string command, file, preset = "mk2", config_file;
-  uint64_t max_cycles = 2'000'000'000;
+  uint64_t max_cycles = 0;
+  std::string max_cycles_text = "2000000000", tiles_per_track_text;
+  std::vector<std::pair<std::string, std::string>> explicit_parameters;
   bool trace_instructions = false, config_dump = false, memory_hash = false;
   Outputs outputs;
 
@@ -161,7 +175,7 @@ int sc_main(int argc, char** argv) {
       "preset", po::value<std::string>(&preset)->default_value(preset), "chip preset: mk2 or bow")(
       "config", po::value<std::string>(&config_file),
       "configuration file of 'name = value' lines (after the preset)")(
-      "max-cycles", po::value<uint64_t>(&max_cycles)->default_value(max_cycles),
+      "max-cycles", po::value<std::string>(&max_cycles_text)->default_value(max_cycles_text),
       "stop with a report when a tile reaches this many cycles (0: no limit)")(
       "trace-instructions", po::bool_switch(&trace_instructions),
       "print every executed instruction (tile, context, cycle, pc, disassembly) to stderr")(
@@ -169,7 +183,7 @@ int sc_main(int argc, char** argv) {
       "run: write BSP statistics as JSON to this file")(
       "trace", po::value<std::string>(&outputs.trace),
       "run: write the BSP execution trace (Chrome/Perfetto trace-event JSON) to this file")(
-      "trace-tiles-per-track", po::value<unsigned>(&outputs.tiles_per_track)->default_value(1),
+      "trace-tiles-per-track", po::value<std::string>(&tiles_per_track_text)->default_value("1"),
       "run: tiles per track in --trace (each track shows its first tile)")(
       "config-dump", po::bool_switch(&config_dump), "print the effective configuration and exit")(
       "memory-hash", po::bool_switch(&memory_hash),
@@ -193,12 +207,22 @@ int sc_main(int argc, char** argv) {
     config = ipu::hw::chip_preset(preset);
     if (!config_file.empty()) ipu::hw::apply_config_file(config_file, config);
     // Parameters given explicitly override the preset and the file.
-    ipu::hw::visit_parameters(config,
-                              [&vm](const char* name, auto& member, const char*, const char*) {
-                                using T = std::remove_reference_t<decltype(member)>;
-                                if (vm.count(name) && !vm[name].defaulted())
-                                  member = vm[name].as<T>();
-                              });
+    ipu::hw::visit_parameters(config, [&](const char* name, auto&, const char*, const char*) {
+      if (vm.count(name) && !vm[name].defaulted())
+        explicit_parameters.emplace_back(name, vm[name].as<std::string>());
+    });
+    for (const auto& [name, value] : explicit_parameters) {
+      try {
+        ipu::hw::set_parameter(config, name, value);
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(fmt::format("option --{}: {}", name, e.what()));
+      }
+    }
+    max_cycles = parse_count("max-cycles", max_cycles_text);
+    outputs.tiles_per_track =
+        static_cast<unsigned>(parse_count("trace-tiles-per-track", tiles_per_track_text));
+    if (outputs.tiles_per_track == 0)
+      throw std::invalid_argument("option --trace-tiles-per-track: must be at least 1");
     ipu::hw::validate(config);
   } catch (const po::error& e) {
     fmt::print(stderr, "ipu-sim: {}\nTry 'ipu-sim --help'.\n", e.what());

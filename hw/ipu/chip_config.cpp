@@ -74,19 +74,23 @@ void apply_config_file(const std::string& path, ChipConfig& config) {
     if (eq == std::string::npos)
       throw std::invalid_argument(
           fmt::format("{}:{}: expected 'name = value', got '{}'", path, number, text));
-    const std::string name = trim(text.substr(0, eq)), value = trim(text.substr(eq + 1));
-    bool known = false, ok = true;
-    visit_parameters(config, [&](const char* n, auto& member, const char*, const char*) {
-      if (name != n) return;
-      known = true;
-      ok = parse_value(value, member);
-    });
-    if (!known)
-      throw std::invalid_argument(fmt::format("{}:{}: unknown parameter '{}'", path, number, name));
-    if (!ok)
-      throw std::invalid_argument(
-          fmt::format("{}:{}: bad value '{}' for {}", path, number, value, name));
+    try {
+      set_parameter(config, trim(text.substr(0, eq)), trim(text.substr(eq + 1)));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("{}:{}: {}", path, number, e.what()));
+    }
   }
+}
+
+void set_parameter(ChipConfig& config, const std::string& name, const std::string& value) {
+  bool known = false, ok = true;
+  visit_parameters(config, [&](const char* n, auto& member, const char*, const char*) {
+    if (name != n) return;
+    known = true;
+    ok = parse_value(value, member);
+  });
+  if (!known) throw std::invalid_argument(fmt::format("unknown parameter '{}'", name));
+  if (!ok) throw std::invalid_argument(fmt::format("bad value '{}' for {}", value, name));
 }
 
 void validate(const ChipConfig& c) {

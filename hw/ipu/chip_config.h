@@ -74,6 +74,11 @@ ChipConfig chip_preset(const std::string& name);
 // naming the file, line and parameter for an unknown name or a malformed value.
 void apply_config_file(const std::string& path, ChipConfig& config);
 
+// Sets one parameter from its text (as in a configuration file: integers are whole and
+// non-negative, in decimal, hex or 1e9 form); throws std::invalid_argument naming the parameter
+// and the text for an unknown name or a malformed value.
+void set_parameter(ChipConfig& config, const std::string& name, const std::string& value);
+
 // Checks the figures make a chip; throws std::invalid_argument naming the parameter.
 void validate(const ChipConfig& config);
 
