@@ -182,11 +182,3 @@ TEST(Programs, ReductionTreeOverSixtyFourTiles) {
 
 }  // namespace
 }  // namespace ipu::test
-
-int main(int argc, char** argv) {
-  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
-  ::testing::InitGoogleTest(&argc, argv);
-  return sc_core::sc_elab_and_sim(argc, argv);
-}
-
-int sc_main(int, char**) { return RUN_ALL_TESTS(); }

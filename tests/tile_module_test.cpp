@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 #include <tlm_utils/simple_initiator_socket.h>
 
-#include <cstdlib>
 #include <functional>
 #include <systemc>
 
@@ -114,11 +113,3 @@ TEST(TileModule, SocketAccessDmiAndTimedRun) {
 
 }  // namespace
 }  // namespace ipu::test
-
-int main(int argc, char** argv) {
-  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
-  ::testing::InitGoogleTest(&argc, argv);
-  return sc_core::sc_elab_and_sim(argc, argv);
-}
-
-int sc_main(int, char**) { return RUN_ALL_TESTS(); }
