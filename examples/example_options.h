@@ -3,10 +3,11 @@
 // number in range) is an OptionError that names the option and the text given.
 #pragma once
 
-#include <charconv>
 #include <map>
 #include <stdexcept>
 #include <string>
+
+#include "sdk/tools/parse_count.h"
 
 namespace ipu::examples {
 
@@ -30,15 +31,13 @@ class ExampleOptions {
 
   const std::string& text(const std::string& name) const { return values_.at(name); }
 
-  // A whole number in [min, max]; no sign, no trailing characters.
+  // A whole number in [min, max].
   unsigned long count(const std::string& name, unsigned long min, unsigned long max) const {
-    const std::string& s = text(name);
-    unsigned long value = 0;
-    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-    if (s.empty() || ec != std::errc() || end != s.data() + s.size() || value < min || value > max)
-      throw OptionError("--" + name + " '" + s + "' is not a whole number from " +
-                        std::to_string(min) + " to " + std::to_string(max));
-    return value;
+    try {
+      return sdk::parse_count("--" + name, text(name), min, max);
+    } catch (const std::invalid_argument& e) {
+      throw OptionError(e.what());
+    }
   }
 
  private:

@@ -11,7 +11,6 @@
 #include <fmt/ostream.h>
 
 #include <boost/program_options.hpp>
-#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -24,6 +23,7 @@
 #include "hw/ipu/ipu.h"
 #include "sdk/image/elf_reader.h"
 #include "sdk/image/elf_writer.h"
+#include "sdk/tools/parse_count.h"
 #include "sim/chip_platform.h"
 #include "sim/demo_image.h"
 #include "sim/single_tile.h"
@@ -46,16 +46,6 @@ void add_parameter_options(po::options_description& desc, ipu::hw::ChipConfig& d
         desc.add_options()(name, po::value<std::string>()->default_value(fmt::format("{}", member)),
                            fmt::format("{} [{}]", meaning, unit).c_str());
       });
-}
-
-// A whole non-negative number given to `option`; throws std::invalid_argument naming both.
-uint64_t parse_count(const char* option, const std::string& text) {
-  uint64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size())
-    throw std::invalid_argument(
-        fmt::format("option --{}: '{}' is not a whole non-negative number", option, text));
-  return value;
 }
 
 void dump_config(std::ostream& out, ipu::hw::ChipConfig& config) {
@@ -218,11 +208,9 @@ int sc_main(int argc, char** argv) {
         throw std::invalid_argument(fmt::format("option --{}: {}", name, e.what()));
       }
     }
-    max_cycles = parse_count("max-cycles", max_cycles_text);
-    outputs.tiles_per_track =
-        static_cast<unsigned>(parse_count("trace-tiles-per-track", tiles_per_track_text));
-    if (outputs.tiles_per_track == 0)
-      throw std::invalid_argument("option --trace-tiles-per-track: must be at least 1");
+    max_cycles = ipu::sdk::parse_count("--max-cycles", max_cycles_text);
+    outputs.tiles_per_track = static_cast<unsigned>(
+        ipu::sdk::parse_count("--trace-tiles-per-track", tiles_per_track_text, 1, 1u << 20));
     ipu::hw::validate(config);
   } catch (const po::error& e) {
     fmt::print(stderr, "ipu-sim: {}\nTry 'ipu-sim --help'.\n", e.what());

@@ -12,12 +12,17 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "sdk/image/elf_writer.h"
+#include "sdk/tools/parse_count.h"
 
 namespace {
+
+// The largest tile number a physical address can carry (above bit kTileAddressBits).
+constexpr unsigned kMaxTile = (1u << (32 - ipu::sdk::kTileAddressBits)) - 1;
 
 int usage() {
   fmt::print(
@@ -53,13 +58,14 @@ int main(int argc, char** argv) {
         const std::string list = argv[++i];
         for (size_t pos = 0; pos < list.size();) {
           const size_t comma = list.find(',', pos);
-          at.push_back(static_cast<unsigned>(std::stoul(list.substr(pos, comma - pos))));
+          at.push_back(static_cast<unsigned>(
+              parse_count("--at", list.substr(pos, comma - pos), 0, kMaxTile)));
           pos = comma == std::string::npos ? list.size() : comma + 1;
         }
       } else if (a == "--tiles" && i + 1 < argc) {
-        tiles = static_cast<unsigned>(std::stoul(argv[++i]));
+        tiles = static_cast<unsigned>(parse_count("--tiles", argv[++i], 1, kMaxTile + 1));
       } else if (a == "--first" && i + 1 < argc) {
-        first = static_cast<unsigned>(std::stoul(argv[++i]));
+        first = static_cast<unsigned>(parse_count("--first", argv[++i], 0, kMaxTile));
       } else if (a == "-o" && i + 1 < argc) {
         out = argv[++i];
       } else {
@@ -67,10 +73,11 @@ int main(int argc, char** argv) {
       }
     }
     if ((tiles == 0) == at.empty() || out.empty()) return usage();
+    if (uint64_t{first} + tiles > kMaxTile + 1)
+      throw std::invalid_argument(
+          fmt::format("tiles {} to {} do not fit the image's tile numbering (0 to {})", first,
+                      uint64_t{first} + tiles - 1, kMaxTile));
     for (unsigned t = first; t < first + tiles; ++t) at.push_back(t);
-    for (unsigned t : at)
-      if (t >= (1u << (32 - kTileAddressBits)))
-        throw ImageError(fmt::format("tile {} does not fit the image's tile numbering", t));
     const ElfImage source = read_elf(in);
     ElfImage image;
     image.path = out;
@@ -90,6 +97,9 @@ int main(int argc, char** argv) {
     }
     write_elf(out, image);
     return 0;
+  } catch (const std::invalid_argument& e) {  // a bad option value
+    fmt::print(stderr, "ipu-image: {}\n", e.what());
+    return 2;
   } catch (const std::exception& e) {
     fmt::print(stderr, "ipu-image: {}\n", e.what());
     return 3;
