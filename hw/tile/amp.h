@@ -19,6 +19,10 @@ struct AmpUnit {
   static constexpr unsigned kRowsF16 = 16, kInputsF16 = 4;  // 64 MACs per issue
   static constexpr unsigned kRowsF32 = 8, kInputsF32 = 2;   // 16 MACs per issue
   static constexpr unsigned kInputBytes = 8;
+  // A row's MACs of one issue run through a 4-stage lane, one MAC a stage (rtl/amp): the
+  // results are ready 4 cycles after the issue, before the context's next issue slot 6 cycles
+  // later, so the latency is hidden from programs (docs/tile.md).
+  static constexpr unsigned kLaneLatency = 4;
   static constexpr unsigned kWeightBytesF16 = kRowsF16 * kInputsF16 * 2;  // 128 per phase
   static constexpr unsigned kWeightBytesF32 = kRowsF32 * kInputsF32 * 4;  // 64 per phase
 
