@@ -6,6 +6,8 @@
 #include <functional>
 #include <tuple>
 
+#include "receive_mux.h"
+
 namespace ipu::hw {
 
 Exchange::Exchange(const sc_core::sc_module_name& name, const ChipConfig& config,
@@ -112,26 +114,61 @@ std::string Exchange::resolve(Phase& p) {
   record.phase = p.barrier.phase;
   record.group = p.barrier.group;
   record.release = p.barrier.release;
+  std::vector<RxCycle> cycles;
+  std::vector<RxResult> results;
+  std::vector<Cursor> origins;  // per word of `cycles`, in order: which send it comes from
   for (auto& entry : p.tiles) {
     const unsigned tile = entry.first;  // a named copy: lambdas below capture it
     TileState& t = entry.second;
     record.end = std::max(record.end, t.boundary);
+
+    // The receiver's cycles: words in arrival order, and its select and buffer writes (issued
+    // the cycle before they take effect) and boundary, merged by cycle.
+    cycles.clear();
+    origins.clear();
+    auto cycle = [&](uint64_t when, bool control) -> RxCycle& {
+      const bool taken = !cycles.empty() && (cycles.back().select_write ||
+                                             cycles.back().buffer_write || cycles.back().close);
+      if (cycles.empty() || cycles.back().cycle != when || (control && taken)) {
+        cycles.emplace_back();
+        cycles.back().cycle = when;
+        cycles.back().late = when >= t.boundary;
+      }
+      return cycles.back();
+    };
+    struct Control {
+      uint64_t cycle;
+      const Select* select;
+      const Buffer* buffer;  // both null: the boundary
+    };
+    std::vector<Control> controls;
+    for (const Select& s : t.selects) controls.push_back({s.effective - 1, &s, nullptr});
+    for (const Buffer& b : t.buffers) controls.push_back({b.effective - 1, nullptr, &b});
+    controls.push_back({t.boundary, nullptr, nullptr});
+    std::stable_sort(controls.begin(), controls.end(),
+                     [](const Control& a, const Control& b) { return a.cycle < b.cycle; });
     std::vector<Cursor>& heap = incoming[tile];
     std::make_heap(heap.begin(), heap.end(), std::greater<>());
-    size_t next_select = 0, next_buffer = 0;
-    int listening = -1;
-    Buffer* buffer = nullptr;
-    std::vector<std::pair<uint32_t, std::vector<uint32_t>>> runs;  // contiguous writes
-    auto close_buffer = [&](const Buffer* b, uint64_t when, const char* why) {
-      if (b != nullptr && b->filled < b->words)
-        error(
-            fmt::format("tile {}: receive buffer at 0x{:08x} expected {} words but got {} before "
-                        "{} at cycle {}",
-                        tile, b->address, b->words, b->filled, why, when));
-    };
-    while (!heap.empty() && errors.size() <= 16) {
+    size_t next_control = 0;
+    while (!heap.empty() || next_control < controls.size()) {
+      if (heap.empty() ||
+          (next_control < controls.size() && controls[next_control].cycle < heap.front().cycle)) {
+        const Control& k = controls[next_control++];
+        RxCycle& c = cycle(k.cycle, true);
+        if (k.select != nullptr) {
+          c.select_write = true;
+          c.select = k.select->source;
+        } else if (k.buffer != nullptr) {
+          c.buffer_write = true;
+          c.buffer_address = k.buffer->address;
+          c.buffer_words = k.buffer->words;
+        } else {
+          c.close = true;
+        }
+        continue;
+      }
       std::pop_heap(heap.begin(), heap.end(), std::greater<>());
-      Cursor a = heap.back();
+      const Cursor a = heap.back();
       heap.pop_back();
       const Send& s = p.sends[a.send];
       if (a.word + 1 < s.words.size()) {  // the segment's next word
@@ -141,49 +178,80 @@ std::string Exchange::resolve(Phase& p) {
         heap.push_back(next);
         std::push_heap(heap.begin(), heap.end(), std::greater<>());
       }
-      while (next_select < t.selects.size() && t.selects[next_select].effective <= a.cycle)
-        listening = t.selects[next_select++].source;
-      while (next_buffer < t.buffers.size() && t.buffers[next_buffer].effective <= a.cycle) {
-        close_buffer(buffer, t.buffers[next_buffer].effective - 1, "the tile set a new buffer");
-        buffer = &t.buffers[next_buffer++];
+      cycle(a.cycle, false).words.push_back({a.source, s.words[a.word]});
+      origins.push_back(a);
+    }
+    std::vector<Cursor>().swap(heap);
+    receive_mux_->run(cycles, results);
+
+    // Deliveries and reports from the mux's decisions.
+    int listening = -1;
+    const Buffer* buffer = nullptr;
+    size_t origin = 0, next_buffer = 0;
+    std::vector<std::pair<uint32_t, std::vector<uint32_t>>> runs;  // contiguous writes
+    for (size_t i = 0; i < cycles.size() && errors.size() <= 16; ++i) {
+      const RxCycle& c = cycles[i];
+      const RxResult& r = results[i];
+      for (size_t w = 0; w < c.words.size(); ++w) {
+        const Cursor& a = origins[origin++];
+        const Send& s = p.sends[a.send];
+        auto what = [&] {
+          return fmt::format("word {} of the send from tile {} (0x{:08x}, issued at cycle {})",
+                             a.word, s.source, s.address + 4 * a.word, s.cycle);
+        };
+        switch (r.outcomes[w]) {
+          case RxOutcome::kLate:
+            error(
+                fmt::format("{} arrives at tile {} at cycle {}, after tile {} ended its exchange "
+                            "phase at cycle {}",
+                            what(), tile, c.cycle, tile, t.boundary));
+            break;
+          case RxOutcome::kWrongSource:
+            error(fmt::format(
+                "{} arrives at tile {} at cycle {} while tile {} listens to {}", what(), tile,
+                c.cycle, tile,
+                listening < 0 ? std::string("no tile") : fmt::format("tile {}", listening)));
+            break;
+          case RxOutcome::kNoBuffer:
+          case RxOutcome::kOverrun:
+            error(fmt::format(
+                "{} arrives at tile {} at cycle {} but the receive buffer {} is {}", what(), tile,
+                c.cycle,
+                buffer == nullptr
+                    ? std::string("(none set)")
+                    : fmt::format("at 0x{:08x} ({} words)", buffer->address, buffer->words),
+                r.outcomes[w] == RxOutcome::kNoBuffer ? "missing" : "full (overrun)"));
+            break;
+          case RxOutcome::kWritten: {
+            const uint32_t address = r.addresses[w];
+            if (!runs.empty() && runs.back().first + 4 * runs.back().second.size() == address)
+              runs.back().second.push_back(c.words[w].data);
+            else
+              runs.push_back({address, {c.words[w].data}});
+            ++record.words;
+            record.last_arrival = std::max(record.last_arrival, c.cycle);
+            break;
+          }
+        }
       }
-      auto what = [&] {
-        return fmt::format("word {} of the send from tile {} (0x{:08x}, issued at cycle {})",
-                           a.word, s.source, s.address + 4 * a.word, s.cycle);
-      };
-      if (a.cycle >= t.boundary) {
+      if (r.short_buffer)
         error(fmt::format(
-            "{} arrives at tile {} at cycle {}, after tile {} ended its exchange phase at cycle {}",
-            what(), tile, a.cycle, tile, t.boundary));
-      } else if (listening != static_cast<int>(a.source)) {
-        error(fmt::format(
-            "{} arrives at tile {} at cycle {} while tile {} listens to {}", what(), tile, a.cycle,
-            tile, listening < 0 ? std::string("no tile") : fmt::format("tile {}", listening)));
-      } else if (buffer == nullptr || buffer->filled == buffer->words) {
-        error(fmt::format("{} arrives at tile {} at cycle {} but the receive buffer {} is {}",
-                          what(), tile, a.cycle,
-                          buffer == nullptr ? std::string("(none set)")
-                                            : fmt::format("at 0x{:08x} ({} words)", buffer->address,
-                                                          buffer->words),
-                          buffer == nullptr ? "missing" : "full (overrun)"));
-      } else {
-        const uint32_t address = buffer->address + 4 * buffer->filled++;
-        if (!runs.empty() && runs.back().first + 4 * runs.back().second.size() == address)
-          runs.back().second.push_back(s.words[a.word]);
-        else
-          runs.push_back({address, {s.words[a.word]}});
-        ++record.words;
-        record.last_arrival = std::max(record.last_arrival, a.cycle);
+            "tile {}: receive buffer at 0x{:08x} expected {} words but got {} before {} at cycle "
+            "{}",
+            tile, r.buffer_address, r.buffer_words, r.filled,
+            c.buffer_write ? "the tile set a new buffer" : "the end of the tile's exchange phase",
+            c.cycle));
+      if (c.select_write) listening = c.select;
+      if (c.buffer_write) {
+        buffer = &t.buffers[next_buffer++];  // buffer writes come in the tile's order
+      } else if (c.close) {
+        buffer = nullptr;
       }
     }
-    close_buffer(buffer, t.boundary, "the end of the tile's exchange phase");
-    for (size_t b = next_buffer; b < t.buffers.size(); ++b)
-      close_buffer(&t.buffers[b], t.boundary, "the end of the tile's exchange phase");
     // The receiver's words land as soon as its own schedule checks out; any error anywhere in
     // the phase stops the whole run with the report below.
     if (errors.empty())
       for (const auto& [address, words] : runs) deliver(tile, address, words);
-    std::vector<Cursor>().swap(heap);
   }
   if (!errors.empty()) {
     std::string report = "exchange schedule error: " + errors.front();

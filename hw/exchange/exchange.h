@@ -25,6 +25,7 @@
 
 #include "hw/ipu/chip_config.h"
 #include "hw/sync/sync_network.h"
+#include "receive_mux.h"
 
 namespace ipu::hw {
 
@@ -68,6 +69,9 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   void receive_buffer(unsigned tile, uint64_t phase, uint64_t cycle, uint32_t address,
                       uint32_t words) override;
   std::string end_phase(unsigned tile, uint64_t phase, uint64_t cycle) override;
+
+  // The receive mux deciding each word (the C++ model unless ipu-sim --rtl xmux).
+  void set_receive_mux(ReceiveMuxIf* mux) { receive_mux_ = mux != nullptr ? mux : &model_mux_; }
 
   const std::vector<ExchangeRecord>& records() const { return records_; }
   // Tiles waiting at their boundary in an unresolved phase: (phase, tile, boundary cycle).
@@ -116,6 +120,8 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   std::map<unsigned, unsigned> socket_of_;  // tile -> socket index
   std::map<uint64_t, Phase> phases_;
   std::vector<ExchangeRecord> records_;
+  ReceiveMux model_mux_;
+  ReceiveMuxIf* receive_mux_ = &model_mux_;
 };
 
 }  // namespace ipu::hw

@@ -90,7 +90,12 @@ SyncRelease SyncNetwork::arrive(unsigned tile, unsigned id, uint64_t cycle) {
     record.arrivals.push_back(c);
     latest = std::max(latest, c);
   }
-  record.release = latest + config_.sync.internal_cycles;
+  if (barrier_datapath_ != nullptr) {
+    std::vector<std::pair<unsigned, uint64_t>> arrivals(g.arrived.begin(), g.arrived.end());
+    record.release = barrier_datapath_->release(g.members, arrivals, config_.sync.internal_cycles);
+  } else {
+    record.release = latest + config_.sync.internal_cycles;
+  }
   if ((id & kHostSync) != 0) record.release += on_host_sync_(id & ~kHostSync, record.release);
   record.phase = next_phase_++;
   g.arrived.clear();

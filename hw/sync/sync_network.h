@@ -31,6 +31,17 @@ struct BarrierRecord {
   std::vector<uint64_t> arrivals;  // per member, in `tiles` order
 };
 
+// The barrier's release for one completed barrier: the C++ model is last arrival + latency;
+// ipu-sim --rtl sync installs the barrier tree RTL (rtl/sync, through tlm/) instead.
+class BarrierDatapath {
+ public:
+  virtual ~BarrierDatapath() = default;
+  // `arrivals`: (tile, arrival cycle) of every member of the group, `members` ascending.
+  virtual uint64_t release(const std::vector<unsigned>& members,
+                           const std::vector<std::pair<unsigned, uint64_t>>& arrivals,
+                           unsigned latency) = 0;
+};
+
 class SyncIf : public virtual sc_core::sc_interface {
  public:
   // Called from the tile's thread: blocks until the group's barrier releases.
@@ -60,6 +71,8 @@ class SyncNetwork : public sc_core::sc_module, public SyncIf {
   using HostHook = std::function<uint64_t(unsigned transfer, uint64_t cycle)>;
   void on_host_sync(HostHook hook) { on_host_sync_ = std::move(hook); }
 
+  void set_barrier_datapath(BarrierDatapath* datapath) { barrier_datapath_ = datapath; }
+
   const std::vector<BarrierRecord>& barriers() const { return barriers_; }
   // Groups with waiting tiles: group -> (arrived tiles with their cycles, missing tiles).
   struct Pending {
@@ -87,6 +100,7 @@ class SyncNetwork : public sc_core::sc_module, public SyncIf {
   std::vector<BarrierRecord> barriers_;
   ReleaseHook on_release_;
   HostHook on_host_sync_;
+  BarrierDatapath* barrier_datapath_ = nullptr;
 };
 
 }  // namespace ipu::hw

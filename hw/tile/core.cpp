@@ -67,37 +67,80 @@ void load_amp_weights(AmpUnit& amp, unsigned phase, const uint8_t* src) {
   }
 }
 
+uint32_t bits_of(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  return bits;
+}
+
+// Each row's MACs of one ipu.amp on the AMP lane RTL (datapaths.h): the same arithmetic as
+// AmpUnit::multiply_accumulate, operands as the bits the unit was given.
+void amp_lanes(AmpUnit& amp, const std::array<uint32_t, AmpUnit::kInputsF16>& x,
+               AmpDatapath& lanes) {
+  std::vector<AmpLaneRow> rows(amp.rows());
+  const unsigned n = amp.inputs();
+  for (unsigned r = 0; r < amp.rows(); ++r) {
+    AmpLaneRow& row = rows[r];
+    row.half = !amp.f32_mode();
+    row.terms = n;
+    for (unsigned j = 0; j < n; ++j) {
+      const uint32_t w = bits_of(amp.weights[amp.phase][r * n + j]);
+      uint32_t flags = 0;  // f16 weights are f16 values: the conversion back is exact
+      row.w[j] = row.half ? fpu::f32_to_f16(w, fpu::kRne, flags, 0) : w;
+      row.x[j] = x[j];
+    }
+    row.acc = bits_of(amp.acc[r]);
+  }
+  lanes.run(rows);
+  for (unsigned r = 0; r < amp.rows(); ++r) amp.acc[r] = float_of(rows[r].acc);
+}
+
 // One ipu.amp: multiply-accumulate the input vector at `in`; after the last phase write the
-// results at `out` (NaN results canonical, as every tile FP result) and start over.
-void amp_step(AmpUnit& amp, const uint8_t* in, uint8_t* out) {
+// results at `out` (NaN results canonical, as every tile FP result) and start over. With `lanes`
+// the arithmetic runs on the AMP lane RTL.
+void amp_step(AmpUnit& amp, const uint8_t* in, uint8_t* out, AmpDatapath* lanes) {
+  std::array<uint32_t, AmpUnit::kInputsF16> raw{};
   std::array<float, AmpUnit::kInputsF16> x{};
   for (unsigned j = 0; j < amp.inputs(); ++j) {
     if (amp.f32_mode()) {
-      uint32_t v;
-      std::memcpy(&v, in + 4 * j, 4);
-      x[j] = float_of(v);
+      std::memcpy(&raw[j], in + 4 * j, 4);
+      x[j] = float_of(raw[j]);
     } else {
       uint16_t h;
       std::memcpy(&h, in + 2 * j, 2);
+      raw[j] = h;
       x[j] = static_cast<float>(fpu::f16_value(h));
     }
   }
-  amp.multiply_accumulate(x.data());
+  if (lanes != nullptr)
+    amp_lanes(amp, raw, *lanes);
+  else
+    amp.multiply_accumulate(x.data());
   amp.input += AmpUnit::kInputBytes;
   if (out == nullptr) {
     ++amp.phase;
     return;
   }
+  std::vector<AmpLaneRow> write_back;  // out += acc on the lanes: one term, 1.0 * out + acc
   for (unsigned r = 0; r < amp.rows(); ++r) {
     float result = amp.acc[r];
     if (amp.accumulate_output()) {
       uint32_t old;
       std::memcpy(&old, out + 4 * r, 4);
-      result = float_of(old) + result;
+      if (lanes != nullptr)
+        write_back.push_back({false, 1, {bits_of(1.0f), 0, 0, 0}, {old, 0, 0, 0}, bits_of(result)});
+      else
+        result = float_of(old) + result;
     }
-    uint32_t bits;
-    std::memcpy(&bits, &result, 4);
-    if (std::isnan(result)) bits = fpu::kCanonicalNaN;
+    amp.acc[r] = result;
+  }
+  if (!write_back.empty()) {
+    lanes->run(write_back);
+    for (unsigned r = 0; r < amp.rows(); ++r) amp.acc[r] = float_of(write_back[r].acc);
+  }
+  for (unsigned r = 0; r < amp.rows(); ++r) {
+    uint32_t bits = bits_of(amp.acc[r]);
+    if (std::isnan(amp.acc[r])) bits = fpu::kCanonicalNaN;
     std::memcpy(out + 4 * r, &bits, 4);
   }
   amp.output += amp.output_bytes();
@@ -733,7 +776,7 @@ std::string Core::describe_running_contexts() const {
 #define URAND64()                                            \
   do {                                                       \
     if (d.rd & 1) ILLEGAL();                                 \
-    const uint64_t bits_ = c.prng.next();                    \
+    const uint64_t bits_ = next_random(c);                   \
     if (d.rd != 0) c.x[d.rd] = static_cast<uint32_t>(bits_); \
     c.x[d.rd + 1] = static_cast<uint32_t>(bits_ >> 32);      \
   } while (0)
@@ -746,7 +789,7 @@ std::string Core::describe_running_contexts() const {
   std::array<uint32_t, 4> random_{};                                  \
   if (RM16 == fpu::kStochastic) {                                     \
     for (unsigned l_ = 0; l_ < (lanes); l_ += 2) {                    \
-      const uint64_t r_ = c.prng.next();                              \
+      const uint64_t r_ = next_random(c);                             \
       random_[l_] = static_cast<uint32_t>(r_);                        \
       random_[l_ + 1] = static_cast<uint32_t>(r_ >> 32);              \
     }                                                                 \
@@ -801,7 +844,9 @@ std::string Core::describe_running_contexts() const {
   std::array<uint32_t, 4> h_{};                                               \
   for (unsigned lane = 0; lane < (lanes); ++lane) {                           \
     const uint32_t f_ = lane < 2 ? c.f[d.rs1 + lane] : c.f[d.rs2 + lane - 2]; \
-    h_[lane] = fpu::f32_to_f16(f_, RM16, FFLAGS, RANDOM);                     \
+    h_[lane] = datapaths_.f32_to_f16 != nullptr                               \
+                   ? datapaths_.f32_to_f16->convert(f_, RM16, FFLAGS, RANDOM) \
+                   : fpu::f32_to_f16(f_, RM16, FFLAGS, RANDOM);               \
   }                                                                           \
   for (unsigned lane = 0; lane < (lanes); ++lane) set_half(c, d.rd, lane, h_[lane])
 // f16 lanes (one register or a pair) widened to f32 registers (a pair or a quad).
@@ -829,18 +874,18 @@ std::string Core::describe_running_contexts() const {
     if (a_ - base > size - n_) TRAP(TrapCause::kLoadAccessFault, a_); \
     load_amp_weights(amp_, phase_, mem + (a_ - base));                \
   } while (0)
-#define AMP_STEP()                                                                        \
-  do {                                                                                    \
-    AmpUnit& amp_ = c.amp;                                                                \
-    const uint32_t in_ = amp_.input;                                                      \
-    if (in_ & 7) TRAP(TrapCause::kLoadMisaligned, in_);                                   \
-    if (in_ - base > size - AmpUnit::kInputBytes) TRAP(TrapCause::kLoadAccessFault, in_); \
-    const bool last_ = amp_.phase + 1 == amp_.phases();                                   \
-    const uint32_t out_ = amp_.output, n_ = amp_.output_bytes();                          \
-    if (last_ && (out_ & 3)) TRAP(TrapCause::kStoreMisaligned, out_);                     \
-    if (last_ && out_ - base > size - n_) TRAP(TrapCause::kStoreAccessFault, out_);       \
-    amp_step(amp_, mem + (in_ - base), last_ ? mem + (out_ - base) : nullptr);            \
-    if (last_) invalidate(out_, n_);                                                      \
+#define AMP_STEP()                                                                             \
+  do {                                                                                         \
+    AmpUnit& amp_ = c.amp;                                                                     \
+    const uint32_t in_ = amp_.input;                                                           \
+    if (in_ & 7) TRAP(TrapCause::kLoadMisaligned, in_);                                        \
+    if (in_ - base > size - AmpUnit::kInputBytes) TRAP(TrapCause::kLoadAccessFault, in_);      \
+    const bool last_ = amp_.phase + 1 == amp_.phases();                                        \
+    const uint32_t out_ = amp_.output, n_ = amp_.output_bytes();                               \
+    if (last_ && (out_ & 3)) TRAP(TrapCause::kStoreMisaligned, out_);                          \
+    if (last_ && out_ - base > size - n_) TRAP(TrapCause::kStoreAccessFault, out_);            \
+    amp_step(amp_, mem + (in_ - base), last_ ? mem + (out_ - base) : nullptr, datapaths_.amp); \
+    if (last_) invalidate(out_, n_);                                                           \
   } while (0)
 
 // ---- sync and exchange (docs/chip.md) ----

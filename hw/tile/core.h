@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "amp.h"
+#include "datapaths.h"
 #include "isa.h"
 #include "prng.h"
 #include "tile_config.h"
@@ -123,6 +124,8 @@ class Core {
   void set_tile_id(unsigned id) { tile_id_ = id; }
   void set_tile_count(unsigned count) { tile_count_ = count; }
   void set_exchange(ExchangeSink* sink) { exchange_ = sink; }
+  // Blocks to compute with their RTL instead of the C++ models (datapaths.h).
+  void set_datapaths(const TileDatapaths& datapaths) { datapaths_ = datapaths; }
 
   // After StopReason::kSync: the barrier released at `cycle`; the tile resumes then, in a new
   // exchange phase.
@@ -178,6 +181,9 @@ class Core {
   void report_fault(Context& c, uint32_t pc, TrapCause cause, uint32_t tval);
   void report_error(Context& c, uint32_t pc, const std::string& what);
   std::string where(uint32_t pc) const;  // "pc 0x0004c010: addi a0,a0,1"
+  uint64_t next_random(Context& c) {
+    return datapaths_.prng != nullptr ? datapaths_.prng->next(c.prng) : c.prng.next();
+  }
 
   TileConfig config_;
   uint8_t* sram_;
@@ -194,6 +200,7 @@ class Core {
   uint32_t exchange_dests_ = 0;  // CSR ipu.xdests: address of {count, tile ids...}
   unsigned tile_count_ = 1;
   ExchangeSink* exchange_ = nullptr;
+  TileDatapaths datapaths_;
   bool exchange_phase_ = false;  // between a sync release and the next run/xend/sync/exit
   bool sync_released_ = false;   // the pending ipu.sync completes when re-executed
   uint32_t sync_group_ = 0;
