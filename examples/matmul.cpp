@@ -3,11 +3,12 @@
 // the same order of operations. Prints the run's report.
 //
 //   matmul [--preset mk2|bow] [--tiles N|all] [--n COLUMNS] [--k DEPTH] [--save IMAGE]
-//          [--memory-report yes]
+//          [--memory-report yes] [--rtl BLOCKS] [--rtl-trace FILE.fst] [--memory-hash yes]
 #include <fmt/format.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 #include <string>
 
 #include "examples/example_options.h"
@@ -38,7 +39,7 @@ int sc_main(int argc, char** argv) {
       throw ipu::examples::OptionError("--k " + std::to_string(k) + " is not a multiple of 16");
     const std::string save = options.text("save");
     const bool memory_report = options.text("memory-report") == "yes";
-    const auto r = ipu::examples::run_matmul(preset, tiles, n, k, 2026);
+    const auto r = ipu::examples::run_matmul(preset, tiles, n, k, 2026, options.device());
     if (!save.empty()) ipu::sdk::write_elf(save, r.executable.image);
     if (memory_report) fmt::print("== tile memory (compiler) ==\n{}", r.executable.memory_report);
     const double clock = chip.tile.clock_hz;
@@ -72,12 +73,16 @@ int sc_main(int argc, char** argv) {
     fmt::print("simulator speed      {:.1f} MIPS ({} instructions)\n",
                static_cast<double>(r.report.run.instructions) / r.report.run.host_seconds / 1e6,
                r.report.run.instructions);
+    ipu::tlm_rtl::print_rtl_stats(std::cout, r.report.run.rtl);
+    if (r.report.run.memory_hash)
+      fmt::print("memory hash          {:016x}\n", *r.report.run.memory_hash);
     return r.mismatches == 0 ? 0 : 1;
   } catch (const ipu::examples::OptionError& e) {
     fmt::print(
         stderr,
         "matmul: {}\nusage: matmul [--preset mk2|bow] [--tiles N|all] [--n COLUMNS] [--k DEPTH "
-        "(multiple of 16)] [--save IMAGE] [--memory-report yes]\n",
+        "(multiple of 16)] [--save IMAGE] [--memory-report yes] [--rtl BLOCKS] [--rtl-trace "
+        "FILE.fst] [--memory-hash yes]\n",
         e.what());
     return 2;
   } catch (const std::exception& e) {

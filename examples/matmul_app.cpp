@@ -20,7 +20,7 @@ uint16_t to_f16_exact(float x) {  // x is a small multiple of 1/64: exact in f16
 }  // namespace
 
 MatmulResult run_matmul(const std::string& preset, unsigned tiles, size_t n, size_t k,
-                        uint32_t seed) {
+                        uint32_t seed, const sdk::DeviceOptions& device_options) {
   using namespace sdk;
   MatmulResult out;
   out.tiles = tiles;
@@ -95,7 +95,7 @@ MatmulResult run_matmul(const std::string& preset, unsigned tiles, size_t n, siz
   }
   std::vector<float> ct_host(m * n);
 
-  Device device(out.executable);
+  Device device(out.executable, device_options);
   device.connect_stream("a_in", a_host.data(), a_host.size() * 2);
   device.connect_stream("b_in", b_host.data(), b_host.size() * 2);
   device.connect_stream("c_out", ct_host.data(), ct_host.size() * 4);

@@ -25,6 +25,6 @@ struct MatmulResult {
 
 // Builds, compiles and runs the matmul on a `preset` chip using its first `tiles` tiles.
 MatmulResult run_matmul(const std::string& preset, unsigned tiles, size_t n, size_t k,
-                        uint32_t seed);
+                        uint32_t seed, const sdk::DeviceOptions& device = {});
 
 }  // namespace ipu::examples

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <iostream>
 #include <string>
 
 #include "examples/example_options.h"
@@ -23,7 +24,7 @@ int sc_main(int argc, char** argv) {
     const auto tiles =
         static_cast<unsigned>(options.count("tiles", 1, ipu::hw::chip_preset(preset).tiles));
     const auto steps = static_cast<unsigned>(options.count("steps", 1, 1000));
-    const auto r = ipu::examples::run_mlp(preset, tiles, steps, 2026);
+    const auto r = ipu::examples::run_mlp(preset, tiles, steps, 2026, options.device());
     fmt::print("== MLP training on a virtual IPU ({}) ==\n", preset);
     fmt::print(
         "model                8 -> 16 (ReLU) -> 4, squared error, SGD; {} samples over {} tiles\n",
@@ -40,9 +41,14 @@ int sc_main(int argc, char** argv) {
     fmt::print("simulated            {} cycles, {} supersteps, {} exchange bytes\n",
                r.report.run.cycles, r.report.run.supersteps, 4 * r.report.run.exchange_words);
     fmt::print("host wall time       {:.2f} s\n", r.report.run.host_seconds);
+    ipu::tlm_rtl::print_rtl_stats(std::cout, r.report.run.rtl);
+    if (r.report.run.memory_hash)
+      fmt::print("memory hash          {:016x}\n", *r.report.run.memory_hash);
     return r.identical && r.losses.back() < r.losses.front() ? 0 : 1;
   } catch (const ipu::examples::OptionError& e) {
-    fmt::print(stderr, "mlp: {}\nusage: mlp [--preset mk2|bow] [--tiles N] [--steps S]\n",
+    fmt::print(stderr,
+               "mlp: {}\nusage: mlp [--preset mk2|bow] [--tiles N] [--steps S] [--rtl BLOCKS] "
+               "[--rtl-trace FILE.fst] [--memory-hash yes]\n",
                e.what());
     return 2;
   } catch (const std::exception& e) {

@@ -11,7 +11,8 @@ extern "C" {
 
 namespace ipu::examples {
 
-MlpResult run_mlp(const std::string& preset, unsigned tiles, unsigned steps, uint32_t seed) {
+MlpResult run_mlp(const std::string& preset, unsigned tiles, unsigned steps, uint32_t seed,
+                  const sdk::DeviceOptions& device_options) {
   using namespace sdk;
   constexpr uint32_t b = 64, d = 8, h = 16, o = 4;
   constexpr uint32_t p = d * h + h * o, g = p + 1;  // parameters; gradient and loss
@@ -114,7 +115,7 @@ MlpResult run_mlp(const std::string& preset, unsigned tiles, unsigned steps, uin
   out.tiles = tiles;
   out.steps = steps;
   out.samples = static_cast<unsigned>(n);
-  Device device(exe);
+  Device device(exe, device_options);
   out.report = device.run();
   out.losses.resize(steps);
   device.read_tensor("history", out.losses.data(), steps * 4);

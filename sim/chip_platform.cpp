@@ -55,6 +55,11 @@ ChipPlatform::ChipPlatform(const ChipRunOptions& options, const sdk::ElfImage& i
       });
     }
   }
+  if (options_.rtl.any()) {
+    rtl_ = std::make_unique<tlm_rtl::RtlPlatform>("rtl", options_.chip, options_.rtl,
+                                                  options_.rtl_trace);
+    rtl_->install(*chip_);
+  }
   entry_ = image.entry;
   segments_ = per_tile;
 }
@@ -73,6 +78,7 @@ ChipRunReport ChipPlatform::run() {
   for (const hw::ExchangeRecord& e : chip_->exchange().records()) r.exchange_words += e.words;
   r.clock_hz = options_.chip.tile.clock_hz;
   r.host_seconds = std::chrono::duration<double>(t1 - t0).count();
+  if (rtl_) r.rtl = rtl_->stats();
   if (options_.memory_hash) {
     uint64_t h = 0xcbf29ce484222325u;  // FNV-1a, 64-bit
     const hw::TileConfig& t = options_.chip.tile;
@@ -117,6 +123,7 @@ void print_report(std::ostream& out, const ChipRunReport& r) {
   fmt::print(out, "instructions retired {}\n", r.instructions);
   fmt::print(out, "host time            {:.3f} s\n", r.host_seconds);
   fmt::print(out, "simulator speed      {:.1f} MIPS\n", mips);
+  tlm_rtl::print_rtl_stats(out, r.rtl);
   if (r.memory_hash) fmt::print(out, "memory hash          {:016x}\n", *r.memory_hash);
 }
 

@@ -13,6 +13,7 @@
 #include "hw/ipu/ipu.h"
 #include "sdk/image/elf_reader.h"
 #include "sdk/image/elf_writer.h"
+#include "tlm/rtl_platform.h"
 
 namespace ipu::sim {
 
@@ -24,6 +25,8 @@ struct ChipRunOptions {
   // false: the platform neither loads the image nor starts the tiles; a host does both (the
   // SDK runtime, over the PCIe link).
   bool load_and_start = true;
+  tlm_rtl::RtlSelection rtl;  // blocks computed by their verilated RTL (--rtl)
+  std::string rtl_trace;      // FST waveforms of those blocks (--rtl-trace)
 };
 
 struct ChipRunReport {
@@ -36,6 +39,7 @@ struct ChipRunReport {
   double clock_hz = 0;
   double host_seconds = 0;
   std::optional<uint64_t> memory_hash;  // FNV-1a over the active tiles' SRAM, in tile order
+  std::vector<tlm_rtl::RtlBlockStats> rtl;
 };
 
 class ChipPlatform {
@@ -58,6 +62,7 @@ class ChipPlatform {
   uint32_t entry_ = 0;
   std::map<unsigned, std::vector<sdk::TileSegment>> segments_;
   std::unique_ptr<hw::Ipu> chip_;
+  std::unique_ptr<tlm_rtl::RtlPlatform> rtl_;
 };
 
 void print_report(std::ostream& out, const ChipRunReport& report);

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -128,12 +129,19 @@ int print_info(const ipu::sdk::ElfImage& image, const ipu::hw::ChipConfig& confi
   return 0;
 }
 
-int run_tile(const ipu::sim::RunOptions& options, const ipu::sdk::ElfImage& image) {
+int run_tile(const ipu::sim::RunOptions& options, const ipu::sdk::ElfImage& image,
+             const ipu::sim::ChipRunOptions& chip) {
   ipu::sim::SingleTilePlatform platform("platform", options, std::cout, std::cerr);
+  std::unique_ptr<ipu::tlm_rtl::RtlPlatform> rtl;
+  if (chip.rtl.any()) {
+    rtl = std::make_unique<ipu::tlm_rtl::RtlPlatform>("rtl", chip.chip, chip.rtl, chip.rtl_trace);
+    platform.tile().core().set_datapaths(rtl->tile_datapaths());
+  }
   platform.load(image);
   const ipu::sim::RunReport report = platform.run();
   std::cout.flush();
   ipu::sim::print_report(std::cout, report);
+  if (rtl) ipu::tlm_rtl::print_rtl_stats(std::cout, rtl->stats());
   switch (report.outcome.reason) {
     case ipu::hw::StopReason::kExited: return report.outcome.exit_status & 0xff;
     case ipu::hw::StopReason::kFault:
@@ -155,10 +163,11 @@ int main(int argc, char** argv) {
 int sc_main(int argc, char** argv) {
   std::string command, file, preset = "mk2", config_file;
   uint64_t max_cycles = 0;
-  std::string max_cycles_text = "2000000000", tiles_per_track_text;
+  std::string max_cycles_text = "2000000000", tiles_per_track_text, rtl_text, rtl_trace;
   std::vector<std::pair<std::string, std::string>> explicit_parameters;
   bool trace_instructions = false, config_dump = false, memory_hash = false;
   Outputs outputs;
+  ipu::sim::ChipRunOptions chip_options;
 
   po::options_description general("Options");
   general.add_options()("help,h", "print this help and exit")(
@@ -177,7 +186,12 @@ int sc_main(int argc, char** argv) {
       "run: tiles per track in --trace (each track shows its first tile)")(
       "config-dump", po::bool_switch(&config_dump), "print the effective configuration and exit")(
       "memory-hash", po::bool_switch(&memory_hash),
-      "run: print a hash of every active tile's SRAM after the run (for determinism checks)");
+      "run: print a hash of every active tile's SRAM after the run (for determinism checks)")(
+      "rtl", po::value<std::string>(&rtl_text)->default_value("none"),
+      "compute these blocks with their verilated RTL instead of the C++ models: a list of prng, "
+      "sr, amp, sync, xmux, or all (docs/rtl.md)")(
+      "rtl-trace", po::value<std::string>(&rtl_trace),
+      "write an FST waveform per --rtl block: FILE.fst gives FILE.<block>.fst");
   po::options_description parameters("Configuration parameters (override the preset and --config)");
   ipu::hw::ChipConfig defaults;
   add_parameter_options(parameters, defaults);
@@ -212,6 +226,10 @@ int sc_main(int argc, char** argv) {
     outputs.tiles_per_track = static_cast<unsigned>(
         ipu::sdk::parse_count("--trace-tiles-per-track", tiles_per_track_text, 1, 1u << 20));
     ipu::hw::validate(config);
+    chip_options.rtl = ipu::tlm_rtl::RtlSelection::parse(rtl_text);
+    chip_options.rtl_trace = rtl_trace;
+    if (!rtl_trace.empty() && !chip_options.rtl.any())
+      throw std::invalid_argument("--rtl-trace needs --rtl: it traces the RTL blocks in use");
   } catch (const po::error& e) {
     fmt::print(stderr, "ipu-sim: {}\nTry 'ipu-sim --help'.\n", e.what());
     return kExitUsage;
@@ -267,14 +285,19 @@ int sc_main(int argc, char** argv) {
     }
     sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
     if (command == "run") {
-      ipu::sim::ChipRunOptions options{config, max_cycles, trace_instructions, memory_hash};
-      return run_chip(options, image, outputs);
+      chip_options.chip = config;
+      chip_options.max_cycles = max_cycles;
+      chip_options.trace_instructions = trace_instructions;
+      chip_options.memory_hash = memory_hash;
+      return run_chip(chip_options, image, outputs);
     }
     ipu::sim::RunOptions options;
     options.tile = config.tile;
     options.max_cycles = max_cycles;
     options.trace_instructions = trace_instructions;
-    return run_tile(options, image);
+    chip_options.chip = config;
+    chip_options.chip.tiles = 1;
+    return run_tile(options, image, chip_options);
   } catch (const ipu::sdk::ImageError& e) {
     fmt::print(stderr, "ipu-sim: {}\n", e.what());
     return kExitImage;

@@ -62,6 +62,7 @@ class Ipu : public sc_core::sc_module {
   const PcieEndpoint& pcie() const { return pcie_; }
   HostMemory& host_memory() { return host_memory_; }
   const Exchange& exchange() const { return exchange_; }
+  Exchange& exchange() { return exchange_; }
 
   // Call after sc_start() has returned.
   ChipOutcome outcome() const;

@@ -4,14 +4,17 @@
 // Equal, output for output, to the C++ model the fast platform uses (hw/tile/prng.h).
 // `seed` loads the state (s1 in bits 127:64, s0 in bits 63:0); `step` advances it, and `out`
 // is the output of the state as it stood before the step (registered: valid the next cycle).
+// `state` shows the current state in the seed layout (the CSRs ipu_prng0..3 read it).
 module ipu_prng (
     input  wire         clk,
     input  wire         seed,
     input  wire [127:0] seed_value,
     input  wire         step,
-    output reg  [63:0]  out
+    output reg  [63:0]  out,
+    output wire [127:0] state
 );
   reg [63:0] s0, s1;
+  assign state = {s1, s0};
   wire [63:0] sx = s0 ^ s1;
   wire [63:0] sa = s0 & s1;
   wire [63:0] rotl_sa_1 = {sa[62:0], sa[63]};

@@ -12,6 +12,9 @@ Device::Device(const Executable& executable, DeviceOptions options)
   sim::ChipRunOptions run;
   run.chip = exe_.chip;
   run.max_cycles = options_.max_cycles;
+  run.memory_hash = options_.memory_hash;
+  run.rtl = options_.rtl;
+  run.rtl_trace = options_.rtl_trace;
   run.load_and_start = false;  // the host driver loads the image over PCIe, then starts the tiles
   sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
   platform_ = std::make_unique<sim::ChipPlatform>(run, exe_.image, console_, trace_);

@@ -26,7 +26,10 @@ class DeviceError : public std::runtime_error {
 };
 
 struct DeviceOptions {
-  uint64_t max_cycles = 0;  // per tile; 0: no limit
+  uint64_t max_cycles = 0;    // per tile; 0: no limit
+  bool memory_hash = false;   // hash the active tiles' SRAM after the run (DeviceReport::run)
+  tlm_rtl::RtlSelection rtl;  // blocks computed by their verilated RTL (ipu-sim --rtl)
+  std::string rtl_trace;      // FST waveforms of those blocks
 };
 
 struct DeviceReport {

@@ -1,0 +1,148 @@
+#include "tlm/rtl_platform.h"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <sstream>
+#include <stdexcept>
+
+#include "hw/ipu/ipu.h"
+
+namespace ipu::tlm_rtl {
+
+RtlSelection RtlSelection::parse(const std::string& list) {
+  RtlSelection s;
+  if (list.empty() || list == "none") return s;
+  if (list == "all") return {true, true, true, true, true};
+  std::istringstream in(list);
+  std::string name;
+  while (std::getline(in, name, ',')) {
+    if (name == "prng")
+      s.prng = true;
+    else if (name == "sr")
+      s.sr = true;
+    else if (name == "amp")
+      s.amp = true;
+    else if (name == "sync")
+      s.sync = true;
+    else if (name == "xmux")
+      s.xmux = true;
+    else
+      throw std::invalid_argument(fmt::format(
+          "--rtl: unknown block '{}'; the blocks are prng, sr, amp, sync and xmux (or all)", name));
+  }
+  return s;
+}
+
+std::string RtlSelection::names() const {
+  std::string out;
+  for (auto [on, name] : {std::pair{prng, "prng"}, std::pair{sr, "sr"}, std::pair{amp, "amp"},
+                          std::pair{sync, "sync"}, std::pair{xmux, "xmux"}})
+    if (on) out += (out.empty() ? "" : ",") + std::string(name);
+  return out.empty() ? "none" : out;
+}
+
+RtlPlatform::RtlPlatform(const sc_core::sc_module_name& name, const hw::ChipConfig& chip,
+                         const RtlSelection& blocks, const std::string& trace)
+    : sc_module(name), blocks_(blocks), clock_hz_(chip.tile.clock_hz), trace_(trace) {
+  if (!trace_.empty() && (trace_.size() < 5 || trace_.substr(trace_.size() - 4) != ".fst"))
+    throw std::invalid_argument(fmt::format(
+        "--rtl-trace {}: the waveforms are FST; give a file name ending in .fst", trace_));
+  if ((blocks.sync || blocks.xmux) && chip.tiles > kRtlMaxTiles)
+    throw std::invalid_argument(
+        fmt::format("--rtl sync/xmux: the RTL is built for up to {} tiles, the chip has {}",
+                    kRtlMaxTiles, chip.tiles));
+  if (blocks.xmux && chip.exchange.words_per_cycle != 1)
+    throw std::invalid_argument(
+        fmt::format("--rtl xmux: the receive mux RTL takes one word per sender per cycle, but "
+                    "exchange.words-per-cycle is {}",
+                    chip.exchange.words_per_cycle));
+  if (blocks.prng) add(prng_, to_prng_, "prng");
+  if (blocks.sr) add(sr_, to_sr_, "sr");
+  if (blocks.amp) add(amp_, to_amp_, "amp");
+  if (blocks.sync) add(sync_, to_sync_, "sync");
+  if (blocks.xmux) add(xmux_, to_xmux_, "xmux");
+}
+
+template <class Block>
+void RtlPlatform::add(std::unique_ptr<Block>& block, std::unique_ptr<Socket>& socket,
+                      const char* name) {
+  block = std::make_unique<Block>(name, clock_hz_);
+  socket = std::make_unique<Socket>(fmt::format("to_{}", name).c_str());
+  socket->bind(block->socket);
+  if (!trace_.empty()) {
+    const std::string file = fmt::format("{}.{}.fst", trace_.substr(0, trace_.size() - 4), name);
+    block->trace_to(file);
+    trace_files_.push_back(file);
+  }
+}
+
+hw::TileDatapaths RtlPlatform::tile_datapaths() {
+  hw::TileDatapaths tile;
+  if (prng_) tile.prng = this;
+  if (sr_) tile.f32_to_f16 = this;
+  if (amp_) tile.amp = this;
+  return tile;
+}
+
+void RtlPlatform::install(hw::Ipu& chip) {
+  for (unsigned id : chip.active_tiles()) chip.tile(id).core().set_datapaths(tile_datapaths());
+  if (sync_) chip.sync_network().set_barrier_datapath(this);
+  if (xmux_) chip.exchange().set_receive_mux(this);
+}
+
+std::vector<RtlBlockStats> RtlPlatform::stats() const {
+  std::vector<RtlBlockStats> out;
+  auto add_stats = [&out](const auto& block, const char* name) {
+    if (block) out.push_back({name, block->transactions(), block->clocks()});
+  };
+  add_stats(prng_, "prng");
+  add_stats(sr_, "sr");
+  add_stats(amp_, "amp");
+  add_stats(sync_, "sync");
+  add_stats(xmux_, "xmux");
+  return out;
+}
+
+uint64_t RtlPlatform::next(hw::Xoroshiro128aox& state) {
+  PrngTransaction t{state, 0};
+  transport(*to_prng_, t, "prng");
+  state = t.state;
+  return t.out;
+}
+
+uint32_t RtlPlatform::convert(uint32_t a, unsigned rm, uint32_t& flags, uint32_t random) {
+  F32ToF16Transaction t{a, rm, random, 0, 0};
+  transport(*to_sr_, t, "sr");
+  flags |= t.flags;
+  return t.y;
+}
+
+void RtlPlatform::run(std::vector<hw::AmpLaneRow>& rows) {
+  AmpLaneTransaction t{&rows};
+  transport(*to_amp_, t, "amp");
+}
+
+uint64_t RtlPlatform::release(const std::vector<unsigned>& members,
+                              const std::vector<std::pair<unsigned, uint64_t>>& arrivals,
+                              unsigned latency) {
+  BarrierTransaction t{&members, &arrivals, latency, 0};
+  transport(*to_sync_, t, "sync");
+  return t.release;
+}
+
+void RtlPlatform::run(const std::vector<hw::RxCycle>& cycles, std::vector<hw::RxResult>& results) {
+  ExchangeRxTransaction t{&cycles, &results};
+  transport(*to_xmux_, t, "xmux");
+}
+
+void print_rtl_stats(std::ostream& out, const std::vector<RtlBlockStats>& stats) {
+  if (stats.empty()) return;
+  std::string line;
+  for (const RtlBlockStats& s : stats)
+    line += fmt::format("{}{} {} transactions in {} clocks", line.empty() ? "" : ", ", s.block,
+                        s.transactions, s.clocks);
+  fmt::print(out, "rtl blocks           {}\n", line);
+}
+
+}  // namespace ipu::tlm_rtl

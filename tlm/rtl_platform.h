@@ -1,0 +1,96 @@
+// `ipu-sim --rtl prng,sr,amp,sync,xmux|all`: the chip computes with the verilated RTL of the
+// selected blocks instead of their C++ models. RtlPlatform owns the selected blocks' TLM
+// wrappers, reaches each through an initiator socket, and implements the models' interfaces
+// on top of them, so that the chip's tiles, sync network and exchange use it unchanged.
+#pragma once
+
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "hw/exchange/receive_mux.h"
+#include "hw/ipu/chip_config.h"
+#include "hw/sync/sync_network.h"
+#include "hw/tile/datapaths.h"
+#include "tlm/rtl_wrappers.h"
+
+namespace ipu::hw {
+class Ipu;
+}
+
+namespace ipu::tlm_rtl {
+
+struct RtlSelection {
+  bool prng = false, sr = false, amp = false, sync = false, xmux = false;
+
+  // "prng,sr,amp,sync,xmux" (any of them), "all", or "" / "none"; throws
+  // std::invalid_argument naming an unknown block.
+  static RtlSelection parse(const std::string& list);
+  bool any() const { return prng || sr || amp || sync || xmux; }
+  std::string names() const;  // "prng,sr,..." or "none"
+};
+
+// Transactions and RTL clocks of one block in a run.
+struct RtlBlockStats {
+  std::string block;
+  uint64_t transactions = 0;
+  uint64_t clocks = 0;
+};
+
+class RtlPlatform : public sc_core::sc_module,
+                    public hw::PrngDatapath,
+                    public hw::F32ToF16Datapath,
+                    public hw::AmpDatapath,
+                    public hw::BarrierDatapath,
+                    public hw::ReceiveMuxIf {
+ public:
+  // `trace`: "" or an .fst path; each block writes <path without .fst>.<block>.fst. Throws
+  // std::invalid_argument when the chip is outside what the RTL is built for.
+  RtlPlatform(const sc_core::sc_module_name& name, const hw::ChipConfig& chip,
+              const RtlSelection& blocks, const std::string& trace);
+
+  // Points the chip's active tiles, sync network and exchange at the selected blocks.
+  void install(hw::Ipu& chip);
+  // The selected tile blocks, for a tile outside a chip (ipu-sim demo / run-elf).
+  hw::TileDatapaths tile_datapaths();
+  std::vector<RtlBlockStats> stats() const;
+  std::vector<std::string> trace_files() const { return trace_files_; }
+
+  uint64_t next(hw::Xoroshiro128aox& state) override;
+  uint32_t convert(uint32_t a, unsigned rm, uint32_t& flags, uint32_t random) override;
+  void run(std::vector<hw::AmpLaneRow>& rows) override;
+  uint64_t release(const std::vector<unsigned>& members,
+                   const std::vector<std::pair<unsigned, uint64_t>>& arrivals,
+                   unsigned latency) override;
+  void run(const std::vector<hw::RxCycle>& cycles, std::vector<hw::RxResult>& results) override;
+
+ private:
+  using Socket = tlm_utils::simple_initiator_socket<RtlPlatform>;
+  // Creates the wrapper and the socket bound to it; opens its trace.
+  template <class Block>
+  void add(std::unique_ptr<Block>& block, std::unique_ptr<Socket>& socket, const char* name);
+
+  RtlSelection blocks_;
+  double clock_hz_;
+  std::string trace_;
+  std::vector<std::string> trace_files_;
+  std::unique_ptr<PrngRtl> prng_;
+  std::unique_ptr<F32ToF16Rtl> sr_;
+  std::unique_ptr<AmpLaneRtl> amp_;
+  std::unique_ptr<SyncTreeRtl> sync_;
+  std::unique_ptr<ExchangeRxRtl> xmux_;
+  std::unique_ptr<Socket> to_prng_;
+  std::unique_ptr<Socket> to_sr_;
+  std::unique_ptr<Socket> to_amp_;
+  std::unique_ptr<Socket> to_sync_;
+  std::unique_ptr<Socket> to_xmux_;
+};
+
+// "rtl blocks  prng 10 transactions in 12 clocks, ..." for the run reports.
+void print_rtl_stats(std::ostream& out, const std::vector<RtlBlockStats>& stats);
+
+}  // namespace ipu::tlm_rtl
