@@ -5,27 +5,9 @@
 #include <algorithm>
 
 #include "hw/tile/amp.h"
+#include "tlm/rtl_ports.h"
 
 namespace ipu::tlm_rtl {
-namespace {
-
-// 32-bit word w of a wide (VlWide) port, and single bits of one.
-template <class Wide>
-void set_bit(Wide& wide, unsigned bit, bool value) {
-  const uint32_t mask = 1u << (bit % 32);
-  wide[bit / 32] = value ? wide[bit / 32] | mask : wide[bit / 32] & ~mask;
-}
-template <class Wide>
-bool get_bit(const Wide& wide, unsigned bit) {
-  return ((wide[bit / 32] >> (bit % 32)) & 1u) != 0;
-}
-template <class Wide>
-void clear(Wide& wide, unsigned words) {
-  for (unsigned i = 0; i < words; ++i) wide[i] = 0;
-}
-
-}  // namespace
-
 void PrngRtl::execute(PrngTransaction& t) {
   auto& r = rtl();
   const bool holds = r.state[0] == static_cast<uint32_t>(t.state.s0) &&
@@ -99,8 +81,8 @@ void AmpLaneRtl::execute(AmpLaneTransaction& t) {
 void SyncTreeRtl::execute(BarrierTransaction& t) {
   auto& r = rtl();
   constexpr unsigned kWords = kRtlMaxTiles / 32;
-  clear(r.mask, kWords);
-  clear(r.arrive, kWords);
+  clear_bits(r.mask, kWords);
+  clear_bits(r.arrive, kWords);
   for (unsigned tile : *t.members) set_bit(r.mask, tile, true);
   r.latency = t.latency;
   r.start = 1;
@@ -123,7 +105,7 @@ void SyncTreeRtl::execute(BarrierTransaction& t) {
     if (r.released) {
       t.release = cycle;
       clock();
-      clear(r.arrive, kWords);
+      clear_bits(r.arrive, kWords);
       return;
     }
     clock();
@@ -152,7 +134,7 @@ void ExchangeRxRtl::execute(ExchangeRxTransaction& t) {
   const std::vector<hw::RxCycle>& cycles = *t.cycles;
   std::vector<hw::RxResult>& results = *t.results;
   results.assign(cycles.size(), {});
-  clear(r.valid, kRtlMaxTiles / 32);
+  clear_bits(r.valid, kRtlMaxTiles / 32);
   r.start = 1;
   clock();
   r.start = 0;

@@ -19,12 +19,9 @@ using sc_core::sc_time_stamp;
 #include "hw/exchange/receive_mux.h"
 #include "hw/tile/datapaths.h"
 #include "tlm/rtl_block.h"
+#include "tlm/rtl_ports.h"
 
 namespace ipu::tlm_rtl {
-
-// Tiles the sync tree and exchange receive mux RTL are built for (their TILES / SENDERS): the
-// largest chip the configuration allows.
-inline constexpr unsigned kRtlMaxTiles = 4096;
 
 struct PrngTransaction {
   hw::Xoroshiro128aox state;  // in and out
