@@ -78,7 +78,10 @@ ChipRunReport ChipPlatform::run() {
   for (const hw::ExchangeRecord& e : chip_->exchange().records()) r.exchange_words += e.words;
   r.clock_hz = options_.chip.tile.clock_hz;
   r.host_seconds = std::chrono::duration<double>(t1 - t0).count();
-  if (rtl_) r.rtl = rtl_->stats();
+  if (rtl_) {
+    r.rtl = rtl_->stats();
+    r.rtl_trace_files = rtl_->trace_files();
+  }
   if (options_.memory_hash) {
     uint64_t h = 0xcbf29ce484222325u;  // FNV-1a, 64-bit
     const hw::TileConfig& t = options_.chip.tile;
@@ -123,7 +126,7 @@ void print_report(std::ostream& out, const ChipRunReport& r) {
   fmt::print(out, "instructions retired {}\n", r.instructions);
   fmt::print(out, "host time            {:.3f} s\n", r.host_seconds);
   fmt::print(out, "simulator speed      {:.1f} MIPS\n", mips);
-  tlm_rtl::print_rtl_stats(out, r.rtl);
+  tlm_rtl::print_rtl_stats(out, r.rtl, r.rtl_trace_files);
   if (r.memory_hash) fmt::print(out, "memory hash          {:016x}\n", *r.memory_hash);
 }
 

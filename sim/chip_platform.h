@@ -40,6 +40,7 @@ struct ChipRunReport {
   double host_seconds = 0;
   std::optional<uint64_t> memory_hash;  // FNV-1a over the active tiles' SRAM, in tile order
   std::vector<tlm_rtl::RtlBlockStats> rtl;
+  std::vector<std::string> rtl_trace_files;
 };
 
 class ChipPlatform {

@@ -141,7 +141,7 @@ int run_tile(const ipu::sim::RunOptions& options, const ipu::sdk::ElfImage& imag
   const ipu::sim::RunReport report = platform.run();
   std::cout.flush();
   ipu::sim::print_report(std::cout, report);
-  if (rtl) ipu::tlm_rtl::print_rtl_stats(std::cout, rtl->stats());
+  if (rtl) ipu::tlm_rtl::print_rtl_stats(std::cout, rtl->stats(), rtl->trace_files());
   switch (report.outcome.reason) {
     case ipu::hw::StopReason::kExited: return report.outcome.exit_status & 0xff;
     case ipu::hw::StopReason::kFault:

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "Vipu_sync_tree.h"
+#include "tests/support/random_stimulus.h"
 #include "tlm/rtl_ports.h"
 #include "verilated.h"
 
@@ -20,12 +21,6 @@ namespace {
 
 using tlm_rtl::kRtlMaxTiles;
 constexpr unsigned kWords = kRtlMaxTiles / 32;
-
-struct Barrier {
-  std::vector<unsigned> members;
-  std::vector<uint64_t> arrivals;  // per member
-  uint32_t latency = 0;
-};
 
 class SyncTree {
  public:
@@ -72,33 +67,6 @@ class SyncTree {
   VerilatedContext context_;
   std::unique_ptr<Vipu_sync_tree> rtl_;
 };
-
-Barrier random_barrier(std::mt19937& rng) {
-  Barrier b;
-  auto below = [&rng](unsigned n) { return static_cast<unsigned>(rng() % n); };
-  switch (below(3)) {
-    case 0: {  // group 0 of a chip of 1 to 4096 tiles
-      const unsigned n = 1 + below(kRtlMaxTiles);
-      for (unsigned t = 0; t < n; ++t) b.members.push_back(t);
-      break;
-    }
-    case 1: {  // a GSP range
-      const unsigned first = below(kRtlMaxTiles), n = 1 + below(kRtlMaxTiles - first);
-      for (unsigned t = first; t < first + n; ++t) b.members.push_back(t);
-      break;
-    }
-    default: {  // a sparse subset, at least one tile
-      const unsigned stride = 1 + below(200);
-      for (unsigned t = below(stride); t < kRtlMaxTiles; t += 1 + below(stride))
-        b.members.push_back(t);
-      if (b.members.empty()) b.members.push_back(below(kRtlMaxTiles));
-    }
-  }
-  const unsigned window = 1 + below(below(4) == 0 ? 400 : 12);
-  for (size_t i = 0; i < b.members.size(); ++i) b.arrivals.push_back(below(window));
-  b.latency = below(8) == 0 ? 150 : below(12);
-  return b;
-}
 
 TEST(RtlSyncTree, ReleasesExactlyWhenTheModelDoesOnRandomBarriers) {
   std::mt19937 rng(20261122);

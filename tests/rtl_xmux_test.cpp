@@ -13,6 +13,7 @@
 
 #include "Vipu_exchange_rx.h"
 #include "hw/exchange/receive_mux.h"
+#include "tests/support/random_stimulus.h"
 #include "tlm/rtl_ports.h"
 #include "verilated.h"
 
@@ -103,38 +104,6 @@ size_t expect_equal_to_model(Vipu_exchange_rx& r, const std::vector<RxCycle>& cy
     for (const hw::RxWord& w : c.words) tlm_rtl::set_bit(r.valid, w.source, false);
   }
   return cycles.size();
-}
-
-std::vector<RxCycle> random_schedule(std::mt19937& rng) {
-  auto below = [&rng](unsigned n) { return static_cast<unsigned>(rng() % n); };
-  std::vector<unsigned> senders(1 + below(4));
-  for (unsigned& s : senders) s = below(kRtlMaxTiles);
-  const unsigned length = 1 + below(300), boundary = below(length + 20);
-  const unsigned density = 1 + below(10);  // in tenths: how often a sender's word comes
-  std::vector<RxCycle> cycles;
-  uint64_t cycle = below(4);
-  for (unsigned i = 0; i < length; ++i, cycle += 1 + (below(4) == 0 ? below(5) : 0)) {
-    RxCycle c;
-    c.cycle = cycle;
-    c.late = i >= boundary;
-    for (unsigned s : senders) {
-      bool taken = false;
-      for (const hw::RxWord& w : c.words) taken |= w.source == s;
-      if (!taken && below(10) < density) c.words.push_back({s, static_cast<uint32_t>(rng())});
-    }
-    if (i == 0 || below(40) == 0) {
-      c.select_write = true;
-      c.select = below(12) == 0 ? -1 : static_cast<int>(senders[below(senders.size())]);
-    }
-    if (i == 0 ? below(8) != 0 : below(30) == 0) {
-      c.buffer_write = true;
-      c.buffer_address = 0x4c000 + 4 * below(0x10000);
-      c.buffer_words = below(6) == 0 ? 1 : 1 + below(40);
-    }
-    c.close = i + 1 == length && !c.buffer_write;
-    cycles.push_back(std::move(c));
-  }
-  return cycles;
 }
 
 TEST(RtlExchangeRx, EqualsTheCppModelOnRandomSchedules) {

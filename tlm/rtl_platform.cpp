@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <fmt/ranges.h>
 
 #include <sstream>
 #include <stdexcept>
@@ -136,13 +137,16 @@ void RtlPlatform::run(const std::vector<hw::RxCycle>& cycles, std::vector<hw::Rx
   transport(*to_xmux_, t, "xmux");
 }
 
-void print_rtl_stats(std::ostream& out, const std::vector<RtlBlockStats>& stats) {
+void print_rtl_stats(std::ostream& out, const std::vector<RtlBlockStats>& stats,
+                     const std::vector<std::string>& trace_files) {
   if (stats.empty()) return;
   std::string line;
   for (const RtlBlockStats& s : stats)
     line += fmt::format("{}{} {} transactions in {} clocks", line.empty() ? "" : ", ", s.block,
                         s.transactions, s.clocks);
   fmt::print(out, "rtl blocks           {}\n", line);
+  if (!trace_files.empty())
+    fmt::print(out, "rtl waveforms        {}\n", fmt::join(trace_files, " "));
 }
 
 }  // namespace ipu::tlm_rtl

@@ -90,7 +90,9 @@ class RtlPlatform : public sc_core::sc_module,
   std::unique_ptr<Socket> to_xmux_;
 };
 
-// "rtl blocks  prng 10 transactions in 12 clocks, ..." for the run reports.
-void print_rtl_stats(std::ostream& out, const std::vector<RtlBlockStats>& stats);
+// "rtl blocks  prng 10 transactions in 12 clocks, ..." (and the waveform files) for the run
+// reports.
+void print_rtl_stats(std::ostream& out, const std::vector<RtlBlockStats>& stats,
+                     const std::vector<std::string>& trace_files = {});
 
 }  // namespace ipu::tlm_rtl

@@ -1,0 +1,246 @@
+// The TLM wrappers of the RTL blocks (tlm/), looped back: RtlPlatform's initiator sockets send
+// each model interface's calls as TLM transactions to the wrappers, which run the verilated
+// blocks. Every answer must equal the C++ model's for the same inputs, in the clocks derived by
+// hand from each block's pipeline; bad payloads, unknown blocks and unsupported chips are
+// refused with a message.
+#include <gtest/gtest.h>
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "hw/exchange/receive_mux.h"
+#include "hw/ipu/chip_config.h"
+#include "hw/tile/amp.h"
+#include "hw/tile/fpu.h"
+#include "tests/support/random_stimulus.h"
+#include "tlm/rtl_platform.h"
+
+namespace ipu::test {
+namespace {
+
+using tlm_rtl::RtlPlatform;
+using tlm_rtl::RtlSelection;
+
+hw::ChipConfig chip() { return hw::chip_preset("mk2"); }
+RtlSelection all() { return RtlSelection::parse("all"); }
+
+uint64_t clocks_of(const RtlPlatform& p, const std::string& block) {
+  for (const auto& s : p.stats())
+    if (s.block == block) return s.clocks;
+  return ~uint64_t{0};
+}
+
+TEST(TlmRtl, PrngDrawsEqualTheModelAcrossInterleavedContexts) {
+  RtlPlatform rtl("rtl", chip(), all(), "");
+  std::array<hw::Xoroshiro128aox, 7> model, through_rtl;
+  for (unsigned c = 0; c < 7; ++c)
+    model[c] = through_rtl[c] = hw::Xoroshiro128aox::reset_state(3, c);
+  std::mt19937 rng(1);
+  uint64_t expected_clocks = 0;
+  int loaded = -1;
+  for (int i = 0; i < 100'000; ++i) {
+    const unsigned c = i % 5 == 0 ? rng() % 7 : static_cast<unsigned>(std::max(loaded, 0));
+    ASSERT_EQ(rtl.next(through_rtl[c]), model[c].next()) << "draw " << i << " context " << c;
+    ASSERT_EQ(through_rtl[c].s0, model[c].s0);
+    ASSERT_EQ(through_rtl[c].s1, model[c].s1);
+    expected_clocks += static_cast<int>(c) == loaded ? 1 : 2;  // seed (another state) + step
+    loaded = static_cast<int>(c);
+  }
+  EXPECT_EQ(clocks_of(rtl, "prng"), expected_clocks);
+}
+
+TEST(TlmRtl, ConversionsEqualTheModelInTwoClocksEach) {
+  RtlPlatform rtl("rtl", chip(), all(), "");
+  std::mt19937 rng(2);
+  const unsigned modes[] = {hw::fpu::kRne, hw::fpu::kRtz, hw::fpu::kRdn,
+                            hw::fpu::kRup, hw::fpu::kRmm, hw::fpu::kStochastic};
+  for (int i = 0; i < 100'000; ++i) {
+    const uint32_t a = static_cast<uint32_t>(rng()), random = static_cast<uint32_t>(rng());
+    const unsigned rm = modes[i % 6];
+    uint32_t model_flags = 0, rtl_flags = 0;
+    const uint32_t expected = hw::fpu::f32_to_f16(a, rm, model_flags, random);
+    ASSERT_EQ(rtl.convert(a, rm, rtl_flags, random), expected) << std::hex << "a 0x" << a;
+    ASSERT_EQ(rtl_flags, model_flags) << std::hex << "a 0x" << a;
+  }
+  EXPECT_EQ(clocks_of(rtl, "sr"), 2u * 100'000);
+}
+
+float float_of(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+TEST(TlmRtl, AmpIssuesEqualTheModelRowForRow) {
+  RtlPlatform rtl("rtl", chip(), all(), "");
+  std::mt19937 rng(3);
+  uint64_t expected_clocks = 0;
+  for (int issue = 0; issue < 20'000; ++issue) {
+    hw::AmpUnit amp;
+    amp.config = issue % 3 == 0 ? 1 : 0;  // f32 or f16 mode
+    const unsigned n = amp.inputs();
+    std::vector<hw::AmpLaneRow> rows(amp.rows());
+    std::array<float, hw::AmpUnit::kInputsF16> x{};
+    std::array<uint32_t, 4> x_bits{};
+    for (unsigned j = 0; j < n; ++j) {
+      x_bits[j] = amp.f32_mode() ? static_cast<uint32_t>(rng()) : rng() & 0xffff;
+      x[j] =
+          amp.f32_mode() ? float_of(x_bits[j]) : static_cast<float>(hw::fpu::f16_value(x_bits[j]));
+    }
+    for (unsigned r = 0; r < amp.rows(); ++r) {
+      rows[r] = {!amp.f32_mode(), n, {}, x_bits, static_cast<uint32_t>(rng())};
+      for (unsigned j = 0; j < n; ++j) {
+        rows[r].w[j] = amp.f32_mode() ? static_cast<uint32_t>(rng()) : rng() & 0xffff;
+        amp.weights[0][r * n + j] = amp.f32_mode()
+                                        ? float_of(rows[r].w[j])
+                                        : static_cast<float>(hw::fpu::f16_value(rows[r].w[j]));
+      }
+      amp.acc[r] = float_of(rows[r].acc);
+    }
+    amp.multiply_accumulate(x.data());
+    rtl.run(rows);
+    expected_clocks += rows.size() + hw::AmpUnit::kLaneLatency - 1;
+    for (unsigned r = 0; r < amp.rows(); ++r) {
+      uint32_t expected;
+      std::memcpy(&expected, &amp.acc[r], 4);
+      if (std::isnan(amp.acc[r])) expected = hw::fpu::kCanonicalNaN;
+      ASSERT_EQ(rows[r].acc, expected) << "issue " << issue << " row " << r;
+    }
+  }
+  EXPECT_EQ(clocks_of(rtl, "amp"), expected_clocks);
+}
+
+TEST(TlmRtl, BarriersReleaseWhenTheModelDoesEvenAcrossLongGaps) {
+  RtlPlatform rtl("rtl", chip(), all(), "");
+  std::mt19937 rng(4);
+  for (int i = 0; i < 2'000; ++i) {
+    Barrier b = random_barrier(rng);
+    if (i % 4 == 0) b.arrivals.back() += 1'000'000'000;  // one tile a second late: no clocks
+    std::vector<std::pair<unsigned, uint64_t>> arrivals;
+    for (size_t k = 0; k < b.members.size(); ++k)
+      arrivals.emplace_back(b.members[k], b.arrivals[k]);
+    const uint64_t last = *std::max_element(b.arrivals.begin(), b.arrivals.end());
+    ASSERT_EQ(rtl.release(b.members, arrivals, b.latency), last + b.latency) << "barrier " << i;
+  }
+  // One barrier by hand: start, 2 distinct arrival cycles, then 150 clocks to the release.
+  const uint64_t before = clocks_of(rtl, "sync");
+  EXPECT_EQ(rtl.release({1, 2}, {{1, 10}, {2, 400}}, 150), 550u);
+  EXPECT_EQ(clocks_of(rtl, "sync") - before, 1u + 2 + 150);
+}
+
+TEST(TlmRtl, ReceiveDecisionsEqualTheModel) {
+  RtlPlatform rtl("rtl", chip(), all(), "");
+  std::mt19937 rng(5);
+  size_t cycles = 0;
+  for (int i = 0; i < 2'000; ++i) {
+    const std::vector<hw::RxCycle> schedule = random_schedule(rng);
+    std::vector<hw::RxResult> model, through_rtl;
+    hw::ReceiveMux().run(schedule, model);
+    rtl.run(schedule, through_rtl);
+    ASSERT_EQ(through_rtl.size(), model.size());
+    for (size_t c = 0; c < model.size(); ++c) {
+      ASSERT_EQ(through_rtl[c].outcomes, model[c].outcomes) << "schedule " << i << " cycle " << c;
+      ASSERT_EQ(through_rtl[c].addresses, model[c].addresses) << "schedule " << i << " cycle " << c;
+      ASSERT_EQ(through_rtl[c].short_buffer, model[c].short_buffer);
+      if (model[c].short_buffer) {
+        EXPECT_EQ(through_rtl[c].buffer_address, model[c].buffer_address);
+        EXPECT_EQ(through_rtl[c].buffer_words, model[c].buffer_words);
+        EXPECT_EQ(through_rtl[c].filled, model[c].filled);
+      }
+    }
+    cycles += schedule.size();
+  }
+  EXPECT_EQ(clocks_of(rtl, "xmux"), cycles + 2'000);  // a start clock per receiver
+}
+
+TEST(TlmRtl, TwoWordsFromOneSenderInOneCycleAreRefusedByName) {
+  RtlPlatform rtl("rtl", chip(), all(), "");
+  hw::RxCycle c;
+  c.cycle = 9;
+  c.words = {{4, 1}, {4, 2}};
+  std::vector<hw::RxResult> results;
+  try {
+    rtl.run({c}, results);
+    FAIL() << "accepted";
+  } catch (const tlm_rtl::RtlMismatch& e) {
+    EXPECT_NE(std::string(e.what()).find("two words from tile 4"), std::string::npos) << e.what();
+  }
+}
+
+struct Initiator : sc_core::sc_module {
+  tlm_utils::simple_initiator_socket<Initiator> socket{"socket"};
+  explicit Initiator(const sc_core::sc_module_name& name) : sc_module(name) {}
+};
+
+TEST(TlmRtl, WrappersRefuseAPayloadOfTheWrongShape) {
+  tlm_rtl::PrngRtl prng("prng", 1e9);
+  Initiator initiator("initiator");
+  auto& socket = initiator.socket;
+  socket.bind(prng.socket);
+  uint32_t too_small = 0;
+  tlm::tlm_generic_payload payload;
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  payload.set_command(tlm::TLM_WRITE_COMMAND);
+  payload.set_data_ptr(reinterpret_cast<unsigned char*>(&too_small));
+  payload.set_data_length(sizeof too_small);
+  socket->b_transport(payload, delay);
+  EXPECT_EQ(payload.get_response_status(), tlm::TLM_COMMAND_ERROR_RESPONSE);
+  tlm_rtl::PrngTransaction t{hw::Xoroshiro128aox::reset_state(0, 0), 0};  // not the RTL's state
+  payload.set_data_ptr(reinterpret_cast<unsigned char*>(&t));
+  payload.set_data_length(sizeof t);
+  payload.set_command(tlm::TLM_READ_COMMAND);
+  socket->b_transport(payload, delay);
+  EXPECT_EQ(payload.get_response_status(), tlm::TLM_COMMAND_ERROR_RESPONSE);
+  payload.set_command(tlm::TLM_WRITE_COMMAND);
+  socket->b_transport(payload, delay);
+  EXPECT_TRUE(payload.is_response_ok());
+  EXPECT_EQ(delay, sc_core::sc_time(2, sc_core::SC_NS));  // seed + step at 1 GHz
+  EXPECT_EQ(prng.transactions(), 1u);
+}
+
+TEST(TlmRtl, SelectionsParseAndNameTheirBlocks) {
+  EXPECT_EQ(RtlSelection::parse("sync,prng").names(), "prng,sync");
+  EXPECT_EQ(RtlSelection::parse("all").names(), "prng,sr,amp,sync,xmux");
+  EXPECT_FALSE(RtlSelection::parse("none").any());
+  EXPECT_FALSE(RtlSelection::parse("").any());
+  try {
+    RtlSelection::parse("prng,fpu");
+    FAIL() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown block 'fpu'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TlmRtl, UnsupportedChipsAndTraceNamesAreRefused) {
+  hw::ChipConfig wide = chip();
+  wide.exchange.words_per_cycle = 2;
+  EXPECT_THROW(RtlPlatform("a", wide, RtlSelection::parse("xmux"), ""), std::invalid_argument);
+  EXPECT_NO_THROW(RtlPlatform("b", wide, RtlSelection::parse("sync"), ""));
+  EXPECT_THROW(RtlPlatform("c", chip(), all(), "waves.vcd"), std::invalid_argument);
+}
+
+TEST(TlmRtl, TraceWritesOneFstWaveformPerBlock) {
+  const std::string base = ::testing::TempDir() + "tlm_rtl_waves";
+  {
+    RtlPlatform rtl("rtl", chip(), RtlSelection::parse("prng,sync"), base + ".fst");
+    EXPECT_EQ(rtl.trace_files(),
+              (std::vector<std::string>{base + ".prng.fst", base + ".sync.fst"}));
+    hw::Xoroshiro128aox s = hw::Xoroshiro128aox::reset_state(0, 0);
+    for (int i = 0; i < 100; ++i) rtl.next(s);
+    rtl.release({0, 1}, {{0, 3}, {1, 5}}, 4);
+  }  // the wrappers close their files
+  for (const char* block : {"prng", "sync"}) {
+    std::ifstream f(base + "." + block + ".fst", std::ios::binary | std::ios::ate);
+    ASSERT_TRUE(f.good()) << block;
+    EXPECT_GT(f.tellg(), 200) << block << ": an FST file with header, hierarchy and changes";
+  }
+}
+
+}  // namespace
+}  // namespace ipu::test
