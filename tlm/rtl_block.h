@@ -8,6 +8,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -58,6 +59,7 @@ class RtlBlock : public sc_core::sc_module {
   }
   uint64_t clocks() const { return clocks_; }
   uint64_t transactions() const { return transactions_; }
+  double host_seconds() const { return host_seconds_; }  // spent running transactions
 
  protected:
   // Runs one transaction on the RTL, clock by clock; throws RtlMismatch when the RTL departs
@@ -93,7 +95,9 @@ class RtlBlock : public sc_core::sc_module {
       return;
     }
     const uint64_t before = clocks_;
+    const auto t0 = std::chrono::steady_clock::now();
     execute(*reinterpret_cast<Transaction*>(payload.get_data_ptr()));
+    host_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ++transactions_;
     delay += period_ * static_cast<double>(clocks_ - before);
     payload.set_response_status(tlm::TLM_OK_RESPONSE);
@@ -104,6 +108,7 @@ class RtlBlock : public sc_core::sc_module {
   std::unique_ptr<VerilatedFstC> trace_;
   sc_core::sc_time period_;
   uint64_t clocks_ = 0, transactions_ = 0;
+  double host_seconds_ = 0;
 };
 
 // Sends `transaction` through `socket` (the initiator side of the wrappers above); throws

@@ -95,7 +95,7 @@ void RtlPlatform::install(hw::Ipu& chip) {
 std::vector<RtlBlockStats> RtlPlatform::stats() const {
   std::vector<RtlBlockStats> out;
   auto add_stats = [&out](const auto& block, const char* name) {
-    if (block) out.push_back({name, block->transactions(), block->clocks()});
+    if (block) out.push_back({name, block->transactions(), block->clocks(), block->host_seconds()});
   };
   add_stats(prng_, "prng");
   add_stats(sr_, "sr");

@@ -39,6 +39,7 @@ struct RtlBlockStats {
   std::string block;
   uint64_t transactions = 0;
   uint64_t clocks = 0;
+  double host_seconds = 0;  // in the wrapper and the RTL
 };
 
 class RtlPlatform : public sc_core::sc_module,
