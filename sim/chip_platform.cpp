@@ -67,7 +67,12 @@ ChipPlatform::ChipPlatform(const ChipRunOptions& options, const sdk::ElfImage& i
 ChipRunReport ChipPlatform::run() {
   if (options_.load_and_start) chip_->start(entry_, max_cycles());
   const auto t0 = std::chrono::steady_clock::now();
-  sc_core::sc_start();
+  try {
+    sc_core::sc_start();
+  } catch (...) {  // an RTL block that departed from its model: say so, by name
+    if (rtl_ && !rtl_->mismatch().empty()) throw tlm_rtl::RtlMismatch(rtl_->mismatch());
+    throw;
+  }
   const auto t1 = std::chrono::steady_clock::now();
   ChipRunReport r;
   r.outcome = chip_->outcome();

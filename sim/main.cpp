@@ -6,7 +6,7 @@
 //
 // Exit status: the program's own status when it exits; 2 for bad usage or configuration, 3 for
 // an image the loader refuses, 4 for a fault on a tile (or an exchange/sync error), 5 when
-// --max-cycles is reached, 6 for a deadlock.
+// --max-cycles is reached, 6 for a deadlock, 7 when an --rtl block departs from its C++ model.
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
@@ -38,6 +38,7 @@ constexpr int kExitImage = 3;
 constexpr int kExitFault = 4;
 constexpr int kExitCycleLimit = 5;
 constexpr int kExitDeadlock = 6;
+constexpr int kExitRtlMismatch = 7;
 
 void add_parameter_options(po::options_description& desc, ipu::hw::ChipConfig& defaults) {
   ipu::hw::visit_parameters(
@@ -138,7 +139,13 @@ int run_tile(const ipu::sim::RunOptions& options, const ipu::sdk::ElfImage& imag
     platform.tile().core().set_datapaths(rtl->tile_datapaths());
   }
   platform.load(image);
-  const ipu::sim::RunReport report = platform.run();
+  ipu::sim::RunReport report;
+  try {
+    report = platform.run();
+  } catch (...) {  // as ChipPlatform::run: name the RTL block that departed from its model
+    if (rtl && !rtl->mismatch().empty()) throw ipu::tlm_rtl::RtlMismatch(rtl->mismatch());
+    throw;
+  }
   std::cout.flush();
   ipu::sim::print_report(std::cout, report);
   if (rtl) ipu::tlm_rtl::print_rtl_stats(std::cout, rtl->stats(), rtl->trace_files());
@@ -301,6 +308,9 @@ int sc_main(int argc, char** argv) {
   } catch (const ipu::sdk::ImageError& e) {
     fmt::print(stderr, "ipu-sim: {}\n", e.what());
     return kExitImage;
+  } catch (const ipu::tlm_rtl::RtlMismatch& e) {
+    fmt::print(stderr, "ipu-sim: RTL mismatch: {}\n", e.what());
+    return kExitRtlMismatch;
   } catch (const std::exception& e) {
     fmt::print(stderr, "ipu-sim: {}\n", e.what());
     return kExitUsage;

@@ -23,6 +23,8 @@ namespace ipu::test {
 namespace {
 
 using hw::AmpUnit;
+using hw::fpu::bits_of;
+using hw::fpu::float_of;
 
 struct Row {
   bool half;
@@ -31,16 +33,6 @@ struct Row {
   uint32_t acc;
 };
 
-float float_of(uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-uint32_t bits_of(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  return b;
-}
 float operand(bool half, uint32_t v) {
   return half ? static_cast<float>(hw::fpu::f16_value(v & 0xffff)) : float_of(v);
 }

@@ -78,6 +78,16 @@ void RtlPlatform::add(std::unique_ptr<Block>& block, std::unique_ptr<Socket>& so
   }
 }
 
+template <class Transaction>
+void RtlPlatform::call(Socket& socket, Transaction& transaction, const char* block) {
+  try {
+    transport(socket, transaction, block);
+  } catch (const RtlMismatch& e) {
+    if (mismatch_.empty()) mismatch_ = e.what();
+    throw;
+  }
+}
+
 hw::TileDatapaths RtlPlatform::tile_datapaths() {
   hw::TileDatapaths tile;
   if (prng_) tile.prng = this;
@@ -107,34 +117,34 @@ std::vector<RtlBlockStats> RtlPlatform::stats() const {
 
 uint64_t RtlPlatform::next(hw::Xoroshiro128aox& state) {
   PrngTransaction t{state, 0};
-  transport(*to_prng_, t, "prng");
+  call(*to_prng_, t, "prng");
   state = t.state;
   return t.out;
 }
 
 uint32_t RtlPlatform::convert(uint32_t a, unsigned rm, uint32_t& flags, uint32_t random) {
   F32ToF16Transaction t{a, rm, random, 0, 0};
-  transport(*to_sr_, t, "sr");
+  call(*to_sr_, t, "sr");
   flags |= t.flags;
   return t.y;
 }
 
 void RtlPlatform::run(std::vector<hw::AmpLaneRow>& rows) {
   AmpLaneTransaction t{&rows};
-  transport(*to_amp_, t, "amp");
+  call(*to_amp_, t, "amp");
 }
 
 uint64_t RtlPlatform::release(const std::vector<unsigned>& members,
                               const std::vector<std::pair<unsigned, uint64_t>>& arrivals,
                               unsigned latency) {
   BarrierTransaction t{&members, &arrivals, latency, 0};
-  transport(*to_sync_, t, "sync");
+  call(*to_sync_, t, "sync");
   return t.release;
 }
 
 void RtlPlatform::run(const std::vector<hw::RxCycle>& cycles, std::vector<hw::RxResult>& results) {
   ExchangeRxTransaction t{&cycles, &results};
-  transport(*to_xmux_, t, "xmux");
+  call(*to_xmux_, t, "xmux");
 }
 
 void print_rtl_stats(std::ostream& out, const std::vector<RtlBlockStats>& stats,

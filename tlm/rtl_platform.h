@@ -60,6 +60,9 @@ class RtlPlatform : public sc_core::sc_module,
   hw::TileDatapaths tile_datapaths();
   std::vector<RtlBlockStats> stats() const;
   std::vector<std::string> trace_files() const { return trace_files_; }
+  // The first RtlMismatch a block raised ("" if none): the exception itself unwinds through
+  // SystemC, which reports it as a generic error; the platform rethrows it with this text.
+  const std::string& mismatch() const { return mismatch_; }
 
   uint64_t next(hw::Xoroshiro128aox& state) override;
   uint32_t convert(uint32_t a, unsigned rm, uint32_t& flags, uint32_t random) override;
@@ -71,6 +74,9 @@ class RtlPlatform : public sc_core::sc_module,
 
  private:
   using Socket = tlm_utils::simple_initiator_socket<RtlPlatform>;
+  // transport() that records the first mismatch.
+  template <class Transaction>
+  void call(Socket& socket, Transaction& transaction, const char* block);
   // Creates the wrapper and the socket bound to it; opens its trace.
   template <class Block>
   void add(std::unique_ptr<Block>& block, std::unique_ptr<Socket>& socket, const char* name);
@@ -79,6 +85,7 @@ class RtlPlatform : public sc_core::sc_module,
   double clock_hz_;
   std::string trace_;
   std::vector<std::string> trace_files_;
+  std::string mismatch_;
   std::unique_ptr<PrngRtl> prng_;
   std::unique_ptr<F32ToF16Rtl> sr_;
   std::unique_ptr<AmpLaneRtl> amp_;

@@ -45,11 +45,8 @@ void set_half(Context& c, unsigned reg, unsigned lane, uint32_t value) {
   word = (word & ~(0xffffu << shift)) | ((value & 0xffffu) << shift);
 }
 
-float float_of(uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
+using fpu::bits_of;
+using fpu::float_of;
 
 // Loads one phase of weights (row-major, f16 or f32 per the mode) as f32 values.
 void load_amp_weights(AmpUnit& amp, unsigned phase, const uint8_t* src) {
@@ -65,12 +62,6 @@ void load_amp_weights(AmpUnit& amp, unsigned phase, const uint8_t* src) {
       amp.weights[phase][i] = static_cast<float>(fpu::f16_value(h));
     }
   }
-}
-
-uint32_t bits_of(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
-  return bits;
 }
 
 // Each row's MACs of one ipu.amp on the AMP lane RTL (datapaths.h): the same arithmetic as

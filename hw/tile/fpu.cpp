@@ -13,11 +13,6 @@
 namespace ipu::hw::fpu {
 namespace {
 
-float as_float(uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
 uint64_t bits_of(double d) {
   uint64_t u;
   std::memcpy(&u, &d, 8);
@@ -187,18 +182,18 @@ uint32_t round_to_f32(double value, unsigned rm, uint32_t& flags) {
 
 uint32_t add(uint32_t a, uint32_t b, unsigned rm, uint32_t& flags) {
   check_signalling(a, b, flags);
-  return sum(as_float(a), as_float(b), kF32, rm, flags);
+  return sum(float_of(a), float_of(b), kF32, rm, flags);
 }
 
 uint32_t sub(uint32_t a, uint32_t b, unsigned rm, uint32_t& flags) {
   check_signalling(a, b, flags);
-  return sum(as_float(a), as_float(b ^ 0x80000000u), kF32, rm, flags);
+  return sum(float_of(a), float_of(b ^ 0x80000000u), kF32, rm, flags);
 }
 
 uint32_t mul(uint32_t a, uint32_t b, unsigned rm, uint32_t& flags) {
   check_signalling(a, b, flags);
   HostRoundToZero host;
-  double x = as_float(a), y = as_float(b);
+  double x = float_of(a), y = float_of(b);
   opaque(x);
   opaque(y);
   double r = x * y;  // exact: 24 x 24 bits fit in 53
@@ -209,7 +204,7 @@ uint32_t mul(uint32_t a, uint32_t b, unsigned rm, uint32_t& flags) {
 uint32_t div(uint32_t a, uint32_t b, unsigned rm, uint32_t& flags) {
   check_signalling(a, b, flags);
   HostRoundToZero host;
-  double x = as_float(a), y = as_float(b);
+  double x = float_of(a), y = float_of(b);
   opaque(x);
   opaque(y);
   double r = x / y;
@@ -220,7 +215,7 @@ uint32_t div(uint32_t a, uint32_t b, unsigned rm, uint32_t& flags) {
 uint32_t sqrt(uint32_t a, unsigned rm, uint32_t& flags) {
   check_signalling(a, a, flags);
   HostRoundToZero host;
-  double x = as_float(a);
+  double x = float_of(a);
   opaque(x);
   double r = std::sqrt(x);
   opaque(r);
@@ -237,14 +232,14 @@ uint32_t fma(uint32_t a, uint32_t b, uint32_t c, bool negate_product, bool negat
   if (is_nan(a) || is_nan(b) || is_nan(c) || inf_times_zero) return kCanonicalNaN;
   const uint32_t sa = negate_product ? a ^ 0x80000000u : a;
   const uint32_t sc = negate_addend ? c ^ 0x80000000u : c;
-  const double product = static_cast<double>(as_float(sa)) * as_float(b);  // exact
-  return sum(product, as_float(sc), kF32, rm, flags);
+  const double product = static_cast<double>(float_of(sa)) * float_of(b);  // exact
+  return sum(product, float_of(sc), kF32, rm, flags);
 }
 
 namespace {
 
 double value_of(const Format& f, uint32_t a) {
-  return f.width == 32 ? static_cast<double>(as_float(a)) : f16_value(a);
+  return f.width == 32 ? static_cast<double>(float_of(a)) : f16_value(a);
 }
 
 // IEEE 754-2008 minNum/maxNum as RISC-V specifies them: a NaN operand is ignored, both NaN
@@ -318,7 +313,7 @@ uint32_t f32_to_f16(uint32_t f, unsigned rm, uint32_t& flags, uint32_t random) {
     if (is_signalling(kF32, f)) flags |= kNV;
     return kCanonicalNaN16;
   }
-  return round_to_format(as_float(f), kF16, rm, flags, random);
+  return round_to_format(float_of(f), kF16, rm, flags, random);
 }
 
 uint32_t add16(uint32_t a, uint32_t b, unsigned rm, uint32_t& flags, uint32_t random) {
@@ -407,7 +402,7 @@ uint32_t to_integer(uint32_t a, unsigned rm, uint32_t& flags, double lo, double 
     flags |= kNV;
     return hi_result;
   }
-  const double x = as_float(a);
+  const double x = float_of(a);
   const double r = round_integral(x, rm);
   if (r < lo) {
     flags |= kNV;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 namespace ipu::hw::fpu {
 
@@ -25,6 +26,18 @@ enum RoundingMode : unsigned {
 enum Flag : uint32_t { kNX = 1, kUF = 2, kOF = 4, kDZ = 8, kNV = 16 };
 
 inline constexpr uint32_t kCanonicalNaN = 0x7fc00000u;
+
+// An f32's bits and back.
+inline float float_of(uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+inline uint32_t bits_of(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  return bits;
+}
 
 uint32_t add(uint32_t a, uint32_t b, unsigned rm, uint32_t& flags);
 uint32_t sub(uint32_t a, uint32_t b, unsigned rm, uint32_t& flags);
