@@ -4,11 +4,12 @@
 
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 namespace ipu::sdk {
 
 Device::Device(const Executable& executable, DeviceOptions options)
-    : exe_(executable), options_(options) {
+    : exe_(executable), options_(std::move(options)) {
   sim::ChipRunOptions run;
   run.chip = exe_.chip;
   run.max_cycles = options_.max_cycles;
