@@ -22,30 +22,34 @@ module ipu_fma32 (
     if (h) exponent = field == 8'd0 ? -12'sd14 : $signed({4'b0, field}) - 12'sd15;
     else exponent = field == 8'd0 ? -12'sd126 : $signed({4'b0, field}) - 12'sd127;
   endfunction
+  // Leading zeros by halving steps (a zero input gives the width): 24 bits padded to 32, 80
+  // bits padded to 128 with ones below, so the padding never counts.
   function automatic [4:0] leading_zeros24(input [23:0] s);
-    integer i;
-    reg found;
+    reg [31:0] v;
     begin
-      leading_zeros24 = 5'd24;
-      found = 1'b0;
-      for (i = 23; i >= 0; i = i - 1)
-        if (!found && s[i]) begin
-          leading_zeros24 = 5'd23 - i[4:0];
-          found = 1'b1;
-        end
+      v = {s, 8'hff};
+      leading_zeros24 = 5'd0;
+      if (v[31:16] == 16'd0) begin leading_zeros24[4] = 1'b1; v = v << 16; end
+      if (v[31:24] == 8'd0) begin leading_zeros24[3] = 1'b1; v = v << 8; end
+      if (v[31:28] == 4'd0) begin leading_zeros24[2] = 1'b1; v = v << 4; end
+      if (v[31:30] == 2'd0) begin leading_zeros24[1] = 1'b1; v = v << 2; end
+      if (!v[31]) leading_zeros24[0] = 1'b1;
+      if (s == 24'd0) leading_zeros24 = 5'd24;
     end
   endfunction
   function automatic [6:0] leading_zeros80(input [79:0] s);
-    integer i;
-    reg found;
+    reg [127:0] v;
     begin
-      leading_zeros80 = 7'd80;
-      found = 1'b0;
-      for (i = 79; i >= 0; i = i - 1)
-        if (!found && s[i]) begin
-          leading_zeros80 = 7'd79 - i[6:0];
-          found = 1'b1;
-        end
+      v = {s, {48{1'b1}}};
+      leading_zeros80 = 7'd0;
+      if (v[127:64] == 64'd0) begin leading_zeros80[6] = 1'b1; v = v << 64; end
+      if (v[127:96] == 32'd0) begin leading_zeros80[5] = 1'b1; v = v << 32; end
+      if (v[127:112] == 16'd0) begin leading_zeros80[4] = 1'b1; v = v << 16; end
+      if (v[127:120] == 8'd0) begin leading_zeros80[3] = 1'b1; v = v << 8; end
+      if (v[127:124] == 4'd0) begin leading_zeros80[2] = 1'b1; v = v << 4; end
+      if (v[127:126] == 2'd0) begin leading_zeros80[1] = 1'b1; v = v << 2; end
+      if (!v[127]) leading_zeros80[0] = 1'b1;
+      if (s == 80'd0) leading_zeros80 = 7'd80;
     end
   endfunction
 
