@@ -21,15 +21,16 @@ namespace ipu::test {
 namespace {
 
 using hw::RxCycle;
+using hw::RxDecisions;
 using hw::RxOutcome;
-using hw::RxResult;
+using hw::RxSchedule;
 using tlm_rtl::kRtlMaxTiles;
 
-std::string describe(const RxCycle& c) {
+std::string describe(const RxSchedule& s, const RxCycle& c) {
   std::ostringstream out;
   out << "cycle " << c.cycle << (c.late ? " (late)" : "") << " words {";
-  for (const hw::RxWord& w : c.words)
-    out << " " << w.source << ":0x" << std::hex << w.data << std::dec;
+  for (uint32_t k = c.first_word; k < c.first_word + c.word_count; ++k)
+    out << " " << s.words[k].source << ":0x" << std::hex << s.words[k].data << std::dec;
   out << " }";
   if (c.select_write) out << " select " << c.select;
   if (c.buffer_write)
@@ -39,9 +40,9 @@ std::string describe(const RxCycle& c) {
 }
 
 // Drives one schedule through the RTL; returns the cycles simulated.
-size_t expect_equal_to_model(Vipu_exchange_rx& r, const std::vector<RxCycle>& cycles) {
-  std::vector<RxResult> model;
-  hw::ReceiveMux().run(cycles, model);
+size_t expect_equal_to_model(Vipu_exchange_rx& r, const RxSchedule& schedule) {
+  RxDecisions model;
+  hw::ReceiveMux().run(schedule, model);
   auto clock = [&r] {
     r.clk = 0;
     r.eval();
@@ -52,11 +53,13 @@ size_t expect_equal_to_model(Vipu_exchange_rx& r, const std::vector<RxCycle>& cy
   r.start = 1;
   clock();
   r.start = 0;
-  for (size_t i = 0; i < cycles.size(); ++i) {
-    const RxCycle& c = cycles[i];
-    for (const hw::RxWord& w : c.words) {
-      tlm_rtl::set_bit(r.valid, w.source, true);
-      r.data[w.source] = w.data;
+  size_t next_short = 0;
+  for (size_t i = 0; i < schedule.cycles.size(); ++i) {
+    const RxCycle& c = schedule.cycles[i];
+    const uint32_t end = c.first_word + c.word_count;
+    for (uint32_t k = c.first_word; k < end; ++k) {
+      tlm_rtl::set_bit(r.valid, schedule.words[k].source, true);
+      r.data[schedule.words[k].source] = schedule.words[k].data;
     }
     r.late = c.late;
     r.select_write = c.select_write;
@@ -71,19 +74,22 @@ size_t expect_equal_to_model(Vipu_exchange_rx& r, const std::vector<RxCycle>& cy
     // The model's decisions for the cycle, as the RTL's per-cycle outputs.
     bool late = false, wrong = false, no_buffer = false, overrun = false, write = false;
     uint32_t address = 0, data = 0;
-    for (size_t k = 0; k < c.words.size(); ++k) {
-      switch (model[i].outcomes[k]) {
+    for (uint32_t k = c.first_word; k < end; ++k) {
+      switch (model.outcomes[k]) {
         case RxOutcome::kLate: late = true; break;
         case RxOutcome::kWrongSource: wrong = true; break;
         case RxOutcome::kNoBuffer: no_buffer = true; break;
         case RxOutcome::kOverrun: overrun = true; break;
         case RxOutcome::kWritten:
           write = true;
-          address = model[i].addresses[k];
-          data = c.words[k].data;
+          address = model.addresses[k];
+          data = schedule.words[k].data;
       }
     }
-    const std::string where = describe(c);
+    const hw::RxShortBuffer* short_buffer = nullptr;
+    if (next_short < model.short_buffers.size() && model.short_buffers[next_short].cycle == i)
+      short_buffer = &model.short_buffers[next_short++];
+    const std::string where = describe(schedule, c);
     EXPECT_EQ(static_cast<bool>(r.late_arrival), late) << where;
     EXPECT_EQ(static_cast<bool>(r.wrong_source), wrong) << where;
     EXPECT_EQ(static_cast<bool>(r.no_buffer), no_buffer) << where;
@@ -93,17 +99,18 @@ size_t expect_equal_to_model(Vipu_exchange_rx& r, const std::vector<RxCycle>& cy
       EXPECT_EQ(r.write_address, address) << where;
       EXPECT_EQ(r.write_data, data) << where;
     }
-    EXPECT_EQ(static_cast<bool>(r.short_buffer), model[i].short_buffer) << where;
-    if (model[i].short_buffer) {
-      EXPECT_EQ(r.buffer_address, model[i].buffer_address) << where;
-      EXPECT_EQ(r.buffer_words, model[i].buffer_words) << where;
-      EXPECT_EQ(r.filled + (r.write ? 1u : 0u), model[i].filled) << where;
+    EXPECT_EQ(static_cast<bool>(r.short_buffer), short_buffer != nullptr) << where;
+    if (short_buffer != nullptr) {
+      EXPECT_EQ(r.buffer_address, short_buffer->buffer_address) << where;
+      EXPECT_EQ(r.buffer_words, short_buffer->buffer_words) << where;
+      EXPECT_EQ(r.filled + (r.write ? 1u : 0u), short_buffer->filled) << where;
     }
     if (::testing::Test::HasFailure()) return i;
     clock();
-    for (const hw::RxWord& w : c.words) tlm_rtl::set_bit(r.valid, w.source, false);
+    for (uint32_t k = c.first_word; k < end; ++k)
+      tlm_rtl::set_bit(r.valid, schedule.words[k].source, false);
   }
-  return cycles.size();
+  return schedule.cycles.size();
 }
 
 TEST(RtlExchangeRx, EqualsTheCppModelOnRandomSchedules) {
@@ -116,47 +123,53 @@ TEST(RtlExchangeRx, EqualsTheCppModelOnRandomSchedules) {
   EXPECT_GE(cycles, 1'000'000u);
 }
 
+// Appends a cycle with `words` to `s`.
+RxCycle& add(RxSchedule& s, uint64_t cycle, const std::vector<hw::RxWord>& words) {
+  RxCycle c;
+  c.cycle = cycle;
+  c.first_word = static_cast<uint32_t>(s.words.size());
+  c.word_count = static_cast<uint32_t>(words.size());
+  s.words.insert(s.words.end(), words.begin(), words.end());
+  s.cycles.push_back(c);
+  return s.cycles.back();
+}
+
 TEST(RtlExchangeRx, Corners) {
   VerilatedContext context;
   auto rtl = std::make_unique<Vipu_exchange_rx>(&context);
-  auto cycle = [](uint64_t n, std::vector<hw::RxWord> words) {
-    RxCycle c;
-    c.cycle = n;
-    c.words = std::move(words);
-    return c;
-  };
   // Senders 0 and 4095 (the ends of the bus); a one-word buffer filled then overrun; a word
   // before any select or buffer; a buffer replaced while short, and one closed short.
-  std::vector<RxCycle> s;
-  s.push_back(cycle(0, {{4095, 7}}));  // no tile selected
-  s.back().select_write = true;
-  s.back().select = 4095;
-  s.push_back(cycle(1, {{4095, 8}}));  // selected, no buffer
-  s.back().buffer_write = true;
-  s.back().buffer_address = 0x4c000;
-  s.back().buffer_words = 1;
-  s.push_back(cycle(2, {{4095, 9}, {0, 10}}));  // written; sender 0 is the wrong source
-  s.push_back(cycle(3, {{4095, 11}}));          // overrun
-  s.back().buffer_write = true;
-  s.back().buffer_address = 0x4d000;
-  s.back().buffer_words = 3;
-  s.push_back(cycle(4, {{4095, 12}}));
-  s.back().buffer_write = true;  // replaced with 1 of 3 words: short
-  s.back().buffer_address = 0x4e000;
-  s.back().buffer_words = 2;
-  s.push_back(cycle(5, {{4095, 13}}));
-  s.back().close = true;  // closed with 1 of 2: short
-  s.push_back(cycle(6, {{4095, 14}}));
-  s.back().late = true;
-  EXPECT_EQ(expect_equal_to_model(*rtl, s), s.size());
-  std::vector<RxResult> model;
+  RxSchedule s;
+  RxCycle* c = &add(s, 0, {{4095, 7}});  // no tile selected
+  c->select_write = true;
+  c->select = 4095;
+  c = &add(s, 1, {{4095, 8}});  // selected, no buffer
+  c->buffer_write = true;
+  c->buffer_address = 0x4c000;
+  c->buffer_words = 1;
+  add(s, 2, {{0, 10}, {4095, 9}});  // written; sender 0 is the wrong source
+  c = &add(s, 3, {{4095, 11}});     // overrun
+  c->buffer_write = true;
+  c->buffer_address = 0x4d000;
+  c->buffer_words = 3;
+  c = &add(s, 4, {{4095, 12}});
+  c->buffer_write = true;  // replaced with 1 of 3 words: short
+  c->buffer_address = 0x4e000;
+  c->buffer_words = 2;
+  add(s, 5, {{4095, 13}}).close = true;  // closed with 1 of 2: short
+  add(s, 6, {{4095, 14}}).late = true;
+  EXPECT_EQ(expect_equal_to_model(*rtl, s), s.cycles.size());
+  RxDecisions model;
   hw::ReceiveMux().run(s, model);
-  EXPECT_EQ(model[2].outcomes[0], RxOutcome::kWritten);
-  EXPECT_EQ(model[2].outcomes[1], RxOutcome::kWrongSource);
-  EXPECT_EQ(model[3].outcomes[0], RxOutcome::kOverrun);
-  EXPECT_TRUE(model[4].short_buffer);
-  EXPECT_TRUE(model[5].short_buffer);
-  EXPECT_EQ(model[6].outcomes[0], RxOutcome::kLate);
+  EXPECT_EQ(model.outcomes, (std::vector<RxOutcome>{RxOutcome::kWrongSource, RxOutcome::kNoBuffer,
+                                                    RxOutcome::kWrongSource, RxOutcome::kWritten,
+                                                    RxOutcome::kOverrun, RxOutcome::kWritten,
+                                                    RxOutcome::kWritten, RxOutcome::kLate}));
+  ASSERT_EQ(model.short_buffers.size(), 2u);
+  EXPECT_EQ(model.short_buffers[0].cycle, 4u);
+  EXPECT_EQ(model.short_buffers[0].filled, 1u);
+  EXPECT_EQ(model.short_buffers[1].cycle, 5u);
+  EXPECT_EQ(model.short_buffers[1].filled, 1u);
 }
 
 }  // namespace

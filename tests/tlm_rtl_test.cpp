@@ -134,35 +134,36 @@ TEST(TlmRtl, ReceiveDecisionsEqualTheModel) {
   RtlPlatform rtl("rtl", chip(), all(), "");
   std::mt19937 rng(5);
   size_t cycles = 0;
+  hw::RxDecisions model, through_rtl;
   for (int i = 0; i < 2'000; ++i) {
-    const std::vector<hw::RxCycle> schedule = random_schedule(rng);
-    std::vector<hw::RxResult> model, through_rtl;
+    const hw::RxSchedule schedule = random_schedule(rng);
     hw::ReceiveMux().run(schedule, model);
     rtl.run(schedule, through_rtl);
-    ASSERT_EQ(through_rtl.size(), model.size());
-    for (size_t c = 0; c < model.size(); ++c) {
-      ASSERT_EQ(through_rtl[c].outcomes, model[c].outcomes) << "schedule " << i << " cycle " << c;
-      ASSERT_EQ(through_rtl[c].addresses, model[c].addresses) << "schedule " << i << " cycle " << c;
-      ASSERT_EQ(through_rtl[c].short_buffer, model[c].short_buffer);
-      if (model[c].short_buffer) {
-        EXPECT_EQ(through_rtl[c].buffer_address, model[c].buffer_address);
-        EXPECT_EQ(through_rtl[c].buffer_words, model[c].buffer_words);
-        EXPECT_EQ(through_rtl[c].filled, model[c].filled);
-      }
+    ASSERT_EQ(through_rtl.outcomes, model.outcomes) << "schedule " << i;
+    ASSERT_EQ(through_rtl.addresses, model.addresses) << "schedule " << i;
+    ASSERT_EQ(through_rtl.short_buffers.size(), model.short_buffers.size()) << "schedule " << i;
+    for (size_t k = 0; k < model.short_buffers.size(); ++k) {
+      EXPECT_EQ(through_rtl.short_buffers[k].cycle, model.short_buffers[k].cycle);
+      EXPECT_EQ(through_rtl.short_buffers[k].buffer_address, model.short_buffers[k].buffer_address);
+      EXPECT_EQ(through_rtl.short_buffers[k].buffer_words, model.short_buffers[k].buffer_words);
+      EXPECT_EQ(through_rtl.short_buffers[k].filled, model.short_buffers[k].filled);
     }
-    cycles += schedule.size();
+    cycles += schedule.cycles.size();
   }
   EXPECT_EQ(clocks_of(rtl, "xmux"), cycles + 2'000);  // a start clock per receiver
 }
 
 TEST(TlmRtl, TwoWordsFromOneSenderInOneCycleAreRefusedByName) {
   RtlPlatform rtl("rtl", chip(), all(), "");
+  hw::RxSchedule schedule;
   hw::RxCycle c;
   c.cycle = 9;
-  c.words = {{4, 1}, {4, 2}};
-  std::vector<hw::RxResult> results;
+  c.word_count = 2;
+  schedule.cycles.push_back(c);
+  schedule.words = {{4, 1}, {4, 2}};
+  hw::RxDecisions decisions;
   try {
-    rtl.run({c}, results);
+    rtl.run(schedule, decisions);
     FAIL() << "accepted";
   } catch (const tlm_rtl::RtlMismatch& e) {
     EXPECT_NE(std::string(e.what()).find("two words from tile 4"), std::string::npos) << e.what();

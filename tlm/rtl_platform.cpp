@@ -142,8 +142,8 @@ uint64_t RtlPlatform::release(const std::vector<unsigned>& members,
   return t.release;
 }
 
-void RtlPlatform::run(const std::vector<hw::RxCycle>& cycles, std::vector<hw::RxResult>& results) {
-  ExchangeRxTransaction t{&cycles, &results};
+void RtlPlatform::run(const hw::RxSchedule& schedule, hw::RxDecisions& decisions) {
+  ExchangeRxTransaction t{&schedule, &decisions};
   call(*to_xmux_, t, "xmux");
 }
 

@@ -70,7 +70,7 @@ class RtlPlatform : public sc_core::sc_module,
   uint64_t release(const std::vector<unsigned>& members,
                    const std::vector<std::pair<unsigned, uint64_t>>& arrivals,
                    unsigned latency) override;
-  void run(const std::vector<hw::RxCycle>& cycles, std::vector<hw::RxResult>& results) override;
+  void run(const hw::RxSchedule& schedule, hw::RxDecisions& decisions) override;
 
  private:
   using Socket = tlm_utils::simple_initiator_socket<RtlPlatform>;

@@ -131,25 +131,25 @@ void SyncTreeRtl::execute(BarrierTransaction& t) {
 
 void ExchangeRxRtl::execute(ExchangeRxTransaction& t) {
   auto& r = rtl();
-  const std::vector<hw::RxCycle>& cycles = *t.cycles;
-  std::vector<hw::RxResult>& results = *t.results;
-  results.assign(cycles.size(), {});
+  const hw::RxSchedule& schedule = *t.schedule;
+  hw::RxDecisions& decisions = *t.decisions;
+  decisions.clear();
   clear_bits(r.valid, kRtlMaxTiles / 32);
   r.start = 1;
   clock();
   r.start = 0;
   int listening = -1;  // as selected through the RTL's select writes, to attribute its flags
-  for (size_t i = 0; i < cycles.size(); ++i) {
-    const hw::RxCycle& c = cycles[i];
-    hw::RxResult& result = results[i];
-    for (const hw::RxWord& w : c.words) {
-      if (get_bit(r.valid, w.source))
+  for (size_t i = 0; i < schedule.cycles.size(); ++i) {
+    const hw::RxCycle& c = schedule.cycles[i];
+    const hw::RxWord* words = schedule.words.data() + c.first_word;
+    for (const hw::RxWord* w = words; w != words + c.word_count; ++w) {
+      if (get_bit(r.valid, w->source))
         throw RtlMismatch(fmt::format(
             "two words from tile {} reach one receiver in cycle {}: the exchange receive mux RTL "
             "takes one word per sender per cycle (exchange.words-per-cycle 1)",
-            w.source, c.cycle));
-      set_bit(r.valid, w.source, true);
-      r.data[w.source] = w.data;
+            w->source, c.cycle));
+      set_bit(r.valid, w->source, true);
+      r.data[w->source] = w->data;
     }
     r.late = c.late;
     r.select_write = c.select_write;
@@ -160,38 +160,36 @@ void ExchangeRxRtl::execute(ExchangeRxTransaction& t) {
     r.buffer_words_in = c.buffer_words;
     r.close = c.close;
     settle();
-    bool unselected = false;
-    for (const hw::RxWord& w : c.words) {
+    bool unselected = false, hit = false;
+    for (const hw::RxWord* w = words; w != words + c.word_count; ++w) {
       hw::RxOutcome outcome = hw::RxOutcome::kWritten;
       uint32_t address = 0;
       if (c.late) {
         outcome = hw::RxOutcome::kLate;
-      } else if (static_cast<int>(w.source) != listening) {
+      } else if (static_cast<int>(w->source) != listening) {
         unselected = true;
         outcome = hw::RxOutcome::kWrongSource;
-      } else if (r.write) {
-        if (r.write_data != w.data)
+      } else {  // the selected sender's word: written, or flagged
+        hit = true;
+        if (r.write && r.write_data != w->data)
           throw RtlMismatch(
               fmt::format("the exchange receive mux RTL passed 0x{:08x} from tile "
                           "{} in cycle {}, which sent 0x{:08x}",
-                          r.write_data, w.source, c.cycle, w.data));
-        address = r.write_address;
-      } else if (r.no_buffer || r.overrun) {
-        outcome = r.no_buffer ? hw::RxOutcome::kNoBuffer : hw::RxOutcome::kOverrun;
-      } else {
-        throw RtlMismatch(
-            fmt::format("the exchange receive mux RTL neither wrote nor flagged the "
-                        "word from tile {} in cycle {}",
-                        w.source, c.cycle));
+                          r.write_data, w->source, c.cycle, w->data));
+        if (r.write)
+          address = r.write_address;
+        else if (r.no_buffer || r.overrun)
+          outcome = r.no_buffer ? hw::RxOutcome::kNoBuffer : hw::RxOutcome::kOverrun;
+        else
+          throw RtlMismatch(
+              fmt::format("the exchange receive mux RTL neither wrote nor flagged "
+                          "the word from tile {} in cycle {}",
+                          w->source, c.cycle));
       }
-      result.outcomes.push_back(outcome);
-      result.addresses.push_back(address);
+      decisions.outcomes.push_back(outcome);
+      decisions.addresses.push_back(address);
     }
-    const bool hit =
-        !c.late && std::any_of(c.words.begin(), c.words.end(), [&](const hw::RxWord& w) {
-          return static_cast<int>(w.source) == listening;
-        });
-    if (static_cast<bool>(r.late_arrival) != (c.late && !c.words.empty()) ||
+    if (static_cast<bool>(r.late_arrival) != (c.late && c.word_count > 0) ||
         static_cast<bool>(r.wrong_source) != unselected ||
         static_cast<bool>(r.write || r.no_buffer || r.overrun) != hit)
       throw RtlMismatch(fmt::format(
@@ -199,10 +197,11 @@ void ExchangeRxRtl::execute(ExchangeRxTransaction& t) {
           "write {}, no_buffer {}, overrun {}) disagree with its inputs",
           c.cycle, r.late_arrival, r.wrong_source, r.write, r.no_buffer, r.overrun));
     if (r.short_buffer)
-      result = {result.outcomes,  result.addresses, true,
-                r.buffer_address, r.buffer_words,   r.filled + (r.write ? 1u : 0u)};
+      decisions.short_buffers.push_back(
+          {i, r.buffer_address, r.buffer_words, r.filled + (r.write ? 1u : 0u)});
     clock();
-    for (const hw::RxWord& w : c.words) set_bit(r.valid, w.source, false);
+    for (const hw::RxWord* w = words; w != words + c.word_count; ++w)
+      set_bit(r.valid, w->source, false);
     if (c.select_write) listening = c.select;
   }
 }

@@ -80,8 +80,8 @@ class SyncTreeRtl : public RtlBlock<Vipu_sync_tree, BarrierTransaction> {
 };
 
 struct ExchangeRxTransaction {
-  const std::vector<hw::RxCycle>* cycles = nullptr;
-  std::vector<hw::RxResult>* results = nullptr;  // out
+  const hw::RxSchedule* schedule = nullptr;
+  hw::RxDecisions* decisions = nullptr;  // out
 };
 // One receiver's exchange phase, one clock per cycle that has words or control writes.
 class ExchangeRxRtl : public RtlBlock<Vipu_exchange_rx, ExchangeRxTransaction> {

@@ -114,9 +114,12 @@ std::string Exchange::resolve(Phase& p) {
   record.phase = p.barrier.phase;
   record.group = p.barrier.group;
   record.release = p.barrier.release;
-  std::vector<RxCycle> cycles;
-  std::vector<RxResult> results;
-  std::vector<Cursor> origins;  // per word of `cycles`, in order: which send it comes from
+  RxSchedule schedule;
+  RxDecisions decisions;
+  struct Origin {
+    uint32_t send, word;
+  };
+  std::vector<Origin> origins;  // per word of the schedule: which send it comes from
   for (auto& entry : p.tiles) {
     const unsigned tile = entry.first;  // a named copy: lambdas below capture it
     TileState& t = entry.second;
@@ -124,7 +127,8 @@ std::string Exchange::resolve(Phase& p) {
 
     // The receiver's cycles: words in arrival order, and its select and buffer writes (issued
     // the cycle before they take effect) and boundary, merged by cycle.
-    cycles.clear();
+    std::vector<RxCycle>& cycles = schedule.cycles;
+    schedule.clear();
     origins.clear();
     auto cycle = [&](uint64_t when, bool control) -> RxCycle& {
       const bool taken = !cycles.empty() && (cycles.back().select_write ||
@@ -133,6 +137,7 @@ std::string Exchange::resolve(Phase& p) {
         cycles.emplace_back();
         cycles.back().cycle = when;
         cycles.back().late = when >= t.boundary;
+        cycles.back().first_word = static_cast<uint32_t>(schedule.words.size());
       }
       return cycles.back();
     };
@@ -178,28 +183,28 @@ std::string Exchange::resolve(Phase& p) {
         heap.push_back(next);
         std::push_heap(heap.begin(), heap.end(), std::greater<>());
       }
-      cycle(a.cycle, false).words.push_back({a.source, s.words[a.word]});
-      origins.push_back(a);
+      ++cycle(a.cycle, false).word_count;
+      schedule.words.push_back({a.source, s.words[a.word]});
+      origins.push_back({static_cast<uint32_t>(a.send), a.word});
     }
     std::vector<Cursor>().swap(heap);
-    receive_mux_->run(cycles, results);
+    receive_mux_->run(schedule, decisions);
 
     // Deliveries and reports from the mux's decisions.
     int listening = -1;
     const Buffer* buffer = nullptr;
-    size_t origin = 0, next_buffer = 0;
+    size_t next_buffer = 0, next_short = 0;
     std::vector<std::pair<uint32_t, std::vector<uint32_t>>> runs;  // contiguous writes
     for (size_t i = 0; i < cycles.size() && errors.size() <= 16; ++i) {
       const RxCycle& c = cycles[i];
-      const RxResult& r = results[i];
-      for (size_t w = 0; w < c.words.size(); ++w) {
-        const Cursor& a = origins[origin++];
-        const Send& s = p.sends[a.send];
+      for (size_t w = c.first_word; w < c.first_word + c.word_count; ++w) {
+        const Origin a = origins[w];
         auto what = [&] {
+          const Send& s = p.sends[a.send];
           return fmt::format("word {} of the send from tile {} (0x{:08x}, issued at cycle {})",
                              a.word, s.source, s.address + 4 * a.word, s.cycle);
         };
-        switch (r.outcomes[w]) {
+        switch (decisions.outcomes[w]) {
           case RxOutcome::kLate:
             error(
                 fmt::format("{} arrives at tile {} at cycle {}, after tile {} ended its exchange "
@@ -220,27 +225,31 @@ std::string Exchange::resolve(Phase& p) {
                 buffer == nullptr
                     ? std::string("(none set)")
                     : fmt::format("at 0x{:08x} ({} words)", buffer->address, buffer->words),
-                r.outcomes[w] == RxOutcome::kNoBuffer ? "missing" : "full (overrun)"));
+                decisions.outcomes[w] == RxOutcome::kNoBuffer ? "missing" : "full (overrun)"));
             break;
           case RxOutcome::kWritten: {
-            const uint32_t address = r.addresses[w];
+            const uint32_t address = decisions.addresses[w];
+            const uint32_t data = schedule.words[w].data;
             if (!runs.empty() && runs.back().first + 4 * runs.back().second.size() == address)
-              runs.back().second.push_back(c.words[w].data);
+              runs.back().second.push_back(data);
             else
-              runs.push_back({address, {c.words[w].data}});
+              runs.push_back({address, {data}});
             ++record.words;
             record.last_arrival = std::max(record.last_arrival, c.cycle);
             break;
           }
         }
       }
-      if (r.short_buffer)
+      if (next_short < decisions.short_buffers.size() &&
+          decisions.short_buffers[next_short].cycle == i) {
+        const RxShortBuffer& b = decisions.short_buffers[next_short++];
         error(fmt::format(
             "tile {}: receive buffer at 0x{:08x} expected {} words but got {} before {} at cycle "
             "{}",
-            tile, r.buffer_address, r.buffer_words, r.filled,
+            tile, b.buffer_address, b.buffer_words, b.filled,
             c.buffer_write ? "the tile set a new buffer" : "the end of the tile's exchange phase",
             c.cycle));
+      }
       if (c.select_write) listening = c.select;
       if (c.buffer_write) {
         buffer = &t.buffers[next_buffer++];  // buffer writes come in the tile's order

@@ -42,12 +42,14 @@ module ipu_exchange_rx #(
   reg [ID_BITS-1:0] source;
   reg               has_buffer;
 
-  wire [SENDERS-1:0] selected = listening ? {{(SENDERS - 1) {1'b0}}, 1'b1} << source
-                                          : {SENDERS{1'b0}};
-  wire any = |valid;
-  wire hit = |(valid & selected);  // the selected sender's word is here
-  assign late_arrival = late && any;
-  assign wrong_source = !late && |(valid & ~selected);
+  reg [SENDERS-1:0] others;  // senders with a word this cycle, the selected one left out
+  always @* begin
+    others = valid;
+    if (listening) others[source] = 1'b0;
+  end
+  wire hit = listening && valid[source];  // the selected sender's word is here
+  assign late_arrival = late && |valid;
+  assign wrong_source = !late && |others;
   assign no_buffer = !late && hit && !has_buffer;
   assign overrun = !late && hit && has_buffer && filled == buffer_words;
   assign write = !late && hit && has_buffer && filled != buffer_words;

@@ -12,23 +12,27 @@ namespace ipu::test {
 
 // One receiver's exchange phase: words from 1-4 senders anywhere on the 4096-tile bus (one word
 // per sender per cycle), select and buffer writes, a boundary after which words are late.
-inline std::vector<hw::RxCycle> random_schedule(std::mt19937& rng) {
+inline hw::RxSchedule random_schedule(std::mt19937& rng) {
   auto below = [&rng](unsigned n) { return static_cast<unsigned>(rng() % n); };
   std::vector<unsigned> senders(1 + below(4));
   for (unsigned& s : senders) s = below(tlm_rtl::kRtlMaxTiles);
   const unsigned length = 1 + below(300), boundary = below(length + 20);
   const unsigned density = 1 + below(10);  // in tenths: how often a sender's word comes
-  std::vector<hw::RxCycle> cycles;
+  hw::RxSchedule schedule;
   uint64_t cycle = below(4);
   for (unsigned i = 0; i < length; ++i, cycle += 1 + (below(4) == 0 ? below(5) : 0)) {
     hw::RxCycle c;
     c.cycle = cycle;
     c.late = i >= boundary;
+    c.first_word = static_cast<uint32_t>(schedule.words.size());
     for (unsigned s : senders) {
-      bool taken = false;
-      for (const hw::RxWord& w : c.words) taken |= w.source == s;
-      if (!taken && below(10) < density) c.words.push_back({s, static_cast<uint32_t>(rng())});
+      bool taken = false;  // a sender drawn twice still sends once a cycle
+      for (size_t k = c.first_word; k < schedule.words.size(); ++k)
+        taken |= schedule.words[k].source == s;
+      if (!taken && below(10) < density)
+        schedule.words.push_back({s, static_cast<uint32_t>(rng())});
     }
+    c.word_count = static_cast<uint32_t>(schedule.words.size()) - c.first_word;
     if (i == 0 || below(40) == 0) {
       c.select_write = true;
       c.select = below(12) == 0 ? -1 : static_cast<int>(senders[below(senders.size())]);
@@ -39,9 +43,9 @@ inline std::vector<hw::RxCycle> random_schedule(std::mt19937& rng) {
       c.buffer_words = below(6) == 0 ? 1 : 1 + below(40);
     }
     c.close = i + 1 == length && !c.buffer_write;
-    cycles.push_back(std::move(c));
+    schedule.cycles.push_back(c);
   }
-  return cycles;
+  return schedule;
 }
 
 struct Barrier {
