@@ -8,7 +8,7 @@ packages=(
   libsystemc-dev            # SystemC 2.3.4 with TLM-2.0
   verilator
   libfmt-dev
-  zlib1g-dev                # CRC-32 of firmware images (sdk/image)
+  zlib1g-dev                # CRC-32 of firmware images (sdk/image); Verilator's FST waveforms
   libgtest-dev libgmock-dev
   libboost-program-options-dev
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf binutils-riscv64-unknown-elf
