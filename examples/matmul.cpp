@@ -38,7 +38,7 @@ int sc_main(int argc, char** argv) {
     if (k % 16 != 0)
       throw ipu::examples::OptionError("--k " + std::to_string(k) + " is not a multiple of 16");
     const std::string save = options.text("save");
-    const bool memory_report = options.text("memory-report") == "yes";
+    const bool memory_report = options.yes("memory-report");
     const auto r = ipu::examples::run_matmul(preset, tiles, n, k, 2026, options.device());
     if (!save.empty()) ipu::sdk::write_elf(save, r.executable.image);
     if (memory_report) fmt::print("== tile memory (compiler) ==\n{}", r.executable.memory_report);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <charconv>
 #include <chrono>
 #include <ostream>
 #include <regex>
@@ -24,8 +25,18 @@ ChipPlatform::ChipPlatform(const ChipRunOptions& options, const sdk::ElfImage& i
         !std::regex_search(text, clock, std::regex(R"("clock_hz": ([0-9.e+]+))")))
       throw sdk::ImageError(fmt::format(
           "{}: the .ipu.manifest section is corrupt (no target tiles and clock)", image.path));
-    const unsigned built_tiles = static_cast<unsigned>(std::stoul(tiles[1]));
-    const double built_clock = std::stod(clock[1]);
+    unsigned built_tiles = 0;
+    double built_clock = 0;
+    const std::string tiles_text = tiles[1], clock_text = clock[1];
+    auto parses = [](const std::string& number, auto& value) {
+      const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+      return ec == std::errc() && end == number.data() + number.size();
+    };
+    if (!parses(tiles_text, built_tiles) || !parses(clock_text, built_clock))
+      throw sdk::ImageError(fmt::format(
+          "{}: the .ipu.manifest section is corrupt: target tiles '{}' and clock '{}' are not a "
+          "tile count and a frequency",
+          image.path, tiles_text, clock_text));
     if (built_tiles != options_.chip.tiles || built_clock != options_.chip.tile.clock_hz)
       throw sdk::ImageError(fmt::format(
           "{}: built for a {}-tile chip at {} Hz, but the configuration is {} tiles at {} Hz",

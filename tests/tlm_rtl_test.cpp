@@ -208,6 +208,14 @@ TEST(TlmRtl, SelectionsParseAndNameTheirBlocks) {
   EXPECT_EQ(RtlSelection::parse("all").names(), "prng,sr,amp,sync,xmux");
   EXPECT_FALSE(RtlSelection::parse("none").any());
   EXPECT_FALSE(RtlSelection::parse("").any());
+  EXPECT_EQ(RtlSelection::parse("sync,all").names(), "prng,sr,amp,sync,xmux");
+  try {
+    RtlSelection::parse("prng,,sr");  // an empty name is no block either
+    FAIL() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown block '' in 'prng,,sr'"), std::string::npos)
+        << e.what();
+  }
   try {
     RtlSelection::parse("prng,fpu");
     FAIL() << "accepted";

@@ -13,12 +13,14 @@ namespace ipu::tlm_rtl {
 
 RtlSelection RtlSelection::parse(const std::string& list) {
   RtlSelection s;
-  if (list.empty() || list == "none") return s;
-  if (list == "all") return {true, true, true, true, true};
   std::istringstream in(list);
   std::string name;
   while (std::getline(in, name, ',')) {
-    if (name == "prng")
+    if (name == "all")
+      s = {true, true, true, true, true};
+    else if (name == "none")
+      continue;
+    else if (name == "prng")
       s.prng = true;
     else if (name == "sr")
       s.sr = true;
@@ -30,7 +32,9 @@ RtlSelection RtlSelection::parse(const std::string& list) {
       s.xmux = true;
     else
       throw std::invalid_argument(fmt::format(
-          "--rtl: unknown block '{}'; the blocks are prng, sr, amp, sync and xmux (or all)", name));
+          "--rtl: unknown block '{}' in '{}'; the blocks are prng, sr, amp, sync and xmux (or all, "
+          "or none)",
+          name, list));
   }
   return s;
 }

@@ -27,8 +27,8 @@ namespace ipu::tlm_rtl {
 struct RtlSelection {
   bool prng = false, sr = false, amp = false, sync = false, xmux = false;
 
-  // "prng,sr,amp,sync,xmux" (any of them), "all", or "" / "none"; throws
-  // std::invalid_argument naming an unknown block.
+  // A comma-separated list of prng, sr, amp, sync, xmux, all (every block) and none (no
+  // block; "" too); throws std::invalid_argument naming an unknown block.
   static RtlSelection parse(const std::string& list);
   bool any() const { return prng || sr || amp || sync || xmux; }
   std::string names() const;  // "prng,sr,..." or "none"
