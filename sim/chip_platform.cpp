@@ -97,6 +97,7 @@ ChipRunReport ChipPlatform::run() {
   if (rtl_) {
     r.rtl = rtl_->stats();
     r.rtl_trace_files = rtl_->trace_files();
+    r.rtl_mismatch = rtl_->mismatch();
   }
   if (options_.memory_hash) {
     uint64_t h = 0xcbf29ce484222325u;  // FNV-1a, 64-bit

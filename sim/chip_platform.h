@@ -41,6 +41,7 @@ struct ChipRunReport {
   std::optional<uint64_t> memory_hash;  // FNV-1a over the active tiles' SRAM, in tile order
   std::vector<tlm_rtl::RtlBlockStats> rtl;
   std::vector<std::string> rtl_trace_files;
+  std::string rtl_mismatch;  // the first RTL block that departed from its model (stops the run)
 };
 
 class ChipPlatform {

@@ -86,6 +86,10 @@ int run_chip(const ipu::sim::ChipRunOptions& options, const ipu::sdk::ElfImage& 
                   });
   if (!ok) return kExitUsage;
   using Result = ipu::hw::ChipOutcome::Result;
+  if (!report.rtl_mismatch.empty()) {  // a tile stopped on it: its report names where
+    fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
+    return kExitRtlMismatch;
+  }
   switch (report.outcome.result) {
     case Result::kExited: return report.outcome.exit_status & 0xff;
     case Result::kFault:
@@ -149,6 +153,10 @@ int run_tile(const ipu::sim::RunOptions& options, const ipu::sdk::ElfImage& imag
   std::cout.flush();
   ipu::sim::print_report(std::cout, report);
   if (rtl) ipu::tlm_rtl::print_rtl_stats(std::cout, rtl->stats(), rtl->trace_files());
+  if (rtl && !rtl->mismatch().empty()) {  // the tile stopped on it: its report names where
+    fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
+    return kExitRtlMismatch;
+  }
   switch (report.outcome.reason) {
     case ipu::hw::StopReason::kExited: return report.outcome.exit_status & 0xff;
     case ipu::hw::StopReason::kFault:

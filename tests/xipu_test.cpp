@@ -369,6 +369,50 @@ TEST(XipuPrng, OutputFollowsThePublishedXoroshiro128aox) {
   }
 }
 
+// A PRNG datapath as ipu-sim --rtl prng installs one: it gives the model's draws and counts
+// them, or departs from the model at draw `fail_at`.
+struct CountingPrng : hw::PrngDatapath {
+  int draws = 0, fail_at = -1;
+  uint64_t next(hw::Xoroshiro128aox& state) override {
+    if (draws++ == fail_at) throw hw::DatapathMismatch("the PRNG RTL gave 0x1, the model 0x2");
+    return state.next();
+  }
+};
+
+TEST(XipuPrng, EveryDrawGoesThroughAnInstalledDatapath) {
+  CoreHarness h;
+  CountingPrng prng;
+  h.core.set_datapaths({&prng, nullptr, nullptr});
+  h.load_words({urand32(a5), urand64(28), urand32(30), ecall()});
+  h.x(a7) = 93;
+  const hw::Xoroshiro128aox reset = h.supervisor().prng;
+  ASSERT_EQ(h.run(), StopReason::kExited) << h.core.fault().message;
+  EXPECT_EQ(prng.draws, 3);
+  ReferencePrng ref{reset.s0, reset.s1};
+  EXPECT_EQ(h.x(a5), static_cast<uint32_t>(ref.next()));
+  const uint64_t pair = ref.next();
+  EXPECT_EQ(h.x(28), static_cast<uint32_t>(pair));
+  EXPECT_EQ(h.x(29), static_cast<uint32_t>(pair >> 32));
+  EXPECT_EQ(h.x(30), static_cast<uint32_t>(ref.next()));
+}
+
+TEST(XipuPrng, ADatapathMismatchStopsTheTileNamingContextPcAndCycle) {
+  CoreHarness h;
+  CountingPrng prng;
+  prng.fail_at = 1;  // the urand64, the supervisor's second issue: pc base + 4, cycle 6
+  h.core.set_datapaths({&prng, nullptr, nullptr});
+  h.load_words({urand32(a5), urand64(28), ecall()});
+  h.x(a7) = 93;
+  ASSERT_EQ(h.run(), StopReason::kFault);
+  const std::string& report = h.core.fault().message;
+  EXPECT_NE(report.find("tile 0 context 0 (supervisor): RTL mismatch: the PRNG RTL gave 0x1, the "
+                        "model 0x2 at pc 0x0004c004: ipu.urand64"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("(cycle 6)"), std::string::npos) << report;
+  EXPECT_EQ(h.core.fault().cause, hw::TrapCause::kIpuError);
+}
+
 TEST(XipuPrng, EveryContextStartsOnItsOwnStream) {
   CoreHarness h;
   h.core.reset(h.base());

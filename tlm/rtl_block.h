@@ -19,16 +19,18 @@
 // verilated.h, when it sees SystemC, calls sc_time_stamp() unqualified.
 using sc_core::sc_time_stamp;
 
+#include "hw/tile/datapaths.h"
 #include "verilated.h"
 #include "verilated_fst_c.h"
 
 namespace ipu::tlm_rtl {
 
 // The RTL did not behave as its C++ model: a different latency, a flag the model would not
-// raise, a block that never answers. Names the block and what it did.
-class RtlMismatch : public std::runtime_error {
+// raise, a block that never answers. Names the block and what it did; a tile that meets one
+// reports it with its tile, context, pc and cycle (hw::DatapathMismatch).
+class RtlMismatch : public hw::DatapathMismatch {
  public:
-  using std::runtime_error::runtime_error;
+  using hw::DatapathMismatch::DatapathMismatch;
 };
 
 template <class Model, class Transaction>

@@ -764,10 +764,31 @@ std::string Core::describe_running_contexts() const {
     scheduling_changed = true; \
   } while (0)
 
+// A use of an RTL datapath (ipu-sim --rtl, datapaths.h): an RTL that departs from its C++
+// model stops the tile with a report naming tile, context, pc and cycle.
+#define RTL_CALL(statement)                   \
+  try {                                       \
+    statement;                                \
+  } catch (const DatapathMismatch& e_) {      \
+    IPU_ERROR("RTL mismatch: {}", e_.what()); \
+  }
+// 64 random bits from the context's PRNG, or from the PRNG RTL.
+#define DRAW_RANDOM(out)          \
+  if (datapaths_.prng == nullptr) \
+    (out) = c.prng.next();        \
+  else                            \
+    RTL_CALL((out) = datapaths_.prng->next(c.prng))
+#define URAND32()                         \
+  do {                                    \
+    uint64_t bits_ = 0;                   \
+    DRAW_RANDOM(bits_);                   \
+    SET_RD(static_cast<uint32_t>(bits_)); \
+  } while (0)
 #define URAND64()                                            \
   do {                                                       \
     if (d.rd & 1) ILLEGAL();                                 \
-    const uint64_t bits_ = next_random(c);                   \
+    uint64_t bits_ = 0;                                      \
+    DRAW_RANDOM(bits_);                                      \
     if (d.rd != 0) c.x[d.rd] = static_cast<uint32_t>(bits_); \
     c.x[d.rd + 1] = static_cast<uint32_t>(bits_ >> 32);      \
   } while (0)
@@ -780,7 +801,8 @@ std::string Core::describe_running_contexts() const {
   std::array<uint32_t, 4> random_{};                                  \
   if (RM16 == fpu::kStochastic) {                                     \
     for (unsigned l_ = 0; l_ < (lanes); l_ += 2) {                    \
-      const uint64_t r_ = next_random(c);                             \
+      uint64_t r_ = 0;                                                \
+      DRAW_RANDOM(r_);                                                \
       random_[l_] = static_cast<uint32_t>(r_);                        \
       random_[l_ + 1] = static_cast<uint32_t>(r_ >> 32);              \
     }                                                                 \
@@ -829,16 +851,17 @@ std::string Core::describe_running_contexts() const {
     set_half(c, d.rd, lane, (expr));                                                             \
   }
 // f32 lanes (from one or two pairs) to f16 lanes packed into fd (one register or a pair).
-#define CONVERT_F32_TO_F16(lanes)                                             \
-  SIMD_REGISTERS(d.rs1 | ((lanes) == 4 ? (d.rd | d.rs2) : 0u));               \
-  F16_ROUNDING(lanes);                                                        \
-  std::array<uint32_t, 4> h_{};                                               \
-  for (unsigned lane = 0; lane < (lanes); ++lane) {                           \
-    const uint32_t f_ = lane < 2 ? c.f[d.rs1 + lane] : c.f[d.rs2 + lane - 2]; \
-    h_[lane] = datapaths_.f32_to_f16 != nullptr                               \
-                   ? datapaths_.f32_to_f16->convert(f_, RM16, FFLAGS, RANDOM) \
-                   : fpu::f32_to_f16(f_, RM16, FFLAGS, RANDOM);               \
-  }                                                                           \
+#define CONVERT_F32_TO_F16(lanes)                                                   \
+  SIMD_REGISTERS(d.rs1 | ((lanes) == 4 ? (d.rd | d.rs2) : 0u));                     \
+  F16_ROUNDING(lanes);                                                              \
+  std::array<uint32_t, 4> h_{};                                                     \
+  for (unsigned lane = 0; lane < (lanes); ++lane) {                                 \
+    const uint32_t f_ = lane < 2 ? c.f[d.rs1 + lane] : c.f[d.rs2 + lane - 2];       \
+    if (datapaths_.f32_to_f16 == nullptr)                                           \
+      h_[lane] = fpu::f32_to_f16(f_, RM16, FFLAGS, RANDOM);                         \
+    else                                                                            \
+      RTL_CALL(h_[lane] = datapaths_.f32_to_f16->convert(f_, RM16, FFLAGS, RANDOM)) \
+  }                                                                                 \
   for (unsigned lane = 0; lane < (lanes); ++lane) set_half(c, d.rd, lane, h_[lane])
 // f16 lanes (one register or a pair) widened to f32 registers (a pair or a quad).
 #define CONVERT_F16_TO_F32(lanes)                             \
@@ -865,18 +888,22 @@ std::string Core::describe_running_contexts() const {
     if (a_ - base > size - n_) TRAP(TrapCause::kLoadAccessFault, a_); \
     load_amp_weights(amp_, phase_, mem + (a_ - base));                \
   } while (0)
-#define AMP_STEP()                                                                             \
-  do {                                                                                         \
-    AmpUnit& amp_ = c.amp;                                                                     \
-    const uint32_t in_ = amp_.input;                                                           \
-    if (in_ & 7) TRAP(TrapCause::kLoadMisaligned, in_);                                        \
-    if (in_ - base > size - AmpUnit::kInputBytes) TRAP(TrapCause::kLoadAccessFault, in_);      \
-    const bool last_ = amp_.phase + 1 == amp_.phases();                                        \
-    const uint32_t out_ = amp_.output, n_ = amp_.output_bytes();                               \
-    if (last_ && (out_ & 3)) TRAP(TrapCause::kStoreMisaligned, out_);                          \
-    if (last_ && out_ - base > size - n_) TRAP(TrapCause::kStoreAccessFault, out_);            \
-    amp_step(amp_, mem + (in_ - base), last_ ? mem + (out_ - base) : nullptr, datapaths_.amp); \
-    if (last_) invalidate(out_, n_);                                                           \
+#define AMP_STEP()                                                                        \
+  do {                                                                                    \
+    AmpUnit& amp_ = c.amp;                                                                \
+    const uint32_t in_ = amp_.input;                                                      \
+    if (in_ & 7) TRAP(TrapCause::kLoadMisaligned, in_);                                   \
+    if (in_ - base > size - AmpUnit::kInputBytes) TRAP(TrapCause::kLoadAccessFault, in_); \
+    const bool last_ = amp_.phase + 1 == amp_.phases();                                   \
+    const uint32_t out_ = amp_.output, n_ = amp_.output_bytes();                          \
+    if (last_ && (out_ & 3)) TRAP(TrapCause::kStoreMisaligned, out_);                     \
+    if (last_ && out_ - base > size - n_) TRAP(TrapCause::kStoreAccessFault, out_);       \
+    uint8_t* const result_ = last_ ? mem + (out_ - base) : nullptr;                       \
+    if (datapaths_.amp == nullptr)                                                        \
+      amp_step(amp_, mem + (in_ - base), result_, nullptr);                               \
+    else                                                                                  \
+      RTL_CALL(amp_step(amp_, mem + (in_ - base), result_, datapaths_.amp))               \
+    if (last_) invalidate(out_, n_);                                                      \
   } while (0)
 
 // ---- sync and exchange (docs/chip.md) ----

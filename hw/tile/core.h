@@ -181,9 +181,6 @@ class Core {
   void report_fault(Context& c, uint32_t pc, TrapCause cause, uint32_t tval);
   void report_error(Context& c, uint32_t pc, const std::string& what);
   std::string where(uint32_t pc) const;  // "pc 0x0004c010: addi a0,a0,1"
-  uint64_t next_random(Context& c) {
-    return datapaths_.prng != nullptr ? datapaths_.prng->next(c.prng) : c.prng.next();
-  }
 
   TileConfig config_;
   uint8_t* sram_;

@@ -5,11 +5,19 @@
 
 #include <array>
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "prng.h"
 
 namespace ipu::hw {
+
+// A datapath that departed from its C++ model (the RTL wrappers raise it). The core turns it
+// into a report naming tile, context, pc and cycle, and stops the tile.
+class DatapathMismatch : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 // xoroshiro128aox (prng.h): one 64-bit output, advancing `state`.
 class PrngDatapath {
