@@ -13,7 +13,8 @@
 #include <sstream>
 #include <string>
 
-#include "sim/chip_platform.h"
+#include "hw/machine/platform.h"
+#include "sdk/image/program.h"
 
 int bench_body(const std::string& preset);
 
@@ -21,16 +22,17 @@ namespace ipu::bench {
 
 // Runs an image on a chip of `preset` with the given tile count; fails loudly if it does not
 // exit with status 0.
-inline sim::ChipRunReport run_image(const std::string& preset, const std::string& image,
-                                    unsigned tiles, std::unique_ptr<sim::ChipPlatform>& platform,
-                                    std::ostringstream& console) {
-  sim::ChipRunOptions options;
-  options.chip = hw::chip_preset(preset);
-  options.chip.tiles = tiles;
+inline hw::RunReport run_image(const std::string& preset, const std::string& image, unsigned tiles,
+                               std::unique_ptr<hw::Platform>& platform,
+                               std::ostringstream& console) {
+  hw::PlatformOptions options;
+  options.machine = hw::machine_preset(preset);
+  options.machine.chip.tiles = tiles;
   options.max_cycles = 0;
   sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
-  platform = std::make_unique<sim::ChipPlatform>(options, sdk::read_elf(image), console, console);
-  sim::ChipRunReport r = platform->run();
+  platform = std::make_unique<hw::Platform>(
+      options, sdk::load_program(sdk::read_elf(image), options.machine), console, console);
+  hw::RunReport r = platform->run();
   if (r.outcome.result != hw::ChipOutcome::Result::kExited || r.outcome.exit_status != 0) {
     fmt::print(stderr, "{}: the program failed: {}\n{}\n", image, r.outcome.message, console.str());
     std::exit(1);

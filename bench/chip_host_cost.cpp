@@ -13,7 +13,7 @@ int bench_body(const std::string& preset) {
       if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) return 1;
       continue;
     }
-    std::unique_ptr<ipu::sim::ChipPlatform> platform;
+    std::unique_ptr<ipu::hw::Platform> platform;
     std::ostringstream console;
     const auto r = ipu::bench::run_image(preset, tiles == 16 ? SUPERSTEP_IMAGE_16 : SUPERSTEP_IMAGE,
                                          1472, platform, console);

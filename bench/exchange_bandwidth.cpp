@@ -5,11 +5,11 @@
 
 int bench_body(const std::string& preset) {
   const double target = preset == "mk2" ? 8e12 : 11e12;
-  std::unique_ptr<ipu::sim::ChipPlatform> platform;
+  std::unique_ptr<ipu::hw::Platform> platform;
   std::ostringstream console;
   const auto r = ipu::bench::run_image(preset, ALL_TO_ALL_IMAGE, 1472, platform, console);
   uint64_t words = 0, cycles = 0;
-  for (const ipu::hw::ExchangeRecord& e : platform->chip().exchange().records()) {
+  for (const ipu::hw::ExchangeRecord& e : platform->machine().chip(0).exchange().records()) {
     if (e.words == 0) continue;  // the phase after the final sync carries nothing
     words += e.words;
     cycles += e.last_arrival - e.release;  // from the release to the last word's arrival

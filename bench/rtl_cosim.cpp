@@ -73,7 +73,7 @@ int child(const std::string& mode, int fd) {
     f.cycles = r.report.run.cycles;
     f.hash = r.report.run.memory_hash.value_or(0);
     f.mismatches = r.mismatches;
-    for (const auto& s : r.report.run.rtl) {
+    for (const auto& s : r.report.rtl) {
       const int i = s.block == "amp" ? 0 : s.block == "sync" ? 1 : s.block == "xmux" ? 2 : -1;
       if (i >= 0) f.rate[i] = rate(s), f.clocks[i] = s.clocks;
     }

@@ -5,7 +5,7 @@
 
 int bench_body(const std::string& preset) {
   const double target = preset == "mk2" ? 47.5e12 : 65.4e12;
-  std::unique_ptr<ipu::sim::ChipPlatform> platform;
+  std::unique_ptr<ipu::hw::Platform> platform;
   std::ostringstream console;
   const auto r = ipu::bench::run_image(preset, SRAM_STREAM_IMAGE, 1472, platform, console);
   const auto symbols = ipu::sdk::read_elf(SRAM_STREAM_IMAGE).symbols;
@@ -13,10 +13,11 @@ int bench_body(const std::string& preset) {
   constexpr double kBytesPerTile =
       24.0 * 6 * 128 * SRAM_ITERATIONS;  // six workers, 128 per iteration
   uint32_t slowest = 0, slowest_whole = 0;
-  for (unsigned t : platform->chip().active_tiles()) {
-    slowest = std::max(slowest, platform->chip().tile(t).core().read_word(window_symbol));
+  for (unsigned t : platform->machine().chip(0).active_tiles()) {
+    slowest =
+        std::max(slowest, platform->machine().chip(0).tile(t).core().read_word(window_symbol));
     slowest_whole =
-        std::max(slowest_whole, platform->chip().tile(t).core().read_word(whole_symbol));
+        std::max(slowest_whole, platform->machine().chip(0).tile(t).core().read_word(whole_symbol));
   }
   const double bytes = kBytesPerTile * static_cast<double>(r.tiles);
   const double bandwidth = bytes / (slowest / r.clock_hz);

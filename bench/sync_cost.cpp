@@ -4,11 +4,11 @@
 #include "bench/chip_bench.h"
 
 int bench_body(const std::string& preset) {
-  std::unique_ptr<ipu::sim::ChipPlatform> platform;
+  std::unique_ptr<ipu::hw::Platform> platform;
   std::ostringstream console;
   const auto r = ipu::bench::run_image(preset, SYNC_LOOP_IMAGE, 1472, platform, console);
-  const auto& barriers = platform->chip().sync_network().barriers();
-  const unsigned configured = platform->chip().config().sync.internal_cycles;
+  const auto& barriers = platform->machine().chip(0).sync_network().barriers();
+  const unsigned configured = platform->machine().chip(0).config().sync.internal_cycles;
   uint64_t latency_min = ~uint64_t{0}, latency_max = 0;
   for (const auto& b : barriers) {
     const uint64_t last = *std::max_element(b.arrivals.begin(), b.arrivals.end());

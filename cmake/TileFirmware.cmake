@@ -47,15 +47,20 @@ function(add_tile_firmware name)
   set_target_properties(${name} PROPERTIES ELF_FILE ${output})
 endfunction()
 
-# add_spmd_image(NAME FIRMWARE TILES): NAME.elf runs firmware target FIRMWARE on tiles 0..N-1
-# (TILES is a count) or on the listed tiles (TILES like "0,64,128").
+# add_spmd_image(NAME FIRMWARE TILES [CHIPS N]): NAME.elf runs firmware target FIRMWARE on
+# tiles 0..N-1 (TILES is a count) or on the listed tiles (TILES like "0,64,128"), of chips
+# 0..N-1 (1 by default).
 function(add_spmd_image name firmware tiles)
+  cmake_parse_arguments(SPMD "" "CHIPS" "" ${ARGN})
   get_target_property(source ${firmware} ELF_FILE)
   set(output ${CMAKE_CURRENT_BINARY_DIR}/${name}.elf)
   if(tiles MATCHES ",")
     set(where --at ${tiles})
   else()
     set(where --tiles ${tiles})
+  endif()
+  if(SPMD_CHIPS)
+    list(APPEND where --chips ${SPMD_CHIPS})
   endif()
   add_custom_command(
     OUTPUT ${output}

@@ -73,7 +73,7 @@ int sc_main(int argc, char** argv) {
     fmt::print("simulator speed      {:.1f} MIPS ({} instructions)\n",
                static_cast<double>(r.report.run.instructions) / r.report.run.host_seconds / 1e6,
                r.report.run.instructions);
-    ipu::tlm_rtl::print_rtl_stats(std::cout, r.report.run.rtl, r.report.run.rtl_trace_files);
+    ipu::tlm_rtl::print_rtl_stats(std::cout, r.report.rtl, r.report.rtl_trace_files);
     if (r.report.run.memory_hash)
       fmt::print("memory hash          {:016x}\n", *r.report.run.memory_hash);
     return r.mismatches == 0 ? 0 : 1;

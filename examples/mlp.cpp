@@ -41,7 +41,7 @@ int sc_main(int argc, char** argv) {
     fmt::print("simulated            {} cycles, {} supersteps, {} exchange bytes\n",
                r.report.run.cycles, r.report.run.supersteps, 4 * r.report.run.exchange_words);
     fmt::print("host wall time       {:.2f} s\n", r.report.run.host_seconds);
-    ipu::tlm_rtl::print_rtl_stats(std::cout, r.report.run.rtl, r.report.run.rtl_trace_files);
+    ipu::tlm_rtl::print_rtl_stats(std::cout, r.report.rtl, r.report.rtl_trace_files);
     if (r.report.run.memory_hash)
       fmt::print("memory hash          {:016x}\n", *r.report.run.memory_hash);
     return r.identical && r.losses.back() < r.losses.front() ? 0 : 1;

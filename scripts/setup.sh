@@ -11,6 +11,7 @@ packages=(
   zlib1g-dev                # CRC-32 of firmware images (sdk/image); Verilator's FST waveforms
   libgtest-dev libgmock-dev
   libboost-program-options-dev
+  nlohmann-json3-dev        # image manifests are parsed as JSON (sdk/image/program.cpp)
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf binutils-riscv64-unknown-elf
   clang-format clang-tidy
   python3                   # the CLI tests check that --stats and --trace write valid JSON

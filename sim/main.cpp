@@ -2,7 +2,8 @@
 //
 //   ipu-sim demo                       the embedded demo program on one tile
 //   ipu-sim run-elf FILE [options]     a bare-metal RV32IMF ELF on one tile
-//   ipu-sim run IMAGE [options]        a multi-tile image on a chip (docs/chip.md)
+//   ipu-sim run IMAGE [options]        a multi-tile image on a chip or a machine of chips
+//                                      (docs/chip.md, docs/machine.md)
 //
 // Exit status: the program's own status when it exits; 2 for bad usage or configuration, 3 for
 // an image the loader refuses, 4 for a fault on a tile (or an exchange/sync error), 5 when
@@ -20,14 +21,15 @@
 #include <type_traits>
 #include <vector>
 
-#include "hw/ipu/chip_config.h"
-#include "hw/ipu/ipu.h"
+#include "hw/machine/machine_config.h"
+#include "hw/machine/platform.h"
 #include "sdk/image/elf_reader.h"
 #include "sdk/image/elf_writer.h"
+#include "sdk/image/program.h"
 #include "sdk/tools/parse_count.h"
-#include "sim/chip_platform.h"
 #include "sim/demo_image.h"
 #include "sim/single_tile.h"
+#include "tlm/rtl_platform.h"
 
 namespace po = boost::program_options;
 
@@ -40,7 +42,7 @@ constexpr int kExitCycleLimit = 5;
 constexpr int kExitDeadlock = 6;
 constexpr int kExitRtlMismatch = 7;
 
-void add_parameter_options(po::options_description& desc, ipu::hw::ChipConfig& defaults) {
+void add_parameter_options(po::options_description& desc, ipu::hw::MachineConfig& defaults) {
   ipu::hw::visit_parameters(
       defaults, [&desc](const char* name, auto& member, const char* unit, const char* meaning) {
         // Taken as text and set by ipu::hw::set_parameter, which checks it as the --config
@@ -50,7 +52,7 @@ void add_parameter_options(po::options_description& desc, ipu::hw::ChipConfig& d
       });
 }
 
-void dump_config(std::ostream& out, ipu::hw::ChipConfig& config) {
+void dump_config(std::ostream& out, ipu::hw::MachineConfig& config) {
   fmt::print(out, "preset = {}\n", config.preset);
   ipu::hw::visit_parameters(
       config, [&out](const char* name, auto& member, const char* unit, const char*) {
@@ -66,12 +68,24 @@ struct Outputs {
   unsigned tiles_per_track = 1;
 };
 
-int run_chip(const ipu::sim::ChipRunOptions& options, const ipu::sdk::ElfImage& image,
-             const Outputs& outputs) {
-  ipu::sim::ChipPlatform platform(options, image, std::cout, std::cerr);
-  const ipu::sim::ChipRunReport report = platform.run();
+// What `run` needs beyond the platform's options: the RTL blocks and their waveforms.
+struct RtlOptions {
+  ipu::tlm_rtl::RtlSelection blocks;
+  std::string trace;
+};
+
+int run_machine(const ipu::hw::PlatformOptions& options, const RtlOptions& rtl_options,
+                const ipu::sdk::ElfImage& image, const Outputs& outputs) {
+  ipu::hw::Platform platform(options, ipu::sdk::load_program(image, options.machine), std::cout,
+                             std::cerr);
+  std::unique_ptr<ipu::tlm_rtl::RtlPlatform> rtl;
+  if (rtl_options.blocks.any())
+    rtl = std::make_unique<ipu::tlm_rtl::RtlPlatform>("rtl", options.machine.chip,
+                                                      rtl_options.blocks, rtl_options.trace);
+  const ipu::hw::RunReport report = ipu::tlm_rtl::run_platform(platform, rtl.get());
   std::cout.flush();
-  ipu::sim::print_report(std::cout, report);
+  ipu::hw::print_report(std::cout, report);
+  if (rtl) ipu::tlm_rtl::print_rtl_stats(std::cout, rtl->stats(), rtl->trace_files());
   auto write = [](const std::string& path, auto&& writer) {
     if (path.empty()) return true;
     std::ofstream file(path);
@@ -79,14 +93,15 @@ int run_chip(const ipu::sim::ChipRunOptions& options, const ipu::sdk::ElfImage& 
     if (!file) fmt::print(stderr, "ipu-sim: cannot write {}\n", path);
     return static_cast<bool>(file);
   };
-  const bool ok = write(outputs.stats,
-                        [&](std::ostream& o) { ipu::hw::write_stats_json(o, platform.chip()); }) &&
-                  write(outputs.trace, [&](std::ostream& o) {
-                    ipu::hw::write_trace_json(o, platform.chip(), outputs.tiles_per_track);
-                  });
+  const bool ok =
+      write(outputs.stats,
+            [&](std::ostream& o) { ipu::hw::write_stats_json(o, platform.machine()); }) &&
+      write(outputs.trace, [&](std::ostream& o) {
+        ipu::hw::write_trace_json(o, platform.machine(), outputs.tiles_per_track);
+      });
   if (!ok) return kExitUsage;
   using Result = ipu::hw::ChipOutcome::Result;
-  if (!report.rtl_mismatch.empty()) {  // a tile stopped on it: its report names where
+  if (rtl && !rtl->mismatch().empty()) {  // a tile stopped on it: its report names where
     fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
     return kExitRtlMismatch;
   }
@@ -105,26 +120,41 @@ int run_chip(const ipu::sim::ChipRunOptions& options, const ipu::sdk::ElfImage& 
   return kExitFault;
 }
 
-// `ipu-sim info`: what an image holds, tile by tile, and its manifest when it has one.
-int print_info(const ipu::sdk::ElfImage& image, const ipu::hw::ChipConfig& config) {
-  const auto per_tile =
-      ipu::sdk::split_by_tile(image, config.tile.sram_base, config.tile.sram_bytes, config.tiles);
+// `ipu-sim info`: what an image holds, chip by chip and tile by tile, and its manifest.
+int print_info(const ipu::sdk::ElfImage& image, const ipu::hw::MachineConfig& config) {
+  ipu::hw::MachineConfig fits = config;  // list every chip the image names, whatever the preset
+  for (const auto& s : image.segments) fits.chips = std::max(fits.chips, s.chip + 1);
+  while ((fits.chips & (fits.chips - 1)) != 0) ++fits.chips;
+  const ipu::hw::LoadedProgram program = [&] {
+    ipu::sdk::ElfImage bare = image;  // the manifest is printed below, not checked
+    bare.sections.erase(".ipu.manifest");
+    return ipu::sdk::load_program(bare, fits);
+  }();
+  const unsigned per_chip = config.chip.tiles;
+  std::map<unsigned, std::pair<unsigned, uint64_t>> chips;  // chip -> tiles, bytes
   uint64_t total = 0, largest = 0;
   unsigned largest_tile = 0;
-  for (const auto& [tile, segments] : per_tile) {
+  for (const auto& [tile, segments] : program.tiles) {
     uint64_t bytes = 0;
     for (const auto& s : segments) bytes += s.bytes.size();
     total += bytes;
+    auto& chip = chips[tile / per_chip];
+    ++chip.first;
+    chip.second += bytes;
     if (bytes > largest) largest = bytes, largest_tile = tile;
   }
   fmt::print("image                {}\n", image.path);
   fmt::print("entry                0x{:08x}\n", image.entry);
-  fmt::print("tiles used           {} (first {}, last {})\n", per_tile.size(),
-             per_tile.begin()->first, per_tile.rbegin()->first);
-  fmt::print(
-      "memory               {} bytes in all; largest tile {} with {} bytes of {} ({:.1f}%)\n",
-      total, largest_tile, largest, config.tile.sram_bytes,
-      100.0 * static_cast<double>(largest) / config.tile.sram_bytes);
+  fmt::print("chips used           {}\n", chips.size());
+  for (const auto& [chip, use] : chips)
+    fmt::print("  chip {:<4}          {} tiles, {} bytes\n", chip, use.first, use.second);
+  fmt::print("tiles used           {} (first {}, last {})\n", program.tiles.size(),
+             ipu::hw::tile_name(program.tiles.begin()->first, per_chip, fits.chips),
+             ipu::hw::tile_name(program.tiles.rbegin()->first, per_chip, fits.chips));
+  fmt::print("memory               {} bytes in all; largest {} with {} bytes of {} ({:.1f}%)\n",
+             total, ipu::hw::tile_name(largest_tile, per_chip, fits.chips), largest,
+             config.chip.tile.sram_bytes,
+             100.0 * static_cast<double>(largest) / config.chip.tile.sram_bytes);
   const auto manifest = image.sections.find(".ipu.manifest");
   if (manifest != image.sections.end())
     fmt::print("manifest             {}\n",
@@ -135,11 +165,12 @@ int print_info(const ipu::sdk::ElfImage& image, const ipu::hw::ChipConfig& confi
 }
 
 int run_tile(const ipu::sim::RunOptions& options, const ipu::sdk::ElfImage& image,
-             const ipu::sim::ChipRunOptions& chip) {
+             const ipu::hw::ChipConfig& chip, const RtlOptions& rtl_options) {
   ipu::sim::SingleTilePlatform platform("platform", options, std::cout, std::cerr);
   std::unique_ptr<ipu::tlm_rtl::RtlPlatform> rtl;
-  if (chip.rtl.any()) {
-    rtl = std::make_unique<ipu::tlm_rtl::RtlPlatform>("rtl", chip.chip, chip.rtl, chip.rtl_trace);
+  if (rtl_options.blocks.any()) {
+    rtl = std::make_unique<ipu::tlm_rtl::RtlPlatform>("rtl", chip, rtl_options.blocks,
+                                                      rtl_options.trace);
     platform.tile().core().set_datapaths(rtl->tile_datapaths());
   }
   platform.load(image);
@@ -182,11 +213,13 @@ int sc_main(int argc, char** argv) {
   std::vector<std::pair<std::string, std::string>> explicit_parameters;
   bool trace_instructions = false, config_dump = false, memory_hash = false;
   Outputs outputs;
-  ipu::sim::ChipRunOptions chip_options;
+  RtlOptions rtl_options;
 
   po::options_description general("Options");
   general.add_options()("help,h", "print this help and exit")(
-      "preset", po::value<std::string>(&preset)->default_value(preset), "chip preset: mk2 or bow")(
+      "preset", po::value<std::string>(&preset)->default_value(preset),
+      "machine preset: mk2 or bow (one chip), m2000 or bow2000 (an IPU-Machine, 4 chips), "
+      "pod16, bow-pod16, pod64, bow-pod64")(
       "config", po::value<std::string>(&config_file),
       "configuration file of 'name = value' lines (after the preset)")(
       "max-cycles", po::value<std::string>(&max_cycles_text)->default_value(max_cycles_text),
@@ -208,7 +241,7 @@ int sc_main(int argc, char** argv) {
       "rtl-trace", po::value<std::string>(&rtl_trace),
       "write an FST waveform per --rtl block: FILE.fst gives FILE.<block>.fst");
   po::options_description parameters("Configuration parameters (override the preset and --config)");
-  ipu::hw::ChipConfig defaults;
+  ipu::hw::MachineConfig defaults;
   add_parameter_options(parameters, defaults);
   po::options_description hidden;
   hidden.add_options()("command", po::value<std::string>(&command))("file",
@@ -219,11 +252,11 @@ int sc_main(int argc, char** argv) {
   po::options_description all;
   all.add(general).add(parameters).add(hidden);
   po::variables_map vm;
-  ipu::hw::ChipConfig config;
+  ipu::hw::MachineConfig config;
   try {
     po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
     po::notify(vm);
-    config = ipu::hw::chip_preset(preset);
+    config = ipu::hw::machine_preset(preset);
     if (!config_file.empty()) ipu::hw::apply_config_file(config_file, config);
     // Parameters given explicitly override the preset and the file.
     ipu::hw::visit_parameters(config, [&](const char* name, auto&, const char*, const char*) {
@@ -241,9 +274,9 @@ int sc_main(int argc, char** argv) {
     outputs.tiles_per_track = static_cast<unsigned>(
         ipu::sdk::parse_count("--trace-tiles-per-track", tiles_per_track_text, 1, 1u << 20));
     ipu::hw::validate(config);
-    chip_options.rtl = ipu::tlm_rtl::RtlSelection::parse(rtl_text);
-    chip_options.rtl_trace = rtl_trace;
-    if (!rtl_trace.empty() && !chip_options.rtl.any())
+    rtl_options.blocks = ipu::tlm_rtl::RtlSelection::parse(rtl_text);
+    rtl_options.trace = rtl_trace;
+    if (!rtl_trace.empty() && !rtl_options.blocks.any())
       throw std::invalid_argument("--rtl-trace needs --rtl: it traces the RTL blocks in use");
   } catch (const po::error& e) {
     fmt::print(stderr, "ipu-sim: {}\nTry 'ipu-sim --help'.\n", e.what());
@@ -263,8 +296,9 @@ int sc_main(int argc, char** argv) {
         "  demo       run the embedded demo program on one tile and print its report\n"
         "  run-elf    load a bare-metal RV32IMF ELF (linked inside the tile's SRAM window)\n"
         "             into tile 0, run it and exit with its status\n"
-        "  run        load a multi-tile image (tile number in each segment's physical address)\n"
-        "             onto a chip, run it to the end and print the BSP report\n"
+        "  run        load a multi-tile image (tile number in each segment's physical address,\n"
+        "             chip number in its flags) onto a chip or a machine, run it to the end\n"
+        "             and print the BSP report\n"
         "  info       summarise an image: target, tiles used, memory per tile, manifest\n\n");
     std::cout << general << "\n" << parameters << "\n";
     return vm.count("help") ? 0 : kExitUsage;
@@ -300,19 +334,20 @@ int sc_main(int argc, char** argv) {
     }
     sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
     if (command == "run") {
-      chip_options.chip = config;
-      chip_options.max_cycles = max_cycles;
-      chip_options.trace_instructions = trace_instructions;
-      chip_options.memory_hash = memory_hash;
-      return run_chip(chip_options, image, outputs);
+      ipu::hw::PlatformOptions options;
+      options.machine = config;
+      options.max_cycles = max_cycles;
+      options.trace_instructions = trace_instructions;
+      options.memory_hash = memory_hash;
+      return run_machine(options, rtl_options, image, outputs);
     }
     ipu::sim::RunOptions options;
-    options.tile = config.tile;
+    options.tile = config.chip.tile;
     options.max_cycles = max_cycles;
     options.trace_instructions = trace_instructions;
-    chip_options.chip = config;
-    chip_options.chip.tiles = 1;
-    return run_tile(options, image, chip_options);
+    ipu::hw::ChipConfig one_tile = config.chip;
+    one_tile.tiles = 1;
+    return run_tile(options, image, one_tile, rtl_options);
   } catch (const ipu::sdk::ImageError& e) {
     fmt::print(stderr, "ipu-sim: {}\n", e.what());
     return kExitImage;

@@ -8,7 +8,8 @@
 #include <sstream>
 #include <string>
 
-#include "sim/chip_platform.h"
+#include "hw/machine/platform.h"
+#include "sdk/image/program.h"
 
 namespace ipu::test {
 namespace {
@@ -18,22 +19,24 @@ using ::testing::HasSubstr;
 
 struct ChipRun {
   std::ostringstream console, trace;
-  std::unique_ptr<sim::ChipPlatform> platform;
-  sim::ChipRunReport report;
+  std::unique_ptr<hw::Platform> platform;
+  hw::RunReport report;
 
   ChipRun(const std::string& image, unsigned tiles, const std::string& groups = "") {
-    sim::ChipRunOptions options;
-    options.chip = hw::chip_preset("mk2");
-    options.chip.tiles = tiles;
-    options.chip.sync.groups = groups;
+    hw::PlatformOptions options;
+    options.machine = hw::machine_preset("mk2");
+    options.machine.chip.tiles = tiles;
+    options.machine.chip.sync.groups = groups;
     options.max_cycles = 50'000'000;
     sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
-    platform = std::make_unique<sim::ChipPlatform>(
-        options, sdk::read_elf(std::string(IPU_TEST_FIRMWARE_DIR) + "/" + image + ".elf"), console,
-        trace);
+    platform = std::make_unique<hw::Platform>(
+        options,
+        sdk::load_program(sdk::read_elf(std::string(IPU_TEST_FIRMWARE_DIR) + "/" + image + ".elf"),
+                          options.machine),
+        console, trace);
     report = platform->run();
   }
-  const hw::Ipu& chip() const { return platform->chip(); }
+  const hw::Ipu& chip() const { return platform->machine().chip(0); }
   uint32_t word(unsigned tile, uint32_t address) const {
     return chip().tile(tile).core().read_word(address);
   }

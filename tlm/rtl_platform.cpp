@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "hw/ipu/ipu.h"
+#include "hw/machine/platform.h"
 
 namespace ipu::tlm_rtl {
 
@@ -100,10 +101,26 @@ hw::TileDatapaths RtlPlatform::tile_datapaths() {
   return tile;
 }
 
-void RtlPlatform::install(hw::Ipu& chip) {
-  for (unsigned id : chip.active_tiles()) chip.tile(id).core().set_datapaths(tile_datapaths());
-  if (sync_) chip.sync_network().set_barrier_datapath(this);
-  if (xmux_) chip.exchange().set_receive_mux(this);
+void RtlPlatform::install(hw::Machine& machine) {
+  if (xmux_ && machine.chips() > 1)
+    throw std::invalid_argument(fmt::format(
+        "--rtl xmux: the receive mux RTL selects among one chip's 4096 senders; a machine of {} "
+        "chips is not supported (the other blocks are)",
+        machine.chips()));
+  for (unsigned id : machine.active_tiles())
+    machine.tile(id).core().set_datapaths(tile_datapaths());
+  if (sync_) machine.sync_network().set_barrier_datapath(this);
+  if (xmux_) machine.exchange().set_receive_mux(this);
+}
+
+hw::RunReport run_platform(hw::Platform& platform, RtlPlatform* rtl) {
+  if (rtl != nullptr) rtl->install(platform.machine());
+  try {
+    return platform.run();
+  } catch (...) {
+    if (rtl != nullptr && !rtl->mismatch().empty()) throw RtlMismatch(rtl->mismatch());
+    throw;
+  }
 }
 
 std::vector<RtlBlockStats> RtlPlatform::stats() const {

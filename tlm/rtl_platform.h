@@ -19,8 +19,10 @@
 #include "tlm/rtl_wrappers.h"
 
 namespace ipu::hw {
-class Ipu;
-}
+class Machine;
+class Platform;
+struct RunReport;
+}  // namespace ipu::hw
 
 namespace ipu::tlm_rtl {
 
@@ -54,8 +56,10 @@ class RtlPlatform : public sc_core::sc_module,
   RtlPlatform(const sc_core::sc_module_name& name, const hw::ChipConfig& chip,
               const RtlSelection& blocks, const std::string& trace);
 
-  // Points the chip's active tiles, sync network and exchange at the selected blocks.
-  void install(hw::Ipu& chip);
+  // Points the machine's active tiles, sync network and exchange at the selected blocks. The
+  // exchange receive mux is one chip's (4096 senders): `xmux` on a machine of several chips
+  // throws std::invalid_argument.
+  void install(hw::Machine& machine);
   // The selected tile blocks, for a tile outside a chip (ipu-sim demo / run-elf).
   hw::TileDatapaths tile_datapaths();
   std::vector<RtlBlockStats> stats() const;
@@ -102,5 +106,9 @@ class RtlPlatform : public sc_core::sc_module,
 // reports.
 void print_rtl_stats(std::ostream& out, const std::vector<RtlBlockStats>& stats,
                      const std::vector<std::string>& trace_files = {});
+
+// Runs the platform, with `rtl` (may be null) installed before: an RTL block that departs from
+// its model ends the run with RtlMismatch naming it (SystemC alone reports a generic error).
+hw::RunReport run_platform(hw::Platform& platform, RtlPlatform* rtl);
 
 }  // namespace ipu::tlm_rtl

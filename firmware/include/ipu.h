@@ -28,6 +28,8 @@ extern "C" {
 #define IPU_CSR_XDESTS 0x7ca /* destination list of ipu.send */
 #define IPU_CSR_TILEID 0xfc0 /* this tile's number (read-only) */
 #define IPU_CSR_TILES 0xfc1  /* tiles on the chip (read-only) */
+#define IPU_CSR_CHIPID 0xfc2 /* this tile's chip in the machine (read-only) */
+#define IPU_CSR_CHIPS 0xfc3  /* chips in the machine (read-only) */
 
 #define IPU_CSR_READ(csr) \
   ({                      \
@@ -118,11 +120,25 @@ static inline void __attribute__((noreturn)) ipu_exit(int status) {
 
 #include "ipu_xipu.h"
 
-/* Tile number and tile count of the chip. */
+/* Tile number and tile count of the chip; the chip's number and the chip count of the machine
+ * (0 and 1 on a chip alone). */
 static inline unsigned ipu_tile_id(void) { return IPU_CSR_READ(0xfc0); }
 static inline unsigned ipu_tile_count(void) { return IPU_CSR_READ(0xfc1); }
+static inline unsigned ipu_chip_id(void) { return IPU_CSR_READ(0xfc2); }
+static inline unsigned ipu_chip_count(void) { return IPU_CSR_READ(0xfc3); }
 
-/* Destinations of a send: `count` tile numbers. */
+/* A tile of any chip, for send destinations and ipu_listen; a plain tile number is a tile of
+ * the sender's own chip (docs/machine.md). */
+#define IPU_REMOTE_TILE(chip, tile) (0x40000000u | ((uint32_t)(chip) << 16) | (uint32_t)(tile))
+
+/* Sync groups beyond the chip's own (0) and its GSP groups (1..): every chip of the machine,
+ * and the chips of this chip's part of hardware sync group GS1 or GS2 (sync.gs1, sync.gs2).
+ * Only an external sync opens an exchange phase in which words may cross IPU-Links. */
+#define IPU_SYNC_EXTERNAL 0x40000000u
+#define IPU_SYNC_GS1 0x40000001u
+#define IPU_SYNC_GS2 0x40000002u
+
+/* Destinations of a send: `count` tile references (tile numbers or IPU_REMOTE_TILE). */
 typedef struct {
   uint32_t count;
   uint32_t tiles[];

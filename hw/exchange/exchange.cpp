@@ -10,10 +10,76 @@
 
 namespace ipu::hw {
 
-Exchange::Exchange(const sc_core::sc_module_name& name, const ChipConfig& config,
-                   const std::vector<unsigned>& active_tiles)
-    : sc_module(name), to_tiles("to_tiles"), config_(config) {
+Exchange::Exchange(const sc_core::sc_module_name& name, const ChipConfig& config, unsigned chips,
+                   const std::vector<unsigned>& active_tiles, const LinkFabric* links)
+    : sc_module(name), to_tiles("to_tiles"), config_(config), chips_(chips), links_(links) {
   for (unsigned i = 0; i < active_tiles.size(); ++i) socket_of_[active_tiles[i]] = i;
+  if (chips_ > 1 && (links_ == nullptr || links_->chips() != chips_))
+    throw std::invalid_argument("a machine's exchange needs the IPU-Links of its chips");
+}
+
+uint64_t Exchange::latency(unsigned from, unsigned to) const {
+  const unsigned per_chip = config_.tiles, a = from / per_chip, b = to / per_chip;
+  if (a == b) return config_.exchange_latency(from % per_chip, to % per_chip);
+  return 2 * uint64_t{config_.exchange.base_latency} +
+         links_->route(a, b).size() * links_->hop_cycles();
+}
+
+void Exchange::cross_links(const Phase& p, std::vector<std::string>& errors) {
+  struct Word {
+    IpuLink::Crossing crossing;
+    uint32_t send, word;
+    unsigned destination;  // a receiving tile the link serves
+  };
+  using Direction = std::pair<IpuLink*, unsigned>;
+  std::map<Direction, std::vector<Word>> traffic;
+  const unsigned per_chip = config_.tiles;
+  const uint64_t per_cycle = config_.exchange.words_per_cycle, hop = links_->hop_cycles();
+  for (size_t i = 0; i < p.sends.size(); ++i) {
+    const Send& s = p.sends[i];
+    const unsigned from = s.source / per_chip;
+    // The link directions this send uses (each once, however many receivers lie beyond it),
+    // with the cycles from the sender's port to entering each.
+    std::map<Direction, std::pair<uint64_t, unsigned>> uses;
+    for (unsigned d : s.destinations) {
+      if (d / per_chip == from || p.tiles.count(d) == 0) continue;
+      const auto& route = links_->route(from, d / per_chip);
+      for (size_t h = 0; h < route.size(); ++h) {
+        IpuLink& link = links_->link_for(route[h], s.source % per_chip);
+        uses.emplace(Direction{&link, route[h].direction},
+                     std::make_pair(config_.exchange.base_latency + h * hop, d));
+      }
+    }
+    for (const auto& [direction, use] : uses) {
+      std::vector<Word>& words = traffic[direction];
+      for (uint32_t w = 0; w < s.words.size(); ++w)
+        words.push_back({{s.cycle + 1 + w / per_cycle + use.first, 4},
+                         static_cast<uint32_t>(i),
+                         w,
+                         use.second});
+    }
+  }
+  for (auto& [direction, words] : traffic) {
+    // In cycle order, and within a cycle by sending tile: the order tiles ran in on the host
+    // must not decide which word is reported.
+    std::sort(words.begin(), words.end(), [&p](const Word& a, const Word& b) {
+      return std::tie(a.crossing.cycle, p.sends[a.send].source, a.send, a.word) <
+             std::tie(b.crossing.cycle, p.sends[b.send].source, b.send, b.word);
+    });
+    std::vector<IpuLink::Crossing> crossings;
+    crossings.reserve(words.size());
+    for (const Word& w : words) crossings.push_back(w.crossing);
+    const size_t over = direction.first->admit(direction.second, crossings);
+    if (over >= words.size()) continue;
+    const Word& w = words[over];
+    const Send& s = p.sends[w.send];
+    errors.push_back(fmt::format(
+        "{} is over-subscribed at cycle {}: word {} of the send from {} (0x{:08x}, issued at "
+        "cycle {}) to {} finds the link still busy ({:.2f} bytes per cycle; the exchange "
+        "schedule must spread the traffic)",
+        direction.first->describe(direction.second), w.crossing.cycle, w.word, name(s.source),
+        s.address + 4 * w.word, s.cycle, name(w.destination), direction.first->bytes_per_cycle()));
+  }
 }
 
 void Exchange::open_phase(const BarrierRecord& barrier) {
@@ -100,15 +166,24 @@ std::string Exchange::resolve(Phase& p) {
     const Send& s = p.sends[i];
     for (unsigned d : s.destinations) {
       if (p.tiles.count(d) == 0) {
+        const bool other_chip = d / config_.tiles != s.source / config_.tiles;
         error(fmt::format(
-            "tile {} sends {} words from 0x{:08x} at cycle {} to tile {}, which is not in this "
-            "exchange phase (sync group {} released at cycle {})",
-            s.source, s.words.size(), s.address, s.cycle, d, p.barrier.group, p.barrier.release));
+            "{} sends {} words from 0x{:08x} at cycle {} to {}, which is not in this "
+            "exchange phase ({} released at cycle {}){}",
+            name(s.source), s.words.size(), s.address, s.cycle, name(d),
+            p.barrier.chip >= 0 && chips_ > 1
+                ? fmt::format("sync group {} of chip {}", p.barrier.group, p.barrier.chip)
+                : fmt::format("sync group 0x{:x}", p.barrier.group),
+            p.barrier.release,
+            other_chip ? "; words reach another chip only after an external sync" : ""));
         continue;
       }
-      incoming[d].push_back({s.cycle + 1 + config_.exchange_latency(s.source, d), s.source, i, 0});
+      incoming[d].push_back({s.cycle + 1 + latency(s.source, d), s.source, i, 0});
     }
   }
+
+  // Links first: a phase whose links cannot carry it delivers nothing.
+  if (chips_ > 1) cross_links(p, errors);
 
   ExchangeRecord record;
   record.phase = p.barrier.phase;
@@ -179,7 +254,7 @@ std::string Exchange::resolve(Phase& p) {
       if (a.word + 1 < s.words.size()) {  // the segment's next word
         Cursor next = a;
         ++next.word;
-        next.cycle = s.cycle + 1 + next.word / per_cycle + config_.exchange_latency(s.source, tile);
+        next.cycle = s.cycle + 1 + next.word / per_cycle + latency(s.source, tile);
         heap.push_back(next);
         std::push_heap(heap.begin(), heap.end(), std::greater<>());
       }
@@ -201,26 +276,25 @@ std::string Exchange::resolve(Phase& p) {
         const Origin a = origins[w];
         auto what = [&] {
           const Send& s = p.sends[a.send];
-          return fmt::format("word {} of the send from tile {} (0x{:08x}, issued at cycle {})",
-                             a.word, s.source, s.address + 4 * a.word, s.cycle);
+          return fmt::format("word {} of the send from {} (0x{:08x}, issued at cycle {})", a.word,
+                             name(s.source), s.address + 4 * a.word, s.cycle);
         };
         switch (decisions.outcomes[w]) {
           case RxOutcome::kLate:
             error(
-                fmt::format("{} arrives at tile {} at cycle {}, after tile {} ended its exchange "
-                            "phase at cycle {}",
-                            what(), tile, c.cycle, tile, t.boundary));
+                fmt::format("{} arrives at {} at cycle {}, after {} ended its exchange phase at "
+                            "cycle {}",
+                            what(), name(tile), c.cycle, name(tile), t.boundary));
             break;
           case RxOutcome::kWrongSource:
-            error(fmt::format(
-                "{} arrives at tile {} at cycle {} while tile {} listens to {}", what(), tile,
-                c.cycle, tile,
-                listening < 0 ? std::string("no tile") : fmt::format("tile {}", listening)));
+            error(fmt::format("{} arrives at {} at cycle {} while {} listens to {}", what(),
+                              name(tile), c.cycle, name(tile),
+                              listening < 0 ? std::string("no tile") : name(listening)));
             break;
           case RxOutcome::kNoBuffer:
           case RxOutcome::kOverrun:
             error(fmt::format(
-                "{} arrives at tile {} at cycle {} but the receive buffer {} is {}", what(), tile,
+                "{} arrives at {} at cycle {} but the receive buffer {} is {}", what(), name(tile),
                 c.cycle,
                 buffer == nullptr
                     ? std::string("(none set)")
@@ -235,6 +309,8 @@ std::string Exchange::resolve(Phase& p) {
             else
               runs.push_back({address, {data}});
             ++record.words;
+            if (schedule.words[w].source / config_.tiles != tile / config_.tiles)
+              ++record.chip_words;
             record.last_arrival = std::max(record.last_arrival, c.cycle);
             break;
           }
@@ -244,9 +320,9 @@ std::string Exchange::resolve(Phase& p) {
           decisions.short_buffers[next_short].cycle == i) {
         const RxShortBuffer& b = decisions.short_buffers[next_short++];
         error(fmt::format(
-            "tile {}: receive buffer at 0x{:08x} expected {} words but got {} before {} at cycle "
+            "{}: receive buffer at 0x{:08x} expected {} words but got {} before {} at cycle "
             "{}",
-            tile, b.buffer_address, b.buffer_words, b.filled,
+            name(tile), b.buffer_address, b.buffer_words, b.filled,
             c.buffer_write ? "the tile set a new buffer" : "the end of the tile's exchange phase",
             c.cycle));
       }

@@ -1,9 +1,16 @@
-// The chip's exchange: all-to-all, non-blocking, compiled and time-deterministic. Each tile
+// The machine's exchange: all-to-all, non-blocking, compiled and time-deterministic. Each tile
 // sends `exchange.words-per-cycle` 32-bit words per cycle and receives as many; there are no
 // queues or arbiters. A send names its destinations (source, destinations, words, start
 // cycle); each receiver selects the one tile it listens to and where arriving words land.
 // Multicast costs nothing extra. A word sent at cycle t arrives at t + 1 + latency(src, dst)
 // (ChipConfig::exchange_latency: grows with the columns between the tiles).
+//
+// Between chips (after an external sync) a word crosses the sender's exchange to a link port
+// (exchange.base-latency), the IPU-Links of its route (hw/ipulink: rung first, then along the
+// column; ipulink latency + serialisation per hop) and the receiver's exchange
+// (exchange.base-latency). Every link a phase uses must carry its words at its rate: an
+// over-subscribed link is a schedule error like the others. Tiles are machine tile numbers
+// (chip * tiles per chip + tile), which on one chip are the tiles' own numbers.
 //
 // Tiles run their exchange phase (from a sync release to their next ipu.run / xend / sync /
 // exit) decoupled; when every tile of the phase has reached that boundary the exchange
@@ -24,6 +31,7 @@
 #include <vector>
 
 #include "hw/ipu/chip_config.h"
+#include "hw/ipulink/link_fabric.h"
 #include "hw/sync/sync_network.h"
 #include "receive_mux.h"
 
@@ -49,6 +57,7 @@ struct ExchangeRecord {
   uint64_t release = 0;       // cycle the phase began (the sync release)
   uint64_t end = 0;           // latest boundary of its tiles
   uint64_t words = 0;         // words delivered (a multicast word counts once per receiver)
+  uint64_t chip_words = 0;    // of those, words delivered to a tile of another chip
   uint64_t last_arrival = 0;  // cycle of the last word's arrival (0: no traffic)
 };
 
@@ -57,8 +66,12 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   // Bound to every active tile's memory socket, in the order of `active_tiles`.
   tlm_utils::multi_passthrough_initiator_socket<Exchange> to_tiles;
 
-  Exchange(const sc_core::sc_module_name& name, const ChipConfig& config,
-           const std::vector<unsigned>& active_tiles);
+  // `links`: the machine's IPU-Links (null on one chip).
+  Exchange(const sc_core::sc_module_name& name, const ChipConfig& config, unsigned chips,
+           const std::vector<unsigned>& active_tiles, const LinkFabric* links = nullptr);
+
+  // Send-to-arrival cycles between two machine tiles, on one chip or across IPU-Links.
+  uint64_t latency(unsigned from, unsigned to) const;
 
   // Opens the exchange phase a barrier release starts (SyncNetwork::on_release).
   void open_phase(const BarrierRecord& barrier);
@@ -114,9 +127,15 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
 
   Phase& phase(uint64_t id);
   std::string resolve(Phase& p);
+  // Hands every word that crosses an IPU-Link in phase `p` to its link; appends an error for
+  // the first word of an over-subscribed link.
+  void cross_links(const Phase& p, std::vector<std::string>& errors);
+  std::string name(unsigned tile) const { return tile_name(tile, config_.tiles, chips_); }
   void deliver(unsigned tile, uint32_t address, const std::vector<uint32_t>& words);
 
   ChipConfig config_;
+  unsigned chips_;
+  const LinkFabric* links_;
   std::map<unsigned, unsigned> socket_of_;  // tile -> socket index
   std::map<uint64_t, Phase> phases_;
   std::vector<ExchangeRecord> records_;

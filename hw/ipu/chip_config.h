@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "hw/ipu/parameters.h"
 #include "hw/tile/tile_config.h"
 
 namespace ipu::hw {
@@ -22,6 +23,12 @@ struct SyncConfig {
   // Sync groups for grouped sync (GSP), "1:0-31;2:32-63" (group: tile ranges). Group 0 is every
   // tile that has a program.
   std::string groups;
+  // External sync (every chip of a hardware sync group): Graphcore's model, 15 ns per hop with
+  // hops = 1 + (chips / 2) / 2, there and back, after the chip's own internal sync.
+  double external_ns_per_hop = 15;
+  // The chips of hardware sync groups GS1 and GS2, as "0-1;2-3" (each part syncs on its own);
+  // empty: every chip of the machine.
+  std::string gs1, gs2;
 };
 
 struct HostLinkConfig {
@@ -62,22 +69,22 @@ void visit_parameters(ChipConfig& c, Visitor&& v) {
     "internal sync: cycles from the last tile's arrival to the release (~150 on Mk2)");
   v("sync.groups", c.sync.groups, "groups",
     "sync groups for GSP, e.g. \"1:0-31;2:32-63\"; group 0 is every tile with a program");
+  v("sync.external-ns-per-hop", c.sync.external_ns_per_hop, "ns",
+    "external sync: latency per hop, counted there and back (hops = 1 + (chips/2)/2)");
+  v("sync.gs1", c.sync.gs1, "chips",
+    "chips of hardware sync group GS1, e.g. \"0-1;2-3\" (each part syncs alone); empty: all");
+  v("sync.gs2", c.sync.gs2, "chips", "chips of hardware sync group GS2, as sync.gs1");
   v("pcie.bytes-per-second", c.pcie.bytes_per_second, "B/s",
     "host link DMA bandwidth in each direction (PCIe Gen4 x16: 32e9; both directions at once)");
   v("pcie.latency-ns", c.pcie.latency_ns, "ns", "host link latency per DMA transaction");
 }
 
+// "tile 5" on one chip, "chip 1 tile 5" on a machine of several (`machine_tile` is
+// chip * tiles per chip + tile, the numbering the exchange and sync use).
+std::string tile_name(unsigned machine_tile, unsigned tiles_per_chip, unsigned chips);
+
 // The named preset; throws std::invalid_argument for an unknown name.
 ChipConfig chip_preset(const std::string& name);
-
-// Applies "name = value" lines (# starts a comment) to `config`; throws std::invalid_argument
-// naming the file, line and parameter for an unknown name or a malformed value.
-void apply_config_file(const std::string& path, ChipConfig& config);
-
-// Sets one parameter from its text (as in a configuration file: integers are whole and
-// non-negative, in decimal, hex or 1e9 form); throws std::invalid_argument naming the parameter
-// and the text for an unknown name or a malformed value.
-void set_parameter(ChipConfig& config, const std::string& name, const std::string& value);
 
 // Checks the figures make a chip; throws std::invalid_argument naming the parameter.
 void validate(const ChipConfig& config);

@@ -8,30 +8,47 @@ namespace ipu::hw {
 
 Ipu::Ipu(const sc_core::sc_module_name& name, const ChipConfig& config,
          std::vector<unsigned> active_tiles)
+    : Ipu(name, config, std::move(active_tiles), 0, 1, nullptr, nullptr) {}
+
+Ipu::Ipu(const sc_core::sc_module_name& name, const ChipConfig& config,
+         std::vector<unsigned> active_tiles, unsigned chip, unsigned chips, SyncNetwork& sync,
+         Exchange& exchange)
+    : Ipu(name, config, std::move(active_tiles), chip, chips, &sync, &exchange) {}
+
+Ipu::Ipu(const sc_core::sc_module_name& name, const ChipConfig& config,
+         std::vector<unsigned> active_tiles, unsigned chip, unsigned chips, SyncNetwork* sync,
+         Exchange* exchange)
     : sc_module(name),
       config_(config),
+      chip_(chip),
       active_((std::sort(active_tiles.begin(), active_tiles.end()), active_tiles)),
-      sync_("sync", config, active_),
-      exchange_("exchange", config, active_),
+      sync_(sync),
+      exchange_(exchange),
       host_memory_("host_memory"),
       pcie_("pcie", config.pcie, active_),
       host_mmio_("host_mmio") {
+  validate(config_);
+  if (sync_ == nullptr) {  // a chip alone: its own sync network and exchange
+    own_sync_ = std::make_unique<SyncNetwork>("sync", config, 1, active_);
+    own_exchange_ = std::make_unique<Exchange>("exchange", config, 1, active_);
+    sync_ = own_sync_.get();
+    exchange_ = own_exchange_.get();
+    sync_->on_release([this](const BarrierRecord& b) { exchange_->open_phase(b); });
+  }
   pcie_.to_host.bind(host_memory_.bus);
   host_mmio_.bind(pcie_.mmio);
-  validate(config_);
   for (unsigned id : active_) {
     if (id >= config_.tiles)
       throw std::invalid_argument(
           fmt::format("tile {} does not exist on a {}-tile chip", id, config_.tiles));
     auto tile = std::make_unique<Tile>(fmt::format("tile{}", id).c_str(), config_.tile, id);
-    tile->core().set_tile_count(config_.tiles);
-    tile->sync.bind(sync_);
-    tile->exchange.bind(exchange_);
-    exchange_.to_tiles.bind(tile->memory);
+    tile->set_machine(chip, chips, config_.tiles);
+    tile->sync.bind(*sync_);
+    tile->exchange.bind(*exchange_);
+    exchange_->to_tiles.bind(tile->memory);
     pcie_.to_tiles.bind(tile->memory);
     tiles_.emplace(id, std::move(tile));
   }
-  sync_.on_release([this](const BarrierRecord& b) { exchange_.open_phase(b); });
 }
 
 uint32_t Ipu::mmio(bool write, uint32_t offset, uint32_t value) {
@@ -68,32 +85,55 @@ uint64_t Ipu::instructions_retired() const {
   return n;
 }
 
-std::string Ipu::where(unsigned id) const {
-  const Tile& t = tile(id);
+namespace {
+
+// "tile 5 waits in ipu.sync on group 0 since cycle 123", for deadlock reports.
+std::string where(const Tile& t) {
+  const std::string name = t.core().tile_label();
   switch (t.waiting()) {
     case TileWait::kFinished: {
       const TileOutcome& o = t.outcome();
       if (o.reason == StopReason::kExited)
-        return fmt::format("tile {} exited with status {}", id, o.exit_status);
-      if (o.reason == StopReason::kFault) return fmt::format("tile {} stopped by a fault", id);
-      return fmt::format("tile {} stopped at the cycle limit ({} cycles)", id, t.core().cycles());
+        return fmt::format("{} exited with status {}", name, o.exit_status);
+      if (o.reason == StopReason::kFault) return fmt::format("{} stopped by a fault", name);
+      return fmt::format("{} stopped at the cycle limit ({} cycles)", name, t.core().cycles());
     }
     case TileWait::kSync:
-      return fmt::format("tile {} waits in ipu.sync on group {} since cycle {}", id,
-                         t.core().sync_group(), t.core().blocked_at());
+      return fmt::format("{} waits in ipu.sync on group {} since cycle {}", name,
+                         t.core().sync_group() < SyncNetwork::kExternal
+                             ? std::to_string(t.core().sync_group())
+                             : fmt::format("0x{:x}", t.core().sync_group()),
+                         t.core().blocked_at());
     case TileWait::kExchange:
-      return fmt::format("tile {} waits at the end of its exchange phase since cycle {}", id,
+      return fmt::format("{} waits at the end of its exchange phase since cycle {}", name,
                          t.core().blocked_at());
     case TileWait::kRunning: break;
   }
-  return fmt::format("tile {} is running", id);
+  return fmt::format("{} is running", name);
 }
 
+}  // namespace
+
 ChipOutcome Ipu::outcome() const {
+  std::vector<const Tile*> tiles;
+  for (const auto& [id, t] : tiles_) tiles.push_back(t.get());
+  return bsp_outcome(tiles, *sync_, *exchange_, config_.tiles, 1);
+}
+
+ChipOutcome bsp_outcome(const std::vector<const Tile*>& tiles, const SyncNetwork& sync,
+                        const Exchange& exchange, unsigned tiles_per_chip, unsigned chips) {
+  std::map<unsigned, const Tile*> by_machine_tile;
+  for (const Tile* t : tiles) by_machine_tile[t->machine_id()] = t;
+  auto tile = [&](unsigned machine_tile) -> const Tile& {
+    return *by_machine_tile.at(machine_tile);
+  };
+  auto name = [&](unsigned machine_tile) { return tile_name(machine_tile, tiles_per_chip, chips); };
   ChipOutcome out;
   std::vector<std::string> faults, limits;
   bool all_finished = true;
-  for (const auto& [id, t] : tiles_) {
+  uint64_t latest = 0;
+  for (const Tile* t : tiles) {
+    latest = std::max(latest, t->core().cycles());
     if (t->waiting() != TileWait::kFinished) {
       all_finished = false;
       continue;
@@ -110,13 +150,14 @@ ChipOutcome Ipu::outcome() const {
   }
   // Tiles left waiting, and where every tile of an incomplete barrier or exchange is.
   std::string stuck;
-  for (const SyncNetwork::Pending& p : sync_.pending()) {
+  for (const SyncNetwork::Pending& p : sync.pending()) {
     std::vector<std::string> arrived;
-    for (const auto& [t, c] : p.arrived) arrived.push_back(fmt::format("{} (cycle {})", t, c));
-    stuck += fmt::format("\n  sync group {}: tiles {} arrived; {} missing:", p.group,
-                         fmt::join(arrived, ", "), p.missing.size());
+    for (const auto& [t, c] : p.arrived)
+      arrived.push_back(fmt::format("{} (cycle {})", chips > 1 ? name(t) : std::to_string(t), c));
+    stuck += fmt::format("\n  {}: tiles {} arrived; {} missing:", p.group, fmt::join(arrived, ", "),
+                         p.missing.size());
     for (unsigned m : p.missing) {
-      stuck += "\n    " + where(m);
+      stuck += "\n    " + where(tile(m));
       const Tile& t = tile(m);
       if (t.waiting() != TileWait::kFinished || t.outcome().reason == StopReason::kCycleLimit) {
         std::string contexts = t.core().describe_running_contexts();
@@ -126,10 +167,13 @@ ChipOutcome Ipu::outcome() const {
     }
   }
   std::map<uint64_t, std::vector<unsigned>> exchange_waits;
-  for (const auto& [phase, t, cycle] : exchange_.waiting()) exchange_waits[phase].push_back(t);
-  for (const auto& [phase, waiting] : exchange_waits)
+  for (const auto& [phase, t, cycle] : exchange.waiting()) exchange_waits[phase].push_back(t);
+  for (const auto& [phase, waiting] : exchange_waits) {
+    std::vector<std::string> names;
+    for (unsigned t : waiting) names.push_back(chips > 1 ? name(t) : std::to_string(t));
     stuck += fmt::format("\n  exchange phase {}: tiles {} wait at the end of their exchange phase",
-                         phase, fmt::join(waiting, ", "));
+                         phase, fmt::join(names, ", "));
+  }
 
   if (!faults.empty()) {
     out.result = ChipOutcome::Result::kFault;
@@ -147,7 +191,7 @@ ChipOutcome Ipu::outcome() const {
     if (!stuck.empty()) out.message += "\nand these tiles were left waiting:" + stuck;
   } else if (!all_finished) {
     out.result = ChipOutcome::Result::kDeadlock;
-    out.message = fmt::format("deadlock: no tile can make progress (latest cycle {}){}", cycles(),
+    out.message = fmt::format("deadlock: no tile can make progress (latest cycle {}){}", latest,
                               stuck.empty() ? std::string("") : stuck);
   }
   return out;

@@ -1,8 +1,10 @@
-// One IPU chip: its tiles (those with a program), the sync network and the exchange, wired
-// together. Tiles run their compute and exchange phases temporally decoupled; the sync network
-// brings their local times together at each barrier. After the simulation, outcome() says how
-// the program ended: every tile exited, a tile faulted, a tile hit the cycle limit, or no tile
-// could make progress (deadlock), with a report naming tiles, contexts and pcs.
+// One IPU chip: its tiles (those with a program) and its PCIe endpoint, wired to a sync network
+// and an exchange: its own on a chip alone (a PCIe card), the machine's when it is one chip of
+// several (hw/machine). Tiles run their compute and exchange phases temporally decoupled; the
+// sync network brings their local times together at each barrier. After the simulation,
+// outcome() says how the program ended: every tile exited, a tile faulted, a tile hit the
+// cycle limit, or no tile could make progress (deadlock), with a report naming tiles, contexts
+// and pcs.
 #pragma once
 
 #include <map>
@@ -30,8 +32,14 @@ struct ChipOutcome {
 
 class Ipu : public sc_core::sc_module {
  public:
+  // A chip on its own: it owns its sync network and exchange.
   Ipu(const sc_core::sc_module_name& name, const ChipConfig& config,
       std::vector<unsigned> active_tiles);
+  // Chip `chip` of a machine of `chips`: its tiles (the chip's own numbers) join the machine's
+  // sync network and exchange, which must list them as machine tiles.
+  Ipu(const sc_core::sc_module_name& name, const ChipConfig& config,
+      std::vector<unsigned> active_tiles, unsigned chip, unsigned chips, SyncNetwork& sync,
+      Exchange& exchange);
 
   // Starts every active tile's supervisor at `entry` (cycle 0 for all of them).
   void start(uint32_t entry, uint64_t max_cycles);
@@ -40,8 +48,9 @@ class Ipu : public sc_core::sc_module {
   const Tile& tile(unsigned id) const { return *tiles_.at(id); }
   const std::vector<unsigned>& active_tiles() const { return active_; }
   const ChipConfig& config() const { return config_; }
-  const SyncNetwork& sync_network() const { return sync_; }
-  SyncNetwork& sync_network() { return sync_; }
+  unsigned chip_index() const { return chip_; }
+  const SyncNetwork& sync_network() const { return *sync_; }
+  SyncNetwork& sync_network() { return *sync_; }
   PcieEndpoint& pcie() { return pcie_; }
   // The host's MMIO access to the PCIe endpoint's registers (a TLM initiator bound to it).
   uint32_t mmio_read(uint32_t offset);
@@ -61,32 +70,36 @@ class Ipu : public sc_core::sc_module {
   }
   const PcieEndpoint& pcie() const { return pcie_; }
   HostMemory& host_memory() { return host_memory_; }
-  const Exchange& exchange() const { return exchange_; }
-  Exchange& exchange() { return exchange_; }
+  const Exchange& exchange() const { return *exchange_; }
+  Exchange& exchange() { return *exchange_; }
 
-  // Call after sc_start() has returned.
+  // Call after sc_start() has returned (on a chip alone; a machine reports for all its chips).
   ChipOutcome outcome() const;
   uint64_t cycles() const;  // the latest tile cycle reached
   uint64_t instructions_retired() const;
 
  private:
-  std::string where(unsigned tile) const;  // "tile 5 context 0 (supervisor): pc 0x...: insn"
+  Ipu(const sc_core::sc_module_name& name, const ChipConfig& config,
+      std::vector<unsigned> active_tiles, unsigned chip, unsigned chips, SyncNetwork* sync,
+      Exchange* exchange);
   uint32_t mmio(bool write, uint32_t offset, uint32_t value);
 
   ChipConfig config_;
+  unsigned chip_ = 0;
   std::vector<unsigned> active_;
   std::map<unsigned, std::unique_ptr<Tile>> tiles_;
-  SyncNetwork sync_;
-  Exchange exchange_;
+  std::unique_ptr<SyncNetwork> own_sync_;  // a chip alone
+  std::unique_ptr<Exchange> own_exchange_;
+  SyncNetwork* sync_;
+  Exchange* exchange_;
   HostMemory host_memory_;  // the host side of the PCIe link: buffers the runtime maps
   PcieEndpoint pcie_;
   tlm_utils::simple_initiator_socket<Ipu> host_mmio_;
 };
 
-// Statistics of a finished run as JSON (schema in docs/chip.md).
-void write_stats_json(std::ostream& out, const Ipu& chip);
-// Chrome/Perfetto trace-event JSON of the BSP phases: one track per tile, or per group of
-// `tiles_per_track` tiles (showing the group's first tile).
-void write_trace_json(std::ostream& out, const Ipu& chip, unsigned tiles_per_track);
+// How a run on these tiles (in machine tile order, every chip's) ended, with the report for
+// anything but a normal exit.
+ChipOutcome bsp_outcome(const std::vector<const Tile*>& tiles, const SyncNetwork& sync,
+                        const Exchange& exchange, unsigned tiles_per_chip, unsigned chips);
 
 }  // namespace ipu::hw

@@ -3,10 +3,47 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
 namespace ipu::hw {
+namespace {
+
+// "0-3,5" -> {0, 1, 2, 3, 5}, each below `limit`; `what` names the parameter in errors.
+std::vector<unsigned> parse_ranges(const std::string& what, const std::string& text, unsigned limit,
+                                   const char* unit) {
+  std::vector<unsigned> out;
+  std::istringstream in(text);
+  std::string range;
+  while (std::getline(in, range, ',')) {
+    unsigned first = 0, last = 0;
+    char dash = 0;
+    std::istringstream r(range);
+    if (!(r >> first)) throw std::invalid_argument(fmt::format("{}: bad range '{}'", what, range));
+    last = first;
+    if (r >> dash && !(dash == '-' && r >> last))
+      throw std::invalid_argument(fmt::format("{}: bad range '{}'", what, range));
+    if (!(r >> std::ws).eof())
+      throw std::invalid_argument(fmt::format("{}: bad range '{}'", what, range));
+    if (last < first || last >= limit)
+      throw std::invalid_argument(
+          fmt::format("{}: range {} is outside {}s 0-{}", what, range, unit, limit - 1));
+    for (unsigned t = first; t <= last; ++t) out.push_back(t);
+  }
+  std::vector<unsigned> sorted(out);
+  std::sort(sorted.begin(), sorted.end());
+  const auto twice = std::adjacent_find(sorted.begin(), sorted.end());
+  if (twice != sorted.end())
+    throw std::invalid_argument(
+        fmt::format("{}: {} {} is listed twice in '{}'", what, unit, *twice, text));
+  if (sorted.empty())
+    throw std::invalid_argument(fmt::format("{}: no {}s in '{}'", what, unit, text));
+  return sorted;
+}
+
+}  // namespace
 
 std::map<unsigned, std::vector<unsigned>> parse_sync_groups(const std::string& text,
                                                             unsigned tiles) {
@@ -14,53 +51,128 @@ std::map<unsigned, std::vector<unsigned>> parse_sync_groups(const std::string& t
   std::istringstream in(text);
   std::string item;
   while (std::getline(in, item, ';')) {
-    if (item.find_first_not_of(' ') == std::string::npos) continue;
+    if (item.find_first_not_of(' ') == std::string::npos) {
+      if (!text.empty() && text.find_first_not_of(" ;") == std::string::npos)
+        throw std::invalid_argument(fmt::format("sync.groups: '{}' declares no group", text));
+      continue;
+    }
     unsigned id = 0;
     char colon = 0;
     std::istringstream entry(item);
-    if (!(entry >> id >> colon) || colon != ':' || id == 0)
+    if (!(entry >> id >> colon) || colon != ':' || id == 0 || id >= SyncNetwork::kExternal)
       throw std::invalid_argument(
-          fmt::format("sync.groups: '{}' is not 'group:tiles' with group >= 1", item));
-    std::string range;
-    while (std::getline(entry, range, ',')) {
-      unsigned first = 0, last = 0;
-      char dash = 0;
-      std::istringstream r(range);
-      if (!(r >> first))
-        throw std::invalid_argument(fmt::format("sync.groups: bad tile range '{}'", range));
-      last = first;
-      if (r >> dash && !(dash == '-' && r >> last))
-        throw std::invalid_argument(fmt::format("sync.groups: bad tile range '{}'", range));
-      if (last < first || last >= tiles)
-        throw std::invalid_argument(
-            fmt::format("sync.groups: range {} is outside tiles 0-{}", range, tiles - 1));
-      for (unsigned t = first; t <= last; ++t) groups[id].push_back(t);
-    }
+          fmt::format("sync.groups: '{}' is not 'group:tiles' with group 1..{}", item,
+                      SyncNetwork::kExternal - 1));
+    if (groups.count(id))
+      throw std::invalid_argument(fmt::format("sync.groups: group {} is declared twice", id));
+    std::string ranges;
+    std::getline(entry, ranges);
+    groups[id] = parse_ranges(fmt::format("sync.groups group {}", id), ranges, tiles, "tile");
   }
   return groups;
 }
 
+std::vector<std::vector<unsigned>> parse_chip_groups(const std::string& name,
+                                                     const std::string& text, unsigned chips) {
+  std::vector<std::vector<unsigned>> parts;
+  if (text.find_first_not_of(' ') == std::string::npos) {
+    parts.emplace_back();
+    for (unsigned c = 0; c < chips; ++c) parts.back().push_back(c);
+    return parts;
+  }
+  std::set<unsigned> seen;
+  std::istringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ';')) {
+    parts.push_back(parse_ranges(name, item, chips, "chip"));
+    for (unsigned c : parts.back())
+      if (!seen.insert(c).second)
+        throw std::invalid_argument(
+            fmt::format("{}: chip {} is in two parts of '{}'", name, c, text));
+  }
+  return parts;
+}
+
+uint64_t external_sync_cycles(const SyncConfig& config, double clock_hz, unsigned chips) {
+  const unsigned hops = 1 + (chips / 2) / 2;
+  return static_cast<uint64_t>(
+      std::ceil(2.0 * hops * config.external_ns_per_hop * 1e-9 * clock_hz - 1e-9));
+}
+
 SyncNetwork::SyncNetwork(const sc_core::sc_module_name& name, const ChipConfig& config,
-                         const std::vector<unsigned>& active_tiles)
+                         unsigned chips, const std::vector<unsigned>& active_tiles)
     : sc_module(name),
       config_(config),
+      chips_(chips),
       active_(active_tiles),
-      declared_(parse_sync_groups(config.sync.groups, config.tiles)) {}
+      declared_(parse_sync_groups(config.sync.groups, config.tiles)) {
+  gs_[0] = parse_chip_groups("sync.gs1", config.sync.gs1, chips);
+  gs_[1] = parse_chip_groups("sync.gs2", config.sync.gs2, chips);
+}
 
-SyncNetwork::Group* SyncNetwork::group(unsigned id) {
-  auto it = groups_.find(id);
+SyncNetwork::Group* SyncNetwork::group(unsigned tile, unsigned id, std::string& error) {
+  const unsigned chip = tile / config_.tiles;
+  Key key{chip, id, 0};
+  std::string label;
+  std::vector<unsigned> chips;  // external groups: the chips they span
+  if ((id & kHostSync) != 0) {
+    key = {kAllChips, kHostSync, 0};
+    label = fmt::format("host sync {}", id & ~kHostSync);
+  } else if (id == kExternal) {
+    key = {kAllChips, id, 0};
+    label = "external sync (every chip)";
+    for (unsigned c = 0; c < chips_; ++c) chips.push_back(c);
+  } else if (id == kGs1 || id == kGs2) {
+    const unsigned gs = id - kGs1;
+    const auto& parts = gs_[gs];
+    const auto part = std::find_if(parts.begin(), parts.end(), [chip](const auto& p) {
+      return std::binary_search(p.begin(), p.end(), chip);
+    });
+    if (part == parts.end()) {
+      error = fmt::format("ipu.sync on GS{}, but chip {} is in no part of sync.gs{}", gs + 1, chip,
+                          gs + 1);
+      return nullptr;
+    }
+    key = {kAllChips, id, static_cast<unsigned>(part - parts.begin())};
+    chips = *part;
+    label = fmt::format("external sync GS{} (chips {})", gs + 1, fmt::join(chips, ","));
+  } else if (id > kExternal) {
+    error = fmt::format(
+        "ipu.sync on group 0x{:x}, which is no sync group (0, 1..0x{:x} for "
+        "sync.groups, 0x{:x} external, 0x{:x} GS1, 0x{:x} GS2)",
+        id, kExternal - 1, kExternal, kGs1, kGs2);
+    return nullptr;
+  } else {
+    label = chips_ > 1 ? fmt::format("sync group {} of chip {}", id, chip)
+                       : fmt::format("sync group {}", id);
+  }
+  auto it = groups_.find(key);
   if (it != groups_.end()) return &it->second;
+
   std::vector<unsigned> members;
-  if (id == 0 || (id & kHostSync) != 0) {
+  const unsigned per_chip = config_.tiles;
+  if ((id & kHostSync) != 0) {
     members = active_;
+  } else if (!chips.empty()) {
+    for (unsigned t : active_)
+      if (std::binary_search(chips.begin(), chips.end(), t / per_chip)) members.push_back(t);
+  } else if (id == 0) {
+    for (unsigned t : active_)
+      if (t / per_chip == chip) members.push_back(t);
   } else {
     auto d = declared_.find(id);
-    if (d == declared_.end()) return nullptr;
+    if (d == declared_.end()) {
+      error = fmt::format("ipu.sync on group {}, which sync.groups does not declare", id);
+      return nullptr;
+    }
     for (unsigned t : d->second)
-      if (std::binary_search(active_.begin(), active_.end(), t)) members.push_back(t);
+      if (std::binary_search(active_.begin(), active_.end(), chip * per_chip + t))
+        members.push_back(chip * per_chip + t);
   }
-  Group& g = groups_[id];
+  Group& g = groups_[key];
+  g.name = label;
   g.members = std::move(members);
+  g.chips = chips.empty() ? 1u : static_cast<unsigned>(chips.size());
   return &g;
 }
 
@@ -69,12 +181,14 @@ SyncRelease SyncNetwork::arrive(unsigned tile, unsigned id, uint64_t cycle) {
     return {0, 0,
             fmt::format("host sync {} with no host connected to move its stream data",
                         id & ~kHostSync)};
-  Group* found = group(id);
-  if (found == nullptr)
-    return {0, 0, fmt::format("ipu.sync on group {}, which sync.groups does not declare", id)};
+  std::string error;
+  Group* found = group(tile, id, error);
+  if (found == nullptr) return {0, 0, error};
   Group& g = *found;
   if (!std::binary_search(g.members.begin(), g.members.end(), tile))
-    return {0, 0, fmt::format("ipu.sync on group {}, which does not include tile {}", id, tile)};
+    return {0, 0,
+            fmt::format("ipu.sync on group {}, which does not include tile {}", id,
+                        tile % config_.tiles)};
   g.arrived[tile] = cycle;
   if (g.arrived.size() < g.members.size()) {
     const uint64_t barrier = g.completed;
@@ -84,18 +198,27 @@ SyncRelease SyncNetwork::arrive(unsigned tile, unsigned id, uint64_t cycle) {
   // The last member: release everybody.
   BarrierRecord record;
   record.group = id;
+  const bool internal = id < kExternal;
+  record.chip = internal ? static_cast<int>(tile / config_.tiles) : -1;
   uint64_t latest = 0;
   for (const auto& [t, c] : g.arrived) {
     record.tiles.push_back(t);
     record.arrivals.push_back(c);
     latest = std::max(latest, c);
   }
-  if (barrier_datapath_ != nullptr) {
-    std::vector<std::pair<unsigned, uint64_t>> arrivals(g.arrived.begin(), g.arrived.end());
-    record.release = barrier_datapath_->release(g.members, arrivals, config_.sync.internal_cycles);
+  if (internal && barrier_datapath_ != nullptr) {
+    // The barrier tree of one chip sees the chip's own tile numbers.
+    const unsigned base = static_cast<unsigned>(record.chip) * config_.tiles;
+    std::vector<unsigned> members;
+    std::vector<std::pair<unsigned, uint64_t>> arrivals;
+    for (unsigned t : g.members) members.push_back(t - base);
+    for (const auto& [t, c] : g.arrived) arrivals.emplace_back(t - base, c);
+    record.release = barrier_datapath_->release(members, arrivals, config_.sync.internal_cycles);
   } else {
     record.release = latest + config_.sync.internal_cycles;
   }
+  if (id == kExternal || id == kGs1 || id == kGs2)
+    record.release += external_sync_cycles(config_.sync, config_.tile.clock_hz, g.chips);
   if ((id & kHostSync) != 0) record.release += on_host_sync_(id & ~kHostSync, record.release);
   record.phase = next_phase_++;
   g.arrived.clear();
@@ -109,9 +232,9 @@ SyncRelease SyncNetwork::arrive(unsigned tile, unsigned id, uint64_t cycle) {
 
 std::vector<SyncNetwork::Pending> SyncNetwork::pending() const {
   std::vector<Pending> out;
-  for (const auto& [id, g] : groups_) {
+  for (const auto& [key, g] : groups_) {
     if (g.arrived.empty()) continue;
-    Pending p{id, {}, {}};
+    Pending p{g.name, {}, {}};
     for (const auto& [t, c] : g.arrived) p.arrived.emplace_back(t, c);
     for (unsigned t : g.members)
       if (g.arrived.count(t) == 0) p.missing.push_back(t);

@@ -1,8 +1,16 @@
-// The chip's sync network: bulk-synchronous barriers. A tile's supervisor arrives with
+// The machine's sync network: bulk-synchronous barriers. A tile's supervisor arrives with
 // ipu.sync on a group; when every member of the group has arrived, the barrier releases them
-// all at (last arrival + sync.internal-cycles), in a new exchange phase. Group 0 is every tile
-// with a program; groups 1.. (GSP) are subsets that sync on their own, so independent groups
-// progress independently. Reproduces the internal sync cost of ~150 cycles (Mk2).
+// all in a new exchange phase:
+// - internal: group 0 is every tile of the tile's chip that has a program; groups 1.. (GSP) are
+//   subsets of the chip's tiles (sync.groups) that sync on their own. Release at last arrival
+//   + sync.internal-cycles (~150 on Mk2).
+// - external: kExternal (every chip of the machine) or the hardware sync groups kGs1 / kGs2
+//   (sync.gs1, sync.gs2: the chips of each part). Release at last arrival + the internal sync
+//   + Graphcore's external cost, ceil(2 x hops x sync.external-ns-per-hop x clock) with
+//   hops = 1 + (chips / 2) / 2 for the chips of the group. Only an external phase may carry
+//   words between chips.
+// - host: kHostSync | id syncs every tile of the machine with the host.
+// Tiles are machine tile numbers (chip * tiles per chip + tile).
 #pragma once
 
 #include <cstdint>
@@ -10,6 +18,7 @@
 #include <map>
 #include <string>
 #include <systemc>
+#include <tuple>
 #include <vector>
 
 #include "hw/ipu/chip_config.h"
@@ -25,18 +34,20 @@ struct SyncRelease {
 // One completed barrier, for the statistics.
 struct BarrierRecord {
   uint64_t phase = 0;
-  unsigned group = 0;
+  unsigned group = 0;  // as the tiles named it (0, a GSP group, kExternal, kGs1, ...)
+  int chip = 0;        // the chip of an internal barrier; -1 for external and host syncs
   uint64_t release = 0;
   std::vector<unsigned> tiles;
   std::vector<uint64_t> arrivals;  // per member, in `tiles` order
 };
 
-// The barrier's release for one completed barrier: the C++ model is last arrival + latency;
-// ipu-sim --rtl sync installs the barrier tree RTL (rtl/sync, through tlm/) instead.
+// The barrier's release for one completed internal barrier: the C++ model is last arrival +
+// latency; ipu-sim --rtl sync installs the barrier tree RTL (rtl/sync, through tlm/) instead.
 class BarrierDatapath {
  public:
   virtual ~BarrierDatapath() = default;
-  // `arrivals`: (tile, arrival cycle) of every member of the group, `members` ascending.
+  // `arrivals`: (tile, arrival cycle) of every member of the group, `members` ascending; tiles
+  // are the chip's own numbers.
   virtual uint64_t release(const std::vector<unsigned>& members,
                            const std::vector<std::pair<unsigned, uint64_t>>& arrivals,
                            unsigned latency) = 0;
@@ -48,20 +59,30 @@ class SyncIf : public virtual sc_core::sc_interface {
   virtual SyncRelease arrive(unsigned tile, unsigned group, uint64_t cycle) = 0;
 };
 
-// Parses sync.groups ("1:0-31;2:32-63;3:5") into group -> member tiles.
+// Parses sync.groups ("1:0-31;2:32-63;3:5") into group -> member tiles; a tile listed twice in
+// a group, or a group with no tiles, is an error.
 std::map<unsigned, std::vector<unsigned>> parse_sync_groups(const std::string& text,
                                                             unsigned tiles);
+// Parses sync.gs1 / sync.gs2 ("0-1;2-3") into parts of chips; empty text is one part of every
+// chip. A chip in two parts, or a part with no chips, is an error.
+std::vector<std::vector<unsigned>> parse_chip_groups(const std::string& name,
+                                                     const std::string& text, unsigned chips);
+// Cycles an external sync of `chips` chips adds to the internal sync (Graphcore's model).
+uint64_t external_sync_cycles(const SyncConfig& config, double clock_hz, unsigned chips);
 
 class SyncNetwork : public sc_core::sc_module, public SyncIf {
  public:
   using ReleaseHook = std::function<void(const BarrierRecord&)>;
+  static constexpr uint32_t kExternal = 0x40000000u;  // every chip of the machine
+  static constexpr uint32_t kGs1 = 0x40000001u;       // the chips of this chip's GS1 part
+  static constexpr uint32_t kGs2 = 0x40000002u;
 
-  SyncNetwork(const sc_core::sc_module_name& name, const ChipConfig& config,
+  SyncNetwork(const sc_core::sc_module_name& name, const ChipConfig& config, unsigned chips,
               const std::vector<unsigned>& active_tiles);
 
   SyncRelease arrive(unsigned tile, unsigned group, uint64_t cycle) override;
 
-  // Called at each release before the members resume (the chip opens the exchange phase).
+  // Called at each release before the members resume (the exchange opens the phase).
   void on_release(ReleaseHook hook) { on_release_ = std::move(hook); }
 
   // Host syncs: group 0x80000000 | id syncs every active tile with the host, which moves data
@@ -74,28 +95,37 @@ class SyncNetwork : public sc_core::sc_module, public SyncIf {
   void set_barrier_datapath(BarrierDatapath* datapath) { barrier_datapath_ = datapath; }
 
   const std::vector<BarrierRecord>& barriers() const { return barriers_; }
-  // Groups with waiting tiles: group -> (arrived tiles with their cycles, missing tiles).
+  // Groups with waiting tiles: what the group is, arrived tiles with their cycles, missing tiles.
   struct Pending {
-    unsigned group;
+    std::string group;  // "sync group 0 of chip 1", "external sync GS1 (chips 0-3)"
     std::vector<std::pair<unsigned, uint64_t>> arrived;
     std::vector<unsigned> missing;
   };
   std::vector<Pending> pending() const;
 
  private:
+  // (chip, group id, part): chip is kAllChips for machine-wide groups; part tells the GS parts.
+  using Key = std::tuple<unsigned, unsigned, unsigned>;
+  static constexpr unsigned kAllChips = ~0u;
   struct Group {
+    std::string name;
     std::vector<unsigned> members;
+    unsigned chips = 1;                    // chips spanned (the external cost)
     std::map<unsigned, uint64_t> arrived;  // tile -> arrival cycle, current barrier
     uint64_t completed = 0;                // barriers released so far
     SyncRelease last;
     sc_core::sc_event released;
   };
-  Group* group(unsigned id);
+  // The group tile `tile` means by `id`; null with `error` set when there is none.
+  Group* group(unsigned tile, unsigned id, std::string& error);
+  std::string name(unsigned tile) const { return tile_name(tile, config_.tiles, chips_); }
 
   ChipConfig config_;
+  unsigned chips_;
   std::vector<unsigned> active_;
   std::map<unsigned, std::vector<unsigned>> declared_;
-  std::map<unsigned, Group> groups_;
+  std::vector<std::vector<unsigned>> gs_[2];
+  std::map<Key, Group> groups_;
   uint64_t next_phase_ = 1;
   std::vector<BarrierRecord> barriers_;
   ReleaseHook on_release_;

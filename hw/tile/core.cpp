@@ -293,11 +293,13 @@ const Core::CsrBehaviour Core::kCsrBehaviour[] = {
      [](Core&, Context& c, uint32_t v) { c.amp.input = v; }},
     {[](const Core&, const Context& c) { return c.amp.output; },
      [](Core&, Context& c, uint32_t v) { c.amp.output = v; }},
-    // ipu.xdests, ipu.tileid, ipu.tiles
+    // ipu.xdests, ipu.tileid, ipu.tiles, ipu.chipid, ipu.chips
     {[](const Core& core, const Context&) { return core.exchange_dests_; },
      [](Core& core, Context&, uint32_t v) { core.exchange_dests_ = v; }},
     {[](const Core& core, const Context&) { return core.tile_id_; }, nullptr},
     {[](const Core& core, const Context&) { return core.tile_count_; }, nullptr},
+    {[](const Core& core, const Context&) { return core.chip_; }, nullptr},
+    {[](const Core& core, const Context&) { return core.chip_count_; }, nullptr},
 };
 
 std::string_view csr_name(unsigned number) {
@@ -521,8 +523,8 @@ void Core::report_error(Context& c, uint32_t pc, const std::string& what) {
   fault_.cycle = c.issue_cycle;
   fault_.cause = TrapCause::kIpuError;
   fault_.tval = 0;
-  fault_.message = fmt::format("tile {} {}: {} at {} (cycle {})", tile_id_, context_name(c.id),
-                               what, where(pc), c.issue_cycle);
+  fault_.message = fmt::format("{} {}: {} at {} (cycle {})", tile_label(), context_name(c.id), what,
+                               where(pc), c.issue_cycle);
   end_run(StopReason::kFault, c.issue_cycle);
 }
 
@@ -588,6 +590,31 @@ void Core::end_run(StopReason reason, uint64_t last_cycle) {
   flush_console();
 }
 
+bool Core::machine_tile(uint32_t ref, unsigned& tile) const {
+  unsigned chip = chip_, local = ref;
+  if ((ref & 0xc0000000u) == kRemoteTile) {
+    chip = (ref >> 16) & 0x3fff;
+    local = ref & 0xffff;
+  } else if (ref >= tile_count_) {
+    return false;
+  }
+  if (chip >= chip_count_ || local >= tile_count_) return false;
+  tile = chip * tile_count_ + local;
+  return true;
+}
+
+std::string Core::tile_label() const {
+  return chip_count_ > 1 ? fmt::format("chip {} tile {}", chip_, tile_id_)
+                         : fmt::format("tile {}", tile_id_);
+}
+
+std::string Core::describe_tile_ref(uint32_t ref) const {
+  if ((ref & 0xc0000000u) == kRemoteTile)
+    return fmt::format("chip {} tile {} (0x{:08x}; the machine has {} chips of {} tiles)",
+                       (ref >> 16) & 0x3fff, ref & 0xffff, ref, chip_count_, tile_count_);
+  return fmt::format("tile {} ({} tiles on the chip)", ref, tile_count_);
+}
+
 std::string Core::where(uint32_t pc) const {
   const uint32_t off = pc - base_;
   if (off > size_ - 4 || (pc & 3)) return fmt::format("pc 0x{:08x} (outside SRAM)", pc);
@@ -631,7 +658,7 @@ void Core::report_fault(Context& c, uint32_t pc, TrapCause cause, uint32_t tval)
   const std::string at =
       cause == TrapCause::kInstrAccessFault ? fmt::format("pc 0x{:08x}", pc) : where(pc);
   fault_.message =
-      fmt::format("tile {} {}: {} at {} (cycle {}): {}; no trap handler (mtvec = 0)", tile_id_,
+      fmt::format("{} {}: {} at {} (cycle {}): {}; no trap handler (mtvec = 0)", tile_label(),
                   context_name(c.id), trap_cause_name(cause), at, c.issue_cycle, detail);
   end_run(StopReason::kFault, c.issue_cycle);
 }
@@ -641,7 +668,7 @@ std::string Core::describe_running_contexts() const {
   for (unsigned i = 0; i <= workers_; ++i) {
     const Context& c = contexts_[i];
     if (c.state != ContextState::kRunning) continue;
-    out += fmt::format("  tile {} {}: {}\n", tile_id_, context_name(i), where(c.pc));
+    out += fmt::format("  {} {}: {}\n", tile_label(), context_name(i), where(c.pc));
   }
   return out;
 }
@@ -964,28 +991,28 @@ std::string Core::describe_running_contexts() const {
     if ((list_ & 3) || list_ - base > size - 4) TRAP(TrapCause::kLoadAccessFault, list_);          \
     uint32_t count_;                                                                               \
     std::memcpy(&count_, mem + (list_ - base), 4);                                                 \
-    if (count_ == 0 || count_ > tile_count_ || list_ - base > size - 4 - 4 * count_)               \
-      IPU_ERROR("destination list at 0x{:08x} holds {} tiles (1..{} fit on this chip)", list_,     \
-                count_, tile_count_);                                                              \
+    if (count_ == 0 || count_ > tile_count_ * chip_count_ || list_ - base > size - 4 - 4 * count_) \
+      IPU_ERROR("destination list at 0x{:08x} holds {} tiles (1..{} fit in this machine)", list_,  \
+                count_, tile_count_* chip_count_);                                                 \
     std::vector<unsigned> dests_(count_);                                                          \
     for (uint32_t i_ = 0; i_ < count_; ++i_) {                                                     \
       uint32_t t_;                                                                                 \
       std::memcpy(&t_, mem + (list_ - base) + 4 + 4 * i_, 4);                                      \
-      if (t_ >= tile_count_)                                                                       \
-        IPU_ERROR("destination tile {} does not exist ({} tiles)", t_, tile_count_);               \
-      dests_[i_] = t_;                                                                             \
+      if (!machine_tile(t_, dests_[i_]))                                                           \
+        IPU_ERROR("destination {} does not exist", describe_tile_ref(t_));                         \
     }                                                                                              \
     std::vector<uint32_t> words_(n_);                                                              \
     std::memcpy(words_.data(), mem + (a_ - base), 4 * n_);                                         \
     send_port_free_at_ = exchange_->send(c.issue_cycle, a_, std::move(words_), std::move(dests_)); \
   } while (0)
-#define IPU_RECVSRC()                                                                   \
-  do {                                                                                  \
-    REQUIRE_EXCHANGE();                                                                 \
-    const uint32_t src_ = RS1;                                                          \
-    if (src_ != ~0u && src_ >= tile_count_)                                             \
-      IPU_ERROR("source tile {} does not exist ({} tiles)", src_, tile_count_);         \
-    exchange_->select_source(c.issue_cycle, src_ == ~0u ? -1 : static_cast<int>(src_)); \
+#define IPU_RECVSRC()                                                                    \
+  do {                                                                                   \
+    REQUIRE_EXCHANGE();                                                                  \
+    const uint32_t src_ = RS1;                                                           \
+    unsigned from_ = 0;                                                                  \
+    if (src_ != ~0u && !machine_tile(src_, from_))                                       \
+      IPU_ERROR("source {} does not exist", describe_tile_ref(src_));                    \
+    exchange_->select_source(c.issue_cycle, src_ == ~0u ? -1 : static_cast<int>(from_)); \
   } while (0)
 #define IPU_RECV()                                                                          \
   do {                                                                                      \

@@ -85,6 +85,14 @@ enum class StopReason : uint8_t {
   kExchangeEnd,  // the exchange phase ended: call resume_after_exchange() once it is resolved
 };
 
+// A tile reference in ipu.send's destination list or ipu.recvsrc: a plain number is a tile of
+// the sender's own chip (so a one-chip program replicated over chips stays on its chip);
+// kRemoteTile | chip << 16 | tile names a tile of any chip of the machine.
+inline constexpr uint32_t kRemoteTile = 0x40000000u;
+inline constexpr uint32_t remote_tile(unsigned chip, unsigned tile) {
+  return kRemoteTile | chip << 16 | tile;
+}
+
 // Where the core's exchange instructions go: the SystemC tile forwards them to the exchange
 // block. Cycles are the tile's local cycles (global once syncs have aligned the tiles).
 class ExchangeSink {
@@ -93,6 +101,7 @@ class ExchangeSink {
   // Words leave the tile from cycle + 1; returns the cycle from which the send port is free.
   virtual uint64_t send(uint64_t cycle, uint32_t address, std::vector<uint32_t> words,
                         std::vector<unsigned> destinations) = 0;
+  // Tiles are machine tile numbers (chip * tiles per chip + tile; the tile itself on one chip).
   // Listen to tile `source` (-1: nothing) for words arriving from cycle + 1.
   virtual void select_source(uint64_t cycle, int source) = 0;
   // Words arriving from cycle + 1 land at address, address + 4, ... up to `words` of them.
@@ -123,6 +132,8 @@ class Core {
   void set_trace(TraceSink sink) { trace_ = std::move(sink); }
   void set_tile_id(unsigned id) { tile_id_ = id; }
   void set_tile_count(unsigned count) { tile_count_ = count; }
+  // The tile's chip and the machine's chip count (CSRs ipu.chipid, ipu.chips).
+  void set_chip(unsigned chip, unsigned chips) { chip_ = chip, chip_count_ = chips; }
   void set_exchange(ExchangeSink* sink) { exchange_ = sink; }
   // Blocks to compute with their RTL instead of the C++ models (datapaths.h).
   void set_datapaths(const TileDatapaths& datapaths) { datapaths_ = datapaths; }
@@ -139,6 +150,14 @@ class Core {
   uint64_t blocked_at() const { return blocked_at_; }
   bool in_exchange_phase() const { return exchange_phase_; }
   unsigned tile_id() const { return tile_id_; }
+  unsigned chip() const { return chip_; }
+
+  // A tile reference of ipu.send's destination list or ipu.recvsrc (kRemoteTile below) as a
+  // machine tile number (chip * tiles per chip + tile); false when no such tile exists.
+  bool machine_tile(uint32_t ref, unsigned& tile) const;
+  std::string describe_tile_ref(uint32_t ref) const;
+  std::string tile_label() const;  // "tile 5" on one chip, "chip 1 tile 5" on a machine  // "tile
+                                   // 5" / "chip 2 tile 5 (4 chips)"
 
   // Runs until the program ends or every remaining issue is at tile cycle >= until.
   // Returns kCycleLimit when paused by `until`; call again to continue.
@@ -196,6 +215,7 @@ class Core {
   uint32_t worker_entry_ = 0;    // CSR ipu.wentry
   uint32_t exchange_dests_ = 0;  // CSR ipu.xdests: address of {count, tile ids...}
   unsigned tile_count_ = 1;
+  unsigned chip_ = 0, chip_count_ = 1;
   ExchangeSink* exchange_ = nullptr;
   TileDatapaths datapaths_;
   bool exchange_phase_ = false;  // between a sync release and the next run/xend/sync/exit

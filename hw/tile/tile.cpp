@@ -14,6 +14,7 @@ Tile::Tile(const sc_core::sc_module_name& name, const TileConfig& config, unsign
       exchange("exchange"),
       config_(config),
       id_(tile_id),
+      machine_id_(tile_id),
       sram_(config.sram_bytes),
       core_(config, sram_.data()),
       period_(sc_core::sc_time(1.0 / config.clock_hz, sc_core::SC_SEC)) {
@@ -23,6 +24,12 @@ Tile::Tile(const sc_core::sc_module_name& name, const TileConfig& config, unsign
   memory.register_get_direct_mem_ptr(this, &Tile::get_direct_mem_ptr);
   memory.register_transport_dbg(this, &Tile::transport_dbg);
   SC_THREAD(run_thread);
+}
+
+void Tile::set_machine(unsigned chip, unsigned chips, unsigned tiles_per_chip) {
+  core_.set_tile_count(tiles_per_chip);
+  core_.set_chip(chip, chips);
+  machine_id_ = chip * tiles_per_chip + id_;
 }
 
 void Tile::start(uint32_t entry, uint64_t max_cycles) {
@@ -51,8 +58,8 @@ void Tile::finish(StopReason reason) {
     outcome_.message = core_.fault().message;
   } else {
     outcome_.message = fmt::format(
-        "tile {}: program did not finish within {} cycles (--max-cycles); running contexts:\n{}",
-        id_, max_cycles_, core_.describe_running_contexts());
+        "{}: program did not finish within {} cycles (--max-cycles); running contexts:\n{}",
+        core_.tile_label(), max_cycles_, core_.describe_running_contexts());
   }
   finished_event_.notify(sc_core::SC_ZERO_TIME);
 }
@@ -71,17 +78,18 @@ void Tile::run_thread() {
       timeline_.push_back({TileSegment::kCompute, compute_begin_, arrival, phase_});
       compute_begin_ = arrival;  // nothing is computed again before the release
       if (sync.size() == 0) {
-        core_.stop_with_error(fmt::format(
-            "tile {}: ipu.sync on a platform without a sync network (cycle {})", id_, arrival));
+        core_.stop_with_error(
+            fmt::format("{}: ipu.sync on a platform without a sync network (cycle {})",
+                        core_.tile_label(), arrival));
         finish(StopReason::kFault);
         return;
       }
       waiting_ = TileWait::kSync;
-      const SyncRelease release = sync->arrive(id_, core_.sync_group(), arrival);
+      const SyncRelease release = sync->arrive(machine_id_, core_.sync_group(), arrival);
       waiting_ = TileWait::kRunning;
       if (!release.error.empty()) {
-        core_.stop_with_error(fmt::format("tile {} context 0 (supervisor): {} (cycle {})", id_,
-                                          release.error, arrival));
+        core_.stop_with_error(fmt::format("{} context 0 (supervisor): {} (cycle {})",
+                                          core_.tile_label(), release.error, arrival));
         finish(StopReason::kFault);
         return;
       }
@@ -100,7 +108,7 @@ void Tile::run_thread() {
       std::string error;
       if (exchange.size() > 0) {
         waiting_ = TileWait::kExchange;
-        error = exchange->end_phase(id_, phase_, boundary);
+        error = exchange->end_phase(machine_id_, phase_, boundary);
         waiting_ = TileWait::kRunning;
       }
       if (!error.empty()) {
@@ -118,15 +126,16 @@ void Tile::run_thread() {
 
 uint64_t Tile::send(uint64_t cycle, uint32_t address, std::vector<uint32_t> words,
                     std::vector<unsigned> destinations) {
-  return exchange->send(id_, phase_, cycle, address, std::move(words), std::move(destinations));
+  return exchange->send(machine_id_, phase_, cycle, address, std::move(words),
+                        std::move(destinations));
 }
 
 void Tile::select_source(uint64_t cycle, int source) {
-  exchange->select_source(id_, phase_, cycle, source);
+  exchange->select_source(machine_id_, phase_, cycle, source);
 }
 
 void Tile::receive_buffer(uint64_t cycle, uint32_t address, uint32_t words) {
-  exchange->receive_buffer(id_, phase_, cycle, address, words);
+  exchange->receive_buffer(machine_id_, phase_, cycle, address, words);
 }
 
 void Tile::read(uint32_t address, uint8_t* data, size_t size) const {

@@ -49,11 +49,16 @@ class Tile : public sc_core::sc_module, private ExchangeSink {
   // or when the tile reaches max_cycles.
   void start(uint32_t entry, uint64_t max_cycles);
   void set_quantum_cycles(uint64_t cycles) { quantum_cycles_ = cycles; }
+  // Places the tile on chip `chip` of a machine of `chips` chips of `tiles_per_chip` tiles: its
+  // sync and exchange traffic then carries its machine tile number.
+  void set_machine(unsigned chip, unsigned chips, unsigned tiles_per_chip);
 
   Core& core() { return core_; }
   const Core& core() const { return core_; }
   const TileConfig& config() const { return config_; }
-  unsigned id() const { return id_; }
+  unsigned id() const { return id_; }  // the tile's number on its chip
+  unsigned machine_id() const { return machine_id_; }
+  unsigned chip() const { return core_.chip(); }
   bool finished() const { return outcome_.reason != StopReason::kRunning; }
   const TileOutcome& outcome() const { return outcome_; }
   const sc_core::sc_event& finished_event() const { return finished_event_; }
@@ -82,6 +87,7 @@ class Tile : public sc_core::sc_module, private ExchangeSink {
 
   TileConfig config_;
   unsigned id_;
+  unsigned machine_id_;
   ZeroPages<uint8_t> sram_;
   Core core_;
   sc_core::sc_time period_;

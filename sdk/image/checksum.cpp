@@ -18,6 +18,7 @@ uint32_t image_checksum(const ElfImage& image) {
     const uint32_t fields[4] = {s.vaddr, s.paddr, s.mem_size, static_cast<uint32_t>(s.data.size())};
     add(fields, sizeof fields);
     if (!s.data.empty()) add(s.data.data(), s.data.size());
+    if (s.chip != 0) add(&s.chip, sizeof s.chip);  // one-chip images keep their checksums
   }
   return static_cast<uint32_t>(crc);
 }

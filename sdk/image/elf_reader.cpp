@@ -142,6 +142,7 @@ ElfImage parse_elf(const std::string& name, const std::vector<uint8_t>& bytes) {
     seg.paddr = ph.p_paddr;
     seg.mem_size = ph.p_memsz;
     seg.executable = (ph.p_flags & PF_X) != 0;
+    seg.chip = (ph.p_flags & kChipFlagMask) >> kChipFlagShift;
     seg.data.assign(bytes.begin() + ph.p_offset, bytes.begin() + ph.p_offset + ph.p_filesz);
     image.segments.push_back(std::move(seg));
   }

@@ -23,6 +23,7 @@ struct ElfSegment {
   uint32_t vaddr = 0;
   uint32_t paddr = 0;
   uint32_t mem_size = 0;  // bytes past the file data are zero (.bss)
+  unsigned chip = 0;      // the chip of a machine image (kChipFlagShift in p_flags)
   bool executable = false;
   std::vector<uint8_t> data;  // p_filesz bytes
 
@@ -33,6 +34,12 @@ struct ElfSegment {
     return bytes;
   }
 };
+
+// A machine image names each segment's chip in the OS-specific bits of p_flags (PF_MASKOS,
+// 0x0ff00000: chips 0-255); one-chip images leave them 0.
+inline constexpr unsigned kChipFlagShift = 20;
+inline constexpr uint32_t kChipFlagMask = 0x0ff00000u;
+inline constexpr unsigned kMaxImageChips = 256;
 
 struct ElfImage {
   std::string path;

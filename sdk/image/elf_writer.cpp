@@ -20,6 +20,11 @@ void align(std::vector<uint8_t>& out, size_t to) { out.resize((out.size() + to -
 }  // namespace
 
 void write_elf(const std::string& path, const ElfImage& image) {
+  // e_phnum is 16 bits; 0xffff is PN_XNUM, which would need the extended numbering.
+  if (image.segments.size() >= 0xffff)
+    throw ImageError(
+        fmt::format("{}: {} segments do not fit an ELF program header table (at most 65534)", path,
+                    image.segments.size()));
   std::vector<uint8_t> out(sizeof(Elf32_Ehdr) + image.segments.size() * sizeof(Elf32_Phdr), 0);
   // Segment data, 4-byte aligned.
   std::vector<Elf32_Phdr> headers;
@@ -32,7 +37,10 @@ void write_elf(const std::string& path, const ElfImage& image) {
     ph.p_paddr = s.paddr;
     ph.p_filesz = static_cast<Elf32_Word>(s.data.size());
     ph.p_memsz = s.mem_size;
-    ph.p_flags = PF_R | PF_W | (s.executable ? PF_X : 0);
+    if (s.chip >= kMaxImageChips)
+      throw ImageError(fmt::format("{}: segment {} is for chip {}; an image holds chips 0-{}", path,
+                                   s.index, s.chip, kMaxImageChips - 1));
+    ph.p_flags = PF_R | PF_W | (s.executable ? PF_X : 0) | (s.chip << kChipFlagShift);
     ph.p_align = 4;
     out.insert(out.end(), s.data.begin(), s.data.end());
     headers.push_back(ph);

@@ -6,24 +6,29 @@
 #include <cstring>
 #include <utility>
 
+#include "sdk/image/program.h"
+
 namespace ipu::sdk {
 
 Device::Device(const Executable& executable, DeviceOptions options)
     : exe_(executable), options_(std::move(options)) {
-  sim::ChipRunOptions run;
-  run.chip = exe_.chip;
+  hw::PlatformOptions run;
+  run.machine.preset = exe_.chip.preset;
+  run.machine.chip = exe_.chip;
   run.max_cycles = options_.max_cycles;
   run.memory_hash = options_.memory_hash;
-  run.rtl = options_.rtl;
-  run.rtl_trace = options_.rtl_trace;
   run.load_and_start = false;  // the host driver loads the image over PCIe, then starts the tiles
   sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
-  platform_ = std::make_unique<sim::ChipPlatform>(run, exe_.image, console_, trace_);
-  driver_ = std::make_unique<HostDriver>("host", platform_->chip());
-  driver_->boot(platform_->segments(), platform_->entry(), platform_->max_cycles());
-  for (const auto& [tile, segments] : platform_->segments())
-    for (const TileSegment& s : segments) report_.image_bytes += s.bytes.size();
-  platform_->chip().sync_network().on_host_sync(
+  platform_ =
+      std::make_unique<hw::Platform>(run, load_program(exe_.image, run.machine), console_, trace_);
+  if (options_.rtl.any())
+    rtl_ =
+        std::make_unique<tlm_rtl::RtlPlatform>("rtl", exe_.chip, options_.rtl, options_.rtl_trace);
+  driver_ = std::make_unique<HostDriver>("host", platform_->machine().chip(0));
+  driver_->boot(platform_->program(), platform_->max_cycles());
+  for (const auto& [tile, segments] : platform_->program().tiles)
+    for (const auto& s : segments) report_.image_bytes += s.bytes.size();
+  platform_->machine().sync_network().on_host_sync(
       [this](unsigned transfer, uint64_t) { return host_sync(transfer); });
 }
 
@@ -52,15 +57,15 @@ void Device::connect_stream(const std::string& name, void* buffer, size_t bytes)
 void Device::write_tensor(const std::string& name, const void* data, size_t bytes) {
   const size_t size = tensor_bytes(name, bytes, "write_tensor");
   for (const Placement& p : exe_.tensors.at(name))
-    platform_->chip().tile(p.tile).load(
+    platform_->machine().chip(0).tile(p.tile).load(
         p.address, static_cast<const uint8_t*>(data) + p.begin * size, (p.end - p.begin) * size);
 }
 
 void Device::read_tensor(const std::string& name, void* data, size_t bytes) const {
   const size_t size = tensor_bytes(name, bytes, "read_tensor");
   for (const Placement& p : exe_.tensors.at(name))
-    platform_->chip().tile(p.tile).read(p.address, static_cast<uint8_t*>(data) + p.begin * size,
-                                        (p.end - p.begin) * size);
+    platform_->machine().chip(0).tile(p.tile).read(
+        p.address, static_cast<uint8_t*>(data) + p.begin * size, (p.end - p.begin) * size);
 }
 
 uint64_t Device::host_sync(unsigned transfer) {
@@ -94,7 +99,11 @@ const DeviceReport& Device::run() {
     if (streams_.count(t.stream) == 0)
       throw DeviceError(
           fmt::format("stream '{}' is used by the program but was never connected", t.stream));
-  report_.run = platform_->run();
+  report_.run = tlm_rtl::run_platform(*platform_, rtl_.get());
+  if (rtl_) {
+    report_.rtl = rtl_->stats();
+    report_.rtl_trace_files = rtl_->trace_files();
+  }
   report_.load_seconds = driver_->load_seconds();
   console_text_ = console_.str();
   if (!driver_->error().empty()) throw DeviceError(driver_->error());

@@ -14,9 +14,10 @@
 #include <sstream>
 #include <string>
 
+#include "hw/machine/platform.h"
 #include "sdk/compiler/compiler.h"
 #include "sdk/runtime/host_driver.h"
-#include "sim/chip_platform.h"
+#include "tlm/rtl_platform.h"
 
 namespace ipu::sdk {
 
@@ -33,7 +34,9 @@ struct DeviceOptions {
 };
 
 struct DeviceReport {
-  sim::ChipRunReport run;
+  hw::RunReport run;
+  std::vector<tlm_rtl::RtlBlockStats> rtl;  // the --rtl blocks' transactions and clocks
+  std::vector<std::string> rtl_trace_files;
   double load_seconds = 0;  // loading the image over PCIe, before the tiles start
   uint64_t image_bytes = 0;
   uint64_t host_to_device_bytes = 0, device_to_host_bytes = 0;  // stream data
@@ -52,7 +55,7 @@ class Device {
   // Runs the program to its end; throws DeviceError with the report if it does not exit 0.
   const DeviceReport& run();
   const std::string& console() const { return console_text_; }
-  const hw::Ipu& chip() const { return platform_->chip(); }
+  const hw::Ipu& chip() const { return platform_->machine().chip(0); }
 
  private:
   uint64_t host_sync(unsigned transfer);
@@ -62,7 +65,8 @@ class Device {
   DeviceOptions options_;
   std::ostringstream console_, trace_;
   std::string console_text_;
-  std::unique_ptr<sim::ChipPlatform> platform_;
+  std::unique_ptr<hw::Platform> platform_;
+  std::unique_ptr<tlm_rtl::RtlPlatform> rtl_;
   std::unique_ptr<HostDriver> driver_;
   std::map<std::string, std::pair<uint8_t*, size_t>> streams_;
   DeviceReport report_;

@@ -13,10 +13,8 @@ HostDriver::HostDriver(const sc_core::sc_module_name& name, hw::Ipu& chip)
   SC_THREAD(boot_thread);
 }
 
-void HostDriver::boot(const std::map<unsigned, std::vector<TileSegment>>& segments, uint32_t entry,
-                      uint64_t max_cycles) {
-  segments_ = &segments;
-  entry_ = entry;
+void HostDriver::boot(const hw::LoadedProgram& program, uint64_t max_cycles) {
+  program_ = &program;
   max_cycles_ = max_cycles;
 }
 
@@ -44,16 +42,16 @@ bool HostDriver::dma(bool to_device, uint8_t* host, size_t bytes, unsigned tile,
 }
 
 void HostDriver::boot_thread() {
-  if (segments_ == nullptr) return;  // no image to load: nothing to do
-  for (const auto& [tile, segments] : *segments_)
-    for (const TileSegment& s : segments)
+  if (program_ == nullptr) return;  // no image to load: nothing to do
+  for (const auto& [tile, segments] : program_->tiles)
+    for (const auto& s : segments)
       if (!dma(true, const_cast<uint8_t*>(s.bytes.data()), s.bytes.size(), tile, s.address)) {
         error_ = fmt::format("loading tile {} over PCIe failed: {}", tile, error_);
         sc_core::sc_stop();
         return;
       }
   load_seconds_ = sc_core::sc_time_stamp().to_seconds();
-  chip_.start(entry_, max_cycles_);
+  chip_.start(program_->entry, max_cycles_);
 }
 
 }  // namespace ipu::sdk

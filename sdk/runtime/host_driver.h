@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "hw/ipu/ipu.h"
-#include "sdk/image/elf_writer.h"
+#include "hw/machine/platform.h"
 
 namespace ipu::sdk {
 
@@ -20,8 +20,7 @@ class HostDriver : public sc_core::sc_module {
   HostDriver(const sc_core::sc_module_name& name, hw::Ipu& chip);
 
   // At the start of simulation: load every segment over PCIe, then start the tiles.
-  void boot(const std::map<unsigned, std::vector<TileSegment>>& segments, uint32_t entry,
-            uint64_t max_cycles);
+  void boot(const hw::LoadedProgram& program, uint64_t max_cycles);
 
   // Moves `bytes` between host memory and a tile (blocking; call from a SystemC thread).
   // Returns false (with error()) if the endpoint reports an error.
@@ -35,8 +34,7 @@ class HostDriver : public sc_core::sc_module {
   void boot_thread();
 
   hw::Ipu& chip_;
-  const std::map<unsigned, std::vector<TileSegment>>* segments_ = nullptr;
-  uint32_t entry_ = 0;
+  const hw::LoadedProgram* program_ = nullptr;
   uint64_t max_cycles_ = 0;
   double load_seconds_ = 0;
   std::string error_;

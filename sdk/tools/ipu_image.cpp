@@ -1,14 +1,16 @@
 // ipu-image: builds multi-tile firmware images.
 //
-//   ipu-image replicate IN.elf --tiles N [--first T] -o OUT.elf
-//   ipu-image replicate IN.elf --at T1,T2,... -o OUT.elf
-//       the same program on tiles T .. T+N-1, or on the listed tiles (an SPMD image): each
-//       PT_LOAD segment of IN is copied once per tile with the tile number in its physical
-//       address (docs/chip.md).
+//   ipu-image replicate IN.elf --tiles N [--first T] [--chips C] -o OUT.elf
+//   ipu-image replicate IN.elf --at T1,T2,... [--chips C] -o OUT.elf
+//       the same program on tiles T .. T+N-1, or on the listed tiles (an SPMD image), of each of
+//       chips 0 .. C-1 (1 by default): each PT_LOAD segment of IN is copied once per tile with
+//       the tile number in its physical address and the chip in its flags (docs/chip.md,
+//       docs/machine.md).
 //   ipu-image info IMAGE
-//       the tiles an image loads and the bytes on each.
+//       the chips and tiles an image loads and the bytes on each.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -27,7 +29,8 @@ constexpr unsigned kMaxTile = (1u << (32 - ipu::sdk::kTileAddressBits)) - 1;
 int usage() {
   fmt::print(
       stderr,
-      "usage: ipu-image replicate IN.elf (--tiles N [--first T] | --at T1,T2,...) -o OUT.elf\n"
+      "usage: ipu-image replicate IN.elf (--tiles N [--first T] | --at T1,T2,...) [--chips C] "
+      "-o OUT.elf\n"
       "       ipu-image info IMAGE\n");
   return 2;
 }
@@ -41,16 +44,17 @@ int main(int argc, char** argv) {
   try {
     if (command == "info") {
       const ElfImage image = read_elf(argv[2]);
-      std::map<unsigned, uint64_t> bytes;
-      for (const ElfSegment& s : image.segments) bytes[tile_of(s.paddr)] += s.mem_size;
+      std::map<std::pair<unsigned, unsigned>, uint64_t> bytes;  // (chip, tile) -> bytes
+      for (const ElfSegment& s : image.segments) bytes[{s.chip, tile_of(s.paddr)}] += s.mem_size;
       fmt::print("{}: entry 0x{:08x}, {} segments on {} tiles\n", image.path, image.entry,
                  image.segments.size(), bytes.size());
-      for (const auto& [tile, n] : bytes) fmt::print("  tile {:4}: {} bytes\n", tile, n);
+      for (const auto& [where, n] : bytes)
+        fmt::print("  chip {:3} tile {:4}: {} bytes\n", where.first, where.second, n);
       return 0;
     }
     if (command != "replicate") return usage();
     std::string in = argv[2], out;
-    unsigned tiles = 0, first = 0;
+    unsigned tiles = 0, first = 0, chips = 1;
     std::vector<unsigned> at;
     for (int i = 3; i < argc; ++i) {
       const std::string a = argv[i];
@@ -66,6 +70,8 @@ int main(int argc, char** argv) {
         tiles = static_cast<unsigned>(parse_count("--tiles", argv[++i], 1, kMaxTile + 1));
       } else if (a == "--first" && i + 1 < argc) {
         first = static_cast<unsigned>(parse_count("--first", argv[++i], 0, kMaxTile));
+      } else if (a == "--chips" && i + 1 < argc) {
+        chips = static_cast<unsigned>(parse_count("--chips", argv[++i], 1, kMaxImageChips));
       } else if (a == "-o" && i + 1 < argc) {
         out = argv[++i];
       } else {
@@ -83,16 +89,25 @@ int main(int argc, char** argv) {
     image.path = out;
     image.entry = source.entry;
     image.symbols = source.symbols;
-    for (unsigned t : at) {
-      for (const ElfSegment& s : source.segments) {
-        if (s.mem_size == 0) continue;
-        if (tile_of(s.paddr) != 0)
-          throw ImageError(fmt::format(
-              "{}: segment {} is already for tile {}: replicate takes one-tile programs", in,
-              s.index, tile_of(s.paddr)));
-        ElfSegment copy = s;
-        copy.paddr = tile_physical_address(t, s.paddr);
-        image.segments.push_back(std::move(copy));
+    std::vector<unsigned> sorted(at);
+    std::sort(sorted.begin(), sorted.end());
+    const auto twice = std::adjacent_find(sorted.begin(), sorted.end());
+    if (twice != sorted.end())
+      throw std::invalid_argument(fmt::format("--at: tile {} is listed twice", *twice));
+    for (unsigned chip = 0; chip < chips; ++chip) {
+      for (unsigned t : at) {
+        for (const ElfSegment& s : source.segments) {
+          if (s.mem_size == 0) continue;
+          if (tile_of(s.paddr) != 0 || s.chip != 0)
+            throw ImageError(fmt::format(
+                "{}: segment {} is already for chip {} tile {}: replicate takes one-tile "
+                "programs",
+                in, s.index, s.chip, tile_of(s.paddr)));
+          ElfSegment copy = s;
+          copy.paddr = tile_physical_address(t, s.paddr);
+          copy.chip = chip;
+          image.segments.push_back(std::move(copy));
+        }
       }
     }
     write_elf(out, image);

@@ -1,0 +1,91 @@
+// Setting configuration parameters from text, for any configuration that has a
+// visit_parameters(config, visitor) (ChipConfig, MachineConfig): the command line and
+// configuration files use these, so both accept and refuse the same values.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+namespace ipu::hw {
+
+// Parses one value: strings as they are (quotes removed), booleans as true/false/yes/no/1/0,
+// integers whole and non-negative in decimal, hex (0x4c000) or 1e9 form, reals as numbers.
+template <typename T>
+bool parse_parameter_value(const std::string& text, T& out) {
+  if constexpr (std::is_same_v<T, std::string>) {
+    out = text.size() >= 2 && text.front() == '"' && text.back() == '"'
+              ? text.substr(1, text.size() - 2)
+              : text;
+    return true;
+  } else if constexpr (std::is_same_v<T, bool>) {
+    if (text == "true" || text == "yes" || text == "1") return out = true, true;
+    if (text == "false" || text == "no" || text == "0") return out = false, true;
+    return false;
+  } else {
+    std::istringstream in(text);
+    if constexpr (std::is_floating_point_v<T>) {
+      in >> out;
+    } else {
+      double d = 0;
+      if (text.rfind("0x", 0) == 0) {
+        unsigned long long v = 0;
+        std::istringstream hex(text.substr(2));
+        hex >> std::hex >> v;
+        if (hex.fail() || !hex.eof()) return false;
+        out = static_cast<T>(v);
+        return true;
+      }
+      in >> d;
+      if (d < 0 || d != static_cast<double>(static_cast<T>(d))) return false;
+      out = static_cast<T>(d);
+    }
+    return !in.fail() && in.eof();
+  }
+}
+
+// Sets one parameter from its text; throws std::invalid_argument naming the parameter and the
+// text for an unknown name or a malformed value.
+template <typename Config>
+void set_parameter(Config& config, const std::string& name, const std::string& value) {
+  bool known = false, ok = true;
+  visit_parameters(config, [&](const char* n, auto& member, const char*, const char*) {
+    if (name != n) return;
+    known = true;
+    ok = parse_parameter_value(value, member);
+  });
+  if (!known) throw std::invalid_argument(fmt::format("unknown parameter '{}'", name));
+  if (!ok) throw std::invalid_argument(fmt::format("bad value '{}' for {}", value, name));
+}
+
+// Applies "name = value" lines (# starts a comment) to `config`; throws std::invalid_argument
+// naming the file, line and parameter for an unknown name or a malformed value.
+template <typename Config>
+void apply_config_file(const std::string& path, Config& config) {
+  auto trim = [](const std::string& s) {
+    const size_t b = s.find_first_not_of(" \t\r"), e = s.find_last_not_of(" \t\r");
+    return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+  };
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument(fmt::format("{}: cannot open configuration file", path));
+  std::string line;
+  for (unsigned number = 1; std::getline(in, line); ++number) {
+    const std::string text = trim(line.substr(0, line.find('#')));
+    if (text.empty()) continue;
+    const size_t eq = text.find('=');
+    if (eq == std::string::npos)
+      throw std::invalid_argument(
+          fmt::format("{}:{}: expected 'name = value', got '{}'", path, number, text));
+    try {
+      set_parameter(config, trim(text.substr(0, eq)), trim(text.substr(eq + 1)));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("{}:{}: {}", path, number, e.what()));
+    }
+  }
+}
+
+}  // namespace ipu::hw

@@ -1,0 +1,138 @@
+// BSP statistics and traces of a finished run (docs/chip.md and docs/machine.md have the JSON
+// schema).
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <algorithm>
+#include <map>
+#include <ostream>
+
+#include "machine.h"
+
+namespace ipu::hw {
+namespace {
+
+struct Summary {
+  uint64_t min = 0, max = 0, total = 0;
+  unsigned min_tile = 0, max_tile = 0, count = 0;
+  void add(unsigned tile, uint64_t v) {
+    if (count == 0 || v < min) min = v, min_tile = tile;
+    if (count == 0 || v > max) max = v, max_tile = tile;
+    total += v;
+    ++count;
+  }
+  std::string json() const {
+    const double mean = count ? static_cast<double>(total) / count : 0.0;
+    return fmt::format(
+        R"({{"min": {}, "mean": {:.1f}, "max": {}, "total": {}, "min_tile": {}, "max_tile": {}}})",
+        min, mean, max, total, min_tile, max_tile);
+  }
+};
+
+// The compute segment of `tile` that ends at `arrival` (its compute before that barrier).
+uint64_t compute_before(const Tile& tile, uint64_t arrival) {
+  for (const TileSegment& s : tile.timeline())
+    if (s.kind == TileSegment::kCompute && s.end == arrival) return s.end - s.begin;
+  return 0;
+}
+
+}  // namespace
+
+void write_stats_json(std::ostream& out, const Machine& machine) {
+  const ChipConfig& c = machine.config().chip;
+  std::map<uint64_t, const ExchangeRecord*> exchanges;
+  for (const ExchangeRecord& e : machine.exchange().records()) exchanges[e.phase] = &e;
+
+  fmt::print(out,
+             "{{\n  \"chip\": {{\"preset\": \"{}\", \"tiles\": {}, \"active_tiles\": {}, "
+             "\"clock_hz\": {}}},\n",
+             c.preset, c.tiles, machine.active_tiles().size(), c.tile.clock_hz);
+  fmt::print(out, "  \"machine\": {{\"chips\": {}, \"ipulinks\": [", machine.chips());
+  bool first = true;
+  for (const auto& link : machine.links().links()) {
+    for (unsigned d = 0; d < 2; ++d) {
+      const IpuLink::Counters& n = link->counters(d);
+      if (n.words == 0) continue;
+      const IpuLink::End &from = link->end(d), to = link->end(1 - d);
+      fmt::print(out,
+                 "{}\n    {{\"from_chip\": {}, \"from_port\": {}, \"to_chip\": {}, "
+                 "\"to_port\": {}, \"bytes\": {}, \"busy_cycles\": {:.1f}}}",
+                 first ? "" : ",", from.chip, from.port, to.chip, to.port, n.bytes, n.busy_cycles);
+      first = false;
+    }
+  }
+  fmt::print(out, "]}},\n");
+  fmt::print(out, "  \"cycles\": {},\n  \"instructions\": {},\n  \"supersteps\": [",
+             machine.cycles(), machine.instructions_retired());
+  const auto& barriers = machine.sync_network().barriers();
+  for (size_t i = 0; i < barriers.size(); ++i) {
+    const BarrierRecord& b = barriers[i];
+    Summary compute, wait;
+    for (size_t m = 0; m < b.tiles.size(); ++m) {
+      compute.add(b.tiles[m], compute_before(machine.tile(b.tiles[m]), b.arrivals[m]));
+      wait.add(b.tiles[m], b.release - b.arrivals[m]);
+    }
+    const auto e = exchanges.find(b.phase);
+    const uint64_t words = e == exchanges.end() ? 0 : e->second->words;
+    const uint64_t chip_words = e == exchanges.end() ? 0 : e->second->chip_words;
+    const uint64_t end = e == exchanges.end() ? b.release : e->second->end;
+    const uint64_t last = e == exchanges.end() ? 0 : e->second->last_arrival;
+    fmt::print(out,
+               "{}\n    {{\"index\": {}, \"group\": {}, \"chip\": {}, \"tiles\": {}, "
+               "\"release_cycle\": {},\n"
+               "     \"compute_cycles\": {},\n     \"sync_wait_cycles\": {},\n"
+               "     \"exchange\": {{\"words\": {}, \"bytes\": {}, \"inter_chip_bytes\": {}, "
+               "\"cycles\": {}, \"last_arrival_cycle\": {}}}}}",
+               i ? "," : "", i, b.group, b.chip, b.tiles.size(), b.release, compute.json(),
+               wait.json(), words, 4 * words, 4 * chip_words, end - b.release, last);
+  }
+  fmt::print(out, "\n  ]\n}}\n");
+}
+
+void write_trace_json(std::ostream& out, const Machine& machine, unsigned tiles_per_track) {
+  const double us_per_cycle = 1e6 / machine.config().chip.tile.clock_hz;
+  const unsigned per_chip = machine.config().chip.tiles;
+  if (tiles_per_track == 0) tiles_per_track = 1;
+  fmt::print(out, "{{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n");
+  bool first = true;
+  auto event = [&](const std::string& text) {
+    fmt::print(out, "{}{}", first ? "  " : ",\n  ", text);
+    first = false;
+  };
+  int named_chip = -1;
+  for (unsigned machine_tile : machine.active_tiles()) {
+    const unsigned chip = machine_tile / per_chip, id = machine_tile % per_chip;
+    const bool first_of_chip = static_cast<int>(chip) != named_chip;
+    if (first_of_chip) {  // a process (track group) per chip
+      named_chip = static_cast<int>(chip);
+      event(fmt::format(
+          R"({{"name": "process_name", "ph": "M", "pid": {}, "args": {{"name": "{}"}}}})", chip,
+          machine.chips() > 1 ? fmt::format("IPU {}", chip) : std::string("IPU")));
+    }
+    if (id % tiles_per_track != 0 && !first_of_chip) continue;  // a group's first tile
+    const unsigned track = id / tiles_per_track;
+    const std::string label =
+        tiles_per_track == 1 ? fmt::format("tile {}", id)
+                             : fmt::format("tiles {}-{} (tile {} shown)", track * tiles_per_track,
+                                           (track + 1) * tiles_per_track - 1, id);
+    event(fmt::format(
+        R"({{"name": "thread_name", "ph": "M", "pid": {}, "tid": {}, "args": {{"name": "{}"}}}})",
+        chip, track, label));
+    event(fmt::format(
+        R"({{"name": "thread_sort_index", "ph": "M", "pid": {}, "tid": {}, "args": {{"sort_index": {}}}}})",
+        chip, track, track));
+    for (const TileSegment& s : machine.tile(machine_tile).timeline()) {
+      if (s.end <= s.begin) continue;
+      static const char* const kNames[] = {"compute", "sync", "exchange"};
+      event(fmt::format(
+          R"({{"name": "{}", "cat": "bsp", "ph": "X", "pid": {}, "tid": {}, "ts": {:.4f}, "dur": {:.4f}, )"
+          R"("args": {{"tile": {}, "phase": {}, "cycles": {}, "first_cycle": {}}}}})",
+          kNames[s.kind], chip, track, static_cast<double>(s.begin) * us_per_cycle,
+          static_cast<double>(s.end - s.begin) * us_per_cycle, id, s.phase, s.end - s.begin,
+          s.begin));
+    }
+  }
+  fmt::print(out, "\n]}}\n");
+}
+
+}  // namespace ipu::hw

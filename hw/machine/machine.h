@@ -1,0 +1,69 @@
+// A machine built from a configuration: its chips (hw/ipu), the IPU-Links of the ladder that
+// joins them (hw/ipulink), and one sync network and one exchange spanning every chip, so that
+// internal, grouped and external syncs, and exchange within and between chips, all resolve
+// in one place. One chip (a PCIe card) is the machine with machine.chips = 1.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <systemc>
+#include <vector>
+
+#include "hw/exchange/exchange.h"
+#include "hw/ipu/ipu.h"
+#include "hw/ipulink/link_fabric.h"
+#include "hw/machine/machine_config.h"
+#include "hw/sync/sync_network.h"
+
+namespace ipu::hw {
+
+class Machine : public sc_core::sc_module {
+ public:
+  // `active_tiles`: machine tile numbers (chip * chip.tiles + tile) of the tiles with a program.
+  Machine(const sc_core::sc_module_name& name, const MachineConfig& config,
+          std::vector<unsigned> active_tiles);
+
+  // Starts every active tile's supervisor at `entry` (cycle 0 for all of them).
+  void start(uint32_t entry, uint64_t max_cycles);
+
+  const MachineConfig& config() const { return config_; }
+  unsigned chips() const { return config_.chips; }
+  Ipu& chip(unsigned c) { return *chips_.at(c); }
+  const Ipu& chip(unsigned c) const { return *chips_.at(c); }
+  Tile& tile(unsigned machine_tile) {
+    return chip(machine_tile / config_.chip.tiles).tile(machine_tile % config_.chip.tiles);
+  }
+  const Tile& tile(unsigned machine_tile) const {
+    return chip(machine_tile / config_.chip.tiles).tile(machine_tile % config_.chip.tiles);
+  }
+  const std::vector<unsigned>& active_tiles() const { return active_; }
+  std::string tile_name(unsigned machine_tile) const {
+    return hw::tile_name(machine_tile, config_.chip.tiles, config_.chips);
+  }
+  SyncNetwork& sync_network() { return sync_; }
+  const SyncNetwork& sync_network() const { return sync_; }
+  Exchange& exchange() { return exchange_; }
+  const Exchange& exchange() const { return exchange_; }
+  const LinkFabric& links() const { return links_; }
+
+  // Call after sc_start() has returned.
+  ChipOutcome outcome() const;
+  uint64_t cycles() const;  // the latest tile cycle reached
+  uint64_t instructions_retired() const;
+
+ private:
+  MachineConfig config_;
+  std::vector<unsigned> active_;
+  LinkFabric links_;
+  SyncNetwork sync_;
+  Exchange exchange_;
+  std::vector<std::unique_ptr<Ipu>> chips_;
+};
+
+// Statistics of a finished run as JSON (schema in docs/chip.md and docs/machine.md).
+void write_stats_json(std::ostream& out, const Machine& machine);
+// Chrome/Perfetto trace-event JSON of the BSP phases: a process per chip, and in it one track
+// per tile, or per group of `tiles_per_track` tiles (showing the group's first tile).
+void write_trace_json(std::ostream& out, const Machine& machine, unsigned tiles_per_track);
+
+}  // namespace ipu::hw

@@ -1,0 +1,51 @@
+// Figures of a machine: how many chips, each chip's figures (ChipConfig) and the IPU-Links that
+// join them. Every figure is a named parameter visited by visit_parameters(), so ipu-sim's
+// --help, --config-dump and configuration files share the names.
+// Presets: "mk2" and "bow" (one chip on a PCIe card), "m2000" and "bow2000" (one IPU-Machine:
+// 4 chips, two rungs), "pod16" / "bow-pod16" (4 machines stacked: a ladder of 8 rungs) and
+// "pod64" / "bow-pod64" (16 machines, the ladder closed into a torus).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "hw/ipu/chip_config.h"
+#include "hw/ipulink/ipulink_config.h"
+
+namespace ipu::hw {
+
+struct MachineConfig {
+  std::string preset = "mk2";
+  unsigned chips = 1;
+  ChipConfig chip;
+  IpuLinkConfig ipulink;
+};
+
+template <typename Visitor>
+void visit_parameters(MachineConfig& m, Visitor&& v) {
+  v("machine.chips", m.chips, "chips",
+    "chips in the machine, a power of two: 1 (PCIe card), 4 (IPU-Machine), 16 (POD16), 64 "
+    "(POD64)");
+  visit_parameters(m.chip, v);
+  v("ipulink.bytes-per-second", m.ipulink.bytes_per_second, "B/s",
+    "IPU-Link bandwidth each way (x8 lanes at PCIe Gen4 rate: 16e9)");
+  v("ipulink.latency-ns", m.ipulink.latency_ns, "ns",
+    "IPU-Link latency per hop, port to port (an assumption: no public figure)");
+  v("ipulink.rung-links", m.ipulink.rung_links, "links",
+    "IPU-Links between the chips of a rung (2k and 2k+1)");
+  v("ipulink.column-links", m.ipulink.column_links, "links",
+    "IPU-Links from a chip to the next rung up its column (and as many down)");
+  v("ipulink.ports-per-chip", m.ipulink.ports_per_chip, "ports", "IPU-Link ports of a chip");
+  v("ipulink.torus", m.ipulink.torus, "yes/no",
+    "close each column of the ladder into a ring (POD64's torus)");
+}
+
+// The named preset; throws std::invalid_argument for an unknown name, listing the known ones.
+MachineConfig machine_preset(const std::string& name);
+std::vector<std::string> machine_preset_names();
+
+// Checks the figures make a machine (the chip's, the chip count, the links per chip, the sync
+// groups); throws std::invalid_argument naming the parameter.
+void validate(const MachineConfig& config);
+
+}  // namespace ipu::hw

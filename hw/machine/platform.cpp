@@ -1,0 +1,115 @@
+#include "platform.h"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <chrono>
+#include <ostream>
+
+namespace ipu::hw {
+
+Platform::Platform(const PlatformOptions& options, LoadedProgram program, std::ostream& console,
+                   std::ostream& trace)
+    : options_(options), program_(std::move(program)) {
+  std::vector<unsigned> active;
+  active.reserve(program_.tiles.size());
+  for (const auto& [tile, segments] : program_.tiles) active.push_back(tile);
+  machine_ = std::make_unique<Machine>("machine", options_.machine, active);
+  const TileConfig& t = options_.machine.chip.tile;
+  for (const auto& entry : program_.tiles) {
+    Tile& target = machine_->tile(entry.first);
+    const std::string label = target.core().tile_label();
+    const std::string prefix =  // "[t5:c1]" on one chip, "[c2:t5:c1]" on a machine
+        machine_->chips() > 1 ? fmt::format("c{}:t{}", target.chip(), target.id())
+                              : fmt::format("t{}", target.id());
+    for (const LoadedProgram::Segment& s : entry.second) {
+      if (s.address < t.sram_base ||
+          s.address + uint64_t{s.bytes.size()} > uint64_t{t.sram_base} + t.sram_bytes)
+        throw std::invalid_argument(
+            fmt::format("{}: a segment at 0x{:08x} of {} bytes lies outside the tile's SRAM", label,
+                        s.address, s.bytes.size()));
+      if (options_.load_and_start) target.load(s.address, s.bytes.data(), s.bytes.size());
+    }
+    target.core().set_tohost(program_.tohost);
+    target.core().set_console([&console, prefix](unsigned context, std::string_view line) {
+      fmt::print(console, "[{}:c{}] {}\n", prefix, context, line);
+    });
+    if (options_.trace_instructions) {
+      target.core().set_trace([&trace, prefix](const Context& c, uint32_t pc, uint32_t word) {
+        fmt::print(trace, "[{}:c{}] cycle {:>10} pc 0x{:08x}: {:08x}  {}\n", prefix, c.id,
+                   c.issue_cycle, pc, word, disassemble(word, pc));
+      });
+    }
+  }
+}
+
+RunReport Platform::run() {
+  if (options_.load_and_start) machine_->start(program_.entry, max_cycles());
+  const auto t0 = std::chrono::steady_clock::now();
+  sc_core::sc_start();
+  const auto t1 = std::chrono::steady_clock::now();
+  RunReport r;
+  r.outcome = machine_->outcome();
+  r.chips = machine_->chips();
+  r.tiles = static_cast<unsigned>(machine_->active_tiles().size());
+  r.cycles = machine_->cycles();
+  r.instructions = machine_->instructions_retired();
+  r.supersteps = machine_->sync_network().barriers().size();
+  for (const ExchangeRecord& e : machine_->exchange().records()) {
+    r.exchange_words += e.words;
+    r.inter_chip_words += e.chip_words;
+  }
+  for (const auto& link : machine_->links().links())
+    r.ipulink_bytes += link->counters(0).bytes + link->counters(1).bytes;
+  r.clock_hz = options_.machine.chip.tile.clock_hz;
+  r.host_seconds = std::chrono::duration<double>(t1 - t0).count();
+  if (options_.memory_hash) {
+    uint64_t h = 0xcbf29ce484222325u;  // FNV-1a, 64-bit
+    const TileConfig& t = options_.machine.chip.tile;
+    for (unsigned id : machine_->active_tiles()) {
+      const Core& core = machine_->tile(id).core();
+      for (uint32_t a = t.sram_base; a < t.sram_base + t.sram_bytes; a += 4) {
+        const uint32_t w = core.read_word(a);
+        for (int b = 0; b < 4; ++b) h = (h ^ ((w >> (8 * b)) & 0xff)) * 0x100000001b3u;
+      }
+    }
+    r.memory_hash = h;
+  }
+  return r;
+}
+
+void print_report(std::ostream& out, const RunReport& r) {
+  const double seconds = static_cast<double>(r.cycles) / r.clock_hz;
+  const double mips =
+      r.host_seconds > 0 ? static_cast<double>(r.instructions) / r.host_seconds / 1e6 : 0;
+  fmt::print(out, "\n== ipu-sim run summary ==\n");
+  switch (r.outcome.result) {
+    case ChipOutcome::Result::kExited:
+      fmt::print(out, "result               exited with status {}\n", r.outcome.exit_status);
+      break;
+    case ChipOutcome::Result::kFault:
+      fmt::print(out, "result               stopped by a fault\n");
+      break;
+    case ChipOutcome::Result::kCycleLimit:
+      fmt::print(out, "result               stopped at the cycle limit\n");
+      break;
+    case ChipOutcome::Result::kDeadlock: fmt::print(out, "result               deadlock\n"); break;
+  }
+  if (r.chips > 1) fmt::print(out, "chips                {}\n", r.chips);
+  fmt::print(out, "tiles                {}\n", r.tiles);
+  fmt::print(out, "supersteps           {}\n", r.supersteps);
+  fmt::print(out, "tile cycles          {}\n", r.cycles);
+  fmt::print(out, "simulated time       {:.3f} us at {:.3f} GHz\n", seconds * 1e6,
+             r.clock_hz / 1e9);
+  fmt::print(out, "exchange             {} words ({} bytes)\n", r.exchange_words,
+             4 * r.exchange_words);
+  if (r.chips > 1)
+    fmt::print(out, "between chips        {} bytes delivered; {} bytes on IPU-Links\n",
+               4 * r.inter_chip_words, r.ipulink_bytes);
+  fmt::print(out, "instructions retired {}\n", r.instructions);
+  fmt::print(out, "host time            {:.3f} s\n", r.host_seconds);
+  fmt::print(out, "simulator speed      {:.1f} MIPS\n", mips);
+  if (r.memory_hash) fmt::print(out, "memory hash          {:016x}\n", *r.memory_hash);
+}
+
+}  // namespace ipu::hw

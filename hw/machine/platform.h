@@ -1,0 +1,76 @@
+// The platform `ipu-sim run` and the SDK runtime drive: a machine (one chip or many) whose
+// active tiles are those the program loads, started together at the program's entry point,
+// with console and instruction-trace sinks, the cycle limit, and the report of a finished run.
+// It knows nothing of image files: sdk/image turns an image into a LoadedProgram.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hw/machine/machine.h"
+
+namespace ipu::hw {
+
+// A program as the platform loads it.
+struct LoadedProgram {
+  struct Segment {
+    uint32_t address = 0;        // inside the tile
+    std::vector<uint8_t> bytes;  // memory image (zeros past the file data)
+  };
+  uint32_t entry = 0;
+  uint32_t tohost = 0;                             // address of the `tohost` word (0: none)
+  std::map<unsigned, std::vector<Segment>> tiles;  // machine tile -> its segments
+};
+
+struct PlatformOptions {
+  MachineConfig machine;
+  uint64_t max_cycles = 2'000'000'000;  // per tile; 0: no limit
+  bool trace_instructions = false;
+  bool memory_hash = false;  // hash every active tile's SRAM after the run (touches all of it)
+  // false: the platform neither loads the program nor starts the tiles; a host does both (the
+  // SDK runtime, over the host link).
+  bool load_and_start = true;
+};
+
+struct RunReport {
+  ChipOutcome outcome;
+  unsigned chips = 1;
+  unsigned tiles = 0;
+  uint64_t cycles = 0;
+  uint64_t instructions = 0;
+  size_t supersteps = 0;
+  uint64_t exchange_words = 0;
+  uint64_t inter_chip_words = 0;  // of those, words delivered to another chip
+  uint64_t ipulink_bytes = 0;     // bytes carried by IPU-Links (a word counts on every hop)
+  double clock_hz = 0;
+  double host_seconds = 0;
+  std::optional<uint64_t> memory_hash;  // FNV-1a over the active tiles' SRAM, in tile order
+};
+
+class Platform {
+ public:
+  // Throws std::invalid_argument when the program names a tile the machine does not have.
+  Platform(const PlatformOptions& options, LoadedProgram program, std::ostream& console,
+           std::ostream& trace);
+  RunReport run();  // once per process (SystemC elaborates once)
+  uint64_t max_cycles() const {
+    return options_.max_cycles == 0 ? ~uint64_t{0} : options_.max_cycles;
+  }
+  const LoadedProgram& program() const { return program_; }
+  const Machine& machine() const { return *machine_; }
+  Machine& machine() { return *machine_; }
+
+ private:
+  PlatformOptions options_;
+  LoadedProgram program_;
+  std::unique_ptr<Machine> machine_;
+};
+
+void print_report(std::ostream& out, const RunReport& report);
+
+}  // namespace ipu::hw
