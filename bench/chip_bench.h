@@ -1,6 +1,7 @@
-// Shared driver of the chip benchmarks: runs the benchmark body once per preset (mk2, bow),
-// each in a child process of its own because SystemC elaborates one design per process.
-// A benchmark defines `int bench_body(const std::string& preset)` and includes this header.
+// Shared driver of the chip benchmarks: runs the benchmark body once per preset (mk2, bow, or
+// the runs a benchmark lists in BENCH_RUNS before including this header), each in a child
+// process of its own because SystemC elaborates one design per process. A benchmark defines
+// `int bench_body(const std::string& run)` and includes this header.
 #pragma once
 
 #include <fmt/format.h>
@@ -56,7 +57,11 @@ int main(int argc, char** argv) {
   if (argc == 3 && std::strcmp(argv[1], "--preset") == 0)
     return sc_core::sc_elab_and_sim(argc, argv);
   int failures = 0;
-  for (const char* preset : {"mk2", "bow"}) {
+#ifndef BENCH_RUNS
+#define BENCH_RUNS \
+  { "mk2", "bow" }
+#endif
+  for (const char* preset : BENCH_RUNS) {
     if (argc == 2 && std::strcmp(argv[1], preset) != 0) continue;  // `bench mk2` runs one preset
     const pid_t child = fork();
     if (child == 0) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -44,6 +45,9 @@ size_t IpuLink::admit(unsigned direction, const std::vector<Crossing>& crossings
     last = c.cycle;
     if (level >= capacity) return i;
     level += uint64_t{c.bytes} * per_byte;
+    if (n.words == 0) n.first_cycle = c.cycle;
+    n.first_cycle = std::min(n.first_cycle, c.cycle);
+    n.last_cycle = std::max(n.last_cycle, c.cycle);
     ++n.words;
     n.bytes += c.bytes;
     n.busy_cycles += c.bytes / bytes_per_cycle_;

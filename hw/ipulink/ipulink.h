@@ -31,6 +31,7 @@ class IpuLink : public sc_core::sc_module {
   struct Counters {
     uint64_t words = 0, bytes = 0;
     double busy_cycles = 0;  // cycles the direction spent serialising (bytes / rate)
+    uint64_t first_cycle = 0, last_cycle = 0;  // the first and last word's entry (words > 0)
   };
 
   IpuLink(const sc_core::sc_module_name& name, const IpuLinkConfig& config, double clock_hz, End a,

@@ -1,0 +1,121 @@
+// IPU-Link bandwidth: one link one way (16 GB/s) and both ways (32 GB/s), a rung's 6 links and a
+// column's 2 between a pair of chips, and all 10 links of one chip of a POD16 both ways
+// (320 GB/s). Each link is filled by tiles sending a word per cycle (as many as fit its
+// 12.08 bytes per Mk2 cycle, 8.65 per Bow cycle) plus one tile sending a word every few cycles
+// for the fraction left (bench/firmware/link_stream.c). The figure is bytes over the time from
+// the first word entering a link to the last, from the links' own counters.
+#define BENCH_RUNS                                                                              \
+  {                                                                                             \
+    "mk2:one-link", "mk2:one-link-both-ways", "mk2:rung", "mk2:column", "mk2:chip-10-links",    \
+        "bow:one-link", "bow:one-link-both-ways", "bow:rung", "bow:column", "bow:chip-10-links" \
+  }
+#include <cmath>
+#include <map>
+
+#include "bench/chip_bench.h"
+
+namespace {
+
+struct Plan {
+  uint32_t send_words = 0, period = 0, dest = 0, listen = 0, recv_words = 0;
+};
+struct Flow {
+  unsigned from, to, bundle_links, links, base_tile;
+};
+constexpr uint32_t kWords = 4000;
+constexpr uint32_t remote(unsigned chip, unsigned tile) { return 0x40000000u | chip << 16 | tile; }
+
+}  // namespace
+
+int bench_body(const std::string& run) {
+  const std::string chip = run.substr(0, run.find(':')), scenario = run.substr(run.find(':') + 1);
+  const bool pod = scenario == "chip-10-links";
+  const std::string preset =
+      pod ? (chip == "mk2" ? "pod16" : "bow-pod16") : (chip == "mk2" ? "m2000" : "bow2000");
+  // (from, to, links in the bundle, links used, first tile): GCC 12 warns falsely on assigning
+  // an initializer list of these, so they are added one by one.
+  std::vector<Flow> flows;
+  auto both_ways = [&flows](unsigned a, unsigned b, unsigned bundle, unsigned used, unsigned base) {
+    flows.push_back({a, b, bundle, used, base});
+    flows.push_back({b, a, bundle, used, base});
+  };
+  double target = 0;
+  if (scenario == "one-link") {
+    flows.push_back({0, 1, 6, 1, 0});
+    target = 16;
+  } else if (scenario == "one-link-both-ways") {
+    both_ways(0, 1, 6, 1, 0);
+    target = 32;
+  } else if (scenario == "rung") {
+    both_ways(0, 1, 6, 6, 0);
+    target = 192;
+  } else if (scenario == "column") {
+    both_ways(0, 2, 2, 2, 0);
+    target = 64;
+  } else {  // chip 6: rung to 7, up to 8, down to 4, and back
+    both_ways(6, 7, 6, 6, 0);
+    both_ways(6, 8, 2, 2, 24);
+    both_ways(6, 4, 2, 2, 32);
+    target = 320;
+  }
+  const ipu::hw::MachineConfig config = ipu::hw::machine_preset(preset);
+  const double clock = config.chip.tile.clock_hz;
+  const double words_per_cycle = config.ipulink.bytes_per_second / clock / 4;
+  const auto full = static_cast<unsigned>(std::floor(words_per_cycle));
+  const double fraction = words_per_cycle - full;
+  // The filler's period: 80% of the fraction left, so its polling jitter stays inside the
+  // link's one cycle of slack, and no shorter than the 80 cycles its polling loop takes (Bow's
+  // 0.16 words per cycle left over would need a word every 8 cycles: out of one tile's reach).
+  const auto period = std::max<uint32_t>(80, static_cast<uint32_t>(std::ceil(1.25 / fraction)));
+
+  std::map<unsigned, Plan> plans;  // machine tile -> plan
+  const unsigned per_chip = config.chip.tiles;
+  for (const Flow& f : flows)
+    for (unsigned l = 0; l < f.links; ++l)
+      for (unsigned k = 0; k <= full; ++k) {
+        const unsigned tile = f.base_tile + l + f.bundle_links * k;
+        const bool filler = k == full;
+        const uint32_t words = filler ? kWords / period : kWords;
+        Plan& s = plans[f.from * per_chip + tile];
+        s.send_words = words, s.period = filler ? period : 0, s.dest = remote(f.to, tile);
+        Plan& r = plans[f.to * per_chip + tile];
+        r.listen = remote(f.from, tile), r.recv_words = words;
+      }
+
+  const char* image = pod ? LINK_STREAM_16 : LINK_STREAM_4;
+  const ipu::sdk::ElfImage elf = ipu::sdk::read_elf(image);
+  ipu::hw::PlatformOptions options;
+  options.machine = config;
+  options.max_cycles = 0;
+  sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
+  std::ostringstream console;
+  ipu::hw::Platform platform(options, ipu::sdk::load_program(elf, config), console, console);
+  const uint32_t plan_address = elf.symbols.at("plan");
+  for (const auto& [tile, plan] : plans)
+    platform.machine().tile(tile).load(plan_address, reinterpret_cast<const uint8_t*>(&plan),
+                                       sizeof plan);
+  const ipu::hw::RunReport r = platform.run();
+  if (r.outcome.result != ipu::hw::ChipOutcome::Result::kExited || r.outcome.exit_status != 0) {
+    fmt::print(stderr, "ipulink_bandwidth {}: the program failed: {}\n", run, r.outcome.message);
+    return 1;
+  }
+  uint64_t bytes = 0, first = ~uint64_t{0}, last = 0;
+  unsigned directions = 0;
+  for (const auto& link : platform.machine().links().links())
+    for (unsigned d = 0; d < 2; ++d) {
+      const auto& n = link->counters(d);
+      if (n.words == 0) continue;
+      ++directions;
+      bytes += n.bytes;
+      first = std::min(first, n.first_cycle);
+      last = std::max(last, n.last_cycle);
+    }
+  const double seconds = static_cast<double>(last - first + 1) / clock;
+  const double gbps = static_cast<double>(bytes) / seconds / 1e9;
+  fmt::print(
+      "ipulink_bandwidth {} {} ({}): {} link directions, {} bytes in {} cycles: {:.1f} GB/s "
+      "(target {:.0f} GB/s +-5%) {}; per link direction {:.2f} GB/s\n",
+      chip, scenario, preset, directions, bytes, last - first + 1, gbps, target,
+      ipu::bench::verdict(std::abs(gbps - target) <= 0.05 * target), gbps / directions);
+  return 0;
+}
