@@ -26,6 +26,8 @@ extern "C" {
 #define IPU_CSR_AMPIN 0x7c8  /* AMP input pointer */
 #define IPU_CSR_AMPOUT 0x7c9 /* AMP output pointer */
 #define IPU_CSR_XDESTS 0x7ca /* destination list of ipu.send */
+#define IPU_CSR_SMADDR 0x7cb  /* streaming-memory address of ipu.smwrite/smread, bits 31:0 */
+#define IPU_CSR_SMADDRH 0x7cc /* streaming-memory address, bits 63:32 */
 #define IPU_CSR_TILEID 0xfc0 /* this tile's number (read-only) */
 #define IPU_CSR_TILES 0xfc1  /* tiles on the chip (read-only) */
 #define IPU_CSR_CHIPID 0xfc2 /* this tile's chip in the machine (read-only) */
@@ -148,6 +150,22 @@ typedef struct {
 static inline void ipu_send(const void *data, unsigned words, const ipu_destinations *dests) {
   IPU_CSR_WRITE(0x7ca, (uintptr_t)dests);
   ipu_send_words(data, words);
+}
+
+/* Streaming memory (the gateway's DDR on a machine; docs/gateway.md): in an exchange phase, a
+ * tile writes words to it or reads words from it at a byte address (word aligned). A read's
+ * words land by the tile's next ipu_sync, which waits for them; use them after it. */
+static inline void ipu_sm_set_address(uint64_t address) {
+  IPU_CSR_WRITE(0x7cc, (uint32_t)(address >> 32));
+  IPU_CSR_WRITE(0x7cb, (uint32_t)address);
+}
+static inline void ipu_sm_write(uint64_t address, const void *data, unsigned words) {
+  ipu_sm_set_address(address);
+  ipu_sm_write_words(data, words);
+}
+static inline void ipu_sm_read(uint64_t address, void *buffer, unsigned words) {
+  ipu_sm_set_address(address);
+  ipu_sm_read_words(buffer, words);
 }
 
 #ifdef __cplusplus

@@ -107,7 +107,43 @@ void Exchange::receive_buffer(unsigned tile, uint64_t id, uint64_t cycle, uint32
   phase(id).tiles[tile].buffers.push_back({cycle + 1, address, words, 0});
 }
 
-std::string Exchange::end_phase(unsigned tile, uint64_t id, uint64_t cycle) {
+uint64_t Exchange::stream(unsigned tile, uint64_t id, uint64_t cycle, bool write,
+                          uint64_t sm_address, uint32_t address, uint32_t count,
+                          std::vector<uint32_t> words) {
+  StreamRequest r;
+  r.tile = tile;
+  r.cycle = cycle;
+  r.write = write;
+  r.address = sm_address;
+  r.tile_address = address;
+  r.count = count;
+  r.words = std::move(words);
+  phase(id).streams.push_back(std::move(r));
+  // A write's words leave one per send slot; a read sends its request in one.
+  const uint64_t per_cycle = config_.exchange.words_per_cycle;
+  return cycle + 1 + (write ? (count + per_cycle - 1) / per_cycle : 1);
+}
+
+void Exchange::stream_through_gateways(Phase& p) {
+  if (p.streams.empty()) return;
+  // Issue order: by cycle, then tile; a tile's own transfers keep the order it issued them in.
+  std::stable_sort(p.streams.begin(), p.streams.end(),
+                   [](const StreamRequest& a, const StreamRequest& b) {
+                     return std::tie(a.cycle, a.tile) < std::tie(b.cycle, b.tile);
+                   });
+  gateways_->serve(p.streams);
+  ExchangeRecord& record = records_.back();
+  for (const StreamRequest& r : p.streams) {
+    TileState& t = p.tiles[r.tile];
+    t.streaming_done = std::max(t.streaming_done, r.done);
+    record.streaming_done = std::max(record.streaming_done, r.done);
+    (r.write ? record.streaming_bytes_written : record.streaming_bytes_read) += 4 * r.count;
+    if (!r.write) deliver(r.tile, r.tile_address, r.words);
+  }
+  std::vector<StreamRequest>().swap(p.streams);
+}
+
+PhaseEnd Exchange::end_phase(unsigned tile, uint64_t id, uint64_t cycle) {
   Phase& p = phase(id);
   TileState& t = p.tiles[tile];
   t.boundary = cycle;
@@ -121,9 +157,9 @@ std::string Exchange::end_phase(unsigned tile, uint64_t id, uint64_t cycle) {
     p.unread = p.tiles.size();
     p.done.notify(sc_core::SC_ZERO_TIME);
   }
-  std::string error = p.error;
+  PhaseEnd end{p.error, p.tiles[tile].streaming_done};
   if (--p.unread == 0) phases_.erase(id);  // the last member to read the result frees the phase
-  return error;
+  return end;
 }
 
 std::vector<std::tuple<uint64_t, unsigned, uint64_t>> Exchange::waiting() const {
@@ -347,6 +383,7 @@ std::string Exchange::resolve(Phase& p) {
     return report;
   }
   records_.push_back(record);
+  stream_through_gateways(p);
   return {};
 }
 

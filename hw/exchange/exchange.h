@@ -19,6 +19,10 @@
 // (wrong or no source selected, buffer overrun, a buffer left short, a word arriving after the
 // receiver's phase ended, a destination outside the phase) stops the run with a report naming
 // sending tile, receiving tile, cycle and addresses. Nothing is dropped silently.
+//
+// Streaming-memory transfers (ipu.smwrite, ipu.smread) are collected with the phase and, once
+// it checks out, handed to the gateways (hw/gateway) that time them; a tile's next sync waits
+// for its own transfers to complete.
 #pragma once
 
 #include <tlm_utils/multi_passthrough_initiator_socket.h>
@@ -30,12 +34,19 @@
 #include <tlm>
 #include <vector>
 
+#include "hw/gateway/gateway.h"
 #include "hw/ipu/chip_config.h"
 #include "hw/ipulink/link_fabric.h"
 #include "hw/sync/sync_network.h"
 #include "receive_mux.h"
 
 namespace ipu::hw {
+
+// What a tile learns when its exchange phase is resolved.
+struct PhaseEnd {
+  std::string error;            // the report that stops the run, or empty
+  uint64_t streaming_done = 0;  // cycle its streaming-memory transfers completed (0: none)
+};
 
 class ExchangeIf : public virtual sc_core::sc_interface {
  public:
@@ -45,9 +56,12 @@ class ExchangeIf : public virtual sc_core::sc_interface {
   virtual void select_source(unsigned tile, uint64_t phase, uint64_t cycle, int source) = 0;
   virtual void receive_buffer(unsigned tile, uint64_t phase, uint64_t cycle, uint32_t address,
                               uint32_t words) = 0;
-  // Called from the tile's thread at its boundary: blocks until the phase is resolved. Returns
-  // the error report that stops the run, or an empty string.
-  virtual std::string end_phase(unsigned tile, uint64_t phase, uint64_t cycle) = 0;
+  // A streaming-memory transfer (ExchangeSink::stream); returns when the send port is free.
+  virtual uint64_t stream(unsigned tile, uint64_t phase, uint64_t cycle, bool write,
+                          uint64_t sm_address, uint32_t address, uint32_t count,
+                          std::vector<uint32_t> words) = 0;
+  // Called from the tile's thread at its boundary: blocks until the phase is resolved.
+  virtual PhaseEnd end_phase(unsigned tile, uint64_t phase, uint64_t cycle) = 0;
 };
 
 // One resolved exchange phase, for the statistics.
@@ -59,6 +73,8 @@ struct ExchangeRecord {
   uint64_t words = 0;         // words delivered (a multicast word counts once per receiver)
   uint64_t chip_words = 0;    // of those, words delivered to a tile of another chip
   uint64_t last_arrival = 0;  // cycle of the last word's arrival (0: no traffic)
+  uint64_t streaming_bytes_written = 0, streaming_bytes_read = 0;
+  uint64_t streaming_done = 0;  // cycle the phase's last streaming-memory transfer completed
 };
 
 class Exchange : public sc_core::sc_module, public ExchangeIf {
@@ -81,7 +97,12 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   void select_source(unsigned tile, uint64_t phase, uint64_t cycle, int source) override;
   void receive_buffer(unsigned tile, uint64_t phase, uint64_t cycle, uint32_t address,
                       uint32_t words) override;
-  std::string end_phase(unsigned tile, uint64_t phase, uint64_t cycle) override;
+  uint64_t stream(unsigned tile, uint64_t phase, uint64_t cycle, bool write, uint64_t sm_address,
+                  uint32_t address, uint32_t count, std::vector<uint32_t> words) override;
+  PhaseEnd end_phase(unsigned tile, uint64_t phase, uint64_t cycle) override;
+
+  // The machine's gateways (streaming memory); none on a PCIe card.
+  void set_gateways(Gateways* gateways) { gateways_ = gateways; }
 
   // The receive mux deciding each word (the C++ model unless ipu-sim --rtl xmux).
   void set_receive_mux(ReceiveMuxIf* mux) { receive_mux_ = mux != nullptr ? mux : &model_mux_; }
@@ -113,11 +134,13 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
     std::vector<Buffer> buffers;
     uint64_t boundary = 0;
     bool at_boundary = false;
+    uint64_t streaming_done = 0;
   };
   struct Phase {
     BarrierRecord barrier;
     std::map<unsigned, TileState> tiles;
     std::vector<Send> sends;
+    std::vector<StreamRequest> streams;
     unsigned waiting = 0;
     size_t unread = 0;  // members that have not yet read the resolution
     bool resolved = false;
@@ -132,6 +155,8 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   void cross_links(const Phase& p, std::vector<std::string>& errors);
   std::string name(unsigned tile) const { return tile_name(tile, config_.tiles, chips_); }
   void deliver(unsigned tile, uint32_t address, const std::vector<uint32_t>& words);
+  // Times the phase's streaming-memory transfers through the gateways and lands the reads.
+  void stream_through_gateways(Phase& p);
 
   ChipConfig config_;
   unsigned chips_;
@@ -141,6 +166,7 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   std::vector<ExchangeRecord> records_;
   ReceiveMux model_mux_;
   ReceiveMuxIf* receive_mux_ = &model_mux_;
+  Gateways* gateways_ = nullptr;
 };
 
 }  // namespace ipu::hw

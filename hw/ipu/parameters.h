@@ -36,12 +36,17 @@ bool parse_parameter_value(const std::string& text, T& out) {
         unsigned long long v = 0;
         std::istringstream hex(text.substr(2));
         hex >> std::hex >> v;
-        if (hex.fail() || !hex.eof()) return false;
+        if (hex.fail() || !hex.eof() || v != static_cast<unsigned long long>(static_cast<T>(v)))
+          return false;  // a value the parameter cannot hold is refused, never truncated
         out = static_cast<T>(v);
         return true;
       }
       in >> d;
-      if (d < 0 || d != static_cast<double>(static_cast<T>(d))) return false;
+      // The range check comes first: converting a double beyond T's range is undefined.
+      if (!(d >= 0) || d >= 0x1p64 ||
+          static_cast<unsigned long long>(d) > static_cast<unsigned long long>(~T{0}) ||
+          d != static_cast<double>(static_cast<T>(d)))
+        return false;
       out = static_cast<T>(d);
     }
     return !in.fail() && in.eof();

@@ -29,11 +29,16 @@ struct Summary {
   }
 };
 
-// The compute segment of `tile` that ends at `arrival` (its compute before that barrier).
+// The compute segment of `tile` before its arrival at a barrier (the last one ending by then:
+// a tile waiting for its streaming-memory transfers arrives after its compute ended).
 uint64_t compute_before(const Tile& tile, uint64_t arrival) {
-  for (const TileSegment& s : tile.timeline())
-    if (s.kind == TileSegment::kCompute && s.end == arrival) return s.end - s.begin;
-  return 0;
+  uint64_t cycles = 0;
+  for (const TileSegment& s : tile.timeline()) {
+    if (s.end > arrival) break;
+    if (s.kind == TileSegment::kCompute) cycles = s.end - s.begin;
+    if (s.kind == TileSegment::kSync) cycles = 0;  // an earlier barrier's
+  }
+  return cycles;
 }
 
 }  // namespace
@@ -61,6 +66,38 @@ void write_stats_json(std::ostream& out, const Machine& machine) {
       first = false;
     }
   }
+  fmt::print(out, "],\n    \"gateways\": [");
+  auto counters = [](const TransferCounters& n) {
+    return fmt::format(
+        R"({{"bytes": {}, "transfers": {}, "busy_cycles": {:.1f}, "first_cycle": {}, )"
+        R"("last_cycle": {}}})",
+        n.bytes, n.transfers, n.busy_cycles, n.first_cycle, n.last_cycle);
+  };
+  for (const auto& g : machine.gateways().all()) {
+    fmt::print(out,
+               R"({}
+      {{"index": {}, "first_chip": {}, "chips": {}, "memory_bytes": {}, "resident_bytes": {}, )"
+               R"("bytes_written": {}, "bytes_read": {},
+       "chip_links": [)",
+               g->index() ? "," : "", g->index(), g->first_chip(), g->chips(), g->memory().size(),
+               g->memory().resident_bytes(), g->bytes_written(), g->bytes_read());
+    for (unsigned k = 0; k < g->chips(); ++k)
+      fmt::print(out, R"({}
+        {{"chip": {}, "to_gateway": {}, "to_chip": {}}})",
+                 k ? "," : "", g->first_chip() + k, counters(g->chip_link(k, true)),
+                 counters(g->chip_link(k, false)));
+    fmt::print(out, R"(],
+       "dimms": [)");
+    for (unsigned d = 0; d < g->config().dimms; ++d)
+      fmt::print(out, "{}\n        {}", d ? "," : "", counters(g->dimm(d)));
+    fmt::print(out, R"(],
+       "host_ports": [)");
+    for (unsigned p = 0; p < g->config().host_ports; ++p)
+      fmt::print(out, R"({}
+        {{"to_gateway": {}, "to_host": {}}})",
+                 p ? "," : "", counters(g->host_port(p, true)), counters(g->host_port(p, false)));
+    fmt::print(out, "]}}");
+  }
   fmt::print(out, "]}},\n");
   fmt::print(out, "  \"cycles\": {},\n  \"instructions\": {},\n  \"supersteps\": [",
              machine.cycles(), machine.instructions_retired());
@@ -77,14 +114,19 @@ void write_stats_json(std::ostream& out, const Machine& machine) {
     const uint64_t chip_words = e == exchanges.end() ? 0 : e->second->chip_words;
     const uint64_t end = e == exchanges.end() ? b.release : e->second->end;
     const uint64_t last = e == exchanges.end() ? 0 : e->second->last_arrival;
+    const ExchangeRecord none;
+    const ExchangeRecord& x = e == exchanges.end() ? none : *e->second;
     fmt::print(out,
                "{}\n    {{\"index\": {}, \"group\": {}, \"chip\": {}, \"tiles\": {}, "
                "\"release_cycle\": {},\n"
                "     \"compute_cycles\": {},\n     \"sync_wait_cycles\": {},\n"
                "     \"exchange\": {{\"words\": {}, \"bytes\": {}, \"inter_chip_bytes\": {}, "
-               "\"cycles\": {}, \"last_arrival_cycle\": {}}}}}",
+               "\"cycles\": {}, \"last_arrival_cycle\": {}}},\n"
+               "     \"streaming\": {{\"bytes_written\": {}, \"bytes_read\": {}, "
+               "\"done_cycle\": {}}}}}",
                i ? "," : "", i, b.group, b.chip, b.tiles.size(), b.release, compute.json(),
-               wait.json(), words, 4 * words, 4 * chip_words, end - b.release, last);
+               wait.json(), words, 4 * words, 4 * chip_words, end - b.release, last,
+               x.streaming_bytes_written, x.streaming_bytes_read, x.streaming_done);
   }
   fmt::print(out, "\n  ]\n}}\n");
 }
@@ -130,6 +172,24 @@ void write_trace_json(std::ostream& out, const Machine& machine, unsigned tiles_
           kNames[s.kind], chip, track, static_cast<double>(s.begin) * us_per_cycle,
           static_cast<double>(s.end - s.begin) * us_per_cycle, id, s.phase, s.end - s.begin,
           s.begin));
+    }
+  }
+  // Streaming-memory traffic: a process after the chips', a span per exchange phase that moved
+  // any, from the phase's release to its last transfer's completion.
+  if (machine.gateways().present()) {
+    const unsigned pid = machine.chips();
+    event(fmt::format(
+        R"({{"name": "process_name", "ph": "M", "pid": {}, "args": {{"name": "Streaming memory"}}}})",
+        pid));
+    for (const ExchangeRecord& e : machine.exchange().records()) {
+      if (e.streaming_done == 0) continue;
+      event(fmt::format(
+          R"({{"name": "streaming memory", "cat": "gateway", "ph": "X", "pid": {}, "tid": 0, )"
+          R"("ts": {:.4f}, "dur": {:.4f}, "args": {{"phase": {}, "bytes_written": {}, )"
+          R"("bytes_read": {}}}}})",
+          pid, static_cast<double>(e.release) * us_per_cycle,
+          static_cast<double>(e.streaming_done - e.release) * us_per_cycle, e.phase,
+          e.streaming_bytes_written, e.streaming_bytes_read));
     }
   }
   fmt::print(out, "\n]}}\n");

@@ -21,7 +21,8 @@ Machine::Machine(const sc_core::sc_module_name& name, const MachineConfig& confi
       active_(sorted(std::move(active_tiles))),
       links_("links", config.chips, config.ipulink, config.chip.tile.clock_hz),
       sync_("sync", config.chip, config.chips, active_),
-      exchange_("exchange", config.chip, config.chips, active_, &links_) {
+      exchange_("exchange", config.chip, config.chips, active_, &links_),
+      gateways_(config.gateway, config.chip, config.chips) {
   const unsigned per_chip = config_.chip.tiles;
   if (!active_.empty() && active_.back() >= per_chip * config_.chips)
     throw std::invalid_argument(
@@ -34,6 +35,10 @@ Machine::Machine(const sc_core::sc_module_name& name, const MachineConfig& confi
       if (t / per_chip == c) local.push_back(t % per_chip);
     chips_.push_back(std::make_unique<Ipu>(fmt::format("ipu{}", c).c_str(), config_.chip, local, c,
                                            config_.chips, sync_, exchange_));
+  }
+  if (gateways_.present()) {
+    exchange_.set_gateways(&gateways_);
+    for (unsigned t : active_) tile(t).core().set_streaming_memory(gateways_.memory_bytes());
   }
   sync_.on_release([this](const BarrierRecord& b) { exchange_.open_phase(b); });
 }

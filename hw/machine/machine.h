@@ -1,7 +1,8 @@
 // A machine built from a configuration: its chips (hw/ipu), the IPU-Links of the ladder that
-// joins them (hw/ipulink), and one sync network and one exchange spanning every chip, so that
-// internal, grouped and external syncs, and exchange within and between chips, all resolve
-// in one place. One chip (a PCIe card) is the machine with machine.chips = 1.
+// joins them (hw/ipulink), its IPU-Gateways with their streaming memory (hw/gateway), and one
+// sync network and one exchange spanning every chip, so that internal, grouped and external
+// syncs, and exchange within and between chips and to streaming memory, all resolve in one
+// place. One chip (a PCIe card) is the machine with machine.chips = 1.
 #pragma once
 
 #include <map>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "hw/exchange/exchange.h"
+#include "hw/gateway/gateway.h"
 #include "hw/ipu/ipu.h"
 #include "hw/ipulink/link_fabric.h"
 #include "hw/machine/machine_config.h"
@@ -45,6 +47,8 @@ class Machine : public sc_core::sc_module {
   Exchange& exchange() { return exchange_; }
   const Exchange& exchange() const { return exchange_; }
   const LinkFabric& links() const { return links_; }
+  Gateways& gateways() { return gateways_; }
+  const Gateways& gateways() const { return gateways_; }
 
   // Call after sc_start() has returned.
   ChipOutcome outcome() const;
@@ -57,6 +61,7 @@ class Machine : public sc_core::sc_module {
   LinkFabric links_;
   SyncNetwork sync_;
   Exchange exchange_;
+  Gateways gateways_;
   std::vector<std::unique_ptr<Ipu>> chips_;
 };
 

@@ -39,6 +39,7 @@ MachineConfig machine_preset(const std::string& name) {
     m.chip.preset = name;
     m.chips = p.chips;
     m.ipulink.torus = p.torus;
+    m.gateway.present = p.chips > 1;  // every IPU-Machine has one; a PCIe card does not
     return m;
   }
   throw std::invalid_argument(fmt::format("unknown preset '{}' (known: {})", name,
@@ -60,6 +61,28 @@ void validate(const MachineConfig& m) {
     throw std::invalid_argument("ipulink.latency-ns must be 0 to 1e9");
   if (!(m.chip.sync.external_ns_per_hop >= 0) || m.chip.sync.external_ns_per_hop > 1e9)
     throw std::invalid_argument("sync.external-ns-per-hop must be 0 to 1e9");
+  const GatewayConfig& g = m.gateway;
+  auto in = [](double v, double low, double high) { return v >= low && v <= high; };
+  if (g.chips_per_gateway == 0 || g.chips_per_gateway > 64)
+    throw std::invalid_argument("gateway.chips-per-gateway must be 1 to 64");
+  if (g.dimms == 0 || g.dimms > 16) throw std::invalid_argument("gateway.dimms must be 1 to 16");
+  if (g.burst_bytes < 4 || g.burst_bytes > 4096 || g.burst_bytes % 4 != 0)
+    throw std::invalid_argument("gateway.burst-bytes must be a multiple of 4 from 4 to 4096");
+  if (g.interleave_bytes == 0 || g.interleave_bytes % g.burst_bytes != 0)
+    throw std::invalid_argument(
+        "gateway.interleave-bytes must be a multiple of gateway.burst-bytes");
+  if (g.dimm_bytes < (uint64_t{1} << 20) || g.dimm_bytes > (uint64_t{1} << 40) ||
+      g.dimm_bytes % g.interleave_bytes != 0)
+    throw std::invalid_argument(
+        "gateway.dimm-bytes must be 1 MiB to 1 TiB and a multiple of gateway.interleave-bytes");
+  if (!in(g.dimm_bytes_per_second, 1e6, 1e13) || !in(g.chip_link_bytes_per_second, 1e6, 1e13) ||
+      !in(g.host_port_bytes_per_second, 1e6, 1e13))
+    throw std::invalid_argument("gateway bandwidths (bytes-per-second) must be 1e6 to 1e13");
+  if (!in(g.ddr_latency_ns, 0, 1e9) || !in(g.chip_link_latency_ns, 0, 1e9) ||
+      !in(g.host_latency_ns, 0, 1e9))
+    throw std::invalid_argument("gateway latencies (latency-ns) must be 0 to 1e9");
+  if (g.host_ports == 0 || g.host_ports > 16)
+    throw std::invalid_argument("gateway.host-ports must be 1 to 16");
   parse_chip_groups("sync.gs1", m.chip.sync.gs1, m.chips);
   parse_chip_groups("sync.gs2", m.chip.sync.gs2, m.chips);
   ipulinks_per_chip(m.chips, m.ipulink);  // throws when a chip has too few ports

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/gateway/gateway_config.h"
 #include "hw/ipu/chip_config.h"
 #include "hw/ipulink/ipulink_config.h"
 
@@ -19,6 +20,7 @@ struct MachineConfig {
   unsigned chips = 1;
   ChipConfig chip;
   IpuLinkConfig ipulink;
+  GatewayConfig gateway;
 };
 
 template <typename Visitor>
@@ -38,6 +40,30 @@ void visit_parameters(MachineConfig& m, Visitor&& v) {
   v("ipulink.ports-per-chip", m.ipulink.ports_per_chip, "ports", "IPU-Link ports of a chip");
   v("ipulink.torus", m.ipulink.torus, "yes/no",
     "close each column of the ladder into a ring (POD64's torus)");
+  GatewayConfig& g = m.gateway;
+  v("machine.gateway", g.present, "yes/no",
+    "IPU-Gateways with streaming memory (m2000 and larger; a PCIe card has none)");
+  v("gateway.chips-per-gateway", g.chips_per_gateway, "chips",
+    "chips sharing one gateway and its streaming memory (4: an IPU-Machine)");
+  v("gateway.dimms", g.dimms, "DIMMs", "DDR4 DIMMs of a gateway's streaming memory");
+  v("gateway.dimm-bytes", g.dimm_bytes, "bytes", "capacity of each DIMM (64 GiB or 128 GiB)");
+  v("gateway.dimm-bytes-per-second", g.dimm_bytes_per_second, "B/s",
+    "bandwidth of each DIMM, reads and writes together (DDR4-2400 x 64 bits: 19.2e9)");
+  v("gateway.ddr-latency-ns", g.ddr_latency_ns, "ns",
+    "streaming-memory read latency after the DIMM's transfer (an assumption)");
+  v("gateway.interleave-bytes", g.interleave_bytes, "bytes",
+    "consecutive blocks of this size alternate DIMMs");
+  v("gateway.burst-bytes", g.burst_bytes, "bytes",
+    "unit a tile's streaming-memory transfer moves in (a multiple of 4)");
+  v("gateway.chip-link-bytes-per-second", g.chip_link_bytes_per_second, "B/s",
+    "each chip's PCIe link to the gateway, each way (Gen4 x8: 16e9)");
+  v("gateway.chip-link-latency-ns", g.chip_link_latency_ns, "ns",
+    "chip edge to gateway, one way (an assumption: no public figure)");
+  v("gateway.host-ports", g.host_ports, "ports", "100 GbE RoCE host ports of a gateway");
+  v("gateway.host-port-bytes-per-second", g.host_port_bytes_per_second, "B/s",
+    "each host port's bandwidth each way (100 GbE: 12.5e9)");
+  v("gateway.host-latency-ns", g.host_latency_ns, "ns",
+    "host to streaming memory over RoCE, per message (an assumption)");
 }
 
 // The named preset; throws std::invalid_argument for an unknown name, listing the known ones.

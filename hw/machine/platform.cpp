@@ -61,6 +61,11 @@ RunReport Platform::run() {
   }
   for (const auto& link : machine_->links().links())
     r.ipulink_bytes += link->counters(0).bytes + link->counters(1).bytes;
+  r.gateways = static_cast<unsigned>(machine_->gateways().all().size());
+  for (const auto& g : machine_->gateways().all()) {
+    r.streaming_bytes_written += g->bytes_written();
+    r.streaming_bytes_read += g->bytes_read();
+  }
   r.clock_hz = options_.machine.chip.tile.clock_hz;
   r.host_seconds = std::chrono::duration<double>(t1 - t0).count();
   if (options_.memory_hash) {
@@ -106,6 +111,10 @@ void print_report(std::ostream& out, const RunReport& r) {
   if (r.chips > 1)
     fmt::print(out, "between chips        {} bytes delivered; {} bytes on IPU-Links\n",
                4 * r.inter_chip_words, r.ipulink_bytes);
+  if (r.gateways > 0)
+    fmt::print(out, "streaming memory     {} bytes written, {} bytes read ({} gateway{})\n",
+               r.streaming_bytes_written, r.streaming_bytes_read, r.gateways,
+               r.gateways > 1 ? "s" : "");
   fmt::print(out, "instructions retired {}\n", r.instructions);
   fmt::print(out, "host time            {:.3f} s\n", r.host_seconds);
   fmt::print(out, "simulator speed      {:.1f} MIPS\n", mips);

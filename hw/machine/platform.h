@@ -47,6 +47,8 @@ struct RunReport {
   uint64_t exchange_words = 0;
   uint64_t inter_chip_words = 0;  // of those, words delivered to another chip
   uint64_t ipulink_bytes = 0;     // bytes carried by IPU-Links (a word counts on every hop)
+  unsigned gateways = 0;
+  uint64_t streaming_bytes_written = 0, streaming_bytes_read = 0;  // by tiles
   double clock_hz = 0;
   double host_seconds = 0;
   std::optional<uint64_t> memory_hash;  // FNV-1a over the active tiles' SRAM, in tile order

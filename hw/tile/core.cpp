@@ -296,6 +296,15 @@ const Core::CsrBehaviour Core::kCsrBehaviour[] = {
     // ipu.xdests, ipu.tileid, ipu.tiles, ipu.chipid, ipu.chips
     {[](const Core& core, const Context&) { return core.exchange_dests_; },
      [](Core& core, Context&, uint32_t v) { core.exchange_dests_ = v; }},
+    // ipu.smaddr, ipu.smaddrh: the streaming-memory address, low and high words
+    {[](const Core& core, const Context&) { return static_cast<uint32_t>(core.sm_address_); },
+     [](Core& core, Context&, uint32_t v) {
+       core.sm_address_ = (core.sm_address_ & ~uint64_t{0xffffffff}) | v;
+     }},
+    {[](const Core& core, const Context&) { return static_cast<uint32_t>(core.sm_address_ >> 32); },
+     [](Core& core, Context&, uint32_t v) {
+       core.sm_address_ = (core.sm_address_ & 0xffffffff) | (uint64_t{v} << 32);
+     }},
     {[](const Core& core, const Context&) { return core.tile_id_; }, nullptr},
     {[](const Core& core, const Context&) { return core.tile_count_; }, nullptr},
     {[](const Core& core, const Context&) { return core.chip_; }, nullptr},
@@ -379,6 +388,7 @@ void Core::reset(uint32_t entry) {
   blocked_at_ = 0;
   send_port_free_at_ = 0;
   exchange_dests_ = 0;
+  sm_address_ = 0;
   Context& supervisor = contexts_[0];
   supervisor.state = ContextState::kRunning;
   supervisor.pc = entry;
@@ -1022,6 +1032,42 @@ std::string Core::describe_running_contexts() const {
     if (n_ > size / 4 || a_ - base > size - 4 * n_) TRAP(TrapCause::kStoreAccessFault, a_); \
     exchange_->receive_buffer(c.issue_cycle, a_, n_);                                       \
   } while (0)
+// ipu.smwrite / ipu.smread: words between the tile and streaming memory at CSR ipu.smaddr,
+// which advances past them. The words (or the read request) leave through the send port.
+#define IPU_STREAM(kWrite)                                                                         \
+  do {                                                                                             \
+    REQUIRE_EXCHANGE();                                                                            \
+    if (send_port_free_at_ > c.issue_cycle + 1) { /* no queues: wait for the port */               \
+      stalled = true;                                                                              \
+      break;                                                                                       \
+    }                                                                                              \
+    const uint32_t a_ = RS1, n_ = RS2;                                                             \
+    const uint64_t sm_ = sm_address_;                                                              \
+    if (a_ & 3) TRAP(kWrite ? TrapCause::kLoadMisaligned : TrapCause::kStoreMisaligned, a_);       \
+    if (n_ == 0 || n_ > size / 4 || a_ - base > size - 4 * n_)                                     \
+      TRAP(kWrite ? TrapCause::kLoadAccessFault : TrapCause::kStoreAccessFault, a_);               \
+    if (streaming_bytes_ == 0)                                                                     \
+      IPU_ERROR(                                                                                   \
+          "{} on a platform without streaming memory (a PCIe card has none; a machine "            \
+          "such as --preset m2000 has its gateway's)",                                             \
+          spec_of(d.op)->mnemonic);                                                                \
+    if (sm_ & 3)                                                                                   \
+      IPU_ERROR("streaming-memory address 0x{:x} (CSR ipu.smaddr) is not word aligned", sm_);      \
+    if (sm_ > streaming_bytes_ || 4 * uint64_t{n_} > streaming_bytes_ - sm_)                       \
+      IPU_ERROR(                                                                                   \
+          "{} of {} words at streaming-memory address 0x{:x} reaches past the end of the "         \
+          "gateway's {} bytes of streaming memory (0x0..0x{:x})",                                  \
+          spec_of(d.op)->mnemonic, n_, sm_, streaming_bytes_, streaming_bytes_);                   \
+    std::vector<uint32_t> words_;                                                                  \
+    if (kWrite) {                                                                                  \
+      words_.resize(n_);                                                                           \
+      std::memcpy(words_.data(), mem + (a_ - base), 4 * n_);                                       \
+    }                                                                                              \
+    send_port_free_at_ = exchange_->stream(c.issue_cycle, kWrite, sm_, a_, n_, std::move(words_)); \
+    sm_address_ = sm_ + 4 * uint64_t{n_};                                                          \
+  } while (0)
+#define IPU_SMWRITE() IPU_STREAM(true)
+#define IPU_SMREAD() IPU_STREAM(false)
 #define IPU_WAITC() wait_until = c.issue_cycle + RS1
 // 16 bytes loaded into fd..fd+3 from x[rs1], 8 bytes stored from the pair fs2 to x[rs1+1];
 // both pointers advance. The store data is read before the loads write (fs2 may overlap fd).

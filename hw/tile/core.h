@@ -106,6 +106,11 @@ class ExchangeSink {
   virtual void select_source(uint64_t cycle, int source) = 0;
   // Words arriving from cycle + 1 land at address, address + 4, ... up to `words` of them.
   virtual void receive_buffer(uint64_t cycle, uint32_t address, uint32_t words) = 0;
+  // A streaming-memory transfer of `count` words between tile address `address` and
+  // streaming-memory address `sm_address`: a write carries `words`; a read's words land by the
+  // tile's next sync. Returns the cycle from which the send port is free.
+  virtual uint64_t stream(uint64_t cycle, bool write, uint64_t sm_address, uint32_t address,
+                          uint32_t count, std::vector<uint32_t> words) = 0;
 };
 
 struct FaultReport {
@@ -134,6 +139,8 @@ class Core {
   void set_tile_count(unsigned count) { tile_count_ = count; }
   // The tile's chip and the machine's chip count (CSRs ipu.chipid, ipu.chips).
   void set_chip(unsigned chip, unsigned chips) { chip_ = chip, chip_count_ = chips; }
+  // Bytes of streaming memory the tile's gateway holds (0: none, ipu.smwrite/smread fail).
+  void set_streaming_memory(uint64_t bytes) { streaming_bytes_ = bytes; }
   void set_exchange(ExchangeSink* sink) { exchange_ = sink; }
   // Blocks to compute with their RTL instead of the C++ models (datapaths.h).
   void set_datapaths(const TileDatapaths& datapaths) { datapaths_ = datapaths; }
@@ -223,6 +230,8 @@ class Core {
   uint32_t sync_group_ = 0;
   uint64_t blocked_at_ = 0;
   uint64_t send_port_free_at_ = 0;
+  uint64_t sm_address_ = 0;  // CSRs ipu.smaddr, ipu.smaddrh
+  uint64_t streaming_bytes_ = 0;
   uint64_t cycles_ = 0;
   uint64_t time_ = 0;  // the scheduler has issued everything before this tile cycle
   StopReason stop_ = StopReason::kRunning;

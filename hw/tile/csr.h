@@ -49,6 +49,9 @@ enum class CsrAccess : uint8_t { kReadOnly, kReadWrite };
   X(ipu_ampout, 0x7c9, kReadWrite, "Xipu: AMP output pointer (advances per result block)")      \
   X(ipu_xdests, 0x7ca, kReadWrite,                                                              \
     "Xipu: address of the destination list {count, tile...} of ipu.send")                       \
+  X(ipu_smaddr, 0x7cb, kReadWrite,                                                              \
+    "Xipu: streaming-memory address of the next ipu.smwrite/smread, bits 31:0 (advances)")      \
+  X(ipu_smaddrh, 0x7cc, kReadWrite, "Xipu: streaming-memory address bits 63:32")                \
   X(ipu_tileid, 0xfc0, kReadOnly, "Xipu: this tile's number")                                   \
   X(ipu_tiles, 0xfc1, kReadOnly, "Xipu: number of tiles on the chip")                           \
   X(ipu_chipid, 0xfc2, kReadOnly, "Xipu: this tile's chip in the machine (0 on one chip)")      \

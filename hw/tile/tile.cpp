@@ -74,8 +74,9 @@ void Tile::run_thread() {
     advance_time_to(core_.cycles());
     if (r == StopReason::kCycleLimit && core_.cycles() < max_cycles_) continue;
     if (r == StopReason::kSync) {
-      const uint64_t arrival = core_.blocked_at();
-      timeline_.push_back({TileSegment::kCompute, compute_begin_, arrival, phase_});
+      // A sync waits for the tile's streaming-memory transfers (the gateway takes part in it).
+      const uint64_t arrival = std::max(core_.blocked_at(), streaming_done_);
+      timeline_.push_back({TileSegment::kCompute, compute_begin_, core_.blocked_at(), phase_});
       compute_begin_ = arrival;  // nothing is computed again before the release
       if (sync.size() == 0) {
         core_.stop_with_error(
@@ -93,7 +94,7 @@ void Tile::run_thread() {
         finish(StopReason::kFault);
         return;
       }
-      timeline_.push_back({TileSegment::kSync, arrival, release.cycle, release.phase});
+      timeline_.push_back({TileSegment::kSync, core_.blocked_at(), release.cycle, release.phase});
       phase_ = release.phase;
       exchange_begin = release.cycle;
       compute_begin_ = release.cycle;
@@ -108,8 +109,10 @@ void Tile::run_thread() {
       std::string error;
       if (exchange.size() > 0) {
         waiting_ = TileWait::kExchange;
-        error = exchange->end_phase(machine_id_, phase_, boundary);
+        PhaseEnd end = exchange->end_phase(machine_id_, phase_, boundary);
         waiting_ = TileWait::kRunning;
+        error = std::move(end.error);
+        streaming_done_ = std::max(streaming_done_, end.streaming_done);
       }
       if (!error.empty()) {
         core_.stop_with_error(error);
@@ -128,6 +131,12 @@ uint64_t Tile::send(uint64_t cycle, uint32_t address, std::vector<uint32_t> word
                     std::vector<unsigned> destinations) {
   return exchange->send(machine_id_, phase_, cycle, address, std::move(words),
                         std::move(destinations));
+}
+
+uint64_t Tile::stream(uint64_t cycle, bool write, uint64_t sm_address, uint32_t address,
+                      uint32_t count, std::vector<uint32_t> words) {
+  return exchange->stream(machine_id_, phase_, cycle, write, sm_address, address, count,
+                          std::move(words));
 }
 
 void Tile::select_source(uint64_t cycle, int source) {

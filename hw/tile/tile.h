@@ -84,6 +84,8 @@ class Tile : public sc_core::sc_module, private ExchangeSink {
                 std::vector<unsigned> destinations) override;
   void select_source(uint64_t cycle, int source) override;
   void receive_buffer(uint64_t cycle, uint32_t address, uint32_t words) override;
+  uint64_t stream(uint64_t cycle, bool write, uint64_t sm_address, uint32_t address, uint32_t count,
+                  std::vector<uint32_t> words) override;
 
   TileConfig config_;
   unsigned id_;
@@ -100,6 +102,7 @@ class Tile : public sc_core::sc_module, private ExchangeSink {
   uint64_t synced_ = 0;  // tile cycles already matched by simulated time
   uint64_t phase_ = 0;   // current exchange phase (from the last sync release)
   uint64_t compute_begin_ = 0;
+  uint64_t streaming_done_ = 0;  // when the last phase's streaming-memory transfers completed
   std::vector<TileSegment> timeline_;
   TileWait waiting_ = TileWait::kRunning;
 };

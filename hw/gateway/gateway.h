@@ -1,0 +1,153 @@
+// The IPU-Gateway of an IPU-Machine: the board's streaming memory (DDR4 DIMMs, stored
+// sparsely), reached by the board's chips over PCIe Gen4 x8 each and by the host over 100 GbE
+// RoCE ports.
+//
+// Tiles reach streaming memory only in exchange phases (ipu.smwrite, ipu.smread: remote-buffer
+// transfers). The exchange collects a phase's transfers and, once every tile of the phase is at
+// its boundary, hands them to the gateways, which time them and move the data. A transfer moves
+// in bursts (gateway.burst-bytes, aligned in streaming memory); each burst queues, first come
+// first served, at the servers on its path, each serialising it at its rate:
+//   write: tile port (words leave at t + 1 + k) -> chip exchange to its edge (base latency)
+//          -> the chip's link to the gateway -> link latency -> its DIMM (done when written)
+//   read:  request reaches the gateway (t + 1 + base latency + link latency) -> its DIMM ->
+//          DDR latency -> the gateway's link to the chip -> link latency + base latency -> the
+//          tile's receive port (exchange.words-per-cycle) (done when the last word landed)
+// Consecutive blocks of gateway.interleave-bytes alternate DIMMs. Time is kept in 1/65536
+// cycle so that rates that are not whole bytes per cycle are carried exactly enough; the order
+// of service is decided by arrival time, then machine tile, then issue order: never by the order
+// the host happened to run the tiles in.
+//
+// The host's RoCE ports are TLM targets (`host`, bound in port order): a transaction's address
+// is a streaming-memory address; its delay covers the port's serialisation (each port and
+// direction its own), the DIMMs' and the port latency. Host traffic and tile traffic are timed
+// on separate DIMM schedules (host transfers happen while the tiles wait at a host sync).
+#pragma once
+
+#include <tlm_utils/multi_passthrough_target_socket.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <systemc>
+#include <tlm>
+#include <vector>
+
+#include "gateway_config.h"
+#include "host_link.h"
+#include "hw/ipu/chip_config.h"
+#include "streaming_memory.h"
+
+namespace ipu::hw {
+
+// One tile's streaming-memory transfer in an exchange phase.
+struct StreamRequest {
+  unsigned tile = 0;            // machine tile (chip * tiles per chip + tile)
+  uint64_t cycle = 0;           // issue cycle: words (or the read request) leave from cycle + 1
+  bool write = false;           // ipu.smwrite; else ipu.smread
+  uint64_t address = 0;         // streaming-memory byte address, word aligned
+  uint32_t tile_address = 0;    // the words' address in the tile
+  uint32_t count = 0;           // words
+  std::vector<uint32_t> words;  // write: the data sent; read: filled by serve()
+  uint64_t done = 0;  // filled by serve(): cycle the last word was in DDR (write) or landed (read)
+};
+
+// What a path's server (a link direction, a DIMM, a tile's receive port) did.
+struct TransferCounters {
+  uint64_t bytes = 0;
+  uint64_t transfers = 0;                    // bursts (tile traffic) or transactions (host)
+  double busy_cycles = 0;                    // cycles spent serialising
+  uint64_t first_cycle = 0, last_cycle = 0;  // first burst's start, last burst's end
+};
+
+class Gateway : public sc_core::sc_module {
+ public:
+  tlm_utils::multi_passthrough_target_socket<Gateway> host;  // RoCE ports, bound in port order
+
+  // Gateway `index` of a machine of chips of `chip`, serving chips first_chip ..
+  // first_chip + chips - 1.
+  Gateway(const sc_core::sc_module_name& name, const GatewayConfig& config, const ChipConfig& chip,
+          unsigned index, unsigned first_chip, unsigned chips);
+
+  // Times one exchange phase's transfers of this board's tiles and moves their data: writes
+  // into streaming memory, reads into `words`; sets each `done`.
+  void serve(std::vector<StreamRequest*>& requests);
+
+  unsigned index() const { return index_; }
+  unsigned first_chip() const { return first_chip_; }
+  unsigned chips() const { return chips_; }
+  const GatewayConfig& config() const { return config_; }
+  StreamingMemory& memory() { return memory_; }
+  const StreamingMemory& memory() const { return memory_; }
+  unsigned dimm_of(uint64_t address) const {
+    return static_cast<unsigned>((address / config_.interleave_bytes) % config_.dimms);
+  }
+
+  // Tile traffic: chip c's link to the gateway (`to_gateway`) and back, and each DIMM.
+  const TransferCounters& chip_link(unsigned local_chip, bool to_gateway) const {
+    return servers_[link_server(local_chip, to_gateway)].counters;
+  }
+  const TransferCounters& dimm(unsigned d) const { return servers_[d].counters; }
+  // Host traffic per RoCE port: to_gateway (host writes) or to the host (reads), in chip
+  // cycles of the simulated time.
+  const TransferCounters& host_port(unsigned port, bool to_gateway) const {
+    return host_ports_[port].direction[to_gateway ? 0 : 1].counters;
+  }
+  uint64_t bytes_written() const { return bytes_written_; }  // by tiles
+  uint64_t bytes_read() const { return bytes_read_; }        // by tiles
+
+ private:
+  struct Server {
+    uint64_t free = 0;  // ticks: when the last burst queued here is through
+    uint64_t busy_ticks = 0, first = ~uint64_t{0}, last = 0;
+    TransferCounters counters;
+  };
+  struct HostDirection {
+    sc_core::sc_time free = sc_core::SC_ZERO_TIME;
+    TransferCounters counters;
+  };
+  struct HostPort {
+    HostDirection direction[2];  // 0: to the gateway, 1: to the host
+  };
+  unsigned link_server(unsigned local_chip, bool to_gateway) const {
+    return config_.dimms + 2 * local_chip + (to_gateway ? 0 : 1);
+  }
+  // Queues `bytes` arriving at `tick` at server `s`; returns when they are through.
+  uint64_t pass(Server& s, uint64_t tick, uint64_t service_ticks, uint64_t bytes);
+  void b_transport(int port, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+
+  GatewayConfig config_;
+  unsigned index_, first_chip_, chips_, tiles_per_chip_;
+  double clock_hz_;
+  unsigned base_latency_, words_per_cycle_;
+  uint64_t link_latency_ticks_, ddr_latency_ticks_;
+  double link_ticks_per_byte_, ddr_ticks_per_byte_;
+  StreamingMemory memory_;
+  std::vector<Server> servers_;  // DIMMs, then per chip its link to the gateway and back
+  std::vector<HostPort> host_ports_;
+  std::vector<sc_core::sc_time> host_dimm_free_;
+  uint64_t bytes_written_ = 0, bytes_read_ = 0;
+};
+
+// The machine's gateways, one per chips_per_gateway chips: the exchange hands them each
+// phase's transfers.
+class Gateways {
+ public:
+  Gateways(const GatewayConfig& config, const ChipConfig& chip, unsigned chips);
+
+  bool present() const { return !gateways_.empty(); }
+  Gateway& of_chip(unsigned chip) { return *gateways_.at(chip / config_.chips_per_gateway); }
+  const std::vector<std::unique_ptr<Gateway>>& all() const { return gateways_; }
+  // Bytes of streaming memory a tile of any chip reaches (0: none).
+  uint64_t memory_bytes() const { return present() ? gateways_[0]->memory().size() : 0; }
+  // The host's RoCE link to gateway g.
+  HostLink& host_link(unsigned g) { return *host_links_.at(g); }
+  void serve(std::vector<StreamRequest>& requests);
+
+ private:
+  GatewayConfig config_;
+  unsigned tiles_per_chip_;
+  std::vector<std::unique_ptr<Gateway>> gateways_;
+  std::vector<std::unique_ptr<HostLink>> host_links_;
+};
+
+}  // namespace ipu::hw
