@@ -112,7 +112,10 @@ void Gateway::serve(std::vector<StreamRequest*>& requests) {
     const Event e = events.top();
     events.pop();
     StreamRequest& r = *requests[e.request];
-    if (e.stage == 0 && e.burst + 1 < bursts(r))
+    // A write's next burst is paced by the tile's port; a read's is put to its DIMM when this
+    // one is through it (the gateway keeps one burst of each read queued), so that reads from
+    // every chip take turns at the DIMMs instead of one chip's whole transfer going first.
+    if (r.write && e.stage == 0 && e.burst + 1 < bursts(r))
       events.push({ready(r, e.burst + 1), r.tile, e.request, e.burst + 1, 0});
     const auto [begin, end] = range(r, e.burst);
     const uint64_t bytes = end - begin;
@@ -131,7 +134,9 @@ void Gateway::serve(std::vector<StreamRequest*>& requests) {
       done = true;
     } else if (e.stage == 0) {
       memory_.read(begin, data, bytes);
-      next = pass(dimm, e.tick, ticks(ddr_ticks_per_byte_, bytes), bytes) + ddr_latency_ticks_;
+      const uint64_t through = pass(dimm, e.tick, ticks(ddr_ticks_per_byte_, bytes), bytes);
+      if (e.burst + 1 < bursts(r)) events.push({through, r.tile, e.request, e.burst + 1, 0});
+      next = through + ddr_latency_ticks_;
     } else if (e.stage == 1) {
       next = pass(servers_[link_server(chip, false)], e.tick, ticks(link_ticks_per_byte_, bytes),
                   bytes) +

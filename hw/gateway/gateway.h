@@ -12,10 +12,11 @@
 //   read:  request reaches the gateway (t + 1 + base latency + link latency) -> its DIMM ->
 //          DDR latency -> the gateway's link to the chip -> link latency + base latency -> the
 //          tile's receive port (exchange.words-per-cycle) (done when the last word landed)
-// Consecutive blocks of gateway.interleave-bytes alternate DIMMs. Time is kept in 1/65536
-// cycle so that rates that are not whole bytes per cycle are carried exactly enough; the order
-// of service is decided by arrival time, then machine tile, then issue order: never by the order
-// the host happened to run the tiles in.
+// A read keeps one burst queued at the DIMMs (the next goes when this one is through), so reads
+// of every chip take turns there. Consecutive blocks of gateway.interleave-bytes alternate DIMMs.
+// Time is kept in 1/65536 cycle so that rates that are not whole bytes per cycle are carried
+// exactly enough; the order of service is decided by arrival time, then machine tile, then issue
+// order: never by the order the host happened to run the tiles in.
 //
 // The host's RoCE ports are TLM targets (`host`, bound in port order): a transaction's address
 // is a streaming-memory address; its delay covers the port's serialisation (each port and

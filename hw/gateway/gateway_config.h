@@ -15,7 +15,9 @@ struct GatewayConfig {
   uint64_t dimm_bytes = uint64_t{64} << 30;  // 64 GB (default) or 128 GB each
   double dimm_bytes_per_second = 19.2e9;     // DDR4-2400 x 64 bits
   double ddr_latency_ns = 50;                // read: request to first data (assumption)
-  uint32_t interleave_bytes = 4096;          // consecutive blocks of this size alternate DIMMs
+  // Consecutive blocks of this size alternate DIMMs: fine-grained, as DDR controllers interleave
+  // channels, so that tiles streaming in step do not all land on one DIMM at once.
+  uint32_t interleave_bytes = 256;
   uint32_t burst_bytes = 64;  // the unit a transfer moves in (a DDR4 burst of 8 x 8 B)
   double chip_link_bytes_per_second = 16e9;    // PCIe Gen4 x8 each way, per chip
   double chip_link_latency_ns = 250;           // chip edge to gateway, one way (assumption)
