@@ -11,6 +11,8 @@
 #include <string>
 #include <type_traits>
 
+#include "hw/ipu/input_file.h"
+
 namespace ipu::hw {
 
 // Parses one value: strings as they are (quotes removed), booleans as true/false/yes/no/1/0,
@@ -75,8 +77,8 @@ void apply_config_file(const std::string& path, Config& config) {
     const size_t b = s.find_first_not_of(" \t\r"), e = s.find_last_not_of(" \t\r");
     return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
   };
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument(fmt::format("{}: cannot open configuration file", path));
+  const std::vector<uint8_t> bytes = read_input_file(path, 1 << 20, "configuration file");
+  std::istringstream in(std::string(bytes.begin(), bytes.end()));
   std::string line;
   for (unsigned number = 1; std::getline(in, line); ++number) {
     const std::string text = trim(line.substr(0, line.find('#')));

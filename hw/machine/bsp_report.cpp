@@ -174,22 +174,34 @@ void write_trace_json(std::ostream& out, const Machine& machine, unsigned tiles_
           s.begin));
     }
   }
-  // Streaming-memory traffic: a process after the chips', a span per exchange phase that moved
-  // any, from the phase's release to its last transfer's completion.
-  if (machine.gateways().present()) {
+  // Traffic between chips and to streaming memory: a "Machine" process after the chips', with
+  // a span per exchange phase that used IPU-Links (release to last arrival) or streaming memory
+  // (release to its last transfer's completion).
+  if (machine.chips() > 1 || machine.gateways().present()) {
     const unsigned pid = machine.chips();
     event(fmt::format(
-        R"({{"name": "process_name", "ph": "M", "pid": {}, "args": {{"name": "Streaming memory"}}}})",
-        pid));
-    for (const ExchangeRecord& e : machine.exchange().records()) {
-      if (e.streaming_done == 0) continue;
+        R"({{"name": "process_name", "ph": "M", "pid": {}, "args": {{"name": "Machine"}}}})", pid));
+    const char* const tracks[] = {"IPU-Links", "streaming memory"};
+    for (unsigned tid = 0; tid < 2; ++tid)
       event(fmt::format(
-          R"({{"name": "streaming memory", "cat": "gateway", "ph": "X", "pid": {}, "tid": 0, )"
-          R"("ts": {:.4f}, "dur": {:.4f}, "args": {{"phase": {}, "bytes_written": {}, )"
-          R"("bytes_read": {}}}}})",
-          pid, static_cast<double>(e.release) * us_per_cycle,
-          static_cast<double>(e.streaming_done - e.release) * us_per_cycle, e.phase,
-          e.streaming_bytes_written, e.streaming_bytes_read));
+          R"({{"name": "thread_name", "ph": "M", "pid": {}, "tid": {}, "args": {{"name": "{}"}}}})",
+          pid, tid, tracks[tid]));
+    for (const ExchangeRecord& e : machine.exchange().records()) {
+      if (e.chip_words != 0)
+        event(fmt::format(
+            R"({{"name": "inter-chip exchange", "cat": "ipulink", "ph": "X", "pid": {}, )"
+            R"("tid": 0, "ts": {:.4f}, "dur": {:.4f}, "args": {{"phase": {}, "bytes": {}}}}})",
+            pid, static_cast<double>(e.release) * us_per_cycle,
+            static_cast<double>(e.last_arrival - e.release) * us_per_cycle, e.phase,
+            4 * e.chip_words));
+      if (e.streaming_done != 0)
+        event(fmt::format(
+            R"({{"name": "streaming memory", "cat": "gateway", "ph": "X", "pid": {}, "tid": 1, )"
+            R"("ts": {:.4f}, "dur": {:.4f}, "args": {{"phase": {}, "bytes_written": {}, )"
+            R"("bytes_read": {}}}}})",
+            pid, static_cast<double>(e.release) * us_per_cycle,
+            static_cast<double>(e.streaming_done - e.release) * us_per_cycle, e.phase,
+            e.streaming_bytes_written, e.streaming_bytes_read));
     }
   }
   fmt::print(out, "\n]}}\n");

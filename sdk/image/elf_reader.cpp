@@ -7,6 +7,8 @@
 #include <fstream>
 #include <iterator>
 
+#include "hw/ipu/input_file.h"
+
 namespace ipu::sdk {
 namespace {
 
@@ -164,11 +166,12 @@ ElfImage parse_elf(const std::string& name, const std::vector<uint8_t>& bytes) {
 }
 
 ElfImage read_elf(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ImageError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
-  if (in.bad()) throw ImageError(fmt::format("{}: read error", path));
+  std::vector<uint8_t> bytes;
+  try {
+    bytes = hw::read_input_file(path, kMaxImageBytes, "tile image");
+  } catch (const std::invalid_argument& e) {
+    throw ImageError(e.what());
+  }
   return parse_elf(path, bytes);
 }
 
