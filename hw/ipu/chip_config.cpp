@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "hw/sync/sync_network.h"
+#include "hw/tile/core.h"
 
 namespace ipu::hw {
 
@@ -38,9 +39,21 @@ void validate(const ChipConfig& c) {
     fail(
         "tile SRAM must end below 1 MiB: images carry the tile number above bit 20 of each "
         "address");
-  if (c.exchange.words_per_cycle < 1) fail("exchange.words-per-cycle must be at least 1");
-  if (c.exchange.tiles_per_column < 1) fail("exchange.tiles-per-column must be at least 1");
-  if (!(c.tile.clock_hz > 0)) fail("tile.clock-hz must be positive");
+  // Ranges wide enough for any design study and narrow enough that no computed latency or
+  // cycle count can wrap: a latency is at most base + per-column x 4096 columns < 2^32.
+  auto range = [&fail](const char* name, double value, double low, double high) {
+    if (!(value >= low && value <= high))
+      fail(fmt::format("{} must be {} to {}, not {}", name, low, high, value));
+  };
+  range("exchange.words-per-cycle", c.exchange.words_per_cycle, 1, 64);
+  range("exchange.tiles-per-column", c.exchange.tiles_per_column, 1, 4096);
+  range("exchange.base-latency", c.exchange.base_latency, 0, 1e6);
+  range("exchange.latency-per-column", c.exchange.latency_per_column, 0, 1e5);
+  range("sync.internal-cycles", c.sync.internal_cycles, 0, 1e9);
+  range("tile.clock-hz", c.tile.clock_hz, 1e6, 1e11);
+  range("tile.worker-contexts", c.tile.worker_contexts, 1, kMaxWorkerContexts);
+  range("pcie.bytes-per-second", c.pcie.bytes_per_second, 1e6, 1e13);
+  range("pcie.latency-ns", c.pcie.latency_ns, 0, 1e9);
   parse_sync_groups(c.sync.groups, c.tiles);  // throws naming the bad entry
 }
 
