@@ -92,6 +92,24 @@ TEST(ElfReader, NotRiscV) {
   EXPECT_THAT(refusal(bytes), HasSubstr("machine is 40, not RISC-V (243) (file offset 0x12)"));
 }
 
+TEST(ElfReader, CompressedInstructionSet) {
+  auto bytes = demo_bytes();
+  uint32_t flags = 0;
+  std::memcpy(&flags, bytes.data() + offsetof(Elf32_Ehdr, e_flags), 4);
+  put<uint32_t>(bytes, offsetof(Elf32_Ehdr, e_flags), flags | 0x1);  // EF_RISCV_RVC
+  EXPECT_THAT(refusal(bytes), HasSubstr("built for the compressed instruction set (ELF flag RVC); "
+                                        "a tile runs RV32IMF without C"));
+  EXPECT_THAT(refusal(bytes), HasSubstr("(file offset 0x24)"));
+}
+
+TEST(ElfReader, NotARegularFileOrTooLarge) {
+  EXPECT_THAT([] { sdk::read_elf("/dev/zero"); },
+              ::testing::ThrowsMessage<ImageError>(
+                  HasSubstr("/dev/zero: not a regular file (a tile image must be one)")));
+  EXPECT_THAT([] { sdk::read_elf("/tmp"); },
+              ::testing::ThrowsMessage<ImageError>(HasSubstr("/tmp: not a regular file")));
+}
+
 TEST(ElfReader, NotAnExecutable) {
   auto bytes = demo_bytes();
   put<uint16_t>(bytes, offsetof(Elf32_Ehdr, e_type), ET_REL);

@@ -5,11 +5,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 
 #include "hw/ipulink/link_fabric.h"
 #include "hw/machine/platform.h"
+#include "sdk/image/elf_writer.h"
 #include "sdk/image/program.h"
 
 namespace ipu::test {
@@ -231,6 +234,52 @@ TEST(InterChip, ADeadlockNamesTheMissingChipAndTile) {
       HasSubstr("external sync (every chip): tiles chip 0 tile 0 (cycle 108), chip 1 tile 0 "
                 "(cycle 108), chip 3 tile 0 (cycle 108) arrived; 1 missing:"));  // 96 + li, beq
   EXPECT_THAT(run.report.outcome.message, HasSubstr("chip 2 tile 0 exited with status 0"));
+}
+
+TEST(Images, TheManifestIsJsonCheckedAgainstTheMachineAndCoveredByTheChecksum) {
+  const std::string path = std::string(IPU_TEST_FIRMWARE_DIR) + "/machine_rung.elf";
+  sdk::ElfImage image = sdk::read_elf(path);
+  const hw::MachineConfig m2000 = hw::machine_preset("m2000");
+  auto manifest = [&image](const std::string& text) {
+    image.sections[".ipu.manifest"].assign(text.begin(), text.end());
+  };
+  auto refusal = [&] {
+    try {
+      sdk::load_program(image, m2000);
+    } catch (const sdk::ImageError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  manifest(R"({"target": {"tiles": 1472, "clock_hz": 1325000000, "chips": 4}})");
+  EXPECT_EQ(refusal(), "");
+  manifest(R"({"target": {"tiles": 1472, "clock_hz": 1325000000, "chips": 16}})");
+  EXPECT_THAT(refusal(), HasSubstr("built for 16 chips of 1472 tiles at 1325000000 Hz, but the "
+                                   "configuration is 4 chips"));
+  // 30,000 digits (a regex once recursed per character here and crashed): too large a number.
+  manifest(R"({"target": {"tiles": )" + std::string(30000, '9') + R"(, "clock_hz": 1}})");
+  EXPECT_THAT(refusal(), HasSubstr("the .ipu.manifest section is not valid JSON"));
+  manifest(R"({"target": {"tiles": 1472.5, "clock_hz": 1325000000}})");
+  EXPECT_THAT(refusal(), HasSubstr("the .ipu.manifest section is corrupt: 'target' needs whole"));
+  manifest(R"({"target": {"tiles": 1472, "clock_hz": 1325.0.000}})");
+  EXPECT_THAT(refusal(), HasSubstr("the .ipu.manifest section is not valid JSON"));
+
+  // Written with a manifest, then the manifest edited in the file: the checksum refuses it.
+  manifest(R"({"target": {"tiles": 1472, "clock_hz": 1325000000, "chips": 4}})");
+  const std::string out = ::testing::TempDir() + "manifest_checksum.elf";
+  sdk::write_elf(out, image);
+  EXPECT_NO_THROW(sdk::read_elf(out));
+  std::string bytes;
+  {
+    std::ifstream in(out, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const size_t at = bytes.find("\"tiles\": 1472");
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 12] = '3';  // 1472 -> 1473
+  std::ofstream(out, std::ios::binary) << bytes;
+  EXPECT_THAT([&] { sdk::read_elf(out); }, ::testing::ThrowsMessage<sdk::ImageError>(HasSubstr(
+                                               "the image is corrupt: its checksum is 0x")));
 }
 
 TEST(InterChip, ARingAroundAPod16CarriesEveryToken) {

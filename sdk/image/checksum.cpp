@@ -6,8 +6,9 @@
 
 namespace ipu::sdk {
 
-// CRC-32 (zlib) over the entry point and every loadable segment's addresses, sizes and data:
-// everything that decides what runs. Stored by write_elf in section .ipu.checksum.
+// CRC-32 (zlib) over the entry point, every loadable segment's addresses, sizes and data, and
+// the manifest: everything that decides what runs and on what. Stored by write_elf in section
+// .ipu.checksum.
 uint32_t image_checksum(const ElfImage& image) {
   uLong crc = crc32(0L, Z_NULL, 0);
   auto add = [&crc](const void* p, size_t n) {
@@ -20,6 +21,9 @@ uint32_t image_checksum(const ElfImage& image) {
     if (!s.data.empty()) add(s.data.data(), s.data.size());
     if (s.chip != 0) add(&s.chip, sizeof s.chip);  // one-chip images keep their checksums
   }
+  const auto manifest = image.sections.find(".ipu.manifest");
+  if (manifest != image.sections.end() && !manifest->second.empty())
+    add(manifest->second.data(), manifest->second.size());
   return static_cast<uint32_t>(crc);
 }
 

@@ -117,6 +117,10 @@ ElfImage parse_elf(const std::string& name, const std::vector<uint8_t>& bytes) {
   if (eh.e_machine != EM_RISCV)
     r.fail(offsetof(Elf32_Ehdr, e_machine),
            fmt::format("machine is {}, not RISC-V ({})", eh.e_machine, EM_RISCV));
+  if (eh.e_flags & 0x1)  // EF_RISCV_RVC
+    r.fail(offsetof(Elf32_Ehdr, e_flags),
+           "built for the compressed instruction set (ELF flag RVC); a tile runs RV32IMF without "
+           "C (compile with -march=rv32imf)");
   if (eh.e_type != ET_EXEC)
     r.fail(offsetof(Elf32_Ehdr, e_type),
            fmt::format("ELF type {} is not an executable (ET_EXEC)", eh.e_type));
