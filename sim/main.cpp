@@ -86,6 +86,22 @@ int run_machine(const ipu::hw::PlatformOptions& options, const RtlOptions& rtl_o
   std::cout.flush();
   ipu::hw::print_report(std::cout, report);
   if (rtl) ipu::tlm_rtl::print_rtl_stats(std::cout, rtl->stats(), rtl->trace_files());
+  // The outcome first, then the files: a path that cannot be written must not hide the report.
+  const int status = [&] {
+    using Result = ipu::hw::ChipOutcome::Result;
+    if (rtl && !rtl->mismatch().empty()) {  // a tile stopped on it: its report names where
+      fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
+      return kExitRtlMismatch;
+    }
+    if (report.outcome.result == Result::kExited) return report.outcome.exit_status & 0xff;
+    fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
+    switch (report.outcome.result) {
+      case Result::kCycleLimit: return kExitCycleLimit;
+      case Result::kDeadlock: return kExitDeadlock;
+      default: return kExitFault;
+    }
+  }();
+  std::cerr.flush();
   auto write = [](const std::string& path, auto&& writer) {
     if (path.empty()) return true;
     std::ofstream file(path);
@@ -93,31 +109,13 @@ int run_machine(const ipu::hw::PlatformOptions& options, const RtlOptions& rtl_o
     if (!file) fmt::print(stderr, "ipu-sim: cannot write {}\n", path);
     return static_cast<bool>(file);
   };
-  const bool ok =
-      write(outputs.stats,
-            [&](std::ostream& o) { ipu::hw::write_stats_json(o, platform.machine()); }) &&
-      write(outputs.trace, [&](std::ostream& o) {
-        ipu::hw::write_trace_json(o, platform.machine(), outputs.tiles_per_track);
-      });
-  if (!ok) return kExitUsage;
-  using Result = ipu::hw::ChipOutcome::Result;
-  if (rtl && !rtl->mismatch().empty()) {  // a tile stopped on it: its report names where
-    fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
-    return kExitRtlMismatch;
-  }
-  switch (report.outcome.result) {
-    case Result::kExited: return report.outcome.exit_status & 0xff;
-    case Result::kFault:
-      fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
-      return kExitFault;
-    case Result::kCycleLimit:
-      fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
-      return kExitCycleLimit;
-    case Result::kDeadlock:
-      fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
-      return kExitDeadlock;
-  }
-  return kExitFault;
+  const bool stats_ok = write(
+      outputs.stats, [&](std::ostream& o) { ipu::hw::write_stats_json(o, platform.machine()); });
+  const bool trace_ok = write(outputs.trace, [&](std::ostream& o) {
+    ipu::hw::write_trace_json(o, platform.machine(), outputs.tiles_per_track);
+  });
+  // The run's own status stands; a clean run whose files could not be written is a usage error.
+  return status == 0 && !(stats_ok && trace_ok) ? kExitUsage : status;
 }
 
 // `ipu-sim info`: what an image holds, chip by chip and tile by tile, and its manifest.
