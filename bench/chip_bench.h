@@ -11,6 +11,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -36,6 +38,34 @@ inline hw::RunReport run_image(const std::string& preset, const std::string& ima
   hw::RunReport r = platform->run();
   if (r.outcome.result != hw::ChipOutcome::Result::kExited || r.outcome.exit_status != 0) {
     fmt::print(stderr, "{}: the program failed: {}\n{}\n", image, r.outcome.message, console.str());
+    std::exit(1);
+  }
+  return r;
+}
+
+// Runs `elf` on `config` after writing each machine tile's plan at the image's symbol `plan`
+// (the image keeps it in .data) and calling `prepare` (may be empty); fails loudly unless the
+// program exits with status 0. The platform stays alive in `platform` for the counters.
+template <typename Plan>
+hw::RunReport run_with_plans(const std::string& what, const sdk::ElfImage& elf,
+                             const hw::MachineConfig& config, const std::map<unsigned, Plan>& plans,
+                             std::unique_ptr<hw::Platform>& platform,
+                             const std::function<void(hw::Machine&)>& prepare = {}) {
+  hw::PlatformOptions options;
+  options.machine = config;
+  options.max_cycles = 0;
+  sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
+  static std::ostringstream console;
+  platform =
+      std::make_unique<hw::Platform>(options, sdk::load_program(elf, config), console, console);
+  const uint32_t address = elf.symbols.at("plan");
+  for (const auto& [tile, plan] : plans)
+    platform->machine().tile(tile).load(address, reinterpret_cast<const uint8_t*>(&plan),
+                                        sizeof plan);
+  if (prepare) prepare(platform->machine());
+  hw::RunReport r = platform->run();
+  if (r.outcome.result != hw::ChipOutcome::Result::kExited || r.outcome.exit_status != 0) {
+    fmt::print(stderr, "{}: the program failed: {}\n{}\n", what, r.outcome.message, console.str());
     std::exit(1);
   }
   return r;

@@ -82,26 +82,13 @@ int bench_body(const std::string& run) {
         r.listen = remote(f.from, tile), r.recv_words = words;
       }
 
-  const char* image = pod ? LINK_STREAM_16 : LINK_STREAM_4;
-  const ipu::sdk::ElfImage elf = ipu::sdk::read_elf(image);
-  ipu::hw::PlatformOptions options;
-  options.machine = config;
-  options.max_cycles = 0;
-  sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
-  std::ostringstream console;
-  ipu::hw::Platform platform(options, ipu::sdk::load_program(elf, config), console, console);
-  const uint32_t plan_address = elf.symbols.at("plan");
-  for (const auto& [tile, plan] : plans)
-    platform.machine().tile(tile).load(plan_address, reinterpret_cast<const uint8_t*>(&plan),
-                                       sizeof plan);
-  const ipu::hw::RunReport r = platform.run();
-  if (r.outcome.result != ipu::hw::ChipOutcome::Result::kExited || r.outcome.exit_status != 0) {
-    fmt::print(stderr, "ipulink_bandwidth {}: the program failed: {}\n", run, r.outcome.message);
-    return 1;
-  }
+  std::unique_ptr<ipu::hw::Platform> platform;
+  ipu::bench::run_with_plans("ipulink_bandwidth " + run,
+                             ipu::sdk::read_elf(pod ? LINK_STREAM_16 : LINK_STREAM_4), config,
+                             plans, platform);
   uint64_t bytes = 0, first = ~uint64_t{0}, last = 0;
   unsigned directions = 0;
-  for (const auto& link : platform.machine().links().links())
+  for (const auto& link : platform->machine().links().links())
     for (unsigned d = 0; d < 2; ++d) {
       const auto& n = link->counters(d);
       if (n.words == 0) continue;

@@ -14,6 +14,7 @@
   }
 #include <cmath>
 #include <functional>
+#include <map>
 #include <vector>
 
 #include "bench/chip_bench.h"
@@ -88,33 +89,28 @@ int bench_body(const std::string& run) {
             : std::min(g.chip_link_bytes_per_second, g.dimms * g.dimm_bytes_per_second);
 
   const ipu::sdk::ElfImage elf = ipu::sdk::read_elf(SM_STREAM_IMAGE);
-  ipu::hw::PlatformOptions options;
-  options.machine = config;
-  options.max_cycles = 0;
-  sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
-  std::ostringstream console;
-  ipu::hw::Platform platform(options, ipu::sdk::load_program(elf, config), console, console);
-  ipu::hw::Machine& machine = platform.machine();
-  ipu::hw::Gateway& gateway = *machine.gateways().all()[0];
-  const uint32_t plan_address = elf.symbols.at("plan"), buffer = elf.symbols.at("buffer");
-  std::vector<uint32_t> words(kWords);
+  std::map<unsigned, Plan> plans;  // machine tile -> plan
   for (unsigned c = 0; c < chips; ++c)
     for (unsigned t = 0; t < kTiles; ++t) {
       const uint64_t address = address_of(c, t);
-      const Plan plan{kWords, write ? 1u : 0u, static_cast<uint32_t>(address),
-                      static_cast<uint32_t>(address >> 32)};
-      machine.tile(c * config.chip.tiles + t)
-          .load(plan_address, reinterpret_cast<const uint8_t*>(&plan), sizeof plan);
-      if (!write) {  // something to read: the pattern of a tile of the next chip
-        for (uint32_t i = 0; i < kWords; ++i) words[i] = pattern(c + 1, t, i);
-        gateway.memory().write(address, words.data(), 4 * kWords);
-      }
+      plans[c * config.chip.tiles + t] = {kWords, write ? 1u : 0u, static_cast<uint32_t>(address),
+                                          static_cast<uint32_t>(address >> 32)};
     }
-  const ipu::hw::RunReport r = platform.run();
-  if (r.outcome.result != ipu::hw::ChipOutcome::Result::kExited || r.outcome.exit_status != 0) {
-    fmt::print(stderr, "streaming_memory {}: the program failed: {}\n", run, r.outcome.message);
-    return 1;
-  }
+  std::vector<uint32_t> words(kWords);
+  std::unique_ptr<ipu::hw::Platform> platform;
+  ipu::bench::run_with_plans(
+      "streaming_memory " + run, elf, config, plans, platform, [&](ipu::hw::Machine& machine) {
+        if (write) return;
+        // Something to read: the pattern of a tile of the next chip.
+        for (unsigned c = 0; c < chips; ++c)
+          for (unsigned t = 0; t < kTiles; ++t) {
+            for (uint32_t i = 0; i < kWords; ++i) words[i] = pattern(c + 1, t, i);
+            machine.gateways().all()[0]->memory().write(address_of(c, t), words.data(), 4 * kWords);
+          }
+      });
+  ipu::hw::Machine& machine = platform->machine();
+  ipu::hw::Gateway& gateway = *machine.gateways().all()[0];
+  const uint32_t buffer = elf.symbols.at("buffer");
   // The data, word by word: in streaming memory after writes, in the tiles after reads.
   bool same = true;
   for (unsigned c = 0; c < chips; ++c)

@@ -10,6 +10,7 @@
 
 #include "hw/machine/platform.h"
 #include "sdk/image/program.h"
+#include "tests/support/image_run.h"
 
 namespace ipu::test {
 namespace {
@@ -17,25 +18,17 @@ namespace {
 using hw::ChipOutcome;
 using ::testing::HasSubstr;
 
-struct ChipRun {
-  std::ostringstream console, trace;
-  std::unique_ptr<hw::Platform> platform;
-  hw::RunReport report;
+// A run on one Mk2 chip of `tiles` tiles, with GSP groups `groups`.
+hw::MachineConfig chip_of(unsigned tiles, const std::string& groups) {
+  hw::MachineConfig m = hw::machine_preset("mk2");
+  m.chip.tiles = tiles;
+  m.chip.sync.groups = groups;
+  return m;
+}
 
-  ChipRun(const std::string& image, unsigned tiles, const std::string& groups = "") {
-    hw::PlatformOptions options;
-    options.machine = hw::machine_preset("mk2");
-    options.machine.chip.tiles = tiles;
-    options.machine.chip.sync.groups = groups;
-    options.max_cycles = 50'000'000;
-    sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
-    platform = std::make_unique<hw::Platform>(
-        options,
-        sdk::load_program(sdk::read_elf(std::string(IPU_TEST_FIRMWARE_DIR) + "/" + image + ".elf"),
-                          options.machine),
-        console, trace);
-    report = platform->run();
-  }
+struct ChipRun : ImageRun {
+  ChipRun(const std::string& image, unsigned tiles, const std::string& groups = "")
+      : ImageRun(image, chip_of(tiles, groups), 50'000'000) {}
   const hw::Ipu& chip() const { return platform->machine().chip(0); }
   uint32_t word(unsigned tile, uint32_t address) const {
     return chip().tile(tile).core().read_word(address);

@@ -14,6 +14,7 @@
 
 #include "hw/machine/platform.h"
 #include "sdk/image/program.h"
+#include "tests/support/image_run.h"
 
 namespace ipu::test {
 namespace {
@@ -171,26 +172,6 @@ TEST(HostLink, BothRoceportsCarryALargeWriteAtTheirCombinedRate) {
   sc_core::sc_start();
   EXPECT_TRUE(ran);
 }
-
-struct MachineRun {
-  std::ostringstream console, trace;
-  std::unique_ptr<hw::Platform> platform;
-  hw::RunReport report;
-
-  MachineRun(const std::string& image, const std::string& preset) {
-    hw::PlatformOptions options;
-    options.machine = hw::machine_preset(preset);
-    options.max_cycles = 10'000'000;
-    sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
-    platform = std::make_unique<hw::Platform>(
-        options,
-        sdk::load_program(sdk::read_elf(std::string(IPU_TEST_FIRMWARE_DIR) + "/" + image + ".elf"),
-                          options.machine),
-        console, trace);
-    report = platform->run();
-  }
-  const hw::Machine& machine() const { return platform->machine(); }
-};
 
 TEST(StreamingFromTiles, AWriteThenAReadAreTimedToTheCycle) {
   MachineRun run("streaming_timing", "m2000");

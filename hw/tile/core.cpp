@@ -987,17 +987,22 @@ std::string Core::describe_running_contexts() const {
       "{} outside the exchange phase (exchange runs between an ipu.sync and the next " \
       "ipu.run, ipu.xend, ipu.sync or exit)",                                          \
       spec_of(d.op)->mnemonic)
+// Inside a do { } while (0): the send port has no queue, so the instruction waits for it.
+#define WAIT_FOR_SEND_PORT()                    \
+  if (send_port_free_at_ > c.issue_cycle + 1) { \
+    stalled = true;                             \
+    break;                                      \
+  }
+// `n` (1 or more) words at `a` inside SRAM, else the trap the access would take.
+#define CHECK_WORDS(a, n, misaligned, fault) \
+  if ((a)&3) TRAP(misaligned, a);            \
+  if ((n) == 0 || (n) > size / 4 || (a)-base > size - 4 * (n)) TRAP(fault, a)
 #define IPU_SEND()                                                                                 \
   do {                                                                                             \
     REQUIRE_EXCHANGE();                                                                            \
-    if (send_port_free_at_ > c.issue_cycle + 1) { /* no queues: wait for the port */               \
-      stalled = true;                                                                              \
-      break;                                                                                       \
-    }                                                                                              \
+    WAIT_FOR_SEND_PORT();                                                                          \
     const uint32_t a_ = RS1, n_ = RS2, list_ = exchange_dests_;                                    \
-    if (a_ & 3) TRAP(TrapCause::kLoadMisaligned, a_);                                              \
-    if (n_ == 0 || n_ > size / 4 || a_ - base > size - 4 * n_)                                     \
-      TRAP(TrapCause::kLoadAccessFault, a_);                                                       \
+    CHECK_WORDS(a_, n_, TrapCause::kLoadMisaligned, TrapCause::kLoadAccessFault);                  \
     if ((list_ & 3) || list_ - base > size - 4) TRAP(TrapCause::kLoadAccessFault, list_);          \
     uint32_t count_;                                                                               \
     std::memcpy(&count_, mem + (list_ - base), 4);                                                 \
@@ -1037,15 +1042,11 @@ std::string Core::describe_running_contexts() const {
 #define IPU_STREAM(kWrite)                                                                         \
   do {                                                                                             \
     REQUIRE_EXCHANGE();                                                                            \
-    if (send_port_free_at_ > c.issue_cycle + 1) { /* no queues: wait for the port */               \
-      stalled = true;                                                                              \
-      break;                                                                                       \
-    }                                                                                              \
+    WAIT_FOR_SEND_PORT();                                                                          \
     const uint32_t a_ = RS1, n_ = RS2;                                                             \
     const uint64_t sm_ = sm_address_;                                                              \
-    if (a_ & 3) TRAP(kWrite ? TrapCause::kLoadMisaligned : TrapCause::kStoreMisaligned, a_);       \
-    if (n_ == 0 || n_ > size / 4 || a_ - base > size - 4 * n_)                                     \
-      TRAP(kWrite ? TrapCause::kLoadAccessFault : TrapCause::kStoreAccessFault, a_);               \
+    CHECK_WORDS(a_, n_, kWrite ? TrapCause::kLoadMisaligned : TrapCause::kStoreMisaligned,         \
+                kWrite ? TrapCause::kLoadAccessFault : TrapCause::kStoreAccessFault);              \
     if (streaming_bytes_ == 0)                                                                     \
       IPU_ERROR(                                                                                   \
           "{} on a platform without streaming memory (a PCIe card has none; a machine "            \
