@@ -4,7 +4,9 @@
  *
  * The compiler places an ipu_tile_program at the tile's data base (the firmware's
  * __heap_start) and the arrays it points to after it. Every tile executes the same sequence
- * of steps (the BSP structure is global); a step with nothing to do on a tile still syncs. */
+ * of steps (the BSP structure is global); a step with nothing to do on a tile still syncs.
+ * Tile references in actions and destination lists are the tile's own chip's tile numbers, or
+ * IPU_REMOTE_TILE(chip, tile) for a tile of another chip. */
 #ifndef IPU_PROGRAM_H
 #define IPU_PROGRAM_H
 
@@ -14,12 +16,14 @@
 
 enum ipu_step_op {
   IPU_STEP_END = 0,
-  IPU_STEP_EXECUTE = 1,      /* a = first vertex, b = vertex count: run them on the workers */
-  IPU_STEP_SYNC = 2,         /* a = sync group */
-  IPU_STEP_EXCHANGE = 3,     /* a = first action, b = action count, c = end offset (cycles) */
-  IPU_STEP_REPEAT = 4,       /* a = count, b = index of the step after the loop's end */
-  IPU_STEP_REPEAT_END = 5,   /* a = index of the matching IPU_STEP_REPEAT */
-  IPU_STEP_HOST_SYNC = 6,    /* a = host transfer id: the host moves stream data during it */
+  IPU_STEP_EXECUTE = 1,           /* a = first vertex, b = vertex count: run them on the workers */
+  IPU_STEP_SYNC = 2,              /* a = sync group */
+  IPU_STEP_EXCHANGE = 3,          /* a = first action, b = action count, c = end offset (cycles) */
+  IPU_STEP_REPEAT = 4,            /* a = count, b = index of the step after the loop's end */
+  IPU_STEP_REPEAT_END = 5,        /* a = index of the matching IPU_STEP_REPEAT */
+  IPU_STEP_HOST_SYNC = 6,         /* a = host transfer id: the host moves stream data during it */
+  IPU_STEP_EXCHANGE_EXTERNAL = 7, /* IPU_STEP_EXCHANGE after an external sync: words may cross
+                                     chips */
 };
 
 struct ipu_step {

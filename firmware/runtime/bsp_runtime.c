@@ -80,7 +80,8 @@ int main(void) {
         ++pc;
         break;
       case IPU_STEP_EXCHANGE:
-        ipu_sync(0);
+      case IPU_STEP_EXCHANGE_EXTERNAL:
+        ipu_sync(s->op == IPU_STEP_EXCHANGE ? 0 : IPU_SYNC_EXTERNAL);
         exchange_base = ipu_cycles();
         run_exchange(&actions[s->a], s->b, s->c);
         ++pc;

@@ -34,6 +34,33 @@ std::vector<unsigned> ipulinks_per_chip(unsigned chips, const IpuLinkConfig& con
   return links;
 }
 
+std::vector<LadderHop> ladder_route(unsigned chips, bool torus, unsigned from, unsigned to) {
+  std::vector<LadderHop> hops;
+  unsigned at = from;
+  if ((at & 1) != (to & 1)) {  // the other column: cross the rung first
+    hops.push_back({LadderHop::kRung, at, at ^ 1});
+    at ^= 1;
+  }
+  const unsigned rungs = chips / 2;
+  if (rungs == 0) return hops;
+  const unsigned here = at / 2, there = to / 2;
+  unsigned steps_up = (there + rungs - here) % rungs, steps_down = (here + rungs - there) % rungs;
+  bool up = true;
+  if (torus) {
+    up = steps_up <= steps_down;
+  } else {
+    up = there >= here;
+    steps_up = there - here;
+    steps_down = here - there;
+  }
+  for (unsigned s = 0, n = up ? steps_up : steps_down; s < n; ++s) {
+    const unsigned next = up ? (at + 2) % chips : (at + chips - 2) % chips;
+    hops.push_back({up ? LadderHop::kUp : LadderHop::kDown, at, next});
+    at = next;
+  }
+  return hops;
+}
+
 LinkFabric::LinkFabric(const sc_core::sc_module_name& name, unsigned chips,
                        const IpuLinkConfig& config, double clock_hz)
     : sc_module(name),
@@ -68,7 +95,21 @@ LinkFabric::LinkFabric(const sc_core::sc_module_name& name, unsigned chips,
   }
   routes_.resize(size_t{chips} * chips);
   for (unsigned from = 0; from < chips; ++from)
-    for (unsigned to = 0; to < chips; ++to) routes_[from * chips + to] = find_route(from, to);
+    for (unsigned to = 0; to < chips; ++to)
+      for (const LadderHop& h : ladder_route(chips, torus_, from, to)) {
+        // Direction 0 carries a bundle's chip a to chip b: a rung's lower chip upwards, a
+        // column bundle upwards.
+        unsigned bundle = 0, direction = 0;
+        if (h.kind == LadderHop::kRung) {
+          bundle = static_cast<unsigned>(rung_[h.from]);
+          direction = bundles_[bundle].a == h.from ? 0 : 1;
+        } else {
+          const bool up = h.kind == LadderHop::kUp;
+          bundle = static_cast<unsigned>(up ? up_[h.from] : down_[h.from]);
+          direction = up ? 0 : 1;
+        }
+        routes_[from * chips + to].push_back({bundle, direction});
+      }
 }
 
 unsigned LinkFabric::add_bundle(Bundle::Kind kind, unsigned a, unsigned b, unsigned count,
@@ -83,33 +124,6 @@ unsigned LinkFabric::add_bundle(Bundle::Kind kind, unsigned a, unsigned b, unsig
   }
   bundles_.push_back(std::move(bundle));
   return static_cast<unsigned>(bundles_.size() - 1);
-}
-
-std::vector<LinkFabric::Hop> LinkFabric::find_route(unsigned from, unsigned to) const {
-  std::vector<Hop> hops;
-  unsigned at = from;
-  if ((at & 1) != (to & 1)) {  // the other column: cross the rung first
-    const unsigned bundle = static_cast<unsigned>(rung_[at]);
-    hops.push_back({bundle, bundles_[bundle].a == at ? 0u : 1u});
-    at ^= 1;
-  }
-  const unsigned rungs = chips_ / 2;
-  const unsigned here = at / 2, there = to / 2;
-  unsigned steps_up = (there + rungs - here) % rungs, steps_down = (here + rungs - there) % rungs;
-  bool up = true;
-  if (torus_) {
-    up = steps_up <= steps_down;
-  } else {
-    up = there >= here;
-    steps_up = there - here;
-    steps_down = here - there;
-  }
-  for (unsigned s = 0, n = up ? steps_up : steps_down; s < n; ++s) {
-    const unsigned bundle = static_cast<unsigned>(up ? up_[at] : down_[at]);
-    hops.push_back({bundle, up ? 0u : 1u});
-    at = up ? bundles_[bundle].b : bundles_[bundle].a;
-  }
-  return hops;
 }
 
 std::string LinkFabric::describe_route(unsigned from, unsigned to) const {

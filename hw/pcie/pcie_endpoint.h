@@ -31,9 +31,12 @@ namespace ipu::hw {
 
 class PcieEndpoint : public sc_core::sc_module {
  public:
-  tlm_utils::simple_target_socket<PcieEndpoint> mmio;                    // from the host
-  tlm_utils::simple_initiator_socket<PcieEndpoint> to_host;              // host memory
-  tlm_utils::multi_passthrough_initiator_socket<PcieEndpoint> to_tiles;  // bound in tile order
+  tlm_utils::simple_target_socket<PcieEndpoint> mmio;        // from the host
+  tlm_utils::simple_initiator_socket<PcieEndpoint> to_host;  // host memory
+  // Bound in tile order; a chip of a machine may have no tile with a program.
+  tlm_utils::multi_passthrough_initiator_socket<PcieEndpoint, 32, tlm::tlm_base_protocol_types, 0,
+                                                sc_core::SC_ZERO_OR_MORE_BOUND>
+      to_tiles;
   sc_core::sc_event interrupt;  // notified when INT_CAUSE & INT_ENABLE becomes non-zero
 
   // Register offsets (the map above).

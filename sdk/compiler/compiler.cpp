@@ -15,6 +15,8 @@
 #include <sstream>
 
 #include "firmware/include/ipu_program.h"
+#include "hw/sync/sync_network.h"
+#include "sdk/compiler/exchange_schedule.h"
 #include "sdk/image/elf_writer.h"
 
 namespace ipu::sdk {
@@ -88,91 +90,231 @@ void place(std::vector<uint8_t>& out, size_t offset, const std::vector<T>& items
   if (!items.empty()) std::memcpy(out.data() + offset, items.data(), sizeof(T) * items.size());
 }
 
-// ---- exchange schedule ----
+// The collectives' reduction codelets (firmware/codelets/collectives.c), added to a graph whose
+// program has a collective: acc[i] = acc[i] <op> data[i], and acc[i] *= k for the mean.
+void add_collective_codelets(Graph& g) {
+  const std::string file = std::string(IPU_CODELET_DIR) + "/collectives.c";
+  for (DType type : {DType::kF32, DType::kI32})
+    for (const char* op : {"sum", "max"})
+      g.add_codelet(fmt::format("ipu_ring_{}_{}", op, dtype_name(type)), file,
+                    {{"acc", FieldKind::kInOut, type},
+                     {"data", FieldKind::kInput, type},
+                     {"n", FieldKind::kScalar, DType::kU32}});
+  g.add_codelet("ipu_ring_scale_f32", file,
+                {{"acc", FieldKind::kInOut, DType::kF32},
+                 {"n", FieldKind::kScalar, DType::kU32},
+                 {"k", FieldKind::kScalar, DType::kU32}});
+}
 
-struct Transfer {
-  unsigned source_tile;
-  uint32_t source_address;
-  uint32_t words;
-  std::vector<std::pair<unsigned, uint32_t>> destinations;  // (tile, address)
-};
+bool is_collective(const Program& p) {
+  return p.kind == Program::Kind::kAllReduce || p.kind == Program::Kind::kReduceScatter ||
+         p.kind == Program::Kind::kAllGather;
+}
 
-struct TileActions {
-  std::vector<ipu_action> actions;
-  uint32_t action_free = 0, send_free = 0, receive_free = 0;
-};
+bool has_collective(const Program& p) {
+  return is_collective(p) || std::any_of(p.body.begin(), p.body.end(), has_collective);
+}
 
-struct Schedule {
-  std::map<unsigned, TileActions> tiles;
-  uint32_t end = 0;
-};
+// One compilation: the graph (with the collectives' buffers and codelets added), its memory
+// and the per-tile control programs of every tile of every replica (machine tiles).
+class Compilation {
+ public:
+  Compilation(const Graph& graph, const CompileOptions& options)
+      : graph_(graph),
+        options_(options),
+        replicas_(graph.replicas()),
+        replica_tiles_(graph.tiles()),
+        scheduler_(graph.target().machine,
+                   {options.action_gap, options.receive_setup, options.action_slack}) {}
 
-}  // namespace
+  Executable run(const Program& program);
 
-Executable compile(const Graph& graph, const Program& program, const CompileOptions& options) {
-  const hw::ChipConfig& chip = graph.target().chip;
-  Executable exe;
-  exe.chip = chip;
-  exe.streams = graph.streams();
-
-  // 1. Validate tensors and the program.
-  for (const TensorInfo& t : graph.tensors()) exe.tensor_info[t.name] = t;
-  auto require_mapped = [&](Tensor t, const char* role) {
-    const TensorInfo& i = graph.tensor(t);
-    if (i.mapping.empty())
-      throw GraphError(fmt::format("{} tensor '{}' is not mapped to any tile", role, i.name));
-    return &i;
+ private:
+  unsigned machine_tile(unsigned replica, unsigned tile) const {
+    return replica * replica_tiles_ + tile;
+  }
+  const TensorInfo& info(Tensor t) const { return graph_.tensor(t); }
+  const TensorInfo* require_mapped(Tensor t, const char* role) const;
+  void check(const Program& p) const;
+  void add_ring_buffers(const Program& p);
+  void build_firmware_image();
+  void allocate_tensors();
+  // (graph tile, address) of element `index` of `t`.
+  std::pair<unsigned, uint32_t> address_of(Tensor t, size_t index) const;
+  void add_vertex(unsigned tile, const std::string& codelet, const std::vector<uint32_t>& state,
+                  unsigned workers, unsigned compute_set);
+  void add_graph_vertices();
+  void emit_all(uint32_t op, uint32_t a, uint32_t b, uint32_t c);
+  void lower(const Program& p);
+  void execute(unsigned compute_set);
+  void exchange(const std::vector<Transfer>& transfers);
+  // Transfers moving `count` elements of `source` from element `source_begin` on replica
+  // `from` to `destination` from `destination_begin` on replica `to`.
+  void add_transfers(std::vector<Transfer>& out, Tensor source, size_t source_begin, unsigned from,
+                     Tensor destination, size_t destination_begin, unsigned to, size_t count) const;
+  // The collectives, as ring steps.
+  struct RingPart {
+    std::vector<unsigned> order;  // replicas round the ring
+    size_t begin_fraction;        // 0: the first half of each chunk (or all of it), 1: the second
   };
-  std::function<void(const Program&)> check = [&](const Program& p) {
-    switch (p.kind) {
-      case Program::Kind::kBroadcast: {
-        const TensorInfo *s = require_mapped(p.source, "Broadcast source"),
-                         *d = require_mapped(p.destination, "Broadcast destination");
-        if (d->elements % s->elements != 0 || s->type != d->type)
-          throw GraphError(fmt::format(
-              "Broadcast from '{}' ({} x {}) to '{}' ({} x {}): the destination is not a "
-              "whole number of source-sized chunks of the same type",
-              s->name, s->elements, dtype_name(s->type), d->name, d->elements,
-              dtype_name(d->type)));
-        break;
-      }
-      case Program::Kind::kCopy: {
-        const TensorInfo *s = require_mapped(p.source, "Copy source"),
-                         *d = require_mapped(p.destination, "Copy destination");
-        if (s->elements != d->elements || s->type != d->type)
-          throw GraphError(fmt::format(
-              "Copy from '{}' ({} x {}) to '{}' ({} x {}): shapes or types differ", s->name,
-              s->elements, dtype_name(s->type), d->name, d->elements, dtype_name(d->type)));
-        break;
-      }
-      case Program::Kind::kHostWrite:
-      case Program::Kind::kHostRead: {
-        const bool write = p.kind == Program::Kind::kHostWrite;
-        const auto st = graph.streams().find(p.stream);
-        if (st == graph.streams().end())
-          throw GraphError(fmt::format("unknown stream '{}'", p.stream));
-        const TensorInfo* t =
-            require_mapped(write ? p.destination : p.source, write ? "HostWrite" : "HostRead");
-        if ((st->second.direction == StreamDirection::kHostToDevice) != write)
-          throw GraphError(fmt::format("stream '{}' goes the other way", p.stream));
-        if (st->second.elements != t->elements || st->second.type != t->type)
-          throw GraphError(fmt::format("stream '{}' ({} x {}) does not match tensor '{}' ({} x {})",
-                                       p.stream, st->second.elements, dtype_name(st->second.type),
-                                       t->name, t->elements, dtype_name(t->type)));
-        break;
-      }
-      case Program::Kind::kExecute:
-        if (p.compute_set.id >= graph.compute_sets().size())
-          throw GraphError("Execute of an unknown compute set");
-        break;
-      default: break;
+  std::vector<RingPart> ring_parts(CollectiveOptions options) const;
+  std::vector<unsigned> ring_order() const;
+  // Elements [first, second) of chunk `chunk` (of `elements` split into replicas) that `part`
+  // carries.
+  std::pair<size_t, size_t> part_range(size_t elements, unsigned chunk, const RingPart& part,
+                                       size_t parts) const;
+  void reduce_scatter(Tensor data, Tensor acc, CollectiveOp op, CollectiveOptions options);
+  void all_reduce(const Program& p);
+  void reduce_scatter(const Program& p);
+  void all_gather(const Program& p);
+  void lay_out();
+  void write_image();
+  void write_manifest();
+
+  Graph graph_;
+  const CompileOptions& options_;
+  unsigned replicas_, replica_tiles_;
+  ExchangeScheduler scheduler_;
+  Executable exe_;
+  ElfImage firmware_;
+  uint32_t heap_start_ = 0, heap_end_ = 0;
+  std::map<unsigned, unsigned> ring_buffer_;          // tensor id -> its collectives' accumulator
+  std::set<unsigned> active_;                         // graph tiles with a tensor or a vertex
+  std::set<unsigned> tiles_;                          // their machine tiles, in every replica
+  std::map<unsigned, TileMemory> memory_;             // per machine tile
+  std::map<unsigned, std::vector<uint8_t>> initial_;  // image bytes above __heap_start
+  std::map<unsigned, std::vector<ipu_vertex>> vertices_;
+  std::map<unsigned, std::map<unsigned, std::pair<uint32_t, uint32_t>>> cs_range_;
+  unsigned compute_sets_ = 0;  // the graph's, then the collectives' own
+  std::map<unsigned, std::vector<ipu_step>> steps_;
+  std::map<unsigned, std::vector<ipu_action>> actions_;
+  std::map<unsigned, std::vector<uint32_t>> dest_lists_;
+  unsigned host_transfer_ids_ = 0;
+};
+
+const TensorInfo* Compilation::require_mapped(Tensor t, const char* role) const {
+  const TensorInfo& i = info(t);
+  if (i.mapping.empty())
+    throw GraphError(fmt::format("{} tensor '{}' is not mapped to any tile", role, i.name));
+  return &i;
+}
+
+void Compilation::check(const Program& p) const {
+  const auto same_size = [&](const char* what, const TensorInfo* s, const TensorInfo* d,
+                             size_t factor_s, size_t factor_d) {
+    if (s->elements * factor_s != d->elements * factor_d || s->type != d->type)
+      throw GraphError(fmt::format(
+          "{} from '{}' ({} x {}) to '{}' ({} x {}): {}", what, s->name, s->elements,
+          dtype_name(s->type), d->name, d->elements, dtype_name(d->type),
+          factor_s == factor_d ? std::string("shapes or types differ")
+          : factor_s > factor_d
+              ? fmt::format("the destination must have {} times the source's elements "
+                            "(one chunk per replica), of the same type",
+                            factor_s)
+              : fmt::format("the source must have {} times the destination's elements (one "
+                            "chunk per replica), of the same type",
+                            factor_d)));
+  };
+  const auto collective_type = [&](const char* what, const TensorInfo* t, CollectiveOp op) {
+    if (t->type != DType::kF32 && t->type != DType::kI32)
+      throw GraphError(fmt::format("{} of '{}' ({}): collectives reduce f32 or i32 tensors", what,
+                                   t->name, dtype_name(t->type)));
+    if (op == CollectiveOp::kMean && t->type != DType::kF32)
+      throw GraphError(fmt::format("{} of '{}' ({}): a mean needs an f32 tensor", what, t->name,
+                                   dtype_name(t->type)));
+  };
+  switch (p.kind) {
+    case Program::Kind::kBroadcast: {
+      const TensorInfo *s = require_mapped(p.source, "Broadcast source"),
+                       *d = require_mapped(p.destination, "Broadcast destination");
+      if (d->elements % s->elements != 0 || s->type != d->type)
+        throw GraphError(fmt::format(
+            "Broadcast from '{}' ({} x {}) to '{}' ({} x {}): the destination is not a "
+            "whole number of source-sized chunks of the same type",
+            s->name, s->elements, dtype_name(s->type), d->name, d->elements, dtype_name(d->type)));
+      break;
     }
-    for (const Program& c : p.body) check(c);
-  };
-  check(program);
+    case Program::Kind::kCopy:
+      same_size("Copy", require_mapped(p.source, "Copy source"),
+                require_mapped(p.destination, "Copy destination"), 1, 1);
+      break;
+    case Program::Kind::kCrossReplicaCopy: {
+      same_size("CrossReplicaCopy", require_mapped(p.source, "CrossReplicaCopy source"),
+                require_mapped(p.destination, "CrossReplicaCopy destination"), 1, 1);
+      std::vector<bool> seen(replicas_, false);
+      if (p.replica_map.size() != replicas_)
+        throw GraphError(fmt::format(
+            "CrossReplicaCopy from '{}': the replica map has {} entries for {} replicas",
+            info(p.source).name, p.replica_map.size(), replicas_));
+      for (size_t r = 0; r < p.replica_map.size(); ++r) {
+        const unsigned to = p.replica_map[r];
+        if (to >= replicas_ || seen[to])
+          throw GraphError(fmt::format(
+              "CrossReplicaCopy from '{}': replica {} sends to replica {}, {} (the map must be "
+              "a permutation of replicas 0-{})",
+              info(p.source).name, r, to, to >= replicas_ ? "which does not exist" : "twice",
+              replicas_ - 1));
+        seen[to] = true;
+      }
+      break;
+    }
+    case Program::Kind::kAllReduce:
+      collective_type("AllReduce", require_mapped(p.source, "AllReduce"), p.op);
+      break;
+    case Program::Kind::kReduceScatter: {
+      const TensorInfo* s = require_mapped(p.source, "ReduceScatter source");
+      collective_type("ReduceScatter", s, p.op);
+      same_size("ReduceScatter", s, require_mapped(p.destination, "ReduceScatter destination"), 1,
+                replicas_);
+      break;
+    }
+    case Program::Kind::kAllGather: {
+      const TensorInfo* s = require_mapped(p.source, "AllGather source");
+      collective_type("AllGather", s, CollectiveOp::kSum);
+      same_size("AllGather", s, require_mapped(p.destination, "AllGather destination"), replicas_,
+                1);
+      break;
+    }
+    case Program::Kind::kHostWrite:
+    case Program::Kind::kHostRead: {
+      const bool write = p.kind == Program::Kind::kHostWrite;
+      const auto st = graph_.streams().find(p.stream);
+      if (st == graph_.streams().end())
+        throw GraphError(fmt::format("unknown stream '{}'", p.stream));
+      const TensorInfo* t =
+          require_mapped(write ? p.destination : p.source, write ? "HostWrite" : "HostRead");
+      if ((st->second.direction == StreamDirection::kHostToDevice) != write)
+        throw GraphError(fmt::format("stream '{}' goes the other way", p.stream));
+      if (st->second.elements != t->elements || st->second.type != t->type)
+        throw GraphError(fmt::format("stream '{}' ({} x {}) does not match tensor '{}' ({} x {})",
+                                     p.stream, st->second.elements, dtype_name(st->second.type),
+                                     t->name, t->elements, dtype_name(t->type)));
+      break;
+    }
+    case Program::Kind::kExecute:
+      if (p.compute_set.id >= graph_.compute_sets().size())
+        throw GraphError("Execute of an unknown compute set");
+      break;
+    default: break;
+  }
+  for (const Program& c : p.body) check(c);
+}
 
-  // 2. Firmware.
-  std::string dir = options.work_dir;
+void Compilation::add_ring_buffers(const Program& p) {
+  if ((p.kind == Program::Kind::kAllReduce || p.kind == Program::Kind::kReduceScatter) &&
+      replicas_ > 1 && ring_buffer_.count(p.source.id) == 0) {
+    // The accumulator lies beside the data, piece for piece: a ring step's words land on the
+    // tile that adds them.
+    const TensorInfo data = info(p.source);
+    const Tensor acc = graph_.add_variable(data.type, data.shape, data.name + ".ring");
+    graph_.set_tile_mapping(acc, data.mapping);
+    ring_buffer_[p.source.id] = acc.id;
+  }
+  for (const Program& c : p.body) add_ring_buffers(c);
+}
+
+void Compilation::build_firmware_image() {
+  std::string dir = options_.work_dir;
   if (dir.empty()) {
     char tmpl[] = "/tmp/ipu-compile-XXXXXX";
     if (mkdtemp(tmpl) == nullptr) throw CompileError("cannot create a build directory under /tmp");
@@ -180,338 +322,477 @@ Executable compile(const Graph& graph, const Program& program, const CompileOpti
   } else {
     mkdir(dir.c_str(), 0755);
   }
-  const ElfImage firmware = read_elf(build_firmware(graph, dir));
+  firmware_ = read_elf(build_firmware(graph_, dir));
   const auto symbol = [&](const std::string& name) {
-    const auto it = firmware.symbols.find(name);
-    if (it == firmware.symbols.end())
+    const auto it = firmware_.symbols.find(name);
+    if (it == firmware_.symbols.end())
       throw CompileError(fmt::format(
           "the firmware defines no symbol '{}' (is the codelet's C function named so?)", name));
     return it->second;
   };
-  const uint32_t heap_start = symbol("__heap_start"), heap_end = symbol("__heap_end");
+  heap_start_ = symbol("__heap_start");
+  heap_end_ = symbol("__heap_end");
+  for (const auto& [name, c] : graph_.codelets()) symbol(name);
+}
 
-  // Active tiles: any tensor or vertex.
-  std::set<unsigned> active;
-  for (const TensorInfo& t : graph.tensors())
-    for (const Interval& m : t.mapping) active.insert(m.tile);
-  for (const VertexInfo& v : graph.vertices()) active.insert(v.tile);
-  if (active.empty()) throw GraphError("the graph places nothing on any tile");
-
-  // 3. Memory: header first, then tensors.
-  std::map<unsigned, TileMemory> memory;
-  for (unsigned t : active) {
-    memory[t].next = heap_start;
-    memory[t].top = memory[t].limit = heap_end & ~7u;
-    memory[t].allocate(sizeof(ipu_tile_program), "control program header");
+void Compilation::allocate_tensors() {
+  for (const TensorInfo& t : graph_.tensors())
+    for (const Interval& m : t.mapping) active_.insert(m.tile);
+  for (const VertexInfo& v : graph_.vertices()) active_.insert(v.tile);
+  if (active_.empty()) throw GraphError("the graph places nothing on any tile");
+  // Header first, then tensors: the same on every replica, so placements hold for all.
+  std::map<unsigned, TileMemory> layout;
+  for (unsigned t : active_) {
+    layout[t].next = heap_start_;
+    layout[t].top = layout[t].limit = heap_end_ & ~7u;
+    layout[t].allocate(sizeof(ipu_tile_program), "control program header");
   }
-  std::map<unsigned, std::vector<uint8_t>> initial;  // constant bytes by tile address offset
-  for (const TensorInfo& t : graph.tensors()) {
+  for (const TensorInfo& t : graph_.tensors()) {
     for (const Interval& m : t.mapping) {
       const uint32_t bytes = static_cast<uint32_t>((m.end - m.begin) * dtype_size(t.type));
       const std::string what = fmt::format("tensor '{}' [{}, {})", t.name, m.begin, m.end);
       const uint32_t address = t.initial.empty()
-                                   ? memory[m.tile].allocate_top((bytes + 3) & ~3u, what)
-                                   : memory[m.tile].allocate((bytes + 3) & ~3u, what);
-      exe.tensors[t.name].push_back({m.tile, m.begin, m.end, address});
+                                   ? layout[m.tile].allocate_top((bytes + 3) & ~3u, what)
+                                   : layout[m.tile].allocate((bytes + 3) & ~3u, what);
+      exe_.tensors[t.name].push_back({m.tile, m.begin, m.end, address});
     }
   }
-  auto address_of = [&](const Region& r) -> std::pair<unsigned, uint32_t> {
-    const TensorInfo& t = graph.tensor(r.tensor);
-    for (const Placement& p : exe.tensors.at(t.name))
-      if (r.begin >= p.begin && r.begin < p.end)
-        return {p.tile,
-                p.address + static_cast<uint32_t>((r.begin - p.begin) * dtype_size(t.type))};
-    throw GraphError(fmt::format("element {} of tensor '{}' is not mapped", r.begin, t.name));
-  };
-
-  // 4. Vertices and their states.
-  std::map<unsigned, std::vector<ipu_vertex>> vertices;  // per tile
-  std::map<unsigned, std::map<unsigned, std::pair<uint32_t, uint32_t>>>
-      cs_range;  // tile -> cs -> (first, count)
-  for (size_t cs = 0; cs < graph.compute_sets().size(); ++cs) {
-    for (const VertexInfo& v : graph.vertices()) {
-      if (v.compute_set != cs) continue;
-      const CodeletInfo& c = graph.codelets().at(v.codelet);
-      std::vector<uint32_t> state;
-      for (const Field& f : c.fields) {
-        const Binding& b = v.fields.at(f.name);
-        state.push_back(std::holds_alternative<uint32_t>(b)
-                            ? std::get<uint32_t>(b)
-                            : address_of(std::get<Region>(b)).second);
-      }
-      const uint32_t at = memory[v.tile].allocate(static_cast<uint32_t>(4 * state.size()),
-                                                  fmt::format("vertex state ({})", v.codelet));
-      auto& bytes = initial[v.tile];
-      const uint32_t offset = at - heap_start;
-      if (bytes.size() < offset + 4 * state.size()) bytes.resize(offset + 4 * state.size());
-      place(bytes, offset, state);
-      auto& range = cs_range[v.tile][static_cast<unsigned>(cs)];
-      if (range.second == 0) range.first = static_cast<uint32_t>(vertices[v.tile].size());
-      // A six-worker vertex is six table entries sharing one state: the runtime starts each.
-      for (unsigned w = 0; w < v.workers; ++w) {
-        ++range.second;
-        vertices[v.tile].push_back({symbol(v.codelet), at});
-      }
+  for (unsigned r = 0; r < replicas_; ++r)
+    for (unsigned t : active_) {
+      tiles_.insert(machine_tile(r, t));
+      memory_[machine_tile(r, t)] = layout[t];
     }
-  }
+}
 
-  // 5. Lower the program to steps; schedule each Copy.
-  struct TileSteps {
-    std::vector<ipu_step> steps;
-    std::vector<ipu_action> actions;
-  };
-  std::map<unsigned, TileSteps> lowered;
-  std::map<unsigned, std::vector<uint32_t>>
-      dest_lists;  // words of {count, tiles...} lists per tile
-  auto emit_all = [&](uint32_t op, uint32_t a, uint32_t b, uint32_t c) {
-    for (unsigned t : active) lowered[t].steps.push_back({op, a, b, c});
-  };
-  unsigned transfers_ids = 0;
-  std::function<void(const Program&)> lower = [&](const Program& p) {
-    switch (p.kind) {
-      case Program::Kind::kSequence:
-        for (const Program& c : p.body) lower(c);
-        break;
-      case Program::Kind::kExecute:
-        for (unsigned t : active) {
-          const auto& ranges = cs_range[t];
-          const auto r = ranges.find(p.compute_set.id);
-          lowered[t].steps.push_back({IPU_STEP_EXECUTE, r == ranges.end() ? 0 : r->second.first,
-                                      r == ranges.end() ? 0 : r->second.second, 0});
+std::pair<unsigned, uint32_t> Compilation::address_of(Tensor t, size_t index) const {
+  const TensorInfo& i = info(t);
+  for (const Placement& p : exe_.tensors.at(i.name))
+    if (index >= p.begin && index < p.end)
+      return {p.tile, p.address + static_cast<uint32_t>((index - p.begin) * dtype_size(i.type))};
+  throw GraphError(fmt::format("element {} of tensor '{}' is not mapped", index, i.name));
+}
+
+void Compilation::add_vertex(unsigned tile, const std::string& codelet,
+                             const std::vector<uint32_t>& state, unsigned workers,
+                             unsigned compute_set) {
+  const uint32_t at = memory_[tile].allocate(static_cast<uint32_t>(4 * state.size()),
+                                             fmt::format("vertex state ({})", codelet));
+  auto& bytes = initial_[tile];
+  const uint32_t offset = at - heap_start_;
+  if (bytes.size() < offset + 4 * state.size()) bytes.resize(offset + 4 * state.size());
+  place(bytes, offset, state);
+  auto& range = cs_range_[tile][compute_set];
+  if (range.second == 0) range.first = static_cast<uint32_t>(vertices_[tile].size());
+  // A six-worker vertex is six table entries sharing one state: the runtime starts each.
+  for (unsigned w = 0; w < workers; ++w) {
+    ++range.second;
+    vertices_[tile].push_back({firmware_.symbols.at(codelet), at});
+  }
+}
+
+void Compilation::add_graph_vertices() {
+  compute_sets_ = static_cast<unsigned>(graph_.compute_sets().size());
+  for (unsigned r = 0; r < replicas_; ++r)
+    for (unsigned cs = 0; cs < compute_sets_; ++cs)
+      for (const VertexInfo& v : graph_.vertices()) {
+        if (v.compute_set != cs) continue;
+        std::vector<uint32_t> state;
+        for (const Field& f : graph_.codelets().at(v.codelet).fields) {
+          const Binding& b = v.fields.at(f.name);
+          if (std::holds_alternative<uint32_t>(b)) {
+            state.push_back(std::get<uint32_t>(b));
+          } else {
+            const Region& region = std::get<Region>(b);
+            state.push_back(address_of(region.tensor, region.begin).second);
+          }
         }
-        break;
-      case Program::Kind::kSync:
-        emit_all(IPU_STEP_SYNC, 0, 0, 0);
-        ++exe.supersteps;
-        break;
-      case Program::Kind::kRepeat: {
-        const uint32_t begin = static_cast<uint32_t>(lowered[*active.begin()].steps.size());
-        emit_all(IPU_STEP_REPEAT, p.count, 0, 0);
-        for (const Program& c : p.body) lower(c);
-        emit_all(IPU_STEP_REPEAT_END, begin, 0, 0);
-        const uint32_t after = static_cast<uint32_t>(lowered[*active.begin()].steps.size());
-        for (unsigned t : active) lowered[t].steps[begin].b = after;
-        break;
+        add_vertex(machine_tile(r, v.tile), v.codelet, state, v.workers, cs);
       }
-      case Program::Kind::kHostWrite:
-      case Program::Kind::kHostRead: {
-        const bool write = p.kind == Program::Kind::kHostWrite;
-        const unsigned id = transfers_ids++;
-        exe.host_transfers.push_back(
-            {id, p.stream, write, graph.tensor(write ? p.destination : p.source).name});
-        emit_all(IPU_STEP_HOST_SYNC, id, 0, 0);
-        ++exe.supersteps;
-        break;
+}
+
+void Compilation::emit_all(uint32_t op, uint32_t a, uint32_t b, uint32_t c) {
+  for (unsigned t : tiles_) steps_[t].push_back({op, a, b, c});
+}
+
+void Compilation::execute(unsigned compute_set) {
+  for (unsigned t : tiles_) {
+    const auto& ranges = cs_range_[t];
+    const auto r = ranges.find(compute_set);
+    steps_[t].push_back({IPU_STEP_EXECUTE, r == ranges.end() ? 0 : r->second.first,
+                         r == ranges.end() ? 0 : r->second.second, 0});
+  }
+}
+
+void Compilation::exchange(const std::vector<Transfer>& transfers) {
+  PhaseSchedule phase = scheduler_.schedule(transfers, tiles_);
+  for (unsigned t : tiles_) {
+    auto& acts = phase.actions[t];
+    steps_[t].push_back({phase.crosses_chips ? IPU_STEP_EXCHANGE_EXTERNAL : IPU_STEP_EXCHANGE,
+                         static_cast<uint32_t>(actions_[t].size()),
+                         static_cast<uint32_t>(acts.size()), phase.end});
+    actions_[t].insert(actions_[t].end(), acts.begin(), acts.end());
+    auto& lists = phase.dest_lists[t];
+    dest_lists_[t].insert(dest_lists_[t].end(), lists.begin(), lists.end());
+  }
+  exe_.exchange_sends += phase.sends;
+  exe_.exchange_destinations += phase.destinations;
+  exe_.inter_chip_sends += phase.inter_chip_sends;
+  exe_.external_exchanges += phase.crosses_chips ? 1 : 0;
+  ++exe_.supersteps;
+}
+
+void Compilation::add_transfers(std::vector<Transfer>& out, Tensor source, size_t source_begin,
+                                unsigned from, Tensor destination, size_t destination_begin,
+                                unsigned to, size_t count) const {
+  const TensorInfo& s = info(source);
+  const size_t size = dtype_size(s.type);
+  const auto& sp = exe_.tensors.at(s.name);
+  const auto& dp = exe_.tensors.at(info(destination).name);
+  // In element offsets from the start of the range: [lo, hi) on both a and b.
+  for (const Placement& a : sp) {
+    const size_t a_lo = std::max(a.begin, source_begin),
+                 a_hi = std::min(a.end, source_begin + count);
+    if (a_lo >= a_hi) continue;
+    for (const Placement& b : dp) {
+      const size_t b_lo = std::max(b.begin, destination_begin),
+                   b_hi = std::min(b.end, destination_begin + count);
+      if (b_lo >= b_hi) continue;
+      const size_t lo = std::max(a_lo - source_begin, b_lo - destination_begin);
+      const size_t hi = std::min(a_hi - source_begin, b_hi - destination_begin);
+      if (lo >= hi) continue;
+      const uint32_t at = a.address + static_cast<uint32_t>((source_begin + lo - a.begin) * size);
+      const unsigned source_tile = machine_tile(from, a.tile), tile = machine_tile(to, b.tile);
+      const uint32_t address =
+          b.address + static_cast<uint32_t>((destination_begin + lo - b.begin) * size);
+      const uint32_t words = static_cast<uint32_t>(((hi - lo) * size + 3) / 4);
+      // Multicast: the same source words to another receiver join one send.
+      auto same = std::find_if(out.begin(), out.end(), [&](const Transfer& x) {
+        return x.source_tile == source_tile && x.source_address == at && x.words == words &&
+               std::none_of(x.destinations.begin(), x.destinations.end(),
+                            [&](const auto& d) { return d.first == tile; });
+      });
+      if (same != out.end())
+        same->destinations.emplace_back(tile, address);
+      else
+        out.push_back({source_tile, at, words, {{tile, address}}});
+    }
+  }
+}
+
+std::vector<unsigned> Compilation::ring_order() const {
+  // One chip per replica: up the even column of the ladder and down the odd one, so that
+  // every step of the ring crosses one IPU-Link bundle. Replicas of several chips go in order.
+  std::vector<unsigned> order;
+  if (graph_.target().replica_chips() == 1 && replicas_ > 2) {
+    for (unsigned r = 0; r < replicas_; r += 2) order.push_back(r);
+    for (unsigned r = replicas_; r-- > 0;)
+      if (r % 2 == 1) order.push_back(r);
+  } else {
+    for (unsigned r = 0; r < replicas_; ++r) order.push_back(r);
+  }
+  return order;
+}
+
+std::vector<Compilation::RingPart> Compilation::ring_parts(CollectiveOptions options) const {
+  std::vector<unsigned> order = ring_order();
+  if (options.algorithm == CollectiveAlgorithm::kRing) return {{order, 0}};
+  std::vector<unsigned> reverse(order.rbegin(), order.rend());
+  return {{order, 0}, {reverse, 1}};
+}
+
+std::pair<size_t, size_t> Compilation::part_range(size_t elements, unsigned chunk,
+                                                  const RingPart& part, size_t parts) const {
+  const size_t begin = elements * chunk / replicas_, end = elements * (chunk + 1) / replicas_;
+  if (parts == 1) return {begin, end};
+  const size_t middle = begin + (end - begin) / 2;
+  return part.begin_fraction == 0 ? std::make_pair(begin, middle) : std::make_pair(middle, end);
+}
+
+// Ring reduce-scatter into `acc`: at step s the replica at ring position p sends the chunk of
+// position p - s - 1 (from `data` at the first step, from `acc` after) to position p + 1, which
+// adds its own `data` to it; after replicas - 1 steps replica r's acc holds chunk r reduced.
+void Compilation::reduce_scatter(Tensor data, Tensor acc, CollectiveOp op,
+                                 CollectiveOptions options) {
+  const TensorInfo& d = info(data);
+  const auto parts = ring_parts(options);
+  const unsigned R = replicas_;
+  const std::string codelet =
+      fmt::format("ipu_ring_{}_{}", op == CollectiveOp::kMax ? "max" : "sum", dtype_name(d.type));
+  for (unsigned s = 0; s + 1 < R; ++s) {
+    std::vector<Transfer> transfers;
+    std::vector<std::tuple<unsigned, size_t, size_t>> adds;  // (replica, begin, end)
+    for (const RingPart& part : parts)
+      for (unsigned p = 0; p < R; ++p) {
+        const unsigned from = part.order[p], to = part.order[(p + 1) % R];
+        const unsigned chunk = part.order[(p + 2 * R - s - 1) % R];
+        const auto [lo, hi] = part_range(d.elements, chunk, part, parts.size());
+        if (lo == hi) continue;
+        add_transfers(transfers, s == 0 ? data : acc, lo, from, acc, lo, to, hi - lo);
+        adds.emplace_back(to, lo, hi);
       }
-      case Program::Kind::kCopy:
-      case Program::Kind::kBroadcast: {
-        // Split into (source tile, destination tile) runs that are contiguous on both sides; a
-        // broadcast does so once per source-sized chunk of the destination.
-        const TensorInfo& s = graph.tensor(p.source);
-        const size_t size = dtype_size(s.type);
-        std::vector<Transfer> transfers;
-        const auto& sp = exe.tensors.at(s.name);
-        const auto& dp = exe.tensors.at(graph.tensor(p.destination).name);
-        const size_t chunks = graph.tensor(p.destination).elements / s.elements;
+    exchange(transfers);
+    const unsigned cs = compute_sets_++;
+    for (const auto& [replica, lo, hi] : adds)
+      for (const Placement& piece : exe_.tensors.at(d.name)) {
+        const size_t b = std::max(piece.begin, lo), e = std::min(piece.end, hi);
+        if (b >= e) continue;
+        add_vertex(
+            machine_tile(replica, piece.tile), codelet,
+            {address_of(acc, b).second, address_of(data, b).second, static_cast<uint32_t>(e - b)},
+            6, cs);
+      }
+    execute(cs);
+  }
+  if (op == CollectiveOp::kMean) {
+    const unsigned cs = compute_sets_++;
+    const float inverse = 1.0f / static_cast<float>(R);
+    uint32_t k = 0;
+    std::memcpy(&k, &inverse, 4);
+    for (unsigned r = 0; r < R; ++r) {
+      const size_t lo = d.elements * r / R, hi = d.elements * (r + 1) / R;
+      for (const Placement& piece : exe_.tensors.at(d.name)) {
+        const size_t b = std::max(piece.begin, lo), e = std::min(piece.end, hi);
+        if (b >= e) continue;
+        add_vertex(machine_tile(r, piece.tile), "ipu_ring_scale_f32",
+                   {address_of(acc, b).second, static_cast<uint32_t>(e - b), k}, 6, cs);
+      }
+    }
+    execute(cs);
+  }
+}
+
+void Compilation::all_reduce(const Program& p) {
+  if (replicas_ == 1) return;  // the reduction over one replica is the data itself
+  const Tensor data = p.source, acc{ring_buffer_.at(p.source.id)};
+  reduce_scatter(data, acc, p.op, p.collective);
+  // All-gather: at step s position p sends the chunk of position p - s (its own, from acc, at
+  // the first step, when it also copies it into its own data) to position p + 1's data.
+  const size_t elements = info(data).elements;
+  const auto parts = ring_parts(p.collective);
+  const unsigned R = replicas_;
+  for (unsigned s = 0; s + 1 < R; ++s) {
+    std::vector<Transfer> transfers;
+    for (const RingPart& part : parts)
+      for (unsigned q = 0; q < R; ++q) {
+        const unsigned from = part.order[q], to = part.order[(q + 1) % R];
+        const unsigned chunk = part.order[(q + R - s) % R];
+        const auto [lo, hi] = part_range(elements, chunk, part, parts.size());
+        if (lo == hi) continue;
+        if (s == 0) add_transfers(transfers, acc, lo, from, data, lo, from, hi - lo);
+        add_transfers(transfers, s == 0 ? acc : data, lo, from, data, lo, to, hi - lo);
+      }
+    exchange(transfers);
+  }
+}
+
+void Compilation::reduce_scatter(const Program& p) {
+  const size_t n = info(p.destination).elements;
+  Tensor reduced = p.source;
+  if (replicas_ > 1) {
+    reduced = Tensor{ring_buffer_.at(p.source.id)};
+    reduce_scatter(p.source, reduced, p.op, p.collective);
+  }
+  std::vector<Transfer> transfers;
+  for (unsigned r = 0; r < replicas_; ++r)
+    add_transfers(transfers, reduced, r * n, r, p.destination, 0, r, n);
+  exchange(transfers);
+}
+
+void Compilation::all_gather(const Program& p) {
+  const size_t n = info(p.source).elements;
+  const auto parts = ring_parts(p.collective);
+  const unsigned R = replicas_;
+  std::vector<Transfer> transfers;
+  if (R == 1) {
+    add_transfers(transfers, p.source, 0, 0, p.destination, 0, 0, n);
+    exchange(transfers);
+    return;
+  }
+  for (unsigned s = 0; s + 1 < R; ++s) {
+    transfers.clear();
+    for (const RingPart& part : parts)
+      for (unsigned q = 0; q < R; ++q) {
+        const unsigned from = part.order[q], to = part.order[(q + 1) % R];
+        const unsigned chunk = part.order[(q + R - s) % R];
+        // Halves of the gathered tensor, not of a chunk of it: each replica's `in` is split.
+        size_t lo = 0, hi = n;
+        if (parts.size() == 2) (part.begin_fraction == 0 ? hi : lo) = n / 2;
+        if (lo == hi) continue;
+        const size_t at = chunk * n + lo;
+        if (s == 0) {
+          add_transfers(transfers, p.source, lo, from, p.destination, at, from, hi - lo);
+          add_transfers(transfers, p.source, lo, from, p.destination, at, to, hi - lo);
+        } else {
+          add_transfers(transfers, p.destination, at, from, p.destination, at, to, hi - lo);
+        }
+      }
+    exchange(transfers);
+  }
+}
+
+void Compilation::lower(const Program& p) {
+  switch (p.kind) {
+    case Program::Kind::kSequence:
+      for (const Program& c : p.body) lower(c);
+      break;
+    case Program::Kind::kExecute: execute(p.compute_set.id); break;
+    case Program::Kind::kSync:
+      emit_all(IPU_STEP_SYNC, p.scope == SyncScope::kExternal ? hw::SyncNetwork::kExternal : 0, 0,
+               0);
+      ++exe_.supersteps;
+      break;
+    case Program::Kind::kRepeat: {
+      const unsigned first = *tiles_.begin();
+      const uint32_t begin = static_cast<uint32_t>(steps_[first].size());
+      emit_all(IPU_STEP_REPEAT, p.count, 0, 0);
+      for (const Program& c : p.body) lower(c);
+      emit_all(IPU_STEP_REPEAT_END, begin, 0, 0);
+      const uint32_t after = static_cast<uint32_t>(steps_[first].size());
+      for (unsigned t : tiles_) steps_[t][begin].b = after;
+      break;
+    }
+    case Program::Kind::kHostWrite:
+    case Program::Kind::kHostRead: {
+      const bool write = p.kind == Program::Kind::kHostWrite;
+      const unsigned id = host_transfer_ids_++;
+      exe_.host_transfers.push_back(
+          {id, p.stream, write, info(write ? p.destination : p.source).name});
+      emit_all(IPU_STEP_HOST_SYNC, id, 0, 0);
+      ++exe_.supersteps;
+      break;
+    }
+    case Program::Kind::kCopy:
+    case Program::Kind::kBroadcast:
+    case Program::Kind::kCrossReplicaCopy: {
+      // Runs contiguous on both the source and the destination tile; a broadcast makes them
+      // once per source-sized chunk of the destination.
+      const size_t n = info(p.source).elements;
+      const size_t chunks =
+          p.kind == Program::Kind::kBroadcast ? info(p.destination).elements / n : 1;
+      std::vector<Transfer> transfers;
+      for (unsigned r = 0; r < replicas_; ++r) {
+        const unsigned to = p.kind == Program::Kind::kCrossReplicaCopy ? p.replica_map[r] : r;
         for (size_t chunk = 0; chunk < chunks; ++chunk)
-          for (const Placement& a : sp)
-            for (const Placement& b : dp) {
-              const size_t shift =
-                  chunk * s.elements;  // destination element = source element + shift
-              const size_t lo = std::max(a.begin, b.begin > shift ? b.begin - shift : 0);
-              const size_t hi = std::min(a.end, b.end > shift ? b.end - shift : 0);
-              if (lo >= hi || b.end <= shift || b.begin >= shift + s.elements) continue;
-              const uint32_t from = a.address + static_cast<uint32_t>((lo - a.begin) * size);
-              const uint32_t to = b.address + static_cast<uint32_t>((lo + shift - b.begin) * size);
-              const uint32_t words = static_cast<uint32_t>(((hi - lo) * size + 3) / 4);
-              // Multicast: the same source words to another receiver join one send.
-              auto same = std::find_if(transfers.begin(), transfers.end(), [&](const Transfer& x) {
-                return x.source_tile == a.tile && x.source_address == from && x.words == words &&
-                       std::none_of(x.destinations.begin(), x.destinations.end(),
-                                    [&](const auto& d) { return d.first == b.tile; });
-              });
-              if (same != transfers.end())
-                same->destinations.emplace_back(b.tile, to);
-              else
-                transfers.push_back({a.tile, from, words, {{b.tile, to}}});
-            }
-        // Greedy schedule with the exchange's cost model (ChipConfig::exchange_latency).
-        Schedule sched;
-        const uint32_t gap = options.action_gap, setup = options.receive_setup;
-        for (unsigned t : active)
-          sched.tiles[t].action_free = gap;  // time to reach the action loop
-        std::vector<std::pair<unsigned, ipu_action>> copies;
-        for (const Transfer& x : transfers) {
-          // Even a tile's own data goes through the exchange (a tile can receive its own send):
-          // a word per cycle, where the supervisor would copy one every ~30 cycles.
-          TileActions& src = sched.tiles[x.source_tile];
-          uint32_t t = std::max(src.action_free, src.send_free);
-          for (const auto& [d, address] : x.destinations) {
-            const uint32_t lat = chip.exchange_latency(x.source_tile, d);
-            const TileActions& dst = sched.tiles[d];
-            if (d == x.source_tile) {
-              // Receiving its own send: the receive action comes first, a whole gap before the
-              // send, after the tile's previous action and previous transfer's last word.
-              t = std::max(
-                  {t, dst.action_free + gap, dst.receive_free + options.action_slack + gap});
-              continue;
-            }
-            const uint32_t need_setup =
-                dst.action_free + setup;  // receive action at arrival - setup
-            if (need_setup > lat + 1 && t < need_setup - lat - 1) t = need_setup - lat - 1;
-            // The receive action (listen + buffer) comes after the previous transfer's last word,
-            // and `setup` cycles before this transfer's first.
-            const uint32_t after_previous = dst.receive_free + options.action_slack + setup;
-            if (after_previous > lat + 1 && t < after_previous - lat - 1)
-              t = after_previous - lat - 1;
-          }
-          const uint32_t per_cycle = chip.exchange.words_per_cycle;
-          const uint32_t duration = (x.words + per_cycle - 1) / per_cycle;
-          for (const auto& [d, address] : x.destinations) {
-            const uint32_t lat = chip.exchange_latency(x.source_tile, d);
-            TileActions& dst = sched.tiles[d];
-            const uint32_t first_arrival = t + 1 + lat;
-            const uint32_t receive_at = d == x.source_tile ? t - gap : first_arrival - setup;
-            dst.actions.push_back(
-                {receive_at, IPU_ACTION_RECEIVE, x.source_tile, x.words, address, 0});
-            dst.action_free = receive_at + gap;
-            dst.receive_free = first_arrival + duration;
-            sched.end = std::max(sched.end, dst.receive_free);
-          }
-          std::vector<uint32_t> list{static_cast<uint32_t>(x.destinations.size())};
-          for (const auto& d : x.destinations) list.push_back(d.first);
-          auto& dl = dest_lists[x.source_tile];
-          dl.insert(dl.end(), list.begin(), list.end());
-          src.actions.push_back({t, IPU_ACTION_SEND, 0, x.words, x.source_address, 0});
-          ++exe.exchange_sends;
-          exe.exchange_destinations += static_cast<unsigned>(x.destinations.size());
-          src.action_free = t + gap;
-          src.send_free = t + 1 + duration;
-          sched.end = std::max(sched.end, src.action_free);
-        }
-        // Local copies run after the timed actions; their cost is counted into the end.
-        std::map<unsigned, uint32_t> copy_cycles;
-        for (auto& [tile, action] : copies) {
-          sched.tiles[tile].actions.push_back(action);
-          // The runtime's copy loop is 5 instructions a word (30 cycles); 48 leaves a margin.
-          copy_cycles[tile] += 48 * action.words + gap;
-        }
-        for (auto& [tile, c] : copy_cycles)
-          sched.end = std::max(sched.end, sched.tiles[tile].action_free + c);
-        sched.end += gap;
-        for (unsigned t : active) {
-          auto& acts = sched.tiles[t].actions;
-          std::stable_sort(acts.begin(), acts.end(), [](const ipu_action& a, const ipu_action& b) {
-            return a.kind != IPU_ACTION_COPY && (b.kind == IPU_ACTION_COPY || a.offset < b.offset);
-          });
-          auto& out = lowered[t];
-          out.steps.push_back({IPU_STEP_EXCHANGE, static_cast<uint32_t>(out.actions.size()),
-                               static_cast<uint32_t>(acts.size()), sched.end});
-          out.actions.insert(out.actions.end(), acts.begin(), acts.end());
-        }
-        ++exe.supersteps;
-        break;
+          add_transfers(transfers, p.source, 0, r, p.destination, chunk * n, to, n);
       }
+      exchange(transfers);
+      break;
     }
-  };
-  lower(program);
-  emit_all(IPU_STEP_END, 0, 0, 0);
+    case Program::Kind::kAllReduce: all_reduce(p); break;
+    case Program::Kind::kReduceScatter: reduce_scatter(p); break;
+    case Program::Kind::kAllGather: all_gather(p); break;
+  }
+}
 
-  // Destination lists: each send's list follows its action order (sends keep their relative
-  // order through the sort, as the list was appended in scheduling order).
-  for (unsigned t : active) {
-    auto& acts = lowered[t].actions;
-    auto& lists = dest_lists[t];
+void Compilation::lay_out() {
+  // Destination lists: each send's list follows its action order.
+  for (unsigned t : tiles_) {
+    auto& lists = dest_lists_[t];
     if (lists.empty()) continue;
     const uint32_t base =
-        memory[t].allocate(static_cast<uint32_t>(4 * lists.size()), "exchange destination lists");
+        memory_[t].allocate(static_cast<uint32_t>(4 * lists.size()), "exchange destination lists");
     size_t cursor = 0;
-    for (ipu_action& a : acts) {
+    for (ipu_action& a : actions_[t]) {
       if (a.kind != IPU_ACTION_SEND) continue;
       a.dests = base + static_cast<uint32_t>(4 * cursor);
       cursor += 1 + lists[cursor];
     }
-    auto& bytes = initial[t];
-    const uint32_t offset = base - heap_start;
+    auto& bytes = initial_[t];
+    const uint32_t offset = base - heap_start_;
     if (bytes.size() < offset + 4 * lists.size()) bytes.resize(offset + 4 * lists.size());
     std::memcpy(bytes.data() + offset, lists.data(), 4 * lists.size());
   }
-
-  // 6. Lay out the control program, check memory, build the data segments.
+  // The control program; memory checked; the data segments.
   std::ostringstream report;
-  for (unsigned t : active) {
-    TileMemory& m = memory[t];
-    TileSteps& ts = lowered[t];
-    const auto& vs = vertices[t];
+  for (unsigned t : tiles_) {
+    TileMemory& m = memory_[t];
+    const auto& steps = steps_[t];
+    const auto& acts = actions_[t];
+    const auto& vs = vertices_[t];
     const uint32_t steps_at =
-        m.allocate(static_cast<uint32_t>(sizeof(ipu_step) * ts.steps.size()), "control steps");
-    const uint32_t actions_at = m.allocate(
-        static_cast<uint32_t>(sizeof(ipu_action) * ts.actions.size()), "exchange actions");
+        m.allocate(static_cast<uint32_t>(sizeof(ipu_step) * steps.size()), "control steps");
+    const uint32_t actions_at =
+        m.allocate(static_cast<uint32_t>(sizeof(ipu_action) * acts.size()), "exchange actions");
     const uint32_t vertices_at =
         m.allocate(static_cast<uint32_t>(sizeof(ipu_vertex) * vs.size()), "vertex table");
     uint64_t needed = 0;
     for (const auto& [what, bytes] : m.contents) needed += (bytes + 7) & ~7u;
-    if (m.overflows() || needed > m.limit - heap_start) {
+    const unsigned replica = t / replica_tiles_, tile = t % replica_tiles_;
+    const std::string where =
+        replicas_ == 1 ? graph_.describe_tile(tile)
+                       : fmt::format("{} of replica {}", graph_.describe_tile(tile), replica);
+    if (m.overflows() || needed > m.limit - heap_start_) {
       std::string contents;
       for (const auto& [what, bytes] : m.contents)
         contents += fmt::format("\n  {} bytes: {}", bytes, what);
-      throw CompileError(
-          fmt::format("tile {} needs {} bytes of data but has {} free above its firmware ({} bytes "
-                      "over); on it:{}",
-                      t, needed, m.limit - heap_start, needed - (m.limit - heap_start), contents));
+      throw CompileError(fmt::format(
+          "{} needs {} bytes of data but has {} free above its firmware ({} bytes over); on it:{}",
+          where, needed, m.limit - heap_start_, needed - (m.limit - heap_start_), contents));
     }
-    report << fmt::format("tile {:4}: {:7} bytes of {} ({:.1f}%)\n", t, m.used(heap_start),
-                          m.limit - heap_start,
-                          100.0 * m.used(heap_start) / (m.limit - heap_start));
-    auto& bytes = initial[t];
-    bytes.resize(m.next - heap_start, 0);
+    if (replica == 0)
+      report << fmt::format("{:>9}: {:7} bytes of {} ({:.1f}%)\n", where, m.used(heap_start_),
+                            m.limit - heap_start_,
+                            100.0 * m.used(heap_start_) / (m.limit - heap_start_));
+    auto& bytes = initial_[t];
+    bytes.resize(m.next - heap_start_, 0);
     const ipu_tile_program header{IPU_PROGRAM_MAGIC, steps_at, actions_at, vertices_at,
-                                  static_cast<uint32_t>(ts.steps.size())};
+                                  static_cast<uint32_t>(steps.size())};
     std::memcpy(bytes.data(), &header, sizeof header);
-    place(bytes, steps_at - heap_start, ts.steps);
-    place(bytes, actions_at - heap_start, ts.actions);
-    place(bytes, vertices_at - heap_start, vs);
+    place(bytes, steps_at - heap_start_, steps);
+    place(bytes, actions_at - heap_start_, acts);
+    place(bytes, vertices_at - heap_start_, vs);
   }
-  for (const TensorInfo& t : graph.tensors()) {
+  for (const TensorInfo& t : graph_.tensors()) {
     if (t.initial.empty()) continue;
-    for (const Placement& p : exe.tensors.at(t.name)) {
-      const size_t size = dtype_size(t.type);
-      std::memcpy(initial[p.tile].data() + (p.address - heap_start),
-                  t.initial.data() + p.begin * size, (p.end - p.begin) * size);
-    }
+    for (unsigned r = 0; r < replicas_; ++r)
+      for (const Placement& p : exe_.tensors.at(t.name)) {
+        const size_t size = dtype_size(t.type);
+        std::memcpy(initial_[machine_tile(r, p.tile)].data() + (p.address - heap_start_),
+                    t.initial.data() + p.begin * size, (p.end - p.begin) * size);
+      }
   }
-  exe.memory_report = report.str();
+  exe_.memory_report = report.str();
+}
 
-  // 7. The image: the firmware on every active tile, plus the tile's data.
-  exe.image.path = "<compiled>";
-  exe.image.entry = firmware.entry;
-  exe.image.symbols = firmware.symbols;
+void Compilation::write_image() {
+  // The firmware on every tile of every replica, plus the tile's data.
+  const unsigned per_chip = graph_.target().chip().tiles;
+  exe_.image.path = "<compiled>";
+  exe_.image.entry = firmware_.entry;
+  exe_.image.symbols = firmware_.symbols;
   unsigned index = 0;
-  for (unsigned t : active) {
-    for (const ElfSegment& s : firmware.segments) {
+  for (unsigned t : tiles_) {
+    const unsigned chip = t / per_chip, tile = t % per_chip;
+    for (const ElfSegment& s : firmware_.segments) {
       if (s.mem_size == 0) continue;
       ElfSegment copy = s;
       copy.index = index++;
-      copy.paddr = tile_physical_address(t, s.paddr);
-      exe.image.segments.push_back(std::move(copy));
+      copy.chip = chip;
+      copy.paddr = tile_physical_address(tile, s.paddr);
+      exe_.image.segments.push_back(std::move(copy));
     }
     ElfSegment data;
     data.index = index++;
-    data.vaddr = heap_start;
-    data.paddr = tile_physical_address(t, heap_start);
-    data.data = initial[t];
-    data.mem_size = static_cast<uint32_t>(initial[t].size());
-    exe.image.segments.push_back(std::move(data));
+    data.chip = chip;
+    data.vaddr = heap_start_;
+    data.paddr = tile_physical_address(tile, heap_start_);
+    data.data = initial_[t];
+    data.mem_size = static_cast<uint32_t>(initial_[t].size());
+    exe_.image.segments.push_back(std::move(data));
   }
+}
 
-  // 8. The manifest.
+void Compilation::write_manifest() {
+  const hw::MachineConfig& machine = graph_.target().machine;
   std::ostringstream m;
-  m << fmt::format("{{\"target\": {{\"preset\": \"{}\", \"tiles\": {}, \"clock_hz\": {}}},\n",
-                   chip.preset, chip.tiles, chip.tile.clock_hz);
-  m << fmt::format(" \"tiles_used\": {}, \"supersteps\": {},\n \"tensors\": [", active.size(),
-                   exe.supersteps);
+  m << fmt::format(
+      "{{\"target\": {{\"preset\": \"{}\", \"chips\": {}, \"tiles\": {}, \"clock_hz\": {}, "
+      "\"replicas\": {}}},\n",
+      machine.preset, machine.chips, machine.chip.tiles, machine.chip.tile.clock_hz, replicas_);
+  m << fmt::format(" \"tiles_used\": {}, \"supersteps\": {},\n \"tensors\": [", tiles_.size(),
+                   exe_.supersteps);
   bool first = true;
-  for (const TensorInfo& t : graph.tensors()) {
+  for (const TensorInfo& t : graph_.tensors()) {
     std::vector<std::string> shape;
     for (size_t d : t.shape) shape.push_back(std::to_string(d));
     m << fmt::format(
@@ -521,36 +802,64 @@ Executable compile(const Graph& graph, const Program& program, const CompileOpti
   }
   m << "],\n \"streams\": [";
   first = true;
-  for (const auto& [name, s] : graph.streams()) {
+  for (const auto& [name, s] : graph_.streams()) {
     m << fmt::format(
         "{}\n  {{\"name\": \"{}\", \"type\": \"{}\", \"elements\": {}, \"direction\": \"{}\"}}",
         first ? "" : ",", name, dtype_name(s.type), s.elements,
         s.direction == StreamDirection::kHostToDevice ? "host_to_device" : "device_to_host");
     first = false;
   }
-  // The program's structure: tile 0's steps (every tile runs the same sequence).
+  // The program's structure: the first tile's steps (every tile runs the same sequence).
   m << "],\n \"program\": [";
-  static const char* const kStepNames[] = {"end",    "execute",    "sync",     "exchange",
-                                           "repeat", "repeat_end", "host_sync"};
-  const auto& steps0 = lowered[*active.begin()].steps;
+  static const char* const kStepNames[] = {"end",       "execute",          "sync",
+                                           "exchange",  "repeat",           "repeat_end",
+                                           "host_sync", "exchange_external"};
+  const auto& steps0 = steps_[*tiles_.begin()];
   for (size_t i = 0; i < steps0.size(); ++i) {
     const ipu_step& st = steps0[i];
     std::string detail;
-    if (st.op == IPU_STEP_EXECUTE) detail = fmt::format(", \"vertices_on_tile_0\": {}", st.b);
-    if (st.op == IPU_STEP_EXCHANGE) detail = fmt::format(", \"end_cycles\": {}", st.c);
+    if (st.op == IPU_STEP_EXECUTE) detail = fmt::format(", \"vertices_on_first_tile\": {}", st.b);
+    if (st.op == IPU_STEP_EXCHANGE || st.op == IPU_STEP_EXCHANGE_EXTERNAL)
+      detail = fmt::format(", \"end_cycles\": {}", st.c);
     if (st.op == IPU_STEP_REPEAT) detail = fmt::format(", \"count\": {}", st.a);
+    if (st.op == IPU_STEP_SYNC && st.a != 0) detail = ", \"scope\": \"external\"";
     if (st.op == IPU_STEP_HOST_SYNC) {
-      const HostTransfer& h = exe.host_transfers.at(st.a);
+      const HostTransfer& h = exe_.host_transfers.at(st.a);
       detail = fmt::format(", \"stream\": \"{}\", \"tensor\": \"{}\"", h.stream, h.tensor);
     }
     m << fmt::format("{}\n  {{\"step\": \"{}\"{}}}", i ? "," : "",
-                     st.op < 7 ? kStepNames[st.op] : "?", detail);
+                     st.op < 8 ? kStepNames[st.op] : "?", detail);
   }
   m << "]}\n";
-  exe.manifest = m.str();
-  exe.image.sections[".ipu.manifest"] =
-      std::vector<uint8_t>(exe.manifest.begin(), exe.manifest.end());
-  return exe;
+  exe_.manifest = m.str();
+  exe_.image.sections[".ipu.manifest"] =
+      std::vector<uint8_t>(exe_.manifest.begin(), exe_.manifest.end());
+}
+
+Executable Compilation::run(const Program& program) {
+  exe_.machine = graph_.target().machine;
+  exe_.replicas = replicas_;
+  exe_.replica_tiles = replica_tiles_;
+  exe_.streams = graph_.streams();
+  check(program);
+  if (has_collective(program)) add_collective_codelets(graph_);
+  add_ring_buffers(program);
+  for (const TensorInfo& t : graph_.tensors()) exe_.tensor_info[t.name] = t;
+  build_firmware_image();
+  allocate_tensors();
+  add_graph_vertices();
+  lower(program);
+  emit_all(IPU_STEP_END, 0, 0, 0);
+  lay_out();
+  write_image();
+  write_manifest();
+  return std::move(exe_);
+}
+
+}  // namespace
+
+Executable compile(const Graph& graph, const Program& program, const CompileOptions& options) {
+  return Compilation(graph, options).run(program);
 }
 
 }  // namespace ipu::sdk

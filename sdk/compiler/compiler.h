@@ -6,12 +6,14 @@
 //  2. Allocates each tile's memory above the firmware: its control program, tensors, vertex
 //     states and exchange destination lists. A tile that overflows is an error naming the tile
 //     and every tensor on it with its size.
-//  3. Lowers the program to a per-tile list of steps (ipu_program.h): Execute runs the tile's
-//     vertices on its workers; Copy becomes a conflict-free, time-deterministic exchange
-//     schedule (multicast where one source feeds many) timed with the exchange's cost model;
-//     host stream copies become host syncs.
-//  4. Writes the image: per tile, the firmware plus that tile's data, and a manifest section
-//     (.ipu.manifest, JSON) describing target, tensors, streams and supersteps.
+//  3. Lowers the program to a per-tile list of steps (ipu_program.h), for every tile of every
+//     replica: Execute runs the tile's vertices on its workers; Copy becomes a conflict-free,
+//     time-deterministic exchange schedule (multicast where one source feeds many) timed with
+//     the exchange's cost model, after an external sync and within the IPU-Links' rate where
+//     words cross chips; the collectives become ring steps of such exchanges and reduction
+//     vertices; host stream copies become host syncs.
+//  4. Writes the image: per tile of each chip, the firmware plus that tile's data, and a
+//     manifest section (.ipu.manifest, JSON) describing target, tensors, streams and supersteps.
 #pragma once
 
 #include <map>
@@ -40,9 +42,9 @@ struct CompileOptions {
   unsigned action_slack = 64;
 };
 
-// Where part of a tensor lives.
+// Where part of a tensor lives (the same in every replica).
 struct Placement {
-  unsigned tile;
+  unsigned tile;      // graph tile: chip * chip tiles + tile within a replica
   size_t begin, end;  // elements
   uint32_t address;   // tile address of element `begin`
 };
@@ -57,7 +59,10 @@ struct HostTransfer {
 struct Executable {
   ElfImage image;
   std::string manifest;  // JSON, also stored in the image's .ipu.manifest section
-  hw::ChipConfig chip;
+  hw::MachineConfig machine;
+  unsigned replicas = 1;
+  unsigned replica_tiles = 0;  // graph tiles of a replica: replica r's tile g is machine tile
+                               // r * replica_tiles + g
   std::map<std::string, std::vector<Placement>> tensors;
   std::map<std::string, TensorInfo> tensor_info;
   std::map<std::string, StreamInfo> streams;
@@ -65,6 +70,8 @@ struct Executable {
   unsigned supersteps = 0;             // syncs one pass of the program makes (repeats counted once)
   unsigned exchange_sends = 0;         // sends in the compiled exchange schedule
   unsigned exchange_destinations = 0;  // their destinations (> sends where multicast)
+  unsigned inter_chip_sends = 0;       // sends with a destination on another chip
+  unsigned external_exchanges = 0;     // exchange phases after an external sync
   std::string memory_report;
 };
 

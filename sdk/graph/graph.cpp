@@ -29,14 +29,54 @@ const char* dtype_name(DType type) {
   return "?";
 }
 
-Target Target::preset(const std::string& name, unsigned tiles) {
-  Target t{hw::chip_preset(name)};
-  if (tiles != 0) t.chip.tiles = tiles;
-  hw::validate(t.chip);
+Target Target::preset(const std::string& name, unsigned tiles, unsigned replicas) {
+  Target t;
+  try {
+    t.machine = hw::machine_preset(name);
+  } catch (const std::invalid_argument& e) {
+    throw GraphError(e.what());
+  }
+  if (tiles != 0) t.machine.chip.tiles = tiles;
+  t.replicas = replicas;
   return t;
 }
 
-Graph::Graph(Target target) : target_(std::move(target)) {}
+Graph::Graph(Target target) : target_(std::move(target)) {
+  try {
+    hw::validate(target_.machine);
+  } catch (const std::invalid_argument& e) {
+    throw GraphError(fmt::format("the target is not a machine: {}", e.what()));
+  }
+  const unsigned chips = target_.machine.chips, r = target_.replicas;
+  if (r == 0 || chips % r != 0)
+    throw GraphError(fmt::format(
+        "the target's {} chip{} cannot be split into {} replicas (a replica is a whole number of "
+        "chips)",
+        chips, chips == 1 ? "" : "s", r));
+}
+
+unsigned Graph::tile(unsigned chip, unsigned tile) const {
+  const unsigned chips = target_.replica_chips(), per_chip = target_.chip().tiles;
+  if (chip >= chips || tile >= per_chip)
+    throw GraphError(fmt::format(
+        "chip {} tile {}: a replica of this target has {} chip{} of {} tiles (chips 0-{})", chip,
+        tile, chips, chips == 1 ? "" : "s", per_chip, chips - 1));
+  return chip * per_chip + tile;
+}
+
+std::string Graph::describe_tile(unsigned tile) const {
+  return target_.replica_chips() == 1
+             ? fmt::format("tile {}", tile)
+             : fmt::format("tile {} (chip {} tile {})", tile, tile / target_.chip().tiles,
+                           tile % target_.chip().tiles);
+}
+
+std::string Graph::describe_size() const {
+  const unsigned chips = target_.replica_chips();
+  return chips == 1
+             ? fmt::format("{} tiles", tiles())
+             : fmt::format("{} tiles ({} chips of {})", tiles(), chips, target_.chip().tiles);
+}
 
 const TensorInfo& Graph::tensor(Tensor t) const {
   if (t.id >= tensors_.size())
@@ -86,8 +126,8 @@ void Graph::set_tile_mapping(Tensor t, std::vector<Interval> mapping) {
           "past its {} elements",
           i.name, m.begin, m.end, m.tile, i.elements));
     if (m.tile >= tiles())
-      throw GraphError(fmt::format("tensor '{}': mapped to tile {}, but the target has {} tiles",
-                                   i.name, m.tile, tiles()));
+      throw GraphError(fmt::format("tensor '{}': mapped to {}, but a replica of the target has {}",
+                                   i.name, describe_tile(m.tile), describe_size()));
     // Exchange moves 32-bit words: every piece of a tensor must start on a word boundary.
     if ((m.begin * dtype_size(i.type)) % 4 != 0)
       throw GraphError(fmt::format(
@@ -159,7 +199,9 @@ void Graph::add_vertex(ComputeSet cs, const std::string& codelet, unsigned tile,
   const auto c = codelets_.find(codelet);
   if (c == codelets_.end())
     throw GraphError(fmt::format("{}: unknown codelet '{}'", where, codelet));
-  if (tile >= tiles()) throw GraphError(fmt::format("{}: the target has {} tiles", where, tiles()));
+  if (tile >= tiles())
+    throw GraphError(fmt::format("{}: {} is not on the target, whose replica has {}", where,
+                                 describe_tile(tile), describe_size()));
   for (const auto& entry : fields) {
     const std::string& name = entry.first;  // named: the lambda below captures it
     const auto f = std::find_if(c->second.fields.begin(), c->second.fields.end(),
@@ -243,9 +285,10 @@ Program Repeat(unsigned count, Program body) {
   p.body.push_back(std::move(body));
   return p;
 }
-Program Sync() {
+Program Sync(SyncScope scope) {
   Program p;
   p.kind = Program::Kind::kSync;
+  p.scope = scope;
   return p;
 }
 Program HostWrite(const std::string& stream, Tensor destination) {
@@ -261,6 +304,42 @@ Program HostRead(Tensor source, const std::string& stream) {
   p.stream = stream;
   p.source = source;
   return p;
+}
+
+Program CrossReplicaCopy(Tensor source, Tensor destination, std::vector<unsigned> replica_map) {
+  Program p = Copy(source, destination);
+  p.kind = Program::Kind::kCrossReplicaCopy;
+  p.replica_map = std::move(replica_map);
+  return p;
+}
+Program AllReduce(Tensor data, CollectiveOp op, CollectiveOptions options) {
+  Program p = Copy(data, data);
+  p.kind = Program::Kind::kAllReduce;
+  p.op = op;
+  p.collective = options;
+  return p;
+}
+Program ReduceScatter(Tensor data, Tensor out, CollectiveOp op, CollectiveOptions options) {
+  Program p = Copy(data, out);
+  p.kind = Program::Kind::kReduceScatter;
+  p.op = op;
+  p.collective = options;
+  return p;
+}
+Program AllGather(Tensor in, Tensor out, CollectiveOptions options) {
+  Program p = Copy(in, out);
+  p.kind = Program::Kind::kAllGather;
+  p.collective = options;
+  return p;
+}
+
+const char* collective_op_name(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::kSum: return "sum";
+    case CollectiveOp::kMean: return "mean";
+    case CollectiveOp::kMax: return "max";
+  }
+  return "?";
 }
 
 }  // namespace ipu::sdk

@@ -4,8 +4,13 @@
 // A Graph holds tensors (typed, shaped, named) mapped onto tiles, codelets (C functions run on
 // a worker, with typed fields), vertices (a codelet on one tile with its fields bound to tensor
 // regions on that tile) grouped into compute sets, and host streams. A Program is a tree of
-// Sequence, Execute(compute set), Copy(tensor -> tensor, anywhere on the chip), Repeat(n),
-// Sync, and host stream copies. sdk/compiler turns a graph and a program into one image.
+// Sequence, Execute(compute set), Copy(tensor -> tensor, anywhere on the target), Repeat(n),
+// Sync, host stream copies, and, across replicas, CrossReplicaCopy and the collectives.
+// sdk/compiler turns a graph and a program into one image.
+//
+// A target is a chip or a machine of several (docs/sdk.md). Its chips may be split into
+// replicas: the graph then describes one replica (its tiles are numbered chip * tiles + tile
+// within the replica) and every replica runs it on its own data.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +21,7 @@
 #include <variant>
 #include <vector>
 
-#include "hw/ipu/chip_config.h"
+#include "hw/machine/machine_config.h"
 
 namespace ipu::sdk {
 
@@ -31,9 +36,15 @@ size_t dtype_size(DType type);
 const char* dtype_name(DType type);
 
 struct Target {
-  hw::ChipConfig chip;
-  // A preset ("mk2", "bow"), optionally with fewer tiles (for tests).
-  static Target preset(const std::string& name, unsigned tiles = 0);
+  hw::MachineConfig machine;
+  unsigned replicas = 1;  // machine.chips / replicas chips run each replica of the graph
+
+  // A chip preset ("mk2", "bow") or a machine preset ("m2000", "pod16", ...), optionally with
+  // fewer tiles per chip (for tests) and split into `replicas` replicas.
+  static Target preset(const std::string& name, unsigned tiles = 0, unsigned replicas = 1);
+  const hw::ChipConfig& chip() const { return machine.chip; }
+  unsigned replica_chips() const { return machine.chips / replicas; }
+  unsigned replica_tiles() const { return replica_chips() * machine.chip.tiles; }
 };
 
 // Elements [begin, end) of a tensor (flattened, row-major) live on `tile`.
@@ -101,7 +112,12 @@ class Graph {
   explicit Graph(Target target);
 
   const Target& target() const { return target_; }
-  unsigned tiles() const { return target_.chip.tiles; }
+  // Tiles of one replica: chip c's tile t is tile c * chip tiles + t.
+  unsigned tiles() const { return target_.replica_tiles(); }
+  unsigned replicas() const { return target_.replicas; }
+  // The graph tile of tile `tile` of chip `chip` of a replica; throws GraphError naming a chip or
+  // tile the target lacks.
+  unsigned tile(unsigned chip, unsigned tile) const;
 
   Tensor add_variable(DType type, std::vector<size_t> shape, const std::string& name);
   // A constant: its value is part of the image.
@@ -135,6 +151,9 @@ class Graph {
   const std::map<std::string, StreamInfo>& streams() const { return streams_; }
   // The tile holding element `index` of `t` (throws GraphError for an unmapped element).
   unsigned tile_of(Tensor t, size_t index) const;
+  // "tile 5", or "tile 1477 (chip 1 tile 5)" on a multi-chip replica; "8 tiles (2 chips of 4)".
+  std::string describe_tile(unsigned tile) const;
+  std::string describe_size() const;
 
  private:
   TensorInfo& info(Tensor t);
@@ -148,6 +167,23 @@ class Graph {
 
 // ---- programs ----
 
+// Which tiles a Sync waits for: those of each chip (internal) or every tile of every chip
+// (external, the kind that lets the next exchange cross chips).
+enum class SyncScope : uint8_t { kInternal, kExternal };
+
+// Reductions of the collectives. kMean is the sum divided by the replica count (f32 only).
+enum class CollectiveOp : uint8_t { kSum, kMean, kMax };
+const char* collective_op_name(CollectiveOp op);
+
+// How collectives move data between replicas. A ring visits the replicas in an order whose
+// neighbours are joined by IPU-Links (one chip per replica: up one column of the ladder and
+// down the other); the unidirectional ring sends every chunk one way round, the bidirectional
+// ring sends half the data each way, using both directions of every link it crosses.
+enum class CollectiveAlgorithm : uint8_t { kRing, kBidirectionalRing };
+struct CollectiveOptions {
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kBidirectionalRing;
+};
+
 struct Program {
   enum class Kind : uint8_t {
     kSequence,
@@ -157,14 +193,22 @@ struct Program {
     kRepeat,
     kSync,
     kHostWrite,
-    kHostRead
+    kHostRead,
+    kCrossReplicaCopy,
+    kAllReduce,
+    kReduceScatter,
+    kAllGather
   };
   Kind kind = Kind::kSequence;
-  std::vector<Program> body;   // Sequence, Repeat
-  ComputeSet compute_set;      // Execute
-  Tensor source, destination;  // Copy; HostWrite: destination; HostRead: source
-  std::string stream;          // HostWrite, HostRead
-  unsigned count = 0;          // Repeat
+  std::vector<Program> body;               // Sequence, Repeat
+  ComputeSet compute_set;                  // Execute
+  Tensor source, destination;              // Copy; HostWrite: destination; HostRead: source
+  std::string stream;                      // HostWrite, HostRead
+  unsigned count = 0;                      // Repeat
+  SyncScope scope = SyncScope::kInternal;  // Sync
+  std::vector<unsigned> replica_map;       // CrossReplicaCopy: replica r sends to replica_map[r]
+  CollectiveOp op = CollectiveOp::kSum;    // AllReduce, ReduceScatter
+  CollectiveOptions collective;            // AllReduce, ReduceScatter, AllGather
 };
 
 Program Sequence(std::vector<Program> steps);
@@ -174,8 +218,20 @@ Program Copy(Tensor source, Tensor destination);
 // send per source piece.
 Program Broadcast(Tensor source, Tensor destination);
 Program Repeat(unsigned count, Program body);
-Program Sync();
+Program Sync(SyncScope scope = SyncScope::kInternal);
 Program HostWrite(const std::string& stream, Tensor destination);  // host -> device
 Program HostRead(Tensor source, const std::string& stream);        // device -> host
+
+// Across replicas (all compiled into inter-chip exchange after an external sync):
+// Replica r's `source` goes to replica replica_map[r]'s `destination` (replica_map is a
+// permutation of the replicas).
+Program CrossReplicaCopy(Tensor source, Tensor destination, std::vector<unsigned> replica_map);
+// `data` (f32 or i32) becomes, on every replica, the reduction over replicas of it.
+Program AllReduce(Tensor data, CollectiveOp op, CollectiveOptions options = {});
+// `out` (data's elements / replicas) becomes on replica r the reduction of chunk r of `data`
+// (elements [r x n, (r + 1) x n)). `data` is left as it was.
+Program ReduceScatter(Tensor data, Tensor out, CollectiveOp op, CollectiveOptions options = {});
+// `out` (replicas x in's elements) gets replica r's `in` as its chunk r, on every replica.
+Program AllGather(Tensor in, Tensor out, CollectiveOptions options = {});
 
 }  // namespace ipu::sdk

@@ -13,8 +13,7 @@ namespace ipu::sdk {
 Device::Device(const Executable& executable, DeviceOptions options)
     : exe_(executable), options_(std::move(options)) {
   hw::PlatformOptions run;
-  run.machine.preset = exe_.chip.preset;
-  run.machine.chip = exe_.chip;
+  run.machine = exe_.machine;
   run.max_cycles = options_.max_cycles;
   run.memory_hash = options_.memory_hash;
   run.load_and_start = false;  // the host driver loads the image over PCIe, then starts the tiles
@@ -22,9 +21,9 @@ Device::Device(const Executable& executable, DeviceOptions options)
   platform_ =
       std::make_unique<hw::Platform>(run, load_program(exe_.image, run.machine), console_, trace_);
   if (options_.rtl.any())
-    rtl_ =
-        std::make_unique<tlm_rtl::RtlPlatform>("rtl", exe_.chip, options_.rtl, options_.rtl_trace);
-  driver_ = std::make_unique<HostDriver>("host", platform_->machine().chip(0));
+    rtl_ = std::make_unique<tlm_rtl::RtlPlatform>("rtl", exe_.machine.chip, options_.rtl,
+                                                  options_.rtl_trace);
+  driver_ = std::make_unique<HostDriver>("host", platform_->machine());
   driver_->boot(platform_->program(), platform_->max_cycles());
   for (const auto& [tile, segments] : platform_->program().tiles)
     for (const auto& s : segments) report_.image_bytes += s.bytes.size();
@@ -32,10 +31,14 @@ Device::Device(const Executable& executable, DeviceOptions options)
       [this](unsigned transfer, uint64_t) { return host_sync(transfer); });
 }
 
-size_t Device::tensor_bytes(const std::string& name, size_t bytes, const char* what) const {
+size_t Device::tensor_bytes(const std::string& name, size_t bytes, unsigned replica,
+                            const char* what) const {
   const auto info = exe_.tensor_info.find(name);
   if (info == exe_.tensor_info.end())
     throw DeviceError(fmt::format("{}: no tensor named '{}'", what, name));
+  if (replica >= exe_.replicas)
+    throw DeviceError(fmt::format("{} '{}': replica {}, but the executable has {} replica{}", what,
+                                  name, replica, exe_.replicas, exe_.replicas == 1 ? "" : "s"));
   const size_t expected = info->second.elements * dtype_size(info->second.type);
   if (bytes != expected)
     throw DeviceError(
@@ -47,25 +50,58 @@ void Device::connect_stream(const std::string& name, void* buffer, size_t bytes)
   const auto s = exe_.streams.find(name);
   if (s == exe_.streams.end())
     throw DeviceError(fmt::format("connect_stream: no stream named '{}'", name));
+  const size_t each = s->second.elements * dtype_size(s->second.type);
+  if (bytes != each * exe_.replicas)
+    throw DeviceError(fmt::format(
+        "stream '{}': buffer of {} bytes, the stream carries {}{}", name, bytes,
+        each * exe_.replicas,
+        exe_.replicas == 1 ? std::string()
+                           : fmt::format(" ({} replicas of {} bytes)", exe_.replicas, each)));
+  for (unsigned r = 0; r < exe_.replicas; ++r)
+    connect_stream(name, r, static_cast<uint8_t*>(buffer) + r * each, each);
+}
+
+void Device::connect_stream(const std::string& name, unsigned replica, void* buffer, size_t bytes) {
+  const auto s = exe_.streams.find(name);
+  if (s == exe_.streams.end())
+    throw DeviceError(fmt::format("connect_stream: no stream named '{}'", name));
+  if (replica >= exe_.replicas)
+    throw DeviceError(fmt::format("stream '{}': replica {}, but the executable has {} replica{}",
+                                  name, replica, exe_.replicas, exe_.replicas == 1 ? "" : "s"));
   const size_t expected = s->second.elements * dtype_size(s->second.type);
   if (bytes != expected)
-    throw DeviceError(fmt::format("stream '{}': buffer of {} bytes, the stream carries {}", name,
-                                  bytes, expected));
-  streams_[name] = {static_cast<uint8_t*>(buffer), bytes};
+    throw DeviceError(fmt::format("stream '{}': buffer of {} bytes, the stream carries {}{}", name,
+                                  bytes, expected, exe_.replicas == 1 ? "" : " per replica"));
+  auto& buffers = streams_[name];
+  buffers.resize(exe_.replicas, nullptr);
+  buffers[replica] = static_cast<uint8_t*>(buffer);
 }
 
 void Device::write_tensor(const std::string& name, const void* data, size_t bytes) {
-  const size_t size = tensor_bytes(name, bytes, "write_tensor");
+  for (unsigned r = 0; r < exe_.replicas; ++r) write_tensor(name, r, data, bytes);
+}
+
+void Device::write_tensor(const std::string& name, unsigned replica, const void* data,
+                          size_t bytes) {
+  const size_t size = tensor_bytes(name, bytes, replica, "write_tensor");
   for (const Placement& p : exe_.tensors.at(name))
-    platform_->machine().chip(0).tile(p.tile).load(
-        p.address, static_cast<const uint8_t*>(data) + p.begin * size, (p.end - p.begin) * size);
+    platform_->machine()
+        .tile(machine_tile(replica, p.tile))
+        .load(p.address, static_cast<const uint8_t*>(data) + p.begin * size,
+              (p.end - p.begin) * size);
 }
 
 void Device::read_tensor(const std::string& name, void* data, size_t bytes) const {
-  const size_t size = tensor_bytes(name, bytes, "read_tensor");
+  read_tensor(name, 0, data, bytes);
+}
+
+void Device::read_tensor(const std::string& name, unsigned replica, void* data,
+                         size_t bytes) const {
+  const size_t size = tensor_bytes(name, bytes, replica, "read_tensor");
   for (const Placement& p : exe_.tensors.at(name))
-    platform_->machine().chip(0).tile(p.tile).read(
-        p.address, static_cast<uint8_t*>(data) + p.begin * size, (p.end - p.begin) * size);
+    platform_->machine()
+        .tile(machine_tile(replica, p.tile))
+        .read(p.address, static_cast<uint8_t*>(data) + p.begin * size, (p.end - p.begin) * size);
 }
 
 uint64_t Device::host_sync(unsigned transfer) {
@@ -78,16 +114,19 @@ uint64_t Device::host_sync(unsigned transfer) {
   // NOLINTNEXTLINE(performance-unnecessary-copy-initialization)
   const sc_core::sc_time begin = sc_core::sc_time_stamp();
   size_t bytes = 0;
-  for (const Placement& p : exe_.tensors.at(t.tensor)) {
-    const size_t n = (p.end - p.begin) * size;
-    if (!driver_->dma(t.to_device, s->second.first + p.begin * size, n, p.tile, p.address))
-      throw DeviceError(fmt::format("stream '{}': {}", t.stream, driver_->error()));
-    bytes += n;
-  }
+  for (unsigned r = 0; r < exe_.replicas; ++r)
+    for (const Placement& p : exe_.tensors.at(t.tensor)) {
+      const size_t n = (p.end - p.begin) * size;
+      if (!driver_->dma(t.to_device, s->second[r] + p.begin * size, n, machine_tile(r, p.tile),
+                        p.address))
+        throw DeviceError(
+            fmt::format("stream '{}' (replica {}): {}", t.stream, r, driver_->error()));
+      bytes += n;
+    }
   (t.to_device ? report_.host_to_device_bytes : report_.device_to_host_bytes) += bytes;
   // The tiles wait for the DMA: its simulated time delays the sync's release.
   const double seconds = (sc_core::sc_time_stamp() - begin).to_seconds();
-  const auto cycles = static_cast<uint64_t>(std::ceil(seconds * exe_.chip.tile.clock_hz));
+  const auto cycles = static_cast<uint64_t>(std::ceil(seconds * exe_.machine.chip.tile.clock_hz));
   report_.host_transfer_cycles += cycles;
   return cycles;
 }
@@ -95,10 +134,14 @@ uint64_t Device::host_sync(unsigned transfer) {
 const DeviceReport& Device::run() {
   if (ran_) throw DeviceError("a device runs once (SystemC elaborates one design per process)");
   ran_ = true;
-  for (const HostTransfer& t : exe_.host_transfers)
-    if (streams_.count(t.stream) == 0)
-      throw DeviceError(
-          fmt::format("stream '{}' is used by the program but was never connected", t.stream));
+  for (const HostTransfer& t : exe_.host_transfers) {
+    const auto s = streams_.find(t.stream);
+    for (unsigned r = 0; r < exe_.replicas; ++r)
+      if (s == streams_.end() || s->second.at(r) == nullptr)
+        throw DeviceError(
+            fmt::format("stream '{}' is used by the program but was never connected{}", t.stream,
+                        exe_.replicas == 1 ? "" : fmt::format(" for replica {}", r)));
+  }
   report_.run = tlm_rtl::run_platform(*platform_, rtl_.get());
   if (rtl_) {
     report_.rtl = rtl_->stats();

@@ -1,8 +1,10 @@
 // The SDK runtime: a device that runs a compiled executable on the virtual platform in this
-// process. Connect host buffers to the executable's streams, write tensors, run, read tensors.
-// The image is loaded, and stream data moved at host syncs, only through the chip's PCIe
-// endpoint (hw/pcie): its DMA engine's bandwidth and latency (pcie.* parameters) give the
-// load and transfer times. write_tensor and read_tensor are zero-time debug accesses.
+// process: a chip or a machine of several. Connect host buffers to the executable's streams,
+// write tensors, run, read tensors; on a replicated executable each replica has its own stream
+// data and its own copy of every tensor. The image is loaded, and stream data moved at host
+// syncs, only through each chip's PCIe endpoint (hw/pcie): its DMA engine's bandwidth and
+// latency (pcie.* parameters) give the load and transfer times. write_tensor and read_tensor
+// are zero-time debug accesses.
 // A fault, schedule error or deadlock on the device surfaces as a DeviceError carrying the
 // platform's report. SystemC elaborates once per process: one Device runs per process.
 #pragma once
@@ -47,19 +49,30 @@ class Device {
  public:
   Device(const Executable& executable, DeviceOptions options = {});
 
-  // Host memory for a stream: exactly elements x element size bytes, in the stream's direction.
+  // Host memory for a stream: exactly replicas x elements x element size bytes, replica r's
+  // data at r x elements x element size.
   void connect_stream(const std::string& name, void* buffer, size_t bytes);
+  // Host memory for one replica's stream: exactly elements x element size bytes.
+  void connect_stream(const std::string& name, unsigned replica, void* buffer, size_t bytes);
+  // Every replica's copy of the tensor gets `data`.
   void write_tensor(const std::string& name, const void* data, size_t bytes);
-  void read_tensor(const std::string& name, void* data, size_t bytes) const;
+  void write_tensor(const std::string& name, unsigned replica, const void* data, size_t bytes);
+  void read_tensor(const std::string& name, void* data, size_t bytes) const;  // replica 0's
+  void read_tensor(const std::string& name, unsigned replica, void* data, size_t bytes) const;
 
   // Runs the program to its end; throws DeviceError with the report if it does not exit 0.
   const DeviceReport& run();
   const std::string& console() const { return console_text_; }
   const hw::Ipu& chip() const { return platform_->machine().chip(0); }
+  const hw::Machine& machine() const { return platform_->machine(); }
 
  private:
   uint64_t host_sync(unsigned transfer);
-  size_t tensor_bytes(const std::string& name, size_t bytes, const char* what) const;
+  size_t tensor_bytes(const std::string& name, size_t bytes, unsigned replica,
+                      const char* what) const;
+  unsigned machine_tile(unsigned replica, unsigned tile) const {
+    return replica * exe_.replica_tiles + tile;
+  }
 
   Executable exe_;
   DeviceOptions options_;
@@ -68,7 +81,7 @@ class Device {
   std::unique_ptr<hw::Platform> platform_;
   std::unique_ptr<tlm_rtl::RtlPlatform> rtl_;
   std::unique_ptr<HostDriver> driver_;
-  std::map<std::string, std::pair<uint8_t*, size_t>> streams_;
+  std::map<std::string, std::vector<uint8_t*>> streams_;  // per replica (null: not connected)
   DeviceReport report_;
   bool ran_ = false;
 };

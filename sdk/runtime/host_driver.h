@@ -1,6 +1,7 @@
-// The host side of the runtime: drives the chip's PCIe endpoint through its MMIO registers
+// The host side of the runtime: drives each chip's PCIe endpoint through its MMIO registers
 // (hw/pcie/pcie_endpoint.h) to load an image and to move stream data. Every byte between host
-// and device goes through the endpoint's DMA engine and takes its simulated time.
+// and device goes through an endpoint's DMA engine and takes its simulated time; the chips of
+// a machine load in parallel, and start together once all are loaded.
 #pragma once
 
 #include <cstdint>
@@ -17,13 +18,14 @@ namespace ipu::sdk {
 
 class HostDriver : public sc_core::sc_module {
  public:
-  HostDriver(const sc_core::sc_module_name& name, hw::Ipu& chip);
+  HostDriver(const sc_core::sc_module_name& name, hw::Machine& machine);
 
-  // At the start of simulation: load every segment over PCIe, then start the tiles.
+  // At the start of simulation: load every segment over its chip's PCIe, then start the tiles.
   void boot(const hw::LoadedProgram& program, uint64_t max_cycles);
 
-  // Moves `bytes` between host memory and a tile (blocking; call from a SystemC thread).
-  // Returns false (with error()) if the endpoint reports an error.
+  // Moves `bytes` between host memory and a machine tile (chip * chip tiles + tile), through
+  // its chip's endpoint (blocking; call from a SystemC thread). Returns false (with error())
+  // if the endpoint reports an error.
   bool dma(bool to_device, uint8_t* host, size_t bytes, unsigned tile, uint32_t address);
 
   double load_seconds() const { return load_seconds_; }
@@ -32,8 +34,11 @@ class HostDriver : public sc_core::sc_module {
  private:
   SC_HAS_PROCESS(HostDriver);
   void boot_thread();
+  void load_chip(unsigned chip);
 
-  hw::Ipu& chip_;
+  hw::Machine& machine_;
+  unsigned loaded_chips_ = 0;
+  sc_core::sc_event all_loaded_;
   const hw::LoadedProgram* program_ = nullptr;
   uint64_t max_cycles_ = 0;
   double load_seconds_ = 0;

@@ -1,0 +1,148 @@
+#include "exchange_schedule.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "hw/ipulink/ipulink.h"
+#include "hw/ipulink/link_fabric.h"
+#include "hw/tile/core.h"
+#include "sdk/compiler/compiler.h"
+
+namespace ipu::sdk {
+namespace {
+
+struct TileTimes {
+  uint32_t action_free = 0, send_free = 0, receive_free = 0;
+};
+
+// One direction of one IPU-Link: (from chip, to chip, link of the bundle).
+using LinkKey = std::tuple<unsigned, unsigned, unsigned>;
+
+}  // namespace
+
+ExchangeScheduler::ExchangeScheduler(const hw::MachineConfig& machine, ScheduleMargins margins)
+    : machine_(machine), margins_(margins) {
+  if (machine.chips < 2) return;
+  hop_cycles_ =
+      static_cast<uint32_t>(hw::ipulink_hop_cycles(machine.ipulink, machine.chip.tile.clock_hz));
+  // A link has no queue: the schedule gives each link direction as many sends at once as its
+  // rate carries whole (3 words a cycle at 16 GB/s on a 1.325 GHz Mk2, 2 on a 1.85 GHz Bow).
+  const double bytes_per_cycle = machine.ipulink.bytes_per_second / machine.chip.tile.clock_hz;
+  lanes_per_link_ = static_cast<unsigned>(
+      std::floor(bytes_per_cycle / (4.0 * machine.chip.exchange.words_per_cycle)));
+  if (lanes_per_link_ == 0)
+    throw CompileError(fmt::format(
+        "an IPU-Link carries {:.2f} bytes per cycle, less than one tile sends ({} words a "
+        "cycle): the compiler cannot schedule words across chips on this machine",
+        bytes_per_cycle, machine.chip.exchange.words_per_cycle));
+}
+
+uint32_t ExchangeScheduler::latency(unsigned from, unsigned to) const {
+  const unsigned per_chip = machine_.chip.tiles, a = from / per_chip, b = to / per_chip;
+  if (a == b) return machine_.chip.exchange_latency(from % per_chip, to % per_chip);
+  const auto hops = hw::ladder_route(machine_.chips, machine_.ipulink.torus, a, b).size();
+  return 2 * machine_.chip.exchange.base_latency + static_cast<uint32_t>(hops) * hop_cycles_;
+}
+
+uint32_t ExchangeScheduler::reference(unsigned tile, unsigned other) const {
+  const unsigned per_chip = machine_.chip.tiles;
+  if (tile / per_chip == other / per_chip) return other % per_chip;
+  return hw::remote_tile(other / per_chip, other % per_chip);
+}
+
+PhaseSchedule ExchangeScheduler::schedule(const std::vector<Transfer>& transfers,
+                                          const std::set<unsigned>& tiles) const {
+  PhaseSchedule out;
+  const uint32_t gap = margins_.action_gap, setup = margins_.receive_setup,
+                 slack = margins_.action_slack;
+  const unsigned per_chip = machine_.chip.tiles;
+  std::map<unsigned, TileTimes> times;
+  for (unsigned t : tiles) times[t].action_free = gap;  // time to reach the action loop
+  std::map<LinkKey, std::vector<uint32_t>> lanes;       // per link direction: each lane's free
+  const uint32_t per_cycle = machine_.chip.exchange.words_per_cycle;
+  for (const Transfer& x : transfers) {
+    const unsigned source_chip = chip_of(x.source_tile);
+    TileTimes& src = times[x.source_tile];
+    uint32_t t = std::max(src.action_free, src.send_free);
+    for (const auto& [d, address] : x.destinations) {
+      const uint32_t lat = latency(x.source_tile, d);
+      const TileTimes& dst = times[d];
+      if (d == x.source_tile) {
+        // Receiving its own send: the receive action comes first, a whole gap before the send,
+        // after the tile's previous action and previous transfer's last word.
+        t = std::max({t, dst.action_free + gap, dst.receive_free + slack + gap});
+        continue;
+      }
+      const uint32_t need_setup = dst.action_free + setup;  // receive action at arrival - setup
+      if (need_setup > lat + 1 && t < need_setup - lat - 1) t = need_setup - lat - 1;
+      // The receive action (listen + buffer) comes after the previous transfer's last word,
+      // and `setup` cycles before this transfer's first.
+      const uint32_t after_previous = dst.receive_free + slack + setup;
+      if (after_previous > lat + 1 && t < after_previous - lat - 1) t = after_previous - lat - 1;
+    }
+    const uint32_t duration = (x.words + per_cycle - 1) / per_cycle;
+    // The link directions the words cross (each once, however many receivers lie beyond it),
+    // with the cycles from the send to the first word entering each. A word of a tile takes
+    // link (tile mod links) of a bundle, as the exchange routes it.
+    std::map<LinkKey, uint32_t> crossings;
+    for (const auto& [d, address] : x.destinations) {
+      const unsigned dc = chip_of(d);
+      if (dc == source_chip) continue;
+      const auto route = hw::ladder_route(machine_.chips, machine_.ipulink.torus, source_chip, dc);
+      for (size_t h = 0; h < route.size(); ++h) {
+        const unsigned bundle = route[h].kind == hw::LadderHop::kRung
+                                    ? machine_.ipulink.rung_links
+                                    : machine_.ipulink.column_links;
+        crossings.emplace(
+            LinkKey{route[h].from, route[h].to, (x.source_tile % per_chip) % bundle},
+            1 + machine_.chip.exchange.base_latency + static_cast<uint32_t>(h) * hop_cycles_);
+      }
+    }
+    for (const auto& [link, offset] : crossings) {
+      auto& free = lanes[link];
+      if (free.empty()) free.assign(lanes_per_link_, 0);
+      const uint32_t earliest = *std::min_element(free.begin(), free.end());
+      if (earliest > offset && t < earliest - offset) t = earliest - offset;
+    }
+    for (const auto& [link, offset] : crossings) {
+      // The lane free soonest; a whole slack after the words, as either send may run late.
+      auto& free = lanes[link];
+      *std::min_element(free.begin(), free.end()) = t + offset + duration + slack;
+    }
+    bool remote = false;
+    for (const auto& [d, address] : x.destinations) {
+      const uint32_t lat = latency(x.source_tile, d);
+      TileTimes& dst = times[d];
+      const uint32_t first_arrival = t + 1 + lat;
+      const uint32_t receive_at = d == x.source_tile ? t - gap : first_arrival - setup;
+      out.actions[d].push_back(
+          {receive_at, IPU_ACTION_RECEIVE, reference(d, x.source_tile), x.words, address, 0});
+      dst.action_free = receive_at + gap;
+      dst.receive_free = first_arrival + duration;
+      out.end = std::max(out.end, dst.receive_free);
+      remote |= chip_of(d) != source_chip;
+    }
+    auto& list = out.dest_lists[x.source_tile];
+    list.push_back(static_cast<uint32_t>(x.destinations.size()));
+    for (const auto& d : x.destinations) list.push_back(reference(x.source_tile, d.first));
+    out.actions[x.source_tile].push_back({t, IPU_ACTION_SEND, 0, x.words, x.source_address, 0});
+    ++out.sends;
+    out.destinations += static_cast<unsigned>(x.destinations.size());
+    out.inter_chip_sends += remote ? 1 : 0;
+    out.crosses_chips |= remote;
+    src.action_free = t + gap;
+    src.send_free = t + 1 + duration;
+    out.end = std::max(out.end, src.action_free);
+  }
+  out.end += gap;
+  // Each tile's actions by offset (a stable sort keeps a tile's sends in the order their
+  // destination lists were appended).
+  for (auto& [tile, acts] : out.actions)
+    std::stable_sort(acts.begin(), acts.end(),
+                     [](const ipu_action& a, const ipu_action& b) { return a.offset < b.offset; });
+  return out;
+}
+
+}  // namespace ipu::sdk

@@ -1,0 +1,64 @@
+// The compiler's exchange scheduler: turns one exchange phase's transfers (runs of words from a
+// tile to one or more tiles, anywhere on the machine) into per-tile send and receive actions at
+// cycle offsets from the phase's sync, with the exchange's and the IPU-Links' cost models, so
+// that the phase runs without a conflict on any tile, port or link (docs/sdk.md).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "firmware/include/ipu_program.h"
+#include "hw/machine/machine_config.h"
+
+namespace ipu::sdk {
+
+// Words from one tile to others; tiles are machine tiles (chip * chip tiles + tile).
+struct Transfer {
+  unsigned source_tile;
+  uint32_t source_address;
+  uint32_t words;
+  std::vector<std::pair<unsigned, uint32_t>> destinations;  // (tile, address)
+};
+
+struct ScheduleMargins {
+  uint32_t action_gap, receive_setup, action_slack;  // CompileOptions' figures
+};
+
+struct PhaseSchedule {
+  std::map<unsigned, std::vector<ipu_action>> actions;   // per tile, by offset; dests unset
+  std::map<unsigned, std::vector<uint32_t>> dest_lists;  // per tile: {count, refs...} per send
+  uint32_t end = 0;  // the offset at which every tile may leave the phase
+  bool crosses_chips = false;
+  unsigned sends = 0, destinations = 0, inter_chip_sends = 0;
+};
+
+class ExchangeScheduler {
+ public:
+  // Throws CompileError when words cannot cross the machine's IPU-Links at all (a link slower
+  // than one tile's send port is not modelled by the schedule).
+  ExchangeScheduler(const hw::MachineConfig& machine, ScheduleMargins margins);
+
+  // Greedy, in the transfers' order: each starts as early as its source's port, its receivers
+  // and the lanes of the links it crosses allow. `tiles` lists every tile that runs the phase.
+  PhaseSchedule schedule(const std::vector<Transfer>& transfers,
+                         const std::set<unsigned>& tiles) const;
+
+  unsigned chip_of(unsigned tile) const { return tile / machine_.chip.tiles; }
+  // Send-to-arrival cycles between two machine tiles.
+  uint32_t latency(unsigned from, unsigned to) const;
+  // How `tile` names `other` in a destination list or a receive: its own chip's tiles by
+  // number, other chips' as remote references.
+  uint32_t reference(unsigned tile, unsigned other) const;
+
+ private:
+  const hw::MachineConfig& machine_;
+  ScheduleMargins margins_;
+  uint32_t hop_cycles_ = 0;
+  unsigned lanes_per_link_ = 0;  // sends one link direction carries at once
+};
+
+}  // namespace ipu::sdk

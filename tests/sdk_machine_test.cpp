@@ -1,0 +1,399 @@
+// The SDK across chips: graphs on machine targets (tensors on any chip, copies over IPU-Links
+// after external syncs, scheduled within the links' rate), replicated graphs (per-replica
+// streams and tensors, CrossReplicaCopy) and the collectives (all-reduce, reduce-scatter,
+// all-gather on rings of 2, 4 and 16 replicas) against host references; and the bad-input
+// cases. One device runs per process (SystemC elaborates once): ctest runs each test alone.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "sdk/compiler/compiler.h"
+#include "sdk/graph/codelet_library.h"
+#include "sdk/runtime/device.h"
+
+namespace ipu::test {
+namespace {
+
+using namespace ipu::sdk;
+using ::testing::HasSubstr;
+
+// Spreads `t` evenly over the first `tiles` tiles of each chip in `chips` of a replica.
+void map_over_chips(Graph& g, Tensor t, std::vector<unsigned> chips, unsigned tiles) {
+  const TensorInfo& info = g.tensor(t);
+  std::vector<Interval> mapping;
+  const size_t pieces = chips.size() * tiles;
+  size_t k = 0;
+  for (unsigned c : chips)
+    for (unsigned tile = 0; tile < tiles; ++tile, ++k)
+      mapping.push_back(
+          {info.elements * k / pieces, info.elements * (k + 1) / pieces, g.tile(c, tile)});
+  g.set_tile_mapping(t, mapping);
+}
+
+std::vector<float> iota_floats(size_t n, float first) {
+  std::vector<float> v(n);
+  std::iota(v.begin(), v.end(), first);
+  return v;
+}
+
+TEST(SdkMachine, CopyAndBroadcastCrossChipsAfterAnExternalSync) {
+  Graph g(Target::preset("m2000", 4));
+  EXPECT_EQ(g.tiles(), 16u);
+  const Tensor x = g.add_variable(DType::kF32, {96}, "x");
+  const Tensor y = g.add_variable(DType::kF32, {96}, "y");
+  const Tensor b = g.add_variable(DType::kF32, {8}, "b");
+  const Tensor w = g.add_variable(DType::kF32, {8 * 8}, "w");
+  map_over_chips(g, x, {0}, 4);           // chip 0
+  map_over_chips(g, y, {3, 1}, 3);        // chips 3 and 1, other pieces
+  g.set_tile_mapping(b, g.tile(2, 1));    // one tile of chip 2
+  map_over_chips(g, w, {0, 1, 2, 3}, 2);  // every chip
+  const Executable exe = compile(g, Sequence({Copy(x, y), Broadcast(b, w)}));
+  EXPECT_EQ(exe.external_exchanges, 2u);
+  EXPECT_GT(exe.inter_chip_sends, 0u);
+  EXPECT_THAT(exe.manifest, HasSubstr("\"exchange_external\""));
+  EXPECT_THAT(exe.manifest, HasSubstr("\"chips\": 4"));
+
+  Device device(exe);
+  const std::vector<float> xs = iota_floats(96, 1.0f), bs = iota_floats(8, -3.5f);
+  device.write_tensor("x", xs.data(), xs.size() * 4);
+  device.write_tensor("b", bs.data(), bs.size() * 4);
+  const DeviceReport& report = device.run();
+  std::vector<float> ys(96), ws(64);
+  device.read_tensor("y", ys.data(), ys.size() * 4);
+  device.read_tensor("w", ws.data(), ws.size() * 4);
+  EXPECT_EQ(ys, xs);
+  for (size_t i = 0; i < ws.size(); ++i) EXPECT_EQ(ws[i], bs[i % 8]) << i;
+  EXPECT_EQ(report.run.chips, 4u);
+  // y lies on chips 3 and 1 only, so all 96 words of the copy cross chips; of the broadcast's
+  // 8 chunks, the 6 not on chip 2 (one on chip 2 tile 0, one on tile 1 which is b's own).
+  EXPECT_EQ(report.run.inter_chip_words, 96u + 6u * 8u);
+}
+
+// 16 tiles of chip 0 send 1024 words each to chip 2, up a column of two links. Each link carries
+// three tiles' sends at once at 16 GB/s on a 1.325 GHz chip (12.08 bytes a cycle), so the
+// schedule needs at least ceil(16 / 6) = 3 rounds of 1024 cycles, and the run must not
+// over-subscribe any link (the exchange checks every word).
+TEST(SdkMachine, TheScheduleKeepsEachLinkWithinItsRate) {
+  Graph g(Target::preset("m2000", 16));
+  const Tensor x = g.add_variable(DType::kF32, {16 * 1024}, "x");
+  const Tensor y = g.add_variable(DType::kF32, {16 * 1024}, "y");
+  map_over_chips(g, x, {0}, 16);
+  map_over_chips(g, y, {2}, 16);
+  const Executable exe = compile(g, Copy(x, y));
+  const size_t at = exe.manifest.find("\"end_cycles\": ");
+  ASSERT_NE(at, std::string::npos);
+  const unsigned end = static_cast<unsigned>(std::stoul(exe.manifest.substr(at + 14)));
+  EXPECT_GE(end, 3u * 1024u);
+  EXPECT_LT(end, 4u * 1024u + 2000u);  // and no more than the rounds plus margins
+
+  Device device(exe);
+  std::vector<float> xs(16 * 1024);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(i) * 0.5f;
+  device.write_tensor("x", xs.data(), xs.size() * 4);
+  const DeviceReport& report = device.run();
+  std::vector<float> ys(xs.size());
+  device.read_tensor("y", ys.data(), ys.size() * 4);
+  EXPECT_EQ(ys, xs);
+  EXPECT_EQ(report.run.ipulink_bytes, 16u * 1024u * 4u);  // one hop up the column
+}
+
+// Four replicas of one chip run the same program, each on its own stream data.
+TEST(SdkMachine, ReplicasRunTheProgramOnTheirOwnStreams) {
+  Graph g(Target::preset("m2000", 4, 4));
+  EXPECT_EQ(g.tiles(), 4u);
+  add_codelet_library(g);
+  const Tensor a = g.add_variable(DType::kF32, {40}, "a"),
+               b = g.add_variable(DType::kF32, {40}, "b");
+  const Tensor out = g.add_variable(DType::kF32, {40}, "out");
+  for (Tensor t : {a, b, out}) g.map_evenly(t, 0, 4);
+  g.add_host_stream("a_in", DType::kF32, 40, StreamDirection::kHostToDevice);
+  g.add_host_stream("out_back", DType::kF32, 40, StreamDirection::kDeviceToHost);
+  const ComputeSet cs = g.add_compute_set("add");
+  for (const Interval& m : g.tensor(out).mapping)
+    g.add_vertex(cs, "add_f32", m.tile,
+                 {{"a", g.region(a, m.begin, m.end)},
+                  {"b", g.region(b, m.begin, m.end)},
+                  {"out", g.region(out, m.begin, m.end)},
+                  {"n", static_cast<uint32_t>(m.end - m.begin)}});
+  const Executable exe =
+      compile(g, Sequence({HostWrite("a_in", a), Execute(cs), HostRead(out, "out_back")}));
+  EXPECT_EQ(exe.replicas, 4u);
+  EXPECT_EQ(exe.external_exchanges, 0u);
+
+  Device device(exe);
+  std::vector<float> as(4 * 40), outs(4 * 40, -1.0f);
+  for (size_t i = 0; i < as.size(); ++i) as[i] = static_cast<float>(i);
+  device.connect_stream("a_in", as.data(), as.size() * 4);
+  device.connect_stream("out_back", outs.data(), outs.size() * 4);
+  for (unsigned r = 0; r < 4; ++r) {
+    const std::vector<float> bs(40, 1000.0f * static_cast<float>(r + 1));
+    device.write_tensor("b", r, bs.data(), bs.size() * 4);
+  }
+  device.run();
+  for (unsigned r = 0; r < 4; ++r)
+    for (size_t i = 0; i < 40; ++i)
+      EXPECT_EQ(outs[r * 40 + i], as[r * 40 + i] + 1000.0f * static_cast<float>(r + 1))
+          << "replica " << r << " element " << i;
+}
+
+TEST(SdkMachine, CrossReplicaCopyFollowsThePermutation) {
+  Graph g(Target::preset("m2000", 2, 4));
+  const Tensor x = g.add_variable(DType::kI32, {10}, "x"),
+               y = g.add_variable(DType::kI32, {10}, "y");
+  g.map_evenly(x, 0, 2);
+  g.set_tile_mapping(y, 1);
+  const std::vector<unsigned> to = {2, 0, 3, 1};
+  const Executable exe = compile(g, CrossReplicaCopy(x, y, to));
+  EXPECT_EQ(exe.external_exchanges, 1u);
+  Device device(exe);
+  for (unsigned r = 0; r < 4; ++r) {
+    std::vector<int32_t> xs(10);
+    std::iota(xs.begin(), xs.end(), static_cast<int32_t>(100 * r));
+    device.write_tensor("x", r, xs.data(), 40);
+  }
+  device.run();
+  for (unsigned r = 0; r < 4; ++r) {
+    std::vector<int32_t> ys(10);
+    device.read_tensor("y", to[r], ys.data(), 40);
+    for (int i = 0; i < 10; ++i) EXPECT_EQ(ys[i], static_cast<int32_t>(100 * r) + i) << r;
+  }
+}
+
+// Replica r's data: element i is a whole number (so any order of summation is exact).
+float whole(unsigned r, size_t i) { return static_cast<float>((i * 7 + r * 13) % 101) - 50.0f; }
+
+struct AllReduceCase {
+  const char* preset;
+  unsigned replicas;
+  CollectiveAlgorithm algorithm;
+};
+
+void PrintTo(const AllReduceCase& c, std::ostream* out) {
+  *out << c.preset << " x" << c.replicas
+       << (c.algorithm == CollectiveAlgorithm::kRing ? " ring" : " bidirectional ring");
+}
+
+class AllReduceOnRing : public ::testing::TestWithParam<AllReduceCase> {};
+
+TEST_P(AllReduceOnRing, SumsEveryReplicasDataOnEveryReplica) {
+  const AllReduceCase c = GetParam();
+  Graph g(Target::preset(c.preset, 4, c.replicas));
+  constexpr size_t n = 203;  // not a multiple of the replicas: uneven chunks
+  const Tensor x = g.add_variable(DType::kF32, {n}, "x");
+  g.map_evenly(x, 0, 4);
+  const Executable exe = compile(g, AllReduce(x, CollectiveOp::kSum, {c.algorithm}));
+  EXPECT_EQ(exe.supersteps, 2 * (c.replicas - 1));
+  EXPECT_EQ(exe.external_exchanges, 2 * (c.replicas - 1));
+  Device device(exe);
+  for (unsigned r = 0; r < c.replicas; ++r) {
+    std::vector<float> xs(n);
+    for (size_t i = 0; i < n; ++i) xs[i] = whole(r, i);
+    device.write_tensor("x", r, xs.data(), n * 4);
+  }
+  device.run();
+  for (unsigned r = 0; r < c.replicas; ++r) {
+    std::vector<float> xs(n);
+    device.read_tensor("x", r, xs.data(), n * 4);
+    for (size_t i = 0; i < n; ++i) {
+      float sum = 0;
+      for (unsigned q = 0; q < c.replicas; ++q) sum += whole(q, i);
+      ASSERT_EQ(xs[i], sum) << "replica " << r << " element " << i;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Replicas, AllReduceOnRing,
+    ::testing::Values(AllReduceCase{"m2000", 2, CollectiveAlgorithm::kRing},
+                      AllReduceCase{"m2000", 4, CollectiveAlgorithm::kRing},
+                      AllReduceCase{"m2000", 4, CollectiveAlgorithm::kBidirectionalRing},
+                      AllReduceCase{"pod16", 16, CollectiveAlgorithm::kBidirectionalRing}),
+    [](const auto& param_info) {
+      return std::to_string(param_info.param.replicas) +
+             (param_info.param.algorithm == CollectiveAlgorithm::kRing ? "Ring"
+                                                                       : "BidirectionalRing");
+    });
+
+// On a unidirectional ring the order of the additions is fixed: chunk k (owned by replica k)
+// starts at the ring position after k's and ends with k's own data. The ring over one-chip
+// replicas of an M2000 is 0, 2, 3, 1 (up one column of the ladder, down the other).
+TEST(SdkMachine, AllReduceSumsInTheRingsOrderBitForBit) {
+  Graph g(Target::preset("m2000", 4, 4));
+  constexpr size_t n = 64;
+  const Tensor x = g.add_variable(DType::kF32, {n}, "x");
+  g.map_evenly(x, 0, 4);
+  const Executable exe =
+      compile(g, AllReduce(x, CollectiveOp::kMean, {CollectiveAlgorithm::kRing}));
+  Device device(exe);
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<std::vector<float>> data(4, std::vector<float>(n));
+  for (unsigned r = 0; r < 4; ++r) {
+    for (float& v : data[r]) v = dist(rng);
+    device.write_tensor("x", r, data[r].data(), n * 4);
+  }
+  device.run();
+  const unsigned order[] = {0, 2, 3, 1}, position[] = {0, 3, 1, 2};  // position[replica]
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned chunk = static_cast<unsigned>(i * 4 / n), p = position[chunk];
+    float sum = data[order[(p + 1) % 4]][i];
+    for (unsigned k = 2; k <= 4; ++k) sum = sum + data[order[(p + k) % 4]][i];
+    const float mean = sum * (1.0f / 4.0f);
+    for (unsigned r = 0; r < 4; ++r) {
+      float got = 0;
+      std::vector<float> xs(n);
+      device.read_tensor("x", r, xs.data(), n * 4);
+      got = xs[i];
+      uint32_t a = 0, b = 0;
+      std::memcpy(&a, &got, 4);
+      std::memcpy(&b, &mean, 4);
+      ASSERT_EQ(a, b) << "replica " << r << " element " << i;
+    }
+  }
+}
+
+TEST(SdkMachine, MaxAndWrappingIntegerSumsOverFourReplicas) {
+  Graph g(Target::preset("m2000", 2, 4));
+  constexpr size_t n = 37;
+  const Tensor s = g.add_variable(DType::kI32, {n}, "s"), m = g.add_variable(DType::kI32, {n}, "m");
+  g.map_evenly(s, 0, 2);
+  g.map_evenly(m, 0, 2);
+  const Executable exe =
+      compile(g, Sequence({AllReduce(s, CollectiveOp::kSum), AllReduce(m, CollectiveOp::kMax)}));
+  Device device(exe);
+  auto value = [](unsigned r, size_t i) {
+    return static_cast<int32_t>(0x7fffff00u - static_cast<uint32_t>(i * 977 + r * 31337));
+  };
+  for (unsigned r = 0; r < 4; ++r) {
+    std::vector<int32_t> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = value(r, i) * (r % 2 == 0 ? 1 : -1);
+    device.write_tensor("s", r, v.data(), n * 4);
+    device.write_tensor("m", r, v.data(), n * 4);
+  }
+  device.run();
+  for (unsigned r = 0; r < 4; ++r) {
+    std::vector<int32_t> sums(n), maxes(n);
+    device.read_tensor("s", r, sums.data(), n * 4);
+    device.read_tensor("m", r, maxes.data(), n * 4);
+    for (size_t i = 0; i < n; ++i) {
+      uint32_t sum = 0;
+      int32_t max = INT32_MIN;
+      for (unsigned q = 0; q < 4; ++q) {
+        const int32_t v = value(q, i) * (q % 2 == 0 ? 1 : -1);
+        sum += static_cast<uint32_t>(v);
+        max = std::max(max, v);
+      }
+      EXPECT_EQ(sums[i], static_cast<int32_t>(sum)) << r << " " << i;
+      EXPECT_EQ(maxes[i], max) << r << " " << i;
+    }
+  }
+}
+
+TEST(SdkMachine, ReduceScatterAndAllGatherOverFourReplicas) {
+  Graph g(Target::preset("m2000", 4, 4));
+  constexpr size_t n = 4 * 30;
+  const Tensor data = g.add_variable(DType::kF32, {n}, "data");
+  const Tensor part = g.add_variable(DType::kF32, {n / 4}, "part");
+  const Tensor all = g.add_variable(DType::kF32, {n}, "all");
+  g.map_evenly(data, 0, 4);
+  g.map_evenly(part, 1, 2);  // mapped unlike data's chunks
+  g.map_evenly(all, 0, 3);
+  const Executable exe =
+      compile(g, Sequence({ReduceScatter(data, part, CollectiveOp::kSum), AllGather(part, all)}));
+  Device device(exe);
+  for (unsigned r = 0; r < 4; ++r) {
+    std::vector<float> xs(n);
+    for (size_t i = 0; i < n; ++i) xs[i] = whole(r, i);
+    device.write_tensor("data", r, xs.data(), n * 4);
+  }
+  device.run();
+  for (unsigned r = 0; r < 4; ++r) {
+    std::vector<float> parts(n / 4), alls(n), datas(n);
+    device.read_tensor("part", r, parts.data(), n);
+    device.read_tensor("all", r, alls.data(), n * 4);
+    device.read_tensor("data", r, datas.data(), n * 4);
+    for (size_t i = 0; i < n; ++i) {
+      float sum = 0;
+      for (unsigned q = 0; q < 4; ++q) sum += whole(q, i);
+      if (i / (n / 4) == r) {
+        EXPECT_EQ(parts[i % (n / 4)], sum) << r << " " << i;
+      }
+      EXPECT_EQ(alls[i], sum) << r << " " << i;
+      EXPECT_EQ(datas[i], whole(r, i)) << "ReduceScatter left data as it was";
+    }
+  }
+}
+
+// ---- bad input: each a clear error naming what is wrong, before anything runs ----
+
+TEST(SdkMachineErrors, ATensorOnAChipTheTargetLacks) {
+  Graph g(Target::preset("m2000", 4, 2));  // 2 chips per replica
+  EXPECT_THAT([&] { g.tile(2, 0); },
+              ::testing::ThrowsMessage<GraphError>(HasSubstr("chip 2 tile 0: a replica of this "
+                                                             "target has 2 chips of 4 tiles")));
+  const Tensor x = g.add_variable(DType::kF32, {8}, "x");
+  EXPECT_THAT([&] { g.set_tile_mapping(x, 9); },
+              ::testing::ThrowsMessage<GraphError>(
+                  HasSubstr("tensor 'x': mapped to tile 9 (chip 2 tile 1), but a replica of the "
+                            "target has 8 tiles (2 chips of 4)")));
+  EXPECT_THAT([] { Graph bad(Target::preset("m2000", 4, 3)); },
+              ::testing::ThrowsMessage<GraphError>(HasSubstr("cannot be split into 3 replicas")));
+  EXPECT_THAT([] { Target::preset("m3000"); },
+              ::testing::ThrowsMessage<GraphError>(HasSubstr("m3000")));
+}
+
+TEST(SdkMachineErrors, CollectivesOfMismatchedTensorsAreRefused) {
+  Graph g(Target::preset("m2000", 2, 4));
+  const Tensor data = g.add_variable(DType::kF32, {40}, "data");
+  const Tensor out = g.add_variable(DType::kF32, {12}, "out");
+  const Tensor half = g.add_variable(DType::kF16, {40}, "half");
+  for (Tensor t : {data, out, half}) g.map_evenly(t, 0, 2);
+  EXPECT_THAT([&] { compile(g, ReduceScatter(data, out, CollectiveOp::kSum)); },
+              ::testing::ThrowsMessage<GraphError>(
+                  HasSubstr("ReduceScatter from 'data' (40 x f32) to 'out' (12 x f32): the "
+                            "source must have 4 times the destination's elements")));
+  EXPECT_THAT([&] { compile(g, AllGather(out, data)); },
+              ::testing::ThrowsMessage<GraphError>(HasSubstr("AllGather from 'out'")));
+  EXPECT_THAT([&] { compile(g, AllReduce(half, CollectiveOp::kSum)); },
+              ::testing::ThrowsMessage<GraphError>(
+                  HasSubstr("AllReduce of 'half' (f16): collectives reduce f32 or i32")));
+  EXPECT_THAT(
+      [&] {
+        compile(g, CrossReplicaCopy(data, data, {1, 1, 2, 3}));
+      },
+      ::testing::ThrowsMessage<GraphError>(HasSubstr("replica 1 sends to replica 1, twice")));
+  EXPECT_THAT(
+      [&] {
+        compile(g, CrossReplicaCopy(data, data, {1, 0}));
+      },
+      ::testing::ThrowsMessage<GraphError>(HasSubstr("has 2 entries for 4 replicas")));
+}
+
+TEST(SdkMachineErrors, PerReplicaHostDataOfTheWrongSizeOrReplica) {
+  Graph g(Target::preset("m2000", 2, 4));
+  const Tensor x = g.add_variable(DType::kF32, {8}, "x");
+  g.map_evenly(x, 0, 2);
+  g.add_host_stream("in", DType::kF32, 8, StreamDirection::kHostToDevice);
+  const Executable exe = compile(g, HostWrite("in", x));
+  Device device(exe);
+  std::vector<float> buffer(4 * 8);
+  EXPECT_THAT([&] { device.connect_stream("in", buffer.data(), 8 * 4); },
+              ::testing::ThrowsMessage<DeviceError>(HasSubstr(
+                  "buffer of 32 bytes, the stream carries 128 (4 replicas of 32 bytes)")));
+  EXPECT_THAT(
+      [&] { device.connect_stream("in", 4, buffer.data(), 32); },
+      ::testing::ThrowsMessage<DeviceError>(HasSubstr("replica 4, but the executable has 4")));
+  EXPECT_THAT([&] { device.write_tensor("x", 7, buffer.data(), 32); },
+              ::testing::ThrowsMessage<DeviceError>(HasSubstr("write_tensor 'x': replica 7")));
+  device.connect_stream("in", 0, buffer.data(), 32);
+  EXPECT_THAT([&] { device.run(); },
+              ::testing::ThrowsMessage<DeviceError>(HasSubstr("never connected for replica 1")));
+}
+
+}  // namespace
+}  // namespace ipu::test
