@@ -219,6 +219,47 @@ INSTANTIATE_TEST_SUITE_P(
                                                                        : "BidirectionalRing");
     });
 
+// One tile per chip, 8 elements, 4 replicas on the ring 0, 2, 3, 1: every step sends 2 words
+// from each chip to the next one IPU-Link hop away (latency 2 x 16 + 133 = 165 cycles on Mk2).
+// The schedule, by hand (action gap 240, receive setup 120, slack 64): the first transfer's
+// sender starts at 240 and its receiver listens at 240; the others send at 480, after their own
+// receive action at 240 (the last one's receiver, chip 0, listens at 480, after its send at
+// 240); their last words arrive at 480 + 1 + 165 + 1 = 647; the senders' last actions end at
+// 480 + 240 = 720, and the phase ends a gap later: 960. All six steps (3 reduce-scatter, 3
+// all-gather) are the same.
+TEST(SdkMachine, ARingStepIsTimedToTheCycle) {
+  Graph g(Target::preset("m2000", 1, 4));
+  const Tensor x = g.add_variable(DType::kF32, {8}, "x");
+  g.set_tile_mapping(x, 0);
+  const Executable exe = compile(g, AllReduce(x, CollectiveOp::kSum, {CollectiveAlgorithm::kRing}));
+  const std::string key = "\"exchange_external\", \"end_cycles\": ";
+  size_t steps = 0;
+  for (size_t at = exe.manifest.find(key); at != std::string::npos;
+       at = exe.manifest.find(key, at + 1), ++steps)
+    EXPECT_EQ(std::stoul(exe.manifest.substr(at + key.size())), 960u) << "step " << steps;
+  EXPECT_EQ(steps, 6u);
+
+  Device device(exe);
+  for (unsigned r = 0; r < 4; ++r) {
+    const std::vector<float> xs = iota_floats(8, static_cast<float>(10 * r));
+    device.write_tensor("x", r, xs.data(), 32);
+  }
+  device.run();
+  // On the machine: each step's last word arrives 647 cycles after the step's exchange base
+  // plus the runtime's fixed cost from the release to a send's first word (reading the base
+  // after the sync, then issuing the send: within receive setup + slack): the same every step.
+  std::vector<uint64_t> last;
+  for (const auto& e : device.machine().exchange().records())
+    if (e.chip_words > 0) last.push_back(e.last_arrival - e.release);
+  ASSERT_EQ(last.size(), 6u);
+  for (uint64_t l : last) EXPECT_EQ(l, last.front());
+  EXPECT_GE(last.front(), 647u);
+  EXPECT_LT(last.front(), 647u + 120u + 64u);
+  std::vector<float> xs(8);
+  device.read_tensor("x", 3, xs.data(), 32);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(xs[i], 4.0f * i + 60.0f) << i;
+}
+
 // On a unidirectional ring the order of the additions is fixed: chunk k (owned by replica k)
 // starts at the ring position after k's and ends with k's own data. The ring over one-chip
 // replicas of an M2000 is 0, 2, 3, 1 (up one column of the ladder, down the other).

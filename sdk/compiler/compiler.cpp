@@ -163,7 +163,10 @@ class Compilation {
   // carries.
   std::pair<size_t, size_t> part_range(size_t elements, unsigned chunk, const RingPart& part,
                                        size_t parts) const;
-  void reduce_scatter(Tensor data, Tensor acc, CollectiveOp op, CollectiveOptions options);
+  // Ring reduce-scatter: replica r ends with chunk r reduced, in `acc` or, `into_data`, in
+  // `data` (the last step adds into data rather than acc).
+  void reduce_scatter(Tensor data, Tensor acc, CollectiveOp op, CollectiveOptions options,
+                      bool into_data);
   void all_reduce(const Program& p);
   void reduce_scatter(const Program& p);
   void all_gather(const Program& p);
@@ -511,8 +514,10 @@ std::pair<size_t, size_t> Compilation::part_range(size_t elements, unsigned chun
 // Ring reduce-scatter into `acc`: at step s the replica at ring position p sends the chunk of
 // position p - s - 1 (from `data` at the first step, from `acc` after) to position p + 1, which
 // adds its own `data` to it; after replicas - 1 steps replica r's acc holds chunk r reduced.
+// The additions are acc + data in ring order: chunk r's sum starts with the data of the
+// position after r's and ends with r's own (docs/sdk.md).
 void Compilation::reduce_scatter(Tensor data, Tensor acc, CollectiveOp op,
-                                 CollectiveOptions options) {
+                                 CollectiveOptions options, bool into_data) {
   const TensorInfo& d = info(data);
   const auto parts = ring_parts(options);
   const unsigned R = replicas_;
@@ -532,14 +537,16 @@ void Compilation::reduce_scatter(Tensor data, Tensor acc, CollectiveOp op,
       }
     exchange(transfers);
     const unsigned cs = compute_sets_++;
+    // The last step may write its sums into data: data + acc has the bits of acc + data.
+    const bool last_into_data = into_data && s + 2 == R;
     for (const auto& [replica, lo, hi] : adds)
       for (const Placement& piece : exe_.tensors.at(d.name)) {
         const size_t b = std::max(piece.begin, lo), e = std::min(piece.end, hi);
         if (b >= e) continue;
-        add_vertex(
-            machine_tile(replica, piece.tile), codelet,
-            {address_of(acc, b).second, address_of(data, b).second, static_cast<uint32_t>(e - b)},
-            6, cs);
+        const uint32_t a = address_of(acc, b).second, x = address_of(data, b).second;
+        add_vertex(machine_tile(replica, piece.tile), codelet,
+                   {last_into_data ? x : a, last_into_data ? a : x, static_cast<uint32_t>(e - b)},
+                   6, cs);
       }
     execute(cs);
   }
@@ -554,7 +561,8 @@ void Compilation::reduce_scatter(Tensor data, Tensor acc, CollectiveOp op,
         const size_t b = std::max(piece.begin, lo), e = std::min(piece.end, hi);
         if (b >= e) continue;
         add_vertex(machine_tile(r, piece.tile), "ipu_ring_scale_f32",
-                   {address_of(acc, b).second, static_cast<uint32_t>(e - b), k}, 6, cs);
+                   {address_of(into_data ? data : acc, b).second, static_cast<uint32_t>(e - b), k},
+                   6, cs);
       }
     }
     execute(cs);
@@ -564,9 +572,9 @@ void Compilation::reduce_scatter(Tensor data, Tensor acc, CollectiveOp op,
 void Compilation::all_reduce(const Program& p) {
   if (replicas_ == 1) return;  // the reduction over one replica is the data itself
   const Tensor data = p.source, acc{ring_buffer_.at(p.source.id)};
-  reduce_scatter(data, acc, p.op, p.collective);
-  // All-gather: at step s position p sends the chunk of position p - s (its own, from acc, at
-  // the first step, when it also copies it into its own data) to position p + 1's data.
+  reduce_scatter(data, acc, p.op, p.collective, true);
+  // All-gather: at step s position p sends the chunk of position p - s (its own at the first
+  // step) to position p + 1's data.
   const size_t elements = info(data).elements;
   const auto parts = ring_parts(p.collective);
   const unsigned R = replicas_;
@@ -578,8 +586,7 @@ void Compilation::all_reduce(const Program& p) {
         const unsigned chunk = part.order[(q + R - s) % R];
         const auto [lo, hi] = part_range(elements, chunk, part, parts.size());
         if (lo == hi) continue;
-        if (s == 0) add_transfers(transfers, acc, lo, from, data, lo, from, hi - lo);
-        add_transfers(transfers, s == 0 ? acc : data, lo, from, data, lo, to, hi - lo);
+        add_transfers(transfers, data, lo, from, data, lo, to, hi - lo);
       }
     exchange(transfers);
   }
@@ -590,7 +597,7 @@ void Compilation::reduce_scatter(const Program& p) {
   Tensor reduced = p.source;
   if (replicas_ > 1) {
     reduced = Tensor{ring_buffer_.at(p.source.id)};
-    reduce_scatter(p.source, reduced, p.op, p.collective);
+    reduce_scatter(p.source, reduced, p.op, p.collective, false);
   }
   std::vector<Transfer> transfers;
   for (unsigned r = 0; r < replicas_; ++r)

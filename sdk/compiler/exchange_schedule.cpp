@@ -116,7 +116,11 @@ PhaseSchedule ExchangeScheduler::schedule(const std::vector<Transfer>& transfers
       const uint32_t lat = latency(x.source_tile, d);
       TileTimes& dst = times[d];
       const uint32_t first_arrival = t + 1 + lat;
-      const uint32_t receive_at = d == x.source_tile ? t - gap : first_arrival - setup;
+      // A receive is set up as early as the tile allows (after its previous action and its
+      // previous receive's last word), which the choice of t puts at least `setup` before the
+      // first word: its action slot stays early, so its own sends are not held up by it.
+      const uint32_t receive_at =
+          d == x.source_tile ? t - gap : std::max(dst.action_free, dst.receive_free + slack);
       out.actions[d].push_back(
           {receive_at, IPU_ACTION_RECEIVE, reference(d, x.source_tile), x.words, address, 0});
       dst.action_free = receive_at + gap;

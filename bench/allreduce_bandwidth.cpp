@@ -1,0 +1,148 @@
+// All-reduce bandwidth across replicas of one chip (issue 11): an f32 tensor spread over all
+// 1472 tiles of each chip is summed over 2, 4 and 16 chips with the SDK's AllReduce, on the
+// unidirectional and the bidirectional ring, for sizes from 4 KiB to 64 MiB. Prints the
+// simulated time from the sync before the collective to its end, the algorithm bandwidth
+// (bytes / time), and the ring model's time beside it:
+//   2 (N - 1) / N x bytes / ring bandwidth + 2 (N - 1) x (external sync + link latency)
+// where the ring bandwidth is the slowest IPU-Link bundle the ring crosses (links x 16 GB/s),
+// twice that for the bidirectional ring, which sends half the data each way.
+// `allreduce_bandwidth` runs the default set; `allreduce_bandwidth N SIZE` one point
+// (SIZE in bytes, suffix K or M for KiB / MiB).
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "hw/ipulink/ipulink.h"
+#include "sdk/compiler/compiler.h"
+#include "sdk/runtime/device.h"
+
+namespace {
+
+using namespace ipu::sdk;
+
+size_t parse_size(const std::string& s) {
+  size_t end = 0;
+  const size_t n = std::stoul(s, &end);
+  if (end < s.size() && (s[end] == 'K' || s[end] == 'k')) return n << 10;
+  if (end < s.size() && (s[end] == 'M' || s[end] == 'm')) return n << 20;
+  return n;
+}
+
+int measure(unsigned chips, size_t bytes, CollectiveAlgorithm algorithm) {
+  const char* preset = chips == 16 ? "pod16" : "m2000";
+  Target target = Target::preset(preset);
+  target.machine.chips = chips;  // 2 chips: one rung of an M2000
+  target.replicas = chips;
+  Graph g(target);
+  const size_t elements = bytes / 4;
+  const Tensor x = g.add_variable(DType::kF32, {elements}, "x");
+  g.map_evenly(x, 0, g.tiles());
+  const auto t0 = std::chrono::steady_clock::now();
+  const Executable exe = compile(
+      g, Sequence({Sync(SyncScope::kExternal), AllReduce(x, CollectiveOp::kSum, {algorithm})}));
+  const auto t1 = std::chrono::steady_clock::now();
+  Device device(exe);
+  std::vector<float> data(elements);
+  for (unsigned r = 0; r < chips; ++r) {
+    for (size_t i = 0; i < elements; ++i) data[i] = static_cast<float>((i + r) % 64);
+    device.write_tensor("x", r, data.data(), bytes);
+  }
+  const DeviceReport& report = device.run();
+  const auto t2 = std::chrono::steady_clock::now();
+  // Check the result on the last replica (every element a sum of small whole numbers: exact).
+  device.read_tensor("x", chips - 1, data.data(), bytes);
+  for (size_t i = 0; i < elements; ++i) {
+    float sum = 0;
+    for (unsigned r = 0; r < chips; ++r) sum += static_cast<float>((i + r) % 64);
+    if (data[i] != sum) {
+      fmt::print(stderr, "element {}: {} != {}\n", i, data[i], sum);
+      return 1;
+    }
+  }
+  const auto& machine = device.machine();
+  if (std::getenv("ALLREDUCE_PHASES"))
+    for (const auto& e : machine.exchange().records())
+      fmt::print("phase {}: release {} end {} ({} cycles) last arrival +{} words {}\n", e.phase,
+                 e.release, e.end, e.end - e.release,
+                 e.last_arrival ? e.last_arrival - e.release : 0, e.words);
+  const auto& barriers = machine.sync_network().barriers();
+  const uint64_t start = barriers.front().release;
+  const uint64_t cycles = report.run.cycles - start;
+  const auto& m = machine.config();
+  const double clock = m.chip.tile.clock_hz;
+  // The ring's slowest hop: over one-chip replicas the ring crosses rungs (6 links) and, with
+  // more than 2 chips, columns (2 links).
+  const unsigned links = chips > 2 ? m.ipulink.column_links : m.ipulink.rung_links;
+  const double ring_bytes_per_second =
+      links * m.ipulink.bytes_per_second *
+      // Two chips: both rings cross the same rung the same ways, so the second adds nothing.
+      (algorithm == CollectiveAlgorithm::kBidirectionalRing && chips > 2 ? 2.0 : 1.0);
+  const unsigned hops = 1 + (chips / 2) / 2;
+  const double sync_cycles = m.chip.sync.internal_cycles +
+                             std::ceil(2.0 * hops * m.chip.sync.external_ns_per_hop * 1e-9 * clock);
+  const double latency_cycles = 2.0 * m.chip.exchange.base_latency +
+                                static_cast<double>(ipu::hw::ipulink_hop_cycles(m.ipulink, clock));
+  const double n = chips;
+  const double model =
+      2.0 * (n - 1) / n * static_cast<double>(bytes) / ring_bytes_per_second * clock +
+      2.0 * (n - 1) * (sync_cycles + latency_cycles);
+  const double seconds = static_cast<double>(cycles) / clock;
+  fmt::print(
+      "allreduce {:2} chips {:>13} {:>8}: {:9} cycles {:9.1f} us {:7.2f} GB/s | model {:9.0f} "
+      "cycles {:7.2f} GB/s (ring {:.0f} GB/s) | time / model {:.2f} | host: compile {:.1f} s, "
+      "run {:.1f} s\n",
+      chips, algorithm == CollectiveAlgorithm::kRing ? "ring" : "bidirectional",
+      bytes >= (1u << 20) ? fmt::format("{} MiB", bytes >> 20) : fmt::format("{} KiB", bytes >> 10),
+      cycles, seconds * 1e6, static_cast<double>(bytes) / seconds / 1e9, model,
+      static_cast<double>(bytes) / (model / clock) / 1e9, ring_bytes_per_second / 1e9,
+      static_cast<double>(cycles) / model, std::chrono::duration<double>(t1 - t0).count(),
+      std::chrono::duration<double>(t2 - t1).count());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  if (argc == 5 && std::strcmp(argv[1], "--point") == 0)
+    return sc_core::sc_elab_and_sim(argc, argv);
+  struct Point {
+    unsigned chips;
+    std::string size;
+  };
+  std::vector<Point> points;
+  if (argc == 3) {
+    points.push_back({static_cast<unsigned>(std::stoul(argv[1])), argv[2]});
+  } else {
+    for (unsigned chips : {2u, 4u, 16u})
+      for (const char* size : {"4K", "256K", "4M", "64M"}) points.push_back({chips, size});
+  }
+  int failures = 0;
+  for (const Point& p : points)
+    for (const char* algorithm : {"ring", "bidirectional"}) {
+      // SystemC elaborates one design per process: each point runs in a child.
+      const pid_t child = fork();
+      if (child == 0) {
+        const std::string chips = std::to_string(p.chips);
+        execl("/proc/self/exe", argv[0], "--point", chips.c_str(), p.size.c_str(), algorithm,
+              static_cast<char*>(nullptr));
+        _exit(127);
+      }
+      int status = 0;
+      waitpid(child, &status, 0);
+      failures += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+  return failures == 0 ? 0 : 1;
+}
+
+int sc_main(int, char** argv) {
+  return measure(static_cast<unsigned>(std::stoul(argv[2])), parse_size(argv[3]),
+                 std::strcmp(argv[4], "ring") == 0 ? CollectiveAlgorithm::kRing
+                                                   : CollectiveAlgorithm::kBidirectionalRing);
+}
