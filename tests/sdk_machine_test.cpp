@@ -15,6 +15,7 @@
 #include "sdk/compiler/compiler.h"
 #include "sdk/graph/codelet_library.h"
 #include "sdk/runtime/device.h"
+#include "tests/support/sdk_graph.h"
 
 namespace ipu::test {
 namespace {
@@ -114,12 +115,7 @@ TEST(SdkMachine, ReplicasRunTheProgramOnTheirOwnStreams) {
   g.add_host_stream("a_in", DType::kF32, 40, StreamDirection::kHostToDevice);
   g.add_host_stream("out_back", DType::kF32, 40, StreamDirection::kDeviceToHost);
   const ComputeSet cs = g.add_compute_set("add");
-  for (const Interval& m : g.tensor(out).mapping)
-    g.add_vertex(cs, "add_f32", m.tile,
-                 {{"a", g.region(a, m.begin, m.end)},
-                  {"b", g.region(b, m.begin, m.end)},
-                  {"out", g.region(out, m.begin, m.end)},
-                  {"n", static_cast<uint32_t>(m.end - m.begin)}});
+  add_vertices(g, cs, a, b, out);
   const Executable exe =
       compile(g, Sequence({HostWrite("a_in", a), Execute(cs), HostRead(out, "out_back")}));
   EXPECT_EQ(exe.replicas, 4u);

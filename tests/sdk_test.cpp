@@ -13,6 +13,7 @@
 #include "sdk/compiler/compiler.h"
 #include "sdk/graph/codelet_library.h"
 #include "sdk/runtime/device.h"
+#include "tests/support/sdk_graph.h"
 
 namespace ipu::test {
 namespace {
@@ -32,16 +33,6 @@ void declare_library(Graph& g) {
                 {{"a", FieldKind::kInput, DType::kF32},
                  {"out", FieldKind::kOutput, DType::kF32},
                  {"n", FieldKind::kScalar, DType::kU32}});
-}
-
-// One vertex per tile piece of `out = a + b`.
-void add_vertices(Graph& g, ComputeSet cs, Tensor a, Tensor b, Tensor out) {
-  for (const Interval& m : g.tensor(out).mapping)
-    g.add_vertex(cs, "add_f32", m.tile,
-                 {{"a", g.region(a, m.begin, m.end)},
-                  {"b", g.region(b, m.begin, m.end)},
-                  {"out", g.region(out, m.begin, m.end)},
-                  {"n", static_cast<uint32_t>(m.end - m.begin)}});
 }
 
 TEST(Sdk, ElementwiseAddOverFourTilesWithHostStreams) {
