@@ -2,7 +2,9 @@
 // at once (the two channels run together), through the endpoint's registers, spread over 64
 // tiles in 256 KiB transfers. Prints the link's rate while data moves (compared with the figures:
 // 32 GB/s each way, 64 GB/s both) and the effective rate once each transfer's latency
-// (pcie.latency-ns, not overlapped: the driver waits for each transfer) is counted.
+// (pcie.latency-ns, not overlapped: the driver waits for each transfer) is counted; then the
+// effective rate with every transfer queued at once, as the SDK runtime does (target: at least
+// 90% of the link), where each latency overlaps the data ahead of it.
 #include <cmath>
 #include <memory>
 #include <vector>
@@ -19,7 +21,7 @@ constexpr uint32_t kIntCause = 0x08, kIntEnable = 0x0c;
 struct Bench : sc_core::sc_module {
   ipu::hw::Ipu& chip;
   std::vector<uint8_t> up, down;
-  double h2d = 0, d2h = 0, both = 0;
+  double h2d = 0, d2h = 0, both = 0, queued_h2d = 0, queued_d2h = 0;
   SC_HAS_PROCESS(Bench);
   Bench(const sc_core::sc_module_name& n, ipu::hw::Ipu& c)
       : sc_module(n), chip(c), up(kTiles * size_t{kChunk}, 0x5a), down(kTiles * size_t{kChunk}) {
@@ -31,6 +33,19 @@ struct Bench : sc_core::sc_module {
       const uint64_t bus = chip.host_memory().map(buffer.data() + size_t{t} * kChunk, kChunk);
       chip.start_dma(c, bus, t, kTileAddress, kChunk);
       while ((chip.mmio_read(kIntCause) & (1u << c)) == 0) wait(chip.pcie().interrupt);
+      chip.mmio_write(kIntCause, 1u << c);
+    }
+  }
+  // The same with all transfers queued before waiting (the queue holds all 64).
+  void stream_queued(unsigned c, std::vector<uint8_t>& buffer) {
+    const uint32_t done_register =
+        ipu::hw::PcieEndpoint::channel_base(c) + ipu::hw::PcieEndpoint::kDone;
+    const uint32_t before = chip.mmio_read(done_register);
+    for (unsigned t = 0; t < kTiles; ++t)
+      chip.start_dma(c, chip.host_memory().map(buffer.data() + size_t{t} * kChunk, kChunk), t,
+                     kTileAddress, kChunk);
+    while (chip.mmio_read(done_register) - before < kTiles) {
+      if ((chip.mmio_read(kIntCause) & (1u << c)) == 0) wait(chip.pcie().interrupt);
       chip.mmio_write(kIntCause, 1u << c);
     }
   }
@@ -57,6 +72,12 @@ struct Bench : sc_core::sc_module {
     done &= down_done;
     wait(done);
     both = (sc_core::sc_time_stamp() - t0).to_seconds();
+    t0 = sc_core::sc_time_stamp();
+    stream_queued(0, up);
+    queued_h2d = (sc_core::sc_time_stamp() - t0).to_seconds();
+    t0 = sc_core::sc_time_stamp();
+    stream_queued(1, down);
+    queued_d2h = (sc_core::sc_time_stamp() - t0).to_seconds();
     chip.host_memory().unmap_all();
   }
 };
@@ -86,5 +107,13 @@ int bench_body(const std::string& preset) {
   line("host->device", bytes, bench.h2d, each / 1e9);
   line("device->host", bytes, bench.d2h, each / 1e9);
   line("both ways at once", 2 * bytes, bench.both, 2 * each / 1e9);
+  for (const auto& [what, seconds] : {std::make_pair("host->device", bench.queued_h2d),
+                                      std::make_pair("device->host", bench.queued_d2h)}) {
+    const double rate = bytes / seconds;
+    fmt::print(
+        "pcie_bandwidth {}: {} with all 64 transfers queued: effective {:.1f} GB/s = {:.1f}% of "
+        "the link (target >= 90%) {}\n",
+        preset, what, rate / 1e9, 100 * rate / each, ipu::bench::verdict(rate >= 0.9 * each));
+  }
   return 0;
 }

@@ -84,5 +84,44 @@ TEST(Pcie, RegistersDmaTimingAndErrors) {
   sc_core::sc_start();
 }
 
+// Queued transfers: each one's 1 us latency runs from its doorbell, so three queued at once end
+// at 1000 + 31.25, + 62.5 and + 93.75 ns (1000 B each at 32 GB/s), not three latencies apart.
+// DONE counts them; QUEUED shows what is left; a doorbell beyond the queue's depth is refused.
+TEST(Pcie, QueuedTransfersOverlapTheirLatencies) {
+  sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
+  hw::ChipConfig config = hw::chip_preset("mk2");
+  hw::Ipu chip("ipu", config, {0, 1});
+  Host host("host", chip);
+  std::vector<uint8_t> out(3000);
+  for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<uint8_t>(i * 13 + 5);
+  const uint32_t ch0 = hw::PcieEndpoint::channel_base(0);
+  host.script = [&](Host& h) {
+    chip.mmio_write(0x0c, 7);
+    const sc_core::sc_time t0 = sc_core::sc_time_stamp();
+    for (unsigned k = 0; k < 3; ++k) h.start(0, out.data() + 1000 * k, 1000, 1, 0x50000 + 1000 * k);
+    EXPECT_EQ(chip.mmio_read(ch0 + hw::PcieEndpoint::kQueued), 3u);
+    for (uint32_t k = 1; k <= 3; ++k) {
+      h.wait_for(1);
+      chip.mmio_write(0x08, 1);
+      EXPECT_EQ(chip.mmio_read(ch0 + hw::PcieEndpoint::kDone), k);
+      EXPECT_EQ(sc_core::sc_time_stamp() - t0, sc_core::sc_time(1000 + 31.25 * k, sc_core::SC_NS));
+    }
+    EXPECT_EQ(chip.mmio_read(ch0 + hw::PcieEndpoint::kQueued), 0u);
+    EXPECT_EQ(chip.mmio_read(0x04) & 1, 0u);  // idle
+    std::vector<uint8_t> back(3000);
+    chip.tile(1).read(0x50000, back.data(), back.size());
+    EXPECT_EQ(back, out);
+
+    // The queue holds kQueueDepth transfers; the next doorbell is refused with the error bit.
+    for (unsigned k = 0; k <= hw::PcieEndpoint::kQueueDepth; ++k)
+      h.start(0, out.data(), 4, 1, 0x50000);
+    EXPECT_EQ(chip.mmio_read(0x04) & 4, 4u);
+    EXPECT_THAT(chip.pcie().last_error(),
+                HasSubstr("DMA channel 0: doorbell with 64 transfers already queued"));
+    EXPECT_EQ(chip.mmio_read(ch0 + hw::PcieEndpoint::kQueued), hw::PcieEndpoint::kQueueDepth);
+  };
+  sc_core::sc_start();
+}
+
 }  // namespace
 }  // namespace ipu::test

@@ -21,7 +21,7 @@ PcieEndpoint::PcieEndpoint(const sc_core::sc_module_name& name, const HostLinkCo
        [this](uint32_t v) { control_ = v & 1; }},
       {"STATUS", 0x04, 0, Access::kReadOnly,
        [this] {
-         return (channels_[0].busy ? 1u : 0u) | (channels_[1].busy ? 2u : 0u) |
+         return (channels_[0].queue.empty() ? 0u : 1u) | (channels_[1].queue.empty() ? 0u : 2u) |
                 (error_flag_ ? 4u : 0u);
        },
        nullptr},
@@ -47,13 +47,11 @@ PcieEndpoint::PcieEndpoint(const sc_core::sc_module_name& name, const HostLinkCo
     reg("TILE_ADDR", 0x0c, ch.tile_address);
     reg("BYTES", 0x10, ch.bytes);
     registers_.push_back({prefix + "DOORBELL", base + 0x14, 0, Access::kReadWrite,
-                          [] { return 0u; },
-                          [this, c](uint32_t v) {
-                            if ((v & 1) && control_ && !channels_[c].busy) {
-                              channels_[c].busy = true;
-                              channels_[c].doorbell.notify(sc_core::SC_ZERO_TIME);
-                            }
-                          }});
+                          [] { return 0u; }, [this, c](uint32_t v) { ring(c, v); }});
+    registers_.push_back({prefix + "QUEUED", base + 0x18, 0, Access::kReadOnly,
+                          [&ch] { return static_cast<uint32_t>(ch.queue.size()); }, nullptr});
+    registers_.push_back(
+        {prefix + "DONE", base + 0x1c, 0, Access::kReadOnly, [&ch] { return ch.done; }, nullptr});
   }
   sc_core::sc_spawn([this] { channel_thread(0); });
   sc_core::sc_spawn([this] { channel_thread(1); });
@@ -77,19 +75,35 @@ void PcieEndpoint::b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time&) {
   p.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
+void PcieEndpoint::ring(unsigned c, uint32_t value) {
+  Channel& ch = channels_[c];
+  if ((value & 1) == 0 || !control_) return;
+  if (ch.queue.size() >= kQueueDepth) {
+    error_ = fmt::format("DMA channel {}: doorbell with {} transfers already queued (the most)", c,
+                         ch.queue.size());
+    error_flag_ = true;
+    raise(4u);
+    return;
+  }
+  ch.queue.push_back({(uint64_t{ch.host_hi} << 32) | ch.host_lo, ch.tile, ch.tile_address, ch.bytes,
+                      sc_core::sc_time_stamp()});
+  ch.doorbell.notify(sc_core::SC_ZERO_TIME);
+}
+
 void PcieEndpoint::raise(uint32_t cause) {
   int_cause_ |= cause;
   if (int_cause_ & int_enable_) interrupt.notify(sc_core::SC_ZERO_TIME);
 }
 
-bool PcieEndpoint::move(unsigned c, uint64_t host, uint32_t tile_address, uint8_t* chunk,
-                        uint32_t n, bool to_device) {
-  const Channel& ch = channels_[c];
-  const auto socket = socket_of_.find(ch.tile);
+bool PcieEndpoint::move(unsigned c, const Transfer& t, uint32_t offset, uint8_t* chunk, uint32_t n,
+                        bool to_device) {
+  const auto socket = socket_of_.find(t.tile);
   if (socket == socket_of_.end()) {
-    error_ = fmt::format("DMA channel {}: tile {} has no program loaded on this chip", c, ch.tile);
+    error_ = fmt::format("DMA channel {}: tile {} has no program loaded on this chip", c, t.tile);
     return false;
   }
+  const uint64_t host = t.host + offset;
+  const uint32_t tile_address = t.tile_address + offset;
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   tlm::tlm_generic_payload host_side, tile_side;
   for (tlm::tlm_generic_payload* p : {&host_side, &tile_side}) {
@@ -113,7 +127,7 @@ bool PcieEndpoint::move(unsigned c, uint64_t host, uint32_t tile_address, uint8_
   if (!send(first) || !send(second)) {
     error_ = fmt::format(
         "DMA channel {}: {} bytes between host 0x{:x} and tile {} address 0x{:08x} were refused", c,
-        n, host, ch.tile, tile_address);
+        n, host, t.tile, tile_address);
     return false;
   }
   return true;
@@ -122,19 +136,23 @@ bool PcieEndpoint::move(unsigned c, uint64_t host, uint32_t tile_address, uint8_
 void PcieEndpoint::channel_thread(unsigned c) {
   Channel& ch = channels_[c];
   const bool to_device = c == 0;
+  const sc_core::sc_time latency(config_.latency_ns, sc_core::SC_NS);
   std::vector<uint8_t> chunk(kChunk);
   for (;;) {
-    wait(ch.doorbell);
-    wait(sc_core::sc_time(config_.latency_ns, sc_core::SC_NS));
-    const uint64_t host = (uint64_t{ch.host_hi} << 32) | ch.host_lo;
+    while (ch.queue.empty()) wait(ch.doorbell);
+    const Transfer t = ch.queue.front();
+    // Its latency ran since its doorbell, while the transfers ahead moved their data.
+    const sc_core::sc_time ready = t.doorbell + latency;
+    if (sc_core::sc_time_stamp() < ready) wait(ready - sc_core::sc_time_stamp());
     bool ok = true;
-    for (uint32_t done = 0; done < ch.bytes && ok; done += kChunk) {
-      const uint32_t n = std::min(kChunk, ch.bytes - done);
-      ok = move(c, host + done, ch.tile_address + done, chunk.data(), n, to_device);
+    for (uint32_t done = 0; done < t.bytes && ok; done += kChunk) {
+      const uint32_t n = std::min(kChunk, t.bytes - done);
+      ok = move(c, t, done, chunk.data(), n, to_device);
       wait(sc_core::sc_time(static_cast<double>(n) / config_.bytes_per_second, sc_core::SC_SEC));
       if (ok) ch.bytes_moved += n;
     }
-    ch.busy = false;
+    ch.queue.pop_front();
+    ++ch.done;
     if (!ok) error_flag_ = true;
     raise(ok ? (1u << c) : 4u);
   }

@@ -1,7 +1,11 @@
 // The chip's PCIe Gen4 x16 endpoint: the host's only way into the IPU. MMIO registers (one
 // table, below) and a DMA engine with two channels, host->device and device->host, that run at
 // the same time: each moves `pcie.bytes-per-second` (32 GB/s; 64 GB/s both ways together) after
-// `pcie.latency-ns` per transaction. A transfer raises its bit in INT_CAUSE and the interrupt.
+// `pcie.latency-ns` per transaction. A doorbell queues the transfer its channel's registers
+// describe (up to kQueueDepth per channel): a transfer's latency runs from its doorbell, so a
+// host that keeps the queue full overlaps each transfer's latency with the data of those ahead
+// and fills the link. Each completed transfer raises its channel's bit in INT_CAUSE and the
+// interrupt, and counts in CHn_DONE.
 //
 // Register map (32-bit):
 //   0x00 CONTROL     rw  bit 0 enable (reset 1)
@@ -10,7 +14,9 @@
 //   0x0c INT_ENABLE  rw  interrupt = INT_CAUSE & INT_ENABLE
 //   0x20 + 0x20*c: channel c (0: host->device, 1: device->host)
 //     +0x00 HOST_ADDR_LO, +0x04 HOST_ADDR_HI, +0x08 TILE, +0x0c TILE_ADDR, +0x10 BYTES,
-//     +0x14 DOORBELL (write 1: start the transfer these registers describe)
+//     +0x14 DOORBELL (write 1: queue the transfer these registers describe; refused, with the
+//           error bit, when kQueueDepth transfers are queued)
+//     +0x18 QUEUED ro transfers queued or in flight   +0x1c DONE ro transfers completed (wraps)
 #pragma once
 
 #include <tlm_utils/multi_passthrough_initiator_socket.h>
@@ -18,6 +24,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <string>
@@ -43,8 +50,9 @@ class PcieEndpoint : public sc_core::sc_module {
   static constexpr uint32_t kControl = 0x00, kStatus = 0x04, kIntCause = 0x08, kIntEnable = 0x0c;
   static constexpr uint32_t channel_base(unsigned c) { return 0x20 + 0x20 * c; }
   static constexpr uint32_t kHostAddressLow = 0x00, kHostAddressHigh = 0x04, kTile = 0x08,
-                            kTileAddress = 0x0c, kBytes = 0x10,
-                            kDoorbell = 0x14;  // within a channel
+                            kTileAddress = 0x0c, kBytes = 0x10, kDoorbell = 0x14, kQueued = 0x18,
+                            kDone = 0x1c;      // within a channel
+  static constexpr unsigned kQueueDepth = 64;  // transfers a channel queues
 
   enum class Access : uint8_t { kReadWrite, kReadOnly, kWriteOneToClear };
   struct Register {
@@ -65,16 +73,23 @@ class PcieEndpoint : public sc_core::sc_module {
 
  private:
   SC_HAS_PROCESS(PcieEndpoint);
+  struct Transfer {
+    uint64_t host;
+    uint32_t tile, tile_address, bytes;
+    sc_core::sc_time doorbell;  // when it was queued: its latency runs from here
+  };
   struct Channel {
     uint32_t host_lo = 0, host_hi = 0, tile = 0, tile_address = 0, bytes = 0;
-    bool busy = false;
+    std::deque<Transfer> queue;  // the front one is in flight
+    uint32_t done = 0;
     uint64_t bytes_moved = 0;
     sc_core::sc_event doorbell;
   };
   void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
   void channel_thread(unsigned c);
+  void ring(unsigned c, uint32_t value);  // a doorbell
   void raise(uint32_t cause);
-  bool move(unsigned c, uint64_t host, uint32_t tile_address, uint8_t* chunk, uint32_t n,
+  bool move(unsigned c, const Transfer& t, uint32_t offset, uint8_t* chunk, uint32_t n,
             bool to_device);
 
   HostLinkConfig config_;

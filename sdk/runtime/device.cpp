@@ -114,15 +114,17 @@ uint64_t Device::host_sync(unsigned transfer) {
   // NOLINTNEXTLINE(performance-unnecessary-copy-initialization)
   const sc_core::sc_time begin = sc_core::sc_time_stamp();
   size_t bytes = 0;
+  // Every piece of every replica at once: the driver keeps each chip's DMA queue full.
+  std::vector<HostDriver::Piece> pieces;
   for (unsigned r = 0; r < exe_.replicas; ++r)
     for (const Placement& p : exe_.tensors.at(t.tensor)) {
       const size_t n = (p.end - p.begin) * size;
-      if (!driver_->dma(t.to_device, s->second[r] + p.begin * size, n, machine_tile(r, p.tile),
-                        p.address))
-        throw DeviceError(
-            fmt::format("stream '{}' (replica {}): {}", t.stream, r, driver_->error()));
+      pieces.push_back({s->second[r] + p.begin * size, n, machine_tile(r, p.tile), p.address});
       bytes += n;
     }
+  if (!driver_->dma(t.to_device, pieces))
+    throw DeviceError(fmt::format("stream '{}': {}", t.stream, driver_->error()));
+
   (t.to_device ? report_.host_to_device_bytes : report_.device_to_host_bytes) += bytes;
   // The tiles wait for the DMA: its simulated time delays the sync's release.
   const double seconds = (sc_core::sc_time_stamp() - begin).to_seconds();

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <map>
+
 namespace ipu::sdk {
 namespace {
 constexpr uint32_t kIntCause = hw::PcieEndpoint::kIntCause,
@@ -18,30 +20,57 @@ void HostDriver::boot(const hw::LoadedProgram& program, uint64_t max_cycles) {
   max_cycles_ = max_cycles;
 }
 
-bool HostDriver::dma(bool to_device, uint8_t* host, size_t bytes, unsigned tile, uint32_t address) {
-  if (bytes == 0) return true;
+bool HostDriver::dma(bool to_device, const std::vector<Piece>& pieces) {
   const unsigned per_chip = machine_.config().chip.tiles;
-  hw::Ipu& chip_ = machine_.chip(tile / per_chip);
-  tile %= per_chip;
+  std::map<unsigned, std::vector<Piece>> by_chip;
+  for (const Piece& p : pieces)
+    if (p.bytes > 0) by_chip[p.tile / per_chip].push_back(p);
+  if (by_chip.size() == 1)
+    return dma_chip(to_device, by_chip.begin()->first, by_chip.begin()->second);
+  // Every chip's endpoint at once.
+  size_t running = by_chip.size();
+  bool ok = true;
+  sc_core::sc_event all_done;
+  for (const auto& [chip, share] : by_chip)
+    sc_core::sc_spawn([&, chip = chip, &share = share] {
+      ok = dma_chip(to_device, chip, share) && ok;
+      if (--running == 0) all_done.notify(sc_core::SC_ZERO_TIME);
+    });
+  if (running > 0) wait(all_done);
+  return ok;
+}
+
+bool HostDriver::dma_chip(bool to_device, unsigned chip_id, const std::vector<Piece>& pieces) {
+  const unsigned per_chip = machine_.config().chip.tiles;
+  hw::Ipu& chip = machine_.chip(chip_id);
   const unsigned c = to_device ? 0 : 1;
-  const uint64_t bus = chip_.host_memory().map(host, bytes);
-  chip_.mmio_write(kIntEnable, 7);
-  chip_.start_dma(c, bus, tile, address, static_cast<uint32_t>(bytes));
-  for (;;) {
-    const uint32_t cause = chip_.mmio_read(kIntCause);
+  const uint32_t channel = hw::PcieEndpoint::channel_base(c);
+  chip.mmio_write(kIntEnable, 7);
+  const uint32_t done_before = chip.mmio_read(channel + hw::PcieEndpoint::kDone);
+  size_t issued = 0, done = 0;
+  bool ok = true;
+  while (done < pieces.size()) {
+    // Keep the queue full: each transfer's latency overlaps the data of those ahead of it.
+    while (issued < pieces.size() && issued - done < hw::PcieEndpoint::kQueueDepth) {
+      const Piece& p = pieces[issued++];
+      chip.start_dma(c, chip.host_memory().map(p.host, p.bytes), p.tile % per_chip, p.address,
+                     static_cast<uint32_t>(p.bytes));
+    }
+    const uint32_t cause = chip.mmio_read(kIntCause);
     if (cause & 4) {
-      error_ = chip_.pcie().last_error();
-      chip_.mmio_write(kIntCause, 4);
-      chip_.host_memory().unmap_all();
-      return false;
+      if (ok) error_ = chip.pcie().last_error();
+      ok = false;
+      chip.mmio_write(kIntCause, 4);
     }
     if (cause & (1u << c)) {
-      chip_.mmio_write(kIntCause, 1u << c);
-      chip_.host_memory().unmap_all();
-      return true;
+      chip.mmio_write(kIntCause, 1u << c);
+      done = chip.mmio_read(channel + hw::PcieEndpoint::kDone) - done_before;
+      continue;
     }
-    wait(chip_.pcie().interrupt);
+    wait(chip.pcie().interrupt);
   }
+  chip.host_memory().unmap_all();
+  return ok;
 }
 
 void HostDriver::boot_thread() {
@@ -59,13 +88,15 @@ void HostDriver::boot_thread() {
 
 void HostDriver::load_chip(unsigned chip) {
   const unsigned per_chip = machine_.config().chip.tiles;
+  std::vector<Piece> pieces;
   for (auto t = program_->tiles.lower_bound(chip * per_chip);
        t != program_->tiles.end() && t->first < (chip + 1) * per_chip; ++t)
     for (const auto& s : t->second)
-      if (error_.empty() &&
-          !dma(true, const_cast<uint8_t*>(s.bytes.data()), s.bytes.size(), t->first, s.address))
-        error_ =
-            fmt::format("loading {} over PCIe failed: {}", machine_.tile_name(t->first), error_);
+      if (!s.bytes.empty())
+        pieces.push_back(
+            {const_cast<uint8_t*>(s.bytes.data()), s.bytes.size(), t->first, s.address});
+  if (!pieces.empty() && !dma_chip(true, chip, pieces))
+    error_ = fmt::format("loading chip {} over PCIe failed: {}", chip, error_);
   if (++loaded_chips_ == machine_.chips()) all_loaded_.notify(sc_core::SC_ZERO_TIME);
 }
 

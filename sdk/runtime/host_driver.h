@@ -23,10 +23,21 @@ class HostDriver : public sc_core::sc_module {
   // At the start of simulation: load every segment over its chip's PCIe, then start the tiles.
   void boot(const hw::LoadedProgram& program, uint64_t max_cycles);
 
-  // Moves `bytes` between host memory and a machine tile (chip * chip tiles + tile), through
-  // its chip's endpoint (blocking; call from a SystemC thread). Returns false (with error())
-  // if the endpoint reports an error.
-  bool dma(bool to_device, uint8_t* host, size_t bytes, unsigned tile, uint32_t address);
+  // Host memory and where on a machine tile (chip * chip tiles + tile) it goes or comes from.
+  struct Piece {
+    uint8_t* host;
+    size_t bytes;
+    unsigned tile;
+    uint32_t address;
+  };
+  // Moves the pieces between host memory and the tiles, through each tile's chip's endpoint,
+  // every chip at once, each keeping its DMA queue full so that transfer latencies overlap
+  // (blocking; call from a SystemC thread). Returns false (with error()) if an endpoint
+  // reports an error.
+  bool dma(bool to_device, const std::vector<Piece>& pieces);
+  bool dma(bool to_device, uint8_t* host, size_t bytes, unsigned tile, uint32_t address) {
+    return dma(to_device, {{host, bytes, tile, address}});
+  }
 
   double load_seconds() const { return load_seconds_; }
   const std::string& error() const { return error_; }
@@ -35,6 +46,8 @@ class HostDriver : public sc_core::sc_module {
   SC_HAS_PROCESS(HostDriver);
   void boot_thread();
   void load_chip(unsigned chip);
+  // One chip's share of dma(): returns false (with error_) on an endpoint error.
+  bool dma_chip(bool to_device, unsigned chip, const std::vector<Piece>& pieces);
 
   hw::Machine& machine_;
   unsigned loaded_chips_ = 0;
