@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -101,6 +102,27 @@ TEST(SdkMachine, TheScheduleKeepsEachLinkWithinItsRate) {
   device.read_tensor("y", ys.data(), ys.size() * 4);
   EXPECT_EQ(ys, xs);
   EXPECT_EQ(report.run.ipulink_bytes, 16u * 1024u * 4u);  // one hop up the column
+}
+
+// Sync scopes are the program's to choose: internal (each chip apart), external (every chip),
+// or a grouped sync over this chip's part of sync.gs1 (here the two rungs of an M2000).
+TEST(SdkMachine, SyncScopesReachTheSyncNetwork) {
+  Target target = Target::preset("m2000", 1);
+  target.machine.chip.sync.gs1 = "0-1;2-3";
+  Graph g(target);
+  const Tensor x = g.add_variable(DType::kF32, {4}, "x");
+  map_over_chips(g, x, {0, 1, 2, 3}, 1);
+  const Executable exe = compile(
+      g, Sequence({Sync(SyncScope::kGs1), Sync(SyncScope::kExternal), Sync(SyncScope::kInternal)}));
+  EXPECT_THAT(exe.manifest, HasSubstr("\"scope\": \"gs1\""));
+  Device device(exe);
+  device.run();
+  std::map<uint32_t, std::vector<size_t>> members;  // group -> tiles of each barrier
+  for (const auto& b : device.machine().sync_network().barriers())
+    members[b.group].push_back(b.tiles.size());
+  EXPECT_EQ(members[0x40000001u], (std::vector<size_t>{2, 2}));  // GS1: one barrier per rung
+  EXPECT_EQ(members[0x40000000u], (std::vector<size_t>{4}));     // external: every chip's tile
+  EXPECT_EQ(members[0u], (std::vector<size_t>{1, 1, 1, 1}));     // internal: each chip apart
 }
 
 // Four replicas of one chip run the same program, each on its own stream data.

@@ -643,11 +643,13 @@ void Compilation::lower(const Program& p) {
       for (const Program& c : p.body) lower(c);
       break;
     case Program::Kind::kExecute: execute(p.compute_set.id); break;
-    case Program::Kind::kSync:
-      emit_all(IPU_STEP_SYNC, p.scope == SyncScope::kExternal ? hw::SyncNetwork::kExternal : 0, 0,
-               0);
+    case Program::Kind::kSync: {
+      static constexpr uint32_t kGroup[] = {0, hw::SyncNetwork::kExternal, hw::SyncNetwork::kGs1,
+                                            hw::SyncNetwork::kGs2};
+      emit_all(IPU_STEP_SYNC, kGroup[static_cast<unsigned>(p.scope)], 0, 0);
       ++exe_.supersteps;
       break;
+    }
     case Program::Kind::kRepeat: {
       const unsigned first = *tiles_.begin();
       const uint32_t begin = static_cast<uint32_t>(steps_[first].size());
@@ -829,7 +831,10 @@ void Compilation::write_manifest() {
     if (st.op == IPU_STEP_EXCHANGE || st.op == IPU_STEP_EXCHANGE_EXTERNAL)
       detail = fmt::format(", \"end_cycles\": {}", st.c);
     if (st.op == IPU_STEP_REPEAT) detail = fmt::format(", \"count\": {}", st.a);
-    if (st.op == IPU_STEP_SYNC && st.a != 0) detail = ", \"scope\": \"external\"";
+    if (st.op == IPU_STEP_SYNC && st.a != 0)
+      detail = fmt::format(", \"scope\": \"{}\"", st.a == hw::SyncNetwork::kExternal ? "external"
+                                                  : st.a == hw::SyncNetwork::kGs1    ? "gs1"
+                                                                                     : "gs2");
     if (st.op == IPU_STEP_HOST_SYNC) {
       const HostTransfer& h = exe_.host_transfers.at(st.a);
       detail = fmt::format(", \"stream\": \"{}\", \"tensor\": \"{}\"", h.stream, h.tensor);

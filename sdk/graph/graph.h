@@ -167,9 +167,10 @@ class Graph {
 
 // ---- programs ----
 
-// Which tiles a Sync waits for: those of each chip (internal) or every tile of every chip
-// (external, the kind that lets the next exchange cross chips).
-enum class SyncScope : uint8_t { kInternal, kExternal };
+// Which tiles a Sync waits for: those of each chip (internal), every tile of every chip
+// (external, the kind that lets the next exchange cross chips), or the tiles of the chips of
+// this chip's part of the machine's grouped sync GS1 or GS2 (sync.gs1 / sync.gs2, docs/machine.md).
+enum class SyncScope : uint8_t { kInternal, kExternal, kGs1, kGs2 };
 
 // Reductions of the collectives. kMean is the sum divided by the replica count (f32 only).
 enum class CollectiveOp : uint8_t { kSum, kMean, kMax };
