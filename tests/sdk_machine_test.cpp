@@ -16,6 +16,7 @@
 #include "sdk/compiler/compiler.h"
 #include "sdk/graph/codelet_library.h"
 #include "sdk/runtime/device.h"
+#include "sdk/runtime/host_driver.h"
 #include "tests/support/sdk_graph.h"
 
 namespace ipu::test {
@@ -413,6 +414,32 @@ TEST(SdkMachine, CompilingTwiceGivesTheSameImage) {
 }
 
 // ---- bad input: each a clear error naming what is wrong, before anything runs ----
+
+// The host driver queues pieces on every chip's endpoint at once; a piece the endpoint refuses
+// (a tile with no program) fails the whole transfer with the endpoint's reason, after the other
+// pieces have completed, rather than waiting for ever.
+TEST(SdkMachineErrors, AHostTransferToATileWithoutAProgramFailsCleanly) {
+  sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
+  hw::MachineConfig config = hw::machine_preset("m2000");
+  config.chip.tiles = 2;
+  hw::Machine machine("machine", config, {0, 1, 2});  // chip 1 tile 1 (machine tile 3) idle
+  HostDriver driver("host", machine);
+  std::vector<uint8_t> data(4096, 0x42), back(4096, 0);
+  bool good = false, bad = true;
+  sc_core::sc_spawn([&] {
+    good = driver.dma(true, {{data.data(), 4096, 0, 0x50000}, {data.data(), 4096, 2, 0x50000}});
+    bad = driver.dma(true, {{data.data(), 4096, 1, 0x50000},
+                            {data.data(), 4096, 3, 0x50000},
+                            {data.data(), 4096, 2, 0x60000}});
+  });
+  sc_core::sc_start();
+  EXPECT_TRUE(good);
+  EXPECT_FALSE(bad);
+  EXPECT_THAT(driver.error(),
+              HasSubstr("chip 1: DMA channel 0: tile 1 has no program loaded on this chip"));
+  machine.tile(2).read(0x60000, back.data(), back.size());
+  EXPECT_EQ(back, data);  // chip 1's other piece still arrived
+}
 
 TEST(SdkMachineErrors, ATensorOnAChipTheTargetLacks) {
   Graph g(Target::preset("m2000", 4, 2));  // 2 chips per replica

@@ -56,18 +56,19 @@ bool HostDriver::dma_chip(bool to_device, unsigned chip_id, const std::vector<Pi
       chip.start_dma(c, chip.host_memory().map(p.host, p.bytes), p.tile % per_chip, p.address,
                      static_cast<uint32_t>(p.bytes));
     }
-    const uint32_t cause = chip.mmio_read(kIntCause);
-    if (cause & 4) {
-      if (ok) error_ = chip.pcie().last_error();
-      ok = false;
-      chip.mmio_write(kIntCause, 4);
-    }
-    if (cause & (1u << c)) {
-      chip.mmio_write(kIntCause, 1u << c);
-      done = chip.mmio_read(channel + hw::PcieEndpoint::kDone) - done_before;
+    // A transfer that fails still completes (DONE counts it) but raises the error bit instead.
+    const uint32_t cause = chip.mmio_read(kIntCause) & (4u | 1u << c);
+    if (cause == 0) {
+      wait(chip.pcie().interrupt);
       continue;
     }
-    wait(chip.pcie().interrupt);
+    if ((cause & 4) && ok) {
+      error_ = machine_.chips() > 1 ? fmt::format("chip {}: {}", chip_id, chip.pcie().last_error())
+                                    : chip.pcie().last_error();
+      ok = false;
+    }
+    chip.mmio_write(kIntCause, cause);
+    done = chip.mmio_read(channel + hw::PcieEndpoint::kDone) - done_before;
   }
   chip.host_memory().unmap_all();
   return ok;
