@@ -54,6 +54,27 @@ TEST(Topology, ATorusClosesTheColumnsAndTakesTheShortWayRound) {
   EXPECT_EQ(pod64.links().size(), 32u * 6 + 64 * 2);  // every chip has 2 links up
 }
 
+// The route as a pure function (the SDK compiler schedules by it, the exchange routes by it).
+TEST(Topology, LadderRouteNamesEachHopsKind) {
+  using Hop = hw::LadderHop;
+  const auto route = hw::ladder_route(16, false, 0, 5);
+  ASSERT_EQ(route.size(), 3u);
+  EXPECT_EQ(route[0].kind, Hop::kRung);
+  EXPECT_EQ(route[1].kind, Hop::kUp);
+  EXPECT_EQ(route[2].to, 5u);
+  EXPECT_EQ(hw::ladder_route(16, false, 6, 2)[0].kind, Hop::kDown);
+  // A 4-chip torus: up and down are the same length, so up wins, and the two ways between
+  // chips 0 and 2 use the two directions of their links, never one direction twice.
+  EXPECT_EQ(hw::ladder_route(4, true, 0, 2)[0].kind, Hop::kUp);
+  EXPECT_EQ(hw::ladder_route(4, true, 2, 0)[0].kind, Hop::kUp);
+  hw::LinkFabric torus4("torus4", 4, links(true), 1.325e9);
+  const auto there = torus4.route(0, 2), back = torus4.route(2, 0);
+  ASSERT_EQ(there.size(), 1u);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_FALSE(there[0].bundle == back[0].bundle && there[0].direction == back[0].direction);
+  EXPECT_TRUE(hw::ladder_route(1, false, 0, 0).empty());
+}
+
 TEST(Topology, AChipWithMoreLinksThanPortsIsRefused) {
   hw::IpuLinkConfig c;
   c.rung_links = 8;
