@@ -1,7 +1,6 @@
 /* The collectives' codelets: the SDK compiler adds them to a graph whose program has an
  * AllReduce or ReduceScatter, one six-worker vertex per tile piece of each ring step. Each
- * worker takes its sixth of the elements (ipu_context_id() is 1..6). The loops are unrolled by 4:
- * the same operations in the same order, with a quarter of the loop overhead.
+ * worker takes its sixth of the elements (ipu_context_id() is 1..6).
  *   ipu_ring_<op>_<type>: acc[i] = acc[i] <op> data[i]  fields: acc (inout), data (in), n
  *   ipu_ring_scale_f32:   acc[i] = acc[i] * k           fields: acc (inout), n, k (f32 bits) */
 #include <stdint.h>
@@ -27,13 +26,11 @@ struct ring_i32_fields {
 
 void ipu_ring_sum_f32(const struct ring_f32_fields *v) {
   WORKER_SHARE(v->n);
-#pragma GCC unroll 4
   for (uint32_t i = begin; i < end; ++i) v->acc[i] = v->acc[i] + v->data[i];
 }
 
 void ipu_ring_max_f32(const struct ring_f32_fields *v) {
   WORKER_SHARE(v->n);
-#pragma GCC unroll 4
   for (uint32_t i = begin; i < end; ++i)
     if (v->data[i] > v->acc[i]) v->acc[i] = v->data[i];
 }
@@ -41,14 +38,12 @@ void ipu_ring_max_f32(const struct ring_f32_fields *v) {
 void ipu_ring_sum_i32(const struct ring_i32_fields *v) {
   WORKER_SHARE(v->n);
   /* Wrapping, as the host's two's-complement sum: added as unsigned. */
-#pragma GCC unroll 4
   for (uint32_t i = begin; i < end; ++i)
     v->acc[i] = (int32_t)((uint32_t)v->acc[i] + (uint32_t)v->data[i]);
 }
 
 void ipu_ring_max_i32(const struct ring_i32_fields *v) {
   WORKER_SHARE(v->n);
-#pragma GCC unroll 4
   for (uint32_t i = begin; i < end; ++i)
     if (v->data[i] > v->acc[i]) v->acc[i] = v->data[i];
 }
@@ -64,6 +59,5 @@ void ipu_ring_scale_f32(const struct ring_scale_fields *v) {
     uint32_t u;
     float f;
   } k = {v->k};
-#pragma GCC unroll 4
   for (uint32_t i = begin; i < end; ++i) v->acc[i] = v->acc[i] * k.f;
 }
