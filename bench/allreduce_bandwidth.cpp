@@ -7,7 +7,8 @@
 // where the ring bandwidth is the slowest IPU-Link bundle the ring crosses (links x 16 GB/s),
 // twice that for the bidirectional ring, which sends half the data each way.
 // `allreduce_bandwidth` runs the default set; `allreduce_bandwidth N SIZE` one point
-// (SIZE in bytes, suffix K or M for KiB / MiB).
+// (SIZE in bytes, suffix K or M for KiB / MiB). ALLREDUCE_PHASES=1 also prints every exchange
+// phase's duration and last arrival, to see where a point's time goes.
 #include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "hw/ipulink/ipulink.h"
+#include "hw/sync/sync_network.h"
 #include "sdk/compiler/compiler.h"
 #include "sdk/runtime/device.h"
 
@@ -83,9 +85,8 @@ int measure(unsigned chips, size_t bytes, CollectiveAlgorithm algorithm) {
       links * m.ipulink.bytes_per_second *
       // Two chips: both rings cross the same rung the same ways, so the second adds nothing.
       (algorithm == CollectiveAlgorithm::kBidirectionalRing && chips > 2 ? 2.0 : 1.0);
-  const unsigned hops = 1 + (chips / 2) / 2;
-  const double sync_cycles = m.chip.sync.internal_cycles +
-                             std::ceil(2.0 * hops * m.chip.sync.external_ns_per_hop * 1e-9 * clock);
+  const double sync_cycles = static_cast<double>(
+      m.chip.sync.internal_cycles + ipu::hw::external_sync_cycles(m.chip.sync, clock, chips));
   const double latency_cycles = 2.0 * m.chip.exchange.base_latency +
                                 static_cast<double>(ipu::hw::ipulink_hop_cycles(m.ipulink, clock));
   const double n = chips;

@@ -78,6 +78,16 @@ inline double peak_rss_mib() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;
 }
 
+// What simulating a run cost the host: aggregate simulated MIPS, host seconds per superstep and
+// this process's peak resident memory.
+struct HostCost {
+  double mips, seconds_per_superstep, peak_rss_mib;
+};
+inline HostCost host_cost(const hw::RunReport& r) {
+  return {static_cast<double>(r.instructions) / r.host_seconds / 1e6,
+          r.host_seconds / static_cast<double>(r.supersteps), peak_rss_mib()};
+}
+
 inline const char* verdict(bool met) { return met ? "MET" : "NOT MET"; }
 
 }  // namespace ipu::bench

@@ -17,15 +17,15 @@ int bench_body(const std::string& preset) {
     std::ostringstream console;
     const auto r = ipu::bench::run_image(preset, tiles == 16 ? SUPERSTEP_IMAGE_16 : SUPERSTEP_IMAGE,
                                          1472, platform, console);
-    const double mips = static_cast<double>(r.instructions) / r.host_seconds / 1e6;
-    const double rss = ipu::bench::peak_rss_mib();
+    const ipu::bench::HostCost cost = ipu::bench::host_cost(r);
     fmt::print(
         "chip_host_cost {} ({} tiles active): {} instructions, {} supersteps in {:.2f} s host = "
         "{:.1f} MIPS "
         "(target >= 100) {}, {:.3f} s per superstep, peak RSS {:.0f} MiB{}\n",
-        preset, r.tiles, r.instructions, r.supersteps, r.host_seconds, mips,
-        ipu::bench::verdict(mips >= 100), r.host_seconds / r.supersteps, rss,
-        tiles == 1472 ? fmt::format(" (target <= 1229 MiB) {}", ipu::bench::verdict(rss <= 1229))
+        preset, r.tiles, r.instructions, r.supersteps, r.host_seconds, cost.mips,
+        ipu::bench::verdict(cost.mips >= 100), cost.seconds_per_superstep, cost.peak_rss_mib,
+        tiles == 1472 ? fmt::format(" (target <= 1229 MiB) {}",
+                                    ipu::bench::verdict(cost.peak_rss_mib <= 1229))
                       : "");
     std::exit(0);
   }

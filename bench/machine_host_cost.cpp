@@ -11,14 +11,13 @@ int bench_body(const std::string& preset) {
   std::unique_ptr<ipu::hw::Platform> platform;
   std::ostringstream console;
   const auto r = ipu::bench::run_image(preset, SUPERSTEP_POD16, 1472, platform, console);
-  const double mips = static_cast<double>(r.instructions) / r.host_seconds / 1e6;
-  const double rss = ipu::bench::peak_rss_mib();
+  const ipu::bench::HostCost cost = ipu::bench::host_cost(r);
   fmt::print(
       "machine_host_cost {} ({} chips, {} tiles active): {} instructions, {} supersteps in {:.2f} "
       "s host = {:.1f} MIPS, {:.3f} s per superstep, {} bytes on IPU-Links, peak RSS {:.0f} MiB "
       "(target <= 16384 MiB) {}\n",
-      preset, r.chips, r.tiles, r.instructions, r.supersteps, r.host_seconds, mips,
-      r.host_seconds / static_cast<double>(r.supersteps), r.ipulink_bytes, rss,
-      ipu::bench::verdict(rss <= 16384));
+      preset, r.chips, r.tiles, r.instructions, r.supersteps, r.host_seconds, cost.mips,
+      cost.seconds_per_superstep, r.ipulink_bytes, cost.peak_rss_mib,
+      ipu::bench::verdict(cost.peak_rss_mib <= 16384));
   return 0;
 }

@@ -58,6 +58,12 @@ struct Board {
     config.interleave_bytes = interleave;
     gateway = std::make_unique<hw::Gateway>("gateway", config, chip, 0, 0, 4);
   }
+  // Serves the requests, in their order, as one exchange phase's streaming transfers.
+  void serve(std::vector<hw::StreamRequest>& requests) const {
+    std::vector<hw::StreamRequest*> order;
+    for (auto& r : requests) order.push_back(&r);
+    gateway->serve(order);
+  }
   // One write of `words` words by tile 0 of `chip` at `cycle`.
   static hw::StreamRequest write(unsigned chip, uint64_t cycle, uint64_t address, uint32_t words) {
     hw::StreamRequest r;
@@ -76,9 +82,7 @@ TEST(Gateway, FourChipsWritingOneDimmQueueAtIt) {
   Board board;
   std::vector<hw::StreamRequest> requests;
   for (unsigned c = 0; c < 4; ++c) requests.push_back(Board::write(c, 1000, c * 64, 16));
-  std::vector<hw::StreamRequest*> order;
-  for (auto& r : requests) order.push_back(&r);
-  board.gateway->serve(order);
+  board.serve(requests);
   // Each burst leaves its tile by 1016, reaches its chip's edge at 1032, crosses its own link
   // (5.30 cycles) and its latency (332): all four reach DIMM 0 at the same tick, where they
   // queue in tile order, 289451 ticks each.
@@ -100,9 +104,7 @@ TEST(Gateway, InterleavedDimmsServeInParallel) {
   Board board;
   std::vector<hw::StreamRequest> requests;
   for (unsigned c = 0; c < 4; ++c) requests.push_back(Board::write(c, 1000, c * 4096, 16));
-  std::vector<hw::StreamRequest*> order;
-  for (auto& r : requests) order.push_back(&r);
-  board.gateway->serve(order);
+  board.serve(requests);
   const uint64_t at_dimm = (1000 + 1 + 15 + 16 + 332) * kTicks + kLinkBurst;
   // Chips 0 and 2 share DIMM 0, chips 1 and 3 DIMM 1.
   EXPECT_EQ(requests[0].done, cycles_up(at_dimm + kDimmBurst));
@@ -125,8 +127,7 @@ TEST(Gateway, AReadAfterAWriteInOnePhaseSeesTheWrite) {
     read.address = 0;
     read.count = 16;
     requests.push_back(read);
-    std::vector<hw::StreamRequest*> order{&requests[0], &requests[1]};
-    board.gateway->serve(order);
+    board.serve(requests);
     EXPECT_EQ(requests[1].words[5], read_cycle == 1000 ? 0u : 5u) << read_cycle;
   }
 }

@@ -472,6 +472,11 @@ TEST(SdkMachineErrors, CollectivesOfMismatchedTensorsAreRefused) {
   EXPECT_THAT([&] { compile(g, AllReduce(half, CollectiveOp::kSum)); },
               ::testing::ThrowsMessage<GraphError>(
                   HasSubstr("AllReduce of 'half' (f16): collectives reduce f32 or i32")));
+  const Tensor halves = g.add_variable(DType::kF16, {160}, "halves");
+  g.map_evenly(halves, 0, 2);
+  EXPECT_THAT([&] { compile(g, AllGather(half, halves)); },
+              ::testing::ThrowsMessage<GraphError>(
+                  HasSubstr("AllGather of 'half' (f16): gathers move 32-bit elements")));
   EXPECT_THAT(
       [&] {
         compile(g, CrossReplicaCopy(data, data, {1, 1, 2, 3}));
@@ -482,6 +487,23 @@ TEST(SdkMachineErrors, CollectivesOfMismatchedTensorsAreRefused) {
         compile(g, CrossReplicaCopy(data, data, {1, 0}));
       },
       ::testing::ThrowsMessage<GraphError>(HasSubstr("has 2 entries for 4 replicas")));
+}
+
+// IPU-Links slower than a tile's send port cannot carry a compiled exchange: the compiler names
+// the transfer that would cross one, and compiles a program that keeps to one chip as before.
+TEST(SdkMachineErrors, LinksSlowerThanATileRefuseOnlyTheCopiesThatCrossThem) {
+  Target target = Target::preset("m2000", 2);
+  target.machine.ipulink.bytes_per_second = 2e9;  // 1.51 bytes a Mk2 cycle, under one word
+  Graph g(target);
+  const Tensor x = g.add_variable(DType::kF32, {8}, "x"), y = g.add_variable(DType::kF32, {8}, "y");
+  g.set_tile_mapping(x, g.tile(0, 1));
+  g.set_tile_mapping(y, g.tile(1, 0));
+  EXPECT_THAT([&] { compile(g, Copy(x, y)); },
+              ::testing::ThrowsMessage<CompileError>(HasSubstr(
+                  "chip 0 tile 1 sends 8 words to chip 1 tile 0: an IPU-Link carries 1.51 bytes "
+                  "per cycle, less than a tile sends (1 words a cycle)")));
+  g.set_tile_mapping(y, g.tile(0, 0));
+  EXPECT_NO_THROW(compile(g, Copy(x, y)));
 }
 
 TEST(SdkMachineErrors, PerReplicaHostDataOfTheWrongSizeOrReplica) {

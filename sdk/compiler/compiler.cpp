@@ -273,7 +273,11 @@ void Compilation::check(const Program& p) const {
     }
     case Program::Kind::kAllGather: {
       const TensorInfo* s = require_mapped(p.source, "AllGather source");
-      collective_type("AllGather", s, CollectiveOp::kSum);
+      // Chunks move as whole words: any 32-bit element type gathers.
+      if (dtype_size(s->type) != 4)
+        throw GraphError(
+            fmt::format("AllGather of '{}' ({}): gathers move 32-bit elements (f32, i32, u32)",
+                        s->name, dtype_name(s->type)));
       same_size("AllGather", s, require_mapped(p.destination, "AllGather destination"), replicas_,
                 1);
       break;

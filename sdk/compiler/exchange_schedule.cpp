@@ -32,11 +32,6 @@ ExchangeScheduler::ExchangeScheduler(const hw::MachineConfig& machine, ScheduleM
   const double bytes_per_cycle = machine.ipulink.bytes_per_second / machine.chip.tile.clock_hz;
   lanes_per_link_ = static_cast<unsigned>(
       std::floor(bytes_per_cycle / (4.0 * machine.chip.exchange.words_per_cycle)));
-  if (lanes_per_link_ == 0)
-    throw CompileError(fmt::format(
-        "an IPU-Link carries {:.2f} bytes per cycle, less than one tile sends ({} words a "
-        "cycle): the compiler cannot schedule words across chips on this machine",
-        bytes_per_cycle, machine.chip.exchange.words_per_cycle));
 }
 
 uint32_t ExchangeScheduler::latency(unsigned from, unsigned to) const {
@@ -44,6 +39,10 @@ uint32_t ExchangeScheduler::latency(unsigned from, unsigned to) const {
   if (a == b) return machine_.chip.exchange_latency(from % per_chip, to % per_chip);
   const auto hops = hw::ladder_route(machine_.chips, machine_.ipulink.torus, a, b).size();
   return 2 * machine_.chip.exchange.base_latency + static_cast<uint32_t>(hops) * hop_cycles_;
+}
+
+std::string ExchangeScheduler::tile_name(unsigned tile) const {
+  return hw::tile_name(tile, machine_.chip.tiles, machine_.chips);
 }
 
 uint32_t ExchangeScheduler::reference(unsigned tile, unsigned other) const {
@@ -100,6 +99,12 @@ PhaseSchedule ExchangeScheduler::schedule(const std::vector<Transfer>& transfers
             1 + machine_.chip.exchange.base_latency + static_cast<uint32_t>(h) * hop_cycles_);
       }
     }
+    if (!crossings.empty() && lanes_per_link_ == 0)
+      throw CompileError(fmt::format(
+          "{} sends {} words to {}: an IPU-Link carries {:.2f} bytes per cycle, less than a "
+          "tile sends ({} words a cycle), so no schedule keeps the link within its rate",
+          tile_name(x.source_tile), x.words, tile_name(x.destinations.front().first),
+          machine_.ipulink.bytes_per_second / machine_.chip.tile.clock_hz, per_cycle));
     for (const auto& [link, offset] : crossings) {
       auto& free = lanes[link];
       if (free.empty()) free.assign(lanes_per_link_, 0);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -38,12 +39,12 @@ struct PhaseSchedule {
 
 class ExchangeScheduler {
  public:
-  // Throws CompileError when words cannot cross the machine's IPU-Links at all (a link slower
-  // than one tile's send port is not modelled by the schedule).
   ExchangeScheduler(const hw::MachineConfig& machine, ScheduleMargins margins);
 
   // Greedy, in the transfers' order: each starts as early as its source's port, its receivers
   // and the lanes of the links it crosses allow. `tiles` lists every tile that runs the phase.
+  // Throws CompileError, naming the transfer, when its words cross an IPU-Link slower than one
+  // tile's send port (no schedule keeps such a link within its rate).
   PhaseSchedule schedule(const std::vector<Transfer>& transfers,
                          const std::set<unsigned>& tiles) const;
 
@@ -53,6 +54,7 @@ class ExchangeScheduler {
   // How `tile` names `other` in a destination list or a receive: its own chip's tiles by
   // number, other chips' as remote references.
   uint32_t reference(unsigned tile, unsigned other) const;
+  std::string tile_name(unsigned tile) const;  // "chip 1 tile 5"
 
  private:
   const hw::MachineConfig& machine_;

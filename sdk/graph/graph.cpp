@@ -65,10 +65,10 @@ unsigned Graph::tile(unsigned chip, unsigned tile) const {
 }
 
 std::string Graph::describe_tile(unsigned tile) const {
-  return target_.replica_chips() == 1
+  const unsigned chips = target_.replica_chips();
+  return chips == 1
              ? fmt::format("tile {}", tile)
-             : fmt::format("tile {} (chip {} tile {})", tile, tile / target_.chip().tiles,
-                           tile % target_.chip().tiles);
+             : fmt::format("tile {} ({})", tile, hw::tile_name(tile, target_.chip().tiles, chips));
 }
 
 std::string Graph::describe_size() const {

@@ -232,7 +232,8 @@ Program AllReduce(Tensor data, CollectiveOp op, CollectiveOptions options = {});
 // `out` (data's elements / replicas) becomes on replica r the reduction of chunk r of `data`
 // (elements [r x n, (r + 1) x n)). `data` is left as it was.
 Program ReduceScatter(Tensor data, Tensor out, CollectiveOp op, CollectiveOptions options = {});
-// `out` (replicas x in's elements) gets replica r's `in` as its chunk r, on every replica.
+// `out` (replicas x in's elements, any 32-bit type) gets replica r's `in` as its chunk r, on
+// every replica.
 Program AllGather(Tensor in, Tensor out, CollectiveOptions options = {});
 
 }  // namespace ipu::sdk

@@ -35,9 +35,6 @@ class HostDriver : public sc_core::sc_module {
   // (blocking; call from a SystemC thread). Returns false (with error()) if an endpoint
   // reports an error.
   bool dma(bool to_device, const std::vector<Piece>& pieces);
-  bool dma(bool to_device, uint8_t* host, size_t bytes, unsigned tile, uint32_t address) {
-    return dma(to_device, {{host, bytes, tile, address}});
-  }
 
   double load_seconds() const { return load_seconds_; }
   const std::string& error() const { return error_; }
