@@ -102,6 +102,7 @@ hw::TileDatapaths RtlPlatform::tile_datapaths() {
 }
 
 void RtlPlatform::install(hw::Machine& machine) {
+  if (installed_ == &machine) return;
   if (xmux_ && machine.chips() > 1)
     throw std::invalid_argument(fmt::format(
         "--rtl xmux: the receive mux RTL selects among one chip's 4096 senders; a machine of {} "
@@ -111,6 +112,7 @@ void RtlPlatform::install(hw::Machine& machine) {
     machine.tile(id).core().set_datapaths(tile_datapaths());
   if (sync_) machine.sync_network().set_barrier_datapath(this);
   if (xmux_) machine.exchange().set_receive_mux(this);
+  installed_ = &machine;
 }
 
 hw::RunReport run_platform(hw::Platform& platform, RtlPlatform* rtl) {

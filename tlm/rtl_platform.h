@@ -58,7 +58,7 @@ class RtlPlatform : public sc_core::sc_module,
 
   // Points the machine's active tiles, sync network and exchange at the selected blocks. The
   // exchange receive mux is one chip's (4096 senders): `xmux` on a machine of several chips
-  // throws std::invalid_argument.
+  // throws std::invalid_argument. Once per machine: a second call does nothing.
   void install(hw::Machine& machine);
   // The selected tile blocks, for a tile outside a chip (ipu-sim demo / run-elf).
   hw::TileDatapaths tile_datapaths();
@@ -78,6 +78,7 @@ class RtlPlatform : public sc_core::sc_module,
 
  private:
   using Socket = tlm_utils::simple_initiator_socket<RtlPlatform>;
+  const hw::Machine* installed_ = nullptr;
   // transport() that records the first mismatch.
   template <class Transaction>
   void call(Socket& socket, Transaction& transaction, const char* block);

@@ -24,7 +24,16 @@ enum ipu_step_op {
   IPU_STEP_HOST_SYNC = 6,         /* a = host transfer id: the host moves stream data during it */
   IPU_STEP_EXCHANGE_EXTERNAL = 7, /* IPU_STEP_EXCHANGE after an external sync: words may cross
                                      chips */
+  IPU_STEP_DISPATCH = 8,          /* host sync IPU_HOST_COMMAND, then run program `command` */
+  IPU_STEP_GOTO = 9,              /* a = the next step's index */
 };
+
+/* The host transfer id of the dispatch step's host sync: during it the host writes the index of
+ * the program to run next into every tile's ipu_tile_program.command (IPU_COMMAND_EXIT: stop).
+ * The tile resets the word to IPU_COMMAND_EXIT once read, so with no host to answer (ipu-sim)
+ * the image's initial command, program 0, runs once. */
+#define IPU_HOST_COMMAND 0x7fffffffu
+#define IPU_COMMAND_EXIT 0xffffffffu
 
 struct ipu_step {
   uint32_t op, a, b, c;
@@ -51,6 +60,9 @@ struct ipu_tile_program {
   uint32_t magic;
   uint32_t steps, actions, vertices; /* addresses of the arrays */
   uint32_t step_count;
+  uint32_t programs;      /* address of program_count first-step indices */
+  uint32_t program_count;
+  uint32_t command;       /* written by the host at each dispatch (see IPU_HOST_COMMAND) */
 };
 
 #endif /* IPU_PROGRAM_H */

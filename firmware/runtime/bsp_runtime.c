@@ -56,11 +56,12 @@ static void run_exchange(const struct ipu_action *a, uint32_t count, uint32_t en
 }
 
 int main(void) {
-  const struct ipu_tile_program *p = (const struct ipu_tile_program *)__heap_start;
+  volatile struct ipu_tile_program *p = (volatile struct ipu_tile_program *)__heap_start;
   if (p->magic != IPU_PROGRAM_MAGIC) return EXIT_BAD_PROGRAM;
   const struct ipu_step *steps = (const struct ipu_step *)(uintptr_t)p->steps;
   const struct ipu_action *actions = (const struct ipu_action *)(uintptr_t)p->actions;
   const struct ipu_vertex *vertices = (const struct ipu_vertex *)(uintptr_t)p->vertices;
+  const uint32_t *programs = (const uint32_t *)(uintptr_t)p->programs;
   static uint32_t remaining[32]; /* repeat counters, by nesting depth */
   unsigned depth = 0;
   for (uint32_t pc = 0; pc < p->step_count;) {
@@ -91,6 +92,18 @@ int main(void) {
         ipu_exchange_end();
         ++pc;
         break;
+      case IPU_STEP_DISPATCH: {
+        ipu_sync(0x80000000u | IPU_HOST_COMMAND); /* the host writes p->command meanwhile */
+        ipu_exchange_end();
+        const uint32_t command = p->command;
+        p->command = IPU_COMMAND_EXIT;
+        if (command == IPU_COMMAND_EXIT) return 0;
+        if (command >= p->program_count) return EXIT_BAD_PROGRAM;
+        depth = 0;
+        pc = programs[command];
+        break;
+      }
+      case IPU_STEP_GOTO: pc = s->a; break;
       case IPU_STEP_REPEAT:
         if (depth == 32) return EXIT_BAD_PROGRAM;
         remaining[depth++] = s->a;

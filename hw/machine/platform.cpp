@@ -44,7 +44,8 @@ Platform::Platform(const PlatformOptions& options, LoadedProgram program, std::o
 }
 
 RunReport Platform::run() {
-  if (options_.load_and_start) machine_->start(program_.entry, max_cycles());
+  if (options_.load_and_start && !started_) machine_->start(program_.entry, max_cycles());
+  started_ = true;
   const auto t0 = std::chrono::steady_clock::now();
   sc_core::sc_start();
   const auto t1 = std::chrono::steady_clock::now();

@@ -59,7 +59,10 @@ class Platform {
   // Throws std::invalid_argument when the program names a tile the machine does not have.
   Platform(const PlatformOptions& options, LoadedProgram program, std::ostream& console,
            std::ostream& trace);
-  RunReport run();  // once per process (SystemC elaborates once)
+  // Starts the tiles and simulates until they stop, or until a host pauses the simulation
+  // (sc_pause); run() again then continues it. The counts are the totals since the start,
+  // host_seconds this call's.
+  RunReport run();
   uint64_t max_cycles() const {
     return options_.max_cycles == 0 ? ~uint64_t{0} : options_.max_cycles;
   }
@@ -71,6 +74,7 @@ class Platform {
   PlatformOptions options_;
   LoadedProgram program_;
   std::unique_ptr<Machine> machine_;
+  bool started_ = false;
 };
 
 void print_report(std::ostream& out, const RunReport& report);

@@ -177,7 +177,7 @@ SyncNetwork::Group* SyncNetwork::group(unsigned tile, unsigned id, std::string& 
 }
 
 SyncRelease SyncNetwork::arrive(unsigned tile, unsigned id, uint64_t cycle) {
-  if ((id & kHostSync) != 0 && !on_host_sync_)
+  if ((id & kHostSync) != 0 && !on_host_sync_ && id != (kHostSync | kHostCommand))
     return {0, 0,
             fmt::format("host sync {} with no host connected to move its stream data",
                         id & ~kHostSync)};
@@ -219,7 +219,8 @@ SyncRelease SyncNetwork::arrive(unsigned tile, unsigned id, uint64_t cycle) {
   }
   if (id == kExternal || id == kGs1 || id == kGs2)
     record.release += external_sync_cycles(config_.sync, config_.tile.clock_hz, g.chips);
-  if ((id & kHostSync) != 0) record.release += on_host_sync_(id & ~kHostSync, record.release);
+  if ((id & kHostSync) != 0 && on_host_sync_)
+    record.release += on_host_sync_(id & ~kHostSync, record.release);
   record.phase = next_phase_++;
   g.arrived.clear();
   g.last = {record.release, record.phase, {}};

@@ -89,6 +89,9 @@ class SyncNetwork : public sc_core::sc_module, public SyncIf {
   // for transfer `id` (sdk streams) while the tiles wait. The hook does that and returns the
   // cycles it took, which delay the release.
   static constexpr uint32_t kHostSync = 0x80000000u;
+  // Transfer kHostCommand is the host choosing the tiles' next program (the SDK's engine): with
+  // no host connected it passes at no cost, and the tiles run the program their image names.
+  static constexpr uint32_t kHostCommand = 0x7fffffffu;
   using HostHook = std::function<uint64_t(unsigned transfer, uint64_t cycle)>;
   void on_host_sync(HostHook hook) { on_host_sync_ = std::move(hook); }
 

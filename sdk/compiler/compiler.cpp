@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
@@ -127,7 +128,7 @@ class Compilation {
         scheduler_(graph.target().machine,
                    {options.action_gap, options.receive_setup, options.action_slack}) {}
 
-  Executable run(const Program& program);
+  Executable run(const std::vector<NamedProgram>& programs);
 
  private:
   unsigned machine_tile(unsigned replica, unsigned tile) const {
@@ -193,6 +194,7 @@ class Compilation {
   std::map<unsigned, std::vector<ipu_action>> actions_;
   std::map<unsigned, std::vector<uint32_t>> dest_lists_;
   unsigned host_transfer_ids_ = 0;
+  std::vector<uint32_t> program_steps_;  // each program's first step
 };
 
 const TensorInfo* Compilation::require_mapped(Tensor t, const char* role) const {
@@ -670,6 +672,7 @@ void Compilation::lower(const Program& p) {
       const unsigned id = host_transfer_ids_++;
       exe_.host_transfers.push_back(
           {id, p.stream, write, info(write ? p.destination : p.source).name});
+      exe_.programs.back().host_transfers.push_back(id);
       emit_all(IPU_STEP_HOST_SYNC, id, 0, 0);
       ++exe_.supersteps;
       break;
@@ -728,6 +731,8 @@ void Compilation::lay_out() {
         m.allocate(static_cast<uint32_t>(sizeof(ipu_action) * acts.size()), "exchange actions");
     const uint32_t vertices_at =
         m.allocate(static_cast<uint32_t>(sizeof(ipu_vertex) * vs.size()), "vertex table");
+    const uint32_t programs_at =
+        m.allocate(static_cast<uint32_t>(4 * program_steps_.size()), "program table");
     uint64_t needed = 0;
     for (const auto& [what, bytes] : m.contents) needed += (bytes + 7) & ~7u;
     const unsigned replica = t / replica_tiles_, tile = t % replica_tiles_;
@@ -748,10 +753,17 @@ void Compilation::lay_out() {
                             100.0 * m.used(heap_start_) / (m.limit - heap_start_));
     auto& bytes = initial_[t];
     bytes.resize(m.next - heap_start_, 0);
-    const ipu_tile_program header{IPU_PROGRAM_MAGIC, steps_at, actions_at, vertices_at,
-                                  static_cast<uint32_t>(steps.size())};
+    const ipu_tile_program header{IPU_PROGRAM_MAGIC,
+                                  steps_at,
+                                  actions_at,
+                                  vertices_at,
+                                  static_cast<uint32_t>(steps.size()),
+                                  programs_at,
+                                  static_cast<uint32_t>(program_steps_.size()),
+                                  0};
     std::memcpy(bytes.data(), &header, sizeof header);
     place(bytes, steps_at - heap_start_, steps);
+    place(bytes, programs_at - heap_start_, program_steps_);
     place(bytes, actions_at - heap_start_, acts);
     place(bytes, vertices_at - heap_start_, vs);
   }
@@ -796,76 +808,97 @@ void Compilation::write_image() {
 }
 
 void Compilation::write_manifest() {
+  // Written with a JSON library: names come from the user and are escaped as JSON needs.
+  using Json = nlohmann::ordered_json;
   const hw::MachineConfig& machine = graph_.target().machine;
-  std::ostringstream m;
-  m << fmt::format(
-      "{{\"target\": {{\"preset\": \"{}\", \"chips\": {}, \"tiles\": {}, \"clock_hz\": {}, "
-      "\"replicas\": {}}},\n",
-      machine.preset, machine.chips, machine.chip.tiles, machine.chip.tile.clock_hz, replicas_);
-  m << fmt::format(" \"tiles_used\": {}, \"supersteps\": {},\n \"tensors\": [", tiles_.size(),
-                   exe_.supersteps);
-  bool first = true;
-  for (const TensorInfo& t : graph_.tensors()) {
-    std::vector<std::string> shape;
-    for (size_t d : t.shape) shape.push_back(std::to_string(d));
-    m << fmt::format(
-        "{}\n  {{\"name\": \"{}\", \"type\": \"{}\", \"shape\": [{}], \"pieces\": {}}}",
-        first ? "" : ",", t.name, dtype_name(t.type), fmt::join(shape, ", "), t.mapping.size());
-    first = false;
-  }
-  m << "],\n \"streams\": [";
-  first = true;
-  for (const auto& [name, s] : graph_.streams()) {
-    m << fmt::format(
-        "{}\n  {{\"name\": \"{}\", \"type\": \"{}\", \"elements\": {}, \"direction\": \"{}\"}}",
-        first ? "" : ",", name, dtype_name(s.type), s.elements,
-        s.direction == StreamDirection::kHostToDevice ? "host_to_device" : "device_to_host");
-    first = false;
-  }
-  // The program's structure: the first tile's steps (every tile runs the same sequence).
-  m << "],\n \"program\": [";
-  static const char* const kStepNames[] = {"end",       "execute",          "sync",
-                                           "exchange",  "repeat",           "repeat_end",
-                                           "host_sync", "exchange_external"};
-  const auto& steps0 = steps_[*tiles_.begin()];
-  for (size_t i = 0; i < steps0.size(); ++i) {
-    const ipu_step& st = steps0[i];
-    std::string detail;
-    if (st.op == IPU_STEP_EXECUTE) detail = fmt::format(", \"vertices_on_first_tile\": {}", st.b);
+  Json m;
+  m["target"] = {{"preset", machine.preset},
+                 {"chips", machine.chips},
+                 {"tiles", machine.chip.tiles},
+                 {"clock_hz", machine.chip.tile.clock_hz},
+                 {"replicas", replicas_}};
+  m["tiles_used"] = tiles_.size();
+  m["supersteps"] = exe_.supersteps;
+  m["tensors"] = Json::array();
+  for (const TensorInfo& t : graph_.tensors())
+    m["tensors"].push_back({{"name", t.name},
+                            {"type", dtype_name(t.type)},
+                            {"shape", t.shape},
+                            {"pieces", t.mapping.size()}});
+  m["streams"] = Json::array();
+  for (const auto& [name, s] : graph_.streams())
+    m["streams"].push_back(
+        {{"name", name},
+         {"type", dtype_name(s.type)},
+         {"elements", s.elements},
+         {"direction",
+          s.direction == StreamDirection::kHostToDevice ? "host_to_device" : "device_to_host"}});
+  m["programs"] = Json::array();
+  for (size_t i = 0; i < exe_.programs.size(); ++i)
+    m["programs"].push_back({{"name", exe_.programs[i].name},
+                             {"first_step", program_steps_[i]},
+                             {"supersteps", exe_.programs[i].supersteps}});
+  // The programs' structure: the first tile's steps (every tile runs the same sequence).
+  static const char* const kStepNames[] = {
+      "end",       "execute",           "sync",     "exchange", "repeat", "repeat_end",
+      "host_sync", "exchange_external", "dispatch", "goto"};
+  m["steps"] = Json::array();
+  for (const ipu_step& st : steps_[*tiles_.begin()]) {
+    Json step = {{"step", st.op < std::size(kStepNames) ? kStepNames[st.op] : "?"}};
+    if (st.op == IPU_STEP_EXECUTE) step["vertices_on_first_tile"] = st.b;
     if (st.op == IPU_STEP_EXCHANGE || st.op == IPU_STEP_EXCHANGE_EXTERNAL)
-      detail = fmt::format(", \"end_cycles\": {}", st.c);
-    if (st.op == IPU_STEP_REPEAT) detail = fmt::format(", \"count\": {}", st.a);
+      step["end_cycles"] = st.c;
+    if (st.op == IPU_STEP_REPEAT) step["count"] = st.a;
+    if (st.op == IPU_STEP_GOTO) step["to"] = st.a;
     if (st.op == IPU_STEP_SYNC && st.a != 0)
-      detail = fmt::format(", \"scope\": \"{}\"", st.a == hw::SyncNetwork::kExternal ? "external"
-                                                  : st.a == hw::SyncNetwork::kGs1    ? "gs1"
-                                                                                     : "gs2");
+      step["scope"] = st.a == hw::SyncNetwork::kExternal ? "external"
+                      : st.a == hw::SyncNetwork::kGs1    ? "gs1"
+                                                         : "gs2";
     if (st.op == IPU_STEP_HOST_SYNC) {
       const HostTransfer& h = exe_.host_transfers.at(st.a);
-      detail = fmt::format(", \"stream\": \"{}\", \"tensor\": \"{}\"", h.stream, h.tensor);
+      step["stream"] = h.stream;
+      step["tensor"] = h.tensor;
     }
-    m << fmt::format("{}\n  {{\"step\": \"{}\"{}}}", i ? "," : "",
-                     st.op < 8 ? kStepNames[st.op] : "?", detail);
+    m["steps"].push_back(std::move(step));
   }
-  m << "]}\n";
-  exe_.manifest = m.str();
+  exe_.manifest = m.dump(1) + "\n";
   exe_.image.sections[".ipu.manifest"] =
       std::vector<uint8_t>(exe_.manifest.begin(), exe_.manifest.end());
 }
 
-Executable Compilation::run(const Program& program) {
+Executable Compilation::run(const std::vector<NamedProgram>& programs) {
   exe_.machine = graph_.target().machine;
   exe_.replicas = replicas_;
   exe_.replica_tiles = replica_tiles_;
   exe_.streams = graph_.streams();
-  check(program);
-  if (has_collective(program)) add_collective_codelets(graph_);
-  add_ring_buffers(program);
+  if (programs.empty()) throw CompileError("an executable needs at least one program");
+  std::set<std::string> names;
+  for (const NamedProgram& n : programs) {
+    if (n.name.empty()) throw CompileError("a program needs a name");
+    if (!names.insert(n.name).second)
+      throw CompileError(fmt::format("two programs are named '{}'", n.name));
+    check(n.program);
+  }
+  if (std::any_of(programs.begin(), programs.end(),
+                  [](const NamedProgram& n) { return has_collective(n.program); }))
+    add_collective_codelets(graph_);
+  for (const NamedProgram& n : programs) add_ring_buffers(n.program);
   for (const TensorInfo& t : graph_.tensors()) exe_.tensor_info[t.name] = t;
   build_firmware_image();
   allocate_tensors();
   add_graph_vertices();
-  lower(program);
-  emit_all(IPU_STEP_END, 0, 0, 0);
+  // Step 0 waits for the host's command; each program returns to it.
+  static_assert(IPU_HOST_COMMAND == hw::SyncNetwork::kHostCommand);
+  emit_all(IPU_STEP_DISPATCH, 0, 0, 0);
+  exe_.command_address = heap_start_ + offsetof(ipu_tile_program, command);
+  for (const NamedProgram& n : programs) {
+    program_steps_.push_back(static_cast<uint32_t>(steps_[*tiles_.begin()].size()));
+    const unsigned supersteps = exe_.supersteps;
+    exe_.programs.push_back({n.name, {}, 0});
+    lower(n.program);
+    exe_.programs.back().supersteps = exe_.supersteps - supersteps;
+    emit_all(IPU_STEP_GOTO, 0, 0, 0);
+  }
   lay_out();
   write_image();
   write_manifest();
@@ -874,8 +907,13 @@ Executable Compilation::run(const Program& program) {
 
 }  // namespace
 
+Executable compile(const Graph& graph, const std::vector<NamedProgram>& programs,
+                   const CompileOptions& options) {
+  return Compilation(graph, options).run(programs);
+}
+
 Executable compile(const Graph& graph, const Program& program, const CompileOptions& options) {
-  return Compilation(graph, options).run(program);
+  return compile(graph, {{"main", program}}, options);
 }
 
 }  // namespace ipu::sdk

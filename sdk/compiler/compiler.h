@@ -6,12 +6,13 @@
 //  2. Allocates each tile's memory above the firmware: its control program, tensors, vertex
 //     states and exchange destination lists. A tile that overflows is an error naming the tile
 //     and every tensor on it with its size.
-//  3. Lowers the program to a per-tile list of steps (ipu_program.h), for every tile of every
+//  3. Lowers each program to a per-tile list of steps (ipu_program.h), for every tile of every
 //     replica: Execute runs the tile's vertices on its workers; Copy becomes a conflict-free,
 //     time-deterministic exchange schedule (multicast where one source feeds many) timed with
 //     the exchange's cost model, after an external sync and within the IPU-Links' rate where
 //     words cross chips; the collectives become ring steps of such exchanges and reduction
-//     vertices; host stream copies become host syncs.
+//     vertices; host stream copies become host syncs. The programs follow one dispatch step, at
+//     which the host names the program to run next.
 //  4. Writes the image: per tile of each chip, the firmware plus that tile's data, and a
 //     manifest section (.ipu.manifest, JSON) describing target, tensors, streams and supersteps.
 #pragma once
@@ -56,6 +57,13 @@ struct HostTransfer {
   std::string tensor;
 };
 
+// One of an executable's programs: what Device::run(name) runs.
+struct ProgramInfo {
+  std::string name;
+  std::vector<unsigned> host_transfers;  // ids of the host transfers it makes
+  unsigned supersteps = 0;               // syncs one pass of it makes (repeats counted once)
+};
+
 struct Executable {
   ElfImage image;
   std::string manifest;  // JSON, also stored in the image's .ipu.manifest section
@@ -67,7 +75,9 @@ struct Executable {
   std::map<std::string, TensorInfo> tensor_info;
   std::map<std::string, StreamInfo> streams;
   std::vector<HostTransfer> host_transfers;
-  unsigned supersteps = 0;             // syncs one pass of the program makes (repeats counted once)
+  std::vector<ProgramInfo> programs;   // in index order
+  uint32_t command_address = 0;        // every tile's ipu_tile_program.command
+  unsigned supersteps = 0;             // syncs one pass of every program makes, summed
   unsigned exchange_sends = 0;         // sends in the compiled exchange schedule
   unsigned exchange_destinations = 0;  // their destinations (> sends where multicast)
   unsigned inter_chip_sends = 0;       // sends with a destination on another chip
@@ -75,6 +85,18 @@ struct Executable {
   std::string memory_report;
 };
 
+// A program with the name the runtime runs it by.
+struct NamedProgram {
+  std::string name;
+  Program program;
+};
+
+// An executable of several programs over one graph (and its memory): load it once, then run
+// any of them, any number of times and in any order (Device::run(name)). Names are unique and
+// not empty.
+Executable compile(const Graph& graph, const std::vector<NamedProgram>& programs,
+                   const CompileOptions& options = {});
+// An executable of one program, named "main".
 Executable compile(const Graph& graph, const Program& program, const CompileOptions& options = {});
 
 }  // namespace ipu::sdk

@@ -1,7 +1,9 @@
 #include "device.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <utility>
@@ -25,8 +27,6 @@ Device::Device(const Executable& executable, DeviceOptions options)
                                                   options_.rtl_trace);
   driver_ = std::make_unique<HostDriver>("host", platform_->machine());
   driver_->boot(platform_->program(), platform_->max_cycles());
-  for (const auto& [tile, segments] : platform_->program().tiles)
-    for (const auto& s : segments) report_.image_bytes += s.bytes.size();
   platform_->machine().sync_network().on_host_sync(
       [this](unsigned transfer, uint64_t) { return host_sync(transfer); });
 }
@@ -104,7 +104,32 @@ void Device::read_tensor(const std::string& name, unsigned replica, void* data,
         .read(p.address, static_cast<uint8_t*>(data) + p.begin * size, (p.end - p.begin) * size);
 }
 
+uint64_t Device::dispatch() {
+  if (!command_) {
+    // The program ended: hand control back to the host until run() names the next one.
+    at_dispatch_ = true;
+    sc_core::sc_pause();
+    sc_core::wait(resume_);
+    at_dispatch_ = false;
+  }
+  uint32_t command = *command_;
+  command_.reset();
+  // NOLINTNEXTLINE(performance-unnecessary-copy-initialization): the kernel's clock moves on
+  const sc_core::sc_time begin = sc_core::sc_time_stamp();
+  std::vector<HostDriver::Piece> pieces;
+  for (const auto& [tile, segments] : platform_->program().tiles)
+    pieces.push_back({reinterpret_cast<uint8_t*>(&command), 4, tile, exe_.command_address});
+  if (!driver_->dma(true, pieces))
+    throw DeviceError(
+        fmt::format("starting program '{}': {}", exe_.programs.at(command).name, driver_->error()));
+  const double seconds = (sc_core::sc_time_stamp() - begin).to_seconds();
+  const auto cycles = static_cast<uint64_t>(std::ceil(seconds * exe_.machine.chip.tile.clock_hz));
+  report_.host_transfer_cycles += cycles;
+  return cycles;
+}
+
 uint64_t Device::host_sync(unsigned transfer) {
+  if (transfer == hw::SyncNetwork::kHostCommand) return dispatch();
   const HostTransfer& t = exe_.host_transfers.at(transfer);
   const auto s = streams_.find(t.stream);
   if (s == streams_.end())
@@ -133,32 +158,84 @@ uint64_t Device::host_sync(unsigned transfer) {
   return cycles;
 }
 
+namespace {
+
+// What happened between two of the platform's cumulative reports.
+hw::RunReport since(const hw::RunReport& now, const hw::RunReport& before) {
+  hw::RunReport r = now;
+  r.cycles -= before.cycles;
+  r.instructions -= before.instructions;
+  r.supersteps -= before.supersteps;
+  r.exchange_words -= before.exchange_words;
+  r.inter_chip_words -= before.inter_chip_words;
+  r.ipulink_bytes -= before.ipulink_bytes;
+  r.streaming_bytes_written -= before.streaming_bytes_written;
+  r.streaming_bytes_read -= before.streaming_bytes_read;
+  return r;
+}
+
+}  // namespace
+
 const DeviceReport& Device::run() {
-  if (ran_) throw DeviceError("a device runs once (SystemC elaborates one design per process)");
-  ran_ = true;
-  for (const HostTransfer& t : exe_.host_transfers) {
+  if (exe_.programs.size() != 1) {
+    std::vector<std::string> names;
+    for (const ProgramInfo& p : exe_.programs) names.push_back("'" + p.name + "'");
+    throw DeviceError(fmt::format("run(): the executable has {} programs ({}); name one",
+                                  exe_.programs.size(), fmt::join(names, ", ")));
+  }
+  return run(exe_.programs.front().name);
+}
+
+const DeviceReport& Device::run(const std::string& name) {
+  if (!failure_.empty())
+    throw DeviceError(
+        fmt::format("run('{}'): the device stopped in an earlier run and runs nothing more; it "
+                    "stopped with: {}",
+                    name, failure_));
+  const auto program = std::find_if(exe_.programs.begin(), exe_.programs.end(),
+                                    [&](const ProgramInfo& p) { return p.name == name; });
+  if (program == exe_.programs.end()) {
+    std::vector<std::string> names;
+    for (const ProgramInfo& p : exe_.programs) names.push_back("'" + p.name + "'");
+    throw DeviceError(
+        fmt::format("run('{}'): the executable has no program of that name (it has {})", name,
+                    fmt::join(names, ", ")));
+  }
+  for (unsigned id : program->host_transfers) {
+    const HostTransfer& t = exe_.host_transfers.at(id);
     const auto s = streams_.find(t.stream);
     for (unsigned r = 0; r < exe_.replicas; ++r)
       if (s == streams_.end() || s->second.at(r) == nullptr)
-        throw DeviceError(
-            fmt::format("stream '{}' is used by the program but was never connected{}", t.stream,
-                        exe_.replicas == 1 ? "" : fmt::format(" for replica {}", r)));
+        throw DeviceError(fmt::format(
+            "run('{}'): stream '{}' is used by the program but was never connected{}", name,
+            t.stream, exe_.replicas == 1 ? "" : fmt::format(" for replica {}", r)));
   }
-  report_.run = tlm_rtl::run_platform(*platform_, rtl_.get());
+  report_ = DeviceReport{};
+  report_.program = name;
+  command_ = static_cast<uint32_t>(program - exe_.programs.begin());
+  if (runs_++ > 0) resume_.notify(sc_core::SC_ZERO_TIME);
+  const hw::RunReport total = tlm_rtl::run_platform(*platform_, rtl_.get());
+  report_.run = since(total, total_);
+  total_ = total;
+  for (const auto& [tile, segments] : platform_->program().tiles)
+    for (const auto& s : segments) report_.image_bytes += s.bytes.size();
   if (rtl_) {
     report_.rtl = rtl_->stats();
     report_.rtl_trace_files = rtl_->trace_files();
   }
   report_.load_seconds = driver_->load_seconds();
   console_text_ = console_.str();
-  if (!driver_->error().empty()) throw DeviceError(driver_->error());
-  if (report_.run.outcome.result != hw::ChipOutcome::Result::kExited ||
-      report_.run.outcome.exit_status != 0)
-    throw DeviceError(fmt::format(
-        "the program failed: {}{}\n{}", report_.run.outcome.message.empty() ? "exit status " : "",
-        report_.run.outcome.message.empty() ? std::to_string(report_.run.outcome.exit_status)
-                                            : report_.run.outcome.message,
-        console_text_));
+  if (!driver_->error().empty())
+    failure_ = driver_->error();
+  else if (!at_dispatch_) {
+    // The simulation ran out before the program came back to its dispatch sync.
+    const hw::ChipOutcome& o = report_.run.outcome;
+    failure_ =
+        fmt::format("the program failed: {}{}\n{}", o.message.empty() ? "exit status " : "",
+                    o.message.empty() ? std::to_string(o.exit_status) : o.message, console_text_);
+  }
+  if (!failure_.empty()) throw DeviceError(failure_);
+  report_.run.outcome = {};  // every tile is back at its dispatch sync: the program ended
   return report_;
 }
 

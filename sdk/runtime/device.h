@@ -1,17 +1,20 @@
 // The SDK runtime: a device that runs a compiled executable on the virtual platform in this
 // process: a chip or a machine of several. Connect host buffers to the executable's streams,
 // write tensors, run, read tensors; on a replicated executable each replica has its own stream
-// data and its own copy of every tensor. The image is loaded, and stream data moved at host
-// syncs, only through each chip's PCIe endpoint (hw/pcie): its DMA engine's bandwidth and
-// latency (pcie.* parameters) give the load and transfer times. write_tensor and read_tensor
-// are zero-time debug accesses.
-// A fault, schedule error or deadlock on the device surfaces as a DeviceError carrying the
-// platform's report. SystemC elaborates once per process: one Device runs per process.
+// data and its own copy of every tensor. The image loads once; then run(name) runs any of the
+// executable's programs, as often as the host likes: between runs the simulation stays alive,
+// paused with every tile waiting at its dispatch sync for the host to name the next program. The
+// image is loaded, and stream data moved at host syncs, only through each chip's PCIe endpoint
+// (hw/pcie): its DMA engine's bandwidth and latency (pcie.* parameters) give the load and transfer
+// times. write_tensor and read_tensor are zero-time debug accesses. A fault, schedule error or
+// deadlock on the device surfaces as a DeviceError carrying the platform's report, and the device
+// runs nothing more. SystemC elaborates once per process: one Device per process.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <string>
@@ -29,20 +32,22 @@ class DeviceError : public std::runtime_error {
 };
 
 struct DeviceOptions {
-  uint64_t max_cycles = 0;    // per tile; 0: no limit
+  uint64_t max_cycles = 0;    // per tile, over every run; 0: no limit
   bool memory_hash = false;   // hash the active tiles' SRAM after the run (DeviceReport::run)
   tlm_rtl::RtlSelection rtl;  // blocks computed by their verilated RTL (ipu-sim --rtl)
   std::string rtl_trace;      // FST waveforms of those blocks
 };
 
+// What one run() did: its counts and times are that run's alone.
 struct DeviceReport {
+  std::string program;
   hw::RunReport run;
   std::vector<tlm_rtl::RtlBlockStats> rtl;  // the --rtl blocks' transactions and clocks
   std::vector<std::string> rtl_trace_files;
-  double load_seconds = 0;  // loading the image over PCIe, before the tiles start
+  double load_seconds = 0;  // loading the image over PCIe, before the first run
   uint64_t image_bytes = 0;
   uint64_t host_to_device_bytes = 0, device_to_host_bytes = 0;  // stream data
-  uint64_t host_transfer_cycles = 0;                            // tile cycles spent in host syncs
+  uint64_t host_transfer_cycles = 0;  // tile cycles spent in host syncs (the dispatch's included)
 };
 
 class Device {
@@ -60,14 +65,22 @@ class Device {
   void read_tensor(const std::string& name, void* data, size_t bytes) const;  // replica 0's
   void read_tensor(const std::string& name, unsigned replica, void* data, size_t bytes) const;
 
-  // Runs the program to its end; throws DeviceError with the report if it does not exit 0.
+  // Runs the named program to its end; throws DeviceError with the platform's report if a tile
+  // faults, hangs or stops, or for a name the executable lacks (which runs nothing). Host
+  // buffers may be refilled, and streams reconnected, between runs.
+  const DeviceReport& run(const std::string& program);
+  // Runs the executable's only program.
   const DeviceReport& run();
+  unsigned runs() const { return runs_; }
   const std::string& console() const { return console_text_; }
   const hw::Ipu& chip() const { return platform_->machine().chip(0); }
   const hw::Machine& machine() const { return platform_->machine(); }
 
  private:
   uint64_t host_sync(unsigned transfer);
+  // The dispatch sync: waits (paused) for run() to name a program, then writes its index to
+  // every tile over PCIe.
+  uint64_t dispatch();
   size_t tensor_bytes(const std::string& name, size_t bytes, unsigned replica,
                       const char* what) const;
   unsigned machine_tile(unsigned replica, unsigned tile) const {
@@ -83,7 +96,12 @@ class Device {
   std::unique_ptr<HostDriver> driver_;
   std::map<std::string, std::vector<uint8_t*>> streams_;  // per replica (null: not connected)
   DeviceReport report_;
-  bool ran_ = false;
+  hw::RunReport total_;              // the platform's counts at the end of the last run
+  std::optional<uint32_t> command_;  // the program the next dispatch starts
+  bool at_dispatch_ = false;         // paused at a dispatch sync, waiting for a command
+  sc_core::sc_event resume_;
+  std::string failure_;  // why the device stopped for good
+  unsigned runs_ = 0;
 };
 
 }  // namespace ipu::sdk
