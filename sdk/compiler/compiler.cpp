@@ -171,6 +171,9 @@ class Compilation {
   void all_reduce(const Program& p);
   void reduce_scatter(const Program& p);
   void all_gather(const Program& p);
+  // Streaming memory: each replica's remote buffers, then the transfers of one copy.
+  void place_remote_buffers();
+  void remote_copy(const Program& p);
   void lay_out();
   void write_image();
   void write_manifest();
@@ -304,6 +307,25 @@ void Compilation::check(const Program& p) const {
       if (p.compute_set.id >= graph_.compute_sets().size())
         throw GraphError("Execute of an unknown compute set");
       break;
+    case Program::Kind::kCopyToRemote:
+    case Program::Kind::kCopyFromRemote: {
+      const bool to = p.kind == Program::Kind::kCopyToRemote;
+      const char* what = to ? "CopyToRemote" : "CopyFromRemote";
+      const RemoteBufferInfo& b = graph_.remote_buffer(p.remote);
+      const TensorInfo* t = require_mapped(to ? p.source : p.destination, what);
+      if (t->elements != b.elements || t->type != b.type)
+        throw GraphError(
+            fmt::format("{} between '{}' ({} x {}) and remote buffer '{}' ({} x {}): "
+                        "the shapes or types differ",
+                        what, t->name, t->elements, dtype_name(t->type), b.name, b.elements,
+                        dtype_name(b.type)));
+      if (p.entry >= b.entries)
+        throw GraphError(fmt::format(
+            "{} of '{}': entry {} of remote buffer '{}' is out of range (it has {} entr{}, 0-{})",
+            what, t->name, p.entry, b.name, b.entries, b.entries == 1 ? "y" : "ies",
+            b.entries - 1));
+      break;
+    }
     default: break;
   }
   for (const Program& c : p.body) check(c);
@@ -697,7 +719,92 @@ void Compilation::lower(const Program& p) {
     case Program::Kind::kAllReduce: all_reduce(p); break;
     case Program::Kind::kReduceScatter: reduce_scatter(p); break;
     case Program::Kind::kAllGather: all_gather(p); break;
+    case Program::Kind::kCopyToRemote:
+    case Program::Kind::kCopyFromRemote: remote_copy(p); break;
   }
+}
+
+void Compilation::place_remote_buffers() {
+  const auto& buffers = graph_.remote_buffers();
+  if (buffers.empty()) return;
+  uint64_t per_replica = 0;
+  for (const RemoteBufferInfo& b : buffers) {
+    RemotePlacement& r = exe_.remote_buffers[b.name];
+    r.info = b;
+    r.entry_bytes = b.elements * dtype_size(b.type);
+    r.offset = per_replica;
+    per_replica += (r.entry_bytes * b.entries + 63) / 64 * 64;  // whole bursts
+  }
+  // Replicas sharing a gateway take its memory in turn.
+  const hw::MachineConfig& m = graph_.target().machine;
+  const uint64_t memory = uint64_t{m.gateway.dimms} * m.gateway.dimm_bytes;
+  std::map<unsigned, unsigned> on_gateway;
+  for (unsigned r = 0; r < replicas_; ++r) {
+    const unsigned gateway = r * graph_.target().replica_chips() / m.gateway.chips_per_gateway;
+    const uint64_t base = on_gateway[gateway]++ * per_replica;
+    if (base + per_replica > memory)
+      throw CompileError(fmt::format(
+          "the remote buffers of replica {} need {} bytes of streaming memory from byte {} of "
+          "gateway {}, which has {}",
+          r, per_replica, base, gateway, memory));
+    exe_.replica_memory.push_back({gateway, base});
+  }
+}
+
+void Compilation::remote_copy(const Program& p) {
+  const bool write = p.kind == Program::Kind::kCopyToRemote;
+  const TensorInfo& t = info(write ? p.source : p.destination);
+  const RemoteBufferInfo& b = graph_.remote_buffer(p.remote);
+  const RemotePlacement& rp = exe_.remote_buffers.at(b.name);
+  const hw::MachineConfig& m = graph_.target().machine;
+  const size_t size = dtype_size(t.type);
+  // Each tile issues its pieces one after another; a write's words leave through the tile's
+  // send port a word a cycle, a read sends one request. The gateway times the rest, and the
+  // sync after the phase waits for every transfer to complete.
+  std::map<unsigned, std::vector<ipu_action>> acts;
+  // A tile's first action leaves the runtime its gap, and the out-of-line call that issues
+  // remote transfers (firmware/runtime/bsp_runtime.c) a setup's worth more.
+  std::map<unsigned, uint32_t> next;
+  uint32_t end = 0;
+  for (unsigned r = 0; r < replicas_; ++r)
+    for (const Placement& pl : exe_.tensors.at(t.name)) {
+      const unsigned tile = machine_tile(r, pl.tile), chip = tile / m.chip.tiles;
+      const std::string where =
+          fmt::format("{} of '{}' ({} of replica {})", write ? "CopyToRemote" : "CopyFromRemote",
+                      t.name, graph_.describe_tile(pl.tile), r);
+      if (chip / m.gateway.chips_per_gateway != exe_.replica_memory[r].gateway)
+        throw CompileError(fmt::format(
+            "{}: the tile's chip {} is not on gateway {}, which holds the replica's remote "
+            "buffer '{}' (chips {}-{})",
+            where, chip, exe_.replica_memory[r].gateway, b.name,
+            exe_.replica_memory[r].gateway * m.gateway.chips_per_gateway,
+            (exe_.replica_memory[r].gateway + 1) * m.gateway.chips_per_gateway - 1));
+      // Whole words: pieces start on 32-bit boundaries (the graph checks) and an entry is whole
+      // words (add_remote_buffer checks).
+      const size_t first = pl.begin * size, bytes = (pl.end - pl.begin) * size;
+      const uint64_t address =
+          exe_.replica_memory[r].base + rp.offset + p.entry * rp.entry_bytes + first;
+      const auto words = static_cast<uint32_t>(bytes / 4);
+      const uint32_t offset =
+          next.emplace(tile, options_.action_gap + options_.receive_setup).first->second;
+      acts[tile].push_back({offset,
+                            write ? uint32_t{IPU_ACTION_SM_WRITE} : uint32_t{IPU_ACTION_SM_READ},
+                            static_cast<uint32_t>(address), words, pl.address,
+                            static_cast<uint32_t>(address >> 32)});
+      const uint32_t busy = write ? words : 1;
+      const uint32_t issued = offset + busy + options_.action_gap + options_.receive_setup;
+      next[tile] = issued;
+      end = std::max(end, issued);
+      ++exe_.remote_copies;
+    }
+  for (unsigned tile : tiles_) {
+    auto& a = acts[tile];
+    steps_[tile].push_back({IPU_STEP_EXCHANGE, static_cast<uint32_t>(actions_[tile].size()),
+                            static_cast<uint32_t>(a.size()), end});
+    actions_[tile].insert(actions_[tile].end(), a.begin(), a.end());
+  }
+  emit_all(IPU_STEP_SYNC, 0, 0, 0);  // the transfers are complete at this sync
+  exe_.supersteps += 2;
 }
 
 void Compilation::lay_out() {
@@ -833,6 +940,13 @@ void Compilation::write_manifest() {
          {"elements", s.elements},
          {"direction",
           s.direction == StreamDirection::kHostToDevice ? "host_to_device" : "device_to_host"}});
+  m["remote_buffers"] = Json::array();
+  for (const auto& [name, b] : exe_.remote_buffers)
+    m["remote_buffers"].push_back({{"name", name},
+                                   {"type", dtype_name(b.info.type)},
+                                   {"elements", b.info.elements},
+                                   {"entries", b.info.entries},
+                                   {"offset", b.offset}});
   m["programs"] = Json::array();
   for (size_t i = 0; i < exe_.programs.size(); ++i)
     m["programs"].push_back({{"name", exe_.programs[i].name},
@@ -887,6 +1001,7 @@ Executable Compilation::run(const std::vector<NamedProgram>& programs) {
   build_firmware_image();
   allocate_tensors();
   add_graph_vertices();
+  place_remote_buffers();
   // Step 0 waits for the host's command; each program returns to it.
   static_assert(IPU_HOST_COMMAND == hw::SyncNetwork::kHostCommand);
   emit_all(IPU_STEP_DISPATCH, 0, 0, 0);

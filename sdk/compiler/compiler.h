@@ -57,6 +57,18 @@ struct HostTransfer {
   std::string tensor;
 };
 
+// Where a remote buffer lies in each replica's streaming memory: at
+// replica_memory[r].base + offset + entry x entry_bytes of gateway replica_memory[r].gateway.
+struct RemotePlacement {
+  RemoteBufferInfo info;
+  uint64_t offset = 0;
+  uint64_t entry_bytes = 0;
+};
+struct ReplicaMemory {
+  unsigned gateway = 0;  // the gateway of the replica's first chip
+  uint64_t base = 0;     // where its remote buffers start in that gateway's memory
+};
+
 // One of an executable's programs: what Device::run(name) runs.
 struct ProgramInfo {
   std::string name;
@@ -75,13 +87,16 @@ struct Executable {
   std::map<std::string, TensorInfo> tensor_info;
   std::map<std::string, StreamInfo> streams;
   std::vector<HostTransfer> host_transfers;
-  std::vector<ProgramInfo> programs;   // in index order
-  uint32_t command_address = 0;        // every tile's ipu_tile_program.command
-  unsigned supersteps = 0;             // syncs one pass of every program makes, summed
-  unsigned exchange_sends = 0;         // sends in the compiled exchange schedule
-  unsigned exchange_destinations = 0;  // their destinations (> sends where multicast)
-  unsigned inter_chip_sends = 0;       // sends with a destination on another chip
-  unsigned external_exchanges = 0;     // exchange phases after an external sync
+  std::map<std::string, RemotePlacement> remote_buffers;
+  std::vector<ReplicaMemory> replica_memory;  // per replica (empty without remote buffers)
+  std::vector<ProgramInfo> programs;          // in index order
+  uint32_t command_address = 0;               // every tile's ipu_tile_program.command
+  unsigned supersteps = 0;                    // syncs one pass of every program makes, summed
+  unsigned exchange_sends = 0;                // sends in the compiled exchange schedule
+  unsigned exchange_destinations = 0;         // their destinations (> sends where multicast)
+  unsigned inter_chip_sends = 0;              // sends with a destination on another chip
+  unsigned external_exchanges = 0;            // exchange phases after an external sync
+  unsigned remote_copies = 0;                 // tile transfers to or from streaming memory
   std::string memory_report;
 };
 

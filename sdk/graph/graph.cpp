@@ -254,6 +254,34 @@ void Graph::add_host_stream(const std::string& name, DType type, size_t elements
   streams_[name] = {name, type, elements, direction};
 }
 
+RemoteBuffer Graph::add_remote_buffer(const std::string& name, DType type, size_t elements,
+                                      unsigned entries) {
+  const hw::GatewayConfig& g = target_.machine.gateway;
+  if (!g.present)
+    throw GraphError(fmt::format(
+        "remote buffer '{}': the target ({}) has no IPU-Gateway, so no streaming memory; remote "
+        "buffers need a machine (m2000, pod16, ...)",
+        name, target_.machine.preset));
+  for (const RemoteBufferInfo& b : remote_buffers_)
+    if (b.name == name) throw GraphError(fmt::format("remote buffer '{}' is declared twice", name));
+  if (entries == 0 || elements == 0)
+    throw GraphError(
+        fmt::format("remote buffer '{}' needs at least one entry of one element", name));
+  if (elements * dtype_size(type) % 4 != 0)
+    throw GraphError(fmt::format(
+        "remote buffer '{}': an entry of {} {} elements is {} bytes, not a whole number of 32-bit "
+        "words (tiles move streaming memory a word at a time)",
+        name, elements, dtype_name(type), elements * dtype_size(type)));
+  remote_buffers_.push_back({name, type, elements, entries});
+  return RemoteBuffer{static_cast<unsigned>(remote_buffers_.size() - 1)};
+}
+
+const RemoteBufferInfo& Graph::remote_buffer(RemoteBuffer b) const {
+  if (b.id >= remote_buffers_.size())
+    throw GraphError(fmt::format("remote buffer id {} does not belong to this graph", b.id));
+  return remote_buffers_[b.id];
+}
+
 Program Sequence(std::vector<Program> steps) {
   Program p;
   p.kind = Program::Kind::kSequence;
@@ -330,6 +358,24 @@ Program AllGather(Tensor in, Tensor out, CollectiveOptions options) {
   Program p = Copy(in, out);
   p.kind = Program::Kind::kAllGather;
   p.collective = options;
+  return p;
+}
+
+Program CopyToRemote(Tensor source, RemoteBuffer buffer, unsigned entry) {
+  Program p;
+  p.kind = Program::Kind::kCopyToRemote;
+  p.source = source;
+  p.remote = buffer;
+  p.entry = entry;
+  return p;
+}
+
+Program CopyFromRemote(RemoteBuffer buffer, unsigned entry, Tensor destination) {
+  Program p;
+  p.kind = Program::Kind::kCopyFromRemote;
+  p.destination = destination;
+  p.remote = buffer;
+  p.entry = entry;
   return p;
 }
 

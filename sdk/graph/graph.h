@@ -99,6 +99,19 @@ struct ComputeSet {
   unsigned id = ~0u;
 };
 
+// A remote buffer: `entries` slots of `elements` elements each in the streaming memory of the
+// replica's IPU-Gateway (machines only), each replica with its own. Programs copy a tile
+// tensor to or from one entry (CopyToRemote / CopyFromRemote), timed through the gateway.
+struct RemoteBuffer {
+  unsigned id = ~0u;
+};
+struct RemoteBufferInfo {
+  std::string name;
+  DType type;
+  size_t elements;
+  unsigned entries;
+};
+
 enum class StreamDirection : uint8_t { kHostToDevice, kDeviceToHost };
 struct StreamInfo {
   std::string name;
@@ -142,6 +155,10 @@ class Graph {
 
   void add_host_stream(const std::string& name, DType type, size_t elements,
                        StreamDirection direction);
+  // Throws GraphError on a target without streaming memory, for a repeated name, no entries,
+  // or an entry that is not a whole number of 32-bit words.
+  RemoteBuffer add_remote_buffer(const std::string& name, DType type, size_t elements,
+                                 unsigned entries);
 
   const TensorInfo& tensor(Tensor t) const;
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
@@ -149,6 +166,8 @@ class Graph {
   const std::vector<VertexInfo>& vertices() const { return vertices_; }
   const std::vector<std::string>& compute_sets() const { return compute_sets_; }
   const std::map<std::string, StreamInfo>& streams() const { return streams_; }
+  const std::vector<RemoteBufferInfo>& remote_buffers() const { return remote_buffers_; }
+  const RemoteBufferInfo& remote_buffer(RemoteBuffer b) const;
   // The tile holding element `index` of `t` (throws GraphError for an unmapped element).
   unsigned tile_of(Tensor t, size_t index) const;
   // "tile 5", or "tile 1477 (chip 1 tile 5)" on a multi-chip replica; "8 tiles (2 chips of 4)".
@@ -163,6 +182,7 @@ class Graph {
   std::vector<VertexInfo> vertices_;
   std::vector<std::string> compute_sets_;
   std::map<std::string, StreamInfo> streams_;
+  std::vector<RemoteBufferInfo> remote_buffers_;
 };
 
 // ---- programs ----
@@ -198,7 +218,9 @@ struct Program {
     kCrossReplicaCopy,
     kAllReduce,
     kReduceScatter,
-    kAllGather
+    kAllGather,
+    kCopyToRemote,
+    kCopyFromRemote
   };
   Kind kind = Kind::kSequence;
   std::vector<Program> body;               // Sequence, Repeat
@@ -210,6 +232,8 @@ struct Program {
   std::vector<unsigned> replica_map;       // CrossReplicaCopy: replica r sends to replica_map[r]
   CollectiveOp op = CollectiveOp::kSum;    // AllReduce, ReduceScatter
   CollectiveOptions collective;            // AllReduce, ReduceScatter, AllGather
+  RemoteBuffer remote;                     // CopyToRemote, CopyFromRemote
+  unsigned entry = 0;                      // CopyToRemote, CopyFromRemote
 };
 
 Program Sequence(std::vector<Program> steps);
@@ -235,5 +259,12 @@ Program ReduceScatter(Tensor data, Tensor out, CollectiveOp op, CollectiveOption
 // `out` (replicas x in's elements, any 32-bit type) gets replica r's `in` as its chunk r, on
 // every replica.
 Program AllGather(Tensor in, Tensor out, CollectiveOptions options = {});
+
+// Streaming memory (each replica its own buffer): the tiles holding `source` write it to entry
+// `entry` of `buffer`, or read the entry into `destination`, in one exchange phase through the
+// gateway; the phase's data is complete at the sync that follows it. The tensor has the
+// buffer's type and elements, and lies on chips of the replica's gateway.
+Program CopyToRemote(Tensor source, RemoteBuffer buffer, unsigned entry);
+Program CopyFromRemote(RemoteBuffer buffer, unsigned entry, Tensor destination);
 
 }  // namespace ipu::sdk

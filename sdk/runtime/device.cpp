@@ -104,6 +104,37 @@ void Device::read_tensor(const std::string& name, unsigned replica, void* data,
         .read(p.address, static_cast<uint8_t*>(data) + p.begin * size, (p.end - p.begin) * size);
 }
 
+std::pair<unsigned, uint64_t> Device::remote_entry(const std::string& name, unsigned replica,
+                                                   unsigned entry, size_t bytes,
+                                                   const char* what) const {
+  const auto b = exe_.remote_buffers.find(name);
+  if (b == exe_.remote_buffers.end())
+    throw DeviceError(fmt::format("{}: no remote buffer named '{}'", what, name));
+  if (replica >= exe_.replicas)
+    throw DeviceError(fmt::format("{} '{}': replica {}, but the executable has {} replica{}", what,
+                                  name, replica, exe_.replicas, exe_.replicas == 1 ? "" : "s"));
+  if (entry >= b->second.info.entries)
+    throw DeviceError(fmt::format("{} '{}': entry {} is out of range (it has {})", what, name,
+                                  entry, b->second.info.entries));
+  if (bytes != b->second.entry_bytes)
+    throw DeviceError(fmt::format("{} '{}': {} bytes given, an entry has {}", what, name, bytes,
+                                  b->second.entry_bytes));
+  const ReplicaMemory& m = exe_.replica_memory.at(replica);
+  return {m.gateway, m.base + b->second.offset + entry * b->second.entry_bytes};
+}
+
+void Device::write_remote(const std::string& name, unsigned replica, unsigned entry,
+                          const void* data, size_t bytes) {
+  const auto [gateway, address] = remote_entry(name, replica, entry, bytes, "write_remote");
+  platform_->machine().gateways().all().at(gateway)->memory().write(address, data, bytes);
+}
+
+void Device::read_remote(const std::string& name, unsigned replica, unsigned entry, void* data,
+                         size_t bytes) const {
+  const auto [gateway, address] = remote_entry(name, replica, entry, bytes, "read_remote");
+  platform_->machine().gateways().all().at(gateway)->memory().read(address, data, bytes);
+}
+
 uint64_t Device::dispatch() {
   if (!command_) {
     // The program ended: hand control back to the host until run() names the next one.

@@ -65,6 +65,13 @@ class Device {
   void read_tensor(const std::string& name, void* data, size_t bytes) const;  // replica 0's
   void read_tensor(const std::string& name, unsigned replica, void* data, size_t bytes) const;
 
+  // Zero-time access to entry `entry` of a remote buffer in replica `replica`'s streaming
+  // memory (bytes: exactly one entry).
+  void write_remote(const std::string& name, unsigned replica, unsigned entry, const void* data,
+                    size_t bytes);
+  void read_remote(const std::string& name, unsigned replica, unsigned entry, void* data,
+                   size_t bytes) const;
+
   // Runs the named program to its end; throws DeviceError with the platform's report if a tile
   // faults, hangs or stops, or for a name the executable lacks (which runs nothing). Host
   // buffers may be refilled, and streams reconnected, between runs.
@@ -83,6 +90,9 @@ class Device {
   uint64_t dispatch();
   size_t tensor_bytes(const std::string& name, size_t bytes, unsigned replica,
                       const char* what) const;
+  // Where the entry lies: (gateway, streaming-memory address); checks name, replica, entry, size.
+  std::pair<unsigned, uint64_t> remote_entry(const std::string& name, unsigned replica,
+                                             unsigned entry, size_t bytes, const char* what) const;
   unsigned machine_tile(unsigned replica, unsigned tile) const {
     return replica * exe_.replica_tiles + tile;
   }
