@@ -77,6 +77,50 @@ TEST(SdkMachine, CopyAndBroadcastCrossChipsAfterAnExternalSync) {
   EXPECT_EQ(report.run.inter_chip_words, 96u + 6u * 8u);
 }
 
+// Several region copies in one phase: chip 0 -> chip 1 and chip 2 -> chip 3 at once, a pair
+// reversing halves, and one pair inside chip 1: one external exchange for all of them.
+TEST(SdkMachine, SeveralRegionCopiesShareOneExchangePhase) {
+  Graph g(Target::preset("m2000", 4));
+  const Tensor a = g.add_variable(DType::kF32, {64}, "a"),
+               b = g.add_variable(DType::kF32, {64}, "b");
+  const Tensor c = g.add_variable(DType::kF32, {32}, "c"),
+               d = g.add_variable(DType::kF32, {32}, "d");
+  map_over_chips(g, a, {0}, 2);
+  map_over_chips(g, b, {1}, 4);
+  map_over_chips(g, c, {2}, 1);
+  map_over_chips(g, d, {3, 1}, 2);
+  const Executable exe = compile(g, Copy({{g.region(a, 0, 32), g.region(b, 32, 64)},
+                                          {g.region(a, 32, 64), g.region(b, 0, 32)},
+                                          {g.region(c), g.region(d)}}));
+  EXPECT_EQ(exe.external_exchanges, 1u);
+  EXPECT_EQ(exe.supersteps, 1u);
+  Device device(exe);
+  const std::vector<float> as = iota_floats(64, 1.0f), cs = iota_floats(32, 100.0f);
+  device.write_tensor("a", as.data(), 64 * 4);
+  device.write_tensor("c", cs.data(), 32 * 4);
+  device.run();
+  std::vector<float> bs(64), ds(32);
+  device.read_tensor("b", bs.data(), 64 * 4);
+  device.read_tensor("d", ds.data(), 32 * 4);
+  for (size_t i = 0; i < 64; ++i) EXPECT_EQ(bs[i], as[(i + 32) % 64]) << i;
+  EXPECT_EQ(ds, cs);
+}
+
+TEST(SdkMachineErrors, ARegionCopyPairOfAnotherSizeIsNamed) {
+  Graph g(Target::preset("m2000", 4));
+  const Tensor a = g.add_variable(DType::kF32, {64}, "a"),
+               b = g.add_variable(DType::kF32, {64}, "b");
+  map_over_chips(g, a, {0}, 2);
+  map_over_chips(g, b, {1}, 2);
+  EXPECT_THAT(
+      [&] {
+        compile(g, Copy({{g.region(a, 0, 8), g.region(b, 0, 8)},
+                         {g.region(a, 8, 16), g.region(b, 8, 24)}}));
+      },
+      ::testing::ThrowsMessage<GraphError>(HasSubstr(
+          "Copy pair 1 from 'a' [8, 16) (f32) to 'b' [8, 24) (f32): sizes or types differ")));
+}
+
 // 16 tiles of chip 0 send 1024 words each to chip 2, up a column of two links. Each link carries
 // three tiles' sends at once at 16 GB/s on a 1.325 GHz chip (12.08 bytes a cycle), so the
 // schedule needs at least ceil(16 / 6) = 3 rounds of 1024 cycles, and the run must not

@@ -243,8 +243,26 @@ void Compilation::check(const Program& p) const {
       break;
     }
     case Program::Kind::kCopy:
-      same_size("Copy", require_mapped(p.source, "Copy source"),
-                require_mapped(p.destination, "Copy destination"), 1, 1);
+      if (p.pairs.empty()) {
+        same_size("Copy", require_mapped(p.source, "Copy source"),
+                  require_mapped(p.destination, "Copy destination"), 1, 1);
+        break;
+      }
+      for (size_t i = 0; i < p.pairs.size(); ++i) {
+        const auto& [from, to] = p.pairs[i];
+        const TensorInfo *s = require_mapped(from.tensor, "Copy source"),
+                         *d = require_mapped(to.tensor, "Copy destination");
+        for (const Region& r : {from, to})
+          if (r.begin >= r.end || r.end > info(r.tensor).elements)
+            throw GraphError(
+                fmt::format("Copy pair {}: region [{}, {}) is not inside '{}' ({} elements)", i,
+                            r.begin, r.end, info(r.tensor).name, info(r.tensor).elements));
+        if (from.end - from.begin != to.end - to.begin || s->type != d->type)
+          throw GraphError(fmt::format(
+              "Copy pair {} from '{}' [{}, {}) ({}) to '{}' [{}, {}) ({}): sizes or types differ",
+              i, s->name, from.begin, from.end, dtype_name(s->type), d->name, to.begin, to.end,
+              dtype_name(d->type)));
+      }
       break;
     case Program::Kind::kCrossReplicaCopy: {
       same_size("CrossReplicaCopy", require_mapped(p.source, "CrossReplicaCopy source"),
@@ -704,6 +722,15 @@ void Compilation::lower(const Program& p) {
     case Program::Kind::kCrossReplicaCopy: {
       // Runs contiguous on both the source and the destination tile; a broadcast makes them
       // once per source-sized chunk of the destination.
+      if (!p.pairs.empty()) {  // several copies, one phase
+        std::vector<Transfer> transfers;
+        for (unsigned r = 0; r < replicas_; ++r)
+          for (const auto& [from, to] : p.pairs)
+            add_transfers(transfers, from.tensor, from.begin, r, to.tensor, to.begin, r,
+                          from.end - from.begin);
+        exchange(transfers);
+        break;
+      }
       const size_t n = info(p.source).elements;
       const size_t chunks =
           p.kind == Program::Kind::kBroadcast ? info(p.destination).elements / n : 1;

@@ -301,6 +301,12 @@ Program Copy(Tensor source, Tensor destination) {
   p.destination = destination;
   return p;
 }
+Program Copy(std::vector<std::pair<Region, Region>> pairs) {
+  Program p;
+  p.kind = Program::Kind::kCopy;
+  p.pairs = std::move(pairs);
+  return p;
+}
 Program Broadcast(Tensor source, Tensor destination) {
   Program p = Copy(source, destination);
   p.kind = Program::Kind::kBroadcast;

@@ -232,13 +232,17 @@ struct Program {
   std::vector<unsigned> replica_map;       // CrossReplicaCopy: replica r sends to replica_map[r]
   CollectiveOp op = CollectiveOp::kSum;    // AllReduce, ReduceScatter
   CollectiveOptions collective;            // AllReduce, ReduceScatter, AllGather
-  RemoteBuffer remote;                     // CopyToRemote, CopyFromRemote
-  unsigned entry = 0;                      // CopyToRemote, CopyFromRemote
+  std::vector<std::pair<Region, Region>> pairs;  // Copy of several regions: (source, destination)
+  RemoteBuffer remote;                           // CopyToRemote, CopyFromRemote
+  unsigned entry = 0;                            // CopyToRemote, CopyFromRemote
 };
 
 Program Sequence(std::vector<Program> steps);
 Program Execute(ComputeSet cs);
 Program Copy(Tensor source, Tensor destination);
+// Several copies in one exchange phase: each pair's source region goes to its destination
+// region (same element count and type). Regions may be of any tensors and on any chips.
+Program Copy(std::vector<std::pair<Region, Region>> pairs);
 // Every consecutive source-sized chunk of `destination` gets a copy of `source`: one multicast
 // send per source piece.
 Program Broadcast(Tensor source, Tensor destination);
