@@ -13,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "hw/tile/fpu.h"
 #include "sdk/compiler/compiler.h"
 #include "sdk/graph/codelet_library.h"
 #include "sdk/runtime/device.h"
@@ -358,6 +359,87 @@ TEST(SdkMachine, AllReduceSumsInTheRingsOrderBitForBit) {
   }
 }
 
+// f16 tensors: the sums in the ring's order with the hardware's f16 addition (round to nearest
+// even), the mean scaled by f16 1/4, the max; an odd f16 size is refused. The expectation uses
+// the tile model's f16 operations (hw/tile/fpu.h, whose conversion the RTL co-simulation checks).
+TEST(SdkMachine, F16CollectivesFollowTheRingInF16Arithmetic) {
+  namespace fpu = ipu::hw::fpu;
+  Graph g(Target::preset("m2000", 4, 4));
+  constexpr size_t n = 200;  // 25 f16 pairs per replica's chunk
+  const Tensor sum = g.add_variable(DType::kF16, {n}, "sum"),
+               mean = g.add_variable(DType::kF16, {n}, "mean");
+  const Tensor max = g.add_variable(DType::kF16, {n}, "max"),
+               part = g.add_variable(DType::kF16, {n / 4}, "part");
+  const Tensor whole = g.add_variable(DType::kF16, {n}, "whole");
+  for (Tensor t : {sum, mean, max, whole}) g.map_evenly(t, 0, 4, 2);
+  g.map_evenly(part, 0, 2, 2);
+  const CollectiveOptions ring{CollectiveAlgorithm::kRing};
+  const Executable exe =
+      compile(g, Sequence({AllReduce(sum, CollectiveOp::kSum, ring),
+                           AllReduce(mean, CollectiveOp::kMean), AllReduce(max, CollectiveOp::kMax),
+                           ReduceScatter(sum, part, CollectiveOp::kMax), AllGather(part, whole)}));
+  Device device(exe);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> dist(-8.0f, 8.0f);
+  std::vector<std::vector<uint16_t>> data(4, std::vector<uint16_t>(n));
+  uint32_t flags = 0;
+  for (unsigned r = 0; r < 4; ++r) {
+    for (uint16_t& h : data[r])
+      h = static_cast<uint16_t>(fpu::f32_to_f16(fpu::bits_of(dist(rng)), fpu::kRne, flags, 0));
+    for (const char* name : {"sum", "mean", "max"})
+      device.write_tensor(name, r, data[r].data(), n * 2);
+  }
+  device.run();
+  const unsigned order[] = {0, 2, 3, 1}, position[] = {0, 3, 1, 2};  // position[replica]
+  const uint32_t quarter = fpu::f32_to_f16(fpu::bits_of(0.25f), fpu::kRne, flags, 0);
+  std::vector<uint16_t> sums(n), means(n), maxima(n);
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned p = position[i * 4 / n];
+    uint32_t s = data[order[(p + 1) % 4]][i];
+    for (unsigned k = 2; k <= 4; ++k)
+      s = fpu::add16(s, data[order[(p + k) % 4]][i], fpu::kRne, flags, 0);
+    sums[i] = static_cast<uint16_t>(s);
+    uint32_t m = data[0][i];
+    for (unsigned r = 1; r < 4; ++r) m = fpu::max16(m, data[r][i], flags);
+    maxima[i] = static_cast<uint16_t>(m);
+  }
+  std::vector<uint16_t> got(n);
+  for (unsigned r = 0; r < 4; ++r) {
+    device.read_tensor("sum", r, got.data(), n * 2);
+    EXPECT_EQ(got, sums) << "replica " << r;
+    device.read_tensor("max", r, got.data(), n * 2);
+    EXPECT_EQ(got, maxima) << "replica " << r;
+    device.read_tensor("whole", r, got.data(), n * 2);
+    EXPECT_EQ(got, sums) << "replica " << r << ": the max over replicas of equal sums, gathered";
+  }
+  // The bidirectional mean: each half of a chunk summed its own way round, then times 1/4.
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned chunk = static_cast<unsigned>(i * 4 / n), p = position[chunk];
+    const bool second_half =
+        i % (n / 4) >= 24;  // a chunk of 50 splits into 24 and 26 (whole pairs)
+    const auto at = [&](unsigned k) {
+      return data[order[second_half ? (p + 4 - k) % 4 : (p + k) % 4]][i];
+    };
+    uint32_t s = at(1);
+    for (unsigned k = 2; k <= 4; ++k) s = fpu::add16(s, at(k), fpu::kRne, flags, 0);
+    means[i] = static_cast<uint16_t>(fpu::mul16(s, quarter, fpu::kRne, flags, 0));
+  }
+  for (unsigned r = 0; r < 4; ++r) {
+    device.read_tensor("mean", r, got.data(), n * 2);
+    EXPECT_EQ(got, means) << "replica " << r;
+  }
+}
+
+TEST(SdkMachineErrors, AnOddF16CollectiveIsRefused) {
+  Graph g(Target::preset("m2000", 1, 4));
+  const Tensor x = g.add_variable(DType::kF16, {7}, "x");
+  g.set_tile_mapping(x, 0);
+  EXPECT_THAT([&] { compile(g, AllReduce(x, CollectiveOp::kSum)); },
+              ::testing::ThrowsMessage<GraphError>(HasSubstr(
+                  "AllReduce of 'x' (7 x f16): collectives move whole 32-bit words; give it an "
+                  "even number of elements")));
+}
+
 TEST(SdkMachine, MaxAndWrappingIntegerSumsOverFourReplicas) {
   Graph g(Target::preset("m2000", 2, 4));
   constexpr size_t n = 37;
@@ -502,22 +584,23 @@ TEST(SdkMachineErrors, CollectivesOfMismatchedTensorsAreRefused) {
   Graph g(Target::preset("m2000", 2, 4));
   const Tensor data = g.add_variable(DType::kF32, {40}, "data");
   const Tensor out = g.add_variable(DType::kF32, {12}, "out");
-  const Tensor half = g.add_variable(DType::kF16, {40}, "half");
-  for (Tensor t : {data, out, half}) g.map_evenly(t, 0, 2);
+  const Tensor bytes = g.add_variable(DType::kU8, {40}, "bytes");
+  for (Tensor t : {data, out, bytes}) g.map_evenly(t, 0, 2, 4);
   EXPECT_THAT([&] { compile(g, ReduceScatter(data, out, CollectiveOp::kSum)); },
               ::testing::ThrowsMessage<GraphError>(
                   HasSubstr("ReduceScatter from 'data' (40 x f32) to 'out' (12 x f32): the "
                             "source must have 4 times the destination's elements")));
   EXPECT_THAT([&] { compile(g, AllGather(out, data)); },
               ::testing::ThrowsMessage<GraphError>(HasSubstr("AllGather from 'out'")));
-  EXPECT_THAT([&] { compile(g, AllReduce(half, CollectiveOp::kSum)); },
+  EXPECT_THAT([&] { compile(g, AllReduce(bytes, CollectiveOp::kSum)); },
               ::testing::ThrowsMessage<GraphError>(
-                  HasSubstr("AllReduce of 'half' (f16): collectives reduce f32 or i32")));
-  const Tensor halves = g.add_variable(DType::kF16, {160}, "halves");
-  g.map_evenly(halves, 0, 2);
-  EXPECT_THAT([&] { compile(g, AllGather(half, halves)); },
-              ::testing::ThrowsMessage<GraphError>(
-                  HasSubstr("AllGather of 'half' (f16): gathers move 32-bit elements")));
+                  HasSubstr("AllReduce of 'bytes' (u8): collectives reduce f32, f16 or i32")));
+  const Tensor byte_chunks = g.add_variable(DType::kU8, {160}, "byte_chunks");
+  g.map_evenly(byte_chunks, 0, 2, 4);
+  EXPECT_THAT(
+      [&] { compile(g, AllGather(bytes, byte_chunks)); },
+      ::testing::ThrowsMessage<GraphError>(HasSubstr(
+          "AllGather of 'bytes' (u8): gathers move 32-bit elements (f32, i32, u32) or f16")));
   EXPECT_THAT(
       [&] {
         compile(g, CrossReplicaCopy(data, data, {1, 1, 2, 3}));

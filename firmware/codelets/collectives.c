@@ -2,7 +2,10 @@
  * AllReduce or ReduceScatter, one six-worker vertex per tile piece of each ring step. Each
  * worker takes its sixth of the elements (ipu_context_id() is 1..6).
  *   ipu_ring_<op>_<type>: acc[i] = acc[i] <op> data[i]  fields: acc (inout), data (in), n
- *   ipu_ring_scale_f32:   acc[i] = acc[i] * k           fields: acc (inout), n, k (f32 bits) */
+ *   ipu_ring_scale_f32:   acc[i] = acc[i] * k           fields: acc (inout), n, k (f32 bits)
+ * f16 tensors travel as words of two lanes (n elements, n even); their sums, maxima and scaling
+ * are the hardware's f16 arithmetic (ipu.f16v4add / max / mul), rounded to nearest even:
+ *   ipu_ring_<op>_f16, ipu_ring_scale_f16 (k: f16 bits in the low half) */
 #include <stdint.h>
 
 #include "ipu.h"
@@ -60,4 +63,55 @@ void ipu_ring_scale_f32(const struct ring_scale_fields *v) {
     float f;
   } k = {v->k};
   for (uint32_t i = begin; i < end; ++i) v->acc[i] = v->acc[i] * k.f;
+}
+
+struct ring_f16_fields {
+  uint32_t *acc;
+  const uint32_t *data;
+  uint32_t n;
+};
+
+/* Four lanes from two words (the second word's lanes zero past the end). */
+static inline ipu_f16x4 lanes4(const uint32_t *p, int two) {
+  const uint16_t l[4] = {(uint16_t)p[0], (uint16_t)(p[0] >> 16), two ? (uint16_t)p[1] : 0,
+                         two ? (uint16_t)(p[1] >> 16) : 0};
+  return ipu_f16x4_from_bits(l);
+}
+static inline void store4(uint32_t *p, int two, ipu_f16x4 v) {
+  uint16_t l[4];
+  ipu_f16x4_to_bits(v, l);
+  p[0] = (uint32_t)l[0] | (uint32_t)l[1] << 16;
+  if (two) p[1] = (uint32_t)l[2] | (uint32_t)l[3] << 16;
+}
+
+/* Each worker takes its sixth of the word pairs; `op` combines four lanes. */
+#define RING_F16(op)                                           \
+  const uint32_t words = v->n / 2;                             \
+  WORKER_SHARE((words + 1) / 2);                               \
+  ipu_set_stochastic_rounding(0);                              \
+  for (uint32_t q = begin; q < end; ++q) {                     \
+    const uint32_t i = 2 * q;                                  \
+    const int two = i + 1 < words;                             \
+    store4(v->acc + i, two, op(lanes4(v->acc + i, two), lanes4(v->data + i, two))); \
+  }
+
+void ipu_ring_sum_f16(const struct ring_f16_fields *v) { RING_F16(ipu_f16v4add) }
+void ipu_ring_max_f16(const struct ring_f16_fields *v) { RING_F16(ipu_f16v4max) }
+
+struct ring_scale_f16_fields {
+  uint32_t *acc;
+  uint32_t n, k;
+};
+
+void ipu_ring_scale_f16(const struct ring_scale_f16_fields *v) {
+  const uint32_t words = v->n / 2;
+  WORKER_SHARE((words + 1) / 2);
+  ipu_set_stochastic_rounding(0);
+  const uint32_t kk = (v->k & 0xffff) * 0x10001u;
+  const uint32_t k2[2] = {kk, kk};
+  for (uint32_t q = begin; q < end; ++q) {
+    const uint32_t i = 2 * q;
+    const int two = i + 1 < words;
+    store4(v->acc + i, two, ipu_f16v4mul(lanes4(v->acc + i, two), lanes4(k2, 1)));
+  }
 }

@@ -17,6 +17,7 @@
 
 #include "firmware/include/ipu_program.h"
 #include "hw/sync/sync_network.h"
+#include "hw/tile/fpu.h"
 #include "sdk/compiler/exchange_schedule.h"
 #include "sdk/image/elf_writer.h"
 
@@ -95,16 +96,17 @@ void place(std::vector<uint8_t>& out, size_t offset, const std::vector<T>& items
 // program has a collective: acc[i] = acc[i] <op> data[i], and acc[i] *= k for the mean.
 void add_collective_codelets(Graph& g) {
   const std::string file = std::string(IPU_CODELET_DIR) + "/collectives.c";
-  for (DType type : {DType::kF32, DType::kI32})
+  for (DType type : {DType::kF32, DType::kI32, DType::kF16})
     for (const char* op : {"sum", "max"})
       g.add_codelet(fmt::format("ipu_ring_{}_{}", op, dtype_name(type)), file,
                     {{"acc", FieldKind::kInOut, type},
                      {"data", FieldKind::kInput, type},
                      {"n", FieldKind::kScalar, DType::kU32}});
-  g.add_codelet("ipu_ring_scale_f32", file,
-                {{"acc", FieldKind::kInOut, DType::kF32},
-                 {"n", FieldKind::kScalar, DType::kU32},
-                 {"k", FieldKind::kScalar, DType::kU32}});
+  for (DType type : {DType::kF32, DType::kF16})
+    g.add_codelet(fmt::format("ipu_ring_scale_{}", dtype_name(type)), file,
+                  {{"acc", FieldKind::kInOut, type},
+                   {"n", FieldKind::kScalar, DType::kU32},
+                   {"k", FieldKind::kScalar, DType::kU32}});
 }
 
 bool is_collective(const Program& p) {
@@ -162,8 +164,11 @@ class Compilation {
   std::vector<unsigned> ring_order() const;
   // Elements [first, second) of chunk `chunk` (of `elements` split into replicas) that `part`
   // carries.
+  // Elements [first, second) of chunk `chunk` of `elements` split into replicas in whole words
+  // (`granule` elements each: 2 for f16).
+  std::pair<size_t, size_t> chunk_range(size_t elements, unsigned chunk, size_t granule) const;
   std::pair<size_t, size_t> part_range(size_t elements, unsigned chunk, const RingPart& part,
-                                       size_t parts) const;
+                                       size_t parts, size_t granule) const;
   // Ring reduce-scatter: replica r ends with chunk r reduced, in `acc` or, `into_data`, in
   // `data` (the last step adds into data rather than acc).
   void reduce_scatter(Tensor data, Tensor acc, CollectiveOp op, CollectiveOptions options,
@@ -223,13 +228,21 @@ void Compilation::check(const Program& p) const {
                             "chunk per replica), of the same type",
                             factor_d)));
   };
+  const auto whole_words = [&](const char* what, const TensorInfo* t) {
+    if (t->elements * dtype_size(t->type) % 4 != 0)
+      throw GraphError(fmt::format(
+          "{} of '{}' ({} x {}): collectives move whole 32-bit words; give it an even number of "
+          "elements",
+          what, t->name, t->elements, dtype_name(t->type)));
+  };
   const auto collective_type = [&](const char* what, const TensorInfo* t, CollectiveOp op) {
-    if (t->type != DType::kF32 && t->type != DType::kI32)
-      throw GraphError(fmt::format("{} of '{}' ({}): collectives reduce f32 or i32 tensors", what,
+    if (t->type != DType::kF32 && t->type != DType::kI32 && t->type != DType::kF16)
+      throw GraphError(fmt::format("{} of '{}' ({}): collectives reduce f32, f16 or i32 tensors",
+                                   what, t->name, dtype_name(t->type)));
+    if (op == CollectiveOp::kMean && t->type == DType::kI32)
+      throw GraphError(fmt::format("{} of '{}' ({}): a mean needs an f32 or f16 tensor", what,
                                    t->name, dtype_name(t->type)));
-    if (op == CollectiveOp::kMean && t->type != DType::kF32)
-      throw GraphError(fmt::format("{} of '{}' ({}): a mean needs an f32 tensor", what, t->name,
-                                   dtype_name(t->type)));
+    whole_words(what, t);
   };
   switch (p.kind) {
     case Program::Kind::kBroadcast: {
@@ -290,17 +303,19 @@ void Compilation::check(const Program& p) const {
     case Program::Kind::kReduceScatter: {
       const TensorInfo* s = require_mapped(p.source, "ReduceScatter source");
       collective_type("ReduceScatter", s, p.op);
-      same_size("ReduceScatter", s, require_mapped(p.destination, "ReduceScatter destination"), 1,
-                replicas_);
+      const TensorInfo* d = require_mapped(p.destination, "ReduceScatter destination");
+      same_size("ReduceScatter", s, d, 1, replicas_);
+      whole_words("ReduceScatter", d);
       break;
     }
     case Program::Kind::kAllGather: {
       const TensorInfo* s = require_mapped(p.source, "AllGather source");
-      // Chunks move as whole words: any 32-bit element type gathers.
-      if (dtype_size(s->type) != 4)
-        throw GraphError(
-            fmt::format("AllGather of '{}' ({}): gathers move 32-bit elements (f32, i32, u32)",
-                        s->name, dtype_name(s->type)));
+      // Chunks move as whole words: any 32-bit type, or f16 in pairs.
+      if (dtype_size(s->type) != 4 && s->type != DType::kF16)
+        throw GraphError(fmt::format(
+            "AllGather of '{}' ({}): gathers move 32-bit elements (f32, i32, u32) or f16 pairs",
+            s->name, dtype_name(s->type)));
+      whole_words("AllGather", s);
       same_size("AllGather", s, require_mapped(p.destination, "AllGather destination"), replicas_,
                 1);
       break;
@@ -549,11 +564,18 @@ std::vector<Compilation::RingPart> Compilation::ring_parts(CollectiveOptions opt
   return {{order, 0}, {reverse, 1}};
 }
 
+std::pair<size_t, size_t> Compilation::chunk_range(size_t elements, unsigned chunk,
+                                                   size_t granule) const {
+  const size_t words = elements / granule;
+  return {words * chunk / replicas_ * granule, words * (chunk + 1) / replicas_ * granule};
+}
+
 std::pair<size_t, size_t> Compilation::part_range(size_t elements, unsigned chunk,
-                                                  const RingPart& part, size_t parts) const {
-  const size_t begin = elements * chunk / replicas_, end = elements * (chunk + 1) / replicas_;
+                                                  const RingPart& part, size_t parts,
+                                                  size_t granule) const {
+  const auto [begin, end] = chunk_range(elements, chunk, granule);
   if (parts == 1) return {begin, end};
-  const size_t middle = begin + (end - begin) / 2;
+  const size_t middle = begin + (end - begin) / granule / 2 * granule;
   return part.begin_fraction == 0 ? std::make_pair(begin, middle) : std::make_pair(middle, end);
 }
 
@@ -567,6 +589,7 @@ void Compilation::reduce_scatter(Tensor data, Tensor acc, CollectiveOp op,
   const TensorInfo& d = info(data);
   const auto parts = ring_parts(options);
   const unsigned R = replicas_;
+  const size_t granule = 4 / dtype_size(d.type);
   const std::string codelet =
       fmt::format("ipu_ring_{}_{}", op == CollectiveOp::kMax ? "max" : "sum", dtype_name(d.type));
   for (unsigned s = 0; s + 1 < R; ++s) {
@@ -576,7 +599,7 @@ void Compilation::reduce_scatter(Tensor data, Tensor acc, CollectiveOp op,
       for (unsigned p = 0; p < R; ++p) {
         const unsigned from = part.order[p], to = part.order[(p + 1) % R];
         const unsigned chunk = part.order[(p + 2 * R - s - 1) % R];
-        const auto [lo, hi] = part_range(d.elements, chunk, part, parts.size());
+        const auto [lo, hi] = part_range(d.elements, chunk, part, parts.size(), granule);
         if (lo == hi) continue;
         add_transfers(transfers, s == 0 ? data : acc, lo, from, acc, lo, to, hi - lo);
         adds.emplace_back(to, lo, hi);
@@ -599,16 +622,17 @@ void Compilation::reduce_scatter(Tensor data, Tensor acc, CollectiveOp op,
   if (op == CollectiveOp::kMean) {
     const unsigned cs = compute_sets_++;
     const float inverse = 1.0f / static_cast<float>(R);
-    uint32_t k = 0;
+    uint32_t k = 0, flags = 0;
     std::memcpy(&k, &inverse, 4);
+    if (d.type == DType::kF16) k = hw::fpu::f32_to_f16(k, hw::fpu::kRne, flags, 0);
     for (unsigned r = 0; r < R; ++r) {
-      const size_t lo = d.elements * r / R, hi = d.elements * (r + 1) / R;
+      const auto [lo, hi] = chunk_range(d.elements, r, granule);
       for (const Placement& piece : exe_.tensors.at(d.name)) {
         const size_t b = std::max(piece.begin, lo), e = std::min(piece.end, hi);
         if (b >= e) continue;
-        add_vertex(machine_tile(r, piece.tile), "ipu_ring_scale_f32",
-                   {address_of(into_data ? data : acc, b).second, static_cast<uint32_t>(e - b), k},
-                   6, cs);
+        add_vertex(
+            machine_tile(r, piece.tile), fmt::format("ipu_ring_scale_{}", dtype_name(d.type)),
+            {address_of(into_data ? data : acc, b).second, static_cast<uint32_t>(e - b), k}, 6, cs);
       }
     }
     execute(cs);
@@ -630,7 +654,8 @@ void Compilation::all_reduce(const Program& p) {
       for (unsigned q = 0; q < R; ++q) {
         const unsigned from = part.order[q], to = part.order[(q + 1) % R];
         const unsigned chunk = part.order[(q + R - s) % R];
-        const auto [lo, hi] = part_range(elements, chunk, part, parts.size());
+        const auto [lo, hi] =
+            part_range(elements, chunk, part, parts.size(), 4 / dtype_size(info(data).type));
         if (lo == hi) continue;
         add_transfers(transfers, data, lo, from, data, lo, to, hi - lo);
       }
@@ -669,7 +694,8 @@ void Compilation::all_gather(const Program& p) {
         const unsigned chunk = part.order[(q + R - s) % R];
         // Halves of the gathered tensor, not of a chunk of it: each replica's `in` is split.
         size_t lo = 0, hi = n;
-        if (parts.size() == 2) (part.begin_fraction == 0 ? hi : lo) = n / 2;
+        const size_t granule = 4 / dtype_size(info(p.source).type);
+        if (parts.size() == 2) (part.begin_fraction == 0 ? hi : lo) = n / granule / 2 * granule;
         if (lo == hi) continue;
         const size_t at = chunk * n + lo;
         if (s == 0) {
