@@ -5,8 +5,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <random>
 #include <vector>
 
 #include "examples/matmul_app.h"
@@ -226,6 +228,78 @@ TEST(Sdk, TrapOnATileSurfacesAsAnExceptionWithItsReport) {
     EXPECT_THAT(e.what(), HasSubstr("tile 1 context 1 (worker): load access fault at pc 0x"));
     EXPECT_THAT(e.what(), HasSubstr("address 0x00000000 is outside SRAM"));
   }
+}
+
+// Collectives across the tiles of a chip: 8 rows of 64 on 8 tiles. The all-reduce leaves in
+// every row the sum of rows 0..7 added in that order; the reduce-scatter (max) leaves chunk c
+// of the element-wise maximum in out's row c; the mean is the sum times 1/8.
+TEST(Sdk, CollectivesAcrossTilesReduceEveryRowInOrder) {
+  Graph g(Target::preset("mk2", 8));
+  constexpr size_t rows = 8, n = 64, m = n / rows;
+  const Tensor sum = g.add_variable(DType::kF32, {rows, n}, "sum");
+  const Tensor mean = g.add_variable(DType::kF32, {rows, n}, "mean");
+  const Tensor wrap = g.add_variable(DType::kI32, {rows, n}, "wrap");
+  const Tensor out = g.add_variable(DType::kF32, {rows, m}, "out");
+  for (Tensor t : {sum, mean, wrap}) g.map_evenly(t, 0, rows, n);
+  g.map_evenly(out, 0, rows, m);
+  const Executable exe =
+      compile(g, Sequence({ReduceScatterAcrossTiles(sum, out, CollectiveOp::kMax),
+                           AllReduceAcrossTiles(sum, CollectiveOp::kSum),
+                           AllReduceAcrossTiles(mean, CollectiveOp::kMean),
+                           AllReduceAcrossTiles(wrap, CollectiveOp::kSum)}));
+  EXPECT_EQ(exe.supersteps, 1u + 2 + 2 + 2);  // a reduce-scatter is one phase, an all-reduce two
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> dist(-100.0f, 100.0f);
+  std::vector<float> data(rows * n);
+  for (float& v : data) v = dist(rng);
+  std::vector<int32_t> ints(rows * n);
+  for (size_t i = 0; i < ints.size(); ++i) ints[i] = static_cast<int32_t>(0x7ffff000u + i * 4099u);
+  Device device(exe);
+  device.write_tensor("sum", data.data(), data.size() * 4);
+  device.write_tensor("mean", data.data(), data.size() * 4);
+  device.write_tensor("wrap", ints.data(), ints.size() * 4);
+  device.run();
+  std::vector<float> sums(rows * n), means(rows * n), maxima(rows * m);
+  std::vector<int32_t> wraps(rows * n);
+  device.read_tensor("sum", sums.data(), sums.size() * 4);
+  device.read_tensor("mean", means.data(), means.size() * 4);
+  device.read_tensor("out", maxima.data(), maxima.size() * 4);
+  device.read_tensor("wrap", wraps.data(), wraps.size() * 4);
+  for (size_t i = 0; i < n; ++i) {
+    float s = data[i], mx = data[i];
+    uint32_t w = static_cast<uint32_t>(ints[i]);
+    for (size_t r = 1; r < rows; ++r) {
+      s = s + data[r * n + i];
+      mx = std::max(mx, data[r * n + i]);
+      w += static_cast<uint32_t>(ints[r * n + i]);
+    }
+    for (size_t r = 0; r < rows; ++r) {
+      ASSERT_EQ(sums[r * n + i], s) << "row " << r << " element " << i;
+      ASSERT_EQ(means[r * n + i], s * (1.0f / 8.0f)) << "row " << r << " element " << i;
+      ASSERT_EQ(wraps[r * n + i], static_cast<int32_t>(w)) << "row " << r << " element " << i;
+    }
+    EXPECT_EQ(maxima[i], mx) << i;  // chunk i / m lands in out's row i / m
+  }
+}
+
+TEST(SdkErrors, CollectivesAcrossTilesNeedRowsAndChunksOnOneTile) {
+  Graph g(Target::preset("mk2", 4));
+  const Tensor flat = g.add_variable(DType::kF32, {64}, "flat");
+  const Tensor odd = g.add_variable(DType::kF32, {4, 6}, "odd");
+  const Tensor split = g.add_variable(DType::kF32, {4, 8}, "split");
+  g.map_evenly(flat, 0, 4);
+  g.map_evenly(odd, 0, 4, 6);
+  g.set_tile_mapping(split, {{0, 1, 0}, {1, 32, 1}});  // row 0's chunk 0 spans tiles 0 and 1
+  EXPECT_THAT([&] { compile(g, AllReduceAcrossTiles(flat, CollectiveOp::kSum)); },
+              ::testing::ThrowsMessage<GraphError>(
+                  HasSubstr("AllReduceAcrossTiles of 'flat': the tensor must have shape {G, n}")));
+  EXPECT_THAT([&] { compile(g, AllReduceAcrossTiles(odd, CollectiveOp::kSum)); },
+              ::testing::ThrowsMessage<GraphError>(HasSubstr("with n a multiple of G")));
+  EXPECT_THAT(
+      [&] { compile(g, AllReduceAcrossTiles(split, CollectiveOp::kMax)); },
+      ::testing::ThrowsMessage<GraphError>(HasSubstr(
+          "AllReduceAcrossTiles of 'split': chunk 0 ends in 'split' elements 0-1, which lie "
+          "on more than one tile")));
 }
 
 // ---- bad input ----

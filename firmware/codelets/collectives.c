@@ -3,6 +3,8 @@
  * worker takes its sixth of the elements (ipu_context_id() is 1..6).
  *   ipu_ring_<op>_<type>: acc[i] = acc[i] <op> data[i]  fields: acc (inout), data (in), n
  *   ipu_ring_scale_f32:   acc[i] = acc[i] * k           fields: acc (inout), n, k (f32 bits)
+ *   ipu_tiles_<op>_<type>: out[i] = in[0][i] <op> in[1][i] <op> ... <op> in[rows-1][i], rows in
+ *     order (the collectives across the tiles of a chip)  fields: in, out, rows, n
  * f16 tensors travel as words of two lanes (n elements, n even); their sums, maxima and scaling
  * are the hardware's f16 arithmetic (ipu.f16v4add / max / mul), rounded to nearest even:
  *   ipu_ring_<op>_f16, ipu_ring_scale_f16 (k: f16 bits in the low half) */
@@ -113,5 +115,54 @@ void ipu_ring_scale_f16(const struct ring_scale_f16_fields *v) {
     const uint32_t i = 2 * q;
     const int two = i + 1 < words;
     store4(v->acc + i, two, ipu_f16v4mul(lanes4(v->acc + i, two), lanes4(k2, 1)));
+  }
+}
+
+struct tiles_f32_fields {
+  const float *in;
+  float *out;
+  uint32_t rows, n;
+};
+struct tiles_i32_fields {
+  const int32_t *in;
+  int32_t *out;
+  uint32_t rows, n;
+};
+
+void ipu_tiles_sum_f32(const struct tiles_f32_fields *v) {
+  WORKER_SHARE(v->n);
+  for (uint32_t i = begin; i < end; ++i) {
+    float s = v->in[i];
+    for (uint32_t r = 1; r < v->rows; ++r) s = s + v->in[r * v->n + i];
+    v->out[i] = s;
+  }
+}
+
+void ipu_tiles_max_f32(const struct tiles_f32_fields *v) {
+  WORKER_SHARE(v->n);
+  for (uint32_t i = begin; i < end; ++i) {
+    float s = v->in[i];
+    for (uint32_t r = 1; r < v->rows; ++r)
+      if (v->in[r * v->n + i] > s) s = v->in[r * v->n + i];
+    v->out[i] = s;
+  }
+}
+
+void ipu_tiles_sum_i32(const struct tiles_i32_fields *v) {
+  WORKER_SHARE(v->n);
+  for (uint32_t i = begin; i < end; ++i) {
+    uint32_t s = (uint32_t)v->in[i];
+    for (uint32_t r = 1; r < v->rows; ++r) s += (uint32_t)v->in[r * v->n + i];
+    v->out[i] = (int32_t)s;
+  }
+}
+
+void ipu_tiles_max_i32(const struct tiles_i32_fields *v) {
+  WORKER_SHARE(v->n);
+  for (uint32_t i = begin; i < end; ++i) {
+    int32_t s = v->in[i];
+    for (uint32_t r = 1; r < v->rows; ++r)
+      if (v->in[r * v->n + i] > s) s = v->in[r * v->n + i];
+    v->out[i] = s;
   }
 }

@@ -102,6 +102,13 @@ void add_collective_codelets(Graph& g) {
                     {{"acc", FieldKind::kInOut, type},
                      {"data", FieldKind::kInput, type},
                      {"n", FieldKind::kScalar, DType::kU32}});
+  for (DType type : {DType::kF32, DType::kI32})
+    for (const char* op : {"sum", "max"})
+      g.add_codelet(fmt::format("ipu_tiles_{}_{}", op, dtype_name(type)), file,
+                    {{"in", FieldKind::kInput, type},
+                     {"out", FieldKind::kOutput, type},
+                     {"rows", FieldKind::kScalar, DType::kU32},
+                     {"n", FieldKind::kScalar, DType::kU32}});
   for (DType type : {DType::kF32, DType::kF16})
     g.add_codelet(fmt::format("ipu_ring_scale_{}", dtype_name(type)), file,
                   {{"acc", FieldKind::kInOut, type},
@@ -111,7 +118,8 @@ void add_collective_codelets(Graph& g) {
 
 bool is_collective(const Program& p) {
   return p.kind == Program::Kind::kAllReduce || p.kind == Program::Kind::kReduceScatter ||
-         p.kind == Program::Kind::kAllGather;
+         p.kind == Program::Kind::kAllGather || p.kind == Program::Kind::kAllReduceAcrossTiles ||
+         p.kind == Program::Kind::kReduceScatterAcrossTiles;
 }
 
 bool has_collective(const Program& p) {
@@ -150,10 +158,15 @@ class Compilation {
   void emit_all(uint32_t op, uint32_t a, uint32_t b, uint32_t c);
   void lower(const Program& p);
   void execute(unsigned compute_set);
-  void exchange(const std::vector<Transfer>& transfers);
+  // A phase's transfers, indexed by their source words so that a multicast joins in log time.
+  struct Transfers {
+    std::vector<Transfer> list;
+    std::map<std::tuple<unsigned, uint32_t, uint32_t>, std::vector<size_t>> by_source;
+  };
+  void exchange(const Transfers& transfers);
   // Transfers moving `count` elements of `source` from element `source_begin` on replica
   // `from` to `destination` from `destination_begin` on replica `to`.
-  void add_transfers(std::vector<Transfer>& out, Tensor source, size_t source_begin, unsigned from,
+  void add_transfers(Transfers& out, Tensor source, size_t source_begin, unsigned from,
                      Tensor destination, size_t destination_begin, unsigned to, size_t count) const;
   // The collectives, as ring steps.
   struct RingPart {
@@ -176,6 +189,10 @@ class Compilation {
   void all_reduce(const Program& p);
   void reduce_scatter(const Program& p);
   void all_gather(const Program& p);
+  // Across the tiles of each replica: gather chunk c of every row on its destination's tile,
+  // reduce there, and (AllReduceAcrossTiles) send the result back to every row.
+  std::pair<Tensor, size_t> tiles_destination(const Program& p, size_t chunk) const;
+  void across_tiles(const Program& p);
   // Streaming memory: each replica's remote buffers, then the transfers of one copy.
   void place_remote_buffers();
   void remote_copy(const Program& p);
@@ -190,7 +207,9 @@ class Compilation {
   Executable exe_;
   ElfImage firmware_;
   uint32_t heap_start_ = 0, heap_end_ = 0;
-  std::map<unsigned, unsigned> ring_buffer_;          // tensor id -> its collectives' accumulator
+  std::map<unsigned, unsigned> ring_buffer_;  // tensor id -> its collectives' accumulator
+  // (data, destination) ids -> the gather buffer of a collective across tiles
+  std::map<std::pair<unsigned, unsigned>, unsigned> tile_buffer_;
   std::set<unsigned> active_;                         // graph tiles with a tensor or a vertex
   std::set<unsigned> tiles_;                          // their machine tiles, in every replica
   std::map<unsigned, TileMemory> memory_;             // per machine tile
@@ -340,6 +359,34 @@ void Compilation::check(const Program& p) const {
       if (p.compute_set.id >= graph_.compute_sets().size())
         throw GraphError("Execute of an unknown compute set");
       break;
+    case Program::Kind::kAllReduceAcrossTiles:
+    case Program::Kind::kReduceScatterAcrossTiles: {
+      const bool all = p.kind == Program::Kind::kAllReduceAcrossTiles;
+      const char* what = all ? "AllReduceAcrossTiles" : "ReduceScatterAcrossTiles";
+      const TensorInfo* d = require_mapped(p.source, what);
+      if (d->type != DType::kF32 && d->type != DType::kI32)
+        throw GraphError(fmt::format("{} of '{}' ({}): across tiles, collectives reduce f32 or i32",
+                                     what, d->name, dtype_name(d->type)));
+      if (p.op == CollectiveOp::kMean && d->type != DType::kF32)
+        throw GraphError(fmt::format("{} of '{}' ({}): a mean needs an f32 tensor", what, d->name,
+                                     dtype_name(d->type)));
+      if (d->shape.size() != 2 || d->shape[0] == 0 || d->shape[1] % d->shape[0] != 0)
+        throw GraphError(
+            fmt::format("{} of '{}': the tensor must have shape {{G, n}} (G rows, one per tile's "
+                        "slice) with n a "
+                        "multiple of G, so each row splits into G chunks",
+                        what, d->name));
+      if (!all) {
+        const TensorInfo* o = require_mapped(p.destination, what);
+        if (o->elements != d->shape[1] || o->type != d->type)
+          throw GraphError(fmt::format(
+              "{} from '{}' ({} x {} {}) to '{}' ({} x {}): the destination needs {} elements, one "
+              "chunk per row",
+              what, d->name, d->shape[0], d->shape[1], dtype_name(d->type), o->name, o->elements,
+              dtype_name(o->type), d->shape[1]));
+      }
+      break;
+    }
     case Program::Kind::kCopyToRemote:
     case Program::Kind::kCopyFromRemote: {
       const bool to = p.kind == Program::Kind::kCopyToRemote;
@@ -364,7 +411,40 @@ void Compilation::check(const Program& p) const {
   for (const Program& c : p.body) check(c);
 }
 
+// Where chunk c of a collective across tiles ends: (tensor, first element) of its destination.
+std::pair<Tensor, size_t> Compilation::tiles_destination(const Program& p, size_t c) const {
+  const size_t rows = info(p.source).shape[0], n = info(p.source).shape[1], m = n / rows;
+  if (p.kind == Program::Kind::kAllReduceAcrossTiles) return {p.source, c * n + c * m};
+  return {p.destination, c * m};
+}
+
 void Compilation::add_ring_buffers(const Program& p) {
+  if ((p.kind == Program::Kind::kAllReduceAcrossTiles ||
+       p.kind == Program::Kind::kReduceScatterAcrossTiles) &&
+      tile_buffer_.count({p.source.id, p.destination.id}) == 0) {
+    // Chunk c of every row gathers on the tile of chunk c's destination.
+    const TensorInfo data = info(p.source);
+    const size_t rows = data.shape[0], m = data.shape[1] / rows;
+    std::vector<Interval> mapping;
+    for (size_t c = 0; c < rows; ++c) {
+      const auto [dest, first] = tiles_destination(p, c);
+      const unsigned tile = graph_.tile_of(dest, first);
+      if (graph_.tile_of(dest, first + m - 1) != tile)
+        throw GraphError(fmt::format(
+            "{} of '{}': chunk {} ends in '{}' elements {}-{}, which lie on more than one tile; "
+            "map each destination chunk to one tile",
+            p.kind == Program::Kind::kAllReduceAcrossTiles ? "AllReduceAcrossTiles"
+                                                           : "ReduceScatterAcrossTiles",
+            data.name, c, info(dest).name, first, first + m - 1));
+      mapping.push_back({c * rows * m, (c + 1) * rows * m, tile});
+    }
+    const std::string name = p.kind == Program::Kind::kAllReduceAcrossTiles
+                                 ? data.name + ".tiles"
+                                 : data.name + ".tiles_to_" + info(p.destination).name;
+    const Tensor gather = graph_.add_variable(data.type, {rows, rows, m}, name);
+    graph_.set_tile_mapping(gather, mapping);
+    tile_buffer_[{p.source.id, p.destination.id}] = gather.id;
+  }
   if ((p.kind == Program::Kind::kAllReduce || p.kind == Program::Kind::kReduceScatter) &&
       replicas_ > 1 && ring_buffer_.count(p.source.id) == 0) {
     // The accumulator lies beside the data, piece for piece: a ring step's words land on the
@@ -487,8 +567,8 @@ void Compilation::execute(unsigned compute_set) {
   }
 }
 
-void Compilation::exchange(const std::vector<Transfer>& transfers) {
-  PhaseSchedule phase = scheduler_.schedule(transfers, tiles_);
+void Compilation::exchange(const Transfers& transfers) {
+  PhaseSchedule phase = scheduler_.schedule(transfers.list, tiles_);
   for (unsigned t : tiles_) {
     auto& acts = phase.actions[t];
     steps_[t].push_back({phase.crosses_chips ? IPU_STEP_EXCHANGE_EXTERNAL : IPU_STEP_EXCHANGE,
@@ -505,9 +585,9 @@ void Compilation::exchange(const std::vector<Transfer>& transfers) {
   ++exe_.supersteps;
 }
 
-void Compilation::add_transfers(std::vector<Transfer>& out, Tensor source, size_t source_begin,
-                                unsigned from, Tensor destination, size_t destination_begin,
-                                unsigned to, size_t count) const {
+void Compilation::add_transfers(Transfers& out, Tensor source, size_t source_begin, unsigned from,
+                                Tensor destination, size_t destination_begin, unsigned to,
+                                size_t count) const {
   const TensorInfo& s = info(source);
   const size_t size = dtype_size(s.type);
   const auto& sp = exe_.tensors.at(s.name);
@@ -530,15 +610,17 @@ void Compilation::add_transfers(std::vector<Transfer>& out, Tensor source, size_
           b.address + static_cast<uint32_t>((destination_begin + lo - b.begin) * size);
       const uint32_t words = static_cast<uint32_t>(((hi - lo) * size + 3) / 4);
       // Multicast: the same source words to another receiver join one send.
-      auto same = std::find_if(out.begin(), out.end(), [&](const Transfer& x) {
-        return x.source_tile == source_tile && x.source_address == at && x.words == words &&
-               std::none_of(x.destinations.begin(), x.destinations.end(),
-                            [&](const auto& d) { return d.first == tile; });
+      auto& sends = out.by_source[{source_tile, at, words}];
+      const auto same = std::find_if(sends.begin(), sends.end(), [&](size_t i) {
+        const auto& d = out.list[i].destinations;
+        return std::none_of(d.begin(), d.end(), [&](const auto& x) { return x.first == tile; });
       });
-      if (same != out.end())
-        same->destinations.emplace_back(tile, address);
-      else
-        out.push_back({source_tile, at, words, {{tile, address}}});
+      if (same != sends.end()) {
+        out.list[*same].destinations.emplace_back(tile, address);
+      } else {
+        sends.push_back(out.list.size());
+        out.list.push_back({source_tile, at, words, {{tile, address}}});
+      }
     }
   }
 }
@@ -593,7 +675,7 @@ void Compilation::reduce_scatter(Tensor data, Tensor acc, CollectiveOp op,
   const std::string codelet =
       fmt::format("ipu_ring_{}_{}", op == CollectiveOp::kMax ? "max" : "sum", dtype_name(d.type));
   for (unsigned s = 0; s + 1 < R; ++s) {
-    std::vector<Transfer> transfers;
+    Transfers transfers;
     std::vector<std::tuple<unsigned, size_t, size_t>> adds;  // (replica, begin, end)
     for (const RingPart& part : parts)
       for (unsigned p = 0; p < R; ++p) {
@@ -649,7 +731,7 @@ void Compilation::all_reduce(const Program& p) {
   const auto parts = ring_parts(p.collective);
   const unsigned R = replicas_;
   for (unsigned s = 0; s + 1 < R; ++s) {
-    std::vector<Transfer> transfers;
+    Transfers transfers;
     for (const RingPart& part : parts)
       for (unsigned q = 0; q < R; ++q) {
         const unsigned from = part.order[q], to = part.order[(q + 1) % R];
@@ -670,7 +752,7 @@ void Compilation::reduce_scatter(const Program& p) {
     reduced = Tensor{ring_buffer_.at(p.source.id)};
     reduce_scatter(p.source, reduced, p.op, p.collective, false);
   }
-  std::vector<Transfer> transfers;
+  Transfers transfers;
   for (unsigned r = 0; r < replicas_; ++r)
     add_transfers(transfers, reduced, r * n, r, p.destination, 0, r, n);
   exchange(transfers);
@@ -680,14 +762,14 @@ void Compilation::all_gather(const Program& p) {
   const size_t n = info(p.source).elements;
   const auto parts = ring_parts(p.collective);
   const unsigned R = replicas_;
-  std::vector<Transfer> transfers;
+  Transfers transfers;
   if (R == 1) {
     add_transfers(transfers, p.source, 0, 0, p.destination, 0, 0, n);
     exchange(transfers);
     return;
   }
   for (unsigned s = 0; s + 1 < R; ++s) {
-    transfers.clear();
+    transfers = {};
     for (const RingPart& part : parts)
       for (unsigned q = 0; q < R; ++q) {
         const unsigned from = part.order[q], to = part.order[(q + 1) % R];
@@ -749,7 +831,7 @@ void Compilation::lower(const Program& p) {
       // Runs contiguous on both the source and the destination tile; a broadcast makes them
       // once per source-sized chunk of the destination.
       if (!p.pairs.empty()) {  // several copies, one phase
-        std::vector<Transfer> transfers;
+        Transfers transfers;
         for (unsigned r = 0; r < replicas_; ++r)
           for (const auto& [from, to] : p.pairs)
             add_transfers(transfers, from.tensor, from.begin, r, to.tensor, to.begin, r,
@@ -760,7 +842,7 @@ void Compilation::lower(const Program& p) {
       const size_t n = info(p.source).elements;
       const size_t chunks =
           p.kind == Program::Kind::kBroadcast ? info(p.destination).elements / n : 1;
-      std::vector<Transfer> transfers;
+      Transfers transfers;
       for (unsigned r = 0; r < replicas_; ++r) {
         const unsigned to = p.kind == Program::Kind::kCrossReplicaCopy ? p.replica_map[r] : r;
         for (size_t chunk = 0; chunk < chunks; ++chunk)
@@ -774,7 +856,56 @@ void Compilation::lower(const Program& p) {
     case Program::Kind::kAllGather: all_gather(p); break;
     case Program::Kind::kCopyToRemote:
     case Program::Kind::kCopyFromRemote: remote_copy(p); break;
+    case Program::Kind::kAllReduceAcrossTiles:
+    case Program::Kind::kReduceScatterAcrossTiles: across_tiles(p); break;
   }
+}
+
+void Compilation::across_tiles(const Program& p) {
+  const TensorInfo& d = info(p.source);
+  const size_t rows = d.shape[0], n = d.shape[1], m = n / rows;
+  const Tensor gather{tile_buffer_.at({p.source.id, p.destination.id})};
+  Transfers transfers;
+  for (unsigned r = 0; r < replicas_; ++r)
+    for (size_t c = 0; c < rows; ++c)
+      for (size_t g = 0; g < rows; ++g)
+        add_transfers(transfers, p.source, g * n + c * m, r, gather, (c * rows + g) * m, r, m);
+  exchange(transfers);
+  const unsigned cs = compute_sets_++;
+  const std::string codelet = fmt::format(
+      "ipu_tiles_{}_{}", p.op == CollectiveOp::kMax ? "max" : "sum", dtype_name(d.type));
+  for (unsigned r = 0; r < replicas_; ++r)
+    for (size_t c = 0; c < rows; ++c) {
+      const auto [dest, first] = tiles_destination(p, c);
+      const auto [tile, out] = address_of(dest, first);
+      add_vertex(machine_tile(r, tile), codelet,
+                 {address_of(gather, c * rows * m).second, out, static_cast<uint32_t>(rows),
+                  static_cast<uint32_t>(m)},
+                 6, cs);
+    }
+  execute(cs);
+  if (p.op == CollectiveOp::kMean) {
+    const unsigned scale = compute_sets_++;
+    const float inverse = 1.0f / static_cast<float>(rows);
+    uint32_t k = 0;
+    std::memcpy(&k, &inverse, 4);
+    for (unsigned r = 0; r < replicas_; ++r)
+      for (size_t c = 0; c < rows; ++c) {
+        const auto [dest, first] = tiles_destination(p, c);
+        const auto [tile, out] = address_of(dest, first);
+        add_vertex(machine_tile(r, tile), "ipu_ring_scale_f32", {out, static_cast<uint32_t>(m), k},
+                   6, scale);
+      }
+    execute(scale);
+  }
+  if (p.kind != Program::Kind::kAllReduceAcrossTiles) return;
+  transfers = {};
+  for (unsigned r = 0; r < replicas_; ++r)
+    for (size_t c = 0; c < rows; ++c)
+      for (size_t g = 0; g < rows; ++g)
+        if (g != c)
+          add_transfers(transfers, p.source, c * n + c * m, r, p.source, g * n + c * m, r, m);
+  exchange(transfers);
 }
 
 void Compilation::place_remote_buffers() {

@@ -367,6 +367,23 @@ Program AllGather(Tensor in, Tensor out, CollectiveOptions options) {
   return p;
 }
 
+Program AllReduceAcrossTiles(Tensor data, CollectiveOp op) {
+  Program p;
+  p.kind = Program::Kind::kAllReduceAcrossTiles;
+  p.source = data;
+  p.op = op;
+  return p;
+}
+
+Program ReduceScatterAcrossTiles(Tensor data, Tensor out, CollectiveOp op) {
+  Program p;
+  p.kind = Program::Kind::kReduceScatterAcrossTiles;
+  p.source = data;
+  p.destination = out;
+  p.op = op;
+  return p;
+}
+
 Program CopyToRemote(Tensor source, RemoteBuffer buffer, unsigned entry) {
   Program p;
   p.kind = Program::Kind::kCopyToRemote;

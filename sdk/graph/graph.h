@@ -220,7 +220,9 @@ struct Program {
     kReduceScatter,
     kAllGather,
     kCopyToRemote,
-    kCopyFromRemote
+    kCopyFromRemote,
+    kAllReduceAcrossTiles,
+    kReduceScatterAcrossTiles
   };
   Kind kind = Kind::kSequence;
   std::vector<Program> body;               // Sequence, Repeat
@@ -263,6 +265,16 @@ Program ReduceScatter(Tensor data, Tensor out, CollectiveOp op, CollectiveOption
 // `out` (replicas x in's elements, any 32-bit type) gets replica r's `in` as its chunk r, on
 // every replica.
 Program AllGather(Tensor in, Tensor out, CollectiveOptions options = {});
+
+// Inside each replica, across tiles (one exchange phase to gather, one to share back): `data`
+// has shape {G, n}, row g a tile's slice. AllReduceAcrossTiles leaves in every row the
+// element-wise reduction of all G rows; ReduceScatterAcrossTiles leaves in row c of `out`
+// ({G, n / G}) chunk c of that reduction, `data` unchanged. Chunk c (elements [c n/G,
+// (c+1) n/G) of a row) is reduced on the tile of its destination (row c's chunk c, or out's
+// row c, which must lie on one tile), adding rows 0, 1, ..., G-1 in order. f32 or i32; sum,
+// mean (f32) or max.
+Program AllReduceAcrossTiles(Tensor data, CollectiveOp op);
+Program ReduceScatterAcrossTiles(Tensor data, Tensor out, CollectiveOp op);
 
 // Streaming memory (each replica its own buffer): the tiles holding `source` write it to entry
 // `entry` of `buffer`, or read the entry into `destination`, in one exchange phase through the
