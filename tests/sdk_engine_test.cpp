@@ -108,6 +108,12 @@ TEST(SdkEngine, ProgramsNeedUniqueNames) {
 // buffer of the wrong size offered before a later run.
 TEST(SdkEngineErrors, UnknownProgramOrWrongBufferOnALaterRunChangesNothing) {
   Accumulator a;
+#if defined(__SANITIZE_ADDRESS__)
+  // SystemC switches coroutine stacks without telling ASan, so an exception after sc_start()
+  // leaves stale stack shadow and ASan reports false stack errors; the Release run checks this.
+  // UnknownProgramBeforeAnyRun covers the same errors under the sanitizers.
+  GTEST_SKIP() << "exceptions after SystemC simulation confuse AddressSanitizer's stack shadow";
+#endif
   Device device(a.exe);
   std::vector<float> acc_in(a.n, 2.0f), x(a.n, 1.0f), acc_out(a.n);
   device.connect_stream("acc_in", acc_in.data(), a.n * 4);
@@ -132,6 +138,19 @@ TEST(SdkEngineErrors, UnknownProgramOrWrongBufferOnALaterRunChangesNothing) {
   // The old buffer stays connected, and the device carries on where it was.
   device.run("step");
   EXPECT_EQ(acc_out, std::vector<float>(a.n, 4.0f));
+}
+
+TEST(SdkEngineErrors, UnknownProgramBeforeAnyRun) {
+  Accumulator a;
+  Device device(a.exe);
+  EXPECT_THAT([&] { device.run("train"); },
+              ThrowsMessage<DeviceError>(HasSubstr("run('train'): the executable has no program")));
+  EXPECT_THAT([&] { device.run(); },
+              ThrowsMessage<DeviceError>(HasSubstr("the executable has 3 programs")));
+  EXPECT_THAT([&] { device.run("step"); },
+              ThrowsMessage<DeviceError>(
+                  HasSubstr("stream 'x_in' is used by the program but was never connected")));
+  EXPECT_EQ(device.runs(), 0u);
 }
 
 // A fault in a later run surfaces with its report; the device then refuses to run, naming why.
