@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -73,8 +74,12 @@ int measure(unsigned chips, size_t bytes, CollectiveAlgorithm algorithm) {
       fmt::print("phase {}: release {} end {} ({} cycles) last arrival +{} words {}\n", e.phase,
                  e.release, e.end, e.end - e.release,
                  e.last_arrival ? e.last_arrival - e.release : 0, e.words);
+  // From the release of the program's external sync (the run's first barrier is the dispatch).
   const auto& barriers = machine.sync_network().barriers();
-  const uint64_t start = barriers.front().release;
+  const auto external = std::find_if(barriers.begin(), barriers.end(), [](const auto& b) {
+    return b.group == ipu::hw::SyncNetwork::kExternal;
+  });
+  const uint64_t start = external->release;
   const uint64_t cycles = report.run.cycles - start;
   const auto& m = machine.config();
   const double clock = m.chip.tile.clock_hz;

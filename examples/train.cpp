@@ -63,8 +63,11 @@ int sc_main(int argc, char** argv) {
     fmt::print("  collectives         {:.1f} us (reduce-scatter and all-gather over IPU-Links)\n",
                us(r.collective_cycles));
     fmt::print("  streaming memory    {:.1f} us ({} bytes of Adam moments in and out)\n",
-               us(r.streaming_cycles), last.streaming_bytes);
-    fmt::print("  host I/O            {:.1f} us (batch in, loss out)\n", us(r.host_io_cycles));
+               us(r.streaming_cycles), r.adam_streaming_bytes);
+    fmt::print(
+        "  host I/O            {:.1f} us (batch in, loss out: over RoCE into streaming memory, "
+        "then to the tiles)\n",
+        us(r.host_io_cycles));
     fmt::print("achieved             {:.4f} TFLOP/s ({:.3g} flops a step: forward and backward)\n",
                r.flops_per_step / step_seconds / 1e12, r.flops_per_step);
     fmt::print(

@@ -501,8 +501,11 @@ TrainResult run_training(const TrainConfig& config) {
   // ---- a step's parts, each on its own ----
   const uint64_t none = device.run("part_none").run.cycles;
   const auto part = [&](const char* name) {
-    const uint64_t c = device.run(name).run.cycles;
-    return c > none ? c - none : 0;
+    const DeviceReport& report = device.run(name);
+    if (std::string(name) == "part_streaming")
+      out.adam_streaming_bytes =
+          report.run.streaming_bytes_written + report.run.streaming_bytes_read;
+    return report.run.cycles > none ? report.run.cycles - none : 0;
   };
   out.collective_cycles = part("part_collectives");
   out.streaming_cycles = part("part_streaming");

@@ -51,6 +51,7 @@ struct TrainResult {
   std::vector<TrainStep> steps;
   // A step's parts, each timed as a program of its own (less an empty program's dispatch).
   uint64_t collective_cycles = 0, streaming_cycles = 0, host_io_cycles = 0;
+  uint64_t adam_streaming_bytes = 0;  // the streaming part's bytes (Adam's moments)
   unsigned ipulinks = 0;
   double ipulink_bytes_per_second = 0;              // one direction of one link
   std::vector<uint32_t> weights, expected_weights;  // f16 pairs after training

@@ -78,6 +78,47 @@ TEST(SdkMachine, CopyAndBroadcastCrossChipsAfterAnExternalSync) {
   EXPECT_EQ(report.run.inter_chip_words, 96u + 6u * 8u);
 }
 
+// The same streams over PCIe when asked: each chip's endpoint, nothing in streaming memory.
+TEST(SdkMachine, HostStreamsCanTakePcieOnAMachine) {
+  Graph g(Target::preset("m2000", 2, 2));
+  const Tensor a = g.add_variable(DType::kF32, {16}, "a");
+  g.map_evenly(a, 0, 2);
+  g.add_host_stream("in", DType::kF32, 16, StreamDirection::kHostToDevice);
+  CompileOptions options;
+  options.host_link = HostLink::kPcie;
+  const Executable exe = compile(g, HostWrite("in", a), options);
+  EXPECT_TRUE(exe.remote_buffers.empty());
+  Device device(exe);
+  std::vector<float> in(32);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i) - 3.5f;
+  device.connect_stream("in", in.data(), in.size() * 4);
+  const DeviceReport& report = device.run();
+  EXPECT_EQ(report.run.streaming_bytes_read, 0u);
+  std::vector<float> got(16);
+  device.read_tensor("a", 1, got.data(), 16 * 4);
+  EXPECT_EQ(got, std::vector<float>(in.begin() + 16, in.end()));
+}
+
+TEST(SdkMachineErrors, HostStreamsOverAGatewayTheTargetLacksOrInHalfWords) {
+  CompileOptions options;
+  options.host_link = HostLink::kGateway;
+  Graph card(Target::preset("mk2", 1));
+  const Tensor a = card.add_variable(DType::kF32, {4}, "a");
+  card.set_tile_mapping(a, 0);
+  card.add_host_stream("in", DType::kF32, 4, StreamDirection::kHostToDevice);
+  EXPECT_THAT([&] { compile(card, HostWrite("in", a), options); },
+              ::testing::ThrowsMessage<CompileError>(
+                  HasSubstr("host streams over the gateway: the target (mk2) has no IPU-Gateway")));
+  Graph g(Target::preset("m2000", 1, 4));
+  const Tensor h = g.add_variable(DType::kF16, {3}, "h");
+  g.set_tile_mapping(h, 0);
+  g.add_host_stream("halves", DType::kF16, 3, StreamDirection::kHostToDevice);
+  EXPECT_THAT([&] { compile(g, HostWrite("halves", h)); },
+              ::testing::ThrowsMessage<CompileError>(HasSubstr(
+                  "stream 'halves': 3 f16 elements are 6 bytes; over the gateway a stream moves "
+                  "whole 32-bit words")));
+}
+
 // Several region copies in one phase: chip 0 -> chip 1 and chip 2 -> chip 3 at once, a pair
 // reversing halves, and one pair inside chip 1: one external exchange for all of them.
 TEST(SdkMachine, SeveralRegionCopiesShareOneExchangePhase) {
@@ -198,11 +239,17 @@ TEST(SdkMachine, ReplicasRunTheProgramOnTheirOwnStreams) {
     const std::vector<float> bs(40, 1000.0f * static_cast<float>(r + 1));
     device.write_tensor("b", r, bs.data(), bs.size() * 4);
   }
-  device.run();
+  const DeviceReport& report = device.run();
   for (unsigned r = 0; r < 4; ++r)
     for (size_t i = 0; i < 40; ++i)
       EXPECT_EQ(outs[r * 40 + i], as[r * 40 + i] + 1000.0f * static_cast<float>(r + 1))
           << "replica " << r << " element " << i;
+  // On an M2000 the streams go through the gateway: the host writes each replica's 160 bytes
+  // into streaming memory over RoCE, and the tiles read them from there (and the reverse).
+  EXPECT_EQ(report.run.streaming_bytes_read, 4u * 160);
+  EXPECT_EQ(report.run.streaming_bytes_written, 4u * 160);
+  EXPECT_EQ(report.host_to_device_bytes, 4u * 160);
+  EXPECT_EQ(report.device_to_host_bytes, 4u * 160);
 }
 
 TEST(SdkMachine, CrossReplicaCopyFollowsThePermutation) {

@@ -24,9 +24,13 @@ TEST(TrainExample, M2000IsBitExactAndTheLossFalls) {
   EXPECT_LT(r.steps.back().loss, 0.5f * r.steps.front().loss);
   EXPECT_EQ(r.replicas, 4u);
   EXPECT_EQ(r.parameters, 32u * 6 * (12 + 4));
-  // Adam's two moments, each replica's quarter of them, in and out of streaming memory.
-  const uint64_t shard_bytes = r.parameters / 4 * 4;
-  for (const auto& s : r.steps) EXPECT_EQ(s.streaming_bytes, 2u * 2 * 4 * shard_bytes);
+  // Adam's two moments, each replica's quarter of them, in and out of streaming memory; and the
+  // host's streams, which reach the tiles through it: each replica's batch (12 x 12 inputs and
+  // 12 x 4 targets, f32) read by the tiles, its loss written.
+  const uint64_t shard_bytes = r.parameters / 4 * 4, adam = 2u * 2 * 4 * shard_bytes;
+  EXPECT_EQ(r.adam_streaming_bytes, adam);
+  for (const auto& s : r.steps)
+    EXPECT_EQ(s.streaming_bytes, adam + 4 * ((12 * 12 + 12 * 4) * 4 + 4));
   // Reduce-scatter then all-gather on a 4-chip ring: each replica sends 3 of 4 chunks of the f32
   // gradients and 3 of 4 chunks of the f16 weights, one IPU-Link hop each.
   const uint64_t n = r.parameters;

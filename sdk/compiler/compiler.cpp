@@ -221,7 +221,8 @@ class Compilation {
   std::map<unsigned, std::vector<ipu_action>> actions_;
   std::map<unsigned, std::vector<uint32_t>> dest_lists_;
   unsigned host_transfer_ids_ = 0;
-  std::vector<uint32_t> program_steps_;  // each program's first step
+  std::vector<uint32_t> program_steps_;                 // each program's first step
+  std::map<std::string, RemoteBuffer> stream_staging_;  // streams over the gateway
 };
 
 const TensorInfo* Compilation::require_mapped(Tensor t, const char* role) const {
@@ -817,12 +818,20 @@ void Compilation::lower(const Program& p) {
     case Program::Kind::kHostWrite:
     case Program::Kind::kHostRead: {
       const bool write = p.kind == Program::Kind::kHostWrite;
+      const Tensor tensor = write ? p.destination : p.source;
       const unsigned id = host_transfer_ids_++;
+      const auto staging = stream_staging_.find(p.stream);
+      const bool gateway = staging != stream_staging_.end();
       exe_.host_transfers.push_back(
-          {id, p.stream, write, info(write ? p.destination : p.source).name});
+          {id, p.stream, write, info(tensor).name,
+           gateway ? graph_.remote_buffer(staging->second).name : std::string()});
       exe_.programs.back().host_transfers.push_back(id);
+      // Over the gateway: host <-> streaming memory in the host sync, tiles <-> streaming
+      // memory in an exchange phase of their own.
+      if (gateway && !write) remote_copy(CopyToRemote(tensor, staging->second, 0));
       emit_all(IPU_STEP_HOST_SYNC, id, 0, 0);
       ++exe_.supersteps;
+      if (gateway && write) remote_copy(CopyFromRemote(staging->second, 0, tensor));
       break;
     }
     case Program::Kind::kCopy:
@@ -1181,6 +1190,25 @@ Executable Compilation::run(const std::vector<NamedProgram>& programs) {
                   [](const NamedProgram& n) { return has_collective(n.program); }))
     add_collective_codelets(graph_);
   for (const NamedProgram& n : programs) add_ring_buffers(n.program);
+  const hw::MachineConfig& machine = graph_.target().machine;
+  if (options_.host_link == HostLink::kGateway && !machine.gateway.present)
+    throw CompileError(fmt::format(
+        "host streams over the gateway: the target ({}) has no IPU-Gateway", machine.preset));
+  // kAuto takes the gateway when each replica's chips share one (a replica larger than an
+  // IPU-Machine would need its stream split across gateways: it stays on PCIe).
+  const bool one_gateway = graph_.target().replica_chips() <= machine.gateway.chips_per_gateway;
+  if (options_.host_link == HostLink::kGateway ||
+      (options_.host_link == HostLink::kAuto && machine.gateway.present && one_gateway))
+    for (const auto& [name, stream] : graph_.streams()) {
+      if (stream.elements * dtype_size(stream.type) % 4 != 0)
+        throw CompileError(fmt::format(
+            "stream '{}': {} {} elements are {} bytes; over the gateway a stream moves whole "
+            "32-bit words",
+            name, stream.elements, dtype_name(stream.type),
+            stream.elements * dtype_size(stream.type)));
+      stream_staging_[name] =
+          graph_.add_remote_buffer(name + ".host_stream", stream.type, stream.elements, 1);
+    }
   for (const TensorInfo& t : graph_.tensors()) exe_.tensor_info[t.name] = t;
   build_firmware_image();
   allocate_tensors();

@@ -31,8 +31,15 @@ class CompileError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// How host streams reach the tiles. Over PCIe: the host's DMA writes each tile piece through
+// the chip's endpoint. Over the gateway (an IPU-Machine's host link): the host writes the
+// stream into streaming memory over RoCE during the host sync, then the tiles read their
+// pieces from it in an exchange phase (HostRead: the reverse).
+enum class HostLink : uint8_t { kAuto, kPcie, kGateway };  // kAuto: the gateway if there is one
+
 struct CompileOptions {
   std::string work_dir;  // where the firmware is built; empty: a fresh directory under /tmp
+  HostLink host_link = HostLink::kAuto;
   // Cycles the firmware runtime needs between two exchange actions on a tile, and before an
   // arrival to have its receiver set up; the schedule keeps these margins.
   unsigned action_gap = 240;
@@ -55,6 +62,7 @@ struct HostTransfer {
   std::string stream;
   bool to_device;
   std::string tensor;
+  std::string staging;  // over the gateway: the stream's buffer in streaming memory ("": PCIe)
 };
 
 // Where a remote buffer lies in each replica's streaming memory: at

@@ -1,3 +1,5 @@
+// sc_spawn (the gateways' host links run at once) needs SystemC's dynamic processes.
+#define SC_INCLUDE_DYNAMIC_PROCESSES
 #include "device.h"
 
 #include <fmt/format.h>
@@ -8,6 +10,7 @@
 #include <cstring>
 #include <utility>
 
+#include "hw/gateway/host_link.h"
 #include "sdk/image/program.h"
 
 namespace ipu::sdk {
@@ -153,6 +156,10 @@ uint64_t Device::dispatch() {
   if (!driver_->dma(true, pieces))
     throw DeviceError(
         fmt::format("starting program '{}': {}", exe_.programs.at(command).name, driver_->error()));
+  return host_cycles_since(begin);
+}
+
+uint64_t Device::host_cycles_since(const sc_core::sc_time& begin) {
   const double seconds = (sc_core::sc_time_stamp() - begin).to_seconds();
   const auto cycles = static_cast<uint64_t>(std::ceil(seconds * exe_.machine.chip.tile.clock_hz));
   report_.host_transfer_cycles += cycles;
@@ -169,6 +176,28 @@ uint64_t Device::host_sync(unsigned transfer) {
   // A copy on purpose: sc_time_stamp() refers to the kernel's clock, which the DMA advances.
   // NOLINTNEXTLINE(performance-unnecessary-copy-initialization)
   const sc_core::sc_time begin = sc_core::sc_time_stamp();
+  if (!t.staging.empty()) {
+    // Over each gateway's RoCE ports into (or out of) the replicas' staging buffers, every
+    // replica at once: their messages queue at the ports, and their latencies overlap.
+    const size_t each = exe_.streams.at(t.stream).elements * size;
+    std::vector<sc_core::sc_process_handle> replicas;
+    for (unsigned r = 0; r < exe_.replicas; ++r) {
+      const auto [gateway, address] = remote_entry(t.staging, r, 0, each, "host stream");
+      hw::HostLink& link = platform_->machine().gateways().host_link(gateway);
+      uint8_t* host = s->second[r];
+      replicas.push_back(sc_core::sc_spawn([&link, &t, host, at = address, each] {
+        if (t.to_device)
+          link.write(at, host, each);
+        else
+          link.read(at, host, each);
+      }));
+    }
+    for (auto& r : replicas)
+      if (!r.terminated()) sc_core::wait(r.terminated_event());
+    (t.to_device ? report_.host_to_device_bytes : report_.device_to_host_bytes) +=
+        each * exe_.replicas;
+    return host_cycles_since(begin);
+  }
   size_t bytes = 0;
   // Every piece of every replica at once: the driver keeps each chip's DMA queue full.
   std::vector<HostDriver::Piece> pieces;
@@ -183,10 +212,7 @@ uint64_t Device::host_sync(unsigned transfer) {
 
   (t.to_device ? report_.host_to_device_bytes : report_.device_to_host_bytes) += bytes;
   // The tiles wait for the DMA: its simulated time delays the sync's release.
-  const double seconds = (sc_core::sc_time_stamp() - begin).to_seconds();
-  const auto cycles = static_cast<uint64_t>(std::ceil(seconds * exe_.machine.chip.tile.clock_hz));
-  report_.host_transfer_cycles += cycles;
-  return cycles;
+  return host_cycles_since(begin);
 }
 
 namespace {

@@ -1,7 +1,9 @@
 // The SDK runtime: a device that runs a compiled executable on the virtual platform in this
 // process: a chip or a machine of several. Connect host buffers to the executable's streams,
 // write tensors, run, read tensors; on a replicated executable each replica has its own stream
-// data and its own copy of every tensor. The image loads once; then run(name) runs any of the
+// data and its own copy of every tensor (streams over PCIe, or on an IPU-Machine over the
+// gateway's RoCE ports into streaming memory: see CompileOptions::host_link). The image loads
+// once; then run(name) runs any of the
 // executable's programs, as often as the host likes: between runs the simulation stays alive,
 // paused with every tile waiting at its dispatch sync for the host to name the next program. The
 // image is loaded, and stream data moved at host syncs, only through each chip's PCIe endpoint
@@ -88,6 +90,8 @@ class Device {
   // The dispatch sync: waits (paused) for run() to name a program, then writes its index to
   // every tile over PCIe.
   uint64_t dispatch();
+  // Tile cycles the host has taken since `begin` (simulated time), counted in the report.
+  uint64_t host_cycles_since(const sc_core::sc_time& begin);
   size_t tensor_bytes(const std::string& name, size_t bytes, unsigned replica,
                       const char* what) const;
   // Where the entry lies: (gateway, streaming-memory address); checks name, replica, entry, size.
