@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/parse_size.h"
 #include "hw/ipulink/ipulink.h"
 #include "hw/sync/sync_network.h"
 #include "sdk/compiler/compiler.h"
@@ -28,14 +29,6 @@
 namespace {
 
 using namespace ipu::sdk;
-
-size_t parse_size(const std::string& s) {
-  size_t end = 0;
-  const size_t n = std::stoul(s, &end);
-  if (end < s.size() && (s[end] == 'K' || s[end] == 'k')) return n << 10;
-  if (end < s.size() && (s[end] == 'M' || s[end] == 'm')) return n << 20;
-  return n;
-}
 
 int measure(unsigned chips, size_t bytes, CollectiveAlgorithm algorithm) {
   const char* preset = chips == 16 ? "pod16" : "m2000";
@@ -148,7 +141,7 @@ int main(int argc, char** argv) {
 }
 
 int sc_main(int, char** argv) {
-  return measure(static_cast<unsigned>(std::stoul(argv[2])), parse_size(argv[3]),
+  return measure(static_cast<unsigned>(std::stoul(argv[2])), ipu::bench::parse_size(argv[3]),
                  std::strcmp(argv[4], "ring") == 0 ? CollectiveAlgorithm::kRing
                                                    : CollectiveAlgorithm::kBidirectionalRing);
 }

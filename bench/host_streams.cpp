@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/parse_size.h"
 #include "sdk/compiler/compiler.h"
 #include "sdk/runtime/device.h"
 
@@ -69,14 +70,6 @@ int measure(size_t bytes, bool gateway) {
   return 0;
 }
 
-size_t parse_size(const std::string& s) {
-  size_t end = 0;
-  const size_t n = std::stoul(s, &end);
-  if (end < s.size() && (s[end] == 'K' || s[end] == 'k')) return n << 10;
-  if (end < s.size() && (s[end] == 'M' || s[end] == 'm')) return n << 20;
-  return n;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -100,5 +93,5 @@ int main(int argc, char** argv) {
 }
 
 int sc_main(int, char** argv) {
-  return measure(parse_size(argv[2]), std::strcmp(argv[3], "gateway") == 0);
+  return measure(ipu::bench::parse_size(argv[2]), std::strcmp(argv[3], "gateway") == 0);
 }

@@ -34,14 +34,18 @@ Device::Device(const Executable& executable, DeviceOptions options)
       [this](unsigned transfer, uint64_t) { return host_sync(transfer); });
 }
 
+void Device::check_replica(const char* what, const std::string& name, unsigned replica) const {
+  if (replica >= exe_.replicas)
+    throw DeviceError(fmt::format("{} '{}': replica {}, but the executable has {} replica{}", what,
+                                  name, replica, exe_.replicas, exe_.replicas == 1 ? "" : "s"));
+}
+
 size_t Device::tensor_bytes(const std::string& name, size_t bytes, unsigned replica,
                             const char* what) const {
   const auto info = exe_.tensor_info.find(name);
   if (info == exe_.tensor_info.end())
     throw DeviceError(fmt::format("{}: no tensor named '{}'", what, name));
-  if (replica >= exe_.replicas)
-    throw DeviceError(fmt::format("{} '{}': replica {}, but the executable has {} replica{}", what,
-                                  name, replica, exe_.replicas, exe_.replicas == 1 ? "" : "s"));
+  check_replica(what, name, replica);
   const size_t expected = info->second.elements * dtype_size(info->second.type);
   if (bytes != expected)
     throw DeviceError(
@@ -68,9 +72,7 @@ void Device::connect_stream(const std::string& name, unsigned replica, void* buf
   const auto s = exe_.streams.find(name);
   if (s == exe_.streams.end())
     throw DeviceError(fmt::format("connect_stream: no stream named '{}'", name));
-  if (replica >= exe_.replicas)
-    throw DeviceError(fmt::format("stream '{}': replica {}, but the executable has {} replica{}",
-                                  name, replica, exe_.replicas, exe_.replicas == 1 ? "" : "s"));
+  check_replica("stream", name, replica);
   const size_t expected = s->second.elements * dtype_size(s->second.type);
   if (bytes != expected)
     throw DeviceError(fmt::format("stream '{}': buffer of {} bytes, the stream carries {}{}", name,
@@ -113,9 +115,7 @@ std::pair<unsigned, uint64_t> Device::remote_entry(const std::string& name, unsi
   const auto b = exe_.remote_buffers.find(name);
   if (b == exe_.remote_buffers.end())
     throw DeviceError(fmt::format("{}: no remote buffer named '{}'", what, name));
-  if (replica >= exe_.replicas)
-    throw DeviceError(fmt::format("{} '{}': replica {}, but the executable has {} replica{}", what,
-                                  name, replica, exe_.replicas, exe_.replicas == 1 ? "" : "s"));
+  check_replica(what, name, replica);
   if (entry >= b->second.info.entries)
     throw DeviceError(fmt::format("{} '{}': entry {} is out of range (it has {})", what, name,
                                   entry, b->second.info.entries));

@@ -92,6 +92,7 @@ class Device {
   uint64_t dispatch();
   // Tile cycles the host has taken since `begin` (simulated time), counted in the report.
   uint64_t host_cycles_since(const sc_core::sc_time& begin);
+  void check_replica(const char* what, const std::string& name, unsigned replica) const;
   size_t tensor_bytes(const std::string& name, size_t bytes, unsigned replica,
                       const char* what) const;
   // Where the entry lies: (gateway, streaming-memory address); checks name, replica, entry, size.
