@@ -5,10 +5,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <vector>
 
 #include "sdk/compiler/compiler.h"
 #include "sdk/graph/codelet_library.h"
+#include "sdk/image/program.h"
 #include "sdk/runtime/device.h"
 #include "tests/support/sdk_graph.h"
 
@@ -84,6 +86,29 @@ TEST(SdkEngine, NamedProgramsRunManyTimesWithNewHostData) {
   std::vector<float> acc(a.n);
   device.read_tensor("acc", acc.data(), a.n * 4);
   EXPECT_EQ(acc, expected);
+}
+
+// With no host to answer the dispatch (ipu-sim run of a saved image), the tiles run the program
+// their image names, program 0, once, and exit.
+TEST(SdkEngine, WithoutAHostTheFirstProgramRunsOnce) {
+  Graph g(Target::preset("mk2", 2));
+  const Tensor x = g.add_constant(DType::kF32, {4}, std::vector<float>{1, 2, 3, 4}.data(), "x");
+  const Tensor y = g.add_variable(DType::kF32, {4}, "y");
+  g.set_tile_mapping(x, 0);
+  g.set_tile_mapping(y, 1);
+  const Executable exe = compile(g, {{"copy", Copy(x, y)}, {"other", Sync()}});
+  hw::PlatformOptions options;
+  options.machine = exe.machine;
+  std::ostringstream console, trace;
+  hw::Platform platform(options, load_program(exe.image, exe.machine), console, trace);
+  const hw::RunReport report = platform.run();
+  EXPECT_EQ(report.outcome.result, hw::ChipOutcome::Result::kExited);
+  EXPECT_EQ(report.outcome.exit_status, 0);
+  EXPECT_EQ(report.supersteps, 3u);  // dispatch, the copy's exchange, the dispatch that exits
+  std::vector<float> got(4);
+  for (const Placement& p : exe.tensors.at("y"))
+    platform.machine().tile(p.tile).read(p.address, reinterpret_cast<uint8_t*>(got.data()), 16);
+  EXPECT_EQ(got, (std::vector<float>{1, 2, 3, 4}));
 }
 
 TEST(SdkEngine, ProgramsNeedUniqueNames) {
