@@ -21,72 +21,69 @@ int main(int argc, char** argv) {
 }
 
 int sc_main(int argc, char** argv) {
-  try {
-    const ipu::examples::ExampleOptions options(argc, argv,
-                                                {{"preset", "mk2"},
-                                                 {"tiles", "all"},
-                                                 {"n", "384"},
-                                                 {"k", "64"},
-                                                 {"save", ""},
-                                                 {"memory-report", "no"}});
-    const std::string preset = options.text("preset");
-    const ipu::hw::ChipConfig chip = ipu::hw::chip_preset(preset);
-    const unsigned tiles = options.text("tiles") == "all"
-                               ? chip.tiles
-                               : static_cast<unsigned>(options.count("tiles", 1, chip.tiles));
-    const size_t n = options.count("n", 1, 1u << 16), k = options.count("k", 16, 1u << 16);
-    if (k % 16 != 0)
-      throw ipu::examples::OptionError("--k " + std::to_string(k) + " is not a multiple of 16");
-    const std::string save = options.text("save");
-    const bool memory_report = options.yes("memory-report");
-    const auto r = ipu::examples::run_matmul(preset, tiles, n, k, 2026, options.device());
-    if (!save.empty()) ipu::sdk::write_elf(save, r.executable.image);
-    if (memory_report) fmt::print("== tile memory (compiler) ==\n{}", r.executable.memory_report);
-    const double clock = chip.tile.clock_hz;
-    const double flops = 2.0 * static_cast<double>(r.m) * r.n * r.k;
-    const double seconds = static_cast<double>(r.report.run.cycles) / clock;
-    const double peak = 128.0 * r.tiles * clock;  // f16 AMP peak of the tiles used
-    const double compute_seconds = static_cast<double>(r.compute_cycles) / clock;
-    fmt::print("== matmul on a virtual IPU ({}) ==\n", preset);
-    fmt::print("problem              C ({} x {}) = A ({} x {}) . B ({} x {}), f16 in, f32 out\n",
-               r.m, r.n, r.m, r.k, r.k, r.n);
-    fmt::print("result               {} of {} values equal the host reference bit for bit\n",
-               r.c.size() - r.mismatches, r.c.size());
-    fmt::print("tiles                {}\n", r.report.run.tiles);
-    fmt::print("supersteps           {}\n", r.report.run.supersteps);
-    fmt::print("simulated            {} cycles, {:.2f} us at {:.3f} GHz\n", r.report.run.cycles,
-               seconds * 1e6, clock / 1e9);
-    fmt::print(
-        "matmul compute       {} cycles: {:.2f} TFLOP/s ({:.1f}% of the {:.2f} TFLOP/s f16 peak of "
-        "{} tiles)\n",
-        r.compute_cycles, flops / compute_seconds / 1e12, 100 * flops / compute_seconds / peak,
-        peak / 1e12, r.tiles);
-    fmt::print("whole program        {:.2f} TFLOP/s including host transfers and exchange\n",
-               flops / seconds / 1e12);
-    fmt::print("exchange             {} bytes\n", 4 * r.report.run.exchange_words);
-    fmt::print("host <-> device      {} bytes in, {} bytes out, {:.2f} us on the host link\n",
-               r.report.host_to_device_bytes, r.report.device_to_host_bytes,
-               static_cast<double>(r.report.host_transfer_cycles) / clock * 1e6);
-    fmt::print("image load           {} bytes over PCIe in {:.2f} us (before the tiles start)\n",
-               r.report.image_bytes, r.report.load_seconds * 1e6);
-    fmt::print("host wall time       {:.2f} s\n", r.report.run.host_seconds);
-    fmt::print("simulator speed      {:.1f} MIPS ({} instructions)\n",
-               static_cast<double>(r.report.run.instructions) / r.report.run.host_seconds / 1e6,
-               r.report.run.instructions);
-    ipu::tlm_rtl::print_rtl_stats(std::cout, r.report.rtl, r.report.rtl_trace_files);
-    if (r.report.run.memory_hash)
-      fmt::print("memory hash          {:016x}\n", *r.report.run.memory_hash);
-    return r.mismatches == 0 ? 0 : 1;
-  } catch (const ipu::examples::OptionError& e) {
-    fmt::print(
-        stderr,
-        "matmul: {}\nusage: matmul [--preset mk2|bow] [--tiles N|all] [--n COLUMNS] [--k DEPTH "
-        "(multiple of 16)] [--save IMAGE] [--memory-report yes] [--rtl BLOCKS] [--rtl-trace "
-        "FILE.fst] [--memory-hash yes]\n",
-        e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "matmul: {}\n", e.what());
-    return 1;
-  }
+  return ipu::examples::run_example(
+      "matmul",
+      "[--preset mk2|bow] [--tiles N|all] [--n COLUMNS] [--k DEPTH (multiple of 16)] [--save "
+      "IMAGE] [--memory-report yes] [--rtl BLOCKS] [--rtl-trace FILE.fst] [--memory-hash yes]",
+      argc, argv,
+      {{"preset", "mk2"},
+       {"tiles", "all"},
+       {"n", "384"},
+       {"k", "64"},
+       {"save", ""},
+       {"memory-report", "no"}},
+      [](const ipu::examples::ExampleOptions& options) {
+        const std::string preset = options.text("preset");
+        const ipu::hw::ChipConfig chip = ipu::hw::chip_preset(preset);
+        const unsigned tiles = options.text("tiles") == "all"
+                                   ? chip.tiles
+                                   : static_cast<unsigned>(options.count("tiles", 1, chip.tiles));
+        const size_t n = options.count("n", 1, 1u << 16), k = options.count("k", 16, 1u << 16);
+        if (k % 16 != 0)
+          throw ipu::examples::OptionError("--k " + std::to_string(k) + " is not a multiple of 16");
+        const std::string save = options.text("save");
+        const bool memory_report = options.yes("memory-report");
+        const auto r = ipu::examples::run_matmul(preset, tiles, n, k, 2026, options.device());
+        if (!save.empty()) ipu::sdk::write_elf(save, r.executable.image);
+        if (memory_report)
+          fmt::print("== tile memory (compiler) ==\n{}", r.executable.memory_report);
+        const double clock = chip.tile.clock_hz;
+        const double flops = 2.0 * static_cast<double>(r.m) * r.n * r.k;
+        const double seconds = static_cast<double>(r.report.run.cycles) / clock;
+        const double peak = 128.0 * r.tiles * clock;  // f16 AMP peak of the tiles used
+        const double compute_seconds = static_cast<double>(r.compute_cycles) / clock;
+        fmt::print("== matmul on a virtual IPU ({}) ==\n", preset);
+        fmt::print(
+            "problem              C ({} x {}) = A ({} x {}) . B ({} x {}), f16 in, f32 out\n", r.m,
+            r.n, r.m, r.k, r.k, r.n);
+        fmt::print("result               {} of {} values equal the host reference bit for bit\n",
+                   r.c.size() - r.mismatches, r.c.size());
+        fmt::print("tiles                {}\n", r.report.run.tiles);
+        fmt::print("supersteps           {}\n", r.report.run.supersteps);
+        fmt::print("simulated            {} cycles, {:.2f} us at {:.3f} GHz\n", r.report.run.cycles,
+                   seconds * 1e6, clock / 1e9);
+        fmt::print(
+            "matmul compute       {} cycles: {:.2f} TFLOP/s ({:.1f}% of the {:.2f} TFLOP/s f16 "
+            "peak of "
+            "{} tiles)\n",
+            r.compute_cycles, flops / compute_seconds / 1e12, 100 * flops / compute_seconds / peak,
+            peak / 1e12, r.tiles);
+        fmt::print("whole program        {:.2f} TFLOP/s including host transfers and exchange\n",
+                   flops / seconds / 1e12);
+        fmt::print("exchange             {} bytes\n", 4 * r.report.run.exchange_words);
+        fmt::print("host <-> device      {} bytes in, {} bytes out, {:.2f} us on the host link\n",
+                   r.report.host_to_device_bytes, r.report.device_to_host_bytes,
+                   static_cast<double>(r.report.host_transfer_cycles) / clock * 1e6);
+        fmt::print(
+            "image load           {} bytes over PCIe in {:.2f} us (before the tiles start)\n",
+            r.report.image_bytes, r.report.load_seconds * 1e6);
+        fmt::print("host wall time       {:.2f} s\n", r.report.run.host_seconds);
+        fmt::print("simulator speed      {:.1f} MIPS ({} instructions)\n",
+                   static_cast<double>(r.report.run.instructions) / r.report.run.host_seconds / 1e6,
+                   r.report.run.instructions);
+        ipu::tlm_rtl::print_rtl_stats(std::cout, r.report.rtl, r.report.rtl_trace_files);
+        if (r.report.run.memory_hash)
+          fmt::print("memory hash          {:016x}\n", *r.report.run.memory_hash);
+        return r.mismatches == 0 ? 0 : 1;
+      });
 }

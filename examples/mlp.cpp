@@ -17,42 +17,38 @@ int main(int argc, char** argv) {
 }
 
 int sc_main(int argc, char** argv) {
-  try {
-    const ipu::examples::ExampleOptions options(
-        argc, argv, {{"preset", "mk2"}, {"tiles", "16"}, {"steps", "10"}});
-    const std::string preset = options.text("preset");
-    const auto tiles =
-        static_cast<unsigned>(options.count("tiles", 1, ipu::hw::chip_preset(preset).tiles));
-    const auto steps = static_cast<unsigned>(options.count("steps", 1, 1000));
-    const auto r = ipu::examples::run_mlp(preset, tiles, steps, 2026, options.device());
-    fmt::print("== MLP training on a virtual IPU ({}) ==\n", preset);
-    fmt::print(
-        "model                8 -> 16 (ReLU) -> 4, squared error, SGD; {} samples over {} tiles\n",
-        r.samples, r.tiles);
-    for (unsigned s = 0; s < r.steps; ++s)
-      fmt::print("step {:3}             loss {:.6f} (host {:.6f})\n", s, r.losses[s] / r.samples,
-                 r.expected_losses[s] / r.samples);
-    fmt::print(
-        "result               losses and weights {} the host's bit for bit; loss {} from {:.6f} to "
-        "{:.6f}\n",
-        r.identical ? "equal" : "DIFFER FROM",
-        r.losses.back() < r.losses.front() ? "fell" : "did not fall", r.losses.front() / r.samples,
-        r.losses.back() / r.samples);
-    fmt::print("simulated            {} cycles, {} supersteps, {} exchange bytes\n",
-               r.report.run.cycles, r.report.run.supersteps, 4 * r.report.run.exchange_words);
-    fmt::print("host wall time       {:.2f} s\n", r.report.run.host_seconds);
-    ipu::tlm_rtl::print_rtl_stats(std::cout, r.report.rtl, r.report.rtl_trace_files);
-    if (r.report.run.memory_hash)
-      fmt::print("memory hash          {:016x}\n", *r.report.run.memory_hash);
-    return r.identical && r.losses.back() < r.losses.front() ? 0 : 1;
-  } catch (const ipu::examples::OptionError& e) {
-    fmt::print(stderr,
-               "mlp: {}\nusage: mlp [--preset mk2|bow] [--tiles N] [--steps S] [--rtl BLOCKS] "
-               "[--rtl-trace FILE.fst] [--memory-hash yes]\n",
-               e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "mlp: {}\n", e.what());
-    return 1;
-  }
+  return ipu::examples::run_example(
+      "mlp",
+      "[--preset mk2|bow] [--tiles N] [--steps S] [--rtl BLOCKS] [--rtl-trace FILE.fst] "
+      "[--memory-hash yes]",
+      argc, argv, {{"preset", "mk2"}, {"tiles", "16"}, {"steps", "10"}},
+      [](const ipu::examples::ExampleOptions& options) {
+        const std::string preset = options.text("preset");
+        const auto tiles =
+            static_cast<unsigned>(options.count("tiles", 1, ipu::hw::chip_preset(preset).tiles));
+        const auto steps = static_cast<unsigned>(options.count("steps", 1, 1000));
+        const auto r = ipu::examples::run_mlp(preset, tiles, steps, 2026, options.device());
+        fmt::print("== MLP training on a virtual IPU ({}) ==\n", preset);
+        fmt::print(
+            "model                8 -> 16 (ReLU) -> 4, squared error, SGD; {} samples over {} "
+            "tiles\n",
+            r.samples, r.tiles);
+        for (unsigned s = 0; s < r.steps; ++s)
+          fmt::print("step {:3}             loss {:.6f} (host {:.6f})\n", s,
+                     r.losses[s] / r.samples, r.expected_losses[s] / r.samples);
+        fmt::print(
+            "result               losses and weights {} the host's bit for bit; loss {} from "
+            "{:.6f} to "
+            "{:.6f}\n",
+            r.identical ? "equal" : "DIFFER FROM",
+            r.losses.back() < r.losses.front() ? "fell" : "did not fall",
+            r.losses.front() / r.samples, r.losses.back() / r.samples);
+        fmt::print("simulated            {} cycles, {} supersteps, {} exchange bytes\n",
+                   r.report.run.cycles, r.report.run.supersteps, 4 * r.report.run.exchange_words);
+        fmt::print("host wall time       {:.2f} s\n", r.report.run.host_seconds);
+        ipu::tlm_rtl::print_rtl_stats(std::cout, r.report.rtl, r.report.rtl_trace_files);
+        if (r.report.run.memory_hash)
+          fmt::print("memory hash          {:016x}\n", *r.report.run.memory_hash);
+        return r.identical && r.losses.back() < r.losses.front() ? 0 : 1;
+      });
 }

@@ -18,54 +18,50 @@ int main(int argc, char** argv) {
 }
 
 int sc_main(int argc, char** argv) {
-  try {
-    const ipu::examples::ExampleOptions options(argc, argv,
-                                                {{"preset", "m2000"},
-                                                 {"tiles", "16"},
-                                                 {"width", "64"},
-                                                 {"micro-batches", "4"},
-                                                 {"steps", "6"},
-                                                 {"recompute", "no"}});
-    ipu::examples::PipelineConfig c;
-    c.preset = options.text("preset");
-    c.tiles = static_cast<unsigned>(options.count("tiles", 1, 1472));
-    c.width = static_cast<unsigned>(options.count("width", 1, 4096));
-    c.micro_batches = static_cast<unsigned>(options.count("micro-batches", 1, 64));
-    c.steps = static_cast<unsigned>(options.count("steps", 1, 10000));
-    c.recompute = options.yes("recompute");
-    c.device = options.device();
-    const auto r = ipu::examples::run_pipeline(c);
-    fmt::print("== a {}-stage pipeline on a virtual {} ==\n", r.stages, c.preset);
-    fmt::print(
-        "model                {} dense layers of {} x {} (ReLU), one per chip, {} tiles each; "
-        "squared error, SGD\n",
-        r.stages, c.width, c.width, c.tiles);
-    fmt::print(
-        "schedule             GPipe: {} micro-batches of {} a step; {} forward and {} backward "
-        "slots; bubble {:.0f}%\n",
-        c.micro_batches, c.micro_batch, c.micro_batches + r.stages - 1,
-        c.micro_batches + r.stages - 1, 100.0 * (r.stages - 1) / (c.micro_batches + r.stages - 1));
-    fmt::print("recomputation        {}; {} bytes of activations kept per tile\n",
-               c.recompute ? "yes" : "no", r.stored_activation_bytes);
-    fmt::print("\nstep   loss (device)   loss (host)     simulated\n");
-    for (size_t s = 0; s < r.losses.size(); ++s)
-      fmt::print("{:4}   {:<14.6f}  {:<14.6f}  {:8.1f} us\n", s + 1, r.losses[s],
-                 r.expected_losses[s], r.cycles[s] / r.clock_hz * 1e6);
-    fmt::print("\na step                {} cycles, {} supersteps, {} bytes over IPU-Links\n",
-               r.cycles.back(), r.supersteps, r.ipulink_bytes);
-    fmt::print("host                 {:.2f} s\n", r.host_seconds);
-    const bool fell = r.losses.back() < r.losses.front();
-    fmt::print("result               losses and weights {} the host's bit for bit; loss {}\n",
-               r.identical ? "equal" : "DIFFER FROM", fell ? "fell" : "did not fall");
-    return r.identical && fell ? 0 : 1;
-  } catch (const ipu::examples::OptionError& e) {
-    fmt::print(stderr,
-               "pipeline: {}\nusage: pipeline [--preset m2000|pod16|...] [--tiles N] [--width W] "
-               "[--micro-batches M] [--steps S] [--recompute yes|no]\n",
-               e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "pipeline: {}\n", e.what());
-    return 1;
-  }
+  return ipu::examples::run_example(
+      "pipeline",
+      "[--preset m2000|pod16|...] [--tiles N] [--width W] [--micro-batches M] [--steps S] "
+      "[--recompute yes|no]",
+      argc, argv,
+      {{"preset", "m2000"},
+       {"tiles", "16"},
+       {"width", "64"},
+       {"micro-batches", "4"},
+       {"steps", "6"},
+       {"recompute", "no"}},
+      [](const ipu::examples::ExampleOptions& options) {
+        ipu::examples::PipelineConfig c;
+        c.preset = options.text("preset");
+        c.tiles = static_cast<unsigned>(options.count("tiles", 1, 1472));
+        c.width = static_cast<unsigned>(options.count("width", 1, 4096));
+        c.micro_batches = static_cast<unsigned>(options.count("micro-batches", 1, 64));
+        c.steps = static_cast<unsigned>(options.count("steps", 1, 10000));
+        c.recompute = options.yes("recompute");
+        c.device = options.device();
+        const auto r = ipu::examples::run_pipeline(c);
+        fmt::print("== a {}-stage pipeline on a virtual {} ==\n", r.stages, c.preset);
+        fmt::print(
+            "model                {} dense layers of {} x {} (ReLU), one per chip, {} tiles each; "
+            "squared error, SGD\n",
+            r.stages, c.width, c.width, c.tiles);
+        fmt::print(
+            "schedule             GPipe: {} micro-batches of {} a step; {} forward and {} backward "
+            "slots; bubble {:.0f}%\n",
+            c.micro_batches, c.micro_batch, c.micro_batches + r.stages - 1,
+            c.micro_batches + r.stages - 1,
+            100.0 * (r.stages - 1) / (c.micro_batches + r.stages - 1));
+        fmt::print("recomputation        {}; {} bytes of activations kept per tile\n",
+                   c.recompute ? "yes" : "no", r.stored_activation_bytes);
+        fmt::print("\nstep   loss (device)   loss (host)     simulated\n");
+        for (size_t s = 0; s < r.losses.size(); ++s)
+          fmt::print("{:4}   {:<14.6f}  {:<14.6f}  {:8.1f} us\n", s + 1, r.losses[s],
+                     r.expected_losses[s], r.cycles[s] / r.clock_hz * 1e6);
+        fmt::print("\na step                {} cycles, {} supersteps, {} bytes over IPU-Links\n",
+                   r.cycles.back(), r.supersteps, r.ipulink_bytes);
+        fmt::print("host                 {:.2f} s\n", r.host_seconds);
+        const bool fell = r.losses.back() < r.losses.front();
+        fmt::print("result               losses and weights {} the host's bit for bit; loss {}\n",
+                   r.identical ? "equal" : "DIFFER FROM", fell ? "fell" : "did not fall");
+        return r.identical && fell ? 0 : 1;
+      });
 }

@@ -19,81 +19,79 @@ int main(int argc, char** argv) {
 }
 
 int sc_main(int argc, char** argv) {
-  using ipu::examples::ExampleOptions;
-  try {
-    const ExampleOptions options(
-        argc, argv, {{"preset", "m2000"}, {"tiles", "0"}, {"steps", "8"}, {"seed", "2026"}});
-    ipu::examples::TrainConfig c;
-    c.preset = options.text("preset");
-    c.tiles = static_cast<unsigned>(options.count("tiles", 0, 1472));
-    c.steps = static_cast<unsigned>(options.count("steps", 1, 10000));
-    c.seed = static_cast<uint32_t>(options.count("seed", 0, 0xffffffffu));
-    c.device = options.device();
-    const auto r = ipu::examples::run_training(c);
+  return ipu::examples::run_example(
+      "train",
+      "[--preset m2000|bow2000|pod16|...] [--tiles N] [--steps S] [--seed N] [--rtl BLOCKS] "
+      "[--rtl-trace FILE.fst] [--memory-hash yes]",
+      argc, argv, {{"preset", "m2000"}, {"tiles", "0"}, {"steps", "8"}, {"seed", "2026"}},
+      [](const ipu::examples::ExampleOptions& options) {
+        ipu::examples::TrainConfig c;
+        c.preset = options.text("preset");
+        c.tiles = static_cast<unsigned>(options.count("tiles", 0, 1472));
+        c.steps = static_cast<unsigned>(options.count("steps", 1, 10000));
+        c.seed = static_cast<uint32_t>(options.count("seed", 0, 0xffffffffu));
+        c.device = options.device();
+        const auto r = ipu::examples::run_training(c);
 
-    const double clock = r.clock_hz;
-    fmt::print("== data-parallel training on a virtual {} ==\n", c.preset);
-    fmt::print("replicas             {} (one chip each, {} tiles used per chip)\n", r.replicas,
-               r.tiles);
-    fmt::print(
-        "model                {} -> {} (ReLU) -> {}, {} parameters; squared error; global batch "
-        "{}\n",
-        r.inputs, r.hidden, r.outputs, r.parameters, r.batch);
-    fmt::print(
-        "numerics             f16 weights and activations (stochastic rounding), f32 master "
-        "weights,\n                     Adam with its moments in streaming memory, 1/{} per "
-        "replica\n",
-        r.replicas);
-    fmt::print("\nstep   loss (device)   loss (host)     simulated    host time\n");
-    for (size_t s = 0; s < r.steps.size(); ++s) {
-      const auto& st = r.steps[s];
-      fmt::print("{:4}   {:<14.6f}  {:<14.6f}  {:8.1f} us  {:7.2f} s\n", s + 1,
-                 st.loss / static_cast<float>(r.batch),
-                 st.expected_loss / static_cast<float>(r.batch), st.cycles / clock * 1e6,
-                 st.host_seconds);
-    }
-    const auto& last = r.steps.back();
-    const uint64_t parts = r.collective_cycles + r.streaming_cycles + r.host_io_cycles;
-    const uint64_t compute = last.cycles > parts ? last.cycles - parts : 0;
-    const double step_seconds = last.cycles / clock;
-    const auto us = [&](uint64_t cycles) { return cycles / clock * 1e6; };
-    fmt::print("\na step (the last)     {:.1f} us, {} cycles at {:.3f} GHz\n", us(last.cycles),
-               last.cycles, clock / 1e9);
-    fmt::print("  compute + on-chip   {:.1f} us\n", us(compute));
-    fmt::print("  collectives         {:.1f} us (reduce-scatter and all-gather over IPU-Links)\n",
-               us(r.collective_cycles));
-    fmt::print("  streaming memory    {:.1f} us ({} bytes of Adam moments in and out)\n",
-               us(r.streaming_cycles), r.adam_streaming_bytes);
-    fmt::print(
-        "  host I/O            {:.1f} us (batch in, loss out: over RoCE into streaming memory, "
-        "then to the tiles)\n",
-        us(r.host_io_cycles));
-    fmt::print("achieved             {:.4f} TFLOP/s ({:.3g} flops a step: forward and backward)\n",
-               r.flops_per_step / step_seconds / 1e12, r.flops_per_step);
-    fmt::print(
-        "IPU-Links            {} bytes a step; {:.2f}% of {} links x 2 directions x {:.0f} GB/s\n",
-        last.ipulink_bytes,
-        100.0 * last.ipulink_bytes / (step_seconds * r.ipulinks * 2 * r.ipulink_bytes_per_second),
-        r.ipulinks, r.ipulink_bytes_per_second / 1e9);
-    double host = 0;
-    for (const auto& st : r.steps) host += st.host_seconds;
-    fmt::print(
-        "host                 {:.2f} s for {} steps ({:.2f} s a step); image load {:.3f} ms\n",
-        host, r.steps.size(), host / r.steps.size(), r.load_seconds * 1e3);
-    fmt::print("simulator            {} instructions and {} supersteps a step; {:.1f} MIPS\n",
-               last.instructions, last.supersteps, last.instructions / last.host_seconds / 1e6);
-    const bool fell = r.steps.back().loss < r.steps.front().loss;
-    fmt::print("result               losses and weights {} the host's bit for bit; loss {}\n",
-               r.identical ? "equal" : "DIFFER FROM", fell ? "fell" : "did not fall");
-    return r.identical && fell ? 0 : 1;
-  } catch (const ipu::examples::OptionError& e) {
-    fmt::print(stderr,
-               "train: {}\nusage: train [--preset m2000|bow2000|pod16|...] [--tiles N] [--steps S] "
-               "[--seed N] [--rtl BLOCKS] [--rtl-trace FILE.fst] [--memory-hash yes]\n",
-               e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "train: {}\n", e.what());
-    return 1;
-  }
+        const double clock = r.clock_hz;
+        fmt::print("== data-parallel training on a virtual {} ==\n", c.preset);
+        fmt::print("replicas             {} (one chip each, {} tiles used per chip)\n", r.replicas,
+                   r.tiles);
+        fmt::print(
+            "model                {} -> {} (ReLU) -> {}, {} parameters; squared error; global "
+            "batch "
+            "{}\n",
+            r.inputs, r.hidden, r.outputs, r.parameters, r.batch);
+        fmt::print(
+            "numerics             f16 weights and activations (stochastic rounding), f32 master "
+            "weights,\n                     Adam with its moments in streaming memory, 1/{} per "
+            "replica\n",
+            r.replicas);
+        fmt::print("\nstep   loss (device)   loss (host)     simulated    host time\n");
+        for (size_t s = 0; s < r.steps.size(); ++s) {
+          const auto& st = r.steps[s];
+          fmt::print("{:4}   {:<14.6f}  {:<14.6f}  {:8.1f} us  {:7.2f} s\n", s + 1,
+                     st.loss / static_cast<float>(r.batch),
+                     st.expected_loss / static_cast<float>(r.batch), st.cycles / clock * 1e6,
+                     st.host_seconds);
+        }
+        const auto& last = r.steps.back();
+        const uint64_t parts = r.collective_cycles + r.streaming_cycles + r.host_io_cycles;
+        const uint64_t compute = last.cycles > parts ? last.cycles - parts : 0;
+        const double step_seconds = last.cycles / clock;
+        const auto us = [&](uint64_t cycles) { return cycles / clock * 1e6; };
+        fmt::print("\na step (the last)     {:.1f} us, {} cycles at {:.3f} GHz\n", us(last.cycles),
+                   last.cycles, clock / 1e9);
+        fmt::print("  compute + on-chip   {:.1f} us\n", us(compute));
+        fmt::print(
+            "  collectives         {:.1f} us (reduce-scatter and all-gather over IPU-Links)\n",
+            us(r.collective_cycles));
+        fmt::print("  streaming memory    {:.1f} us ({} bytes of Adam moments in and out)\n",
+                   us(r.streaming_cycles), r.adam_streaming_bytes);
+        fmt::print(
+            "  host I/O            {:.1f} us (batch in, loss out: over RoCE into streaming memory, "
+            "then to the tiles)\n",
+            us(r.host_io_cycles));
+        fmt::print(
+            "achieved             {:.4f} TFLOP/s ({:.3g} flops a step: forward and backward)\n",
+            r.flops_per_step / step_seconds / 1e12, r.flops_per_step);
+        fmt::print(
+            "IPU-Links            {} bytes a step; {:.2f}% of {} links x 2 directions x {:.0f} "
+            "GB/s\n",
+            last.ipulink_bytes,
+            100.0 * last.ipulink_bytes /
+                (step_seconds * r.ipulinks * 2 * r.ipulink_bytes_per_second),
+            r.ipulinks, r.ipulink_bytes_per_second / 1e9);
+        double host = 0;
+        for (const auto& st : r.steps) host += st.host_seconds;
+        fmt::print(
+            "host                 {:.2f} s for {} steps ({:.2f} s a step); image load {:.3f} ms\n",
+            host, r.steps.size(), host / r.steps.size(), r.load_seconds * 1e3);
+        fmt::print("simulator            {} instructions and {} supersteps a step; {:.1f} MIPS\n",
+                   last.instructions, last.supersteps, last.instructions / last.host_seconds / 1e6);
+        const bool fell = r.steps.back().loss < r.steps.front().loss;
+        fmt::print("result               losses and weights {} the host's bit for bit; loss {}\n",
+                   r.identical ? "equal" : "DIFFER FROM", fell ? "fell" : "did not fall");
+        return r.identical && fell ? 0 : 1;
+      });
 }

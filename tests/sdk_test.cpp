@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -364,6 +365,69 @@ TEST(SdkErrors, UnknownCodeletOrField) {
         g.add_vertex(cs, "sum_f32", 0, {{"a", g.region(a)}, {"result", g.region(a)}, {"n", 4u}});
       },
       ::testing::ThrowsMessage<GraphError>(HasSubstr("codelet 'sum_f32' has no field 'result'")));
+}
+
+// A codelet whose file has no function of its name: refused at compile time (it used to link
+// as an undefined symbol at address 0, and every worker faulted there). The compile's scratch
+// directory goes away, whether it succeeds or fails.
+TEST(SdkErrors, ACodeletWithNoFunctionOfItsNameIsRefused) {
+  char tmpl[] = "/tmp/ipu-sdk-test-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  setenv("TMPDIR", tmpl, 1);
+  Graph g(Target::preset("mk2", 1));
+  declare_library(g);
+  g.add_codelet("mul_f32", kElementwise, {{"n", FieldKind::kScalar, DType::kU32}});
+  const Tensor a = g.add_variable(DType::kF32, {4}, "a");
+  g.set_tile_mapping(a, 0);
+  const ComputeSet cs = g.add_compute_set("cs");
+  g.add_vertex(cs, "mul_f32", 0, {{"n", 4u}});
+  EXPECT_THAT([&] { compile(g, Execute(cs)); },
+              ::testing::ThrowsMessage<CompileError>(HasSubstr(
+                  "codelet 'mul_f32': " + kElementwise + " defines no function named 'mul_f32'")));
+  Graph fine(Target::preset("mk2", 1));
+  const Tensor b = fine.add_variable(DType::kF32, {4}, "b");
+  fine.set_tile_mapping(b, 0);
+  compile(fine, Sync());
+  EXPECT_TRUE(std::filesystem::is_empty(tmpl)) << "a compile left its build directory in " << tmpl;
+  std::filesystem::remove_all(tmpl);
+  unsetenv("TMPDIR");
+}
+
+TEST(SdkErrors, ATargetWithNoExchangeBandwidthIsRefused) {
+  Target t = Target::preset("mk2", 4);
+  t.machine.chip.exchange.words_per_cycle = 0;
+  EXPECT_THAT([&] { Graph g(t); },
+              ::testing::ThrowsMessage<GraphError>(HasSubstr("exchange.words-per-cycle")));
+}
+
+TEST(SdkErrors, ASecondDeviceInTheProcessIsRefused) {
+  Graph g(Target::preset("mk2", 1));
+  const Tensor a = g.add_variable(DType::kF32, {4}, "a");
+  g.set_tile_mapping(a, 0);
+  const Executable exe = compile(g, Sync());
+  Device first(exe);
+  EXPECT_THAT([&] { Device second(exe); },
+              ::testing::ThrowsMessage<DeviceError>(HasSubstr("a second Device in this process")));
+  first.run();  // the first still works
+}
+
+// A codelet that never returns stops at the device's cycle limit, on by default as on ipu-sim.
+TEST(SdkErrors, AHungCodeletStopsAtTheCycleLimit) {
+  EXPECT_EQ(DeviceOptions{}.max_cycles, 2'000'000'000u);
+  Graph g(Target::preset("mk2", 1));
+  g.add_codelet("spin_forever", std::string(IPU_CODELET_DIR) + "/faulty.c", {});
+  const Tensor a = g.add_variable(DType::kF32, {4}, "a");
+  g.set_tile_mapping(a, 0);
+  const ComputeSet cs = g.add_compute_set("cs");
+  g.add_vertex(cs, "spin_forever", 0, {});
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "exceptions after SystemC simulation confuse AddressSanitizer's stack shadow";
+#endif
+  DeviceOptions options;
+  options.max_cycles = 200'000;
+  Device device(compile(g, Execute(cs)), options);
+  EXPECT_THAT([&] { device.run(); }, ::testing::ThrowsMessage<DeviceError>(
+                                         HasSubstr("did not finish within 200000 cycles")));
 }
 
 TEST(SdkErrors, CodeletThatDoesNotCompileReportsFileAndLine) {

@@ -7,3 +7,10 @@ void read_null(const void *v) {
   volatile const uint32_t *p = 0;
   (void)*p;
 }
+
+/* A codelet that never returns: the device's cycle limit must stop it. */
+void spin_forever(const void *v) {
+  (void)v;
+  for (volatile int i = 0;; i = i + 1) {
+  }
+}

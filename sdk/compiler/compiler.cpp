@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -460,10 +462,20 @@ void Compilation::add_ring_buffers(const Program& p) {
 
 void Compilation::build_firmware_image() {
   std::string dir = options_.work_dir;
+  struct Scratch {  // a build directory of our own goes when the compilation does
+    std::string path;
+    ~Scratch() {
+      std::error_code ignored;
+      if (!path.empty()) std::filesystem::remove_all(path, ignored);
+    }
+  } scratch;
   if (dir.empty()) {
-    char tmpl[] = "/tmp/ipu-compile-XXXXXX";
-    if (mkdtemp(tmpl) == nullptr) throw CompileError("cannot create a build directory under /tmp");
-    dir = tmpl;
+    const char* tmp = std::getenv("TMPDIR");
+    std::string tmpl =
+        std::string(tmp != nullptr && *tmp != 0 ? tmp : "/tmp") + "/ipu-compile-XXXXXX";
+    if (mkdtemp(tmpl.data()) == nullptr)
+      throw CompileError(fmt::format("cannot create a build directory {}", tmpl));
+    dir = scratch.path = tmpl;
   } else {
     mkdir(dir.c_str(), 0755);
   }
@@ -471,13 +483,16 @@ void Compilation::build_firmware_image() {
   const auto symbol = [&](const std::string& name) {
     const auto it = firmware_.symbols.find(name);
     if (it == firmware_.symbols.end())
-      throw CompileError(fmt::format(
-          "the firmware defines no symbol '{}' (is the codelet's C function named so?)", name));
+      throw CompileError(fmt::format("the firmware defines no symbol '{}'", name));
     return it->second;
   };
   heap_start_ = symbol("__heap_start");
   heap_end_ = symbol("__heap_end");
-  for (const auto& [name, c] : graph_.codelets()) symbol(name);
+  for (const auto& [name, c] : graph_.codelets())
+    if (firmware_.symbols.count(name) == 0)
+      throw CompileError(fmt::format(
+          "codelet '{}': {} defines no function named '{}' (a codelet's name is its C function's)",
+          name, c.source, name));
 }
 
 void Compilation::allocate_tensors() {

@@ -38,7 +38,9 @@ class CompileError : public std::runtime_error {
 enum class HostLink : uint8_t { kAuto, kPcie, kGateway };  // kAuto: the gateway if there is one
 
 struct CompileOptions {
-  std::string work_dir;  // where the firmware is built; empty: a fresh directory under /tmp
+  // Where the firmware is built and kept; empty: a fresh directory under $TMPDIR (or /tmp),
+  // removed when the compilation ends.
+  std::string work_dir;
   HostLink host_link = HostLink::kAuto;
   // Cycles the firmware runtime needs between two exchange actions on a tile, and before an
   // arrival to have its receiver set up; the schedule keeps these margins.

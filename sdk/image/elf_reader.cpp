@@ -82,7 +82,9 @@ void read_symbols(const Reader& r, const Elf32_Ehdr& eh, ElfImage& image) {
     r.need(strtab.sh_offset, strtab.sh_size, fmt::format("string table (section {})", sh.sh_link));
     for (uint64_t s = 0; s + sizeof(Elf32_Sym) <= sh.sh_size; s += sizeof(Elf32_Sym)) {
       const auto sym = r.get<Elf32_Sym>(sh.sh_offset + s, "symbol");
-      if (sym.st_name == 0) continue;
+      // Nameless symbols, and undefined ones (a reference the linker left at address 0), say
+      // nothing about where anything is.
+      if (sym.st_name == 0 || sym.st_shndx == SHN_UNDEF) continue;
       if (sym.st_name >= strtab.sh_size)
         r.fail(sh.sh_offset + s,
                fmt::format("symbol name offset {} is past the string table", sym.st_name));

@@ -15,8 +15,25 @@
 
 namespace ipu::sdk {
 
+namespace {
+
+// SystemC elaborates one design per process, and has no way to start another.
+bool claim_the_process() {
+  static bool claimed = false;
+  if (claimed) return false;
+  claimed = true;
+  return true;
+}
+
+}  // namespace
+
 Device::Device(const Executable& executable, DeviceOptions options)
     : exe_(executable), options_(std::move(options)) {
+  if (!claim_the_process())
+    throw DeviceError(
+        "a second Device in this process: SystemC simulates one design per process, so each "
+        "Device needs a process of its own (one Device can run its executable's programs any "
+        "number of times)");
   hw::PlatformOptions run;
   run.machine = exe_.machine;
   run.max_cycles = options_.max_cycles;

@@ -34,7 +34,7 @@ class DeviceError : public std::runtime_error {
 };
 
 struct DeviceOptions {
-  uint64_t max_cycles = 0;    // per tile, over every run; 0: no limit
+  uint64_t max_cycles = 2'000'000'000;  // per tile, over every run, as ipu-sim; 0: no limit
   bool memory_hash = false;   // hash the active tiles' SRAM after the run (DeviceReport::run)
   tlm_rtl::RtlSelection rtl;  // blocks computed by their verilated RTL (ipu-sim --rtl)
   std::string rtl_trace;      // FST waveforms of those blocks
@@ -54,6 +54,7 @@ struct DeviceReport {
 
 class Device {
  public:
+  // Throws DeviceError for a second Device in the process (SystemC elaborates one design).
   Device(const Executable& executable, DeviceOptions options = {});
 
   // Host memory for a stream: exactly replicas x elements x element size bytes, replica r's

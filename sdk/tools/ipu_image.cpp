@@ -26,12 +26,13 @@ namespace {
 // The largest tile number a physical address can carry (above bit kTileAddressBits).
 constexpr unsigned kMaxTile = (1u << (32 - ipu::sdk::kTileAddressBits)) - 1;
 
+constexpr const char* kUsage =
+    "usage: ipu-image replicate IN.elf (--tiles N [--first T] | --at T1,T2,...) [--chips C] "
+    "-o OUT.elf\n"
+    "       ipu-image info IMAGE\n";
+
 int usage() {
-  fmt::print(
-      stderr,
-      "usage: ipu-image replicate IN.elf (--tiles N [--first T] | --at T1,T2,...) [--chips C] "
-      "-o OUT.elf\n"
-      "       ipu-image info IMAGE\n");
+  fmt::print(stderr, "{}", kUsage);
   return 2;
 }
 
@@ -39,6 +40,13 @@ int usage() {
 
 int main(int argc, char** argv) {
   using namespace ipu::sdk;
+  if (argc == 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
+    fmt::print("{}", kUsage);
+    fmt::print(
+        "\nreplicate: an SPMD image, IN.elf's segments on N tiles from T (or the listed tiles), "
+        "on each of C chips\ninfo: what an image holds, chip by chip and tile by tile\n");
+    return 0;
+  }
   if (argc < 3) return usage();
   const std::string command = argv[1];
   try {
