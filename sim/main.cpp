@@ -52,17 +52,6 @@ void add_parameter_options(po::options_description& desc, ipu::hw::MachineConfig
       });
 }
 
-void dump_config(std::ostream& out, ipu::hw::MachineConfig& config) {
-  fmt::print(out, "preset = {}\n", config.preset);
-  ipu::hw::visit_parameters(
-      config, [&out](const char* name, auto& member, const char* unit, const char*) {
-        if constexpr (std::is_same_v<std::remove_reference_t<decltype(member)>, std::string>)
-          fmt::print(out, "{} = \"{}\" {}\n", name, member, unit);
-        else
-          fmt::print(out, "{} = {} {}\n", name, member, unit);
-      });
-}
-
 struct Outputs {
   std::string stats, trace;
   unsigned tiles_per_track = 1;
@@ -254,24 +243,15 @@ int sc_main(int argc, char** argv) {
   try {
     po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
     po::notify(vm);
-    config = ipu::hw::machine_preset(preset);
-    if (!config_file.empty()) ipu::hw::apply_config_file(config_file, config);
     // Parameters given explicitly override the preset and the file.
-    ipu::hw::visit_parameters(config, [&](const char* name, auto&, const char*, const char*) {
+    ipu::hw::visit_parameters(defaults, [&](const char* name, auto&, const char*, const char*) {
       if (vm.count(name) && !vm[name].defaulted())
         explicit_parameters.emplace_back(name, vm[name].as<std::string>());
     });
-    for (const auto& [name, value] : explicit_parameters) {
-      try {
-        ipu::hw::set_parameter(config, name, value);
-      } catch (const std::invalid_argument& e) {
-        throw std::invalid_argument(fmt::format("option --{}: {}", name, e.what()));
-      }
-    }
+    config = ipu::hw::configure_machine(preset, config_file, explicit_parameters);
     max_cycles = ipu::sdk::parse_count("--max-cycles", max_cycles_text);
     outputs.tiles_per_track = static_cast<unsigned>(
         ipu::sdk::parse_count("--trace-tiles-per-track", tiles_per_track_text, 1, 1u << 20));
-    ipu::hw::validate(config);
     rtl_options.blocks = ipu::tlm_rtl::RtlSelection::parse(rtl_text);
     rtl_options.trace = rtl_trace;
     if (!rtl_trace.empty() && !rtl_options.blocks.any())
@@ -302,7 +282,7 @@ int sc_main(int argc, char** argv) {
     return vm.count("help") ? 0 : kExitUsage;
   }
   if (config_dump) {
-    dump_config(std::cout, config);
+    ipu::hw::write_machine_config(std::cout, config);
     return 0;
   }
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <ostream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -70,9 +71,11 @@ void set_parameter(Config& config, const std::string& name, const std::string& v
 }
 
 // Applies "name = value" lines (# starts a comment) to `config`; throws std::invalid_argument
-// naming the file, line and parameter for an unknown name or a malformed value.
-template <typename Config>
-void apply_config_file(const std::string& path, Config& config) {
+// naming the file, line and parameter for an unknown name or a malformed value. A "preset =
+// NAME" line, allowed only before every parameter, is handed to on_preset (which may throw
+// std::invalid_argument too): it starts the file from that preset, as --config-dump writes it.
+template <typename Config, typename OnPreset>
+void apply_config_file(const std::string& path, Config& config, OnPreset&& on_preset) {
   auto trim = [](const std::string& s) {
     const size_t b = s.find_first_not_of(" \t\r"), e = s.find_last_not_of(" \t\r");
     return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
@@ -80,6 +83,7 @@ void apply_config_file(const std::string& path, Config& config) {
   const std::vector<uint8_t> bytes = read_input_file(path, 1 << 20, "configuration file");
   std::istringstream in(std::string(bytes.begin(), bytes.end()));
   std::string line;
+  bool any_parameter = false;
   for (unsigned number = 1; std::getline(in, line); ++number) {
     const std::string text = trim(line.substr(0, line.find('#')));
     if (text.empty()) continue;
@@ -87,12 +91,42 @@ void apply_config_file(const std::string& path, Config& config) {
     if (eq == std::string::npos)
       throw std::invalid_argument(
           fmt::format("{}:{}: expected 'name = value', got '{}'", path, number, text));
+    const std::string name = trim(text.substr(0, eq)), value = trim(text.substr(eq + 1));
     try {
-      set_parameter(config, trim(text.substr(0, eq)), trim(text.substr(eq + 1)));
+      if (name == "preset") {
+        if (any_parameter) throw std::invalid_argument("'preset' must come before every parameter");
+        std::string preset;
+        parse_parameter_value(value, preset);  // quotes removed
+        on_preset(preset);
+      } else {
+        set_parameter(config, name, value);
+      }
+      any_parameter = true;
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(fmt::format("{}:{}: {}", path, number, e.what()));
     }
   }
+}
+
+template <typename Config>
+void apply_config_file(const std::string& path, Config& config) {
+  apply_config_file(path, config, [](const std::string&) {
+    throw std::invalid_argument("unknown parameter 'preset'");
+  });
+}
+
+// Writes every parameter as a configuration file that apply_config_file reads back to the
+// same figures: "name = value  # unit", strings quoted.
+template <typename Config>
+void write_config_file(std::ostream& out, Config& config) {
+  visit_parameters(config, [&out](const char* name, auto& member, const char* unit, const char*) {
+    if constexpr (std::is_same_v<std::remove_reference_t<decltype(member)>, std::string>)
+      out << fmt::format("{} = \"{}\"  # {}\n", name, member, unit);
+    else if constexpr (std::is_same_v<std::remove_reference_t<decltype(member)>, bool>)
+      out << fmt::format("{} = {}  # {}\n", name, member ? "yes" : "no", unit);
+    else
+      out << fmt::format("{} = {}  # {}\n", name, member, unit);
+  });
 }
 
 }  // namespace ipu::hw

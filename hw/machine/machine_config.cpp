@@ -46,6 +46,29 @@ MachineConfig machine_preset(const std::string& name) {
                                           fmt::join(machine_preset_names(), ", ")));
 }
 
+MachineConfig configure_machine(const std::string& preset, const std::string& config_file,
+                                const std::vector<std::pair<std::string, std::string>>& overrides) {
+  MachineConfig config = machine_preset(preset);
+  if (!config_file.empty())
+    apply_config_file(config_file, config,
+                      [&config](const std::string& name) { config = machine_preset(name); });
+  for (const auto& [name, value] : overrides) {
+    try {
+      set_parameter(config, name, value);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("option --{}: {}", name, e.what()));
+    }
+  }
+  validate(config);
+  return config;
+}
+
+void write_machine_config(std::ostream& out, const MachineConfig& config) {
+  out << fmt::format("preset = {}\n", config.preset);
+  MachineConfig copy = config;  // visit_parameters visits mutable members
+  write_config_file(out, copy);
+}
+
 void validate(const MachineConfig& m) {
   validate(m.chip);
   if (m.chips == 0 || m.chips > 1024 || (m.chips & (m.chips - 1)) != 0)

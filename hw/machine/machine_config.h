@@ -6,7 +6,9 @@
 // "pod64" / "bow-pod64" (16 machines, the ladder closed into a torus).
 #pragma once
 
+#include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hw/gateway/gateway_config.h"
@@ -73,5 +75,16 @@ std::vector<std::string> machine_preset_names();
 // Checks the figures make a machine (the chip's, the chip count, the links per chip, the sync
 // groups); throws std::invalid_argument naming the parameter.
 void validate(const MachineConfig& config);
+
+// The machine a command line describes: the preset, then the configuration file (whose
+// "preset = NAME" line, if it has one, starts it from that preset instead), then each
+// "--name value" override in order; validated. Throws std::invalid_argument naming the file and
+// line, or the option, and what is wrong.
+MachineConfig configure_machine(const std::string& preset, const std::string& config_file,
+                                const std::vector<std::pair<std::string, std::string>>& overrides);
+
+// Writes `config` as a configuration file: its preset, then every parameter with its unit.
+// configure_machine(any preset, that file, {}) gives `config` back.
+void write_machine_config(std::ostream& out, const MachineConfig& config);
 
 }  // namespace ipu::hw
