@@ -32,6 +32,7 @@ extern "C" {
 #define IPU_CSR_TILES 0xfc1  /* tiles on the chip (read-only) */
 #define IPU_CSR_CHIPID 0xfc2 /* this tile's chip in the machine (read-only) */
 #define IPU_CSR_CHIPS 0xfc3  /* chips in the machine (read-only) */
+#define IPU_CSR_PTILES 0xfc4 /* tiles of this chip with a program (read-only) */
 
 #define IPU_CSR_READ(csr) \
   ({                      \
@@ -122,10 +123,12 @@ static inline void __attribute__((noreturn)) ipu_exit(int status) {
 
 #include "ipu_xipu.h"
 
-/* Tile number and tile count of the chip; the chip's number and the chip count of the machine
- * (0 and 1 on a chip alone). */
+/* Tile number and tile count of the chip (every tile: 1472 on Mk2, whatever the image loads);
+ * the tiles of this chip the image gives a program (an image for tiles 0..N-1 of a chip sees
+ * N); the chip's number and the chip count of the machine (0 and 1 on a chip alone). */
 static inline unsigned ipu_tile_id(void) { return IPU_CSR_READ(0xfc0); }
 static inline unsigned ipu_tile_count(void) { return IPU_CSR_READ(0xfc1); }
+static inline unsigned ipu_program_tile_count(void) { return IPU_CSR_READ(0xfc4); }
 static inline unsigned ipu_chip_id(void) { return IPU_CSR_READ(0xfc2); }
 static inline unsigned ipu_chip_count(void) { return IPU_CSR_READ(0xfc3); }
 

@@ -195,6 +195,19 @@ std::string Exchange::resolve(Phase& p) {
   };
   std::vector<std::string> errors;
   auto error = [&errors](std::string text) { errors.push_back(std::move(text)); };
+  // A destination with no program at all: most often firmware that sizes its work by
+  // ipu_tile_count() (every tile of the chip) run on an image for fewer tiles.
+  auto no_program_hint = [this](unsigned d) -> std::string {
+    if (socket_of_.count(d) != 0) return "";
+    const unsigned chip = d / config_.tiles;
+    const auto first = socket_of_.lower_bound(chip * config_.tiles);
+    const auto last = socket_of_.lower_bound((chip + 1) * config_.tiles);
+    return fmt::format(
+        "; {} has no program: the image gives {} of the chip's {} tiles one (ipu_tile_count() "
+        "counts every tile of the chip, ipu_program_tile_count() those with a program; or run "
+        "with --chip.tiles {})",
+        name(d), std::distance(first, last), config_.tiles, std::distance(first, last));
+  };
   const uint64_t per_cycle = config_.exchange.words_per_cycle;
 
   std::map<unsigned, std::vector<Cursor>> incoming;
@@ -211,7 +224,8 @@ std::string Exchange::resolve(Phase& p) {
                 ? fmt::format("sync group {} of chip {}", p.barrier.group, p.barrier.chip)
                 : fmt::format("sync group 0x{:x}", p.barrier.group),
             p.barrier.release,
-            other_chip ? "; words reach another chip only after an external sync" : ""));
+            other_chip ? "; words reach another chip only after an external sync"
+                       : no_program_hint(d)));
         continue;
       }
       incoming[d].push_back({s.cycle + 1 + latency(s.source, d), s.source, i, 0});

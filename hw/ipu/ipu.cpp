@@ -42,7 +42,7 @@ Ipu::Ipu(const sc_core::sc_module_name& name, const ChipConfig& config,
       throw std::invalid_argument(
           fmt::format("tile {} does not exist on a {}-tile chip", id, config_.tiles));
     auto tile = std::make_unique<Tile>(fmt::format("tile{}", id).c_str(), config_.tile, id);
-    tile->set_machine(chip, chips, config_.tiles);
+    tile->set_machine(chip, chips, config_.tiles, static_cast<unsigned>(active_.size()));
     tile->sync.bind(*sync_);
     tile->exchange.bind(*exchange_);
     exchange_->to_tiles.bind(tile->memory);

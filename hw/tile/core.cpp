@@ -309,6 +309,7 @@ const Core::CsrBehaviour Core::kCsrBehaviour[] = {
     {[](const Core& core, const Context&) { return core.tile_count_; }, nullptr},
     {[](const Core& core, const Context&) { return core.chip_; }, nullptr},
     {[](const Core& core, const Context&) { return core.chip_count_; }, nullptr},
+    {[](const Core& core, const Context&) { return core.program_tiles_; }, nullptr},
 };
 
 std::string_view csr_name(unsigned number) {

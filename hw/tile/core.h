@@ -137,6 +137,7 @@ class Core {
   void set_trace(TraceSink sink) { trace_ = std::move(sink); }
   void set_tile_id(unsigned id) { tile_id_ = id; }
   void set_tile_count(unsigned count) { tile_count_ = count; }
+  void set_program_tiles(unsigned count) { program_tiles_ = count; }
   // The tile's chip and the machine's chip count (CSRs ipu.chipid, ipu.chips).
   void set_chip(unsigned chip, unsigned chips) { chip_ = chip, chip_count_ = chips; }
   // Bytes of streaming memory the tile's gateway holds (0: none, ipu.smwrite/smread fail).
@@ -222,6 +223,7 @@ class Core {
   uint32_t worker_entry_ = 0;    // CSR ipu.wentry
   uint32_t exchange_dests_ = 0;  // CSR ipu.xdests: address of {count, tile ids...}
   unsigned tile_count_ = 1;
+  unsigned program_tiles_ = 1;  // tiles of this chip that have a program
   unsigned chip_ = 0, chip_count_ = 1;
   ExchangeSink* exchange_ = nullptr;
   TileDatapaths datapaths_;

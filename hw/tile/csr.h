@@ -55,7 +55,9 @@ enum class CsrAccess : uint8_t { kReadOnly, kReadWrite };
   X(ipu_tileid, 0xfc0, kReadOnly, "Xipu: this tile's number")                                   \
   X(ipu_tiles, 0xfc1, kReadOnly, "Xipu: number of tiles on the chip")                           \
   X(ipu_chipid, 0xfc2, kReadOnly, "Xipu: this tile's chip in the machine (0 on one chip)")      \
-  X(ipu_chips, 0xfc3, kReadOnly, "Xipu: number of chips in the machine")
+  X(ipu_chips, 0xfc3, kReadOnly, "Xipu: number of chips in the machine")                        \
+  X(ipu_ptiles, 0xfc4, kReadOnly,                                                               \
+    "Xipu: number of tiles of this chip the image gives a program (ipu_tiles counts all)")
 
 enum class CsrId : uint8_t {
 #define X(id, number, access, meaning) id,

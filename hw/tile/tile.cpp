@@ -26,8 +26,10 @@ Tile::Tile(const sc_core::sc_module_name& name, const TileConfig& config, unsign
   SC_THREAD(run_thread);
 }
 
-void Tile::set_machine(unsigned chip, unsigned chips, unsigned tiles_per_chip) {
+void Tile::set_machine(unsigned chip, unsigned chips, unsigned tiles_per_chip,
+                       unsigned program_tiles) {
   core_.set_tile_count(tiles_per_chip);
+  core_.set_program_tiles(program_tiles);
   core_.set_chip(chip, chips);
   machine_id_ = chip * tiles_per_chip + id_;
 }

@@ -51,7 +51,7 @@ class Tile : public sc_core::sc_module, private ExchangeSink {
   void set_quantum_cycles(uint64_t cycles) { quantum_cycles_ = cycles; }
   // Places the tile on chip `chip` of a machine of `chips` chips of `tiles_per_chip` tiles: its
   // sync and exchange traffic then carries its machine tile number.
-  void set_machine(unsigned chip, unsigned chips, unsigned tiles_per_chip);
+  void set_machine(unsigned chip, unsigned chips, unsigned tiles_per_chip, unsigned program_tiles);
 
   Core& core() { return core_; }
   const Core& core() const { return core_; }
