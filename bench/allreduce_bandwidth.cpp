@@ -18,10 +18,12 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <systemc>
 #include <vector>
 
 #include "bench/parse_size.h"
 #include "hw/ipulink/ipulink.h"
+#include "hw/machine/machine.h"
 #include "hw/sync/sync_network.h"
 #include "sdk/compiler/compiler.h"
 #include "sdk/runtime/device.h"

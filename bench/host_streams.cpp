@@ -11,6 +11,7 @@
 
 #include <cstring>
 #include <string>
+#include <systemc>
 #include <vector>
 
 #include "bench/parse_size.h"

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <systemc>
 #include <utility>
 #include <vector>
 

@@ -16,11 +16,6 @@
 #include "sdk/image/elf_writer.h"
 
 int main(int argc, char** argv) {
-  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
-  return sc_core::sc_elab_and_sim(argc, argv);
-}
-
-int sc_main(int argc, char** argv) {
   return ipu::examples::run_example(
       "matmul",
       "[--preset mk2|bow] [--tiles N|all] [--n COLUMNS] [--k DEPTH (multiple of 16)] [--save "

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <random>
 
+#include "hw/machine/machine.h"
 #include "sdk/compiler/compiler.h"
 
 namespace ipu::examples {
@@ -101,11 +102,11 @@ MatmulResult run_matmul(const std::string& preset, unsigned tiles, size_t n, siz
   device.connect_stream("c_out", ct_host.data(), ct_host.size() * 4);
   out.report = device.run();
   // The matmul's compute: each tile's compute segment that ends at the final host sync.
-  const auto& barriers = device.chip().sync_network().barriers();
+  const auto& barriers = device.machine().chip(0).sync_network().barriers();
   if (!barriers.empty()) {
     const auto& last = barriers.back();
     for (size_t i = 0; i < last.tiles.size(); ++i)
-      for (const auto& seg : device.chip().tile(last.tiles[i]).timeline())
+      for (const auto& seg : device.machine().chip(0).tile(last.tiles[i]).timeline())
         if (seg.kind == hw::TileSegment::kCompute && seg.end == last.arrivals[i])
           out.compute_cycles = std::max(out.compute_cycles, seg.end - seg.begin);
   }

@@ -12,11 +12,6 @@
 #include "examples/mlp_app.h"
 
 int main(int argc, char** argv) {
-  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
-  return sc_core::sc_elab_and_sim(argc, argv);
-}
-
-int sc_main(int argc, char** argv) {
   return ipu::examples::run_example(
       "mlp",
       "[--preset mk2|bow] [--tiles N] [--steps S] [--rtl BLOCKS] [--rtl-trace FILE.fst] "

@@ -13,11 +13,6 @@
 #include "examples/pipeline_app.h"
 
 int main(int argc, char** argv) {
-  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
-  return sc_core::sc_elab_and_sim(argc, argv);
-}
-
-int sc_main(int argc, char** argv) {
   return ipu::examples::run_example(
       "pipeline",
       "[--preset m2000|pod16|...] [--tiles N] [--width W] [--micro-batches M] [--steps S] "

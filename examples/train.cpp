@@ -14,11 +14,6 @@
 #include "examples/train_app.h"
 
 int main(int argc, char** argv) {
-  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
-  return sc_core::sc_elab_and_sim(argc, argv);
-}
-
-int sc_main(int argc, char** argv) {
   return ipu::examples::run_example(
       "train",
       "[--preset m2000|bow2000|pod16|...] [--tiles N] [--steps S] [--seed N] [--rtl BLOCKS] "

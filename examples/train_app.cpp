@@ -6,6 +6,7 @@
 #include <cstring>
 #include <random>
 
+#include "hw/machine/machine.h"
 #include "hw/tile/fpu.h"
 #include "hw/tile/prng.h"
 #include "sdk/compiler/compiler.h"

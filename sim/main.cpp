@@ -54,6 +54,7 @@ void add_parameter_options(po::options_description& desc, ipu::hw::MachineConfig
 
 struct Outputs {
   std::string stats, trace;
+  ipu::hw::StatsSource source;  // the image, for --stats
   unsigned tiles_per_track = 1;
 };
 
@@ -98,8 +99,9 @@ int run_machine(const ipu::hw::PlatformOptions& options, const RtlOptions& rtl_o
     if (!file) fmt::print(stderr, "ipu-sim: cannot write {}\n", path);
     return static_cast<bool>(file);
   };
-  const bool stats_ok = write(
-      outputs.stats, [&](std::ostream& o) { ipu::hw::write_stats_json(o, platform.machine()); });
+  const bool stats_ok = write(outputs.stats, [&](std::ostream& o) {
+    ipu::hw::write_stats_json(o, platform.machine(), outputs.source);
+  });
   const bool trace_ok = write(outputs.trace, [&](std::ostream& o) {
     ipu::hw::write_trace_json(o, platform.machine(), outputs.tiles_per_track);
   });
@@ -317,6 +319,7 @@ int sc_main(int argc, char** argv) {
       options.max_cycles = max_cycles;
       options.trace_instructions = trace_instructions;
       options.memory_hash = memory_hash;
+      outputs.source = {file, ipu::sdk::image_checksum(image)};
       return run_machine(options, rtl_options, image, outputs);
     }
     ipu::sim::RunOptions options;

@@ -11,8 +11,10 @@
 #include <map>
 #include <numeric>
 #include <random>
+#include <systemc>
 #include <vector>
 
+#include "hw/machine/machine.h"
 #include "hw/tile/fpu.h"
 #include "sdk/compiler/compiler.h"
 #include "sdk/graph/codelet_library.h"

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "examples/matmul_app.h"
+#include "hw/machine/machine.h"
 #include "sdk/compiler/compiler.h"
 #include "sdk/graph/codelet_library.h"
 #include "sdk/runtime/device.h"
@@ -181,7 +182,7 @@ TEST(Sdk, SixWorkerVertexSplitsItsWorkOverTheWorkers) {
   device.read_tensor("out", result.data(), n * 4);
   for (size_t i = 0; i < n; ++i) ASSERT_EQ(result[i], av[i] + 0.25f) << i;
   for (unsigned w = 1; w <= 6; ++w)
-    EXPECT_EQ(device.chip().tile(0).core().context(w).runs, 1u) << "worker " << w;
+    EXPECT_EQ(device.machine().chip(0).tile(0).core().context(w).runs, 1u) << "worker " << w;
 }
 
 TEST(Sdk, AllToAllRedistributionAcrossTiles) {

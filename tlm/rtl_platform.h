@@ -16,6 +16,7 @@
 #include "hw/ipu/chip_config.h"
 #include "hw/sync/sync_network.h"
 #include "hw/tile/datapaths.h"
+#include "tlm/rtl_selection.h"
 #include "tlm/rtl_wrappers.h"
 
 namespace ipu::hw {
@@ -25,24 +26,6 @@ struct RunReport;
 }  // namespace ipu::hw
 
 namespace ipu::tlm_rtl {
-
-struct RtlSelection {
-  bool prng = false, sr = false, amp = false, sync = false, xmux = false;
-
-  // A comma-separated list of prng, sr, amp, sync, xmux, all (every block) and none (no
-  // block; "" too); throws std::invalid_argument naming an unknown block.
-  static RtlSelection parse(const std::string& list);
-  bool any() const { return prng || sr || amp || sync || xmux; }
-  std::string names() const;  // "prng,sr,..." or "none"
-};
-
-// Transactions and RTL clocks of one block in a run.
-struct RtlBlockStats {
-  std::string block;
-  uint64_t transactions = 0;
-  uint64_t clocks = 0;
-  double host_seconds = 0;  // in the wrapper and the RTL
-};
 
 class RtlPlatform : public sc_core::sc_module,
                     public hw::PrngDatapath,
@@ -102,11 +85,6 @@ class RtlPlatform : public sc_core::sc_module,
   std::unique_ptr<Socket> to_sync_;
   std::unique_ptr<Socket> to_xmux_;
 };
-
-// "rtl blocks  prng 10 transactions in 12 clocks, ..." (and the waveform files) for the run
-// reports.
-void print_rtl_stats(std::ostream& out, const std::vector<RtlBlockStats>& stats,
-                     const std::vector<std::string>& trace_files = {});
 
 // Runs the platform, with `rtl` (may be null) installed before: an RTL block that departs from
 // its model ends the run with RtlMismatch naming it (SystemC alone reports a generic error).

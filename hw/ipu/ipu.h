@@ -16,19 +16,13 @@
 
 #include "hw/exchange/exchange.h"
 #include "hw/ipu/chip_config.h"
+#include "hw/machine/run_report.h"
 #include "hw/pcie/host_memory.h"
 #include "hw/pcie/pcie_endpoint.h"
 #include "hw/sync/sync_network.h"
 #include "hw/tile/tile.h"
 
 namespace ipu::hw {
-
-struct ChipOutcome {
-  enum class Result { kExited, kFault, kCycleLimit, kDeadlock };
-  Result result = Result::kExited;
-  int exit_status = 0;  // the first non-zero exit status in tile order, else 0
-  std::string message;  // the report for anything but a normal exit
-};
 
 class Ipu : public sc_core::sc_module {
  public:

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <ostream>
 
 #include "machine.h"
@@ -43,13 +44,60 @@ uint64_t compute_before(const Tile& tile, uint64_t arrival) {
 
 }  // namespace
 
-void write_stats_json(std::ostream& out, const Machine& machine) {
+RunReport count_run(const Machine& machine) {
+  RunReport r;
+  r.chips = machine.chips();
+  r.tiles = static_cast<unsigned>(machine.active_tiles().size());
+  r.cycles = machine.cycles();
+  r.instructions = machine.instructions_retired();
+  r.supersteps = machine.sync_network().barriers().size();
+  for (const ExchangeRecord& e : machine.exchange().records()) {
+    r.exchange_words += e.words;
+    r.inter_chip_words += e.chip_words;
+  }
+  for (const auto& link : machine.links().links())
+    r.ipulink_bytes += link->counters(0).bytes + link->counters(1).bytes;
+  r.gateways = static_cast<unsigned>(machine.gateways().all().size());
+  for (const auto& g : machine.gateways().all()) {
+    r.streaming_bytes_written += g->bytes_written();
+    r.streaming_bytes_read += g->bytes_read();
+  }
+  r.clock_hz = machine.config().chip.tile.clock_hz;
+  return r;
+}
+
+void write_stats_json(std::ostream& out, const Machine& machine, const StatsSource& source) {
   const ChipConfig& c = machine.config().chip;
   std::map<uint64_t, const ExchangeRecord*> exchanges;
   for (const ExchangeRecord& e : machine.exchange().records()) exchanges[e.phase] = &e;
 
+  // What ran and on what: enough to tell two runs of a sweep apart and to repeat either.
+  nlohmann::ordered_json config;
+  config["preset"] = machine.config().preset;
+  MachineConfig copy = machine.config();  // visit_parameters visits mutable members
+  visit_parameters(copy, [&config](const char* name, const auto& member, const char*, const char*) {
+    config[name] = member;
+  });
+  nlohmann::ordered_json image;
+  image["file"] = source.image;
+  image["checksum"] =
+      source.image_checksum ? fmt::format("0x{:08x}", *source.image_checksum) : std::string();
+  const RunReport r = count_run(machine);
+  nlohmann::ordered_json summary;
+  summary["cycles"] = r.cycles;
+  summary["seconds"] = static_cast<double>(r.cycles) / r.clock_hz;
+  summary["instructions"] = r.instructions;
+  summary["supersteps"] = r.supersteps;
+  summary["exchange_bytes"] = 4 * r.exchange_words;
+  summary["inter_chip_bytes"] = 4 * r.inter_chip_words;
+  summary["ipulink_bytes"] = r.ipulink_bytes;
+  summary["streaming_bytes_written"] = r.streaming_bytes_written;
+  summary["streaming_bytes_read"] = r.streaming_bytes_read;
+  fmt::print(out, "{{\n  \"config\": {},\n  \"image\": {},\n  \"summary\": {},\n", config.dump(),
+             image.dump(), summary.dump());
+
   fmt::print(out,
-             "{{\n  \"chip\": {{\"preset\": \"{}\", \"tiles\": {}, \"active_tiles\": {}, "
+             "  \"chip\": {{\"preset\": \"{}\", \"tiles\": {}, \"active_tiles\": {}, "
              "\"clock_hz\": {}}},\n",
              c.preset, c.tiles, machine.active_tiles().size(), c.tile.clock_hz);
   fmt::print(out, "  \"machine\": {{\"chips\": {}, \"ipulinks\": [", machine.chips());

@@ -65,8 +65,19 @@ class Machine : public sc_core::sc_module {
   std::vector<std::unique_ptr<Ipu>> chips_;
 };
 
-// Statistics of a finished run as JSON (schema in docs/chip.md and docs/machine.md).
-void write_stats_json(std::ostream& out, const Machine& machine);
+// The machine's counts so far: cycles, instructions, supersteps, exchange, IPU-Link and
+// streaming-memory traffic (the outcome, clock and host time are the caller's to fill).
+RunReport count_run(const Machine& machine);
+
+// What ran, for the statistics: the image's file (or a name) and its checksum.
+struct StatsSource {
+  std::string image;
+  std::optional<uint32_t> image_checksum;
+};
+
+// Statistics of a finished run as JSON (schema in docs/chip.md and docs/machine.md): the
+// configuration, the image, a summary and every superstep.
+void write_stats_json(std::ostream& out, const Machine& machine, const StatsSource& source = {});
 // Chrome/Perfetto trace-event JSON of the BSP phases: a process per chip, and in it one track
 // per tile, or per group of `tiles_per_track` tiles (showing the group's first tile).
 void write_trace_json(std::ostream& out, const Machine& machine, unsigned tiles_per_track);

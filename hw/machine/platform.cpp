@@ -49,25 +49,8 @@ RunReport Platform::run() {
   const auto t0 = std::chrono::steady_clock::now();
   sc_core::sc_start();
   const auto t1 = std::chrono::steady_clock::now();
-  RunReport r;
+  RunReport r = count_run(*machine_);
   r.outcome = machine_->outcome();
-  r.chips = machine_->chips();
-  r.tiles = static_cast<unsigned>(machine_->active_tiles().size());
-  r.cycles = machine_->cycles();
-  r.instructions = machine_->instructions_retired();
-  r.supersteps = machine_->sync_network().barriers().size();
-  for (const ExchangeRecord& e : machine_->exchange().records()) {
-    r.exchange_words += e.words;
-    r.inter_chip_words += e.chip_words;
-  }
-  for (const auto& link : machine_->links().links())
-    r.ipulink_bytes += link->counters(0).bytes + link->counters(1).bytes;
-  r.gateways = static_cast<unsigned>(machine_->gateways().all().size());
-  for (const auto& g : machine_->gateways().all()) {
-    r.streaming_bytes_written += g->bytes_written();
-    r.streaming_bytes_read += g->bytes_read();
-  }
-  r.clock_hz = options_.machine.chip.tile.clock_hz;
   r.host_seconds = std::chrono::duration<double>(t1 - t0).count();
   if (options_.memory_hash) {
     uint64_t h = 0xcbf29ce484222325u;  // FNV-1a, 64-bit

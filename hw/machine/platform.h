@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "hw/machine/machine.h"
+#include "hw/machine/run_report.h"
 
 namespace ipu::hw {
 
@@ -35,23 +36,6 @@ struct PlatformOptions {
   // false: the platform neither loads the program nor starts the tiles; a host does both (the
   // SDK runtime, over the host link).
   bool load_and_start = true;
-};
-
-struct RunReport {
-  ChipOutcome outcome;
-  unsigned chips = 1;
-  unsigned tiles = 0;
-  uint64_t cycles = 0;
-  uint64_t instructions = 0;
-  size_t supersteps = 0;
-  uint64_t exchange_words = 0;
-  uint64_t inter_chip_words = 0;  // of those, words delivered to another chip
-  uint64_t ipulink_bytes = 0;     // bytes carried by IPU-Links (a word counts on every hop)
-  unsigned gateways = 0;
-  uint64_t streaming_bytes_written = 0, streaming_bytes_read = 0;  // by tiles
-  double clock_hz = 0;
-  double host_seconds = 0;
-  std::optional<uint64_t> memory_hash;  // FNV-1a over the active tiles' SRAM, in tile order
 };
 
 class Platform {

@@ -1,17 +1,18 @@
 // sc_spawn (the gateways' host links run at once) needs SystemC's dynamic processes.
 #define SC_INCLUDE_DYNAMIC_PROCESSES
-#include "device.h"
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
 #include "hw/gateway/host_link.h"
 #include "sdk/image/program.h"
+#include "sdk/runtime/device_impl.h"
 
 namespace ipu::sdk {
 
@@ -27,8 +28,9 @@ bool claim_the_process() {
 
 }  // namespace
 
-Device::Device(const Executable& executable, DeviceOptions options)
+DeviceImpl::DeviceImpl(const Executable& executable, DeviceOptions options)
     : exe_(executable), options_(std::move(options)) {
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);  // the program's output is its own
   if (!claim_the_process())
     throw DeviceError(
         "a second Device in this process: SystemC simulates one design per process, so each "
@@ -51,14 +53,14 @@ Device::Device(const Executable& executable, DeviceOptions options)
       [this](unsigned transfer, uint64_t) { return host_sync(transfer); });
 }
 
-void Device::check_replica(const char* what, const std::string& name, unsigned replica) const {
+void DeviceImpl::check_replica(const char* what, const std::string& name, unsigned replica) const {
   if (replica >= exe_.replicas)
     throw DeviceError(fmt::format("{} '{}': replica {}, but the executable has {} replica{}", what,
                                   name, replica, exe_.replicas, exe_.replicas == 1 ? "" : "s"));
 }
 
-size_t Device::tensor_bytes(const std::string& name, size_t bytes, unsigned replica,
-                            const char* what) const {
+size_t DeviceImpl::tensor_bytes(const std::string& name, size_t bytes, unsigned replica,
+                                const char* what) const {
   const auto info = exe_.tensor_info.find(name);
   if (info == exe_.tensor_info.end())
     throw DeviceError(fmt::format("{}: no tensor named '{}'", what, name));
@@ -70,7 +72,7 @@ size_t Device::tensor_bytes(const std::string& name, size_t bytes, unsigned repl
   return dtype_size(info->second.type);
 }
 
-void Device::connect_stream(const std::string& name, void* buffer, size_t bytes) {
+void DeviceImpl::connect_stream(const std::string& name, void* buffer, size_t bytes) {
   const auto s = exe_.streams.find(name);
   if (s == exe_.streams.end())
     throw DeviceError(fmt::format("connect_stream: no stream named '{}'", name));
@@ -85,7 +87,8 @@ void Device::connect_stream(const std::string& name, void* buffer, size_t bytes)
     connect_stream(name, r, static_cast<uint8_t*>(buffer) + r * each, each);
 }
 
-void Device::connect_stream(const std::string& name, unsigned replica, void* buffer, size_t bytes) {
+void DeviceImpl::connect_stream(const std::string& name, unsigned replica, void* buffer,
+                                size_t bytes) {
   const auto s = exe_.streams.find(name);
   if (s == exe_.streams.end())
     throw DeviceError(fmt::format("connect_stream: no stream named '{}'", name));
@@ -99,12 +102,12 @@ void Device::connect_stream(const std::string& name, unsigned replica, void* buf
   buffers[replica] = static_cast<uint8_t*>(buffer);
 }
 
-void Device::write_tensor(const std::string& name, const void* data, size_t bytes) {
+void DeviceImpl::write_tensor(const std::string& name, const void* data, size_t bytes) {
   for (unsigned r = 0; r < exe_.replicas; ++r) write_tensor(name, r, data, bytes);
 }
 
-void Device::write_tensor(const std::string& name, unsigned replica, const void* data,
-                          size_t bytes) {
+void DeviceImpl::write_tensor(const std::string& name, unsigned replica, const void* data,
+                              size_t bytes) {
   const size_t size = tensor_bytes(name, bytes, replica, "write_tensor");
   for (const Placement& p : exe_.tensors.at(name))
     platform_->machine()
@@ -113,12 +116,12 @@ void Device::write_tensor(const std::string& name, unsigned replica, const void*
               (p.end - p.begin) * size);
 }
 
-void Device::read_tensor(const std::string& name, void* data, size_t bytes) const {
+void DeviceImpl::read_tensor(const std::string& name, void* data, size_t bytes) const {
   read_tensor(name, 0, data, bytes);
 }
 
-void Device::read_tensor(const std::string& name, unsigned replica, void* data,
-                         size_t bytes) const {
+void DeviceImpl::read_tensor(const std::string& name, unsigned replica, void* data,
+                             size_t bytes) const {
   const size_t size = tensor_bytes(name, bytes, replica, "read_tensor");
   for (const Placement& p : exe_.tensors.at(name))
     platform_->machine()
@@ -126,9 +129,9 @@ void Device::read_tensor(const std::string& name, unsigned replica, void* data,
         .read(p.address, static_cast<uint8_t*>(data) + p.begin * size, (p.end - p.begin) * size);
 }
 
-std::pair<unsigned, uint64_t> Device::remote_entry(const std::string& name, unsigned replica,
-                                                   unsigned entry, size_t bytes,
-                                                   const char* what) const {
+std::pair<unsigned, uint64_t> DeviceImpl::remote_entry(const std::string& name, unsigned replica,
+                                                       unsigned entry, size_t bytes,
+                                                       const char* what) const {
   const auto b = exe_.remote_buffers.find(name);
   if (b == exe_.remote_buffers.end())
     throw DeviceError(fmt::format("{}: no remote buffer named '{}'", what, name));
@@ -143,19 +146,19 @@ std::pair<unsigned, uint64_t> Device::remote_entry(const std::string& name, unsi
   return {m.gateway, m.base + b->second.offset + entry * b->second.entry_bytes};
 }
 
-void Device::write_remote(const std::string& name, unsigned replica, unsigned entry,
-                          const void* data, size_t bytes) {
+void DeviceImpl::write_remote(const std::string& name, unsigned replica, unsigned entry,
+                              const void* data, size_t bytes) {
   const auto [gateway, address] = remote_entry(name, replica, entry, bytes, "write_remote");
   platform_->machine().gateways().all().at(gateway)->memory().write(address, data, bytes);
 }
 
-void Device::read_remote(const std::string& name, unsigned replica, unsigned entry, void* data,
-                         size_t bytes) const {
+void DeviceImpl::read_remote(const std::string& name, unsigned replica, unsigned entry, void* data,
+                             size_t bytes) const {
   const auto [gateway, address] = remote_entry(name, replica, entry, bytes, "read_remote");
   platform_->machine().gateways().all().at(gateway)->memory().read(address, data, bytes);
 }
 
-uint64_t Device::dispatch() {
+uint64_t DeviceImpl::dispatch() {
   if (!command_) {
     // The program ended: hand control back to the host until run() names the next one.
     at_dispatch_ = true;
@@ -176,14 +179,14 @@ uint64_t Device::dispatch() {
   return host_cycles_since(begin);
 }
 
-uint64_t Device::host_cycles_since(const sc_core::sc_time& begin) {
+uint64_t DeviceImpl::host_cycles_since(const sc_core::sc_time& begin) {
   const double seconds = (sc_core::sc_time_stamp() - begin).to_seconds();
   const auto cycles = static_cast<uint64_t>(std::ceil(seconds * exe_.machine.chip.tile.clock_hz));
   report_.host_transfer_cycles += cycles;
   return cycles;
 }
 
-uint64_t Device::host_sync(unsigned transfer) {
+uint64_t DeviceImpl::host_sync(unsigned transfer) {
   if (transfer == hw::SyncNetwork::kHostCommand) return dispatch();
   const HostTransfer& t = exe_.host_transfers.at(transfer);
   const auto s = streams_.find(t.stream);
@@ -250,7 +253,7 @@ hw::RunReport since(const hw::RunReport& now, const hw::RunReport& before) {
 
 }  // namespace
 
-const DeviceReport& Device::run() {
+const DeviceReport& DeviceImpl::run() {
   if (exe_.programs.size() != 1) {
     std::vector<std::string> names;
     for (const ProgramInfo& p : exe_.programs) names.push_back("'" + p.name + "'");
@@ -260,7 +263,7 @@ const DeviceReport& Device::run() {
   return run(exe_.programs.front().name);
 }
 
-const DeviceReport& Device::run(const std::string& name) {
+const DeviceReport& DeviceImpl::run(const std::string& name) {
   if (!failure_.empty())
     throw DeviceError(
         fmt::format("run('{}'): the device stopped in an earlier run and runs nothing more; it "
@@ -312,5 +315,53 @@ const DeviceReport& Device::run(const std::string& name) {
   report_.run.outcome = {};  // every tile is back at its dispatch sync: the program ended
   return report_;
 }
+
+// ---- Device: the public face ----
+// A host program has an ordinary main(). SystemC's library still refers to sc_main (its own
+// main() calls it), so the SDK supplies one; a program that defines sc_main, and lets
+// SystemC's main() call it, replaces this weak definition.
+extern "C" __attribute__((weak)) int sc_main(int, char**) {
+  std::fputs("this program defines neither main() nor sc_main()\n", stderr);
+  return 1;
+}
+
+Device::Device(const Executable& executable, DeviceOptions options)
+    : impl_(std::make_unique<DeviceImpl>(executable, std::move(options))) {}
+Device::~Device() = default;
+
+void Device::connect_stream(const std::string& name, void* buffer, size_t bytes) {
+  impl_->connect_stream(name, buffer, bytes);
+}
+void Device::connect_stream(const std::string& name, unsigned replica, void* buffer, size_t bytes) {
+  impl_->connect_stream(name, replica, buffer, bytes);
+}
+void Device::write_tensor(const std::string& name, const void* data, size_t bytes) {
+  impl_->write_tensor(name, data, bytes);
+}
+void Device::write_tensor(const std::string& name, unsigned replica, const void* data,
+                          size_t bytes) {
+  impl_->write_tensor(name, replica, data, bytes);
+}
+void Device::read_tensor(const std::string& name, void* data, size_t bytes) const {
+  impl_->read_tensor(name, data, bytes);
+}
+void Device::read_tensor(const std::string& name, unsigned replica, void* data,
+                         size_t bytes) const {
+  impl_->read_tensor(name, replica, data, bytes);
+}
+void Device::write_remote(const std::string& name, unsigned replica, unsigned entry,
+                          const void* data, size_t bytes) {
+  impl_->write_remote(name, replica, entry, data, bytes);
+}
+void Device::read_remote(const std::string& name, unsigned replica, unsigned entry, void* data,
+                         size_t bytes) const {
+  impl_->read_remote(name, replica, entry, data, bytes);
+}
+const DeviceReport& Device::run(const std::string& program) { return impl_->run(program); }
+const DeviceReport& Device::run() { return impl_->run(); }
+unsigned Device::runs() const { return impl_->runs(); }
+const std::string& Device::console() const { return impl_->console(); }
+const hw::Machine& Device::machine() const { return impl_->machine(); }
+void Device::write_stats(std::ostream& out) const { impl_->write_stats(out); }
 
 }  // namespace ipu::sdk

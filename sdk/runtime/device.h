@@ -21,12 +21,17 @@
 #include <sstream>
 #include <string>
 
-#include "hw/machine/platform.h"
+#include "hw/machine/run_report.h"
 #include "sdk/compiler/compiler.h"
-#include "sdk/runtime/host_driver.h"
-#include "tlm/rtl_platform.h"
+#include "tlm/rtl_selection.h"
+
+namespace ipu::hw {
+class Machine;
+}  // namespace ipu::hw
 
 namespace ipu::sdk {
+
+class DeviceImpl;
 
 class DeviceError : public std::runtime_error {
  public:
@@ -56,12 +61,16 @@ class Device {
  public:
   // Throws DeviceError for a second Device in the process (SystemC elaborates one design).
   Device(const Executable& executable, DeviceOptions options = {});
+  ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
 
   // Host memory for a stream: exactly replicas x elements x element size bytes, replica r's
   // data at r x elements x element size.
   void connect_stream(const std::string& name, void* buffer, size_t bytes);
   // Host memory for one replica's stream: exactly elements x element size bytes.
   void connect_stream(const std::string& name, unsigned replica, void* buffer, size_t bytes);
+
   // Every replica's copy of the tensor gets `data`.
   void write_tensor(const std::string& name, const void* data, size_t bytes);
   void write_tensor(const std::string& name, unsigned replica, const void* data, size_t bytes);
@@ -81,43 +90,19 @@ class Device {
   const DeviceReport& run(const std::string& program);
   // Runs the executable's only program.
   const DeviceReport& run();
-  unsigned runs() const { return runs_; }
-  const std::string& console() const { return console_text_; }
-  const hw::Ipu& chip() const { return platform_->machine().chip(0); }
-  const hw::Machine& machine() const { return platform_->machine(); }
+
+  unsigned runs() const;
+  const std::string& console() const;  // what the tiles printed, every run so far
+
+  // Writes the run statistics so far (every run's) as ipu-sim run --stats does: the machine's
+  // configuration, the image's checksum, a summary and every superstep.
+  void write_stats(std::ostream& out) const;
+
+  // The simulated machine, for tests and tools inside this tree (hw/machine/machine.h).
+  const hw::Machine& machine() const;
 
  private:
-  uint64_t host_sync(unsigned transfer);
-  // The dispatch sync: waits (paused) for run() to name a program, then writes its index to
-  // every tile over PCIe.
-  uint64_t dispatch();
-  // Tile cycles the host has taken since `begin` (simulated time), counted in the report.
-  uint64_t host_cycles_since(const sc_core::sc_time& begin);
-  void check_replica(const char* what, const std::string& name, unsigned replica) const;
-  size_t tensor_bytes(const std::string& name, size_t bytes, unsigned replica,
-                      const char* what) const;
-  // Where the entry lies: (gateway, streaming-memory address); checks name, replica, entry, size.
-  std::pair<unsigned, uint64_t> remote_entry(const std::string& name, unsigned replica,
-                                             unsigned entry, size_t bytes, const char* what) const;
-  unsigned machine_tile(unsigned replica, unsigned tile) const {
-    return replica * exe_.replica_tiles + tile;
-  }
-
-  Executable exe_;
-  DeviceOptions options_;
-  std::ostringstream console_, trace_;
-  std::string console_text_;
-  std::unique_ptr<hw::Platform> platform_;
-  std::unique_ptr<tlm_rtl::RtlPlatform> rtl_;
-  std::unique_ptr<HostDriver> driver_;
-  std::map<std::string, std::vector<uint8_t*>> streams_;  // per replica (null: not connected)
-  DeviceReport report_;
-  hw::RunReport total_;              // the platform's counts at the end of the last run
-  std::optional<uint32_t> command_;  // the program the next dispatch starts
-  bool at_dispatch_ = false;         // paused at a dispatch sync, waiting for a command
-  sc_core::sc_event resume_;
-  std::string failure_;  // why the device stopped for good
-  unsigned runs_ = 0;
+  std::unique_ptr<DeviceImpl> impl_;
 };
 
 }  // namespace ipu::sdk

@@ -1,0 +1,36 @@
+// What a run of a chip or machine did: how it ended and its counts. Plain data, free of
+// SystemC, so the SDK's public headers can carry it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace ipu::hw {
+
+struct ChipOutcome {
+  enum class Result { kExited, kFault, kCycleLimit, kDeadlock };
+  Result result = Result::kExited;
+  int exit_status = 0;  // the first non-zero exit status in tile order, else 0
+  std::string message;  // the report for anything but a normal exit
+};
+
+struct RunReport {
+  ChipOutcome outcome;
+  unsigned chips = 1;
+  unsigned tiles = 0;
+  uint64_t cycles = 0;
+  uint64_t instructions = 0;
+  size_t supersteps = 0;
+  uint64_t exchange_words = 0;
+  uint64_t inter_chip_words = 0;  // of those, words delivered to another chip
+  uint64_t ipulink_bytes = 0;     // bytes carried by IPU-Links (a word counts on every hop)
+  unsigned gateways = 0;
+  uint64_t streaming_bytes_written = 0, streaming_bytes_read = 0;  // by tiles
+  double clock_hz = 0;
+  double host_seconds = 0;
+  std::optional<uint64_t> memory_hash;  // FNV-1a over the active tiles' SRAM, in tile order
+};
+
+}  // namespace ipu::hw

@@ -1,0 +1,89 @@
+// The device's simulation, behind Device (device.h) so that the SDK's public headers carry no
+// SystemC, platform or RTL headers. Not installed.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "hw/machine/platform.h"
+#include "sdk/runtime/device.h"
+#include "sdk/runtime/host_driver.h"
+#include "tlm/rtl_platform.h"
+
+namespace ipu::sdk {
+
+class DeviceImpl {
+ public:
+  // Throws DeviceError for a second Device in the process (SystemC elaborates one design).
+  DeviceImpl(const Executable& executable, DeviceOptions options);
+
+  // Host memory for a stream: exactly replicas x elements x element size bytes, replica r's
+  // data at r x elements x element size.
+  void connect_stream(const std::string& name, void* buffer, size_t bytes);
+  // Host memory for one replica's stream: exactly elements x element size bytes.
+  void connect_stream(const std::string& name, unsigned replica, void* buffer, size_t bytes);
+  // Every replica's copy of the tensor gets `data`.
+  void write_tensor(const std::string& name, const void* data, size_t bytes);
+  void write_tensor(const std::string& name, unsigned replica, const void* data, size_t bytes);
+  void read_tensor(const std::string& name, void* data, size_t bytes) const;  // replica 0's
+  void read_tensor(const std::string& name, unsigned replica, void* data, size_t bytes) const;
+
+  // Zero-time access to entry `entry` of a remote buffer in replica `replica`'s streaming
+  // memory (bytes: exactly one entry).
+  void write_remote(const std::string& name, unsigned replica, unsigned entry, const void* data,
+                    size_t bytes);
+  void read_remote(const std::string& name, unsigned replica, unsigned entry, void* data,
+                   size_t bytes) const;
+
+  // Runs the named program to its end; throws DeviceError with the platform's report if a tile
+  // faults, hangs or stops, or for a name the executable lacks (which runs nothing). Host
+  // buffers may be refilled, and streams reconnected, between runs.
+  const DeviceReport& run(const std::string& program);
+  // Runs the executable's only program.
+  const DeviceReport& run();
+  unsigned runs() const { return runs_; }
+  const std::string& console() const { return console_text_; }
+  const hw::Machine& machine() const { return platform_->machine(); }
+  void write_stats(std::ostream& out) const {
+    hw::write_stats_json(out, platform_->machine(), {"<executable>", image_checksum(exe_.image)});
+  }
+
+  uint64_t host_sync(unsigned transfer);
+  // The dispatch sync: waits (paused) for run() to name a program, then writes its index to
+  // every tile over PCIe.
+  uint64_t dispatch();
+  // Tile cycles the host has taken since `begin` (simulated time), counted in the report.
+  uint64_t host_cycles_since(const sc_core::sc_time& begin);
+  void check_replica(const char* what, const std::string& name, unsigned replica) const;
+  size_t tensor_bytes(const std::string& name, size_t bytes, unsigned replica,
+                      const char* what) const;
+  // Where the entry lies: (gateway, streaming-memory address); checks name, replica, entry, size.
+  std::pair<unsigned, uint64_t> remote_entry(const std::string& name, unsigned replica,
+                                             unsigned entry, size_t bytes, const char* what) const;
+  unsigned machine_tile(unsigned replica, unsigned tile) const {
+    return replica * exe_.replica_tiles + tile;
+  }
+
+  Executable exe_;
+  DeviceOptions options_;
+  std::ostringstream console_, trace_;
+  std::string console_text_;
+  std::unique_ptr<hw::Platform> platform_;
+  std::unique_ptr<tlm_rtl::RtlPlatform> rtl_;
+  std::unique_ptr<HostDriver> driver_;
+  std::map<std::string, std::vector<uint8_t*>> streams_;  // per replica (null: not connected)
+  DeviceReport report_;
+  hw::RunReport total_;              // the platform's counts at the end of the last run
+  std::optional<uint32_t> command_;  // the program the next dispatch starts
+  bool at_dispatch_ = false;         // paused at a dispatch sync, waiting for a command
+  sc_core::sc_event resume_;
+  std::string failure_;  // why the device stopped for good
+  unsigned runs_ = 0;
+};
+
+}  // namespace ipu::sdk
