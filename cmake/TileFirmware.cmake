@@ -1,16 +1,25 @@
-# add_tile_firmware(NAME SOURCES src... [OPTIMIZE -O2] [DEFINES ...] [NO_RUNTIME])
+# ipu_add_tile_firmware(NAME SOURCES src... [OPTIMIZE -O2] [DEFINES ...] [NO_RUNTIME])
 # Compiles C/assembly sources with Debian's RISC-V cross compiler into NAME.elf, a bare-metal
-# RV32IMF image for one tile (firmware/tile.ld), as part of the build. Creates a target NAME
-# whose property ELF_FILE is the image's path. NO_RUNTIME links without crt0/picolibc (for
-# hand-written assembly tests that provide _start themselves).
+# RV32IMF image for one tile (tile.ld), as part of the build. Creates a target NAME whose
+# property ELF_FILE is the image's path. NO_RUNTIME links without crt0/picolibc (for
+# hand-written assembly that provides _start itself).
+#
+# The same file serves the tree and the installed package (find_package(VirtualIPU)): both set
+# IPU_SDK_DATA, the SDK's data directory (include/ with ipu.h and ipu_xipu.h, runtime/, tile.ld),
+# before including it. ipu-cc (cmake/ipu-cc.in) compiles with the same flags by hand.
 find_program(RISCV_GCC riscv64-unknown-elf-gcc REQUIRED)
-set(IPU_FIRMWARE_DIR ${CMAKE_CURRENT_LIST_DIR}/../firmware)
+if(NOT IPU_SDK_DATA)  # the tree: staged by firmware/CMakeLists.txt, laid out as an install's
+  set(IPU_SDK_DATA ${CMAKE_BINARY_DIR}/share/virtual-ipu)
+endif()
+set(IPU_GENERATED_INCLUDE ${IPU_SDK_DATA}/include)  # ipu_xipu.h, from the Xipu table
 set(IPU_FIRMWARE_ARCH -march=rv32imf -mabi=ilp32f)
-set(IPU_FIRMWARE_RUNTIME ${IPU_FIRMWARE_DIR}/runtime/crt0.S ${IPU_FIRMWARE_DIR}/runtime/console.c)
-# ipu_xipu.h, generated from the Xipu instruction table (firmware/CMakeLists.txt).
-set(IPU_GENERATED_INCLUDE ${CMAKE_BINARY_DIR}/firmware/include)
+set(IPU_FIRMWARE_FLAGS -g -Wall -Wextra -ffunction-sections -fdata-sections -nostartfiles
+    -I${IPU_SDK_DATA}/include -T ${IPU_SDK_DATA}/tile.ld -Wl,--gc-sections
+    -Wl,--no-warn-rwx-segments)  # tile SRAM holds code and data alike
+set(IPU_FIRMWARE_RUNTIME ${IPU_SDK_DATA}/runtime/crt0.S ${IPU_SDK_DATA}/runtime/console.c)
+set(IPU_FIRMWARE_LIBC --specs=picolibc.specs -DPICOLIBC_DOUBLE_PRINTF_SCANF)
 
-function(add_tile_firmware name)
+function(ipu_add_tile_firmware name)
   cmake_parse_arguments(FW "NO_RUNTIME" "OPTIMIZE" "SOURCES;DEFINES" ${ARGN})
   if(NOT FW_OPTIMIZE)
     set(FW_OPTIMIZE -O2)
@@ -28,26 +37,24 @@ function(add_tile_firmware name)
   if(FW_NO_RUNTIME)
     set(runtime -nostdlib)
   else()
-    set(runtime --specs=picolibc.specs -DPICOLIBC_DOUBLE_PRINTF_SCANF ${IPU_FIRMWARE_RUNTIME})
+    set(runtime ${IPU_FIRMWARE_LIBC} ${IPU_FIRMWARE_RUNTIME})
   endif()
   add_custom_command(
     OUTPUT ${output}
-    COMMAND ${RISCV_GCC} ${IPU_FIRMWARE_ARCH} ${FW_OPTIMIZE} -g -Wall -Wextra -Werror
-            -ffunction-sections -fdata-sections -nostartfiles
-            -I${IPU_FIRMWARE_DIR}/include -I${IPU_GENERATED_INCLUDE} ${defines}
-            -T ${IPU_FIRMWARE_DIR}/tile.ld -Wl,--gc-sections
-            -Wl,--no-warn-rwx-segments  # tile SRAM holds code and data alike
-            ${runtime} ${sources} -o ${output}
-    DEPENDS ${sources} ${IPU_FIRMWARE_RUNTIME} ${IPU_FIRMWARE_DIR}/tile.ld
-            ${IPU_FIRMWARE_DIR}/include/ipu.h ${IPU_GENERATED_INCLUDE}/ipu_xipu.h
+    COMMAND ${RISCV_GCC} ${IPU_FIRMWARE_ARCH} ${FW_OPTIMIZE} ${IPU_FIRMWARE_FLAGS} -Werror
+            ${defines} ${runtime} ${sources} -o ${output}
+    DEPENDS ${sources} ${IPU_FIRMWARE_RUNTIME} ${IPU_SDK_DATA}/tile.ld
+            ${IPU_SDK_DATA}/include/ipu.h ${IPU_GENERATED_INCLUDE}/ipu_xipu.h
     COMMENT "Building tile firmware ${name}.elf"
     VERBATIM)
   add_custom_target(${name} ALL DEPENDS ${output})
-  add_dependencies(${name} xipu_header)
+  if(TARGET xipu_header)  # the tree generates ipu_xipu.h; a package has it installed
+    add_dependencies(${name} xipu_header)
+  endif()
   set_target_properties(${name} PROPERTIES ELF_FILE ${output})
 endfunction()
 
-# add_spmd_image(NAME FIRMWARE TILES [CHIPS N]): NAME.elf runs firmware target FIRMWARE on
+# add_spmd_image(NAME FIRMWARE TILES [CHIPS N]), in the tree only: NAME.elf runs firmware target FIRMWARE on
 # tiles 0..N-1 (TILES is a count) or on the listed tiles (TILES like "0,64,128"), of chips
 # 0..N-1 (1 by default).
 function(add_spmd_image name firmware tiles)

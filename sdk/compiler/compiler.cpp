@@ -21,6 +21,7 @@
 #include "hw/sync/sync_network.h"
 #include "hw/tile/fpu.h"
 #include "sdk/compiler/exchange_schedule.h"
+#include "sdk/graph/sdk_paths.h"
 #include "sdk/image/elf_writer.h"
 
 namespace ipu::sdk {
@@ -42,17 +43,23 @@ std::string build_firmware(const Graph& graph, const std::string& dir) {
     if (files.insert(c.source).second) sources += " " + shell_quote(c.source);
     keep += " -Wl,--undefined=" + name;  // codelets are reached only through vertex tables
   }
-  const std::string fw = IPU_FIRMWARE_SOURCE_DIR;
+  SdkPaths paths;
+  try {
+    paths = sdk_paths();
+  } catch (const SdkPathError& e) {
+    throw CompileError(e.what());
+  }
+  const std::string runtime = paths.runtime_dir();
   std::string elf = dir + "/firmware.elf";
   const std::string log = dir + "/compile.log";
   const std::string command = fmt::format(
       "{} -march=rv32imf -mabi=ilp32f -O2 -Wall -ffp-contract=off -ffunction-sections "
       "-fdata-sections -nostartfiles "
-      "-I{}/include -I{} -T {}/tile.ld -Wl,--gc-sections -Wl,--no-warn-rwx-segments "
-      "--specs=picolibc.specs "
-      "{}/runtime/crt0.S {}/runtime/console.c {}/runtime/bsp_runtime.c{}{} -o {} 2>{}",
-      IPU_RISCV_GCC, fw, IPU_GENERATED_INCLUDE_DIR, fw, fw, fw, fw, sources, keep, shell_quote(elf),
-      shell_quote(log));
+      "-I{} -T {} -Wl,--gc-sections -Wl,--no-warn-rwx-segments --specs=picolibc.specs "
+      "{}/crt0.S {}/console.c {}/bsp_runtime.c{}{} -o {} 2>{}",
+      shell_quote(paths.gcc), shell_quote(paths.include_dir()), shell_quote(paths.linker_script()),
+      shell_quote(runtime), shell_quote(runtime), shell_quote(runtime), sources, keep,
+      shell_quote(elf), shell_quote(log));
   const int status = std::system(command.c_str());
   std::ifstream in(log);
   std::string diagnostics((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -97,7 +104,7 @@ void place(std::vector<uint8_t>& out, size_t offset, const std::vector<T>& items
 // The collectives' reduction codelets (firmware/codelets/collectives.c), added to a graph whose
 // program has a collective: acc[i] = acc[i] <op> data[i], and acc[i] *= k for the mean.
 void add_collective_codelets(Graph& g) {
-  const std::string file = std::string(IPU_CODELET_DIR) + "/collectives.c";
+  const std::string file = sdk_paths().codelet_dir() + "/collectives.c";
   for (DType type : {DType::kF32, DType::kI32, DType::kF16})
     for (const char* op : {"sum", "max"})
       g.add_codelet(fmt::format("ipu_ring_{}_{}", op, dtype_name(type)), file,

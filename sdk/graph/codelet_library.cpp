@@ -1,9 +1,11 @@
 #include "codelet_library.h"
 
+#include "sdk/graph/sdk_paths.h"
+
 namespace ipu::sdk {
 
 void add_codelet_library(Graph& g) {
-  const std::string dir = IPU_CODELET_DIR;
+  const std::string dir = sdk_paths().codelet_dir();
   auto in = [](const char* n, DType t) { return Field{n, FieldKind::kInput, t}; };
   auto out = [](const char* n, DType t) { return Field{n, FieldKind::kOutput, t}; };
   auto inout = [](const char* n, DType t) { return Field{n, FieldKind::kInOut, t}; };

@@ -1,0 +1,7 @@
+#include "sdk/version.h"
+
+namespace ipu::sdk {
+
+const char* version() { return IPU_SDK_VERSION; }
+
+}  // namespace ipu::sdk
