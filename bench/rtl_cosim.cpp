@@ -69,7 +69,8 @@ int child(const std::string& mode, int fd) {
     ipu::sdk::DeviceOptions device;
     device.memory_hash = true;
     if (mode == "--child-rtl") device.rtl = ipu::tlm_rtl::RtlSelection::parse("all");
-    const auto r = ipu::examples::run_matmul("mk2", kTiles, kN, kK, 2026, device);
+    const auto r =
+        ipu::examples::run_matmul(ipu::hw::machine_preset("mk2"), kTiles, kN, kK, 2026, device);
     f.host_seconds = r.report.run.host_seconds;
     f.cycles = r.report.run.cycles;
     f.hash = r.report.run.memory_hash.value_or(0);

@@ -1,17 +1,24 @@
 // Command-line options of the SDK examples: "--name value" pairs over a table of known options
 // with defaults. Bad input (an unknown option, a missing value, a count that is not a whole
 // number in range) is an OptionError that names the option and the text given. Every example
-// also takes the device options --rtl BLOCKS, --rtl-trace FILE.fst and --memory-hash yes|no,
-// and --help. run_example() gives them all the same handling and exit statuses.
+// also takes the machine as ipu-sim does (--preset, --config FILE and every configuration
+// parameter, e.g. --exchange.base-latency 32), the device options --rtl BLOCKS, --rtl-trace
+// FILE.fst, --memory-hash yes|no and --stats FILE (ipu-sim's statistics JSON, with the
+// example's flops), and --help. run_example() gives them all the same handling and exit
+// statuses.
 #pragma once
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "hw/machine/machine_config.h"
 #include "sdk/runtime/device.h"
 #include "sdk/tools/parse_count.h"
 
@@ -26,7 +33,13 @@ class ExampleOptions {
   // `defaults`: every option the example knows (without "--"), with its default value.
   ExampleOptions(int argc, char** argv, std::map<std::string, std::string> defaults)
       : values_(std::move(defaults)) {
-    values_.insert({{"rtl", "none"}, {"rtl-trace", ""}, {"memory-hash", "no"}});
+    values_.insert({{"rtl", "none"}, {"rtl-trace", ""}, {"memory-hash", "no"}, {"stats", ""}});
+    values_.insert({"config", ""});
+    hw::MachineConfig any_machine;
+    hw::visit_parameters(any_machine, [this](const char* name, auto&, const char*, const char*) {
+      parameters_.emplace_back(name);
+      values_.insert({name, ""});  // "": the preset's (or the --config file's) value
+    });
     for (int i = 1; i < argc; i += 2) {
       const std::string arg = argv[i];
       if (arg == "--help" || arg == "-h") {
@@ -60,6 +73,21 @@ class ExampleOptions {
     return text(name) == "yes";
   }
 
+  // The machine: --preset, then --config, then each configuration parameter given.
+  hw::MachineConfig machine() const {
+    std::vector<std::pair<std::string, std::string>> overrides;
+    for (const std::string& name : parameters_)
+      if (!text(name).empty()) overrides.emplace_back(name, text(name));
+    try {
+      return hw::configure_machine(text("preset"), text("config"), overrides);
+    } catch (const std::invalid_argument& e) {
+      throw OptionError(e.what());
+    }
+  }
+  bool is_parameter(const std::string& name) const {
+    return std::find(parameters_.begin(), parameters_.end(), name) != parameters_.end();
+  }
+
   sdk::DeviceOptions device() const {
     sdk::DeviceOptions d;
     try {
@@ -71,13 +99,19 @@ class ExampleOptions {
     if (!d.rtl_trace.empty() && !d.rtl.any())
       throw OptionError("--rtl-trace needs --rtl: it traces the RTL blocks in use");
     d.memory_hash = yes("memory-hash");
+    d.stats = text("stats");
     return d;
   }
 
  private:
   std::map<std::string, std::string> values_;
+  std::vector<std::string> parameters_;  // the machine's configuration parameters
   bool help_ = false;
 };
+
+// Adds the example's arithmetic to its --stats file (nothing without one): summary.flops and
+// summary.tflops, the flops over the simulated time of every run.
+void record_flops(const std::string& stats, double flops);
 
 // Parses the command line and runs `body` with it. --help prints the usage and every option
 // with its default (exit 0); a bad option prints what is wrong and the usage on stderr (exit
@@ -90,7 +124,13 @@ inline int run_example(const std::string& name, const std::string& usage, int ar
     if (options.help()) {
       fmt::print("usage: {} {}\n\noptions (default):\n", name, usage);
       for (const auto& [option, value] : options.values())
-        fmt::print("  --{:<16} {}\n", option, value.empty() ? "(none)" : value);
+        if (!options.is_parameter(option))
+          fmt::print("  --{:<16} {}\n", option, value.empty() ? "(none)" : value);
+      fmt::print(
+          "\nconfiguration parameters, each --NAME VALUE (default: the preset's; ipu-sim --help "
+          "says what each means):\n");
+      for (const auto& [option, value] : options.values())
+        if (options.is_parameter(option)) fmt::print("  --{}\n", option);
       return 0;
     }
     return body(options);

@@ -28,8 +28,11 @@ int main(int argc, char** argv) {
        {"save", ""},
        {"memory-report", "no"}},
       [](const ipu::examples::ExampleOptions& options) {
-        const std::string preset = options.text("preset");
-        const ipu::hw::ChipConfig chip = ipu::hw::chip_preset(preset);
+        const ipu::hw::MachineConfig machine = options.machine();
+        const std::string& preset = machine.preset;
+        const ipu::hw::ChipConfig& chip = machine.chip;
+        if (machine.chips != 1)
+          throw ipu::examples::OptionError("the matmul runs on one chip: --preset mk2 or bow");
         const unsigned tiles = options.text("tiles") == "all"
                                    ? chip.tiles
                                    : static_cast<unsigned>(options.count("tiles", 1, chip.tiles));
@@ -38,12 +41,13 @@ int main(int argc, char** argv) {
           throw ipu::examples::OptionError("--k " + std::to_string(k) + " is not a multiple of 16");
         const std::string save = options.text("save");
         const bool memory_report = options.yes("memory-report");
-        const auto r = ipu::examples::run_matmul(preset, tiles, n, k, 2026, options.device());
+        const auto r = ipu::examples::run_matmul(machine, tiles, n, k, 2026, options.device());
         if (!save.empty()) ipu::sdk::write_elf(save, r.executable.image);
         if (memory_report)
           fmt::print("== tile memory (compiler) ==\n{}", r.executable.memory_report);
         const double clock = chip.tile.clock_hz;
         const double flops = 2.0 * static_cast<double>(r.m) * r.n * r.k;
+        ipu::examples::record_flops(options.text("stats"), flops);
         const double seconds = static_cast<double>(r.report.run.cycles) / clock;
         const double peak = 128.0 * r.tiles * clock;  // f16 AMP peak of the tiles used
         const double compute_seconds = static_cast<double>(r.compute_cycles) / clock;

@@ -20,7 +20,7 @@ uint16_t to_f16_exact(float x) {  // x is a small multiple of 1/64: exact in f16
 
 }  // namespace
 
-MatmulResult run_matmul(const std::string& preset, unsigned tiles, size_t n, size_t k,
+MatmulResult run_matmul(const hw::MachineConfig& machine, unsigned tiles, size_t n, size_t k,
                         uint32_t seed, const sdk::DeviceOptions& device_options) {
   using namespace sdk;
   MatmulResult out;
@@ -30,7 +30,7 @@ MatmulResult run_matmul(const std::string& preset, unsigned tiles, size_t n, siz
   out.k = k;
   const size_t m = out.m;
 
-  Graph g(Target::preset(preset));
+  Graph g(Target::of(machine));
   g.add_codelet("matmul_f16_amp", std::string(IPU_CODELET_DIR) + "/matmul.c",
                 {{"a", FieldKind::kInput, DType::kF16},
                  {"b", FieldKind::kInput, DType::kF16},

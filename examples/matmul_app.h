@@ -23,8 +23,8 @@ struct MatmulResult {
   uint64_t compute_cycles = 0;  // the matmul superstep: the slowest tile's compute
 };
 
-// Builds, compiles and runs the matmul on a `preset` chip using its first `tiles` tiles.
-MatmulResult run_matmul(const std::string& preset, unsigned tiles, size_t n, size_t k,
+// Builds, compiles and runs the matmul on a one-chip `machine` using its first `tiles` tiles.
+MatmulResult run_matmul(const hw::MachineConfig& machine, unsigned tiles, size_t n, size_t k,
                         uint32_t seed, const sdk::DeviceOptions& device = {});
 
 }  // namespace ipu::examples

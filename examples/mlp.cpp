@@ -18,11 +18,11 @@ int main(int argc, char** argv) {
       "[--memory-hash yes]",
       argc, argv, {{"preset", "mk2"}, {"tiles", "16"}, {"steps", "10"}},
       [](const ipu::examples::ExampleOptions& options) {
-        const std::string preset = options.text("preset");
-        const auto tiles =
-            static_cast<unsigned>(options.count("tiles", 1, ipu::hw::chip_preset(preset).tiles));
+        const ipu::hw::MachineConfig machine = options.machine();
+        const std::string& preset = machine.preset;
+        const auto tiles = static_cast<unsigned>(options.count("tiles", 1, machine.chip.tiles));
         const auto steps = static_cast<unsigned>(options.count("steps", 1, 1000));
-        const auto r = ipu::examples::run_mlp(preset, tiles, steps, 2026, options.device());
+        const auto r = ipu::examples::run_mlp(machine, tiles, steps, 2026, options.device());
         fmt::print("== MLP training on a virtual IPU ({}) ==\n", preset);
         fmt::print(
             "model                8 -> 16 (ReLU) -> 4, squared error, SGD; {} samples over {} "

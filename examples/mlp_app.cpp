@@ -11,7 +11,7 @@ extern "C" {
 
 namespace ipu::examples {
 
-MlpResult run_mlp(const std::string& preset, unsigned tiles, unsigned steps, uint32_t seed,
+MlpResult run_mlp(const hw::MachineConfig& machine, unsigned tiles, unsigned steps, uint32_t seed,
                   const sdk::DeviceOptions& device_options) {
   using namespace sdk;
   constexpr uint32_t b = 64, d = 8, h = 16, o = 4;
@@ -38,7 +38,7 @@ MlpResult run_mlp(const std::string& preset, unsigned tiles, unsigned steps, uin
   for (unsigned tile = 0; tile < tiles; ++tile)
     std::copy(params.begin(), params.end(), params_all.begin() + tile * p);
 
-  Graph graph(Target::preset(preset));
+  Graph graph(Target::of(machine));
   const std::string source = std::string(IPU_CODELET_DIR) + "/mlp.c";
   const Field f32_in{"", FieldKind::kInput, DType::kF32};
   auto field = [](const char* name, FieldKind kind, DType type) { return Field{name, kind, type}; };

@@ -22,7 +22,7 @@ struct MlpResult {
   sdk::DeviceReport report;
 };
 
-MlpResult run_mlp(const std::string& preset, unsigned tiles, unsigned steps, uint32_t seed,
+MlpResult run_mlp(const hw::MachineConfig& machine, unsigned tiles, unsigned steps, uint32_t seed,
                   const sdk::DeviceOptions& device = {});
 
 }  // namespace ipu::examples

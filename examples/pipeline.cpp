@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
        {"recompute", "no"}},
       [](const ipu::examples::ExampleOptions& options) {
         ipu::examples::PipelineConfig c;
-        c.preset = options.text("preset");
+        c.machine = options.machine();
         c.tiles = static_cast<unsigned>(options.count("tiles", 1, 1472));
         c.width = static_cast<unsigned>(options.count("width", 1, 4096));
         c.micro_batches = static_cast<unsigned>(options.count("micro-batches", 1, 64));
@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
         c.recompute = options.yes("recompute");
         c.device = options.device();
         const auto r = ipu::examples::run_pipeline(c);
-        fmt::print("== a {}-stage pipeline on a virtual {} ==\n", r.stages, c.preset);
+        fmt::print("== a {}-stage pipeline on a virtual {} ==\n", r.stages, c.machine.preset);
         fmt::print(
             "model                {} dense layers of {} x {} (ReLU), one per chip, {} tiles each; "
             "squared error, SGD\n",

@@ -17,12 +17,12 @@ namespace ipu::examples {
 
 PipelineResult run_pipeline(const PipelineConfig& config) {
   using namespace sdk;
-  const unsigned S = Target::preset(config.preset).machine.chips;  // one stage per chip
+  const unsigned S = config.machine.chips;  // one stage per chip
   const unsigned T = config.tiles, W = config.width, M = config.micro_batches,
                  mb = config.micro_batch;
   if (S < 2)
     throw std::invalid_argument(
-        fmt::format("'{}' has one chip: nothing to pipeline", config.preset));
+        fmt::format("'{}' has one chip: nothing to pipeline", config.machine.preset));
   if (T == 0 || W % T != 0 || W / T > PIPE_MAX_ROWS)
     throw std::invalid_argument(fmt::format(
         "a width of {} over {} tiles: each tile takes a whole number of rows, at most {}", W, T,
@@ -52,7 +52,7 @@ PipelineResult run_pipeline(const PipelineConfig& config) {
   }
 
   // ---- the graph ----
-  Target target = Target::preset(config.preset, 0, 1);
+  Target target = Target::of(config.machine, 0, 1);
   Graph g(target);
   const std::string source = std::string(IPU_CODELET_DIR) + "/pipeline.c";
   const auto f = [](const char* name, FieldKind kind) { return Field{name, kind, DType::kF32}; };

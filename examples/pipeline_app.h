@@ -18,7 +18,7 @@
 namespace ipu::examples {
 
 struct PipelineConfig {
-  std::string preset = "m2000";
+  hw::MachineConfig machine = hw::machine_preset("m2000");
   unsigned tiles = 16;         // per chip (stage)
   unsigned width = 64;         // every layer is width x width
   unsigned micro_batches = 4;  // per step

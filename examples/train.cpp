@@ -21,15 +21,16 @@ int main(int argc, char** argv) {
       argc, argv, {{"preset", "m2000"}, {"tiles", "0"}, {"steps", "8"}, {"seed", "2026"}},
       [](const ipu::examples::ExampleOptions& options) {
         ipu::examples::TrainConfig c;
-        c.preset = options.text("preset");
+        c.machine = options.machine();
         c.tiles = static_cast<unsigned>(options.count("tiles", 0, 1472));
         c.steps = static_cast<unsigned>(options.count("steps", 1, 10000));
         c.seed = static_cast<uint32_t>(options.count("seed", 0, 0xffffffffu));
         c.device = options.device();
         const auto r = ipu::examples::run_training(c);
+        ipu::examples::record_flops(options.text("stats"), r.flops_per_step * r.steps.size());
 
         const double clock = r.clock_hz;
-        fmt::print("== data-parallel training on a virtual {} ==\n", c.preset);
+        fmt::print("== data-parallel training on a virtual {} ==\n", c.machine.preset);
         fmt::print("replicas             {} (one chip each, {} tiles used per chip)\n", r.replicas,
                    r.tiles);
         fmt::print(

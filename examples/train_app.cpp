@@ -78,8 +78,8 @@ std::vector<unsigned> ring_order(unsigned replicas, unsigned replica_chips) {
 }  // namespace
 
 TrainResult run_training(const TrainConfig& config) {
-  const unsigned R = Target::preset(config.preset).machine.chips;  // one replica per chip
-  const Target target = Target::preset(config.preset, config.tiles, R);
+  const unsigned R = config.machine.chips;  // one replica per chip
+  const Target target = Target::of(config.machine, config.tiles, R);
   const unsigned T = target.replica_tiles();
   const unsigned group = T < kGroup ? T : kGroup, groups = T / group;
   if (T % group != 0)

@@ -27,7 +27,7 @@
 namespace ipu::examples {
 
 struct TrainConfig {
-  std::string preset = "m2000";
+  hw::MachineConfig machine = hw::machine_preset("m2000");
   unsigned tiles = 0;  // per replica (0: every tile of a chip)
   unsigned steps = 8;
   uint32_t seed = 2026;

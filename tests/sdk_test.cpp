@@ -154,7 +154,7 @@ TEST(Sdk, BroadcastIsOneMulticastSendAndRepeatLoops) {
 }
 
 TEST(Sdk, MatmulOnTheAmpMatchesTheHostReferenceBitForBit) {
-  const auto r = ipu::examples::run_matmul("mk2", 16, 96, 64, 7);
+  const auto r = ipu::examples::run_matmul(hw::machine_preset("mk2"), 16, 96, 64, 7);
   EXPECT_EQ(r.mismatches, 0u);
   EXPECT_EQ(r.c.size(), 256u * 96);
   EXPECT_EQ(r.report.run.tiles, 16u);

@@ -44,7 +44,7 @@ TEST(TrainExample, M2000IsBitExactAndTheLossFalls) {
 // A POD16: 16 replicas round the ladder's ring; the host follows the ring's summation order.
 TEST(TrainExample, Pod16IsBitExact) {
   TrainConfig c;
-  c.preset = "pod16";
+  c.machine = ipu::hw::machine_preset("pod16");
   c.tiles = 32;
   c.steps = 2;
   const auto r = run_training(c);

@@ -30,12 +30,16 @@ const char* dtype_name(DType type) {
 }
 
 Target Target::preset(const std::string& name, unsigned tiles, unsigned replicas) {
-  Target t;
   try {
-    t.machine = hw::machine_preset(name);
+    return of(hw::machine_preset(name), tiles, replicas);
   } catch (const std::invalid_argument& e) {
     throw GraphError(e.what());
   }
+}
+
+Target Target::of(hw::MachineConfig machine, unsigned tiles, unsigned replicas) {
+  Target t;
+  t.machine = std::move(machine);
   if (tiles != 0) t.machine.chip.tiles = tiles;
   t.replicas = replicas;
   return t;

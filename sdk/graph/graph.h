@@ -42,6 +42,8 @@ struct Target {
   // A chip preset ("mk2", "bow") or a machine preset ("m2000", "pod16", ...), optionally with
   // fewer tiles per chip (for tests) and split into `replicas` replicas.
   static Target preset(const std::string& name, unsigned tiles = 0, unsigned replicas = 1);
+  // The same from a configured machine (hw::configure_machine: a preset with any parameters).
+  static Target of(hw::MachineConfig machine, unsigned tiles = 0, unsigned replicas = 1);
   const hw::ChipConfig& chip() const { return machine.chip; }
   unsigned replica_chips() const { return machine.chips / replicas; }
   unsigned replica_tiles() const { return replica_chips() * machine.chip.tiles; }

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <utility>
 
 #include "hw/gateway/host_link.h"
@@ -310,6 +311,12 @@ const DeviceReport& DeviceImpl::run(const std::string& name) {
     failure_ =
         fmt::format("the program failed: {}{}\n{}", o.message.empty() ? "exit status " : "",
                     o.message.empty() ? std::to_string(o.exit_status) : o.message, console_text_);
+  }
+  if (!options_.stats.empty()) {
+    std::ofstream out(options_.stats);
+    write_stats(out);
+    if (!out && failure_.empty())
+      throw DeviceError(fmt::format("cannot write the statistics to {}", options_.stats));
   }
   if (!failure_.empty()) throw DeviceError(failure_);
   report_.run.outcome = {};  // every tile is back at its dispatch sync: the program ended

@@ -43,6 +43,7 @@ struct DeviceOptions {
   bool memory_hash = false;   // hash the active tiles' SRAM after the run (DeviceReport::run)
   tlm_rtl::RtlSelection rtl;  // blocks computed by their verilated RTL (ipu-sim --rtl)
   std::string rtl_trace;      // FST waveforms of those blocks
+  std::string stats;          // after every run, write_stats() to this file ("": none)
 };
 
 // What one run() did: its counts and times are that run's alone.

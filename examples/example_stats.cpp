@@ -1,0 +1,24 @@
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "examples/example_options.h"
+
+namespace ipu::examples {
+
+void record_flops(const std::string& stats, double flops) {
+  if (stats.empty()) return;
+  nlohmann::ordered_json json;
+  {
+    std::ifstream in(stats);
+    json = nlohmann::ordered_json::parse(in);  // the device wrote it: a parse error is a bug
+  }
+  auto& summary = json["summary"];
+  summary["flops"] = flops;
+  const double seconds = summary.value("seconds", 0.0);
+  summary["tflops"] = seconds > 0 ? flops / seconds / 1e12 : 0.0;
+  std::ofstream out(stats);
+  out << json.dump(2) << "\n";
+  if (!out) throw std::runtime_error("cannot write " + stats);
+}
+
+}  // namespace ipu::examples
