@@ -29,6 +29,7 @@
 #include "sdk/tools/parse_count.h"
 #include "sim/demo_image.h"
 #include "sim/single_tile.h"
+#include "sim/sweep.h"
 #include "tlm/rtl_platform.h"
 
 namespace po = boost::program_options;
@@ -196,6 +197,7 @@ int main(int argc, char** argv) {
 }
 
 int sc_main(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "sweep") return ipu::sim::run_sweep(argc - 1, argv + 1);
   std::string command, file, preset = "mk2", config_file;
   uint64_t max_cycles = 0;
   std::string max_cycles_text = "2000000000", tiles_per_track_text, rtl_text, rtl_trace;
@@ -271,7 +273,8 @@ int sc_main(int argc, char** argv) {
         "Usage: ipu-sim demo [options]\n"
         "       ipu-sim info IMAGE\n"
         "       ipu-sim run-elf FILE [options]\n"
-        "       ipu-sim run IMAGE [options]\n\n"
+        "       ipu-sim run IMAGE [options]\n"
+        "       ipu-sim sweep --vary NAME=V1,V2,... IMAGE [options] | -- COMMAND [ARGS]\n\n"
         "Commands:\n"
         "  demo       run the embedded demo program on one tile and print its report\n"
         "  run-elf    load a bare-metal RV32IMF ELF (linked inside the tile's SRAM window)\n"
@@ -279,7 +282,9 @@ int sc_main(int argc, char** argv) {
         "  run        load a multi-tile image (tile number in each segment's physical address,\n"
         "             chip number in its flags) onto a chip or a machine, run it to the end\n"
         "             and print the BSP report\n"
-        "  info       summarise an image: target, tiles used, memory per tile, manifest\n\n");
+        "  info       summarise an image: target, tiles used, memory per tile, manifest\n"
+        "  sweep      run an image or an example over values of one or two parameters and\n"
+        "             tabulate cycles, time, TFLOP/s, exchange and link bytes (sweep --help)\n\n");
     std::cout << general << "\n" << parameters << "\n";
     return vm.count("help") ? 0 : kExitUsage;
   }
