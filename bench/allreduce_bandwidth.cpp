@@ -21,6 +21,7 @@
 #include <systemc>
 #include <vector>
 
+#include "bench/bench_help.h"
 #include "bench/parse_size.h"
 #include "hw/ipulink/ipulink.h"
 #include "hw/machine/machine.h"
@@ -111,6 +112,11 @@ int measure(unsigned chips, size_t bytes, CollectiveAlgorithm algorithm) {
 
 int main(int argc, char** argv) {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  if (ipu::bench::print_help(
+          argc, argv, "[CHIPS SIZE]",
+          "All-reduce bandwidth of the SDK's AllReduce over 2, 4 and 16 chips and sizes from 4 KiB "
+          "to 64 MiB (or one point), beside the ring model."))
+    return 0;
   if (argc == 5 && std::strcmp(argv[1], "--point") == 0)
     return sc_core::sc_elab_and_sim(argc, argv);
   struct Point {

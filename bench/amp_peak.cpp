@@ -10,11 +10,16 @@
 #include <sstream>
 #include <string>
 
+#include "bench/bench_help.h"
 #include "hw/ipu/chip_config.h"
 #include "sim/single_tile.h"
 
 int main(int argc, char** argv) {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  if (ipu::bench::print_help(
+          argc, argv, "",
+          "AMP throughput on one tile (six workers), in flop/cycle beside the tile's peak."))
+    return 0;
   return sc_core::sc_elab_and_sim(argc, argv);
 }
 

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <string>
 
+#include "bench/bench_help.h"
 #include "hw/machine/platform.h"
 #include "sdk/image/program.h"
 
@@ -98,9 +99,20 @@ int main(int argc, char** argv) {
     return sc_core::sc_elab_and_sim(argc, argv);
   int failures = 0;
 #ifndef BENCH_RUNS
-#define BENCH_RUNS \
-  { "mk2", "bow" }
+#define BENCH_RUNS {"mk2", "bow"}
 #endif
+  std::string runs;
+  for (const char* preset : BENCH_RUNS) runs += std::string(runs.empty() ? "" : ", ") + preset;
+  if (ipu::bench::print_help(argc, argv, "[RUN]",
+                             ("Runs each of its runs (" + runs +
+                              "), or only RUN, and prints each figure beside its target.")
+                                 .c_str()))
+    return 0;
+  if (argc > 2 || (argc == 2 && (", " + runs + ", ").find(", " + std::string(argv[1]) + ", ") ==
+                                    std::string::npos)) {
+    fmt::print(stderr, "{}: unknown run '{}' (runs: {})\n", argv[0], argv[argc - 1], runs);
+    return 2;
+  }
   for (const char* preset : BENCH_RUNS) {
     if (argc == 2 && std::strcmp(argv[1], preset) != 0) continue;  // `bench mk2` runs one preset
     const pid_t child = fork();

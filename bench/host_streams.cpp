@@ -14,6 +14,7 @@
 #include <systemc>
 #include <vector>
 
+#include "bench/bench_help.h"
 #include "bench/parse_size.h"
 #include "sdk/compiler/compiler.h"
 #include "sdk/runtime/device.h"
@@ -75,6 +76,10 @@ int measure(size_t bytes, bool gateway) {
 
 int main(int argc, char** argv) {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  if (ipu::bench::print_help(argc, argv, "[SIZE]",
+                             "Host streams on an M2000 over the gateway's RoCE ports and over PCIe "
+                             "(SIZE bytes per replica, 16M by default), beside the links' rates."))
+    return 0;
   if (argc == 4 && std::strcmp(argv[1], "--point") == 0)
     return sc_core::sc_elab_and_sim(argc, argv);
   const std::string size = argc >= 2 ? argv[1] : "16M";

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/bench_help.h"
 #include "examples/matmul_app.h"
 #include "hw/tile/fpu.h"
 #include "tlm/rtl_platform.h"
@@ -105,6 +106,10 @@ bool run_child(const char* self, const char* mode, RunFigures& f) {
 
 int main(int argc, char** argv) {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  if (ipu::bench::print_help(argc, argv, "",
+                             "Host cost of co-simulation: the matmul example on the C++ models and "
+                             "with every block as verilated RTL."))
+    return 0;
   if (argc == 3) return sc_core::sc_elab_and_sim(argc, argv);
   RunFigures models, rtl, streams;
   if (!run_child("/proc/self/exe", "--child-models", models) ||

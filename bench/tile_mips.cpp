@@ -15,10 +15,15 @@
 #include <sstream>
 #include <string>
 
+#include "bench/bench_help.h"
 #include "sim/single_tile.h"
 
 int main(int argc, char** argv) {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  if (ipu::bench::print_help(argc, argv, "",
+                             "Tile simulator speed: a compute-bound kernel on one tile "
+                             "(supervisor, then six workers), in simulated MIPS."))
+    return 0;
   if (argc > 1) return sc_core::sc_elab_and_sim(argc, argv);
   int failures = 0;
   for (const char* kernel : {MIPS_KERNEL_ELF, MIPS_KERNEL_WORKERS_ELF}) {

@@ -675,6 +675,12 @@ TEST(SdkMachineErrors, LinksSlowerThanATileRefuseOnlyTheCopiesThatCrossThem) {
               ::testing::ThrowsMessage<CompileError>(HasSubstr(
                   "chip 0 tile 1 sends 8 words to chip 1 tile 0: an IPU-Link carries 1.51 bytes "
                   "per cycle, less than a tile sends (1 words a cycle)")));
+  // A multicast to its own chip and across: the error names the receiver across the link.
+  const Tensor both = g.add_variable(DType::kF32, {16}, "both");
+  g.set_tile_mapping(both, {{0, 8, g.tile(0, 0)}, {8, 16, g.tile(1, 1)}});
+  EXPECT_THAT([&] { compile(g, Broadcast(x, both)); },
+              ::testing::ThrowsMessage<CompileError>(
+                  HasSubstr("chip 0 tile 1 sends 8 words to chip 1 tile 1: an IPU-Link")));
   g.set_tile_mapping(y, g.tile(0, 0));
   EXPECT_NO_THROW(compile(g, Copy(x, y)));
 }

@@ -99,12 +99,16 @@ PhaseSchedule ExchangeScheduler::schedule(const std::vector<Transfer>& transfers
             1 + machine_.chip.exchange.base_latency + static_cast<uint32_t>(h) * hop_cycles_);
       }
     }
-    if (!crossings.empty() && lanes_per_link_ == 0)
+    if (!crossings.empty() && lanes_per_link_ == 0) {
+      const auto off_chip =
+          std::find_if(x.destinations.begin(), x.destinations.end(),
+                       [&](const auto& d) { return chip_of(d.first) != source_chip; });
       throw CompileError(fmt::format(
           "{} sends {} words to {}: an IPU-Link carries {:.2f} bytes per cycle, less than a "
           "tile sends ({} words a cycle), so no schedule keeps the link within its rate",
-          tile_name(x.source_tile), x.words, tile_name(x.destinations.front().first),
+          tile_name(x.source_tile), x.words, tile_name(off_chip->first),
           machine_.ipulink.bytes_per_second / machine_.chip.tile.clock_hz, per_cycle));
+    }
     for (const auto& [link, offset] : crossings) {
       auto& free = lanes[link];
       if (free.empty()) free.assign(lanes_per_link_, 0);
