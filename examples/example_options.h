@@ -21,6 +21,7 @@
 #include "hw/machine/machine_config.h"
 #include "sdk/runtime/device.h"
 #include "sdk/tools/parse_count.h"
+#include "sdk/tools/standard_streams.h"
 
 namespace ipu::examples {
 
@@ -119,6 +120,7 @@ void record_flops(const std::string& stats, double flops);
 inline int run_example(const std::string& name, const std::string& usage, int argc, char** argv,
                        std::map<std::string, std::string> defaults,
                        const std::function<int(const ExampleOptions&)>& body) {
+  sdk::open_closed_standard_streams();
   try {
     const ExampleOptions options(argc, argv, std::move(defaults));
     if (options.help()) {

@@ -27,6 +27,7 @@
 #include "sdk/image/elf_writer.h"
 #include "sdk/image/program.h"
 #include "sdk/tools/parse_count.h"
+#include "sdk/tools/standard_streams.h"
 #include "sim/demo_image.h"
 #include "sim/single_tile.h"
 #include "sim/sweep.h"
@@ -192,6 +193,7 @@ int run_tile(const ipu::sim::RunOptions& options, const ipu::sdk::ElfImage& imag
 // SystemC prints its banner while starting up, before sc_main; silence it so that the output
 // is the program's and the report's only.
 int main(int argc, char** argv) {
+  ipu::sdk::open_closed_standard_streams();
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
   return sc_core::sc_elab_and_sim(argc, argv);
 }

@@ -19,32 +19,19 @@ namespace ipu::sdk {
 
 class DeviceImpl {
  public:
-  // Throws DeviceError for a second Device in the process (SystemC elaborates one design).
+  // Device's operations (device.h says what each does).
   DeviceImpl(const Executable& executable, DeviceOptions options);
-
-  // Host memory for a stream: exactly replicas x elements x element size bytes, replica r's
-  // data at r x elements x element size.
   void connect_stream(const std::string& name, void* buffer, size_t bytes);
-  // Host memory for one replica's stream: exactly elements x element size bytes.
   void connect_stream(const std::string& name, unsigned replica, void* buffer, size_t bytes);
-  // Every replica's copy of the tensor gets `data`.
   void write_tensor(const std::string& name, const void* data, size_t bytes);
   void write_tensor(const std::string& name, unsigned replica, const void* data, size_t bytes);
-  void read_tensor(const std::string& name, void* data, size_t bytes) const;  // replica 0's
+  void read_tensor(const std::string& name, void* data, size_t bytes) const;
   void read_tensor(const std::string& name, unsigned replica, void* data, size_t bytes) const;
-
-  // Zero-time access to entry `entry` of a remote buffer in replica `replica`'s streaming
-  // memory (bytes: exactly one entry).
   void write_remote(const std::string& name, unsigned replica, unsigned entry, const void* data,
                     size_t bytes);
   void read_remote(const std::string& name, unsigned replica, unsigned entry, void* data,
                    size_t bytes) const;
-
-  // Runs the named program to its end; throws DeviceError with the platform's report if a tile
-  // faults, hangs or stops, or for a name the executable lacks (which runs nothing). Host
-  // buffers may be refilled, and streams reconnected, between runs.
   const DeviceReport& run(const std::string& program);
-  // Runs the executable's only program.
   const DeviceReport& run();
   unsigned runs() const { return runs_; }
   const std::string& console() const { return console_text_; }
@@ -53,6 +40,7 @@ class DeviceImpl {
     hw::write_stats_json(out, platform_->machine(), {"<executable>", image_checksum(exe_.image)});
   }
 
+ private:
   uint64_t host_sync(unsigned transfer);
   // The dispatch sync: waits (paused) for run() to name a program, then writes its index to
   // every tile over PCIe.

@@ -20,6 +20,7 @@
 
 #include "sdk/image/elf_writer.h"
 #include "sdk/tools/parse_count.h"
+#include "sdk/tools/standard_streams.h"
 
 namespace {
 
@@ -39,6 +40,7 @@ int usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  ipu::sdk::open_closed_standard_streams();
   using namespace ipu::sdk;
   if (argc == 2 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
     fmt::print("{}", kUsage);
