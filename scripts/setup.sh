@@ -14,6 +14,7 @@ packages=(
   nlohmann-json3-dev        # image manifests are parsed as JSON (sdk/image/program.cpp)
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf binutils-riscv64-unknown-elf
   clang-format clang-tidy
+  clang libclang-rt-14-dev  # libFuzzer and its sanitizers (fuzz/, scripts/fuzz.sh)
   python3                   # the CLI tests check that --stats and --trace write valid JSON
 )
 

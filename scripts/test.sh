@@ -2,9 +2,15 @@
 # Set everything up, build, and run the whole test suite through ctest.
 #   scripts/test.sh              Release build
 #   scripts/test.sh --sanitize   the same suite under AddressSanitizer + UndefinedBehaviorSanitizer
+# The Release run then runs each libFuzzer target for a bounded time (scripts/fuzz.sh;
+# IPU_FUZZ_SECONDS per target, 60 by default, 0 to skip).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bash "$root/scripts/build.sh" "$@"
 build_dir="$root/build"
 [[ ${1:-} == --sanitize ]] && build_dir="$root/build-sanitize"
 ctest --test-dir "$build_dir" --output-on-failure -j"$(nproc)"
+seconds=${IPU_FUZZ_SECONDS:-60}
+if [[ ${1:-} != --sanitize && $seconds != 0 ]]; then
+  bash "$root/scripts/fuzz.sh" --seconds "$seconds"
+fi

@@ -75,13 +75,13 @@ void set_parameter(Config& config, const std::string& name, const std::string& v
 // NAME" line, allowed only before every parameter, is handed to on_preset (which may throw
 // std::invalid_argument too): it starts the file from that preset, as --config-dump writes it.
 template <typename Config, typename OnPreset>
-void apply_config_file(const std::string& path, Config& config, OnPreset&& on_preset) {
+void apply_config_text(const std::string& text_of_file, const std::string& path, Config& config,
+                       OnPreset&& on_preset) {
   auto trim = [](const std::string& s) {
     const size_t b = s.find_first_not_of(" \t\r"), e = s.find_last_not_of(" \t\r");
     return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
   };
-  const std::vector<uint8_t> bytes = read_input_file(path, 1 << 20, "configuration file");
-  std::istringstream in(std::string(bytes.begin(), bytes.end()));
+  std::istringstream in(text_of_file);
   std::string line;
   bool any_parameter = false;
   for (unsigned number = 1; std::getline(in, line); ++number) {
@@ -106,6 +106,13 @@ void apply_config_file(const std::string& path, Config& config, OnPreset&& on_pr
       throw std::invalid_argument(fmt::format("{}:{}: {}", path, number, e.what()));
     }
   }
+}
+
+// The same for the text of a file named `path`, read by the caller (the fuzzer's way in).
+template <typename Config, typename OnPreset>
+void apply_config_file(const std::string& path, Config& config, OnPreset&& on_preset) {
+  const std::vector<uint8_t> bytes = read_input_file(path, 1 << 20, "configuration file");
+  apply_config_text(std::string(bytes.begin(), bytes.end()), path, config, on_preset);
 }
 
 template <typename Config>

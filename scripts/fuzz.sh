@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (fuzz/, clang, build-fuzz/) and runs each for a bounded time,
+# printing its executions and findings.
+#   scripts/fuzz.sh [--seconds N] [TARGET...]   N per target (60 by default); every target
+#                                               (fuzz_image fuzz_config fuzz_iss) unless named
+# Each target starts from its seed corpus (fuzz/corpus/<target>) plus what earlier runs here
+# found (build-fuzz/corpus/<target>). A finding (a crash, a sanitizer report, a timeout, a leak)
+# is kept in build-fuzz/findings/ and makes the exit status 1.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+seconds=60
+targets=()
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --seconds) seconds=$2; shift 2 ;;
+    -h|--help) sed -n '2,8p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) targets+=("$1"); shift ;;
+  esac
+done
+[[ ${#targets[@]} -gt 0 ]] || targets=(fuzz_image fuzz_config fuzz_iss)
+
+bash "$root/scripts/setup.sh"
+build="$root/build-fuzz"
+CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DIPU_FUZZ=ON -DIPU_WERROR=OFF > /dev/null  # clang's warnings differ from the gcc build's
+cmake --build "$build" --target "${targets[@]}"
+
+failures=0
+mkdir -p "$build/findings"
+for target in "${targets[@]}"; do
+  corpus="$build/corpus/$target"
+  mkdir -p "$corpus"
+  log="$build/$target.log"
+  status=0
+  # -rss_limit_mb and -timeout turn unbounded memory and hangs into findings; -max_len
+  # bounds an input (an image or program of 64 KiB is plenty to reach every path).
+  ASAN_OPTIONS=detect_leaks=1 "$build/fuzz/$target" "$corpus" "$root/fuzz/corpus/$target" \
+    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+    -print_final_stats=1 -artifact_prefix="$build/findings/$target-" > "$log" 2>&1 || status=$?
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  if [[ $status -ne 0 ]]; then
+    failures=$((failures + 1))
+    echo "$target: FINDING after ${runs:-?} executions (exit $status); see $log and $build/findings/"
+    grep -m3 -E "ERROR|SUMMARY|runtime error" "$log" || true
+  else
+    echo "$target: ${runs:-?} executions in ${seconds} s, no finding ($(ls "$corpus" | wc -l) corpus inputs)"
+  fi
+done
+exit $((failures > 0))
