@@ -15,6 +15,7 @@ packages=(
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf binutils-riscv64-unknown-elf
   clang-format clang-tidy
   clang libclang-rt-14-dev  # libFuzzer and its sanitizers (fuzz/, scripts/fuzz.sh)
+  qemu-user                 # qemu-riscv32: the reference of the differential ISS test
   python3                   # the CLI tests check that --stats and --trace write valid JSON
 )
 
