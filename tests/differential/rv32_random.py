@@ -47,48 +47,45 @@ def main():
         lines.append(f"  li x28, {fword()}")
         lines.append(f"  fmv.w.x f{r}, x28")
     lines.append(f"  csrwi frm, {rng.randint(0, 4)}")
+    rm = lambda: rng.choice(ROUNDING)
+    offset = lambda size: rng.randrange(0, 4 * SCRATCH_WORDS, size)
+
+    def load():
+        op, size = rng.choice(LOADS)
+        return f"{op} {xr()}, {offset(size)}(x27)"
+
+    def store():
+        op, size = rng.choice(STORES)
+        return f"{op} {xs()}, {offset(size)}(x27)"
+
+    # The body's instruction kinds and their weights (in percent).
+    kinds = [
+        (30, lambda: f"{rng.choice(INT_RR)} {xr()}, {xs()}, {xs()}"),
+        (10, lambda: f"{rng.choice(INT_RI)} {xr()}, {xs()}, {rng.randint(-2048, 2047)}"),
+        (5, lambda: f"{rng.choice(SHIFT_I)} {xr()}, {xs()}, {rng.randint(0, 31)}"),
+        (3, lambda: f"lui {xr()}, {rng.randint(0, 0xFFFFF)}"),
+        (7, load),
+        (6, store),
+        (2, lambda: f"{rng.choice(['flw', 'fsw'])} {fr()}, {offset(4)}(x27)"),
+        (10, lambda: f"{rng.choice(F_RR)} {fr()}, {fr()}, {fr()}, {rm()}"),
+        (4, lambda: f"fsqrt.s {fr()}, {fr()}, {rm()}"),
+        (4, lambda: f"{rng.choice(F_SGN)} {fr()}, {fr()}, {fr()}"),
+        (4, lambda: f"{rng.choice(F_FMA)} {fr()}, {fr()}, {fr()}, {fr()}, {rm()}"),
+        (4, lambda: f"{rng.choice(['fcvt.w.s', 'fcvt.wu.s'])} {xr()}, {fr()}, {rm()}"),
+        (2, lambda: f"{rng.choice(['fcvt.s.w', 'fcvt.s.wu'])} {fr()}, {xs()}, {rm()}"),
+        (3, lambda: f"{rng.choice(F_CMP)} {xr()}, {fr()}, {fr()}"),
+        (2, lambda: f"{rng.choice(['fclass.s', 'fmv.x.w'])} {xr()}, {fr()}"),
+        (1, lambda: f"fmv.w.x {fr()}, {xs()}"),
+        (3, None),  # a forward branch over the next few instructions
+    ]
+    weights = [w for w, _ in kinds]
     labels = []  # (label, instructions left before it)
     count = rng.randint(40, 160)
     for i in range(count):
-        kind = rng.random()
-        if kind < 0.30:
-            lines.append(f"  {rng.choice(INT_RR)} {xr()}, {xs()}, {xs()}")
-        elif kind < 0.40:
-            lines.append(f"  {rng.choice(INT_RI)} {xr()}, {xs()}, {rng.randint(-2048, 2047)}")
-        elif kind < 0.45:
-            lines.append(f"  {rng.choice(SHIFT_I)} {xr()}, {xs()}, {rng.randint(0, 31)}")
-        elif kind < 0.48:
-            lines.append(f"  lui {xr()}, {rng.randint(0, 0xFFFFF)}")
-        elif kind < 0.55:
-            op, size = rng.choice(LOADS)
-            lines.append(f"  {op} {xr()}, {rng.randrange(0, 4 * SCRATCH_WORDS, size)}(x27)")
-        elif kind < 0.61:
-            op, size = rng.choice(STORES)
-            lines.append(f"  {op} {xs()}, {rng.randrange(0, 4 * SCRATCH_WORDS, size)}(x27)")
-        elif kind < 0.63:
-            offset = rng.randrange(0, 4 * SCRATCH_WORDS, 4)
-            lines.append(f"  {rng.choice(['flw', 'fsw'])} {fr()}, {offset}(x27)")
-        elif kind < 0.73:
-            lines.append(f"  {rng.choice(F_RR)} {fr()}, {fr()}, {fr()}, {rng.choice(ROUNDING)}")
-        elif kind < 0.77:
-            lines.append(f"  fsqrt.s {fr()}, {fr()}, {rng.choice(ROUNDING)}")
-        elif kind < 0.81:
-            lines.append(f"  {rng.choice(F_SGN)} {fr()}, {fr()}, {fr()}")
-        elif kind < 0.85:
-            lines.append(f"  {rng.choice(F_FMA)} {fr()}, {fr()}, {fr()}, {fr()}, {rng.choice(ROUNDING)}")
-        elif kind < 0.89:
-            op = rng.choice(["fcvt.w.s", "fcvt.wu.s"])
-            lines.append(f"  {op} {xr()}, {fr()}, {rng.choice(ROUNDING)}")
-        elif kind < 0.91:
-            op = rng.choice(["fcvt.s.w", "fcvt.s.wu"])
-            lines.append(f"  {op} {fr()}, {xs()}, {rng.choice(ROUNDING)}")
-        elif kind < 0.94:
-            lines.append(f"  {rng.choice(F_CMP)} {xr()}, {fr()}, {fr()}")
-        elif kind < 0.96:
-            lines.append(f"  {rng.choice(['fclass.s', 'fmv.x.w'])} {xr()}, {fr()}")
-        elif kind < 0.97:
-            lines.append(f"  fmv.w.x {fr()}, {xs()}")
-        else:  # a forward branch over the next few instructions
+        make = rng.choices([k for _, k in kinds], weights)[0]
+        if make is not None:
+            lines.append("  " + make())
+        else:
             label = f"skip{i}"
             op = rng.choice(["beq", "bne", "blt", "bge", "bltu", "bgeu"])
             lines.append(f"  {op} {xs()}, {xs()}, {label}")
