@@ -15,6 +15,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "bench/bench_help.h"
 #include "hw/machine/platform.h"
@@ -26,13 +27,15 @@ namespace ipu::bench {
 
 // Runs an image on a chip of `preset` with the given tile count; fails loudly if it does not
 // exit with status 0.
+// `threads`: host threads for the tiles' compute (0: the host's cores).
 inline hw::RunReport run_image(const std::string& preset, const std::string& image, unsigned tiles,
-                               std::unique_ptr<hw::Platform>& platform,
-                               std::ostringstream& console) {
+                               std::unique_ptr<hw::Platform>& platform, std::ostringstream& console,
+                               unsigned threads = 0) {
   hw::PlatformOptions options;
   options.machine = hw::machine_preset(preset);
   options.machine.chip.tiles = tiles;
   options.max_cycles = 0;
+  options.threads = threads;
   sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
   platform = std::make_unique<hw::Platform>(
       options, sdk::load_program(sdk::read_elf(image), options.machine), console, console);
@@ -90,6 +93,35 @@ inline HostCost host_cost(const hw::RunReport& r) {
 }
 
 inline const char* verdict(bool met) { return met ? "MET" : "NOT MET"; }
+
+// Runs `measure` in a child process (SystemC elaborates one design per process; each run also
+// gets its own peak RSS) and returns the figure it measured, or exits when the child fails.
+inline double in_child(const std::function<double()>& measure) {
+  int fds[2];
+  if (pipe(fds) != 0) std::exit(1);
+  const pid_t child = fork();
+  if (child == 0) {
+    close(fds[0]);
+    const double figure = measure();
+    const bool sent = write(fds[1], &figure, sizeof figure) == sizeof figure;
+    _exit(sent ? 0 : 1);
+  }
+  close(fds[1]);
+  double figure = 0;
+  const bool got = read(fds[0], &figure, sizeof figure) == sizeof figure;
+  close(fds[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  if (!got || !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) std::exit(1);
+  return figure;
+}
+
+// The thread counts a scaling benchmark compares: 1, 2 and, on a wider host, all its cores.
+inline std::vector<unsigned> thread_counts() {
+  std::vector<unsigned> counts{1, 2};
+  if (hw::host_cores() > 2) counts.push_back(hw::host_cores());
+  return counts;
+}
 
 }  // namespace ipu::bench
 

@@ -3,9 +3,9 @@
 // number in range) is an OptionError that names the option and the text given. Every example
 // also takes the machine as ipu-sim does (--preset, --config FILE and every configuration
 // parameter, e.g. --exchange.base-latency 32), the device options --rtl BLOCKS, --rtl-trace
-// FILE.fst, --memory-hash yes|no and --stats FILE (ipu-sim's statistics JSON, with the
-// example's flops), and --help. run_example() gives them all the same handling and exit
-// statuses.
+// FILE.fst, --memory-hash yes|no, --threads N (0: the host's cores) and --stats FILE (ipu-sim's
+// statistics JSON, with the example's flops), and --help. run_example() gives them all the same
+// handling and exit statuses.
 #pragma once
 
 #include <fmt/format.h>
@@ -34,7 +34,11 @@ class ExampleOptions {
   // `defaults`: every option the example knows (without "--"), with its default value.
   ExampleOptions(int argc, char** argv, std::map<std::string, std::string> defaults)
       : values_(std::move(defaults)) {
-    values_.insert({{"rtl", "none"}, {"rtl-trace", ""}, {"memory-hash", "no"}, {"stats", ""}});
+    values_.insert({{"rtl", "none"},
+                    {"rtl-trace", ""},
+                    {"memory-hash", "no"},
+                    {"stats", ""},
+                    {"threads", "0"}});
     values_.insert({"config", ""});
     hw::MachineConfig any_machine;
     hw::visit_parameters(any_machine, [this](const char* name, auto&, const char*, const char*) {
@@ -101,6 +105,7 @@ class ExampleOptions {
       throw OptionError("--rtl-trace needs --rtl: it traces the RTL blocks in use");
     d.memory_hash = yes("memory-hash");
     d.stats = text("stats");
+    d.threads = static_cast<unsigned>(count("threads", 0, 1024));
     return d;
   }
 

@@ -203,6 +203,8 @@ int sc_main(int argc, char** argv) {
   std::string command, file, preset = "mk2", config_file;
   uint64_t max_cycles = 0;
   std::string max_cycles_text = "2000000000", tiles_per_track_text, rtl_text, rtl_trace;
+  std::string threads_text = std::to_string(ipu::hw::host_cores());
+  unsigned threads = 1;
   std::vector<std::pair<std::string, std::string>> explicit_parameters;
   bool trace_instructions = false, config_dump = false, memory_hash = false;
   Outputs outputs;
@@ -217,6 +219,9 @@ int sc_main(int argc, char** argv) {
       "configuration file of 'name = value' lines (after the preset)")(
       "max-cycles", po::value<std::string>(&max_cycles_text)->default_value(max_cycles_text),
       "stop with a report when a tile reaches this many cycles (0: no limit)")(
+      "threads", po::value<std::string>(&threads_text)->default_value(threads_text),
+      "run: host threads for the tiles' compute (default: this host's cores); results, cycles "
+      "and statistics are the same for every count")(
       "trace-instructions", po::bool_switch(&trace_instructions),
       "print every executed instruction (tile, context, cycle, pc, disassembly) to stderr")(
       "stats", po::value<std::string>(&outputs.stats),
@@ -256,6 +261,7 @@ int sc_main(int argc, char** argv) {
     });
     config = ipu::hw::configure_machine(preset, config_file, explicit_parameters);
     max_cycles = ipu::sdk::parse_count("--max-cycles", max_cycles_text);
+    threads = static_cast<unsigned>(ipu::sdk::parse_count("--threads", threads_text, 1, 1024));
     outputs.tiles_per_track = static_cast<unsigned>(
         ipu::sdk::parse_count("--trace-tiles-per-track", tiles_per_track_text, 1, 1u << 20));
     rtl_options.blocks = ipu::tlm_rtl::RtlSelection::parse(rtl_text);
@@ -326,6 +332,7 @@ int sc_main(int argc, char** argv) {
       options.max_cycles = max_cycles;
       options.trace_instructions = trace_instructions;
       options.memory_hash = memory_hash;
+      options.threads = threads;
       outputs.source = {file, ipu::sdk::image_checksum(image)};
       return run_machine(options, rtl_options, image, outputs);
     }

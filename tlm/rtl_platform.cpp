@@ -110,6 +110,8 @@ void RtlPlatform::install(hw::Machine& machine) {
         machine.chips()));
   for (unsigned id : machine.active_tiles())
     machine.tile(id).core().set_datapaths(tile_datapaths());
+  // One verilated model serves every tile: their bursts take turns on the simulation thread.
+  if (prng_ || sr_ || amp_) machine.compute_pool().set_serial(true);
   if (sync_) machine.sync_network().set_barrier_datapath(this);
   if (xmux_) machine.exchange().set_receive_mux(this);
   installed_ = &machine;

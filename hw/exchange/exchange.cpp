@@ -93,9 +93,9 @@ Exchange::Phase& Exchange::phase(uint64_t id) { return phases_.at(id); }
 uint64_t Exchange::send(unsigned tile, uint64_t id, uint64_t cycle, uint32_t address,
                         std::vector<uint32_t> words, std::vector<unsigned> destinations) {
   Phase& p = phase(id);
-  const uint64_t n = words.size(), per_cycle = config_.exchange.words_per_cycle;
+  const uint64_t n = words.size();
   p.sends.push_back({tile, cycle, address, std::move(words), std::move(destinations)});
-  return cycle + 1 + (n + per_cycle - 1) / per_cycle;  // the port carries the words after `cycle`
+  return send_port_free(cycle, n, words_per_cycle());
 }
 
 void Exchange::select_source(unsigned tile, uint64_t id, uint64_t cycle, int source) {
@@ -119,9 +119,7 @@ uint64_t Exchange::stream(unsigned tile, uint64_t id, uint64_t cycle, bool write
   r.count = count;
   r.words = std::move(words);
   phase(id).streams.push_back(std::move(r));
-  // A write's words leave one per send slot; a read sends its request in one.
-  const uint64_t per_cycle = config_.exchange.words_per_cycle;
-  return cycle + 1 + (write ? (count + per_cycle - 1) / per_cycle : 1);
+  return stream_port_free(cycle, write, count, words_per_cycle());
 }
 
 void Exchange::stream_through_gateways(Phase& p) {
@@ -181,18 +179,154 @@ void Exchange::deliver(unsigned tile, uint32_t address, const std::vector<uint32
   to_tiles[static_cast<int>(socket_of_.at(tile))]->b_transport(payload, delay);
 }
 
-std::string Exchange::resolve(Phase& p) {
-  // Words reach a receiver from several sends; walk them in arrival order with one cursor per
-  // (send, receiver) segment, so memory stays proportional to the number of sends.
-  struct Cursor {
-    uint64_t cycle;  // arrival of word `word`
-    unsigned source;
-    size_t send;
-    uint32_t word;
-    bool operator>(const Cursor& o) const {
-      return std::tie(cycle, source, send, word) > std::tie(o.cycle, o.source, o.send, o.word);
-    }
+Exchange::Received Exchange::receive(const Phase& p, unsigned tile, const TileState& t,
+                                     std::vector<Cursor>& heap) const {
+  Received r;
+  size_t cycle_index = 0;  // the receive cycle being reported on
+  auto error = [&r, &cycle_index](std::string text) {
+    r.errors.emplace_back(cycle_index, std::move(text));
   };
+  const uint64_t per_cycle = config_.exchange.words_per_cycle;
+  RxSchedule schedule;
+  RxDecisions decisions;
+  struct Origin {
+    uint32_t send, word;
+  };
+  std::vector<Origin> origins;  // per word of the schedule: which send it comes from
+  // The receiver's cycles: words in arrival order, and its select and buffer writes (issued
+  // the cycle before they take effect) and boundary, merged by cycle.
+  std::vector<RxCycle>& cycles = schedule.cycles;
+  auto cycle = [&](uint64_t when, bool control) -> RxCycle& {
+    const bool taken = !cycles.empty() && (cycles.back().select_write ||
+                                           cycles.back().buffer_write || cycles.back().close);
+    if (cycles.empty() || cycles.back().cycle != when || (control && taken)) {
+      cycles.emplace_back();
+      cycles.back().cycle = when;
+      cycles.back().late = when >= t.boundary;
+      cycles.back().first_word = static_cast<uint32_t>(schedule.words.size());
+    }
+    return cycles.back();
+  };
+  struct Control {
+    uint64_t cycle;
+    const Select* select;
+    const Buffer* buffer;  // both null: the boundary
+  };
+  std::vector<Control> controls;
+  for (const Select& s : t.selects) controls.push_back({s.effective - 1, &s, nullptr});
+  for (const Buffer& b : t.buffers) controls.push_back({b.effective - 1, nullptr, &b});
+  controls.push_back({t.boundary, nullptr, nullptr});
+  std::stable_sort(controls.begin(), controls.end(),
+                   [](const Control& a, const Control& b) { return a.cycle < b.cycle; });
+  std::make_heap(heap.begin(), heap.end(), std::greater<>());
+  size_t next_control = 0;
+  while (!heap.empty() || next_control < controls.size()) {
+    if (heap.empty() ||
+        (next_control < controls.size() && controls[next_control].cycle < heap.front().cycle)) {
+      const Control& k = controls[next_control++];
+      RxCycle& c = cycle(k.cycle, true);
+      if (k.select != nullptr) {
+        c.select_write = true;
+        c.select = k.select->source;
+      } else if (k.buffer != nullptr) {
+        c.buffer_write = true;
+        c.buffer_address = k.buffer->address;
+        c.buffer_words = k.buffer->words;
+      } else {
+        c.close = true;
+      }
+      continue;
+    }
+    std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+    const Cursor a = heap.back();
+    heap.pop_back();
+    const Send& s = p.sends[a.send];
+    if (a.word + 1 < s.words.size()) {  // the segment's next word
+      Cursor next = a;
+      ++next.word;
+      next.cycle = s.cycle + 1 + next.word / per_cycle + latency(s.source, tile);
+      heap.push_back(next);
+      std::push_heap(heap.begin(), heap.end(), std::greater<>());
+    }
+    ++cycle(a.cycle, false).word_count;
+    schedule.words.push_back({a.source, s.words[a.word]});
+    origins.push_back({static_cast<uint32_t>(a.send), a.word});
+  }
+  receive_mux_->run(schedule, decisions);
+
+  // Deliveries and reports from the mux's decisions.
+  int listening = -1;
+  const Buffer* buffer = nullptr;
+  size_t next_buffer = 0, next_short = 0;
+  std::vector<std::pair<uint32_t, std::vector<uint32_t>>>& runs = r.runs;  // contiguous writes
+  for (size_t i = 0; i < cycles.size() && r.errors.size() <= 16; ++i) {
+    cycle_index = i;
+    const RxCycle& c = cycles[i];
+    for (size_t w = c.first_word; w < c.first_word + c.word_count; ++w) {
+      const Origin a = origins[w];
+      auto what = [&] {
+        const Send& s = p.sends[a.send];
+        return fmt::format("word {} of the send from {} (0x{:08x}, issued at cycle {})", a.word,
+                           name(s.source), s.address + 4 * a.word, s.cycle);
+      };
+      switch (decisions.outcomes[w]) {
+        case RxOutcome::kLate:
+          error(
+              fmt::format("{} arrives at {} at cycle {}, after {} ended its exchange phase at "
+                          "cycle {}",
+                          what(), name(tile), c.cycle, name(tile), t.boundary));
+          break;
+        case RxOutcome::kWrongSource:
+          error(fmt::format("{} arrives at {} at cycle {} while {} listens to {}", what(),
+                            name(tile), c.cycle, name(tile),
+                            listening < 0 ? std::string("no tile") : name(listening)));
+          break;
+        case RxOutcome::kNoBuffer:
+        case RxOutcome::kOverrun:
+          error(fmt::format(
+              "{} arrives at {} at cycle {} but the receive buffer {} is {}", what(), name(tile),
+              c.cycle,
+              buffer == nullptr
+                  ? std::string("(none set)")
+                  : fmt::format("at 0x{:08x} ({} words)", buffer->address, buffer->words),
+              decisions.outcomes[w] == RxOutcome::kNoBuffer ? "missing" : "full (overrun)"));
+          break;
+        case RxOutcome::kWritten: {
+          const uint32_t address = decisions.addresses[w];
+          const uint32_t data = schedule.words[w].data;
+          if (!runs.empty() && runs.back().first + 4 * runs.back().second.size() == address)
+            runs.back().second.push_back(data);
+          else
+            runs.push_back({address, {data}});
+          ++r.words;
+          if (schedule.words[w].source / config_.tiles != tile / config_.tiles) ++r.chip_words;
+          r.last_arrival = std::max(r.last_arrival, c.cycle);
+          break;
+        }
+      }
+    }
+    if (next_short < decisions.short_buffers.size() &&
+        decisions.short_buffers[next_short].cycle == i) {
+      const RxShortBuffer& b = decisions.short_buffers[next_short++];
+      error(fmt::format(
+          "{}: receive buffer at 0x{:08x} expected {} words but got {} before {} at cycle "
+          "{}",
+          name(tile), b.buffer_address, b.buffer_words, b.filled,
+          c.buffer_write ? "the tile set a new buffer" : "the end of the tile's exchange phase",
+          c.cycle));
+    }
+    if (c.select_write) listening = c.select;
+    if (c.buffer_write) {
+      buffer = &t.buffers[next_buffer++];  // buffer writes come in the tile's order
+    } else if (c.close) {
+      buffer = nullptr;
+    }
+  }
+  std::vector<Cursor>().swap(heap);
+  return r;
+}
+
+std::string Exchange::resolve(Phase& p) {
   std::vector<std::string> errors;
   auto error = [&errors](std::string text) { errors.push_back(std::move(text)); };
   // A destination with no program at all: most often firmware that sizes its work by
@@ -208,7 +342,6 @@ std::string Exchange::resolve(Phase& p) {
         "with --chip.tiles {})",
         name(d), std::distance(first, last), config_.tiles, std::distance(first, last));
   };
-  const uint64_t per_cycle = config_.exchange.words_per_cycle;
 
   std::map<unsigned, std::vector<Cursor>> incoming;
   for (size_t i = 0; i < p.sends.size(); ++i) {
@@ -235,158 +368,45 @@ std::string Exchange::resolve(Phase& p) {
   // Links first: a phase whose links cannot carry it delivers nothing.
   if (chips_ > 1) cross_links(p, errors);
 
+  // Each receiver's words, checked by the receive mux: independent of the other receivers, so
+  // on the compute pool's threads unless the mux is one verilated model.
+  std::vector<std::pair<unsigned, const TileState*>> receivers;
+  receivers.reserve(p.tiles.size());
+  for (const auto& [tile, t] : p.tiles) {
+    receivers.emplace_back(tile, &t);
+    incoming[tile];  // every receiver has its entry before the receivers run
+  }
+  std::vector<Received> received(receivers.size());
+  auto receive_one = [&](size_t i) {
+    received[i] =
+        receive(p, receivers[i].first, *receivers[i].second, incoming.at(receivers[i].first));
+  };
+  if (pool_ != nullptr && receive_mux_ == &model_mux_) {
+    pool_->for_each(receivers.size(), receive_one);
+  } else {
+    for (size_t i = 0; i < receivers.size(); ++i) receive_one(i);
+  }
+
   ExchangeRecord record;
   record.phase = p.barrier.phase;
   record.group = p.barrier.group;
   record.release = p.barrier.release;
-  RxSchedule schedule;
-  RxDecisions decisions;
-  struct Origin {
-    uint32_t send, word;
-  };
-  std::vector<Origin> origins;  // per word of the schedule: which send it comes from
-  for (auto& entry : p.tiles) {
-    const unsigned tile = entry.first;  // a named copy: lambdas below capture it
-    TileState& t = entry.second;
-    record.end = std::max(record.end, t.boundary);
-
-    // The receiver's cycles: words in arrival order, and its select and buffer writes (issued
-    // the cycle before they take effect) and boundary, merged by cycle.
-    std::vector<RxCycle>& cycles = schedule.cycles;
-    schedule.clear();
-    origins.clear();
-    auto cycle = [&](uint64_t when, bool control) -> RxCycle& {
-      const bool taken = !cycles.empty() && (cycles.back().select_write ||
-                                             cycles.back().buffer_write || cycles.back().close);
-      if (cycles.empty() || cycles.back().cycle != when || (control && taken)) {
-        cycles.emplace_back();
-        cycles.back().cycle = when;
-        cycles.back().late = when >= t.boundary;
-        cycles.back().first_word = static_cast<uint32_t>(schedule.words.size());
-      }
-      return cycles.back();
-    };
-    struct Control {
-      uint64_t cycle;
-      const Select* select;
-      const Buffer* buffer;  // both null: the boundary
-    };
-    std::vector<Control> controls;
-    for (const Select& s : t.selects) controls.push_back({s.effective - 1, &s, nullptr});
-    for (const Buffer& b : t.buffers) controls.push_back({b.effective - 1, nullptr, &b});
-    controls.push_back({t.boundary, nullptr, nullptr});
-    std::stable_sort(controls.begin(), controls.end(),
-                     [](const Control& a, const Control& b) { return a.cycle < b.cycle; });
-    std::vector<Cursor>& heap = incoming[tile];
-    std::make_heap(heap.begin(), heap.end(), std::greater<>());
-    size_t next_control = 0;
-    while (!heap.empty() || next_control < controls.size()) {
-      if (heap.empty() ||
-          (next_control < controls.size() && controls[next_control].cycle < heap.front().cycle)) {
-        const Control& k = controls[next_control++];
-        RxCycle& c = cycle(k.cycle, true);
-        if (k.select != nullptr) {
-          c.select_write = true;
-          c.select = k.select->source;
-        } else if (k.buffer != nullptr) {
-          c.buffer_write = true;
-          c.buffer_address = k.buffer->address;
-          c.buffer_words = k.buffer->words;
-        } else {
-          c.close = true;
-        }
-        continue;
-      }
-      std::pop_heap(heap.begin(), heap.end(), std::greater<>());
-      const Cursor a = heap.back();
-      heap.pop_back();
-      const Send& s = p.sends[a.send];
-      if (a.word + 1 < s.words.size()) {  // the segment's next word
-        Cursor next = a;
-        ++next.word;
-        next.cycle = s.cycle + 1 + next.word / per_cycle + latency(s.source, tile);
-        heap.push_back(next);
-        std::push_heap(heap.begin(), heap.end(), std::greater<>());
-      }
-      ++cycle(a.cycle, false).word_count;
-      schedule.words.push_back({a.source, s.words[a.word]});
-      origins.push_back({static_cast<uint32_t>(a.send), a.word});
-    }
-    std::vector<Cursor>().swap(heap);
-    receive_mux_->run(schedule, decisions);
-
-    // Deliveries and reports from the mux's decisions.
-    int listening = -1;
-    const Buffer* buffer = nullptr;
-    size_t next_buffer = 0, next_short = 0;
-    std::vector<std::pair<uint32_t, std::vector<uint32_t>>> runs;  // contiguous writes
-    for (size_t i = 0; i < cycles.size() && errors.size() <= 16; ++i) {
-      const RxCycle& c = cycles[i];
-      for (size_t w = c.first_word; w < c.first_word + c.word_count; ++w) {
-        const Origin a = origins[w];
-        auto what = [&] {
-          const Send& s = p.sends[a.send];
-          return fmt::format("word {} of the send from {} (0x{:08x}, issued at cycle {})", a.word,
-                             name(s.source), s.address + 4 * a.word, s.cycle);
-        };
-        switch (decisions.outcomes[w]) {
-          case RxOutcome::kLate:
-            error(
-                fmt::format("{} arrives at {} at cycle {}, after {} ended its exchange phase at "
-                            "cycle {}",
-                            what(), name(tile), c.cycle, name(tile), t.boundary));
-            break;
-          case RxOutcome::kWrongSource:
-            error(fmt::format("{} arrives at {} at cycle {} while {} listens to {}", what(),
-                              name(tile), c.cycle, name(tile),
-                              listening < 0 ? std::string("no tile") : name(listening)));
-            break;
-          case RxOutcome::kNoBuffer:
-          case RxOutcome::kOverrun:
-            error(fmt::format(
-                "{} arrives at {} at cycle {} but the receive buffer {} is {}", what(), name(tile),
-                c.cycle,
-                buffer == nullptr
-                    ? std::string("(none set)")
-                    : fmt::format("at 0x{:08x} ({} words)", buffer->address, buffer->words),
-                decisions.outcomes[w] == RxOutcome::kNoBuffer ? "missing" : "full (overrun)"));
-            break;
-          case RxOutcome::kWritten: {
-            const uint32_t address = decisions.addresses[w];
-            const uint32_t data = schedule.words[w].data;
-            if (!runs.empty() && runs.back().first + 4 * runs.back().second.size() == address)
-              runs.back().second.push_back(data);
-            else
-              runs.push_back({address, {data}});
-            ++record.words;
-            if (schedule.words[w].source / config_.tiles != tile / config_.tiles)
-              ++record.chip_words;
-            record.last_arrival = std::max(record.last_arrival, c.cycle);
-            break;
-          }
-        }
-      }
-      if (next_short < decisions.short_buffers.size() &&
-          decisions.short_buffers[next_short].cycle == i) {
-        const RxShortBuffer& b = decisions.short_buffers[next_short++];
-        error(fmt::format(
-            "{}: receive buffer at 0x{:08x} expected {} words but got {} before {} at cycle "
-            "{}",
-            name(tile), b.buffer_address, b.buffer_words, b.filled,
-            c.buffer_write ? "the tile set a new buffer" : "the end of the tile's exchange phase",
-            c.cycle));
-      }
-      if (c.select_write) listening = c.select;
-      if (c.buffer_write) {
-        buffer = &t.buffers[next_buffer++];  // buffer writes come in the tile's order
-      } else if (c.close) {
-        buffer = nullptr;
-      }
+  for (size_t i = 0; i < receivers.size(); ++i) {
+    Received& r = received[i];
+    record.end = std::max(record.end, receivers[i].second->boundary);
+    record.words += r.words;
+    record.chip_words += r.chip_words;
+    record.last_arrival = std::max(record.last_arrival, r.last_arrival);
+    // At most 16 errors and then the rest of a receive cycle's: as if one receiver after
+    // another were checked until the report is full.
+    for (size_t e = 0; e < r.errors.size(); ++e) {
+      if (errors.size() > 16 && (e == 0 || r.errors[e].first != r.errors[e - 1].first)) break;
+      errors.push_back(std::move(r.errors[e].second));
     }
     // The receiver's words land as soon as its own schedule checks out; any error anywhere in
     // the phase stops the whole run with the report below.
     if (errors.empty())
-      for (const auto& [address, words] : runs) deliver(tile, address, words);
+      for (const auto& [address, words] : r.runs) deliver(receivers[i].first, address, words);
   }
   if (!errors.empty()) {
     std::string report = "exchange schedule error: " + errors.front();

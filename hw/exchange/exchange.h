@@ -32,12 +32,15 @@
 #include <string>
 #include <systemc>
 #include <tlm>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "hw/gateway/gateway.h"
 #include "hw/ipu/chip_config.h"
 #include "hw/ipulink/link_fabric.h"
 #include "hw/sync/sync_network.h"
+#include "hw/tile/compute_pool.h"
 #include "receive_mux.h"
 
 namespace ipu::hw {
@@ -48,8 +51,21 @@ struct PhaseEnd {
   uint64_t streaming_done = 0;  // cycle its streaming-memory transfers completed (0: none)
 };
 
+// When a tile's send port is free again: after a send of `words` words issued at `cycle`, and
+// after a streaming-memory transfer (a write's words leave one per send slot; a read sends its
+// request in one).
+inline uint64_t send_port_free(uint64_t cycle, uint64_t words, unsigned words_per_cycle) {
+  return cycle + 1 + (words + words_per_cycle - 1) / words_per_cycle;
+}
+inline uint64_t stream_port_free(uint64_t cycle, bool write, uint64_t count,
+                                 unsigned words_per_cycle) {
+  return write ? send_port_free(cycle, count, words_per_cycle) : cycle + 2;
+}
+
 class ExchangeIf : public virtual sc_core::sc_interface {
  public:
+  // Words each tile sends (and receives) per cycle.
+  virtual unsigned words_per_cycle() const = 0;
   // Records a send; returns the cycle from which the sender's port is free again.
   virtual uint64_t send(unsigned tile, uint64_t phase, uint64_t cycle, uint32_t address,
                         std::vector<uint32_t> words, std::vector<unsigned> destinations) = 0;
@@ -92,6 +108,7 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   // Opens the exchange phase a barrier release starts (SyncNetwork::on_release).
   void open_phase(const BarrierRecord& barrier);
 
+  unsigned words_per_cycle() const override { return config_.exchange.words_per_cycle; }
   uint64_t send(unsigned tile, uint64_t phase, uint64_t cycle, uint32_t address,
                 std::vector<uint32_t> words, std::vector<unsigned> destinations) override;
   void select_source(unsigned tile, uint64_t phase, uint64_t cycle, int source) override;
@@ -103,6 +120,9 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
 
   // The machine's gateways (streaming memory); none on a PCIe card.
   void set_gateways(Gateways* gateways) { gateways_ = gateways; }
+
+  // Receivers' checks run on `pool`'s threads (with the C++ receive mux; null: one thread).
+  void set_compute_pool(ComputePool* pool) { pool_ = pool; }
 
   // The receive mux deciding each word (the C++ model unless ipu-sim --rtl xmux).
   void set_receive_mux(ReceiveMuxIf* mux) { receive_mux_ = mux != nullptr ? mux : &model_mux_; }
@@ -148,8 +168,30 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
     sc_core::sc_event done;
   };
 
+  // Words reach a receiver from several sends; they are walked in arrival order with one cursor
+  // per (send, receiver) segment, so memory stays proportional to the number of sends.
+  struct Cursor {
+    uint64_t cycle;  // arrival of word `word`
+    unsigned source;
+    size_t send;
+    uint32_t word;
+    bool operator>(const Cursor& o) const {
+      return std::tie(cycle, source, send, word) > std::tie(o.cycle, o.source, o.send, o.word);
+    }
+  };
+  // What one receiver's side of a phase came to.
+  struct Received {
+    std::vector<std::pair<size_t, std::string>> errors;            // (receive cycle, report)
+    std::vector<std::pair<uint32_t, std::vector<uint32_t>>> runs;  // contiguous writes
+    uint64_t words = 0, chip_words = 0, last_arrival = 0;
+  };
+
   Phase& phase(uint64_t id);
   std::string resolve(Phase& p);
+  // Checks receiver `tile`'s words (`heap`: its cursors, consumed) against its selects and
+  // buffers through the receive mux. Touches nothing shared: receivers run on several threads.
+  Received receive(const Phase& p, unsigned tile, const TileState& t,
+                   std::vector<Cursor>& heap) const;
   // Hands every word that crosses an IPU-Link in phase `p` to its link; appends an error for
   // the first word of an over-subscribed link.
   void cross_links(const Phase& p, std::vector<std::string>& errors);
@@ -167,6 +209,7 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   ReceiveMux model_mux_;
   ReceiveMuxIf* receive_mux_ = &model_mux_;
   Gateways* gateways_ = nullptr;
+  ComputePool* pool_ = nullptr;
 };
 
 }  // namespace ipu::hw

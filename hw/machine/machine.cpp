@@ -22,7 +22,8 @@ Machine::Machine(const sc_core::sc_module_name& name, const MachineConfig& confi
       links_("links", config.chips, config.ipulink, config.chip.tile.clock_hz),
       sync_("sync", config.chip, config.chips, active_),
       exchange_("exchange", config.chip, config.chips, active_, &links_),
-      gateways_(config.gateway, config.chip, config.chips) {
+      gateways_(config.gateway, config.chip, config.chips),
+      compute_("compute", 1) {
   const unsigned per_chip = config_.chip.tiles;
   if (!active_.empty() && active_.back() >= per_chip * config_.chips)
     throw std::invalid_argument(
@@ -36,6 +37,8 @@ Machine::Machine(const sc_core::sc_module_name& name, const MachineConfig& confi
     chips_.push_back(std::make_unique<Ipu>(fmt::format("ipu{}", c).c_str(), config_.chip, local, c,
                                            config_.chips, sync_, exchange_));
   }
+  for (unsigned t : active_) tile(t).set_compute_pool(&compute_);
+  exchange_.set_compute_pool(&compute_);
   if (gateways_.present()) {
     exchange_.set_gateways(&gateways_);
     for (unsigned t : active_) tile(t).core().set_streaming_memory(gateways_.memory_bytes());

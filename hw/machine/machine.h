@@ -16,6 +16,7 @@
 #include "hw/ipulink/link_fabric.h"
 #include "hw/machine/machine_config.h"
 #include "hw/sync/sync_network.h"
+#include "hw/tile/compute_pool.h"
 
 namespace ipu::hw {
 
@@ -27,6 +28,10 @@ class Machine : public sc_core::sc_module {
 
   // Starts every active tile's supervisor at `entry` (cycle 0 for all of them).
   void start(uint32_t entry, uint64_t max_cycles);
+  // The host threads that run the tiles' compute bursts (1 by default). Results, cycles and
+  // statistics are the same for every count.
+  void set_host_threads(unsigned threads) { compute_.set_threads(threads); }
+  ComputePool& compute_pool() { return compute_; }
 
   const MachineConfig& config() const { return config_; }
   unsigned chips() const { return config_.chips; }
@@ -62,6 +67,7 @@ class Machine : public sc_core::sc_module {
   SyncNetwork sync_;
   Exchange exchange_;
   Gateways gateways_;
+  ComputePool compute_;
   std::vector<std::unique_ptr<Ipu>> chips_;
 };
 

@@ -15,6 +15,8 @@ Platform::Platform(const PlatformOptions& options, LoadedProgram program, std::o
   active.reserve(program_.tiles.size());
   for (const auto& [tile, segments] : program_.tiles) active.push_back(tile);
   machine_ = std::make_unique<Machine>("machine", options_.machine, active);
+  machine_->set_host_threads(options_.threads != 0 ? options_.threads : host_cores());
+  machine_->compute_pool().set_serial(options_.trace_instructions);
   const TileConfig& t = options_.machine.chip.tile;
   for (const auto& entry : program_.tiles) {
     Tile& target = machine_->tile(entry.first);
@@ -31,7 +33,7 @@ Platform::Platform(const PlatformOptions& options, LoadedProgram program, std::o
       if (options_.load_and_start) target.load(s.address, s.bytes.data(), s.bytes.size());
     }
     target.core().set_tohost(program_.tohost);
-    target.core().set_console([&console, prefix](unsigned context, std::string_view line) {
+    target.set_console([&console, prefix](unsigned context, std::string_view line) {
       fmt::print(console, "[{}:c{}] {}\n", prefix, context, line);
     });
     if (options_.trace_instructions) {

@@ -31,7 +31,10 @@ struct LoadedProgram {
 struct PlatformOptions {
   MachineConfig machine;
   uint64_t max_cycles = 2'000'000'000;  // per tile; 0: no limit
-  bool trace_instructions = false;
+  bool trace_instructions = false;      // runs every compute burst on the simulation thread
+  // Host threads for the tiles' compute bursts (0: the host's cores). Changes nothing but the
+  // host time.
+  unsigned threads = 0;
   bool memory_hash = false;  // hash every active tile's SRAM after the run (touches all of it)
   // false: the platform neither loads the program nor starts the tiles; a host does both (the
   // SDK runtime, over the host link).

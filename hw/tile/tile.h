@@ -7,11 +7,13 @@
 #include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include <cstdint>
+#include <exception>
 #include <string>
 #include <systemc>
 #include <tlm>
 #include <vector>
 
+#include "compute_pool.h"
 #include "core.h"
 #include "hw/exchange/exchange.h"
 #include "hw/sync/sync_network.h"
@@ -35,7 +37,7 @@ struct TileSegment {
 // Where a tile is blocked (for deadlock reports).
 enum class TileWait : uint8_t { kRunning, kSync, kExchange, kFinished };
 
-class Tile : public sc_core::sc_module, private ExchangeSink {
+class Tile : public sc_core::sc_module, private ExchangeSink, private ComputeBurst {
  public:
   // SRAM as seen from outside the tile: the exchange, the PCIe DMA engine, test benches.
   tlm_utils::multi_passthrough_target_socket<Tile> memory;
@@ -49,6 +51,12 @@ class Tile : public sc_core::sc_module, private ExchangeSink {
   // or when the tile reaches max_cycles.
   void start(uint32_t entry, uint64_t max_cycles);
   void set_quantum_cycles(uint64_t cycles) { quantum_cycles_ = cycles; }
+  // Runs the core's bursts on `pool` (null: on the tile's own thread). While a burst runs on
+  // the pool, the tile buffers its exchange instructions and console lines, and the pool
+  // commits them in machine-tile order.
+  void set_compute_pool(ComputePool* pool) { pool_ = pool; }
+  // Where the core's console lines go (a line is passed without its newline).
+  void set_console(Core::ConsoleSink sink);
   // Places the tile on chip `chip` of a machine of `chips` chips of `tiles_per_chip` tiles: its
   // sync and exchange traffic then carries its machine tile number.
   void set_machine(unsigned chip, unsigned chips, unsigned tiles_per_chip, unsigned program_tiles);
@@ -78,6 +86,11 @@ class Tile : public sc_core::sc_module, private ExchangeSink {
   // Checks the payload's range; on success returns the SRAM offset.
   bool access(tlm::tlm_generic_payload& payload, uint32_t& offset);
   void finish(StopReason reason);
+  // Runs the core up to cycle `until`, on the pool when there is one.
+  StopReason run_core(uint64_t until);
+  // ComputeBurst: the burst on a host thread, then its effects on the simulation thread.
+  void run_burst() noexcept override;
+  void commit_burst() override;
   void advance_time_to(uint64_t cycle);
   // ExchangeSink: the core's exchange instructions, forwarded with the current phase.
   uint64_t send(uint64_t cycle, uint32_t address, std::vector<uint32_t> words,
@@ -105,6 +118,30 @@ class Tile : public sc_core::sc_module, private ExchangeSink {
   uint64_t streaming_done_ = 0;  // when the last phase's streaming-memory transfers completed
   std::vector<TileSegment> timeline_;
   TileWait waiting_ = TileWait::kRunning;
+
+  // A burst on the pool and what it buffers until it is committed.
+  struct DeferredExchange {
+    enum Kind : uint8_t { kSend, kSelect, kBuffer, kStream } kind;
+    uint64_t cycle;
+    uint32_t address = 0;
+    uint32_t count = 0;  // receive buffer or streamed words
+    int source = -1;
+    bool write = false;
+    uint64_t sm_address = 0;
+    uint64_t port_free = 0;  // what the tile was told; the exchange must agree
+    std::vector<uint32_t> words;
+    std::vector<unsigned> destinations;
+  };
+  ComputePool* pool_ = nullptr;
+  sc_core::sc_event burst_done_;
+  bool deferring_ = false;
+  uint64_t burst_until_ = 0;
+  unsigned words_per_cycle_ = 1;  // the exchange's, read on the simulation thread
+  StopReason burst_result_ = StopReason::kRunning;
+  std::exception_ptr burst_error_;
+  std::vector<DeferredExchange> deferred_exchange_;
+  std::vector<std::pair<unsigned, std::string>> deferred_console_;
+  Core::ConsoleSink console_;
 };
 
 }  // namespace ipu::hw

@@ -41,6 +41,7 @@ DeviceImpl::DeviceImpl(const Executable& executable, DeviceOptions options)
   run.machine = exe_.machine;
   run.max_cycles = options_.max_cycles;
   run.memory_hash = options_.memory_hash;
+  run.threads = options_.threads;
   run.load_and_start = false;  // the host driver loads the image over PCIe, then starts the tiles
   sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
   platform_ =

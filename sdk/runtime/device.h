@@ -44,6 +44,8 @@ struct DeviceOptions {
   tlm_rtl::RtlSelection rtl;  // blocks computed by their verilated RTL (ipu-sim --rtl)
   std::string rtl_trace;      // FST waveforms of those blocks
   std::string stats;          // after every run, write_stats() to this file ("": none)
+  // Host threads for the tiles' compute (0: the host's cores); changes nothing but host time.
+  unsigned threads = 0;
 };
 
 // What one run() did: its counts and times are that run's alone.
