@@ -116,11 +116,29 @@ inline double in_child(const std::function<double()>& measure) {
   return figure;
 }
 
-// The thread counts a scaling benchmark compares: 1, 2 and, on a wider host, all its cores.
-inline std::vector<unsigned> thread_counts() {
+// Runs `measure(threads)` (which prints its run and returns its MIPS) in a child process for 1,
+// 2 and, on a wider host, all its cores' threads, and prints each count's speed-up over one
+// thread beside the target (>= 1.8 on 2 threads).
+inline void compare_thread_counts(const std::string& label,
+                                  const std::function<double(unsigned threads)>& measure) {
   std::vector<unsigned> counts{1, 2};
   if (hw::host_cores() > 2) counts.push_back(hw::host_cores());
-  return counts;
+  double one_thread = 0;
+  for (unsigned threads : counts) {
+    const double mips = in_child([&] {
+      const double m = measure(threads);
+      std::fflush(stdout);
+      return m;
+    });
+    if (threads == 1) {
+      one_thread = mips;
+      continue;
+    }
+    const double speedup = mips / one_thread;
+    fmt::print("{}: {} threads {:.2f}x the speed of 1{}\n", label, threads, speedup,
+               threads == 2 ? fmt::format(" (target >= 1.8) {}", verdict(speedup >= 1.8)) : "");
+    std::fflush(stdout);
+  }
 }
 
 }  // namespace ipu::bench

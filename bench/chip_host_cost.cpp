@@ -9,44 +9,31 @@
 
 int bench_body(const std::string& preset) {
   for (unsigned tiles : {1472u, 16u}) {
-    double one_thread = 0;
-    for (unsigned threads : ipu::bench::thread_counts()) {
-      const double mips = ipu::bench::in_child([&] {
-        std::unique_ptr<ipu::hw::Platform> platform;
-        std::ostringstream console;
-        const auto r =
-            ipu::bench::run_image(preset, tiles == 16 ? SUPERSTEP_IMAGE_16 : SUPERSTEP_IMAGE, 1472,
-                                  platform, console, threads);
-        const ipu::bench::HostCost cost = ipu::bench::host_cost(r);
-        const ipu::hw::ComputePool& pool = platform->machine().compute_pool();
-        fmt::print(
-            "chip_host_cost {} ({} tiles active, {} thread{}): {} instructions, {} supersteps in "
-            "{:.2f} s host = {:.1f} MIPS{}, {:.3f} s per superstep, compute bursts {:.0f}% of host "
-            "time ({} batches), peak RSS {:.0f} MiB{}\n",
-            preset, r.tiles, threads, threads == 1 ? "" : "s", r.instructions, r.supersteps,
-            r.host_seconds, cost.mips,
-            threads == 1 ? fmt::format(" (target >= 100) {}", ipu::bench::verdict(cost.mips >= 100))
-                         : "",
-            cost.seconds_per_superstep, 100 * pool.burst_seconds() / r.host_seconds, pool.batches(),
-            cost.peak_rss_mib,
-            tiles == 1472 ? fmt::format(" (target <= 1229 MiB) {}",
-                                        ipu::bench::verdict(cost.peak_rss_mib <= 1229))
-                          : "");
-        std::fflush(stdout);
-        return cost.mips;
-      });
-      if (threads == 1) {
-        one_thread = mips;
-      } else {
-        const double speedup = mips / one_thread;
-        fmt::print("chip_host_cost {} ({} tiles active): {} threads {:.2f}x the speed of 1{}\n",
-                   preset, tiles, threads, speedup,
-                   threads == 2
-                       ? fmt::format(" (target >= 1.8) {}", ipu::bench::verdict(speedup >= 1.8))
-                       : "");
-        std::fflush(stdout);
-      }
-    }
+    ipu::bench::compare_thread_counts(
+        fmt::format("chip_host_cost {} ({} tiles active)", preset, tiles), [&](unsigned threads) {
+          std::unique_ptr<ipu::hw::Platform> platform;
+          std::ostringstream console;
+          const auto r =
+              ipu::bench::run_image(preset, tiles == 16 ? SUPERSTEP_IMAGE_16 : SUPERSTEP_IMAGE,
+                                    1472, platform, console, threads);
+          const ipu::bench::HostCost cost = ipu::bench::host_cost(r);
+          const ipu::hw::ComputePool& pool = platform->machine().compute_pool();
+          fmt::print(
+              "chip_host_cost {} ({} tiles active, {} thread{}): {} instructions, {} supersteps "
+              "in {:.2f} s host = {:.1f} MIPS{}, {:.3f} s per superstep, compute bursts {:.0f}% "
+              "of host time ({} batches), peak RSS {:.0f} MiB{}\n",
+              preset, r.tiles, threads, threads == 1 ? "" : "s", r.instructions, r.supersteps,
+              r.host_seconds, cost.mips,
+              threads == 1
+                  ? fmt::format(" (target >= 100) {}", ipu::bench::verdict(cost.mips >= 100))
+                  : "",
+              cost.seconds_per_superstep, 100 * pool.burst_seconds() / r.host_seconds,
+              pool.batches(), cost.peak_rss_mib,
+              tiles == 1472 ? fmt::format(" (target <= 1229 MiB) {}",
+                                          ipu::bench::verdict(cost.peak_rss_mib <= 1229))
+                            : "");
+          return cost.mips;
+        });
   }
   return 0;
 }
