@@ -154,6 +154,8 @@ PhaseEnd Exchange::end_phase(unsigned tile, uint64_t id, uint64_t cycle) {
     p.resolved = true;
     p.unread = p.tiles.size();
     p.done.notify(sc_core::SC_ZERO_TIME);
+    // Wake with the others: their next compute bursts and this tile's then share one batch.
+    wait(p.done);
   }
   PhaseEnd end{p.error, p.tiles[tile].streaming_done};
   if (--p.unread == 0) phases_.erase(id);  // the last member to read the result frees the phase
