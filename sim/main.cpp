@@ -220,7 +220,8 @@ int sc_main(int argc, char** argv) {
       "max-cycles", po::value<std::string>(&max_cycles_text)->default_value(max_cycles_text),
       "stop with a report when a tile reaches this many cycles (0: no limit)")(
       "threads", po::value<std::string>(&threads_text)->default_value(threads_text),
-      "run: host threads for the tiles' compute (default: this host's cores); results, cycles "
+      "run: host threads for the tiles' compute (0 or by default: this host's cores); results, "
+      "cycles "
       "and statistics are the same for every count")(
       "trace-instructions", po::bool_switch(&trace_instructions),
       "print every executed instruction (tile, context, cycle, pc, disassembly) to stderr")(
@@ -261,7 +262,7 @@ int sc_main(int argc, char** argv) {
     });
     config = ipu::hw::configure_machine(preset, config_file, explicit_parameters);
     max_cycles = ipu::sdk::parse_count("--max-cycles", max_cycles_text);
-    threads = static_cast<unsigned>(ipu::sdk::parse_count("--threads", threads_text, 1, 1024));
+    threads = static_cast<unsigned>(ipu::sdk::parse_count("--threads", threads_text, 0, 1024));
     outputs.tiles_per_track = static_cast<unsigned>(
         ipu::sdk::parse_count("--trace-tiles-per-track", tiles_per_track_text, 1, 1u << 20));
     rtl_options.blocks = ipu::tlm_rtl::RtlSelection::parse(rtl_text);

@@ -1,19 +1,26 @@
 // The compute pool (hw/tile/compute_pool.h): bursts requested in one delta cycle run as one
 // batch, on several host threads when the pool has them and on the simulation thread when it
 // has one or runs serially, and are committed in machine-tile order whatever order the tiles
-// asked in. SystemC elaborates one design per process: ctest runs each test in its own.
+// asked in; and the DeferredExchange that holds a tile's exchange calls meanwhile. SystemC
+// elaborates one design per process: ctest runs each test in its own.
 #define SC_INCLUDE_DYNAMIC_PROCESSES  // sc_spawn
 #include "hw/tile/compute_pool.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
 #include <set>
+#include <stdexcept>
+#include <string>
 #include <systemc>
 #include <thread>
 #include <vector>
+
+#include "hw/exchange/deferred_exchange.h"
 
 namespace ipu::test {
 namespace {
@@ -28,15 +35,26 @@ struct Requesters : sc_core::sc_module {
     sc_core::sc_event done;
     void run_burst() noexcept override {
       ran_on = std::this_thread::get_id();
-      // Long enough that every pool thread takes part in a batch of several bursts.
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      // Stay until a second burst runs at the same time (or 5 s pass: then the pool is
+      // serial, and the test that expects concurrency fails on `most_at_once`).
+      const int now = ++owner->running;
+      int most = owner->most_at_once.load();
+      while (now > most && !owner->most_at_once.compare_exchange_weak(most, now)) {
+      }
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (owner->concurrent && owner->most_at_once.load() < 2 &&
+             std::chrono::steady_clock::now() < give_up)
+        std::this_thread::yield();
+      --owner->running;
     }
     void commit_burst() override { owner->commits.push_back(tile); }
   };
 
   SC_HAS_PROCESS(Requesters);
-  Requesters(const sc_core::sc_module_name& name, hw::ComputePool& pool, unsigned tiles)
-      : sc_module(name), pool(pool), askers(tiles) {
+  // `concurrent`: bursts wait for a second one to run alongside them.
+  Requesters(const sc_core::sc_module_name& name, hw::ComputePool& pool, unsigned tiles,
+             bool concurrent = false)
+      : sc_module(name), pool(pool), askers(tiles), concurrent(concurrent) {
     for (unsigned i = 0; i < tiles; ++i) {
       askers[i].tile = tiles - 1 - i;  // processes start in creation order: highest tile first
       askers[i].owner = this;
@@ -46,6 +64,8 @@ struct Requesters : sc_core::sc_module {
   hw::ComputePool& pool;
   std::vector<Asker> askers;
   std::vector<unsigned> commits;
+  bool concurrent;
+  std::atomic<int> running{0}, most_at_once{0};
 };
 
 std::set<std::thread::id> threads_used(const Requesters& r) {
@@ -56,10 +76,11 @@ std::set<std::thread::id> threads_used(const Requesters& r) {
 
 TEST(ComputePool, RunsOneDeltaCyclesBurstsTogetherOnSeveralThreads) {
   hw::ComputePool pool("pool", 2);
-  Requesters r("tiles", pool, 8);
+  Requesters r("tiles", pool, 8, /*concurrent=*/true);
   sc_core::sc_start();
   EXPECT_EQ(pool.batches(), 1u);
   EXPECT_EQ(pool.bursts(), 8u);
+  EXPECT_EQ(r.most_at_once.load(), 2);  // two bursts ran at the same time: never more
   EXPECT_EQ(threads_used(r).size(), 2u);
   EXPECT_EQ(r.commits, (std::vector<unsigned>{0, 1, 2, 3, 4, 5, 6, 7}));
 }
@@ -69,6 +90,7 @@ TEST(ComputePool, OneThreadRunsEveryBurstOnTheSimulationThread) {
   Requesters r("tiles", pool, 4);
   sc_core::sc_start();
   EXPECT_EQ(threads_used(r), std::set<std::thread::id>{std::this_thread::get_id()});
+  EXPECT_EQ(r.most_at_once.load(), 1);
   EXPECT_EQ(r.commits, (std::vector<unsigned>{0, 1, 2, 3}));
 }
 
@@ -78,6 +100,7 @@ TEST(ComputePool, SerialRunsOnTheSimulationThreadWhateverItsThreads) {
   Requesters r("tiles", pool, 4);
   sc_core::sc_start();
   EXPECT_EQ(threads_used(r), std::set<std::thread::id>{std::this_thread::get_id()});
+  EXPECT_EQ(r.most_at_once.load(), 1);
 }
 
 TEST(ComputePool, RefusesZeroThreads) {
@@ -85,6 +108,76 @@ TEST(ComputePool, RefusesZeroThreads) {
 }
 
 TEST(ComputePool, HostCoresIsAtLeastOne) { EXPECT_GE(hw::host_cores(), 1u); }
+
+TEST(ComputePool, ForEachCoversEveryIndexOnce) {
+  hw::ComputePool pool("pool", 2);
+  std::vector<std::atomic<int>> seen(1000);
+  pool.for_each(seen.size(), [&seen](size_t i) { ++seen[i]; });
+  for (size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i].load(), 1) << i;
+}
+
+// An exchange that records what reaches it and frees the send port `skew` cycles late.
+struct RecordingExchange : hw::ExchangeIf {
+  uint64_t skew = 0;
+  std::vector<std::string> calls;
+  unsigned words_per_cycle() const override { return 2; }
+  uint64_t send(unsigned tile, uint64_t phase, uint64_t cycle, uint32_t address,
+                std::vector<uint32_t> words, std::vector<unsigned> destinations) override {
+    calls.push_back(fmt::format("send t{} p{} c{} a{:x} w{} d{}", tile, phase, cycle, address,
+                                words.size(), destinations.size()));
+    return hw::send_port_free(cycle, words.size(), 2) + skew;
+  }
+  void select_source(unsigned tile, uint64_t phase, uint64_t cycle, int source) override {
+    calls.push_back(fmt::format("select t{} p{} c{} s{}", tile, phase, cycle, source));
+  }
+  void receive_buffer(unsigned tile, uint64_t phase, uint64_t cycle, uint32_t address,
+                      uint32_t words) override {
+    calls.push_back(
+        fmt::format("buffer t{} p{} c{} a{:x} n{}", tile, phase, cycle, address, words));
+  }
+  uint64_t stream(unsigned tile, uint64_t phase, uint64_t cycle, bool write, uint64_t,
+                  uint32_t address, uint32_t count, std::vector<uint32_t>) override {
+    calls.push_back(fmt::format("stream t{} p{} c{} {} a{:x} n{}", tile, phase, cycle,
+                                write ? "write" : "read", address, count));
+    return hw::stream_port_free(cycle, write, count, 2);
+  }
+  hw::PhaseEnd end_phase(unsigned, uint64_t, uint64_t) override { return {}; }
+};
+
+TEST(DeferredExchange, AnswersAsTheExchangeWouldAndCommitsInOrder) {
+  hw::DeferredExchange deferred;
+  deferred.set_words_per_cycle(2);
+  // 5 words at 2 a cycle leave in cycles 11..13: the port is free from cycle 14.
+  EXPECT_EQ(deferred.send(10, 0x100, {1, 2, 3, 4, 5}, {7, 8}), 14u);
+  deferred.select_source(12, 3);
+  deferred.receive_buffer(12, 0x200, 4);
+  EXPECT_EQ(deferred.stream(20, true, 0x1000, 0x300, 3, {1, 2, 3}), 23u);  // 3 words: 2 cycles
+  EXPECT_EQ(deferred.stream(30, false, 0x1000, 0x300, 64, {}), 32u);       // a request: 1 slot
+  RecordingExchange exchange;
+  deferred.commit(exchange, 5, 9, "tile 5");
+  EXPECT_EQ(exchange.calls,
+            (std::vector<std::string>{"send t5 p9 c10 a100 w5 d2", "select t5 p9 c12 s3",
+                                      "buffer t5 p9 c12 a200 n4", "stream t5 p9 c20 write a300 n3",
+                                      "stream t5 p9 c30 read a300 n64"}));
+  deferred.commit(exchange, 5, 9, "tile 5");  // committed calls are gone
+  EXPECT_EQ(exchange.calls.size(), 5u);
+}
+
+TEST(DeferredExchange, AnExchangeThatDisagreesIsAnInternalErrorNamingTheTile) {
+  hw::DeferredExchange deferred;
+  deferred.set_words_per_cycle(2);
+  deferred.send(10, 0x100, {1, 2}, {7});
+  RecordingExchange exchange;
+  exchange.skew = 1;
+  try {
+    deferred.commit(exchange, 5, 9, "tile 5");
+    FAIL() << "no error";
+  } catch (const std::logic_error& e) {
+    EXPECT_STREQ(e.what(),
+                 "tile 5: the exchange frees the send port at cycle 13, the tile was told 12 "
+                 "(cycle 10)");
+  }
+}
 
 }  // namespace
 }  // namespace ipu::test

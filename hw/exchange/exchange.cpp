@@ -371,7 +371,7 @@ std::string Exchange::resolve(Phase& p) {
   if (chips_ > 1) cross_links(p, errors);
 
   // Each receiver's words, checked by the receive mux: independent of the other receivers, so
-  // on the compute pool's threads unless the mux is one verilated model.
+  // on several host threads unless the mux is one verilated model.
   std::vector<std::pair<unsigned, const TileState*>> receivers;
   receivers.reserve(p.tiles.size());
   for (const auto& [tile, t] : p.tiles) {
@@ -383,8 +383,8 @@ std::string Exchange::resolve(Phase& p) {
     received[i] =
         receive(p, receivers[i].first, *receivers[i].second, incoming.at(receivers[i].first));
   };
-  if (pool_ != nullptr && receive_mux_ == &model_mux_) {
-    pool_->for_each(receivers.size(), receive_one);
+  if (parallel_for_ && receive_mux_ == &model_mux_) {
+    parallel_for_(receivers.size(), receive_one);
   } else {
     for (size_t i = 0; i < receivers.size(); ++i) receive_one(i);
   }

@@ -28,6 +28,7 @@
 #include <tlm_utils/multi_passthrough_initiator_socket.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <systemc>
@@ -40,7 +41,6 @@
 #include "hw/ipu/chip_config.h"
 #include "hw/ipulink/link_fabric.h"
 #include "hw/sync/sync_network.h"
-#include "hw/tile/compute_pool.h"
 #include "receive_mux.h"
 
 namespace ipu::hw {
@@ -121,8 +121,11 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   // The machine's gateways (streaming memory); none on a PCIe card.
   void set_gateways(Gateways* gateways) { gateways_ = gateways; }
 
-  // Receivers' checks run on `pool`'s threads (with the C++ receive mux; null: one thread).
-  void set_compute_pool(ComputePool* pool) { pool_ = pool; }
+  // Runs fn(0) .. fn(n - 1), on host threads if it likes, and returns when all are done.
+  using ParallelFor = std::function<void(size_t n, const std::function<void(size_t)>& fn)>;
+  // Receivers' checks go through `parallel_for` (with the C++ receive mux; unset: one after
+  // another). The machine passes its compute pool's (hw/tile/compute_pool.h).
+  void set_parallel_for(ParallelFor parallel_for) { parallel_for_ = std::move(parallel_for); }
 
   // The receive mux deciding each word (the C++ model unless ipu-sim --rtl xmux).
   void set_receive_mux(ReceiveMuxIf* mux) { receive_mux_ = mux != nullptr ? mux : &model_mux_; }
@@ -209,7 +212,7 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   ReceiveMux model_mux_;
   ReceiveMuxIf* receive_mux_ = &model_mux_;
   Gateways* gateways_ = nullptr;
-  ComputePool* pool_ = nullptr;
+  ParallelFor parallel_for_;
 };
 
 }  // namespace ipu::hw

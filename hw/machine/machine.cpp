@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 
 namespace ipu::hw {
 namespace {
@@ -38,7 +39,8 @@ Machine::Machine(const sc_core::sc_module_name& name, const MachineConfig& confi
                                            config_.chips, sync_, exchange_));
   }
   for (unsigned t : active_) tile(t).set_compute_pool(&compute_);
-  exchange_.set_compute_pool(&compute_);
+  exchange_.set_parallel_for(
+      [this](size_t n, const std::function<void(size_t)>& fn) { compute_.for_each(n, fn); });
   if (gateways_.present()) {
     exchange_.set_gateways(&gateways_);
     for (unsigned t : active_) tile(t).core().set_streaming_memory(gateways_.memory_bytes());

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <stdexcept>
 #include <utility>
 
 namespace ipu::hw {
@@ -68,31 +67,8 @@ void Tile::commit_burst() {
   for (auto& [context, line] : deferred_console_)
     if (console_) console_(context, line);
   deferred_console_.clear();
-  for (DeferredExchange& call : deferred_exchange_) {
-    uint64_t port_free = call.port_free;
-    switch (call.kind) {
-      case DeferredExchange::kSend:
-        port_free = exchange->send(machine_id_, phase_, call.cycle, call.address,
-                                   std::move(call.words), std::move(call.destinations));
-        break;
-      case DeferredExchange::kSelect:
-        exchange->select_source(machine_id_, phase_, call.cycle, call.source);
-        break;
-      case DeferredExchange::kBuffer:
-        exchange->receive_buffer(machine_id_, phase_, call.cycle, call.address, call.count);
-        break;
-      case DeferredExchange::kStream:
-        port_free = exchange->stream(machine_id_, phase_, call.cycle, call.write, call.sm_address,
-                                     call.address, call.count, std::move(call.words));
-        break;
-    }
-    if (port_free != call.port_free)
-      throw std::logic_error(
-          fmt::format("{}: the exchange frees the send port at cycle {}, the "
-                      "tile was told {}",
-                      core_.tile_label(), port_free, call.port_free));
-  }
-  deferred_exchange_.clear();
+  if (exchange.size() > 0)
+    deferred_exchange_.commit(*exchange[0], machine_id_, phase_, core_.tile_label());
 }
 
 void Tile::start(uint32_t entry, uint64_t max_cycles) {
@@ -130,7 +106,7 @@ void Tile::finish(StopReason reason) {
 void Tile::run_thread() {
   if (!started_) wait(start_event_);
   if (sync.size() > 0 || exchange.size() > 0) core_.set_exchange(this);
-  if (exchange.size() > 0) words_per_cycle_ = exchange->words_per_cycle();
+  if (exchange.size() > 0) deferred_exchange_.set_words_per_cycle(exchange->words_per_cycle());
   uint64_t exchange_begin = 0;
   for (;;) {
     const uint64_t until = std::min(max_cycles_, core_.cycles() + quantum_cycles_);
@@ -193,58 +169,27 @@ void Tile::run_thread() {
 
 uint64_t Tile::send(uint64_t cycle, uint32_t address, std::vector<uint32_t> words,
                     std::vector<unsigned> destinations) {
-  if (deferring_) {
-    DeferredExchange& call = deferred_exchange_.emplace_back();
-    call.kind = DeferredExchange::kSend;
-    call.cycle = cycle;
-    call.address = address;
-    call.port_free = send_port_free(cycle, words.size(), words_per_cycle_);
-    call.words = std::move(words);
-    call.destinations = std::move(destinations);
-    return call.port_free;
-  }
+  if (deferring_)
+    return deferred_exchange_.send(cycle, address, std::move(words), std::move(destinations));
   return exchange->send(machine_id_, phase_, cycle, address, std::move(words),
                         std::move(destinations));
 }
 
 uint64_t Tile::stream(uint64_t cycle, bool write, uint64_t sm_address, uint32_t address,
                       uint32_t count, std::vector<uint32_t> words) {
-  if (deferring_) {
-    DeferredExchange& call = deferred_exchange_.emplace_back();
-    call.kind = DeferredExchange::kStream;
-    call.cycle = cycle;
-    call.write = write;
-    call.sm_address = sm_address;
-    call.address = address;
-    call.count = count;
-    call.port_free = stream_port_free(cycle, write, count, words_per_cycle_);
-    call.words = std::move(words);
-    return call.port_free;
-  }
+  if (deferring_)
+    return deferred_exchange_.stream(cycle, write, sm_address, address, count, std::move(words));
   return exchange->stream(machine_id_, phase_, cycle, write, sm_address, address, count,
                           std::move(words));
 }
 
 void Tile::select_source(uint64_t cycle, int source) {
-  if (deferring_) {
-    DeferredExchange& call = deferred_exchange_.emplace_back();
-    call.kind = DeferredExchange::kSelect;
-    call.cycle = cycle;
-    call.source = source;
-    return;
-  }
+  if (deferring_) return deferred_exchange_.select_source(cycle, source);
   exchange->select_source(machine_id_, phase_, cycle, source);
 }
 
 void Tile::receive_buffer(uint64_t cycle, uint32_t address, uint32_t words) {
-  if (deferring_) {
-    DeferredExchange& call = deferred_exchange_.emplace_back();
-    call.kind = DeferredExchange::kBuffer;
-    call.cycle = cycle;
-    call.address = address;
-    call.count = words;
-    return;
-  }
+  if (deferring_) return deferred_exchange_.receive_buffer(cycle, address, words);
   exchange->receive_buffer(machine_id_, phase_, cycle, address, words);
 }
 

@@ -15,6 +15,7 @@
 
 #include "compute_pool.h"
 #include "core.h"
+#include "hw/exchange/deferred_exchange.h"
 #include "hw/exchange/exchange.h"
 #include "hw/sync/sync_network.h"
 #include "tile_config.h"
@@ -119,27 +120,14 @@ class Tile : public sc_core::sc_module, private ExchangeSink, private ComputeBur
   std::vector<TileSegment> timeline_;
   TileWait waiting_ = TileWait::kRunning;
 
-  // A burst on the pool and what it buffers until it is committed.
-  struct DeferredExchange {
-    enum Kind : uint8_t { kSend, kSelect, kBuffer, kStream } kind;
-    uint64_t cycle;
-    uint32_t address = 0;
-    uint32_t count = 0;  // receive buffer or streamed words
-    int source = -1;
-    bool write = false;
-    uint64_t sm_address = 0;
-    uint64_t port_free = 0;  // what the tile was told; the exchange must agree
-    std::vector<uint32_t> words;
-    std::vector<unsigned> destinations;
-  };
+  // A burst on the pool and what it buffers (exchange calls, console lines) until committed.
   ComputePool* pool_ = nullptr;
   sc_core::sc_event burst_done_;
   bool deferring_ = false;
   uint64_t burst_until_ = 0;
-  unsigned words_per_cycle_ = 1;  // the exchange's, read on the simulation thread
   StopReason burst_result_ = StopReason::kRunning;
   std::exception_ptr burst_error_;
-  std::vector<DeferredExchange> deferred_exchange_;
+  DeferredExchange deferred_exchange_;
   std::vector<std::pair<unsigned, std::string>> deferred_console_;
   Core::ConsoleSink console_;
 };

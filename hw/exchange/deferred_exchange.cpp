@@ -1,0 +1,75 @@
+#include "deferred_exchange.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <utility>
+
+namespace ipu::hw {
+
+DeferredExchange::Call& DeferredExchange::record(Call::Kind kind, uint64_t cycle) {
+  Call& call = calls_.emplace_back();
+  call.kind = kind;
+  call.cycle = cycle;
+  return call;
+}
+
+uint64_t DeferredExchange::send(uint64_t cycle, uint32_t address, std::vector<uint32_t> words,
+                                std::vector<unsigned> destinations) {
+  Call& call = record(Call::kSend, cycle);
+  call.address = address;
+  call.port_free = send_port_free(cycle, words.size(), words_per_cycle_);
+  call.words = std::move(words);
+  call.destinations = std::move(destinations);
+  return call.port_free;
+}
+
+void DeferredExchange::select_source(uint64_t cycle, int source) {
+  record(Call::kSelect, cycle).source = source;
+}
+
+void DeferredExchange::receive_buffer(uint64_t cycle, uint32_t address, uint32_t words) {
+  Call& call = record(Call::kBuffer, cycle);
+  call.address = address;
+  call.count = words;
+}
+
+uint64_t DeferredExchange::stream(uint64_t cycle, bool write, uint64_t sm_address, uint32_t address,
+                                  uint32_t count, std::vector<uint32_t> words) {
+  Call& call = record(Call::kStream, cycle);
+  call.write = write;
+  call.sm_address = sm_address;
+  call.address = address;
+  call.count = count;
+  call.port_free = stream_port_free(cycle, write, count, words_per_cycle_);
+  call.words = std::move(words);
+  return call.port_free;
+}
+
+void DeferredExchange::commit(ExchangeIf& exchange, unsigned tile, uint64_t phase,
+                              const std::string& tile_label) {
+  for (Call& call : calls_) {
+    uint64_t port_free = call.port_free;
+    switch (call.kind) {
+      case Call::kSend:
+        port_free = exchange.send(tile, phase, call.cycle, call.address, std::move(call.words),
+                                  std::move(call.destinations));
+        break;
+      case Call::kSelect: exchange.select_source(tile, phase, call.cycle, call.source); break;
+      case Call::kBuffer:
+        exchange.receive_buffer(tile, phase, call.cycle, call.address, call.count);
+        break;
+      case Call::kStream:
+        port_free = exchange.stream(tile, phase, call.cycle, call.write, call.sm_address,
+                                    call.address, call.count, std::move(call.words));
+        break;
+    }
+    if (port_free != call.port_free)
+      throw std::logic_error(fmt::format(
+          "{}: the exchange frees the send port at cycle {}, the tile was told {} (cycle {})",
+          tile_label, port_free, call.port_free, call.cycle));
+  }
+  calls_.clear();
+}
+
+}  // namespace ipu::hw
