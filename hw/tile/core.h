@@ -145,6 +145,9 @@ class Core {
   void set_exchange(ExchangeSink* sink) { exchange_ = sink; }
   // Blocks to compute with their RTL instead of the C++ models (datapaths.h).
   void set_datapaths(const TileDatapaths& datapaths) { datapaths_ = datapaths; }
+  // false: every instruction goes through the general interpreter loop, the reference the
+  // fast loops must match exactly (ipu-sim --interpreter general). Tracing always does.
+  void set_fast_path(bool on) { fast_path_ = on; }
 
   // After StopReason::kSync: the barrier released at `cycle`; the tile resumes then, in a new
   // exchange phase.
@@ -194,6 +197,20 @@ class Core {
 
   template <bool kTrace>
   void execute(Context& c, uint64_t budget);
+  // The fast loops (interpreter.cpp). Supervisor alone (kBarrel false): runs at most `limit`
+  // instructions from tile cycle t and returns how many ran. Every worker in step (kBarrel
+  // true): runs from cycle t, one worker a cycle, up to cycle `limit` and returns the cycle it
+  // stopped at. Both stop before the first instruction the general loop must run.
+  template <bool kBarrel>
+  uint64_t run_fast(uint64_t t, uint64_t limit);
+  // Every worker runs and issues next in the first cycle of its slot from t: the fast barrel
+  // can take over at t.
+  bool workers_in_step(uint64_t t) const;
+  bool fast_path_usable() const {
+    return fast_path_ && !trace_ && datapaths_.prng == nullptr &&
+           datapaths_.f32_to_f16 == nullptr && datapaths_.amp == nullptr;
+  }
+  Decoded& predecode(uint32_t offset);  // decodes the SRAM word at offset into its entry
   template <bool kTrace>
   void run_full_barrel(uint64_t until);
   uint64_t supervisor_issue_cycle(uint64_t earliest) const;
@@ -227,6 +244,7 @@ class Core {
   unsigned chip_ = 0, chip_count_ = 1;
   ExchangeSink* exchange_ = nullptr;
   TileDatapaths datapaths_;
+  bool fast_path_ = true;
   bool exchange_phase_ = false;  // between a sync release and the next run/xend/sync/exit
   bool sync_released_ = false;   // the pending ipu.sync completes when re-executed
   uint32_t sync_group_ = 0;
