@@ -232,7 +232,7 @@ Core::Core(const TileConfig& config, uint8_t* sram)
       base_(config.sram_base),
       size_(config.sram_bytes),
       workers_(config.worker_contexts),
-      decoded_(config.sram_bytes / 4),
+      decoded_(config.sram_bytes / 4 + 1),  // + 1: never decoded, past the end of SRAM
       decoded_pages_(config.sram_bytes / 4096 + 1, 0) {
   static_assert(std::size(kCsrTable) == static_cast<size_t>(CsrId::kCount));
   if (std::size(kCsrBehaviour) != std::size(kCsrTable))

@@ -231,7 +231,8 @@ class Core {
   uint32_t base_, size_;
   unsigned workers_;
   unsigned tile_id_ = 0;
-  ZeroPages<Decoded> decoded_;  // one per SRAM word; all-zero bytes = kUndecoded
+  // One per SRAM word, and one past the end that stays undecoded; all-zero bytes = kUndecoded.
+  ZeroPages<Decoded> decoded_;
   // One flag per 4 KiB of SRAM that has ever held a decoded instruction: invalidating data
   // pages (loads, exchange, DMA) then never touches their predecode entries.
   std::vector<uint8_t> decoded_pages_;

@@ -674,19 +674,30 @@ void Core::execute(Context& c, uint64_t budget) {
 //
 // Between scheduling events a tile runs nothing but its contexts' own instructions: the
 // supervisor alone issues every N cycles (N = worker contexts), or all N workers issue in slot
-// order, one a cycle. These loops run such stretches with the pc, the cycle and the retired
-// count in host registers, jump from the end of each instruction's body straight to the next
-// one's through a table of label addresses (threaded dispatch: one indirect jump per
-// instruction, predicted per instruction), and write the counters back once when they stop.
+// order, one a cycle. These loops run such stretches with the program counter held as a pointer
+// to the predecode entry (the next instruction is the next entry), the counts in host
+// registers, and a jump from the end of each instruction's body straight to the next one's
+// through a table of label addresses (threaded dispatch: one indirect jump per instruction,
+// predicted per instruction). Cycles and counts are written back once, when the loop stops.
 //
 // The bodies are the same table's, expanded again with the names below. An instruction with an
 // effect outside its context's registers and memory (CSRs, ecall, mret, worker control, sync,
-// exchange, ipu.waitc), any trap, a store to tohost and, among workers, an instruction of more
-// than one issue slot, stops the loop before it has had any effect, and the general loop runs
-// it. So results, cycles and counts are the general loop's exactly (ipu-sim --interpreter
-// general runs that loop alone; tests compare the two).
+// exchange, ipu.waitc), any trap, a jump out of SRAM, a store to tohost and, among workers, an
+// instruction of more than one issue slot, stops the loop before it has had any effect, and the
+// general loop runs it. So results, cycles and counts are the general loop's exactly
+// (ipu-sim --interpreter general runs that loop alone; tests compare the two).
+#undef PC
+#define PC (base + static_cast<uint32_t>(dp - decoded) * 4)
 #undef TRAP
 #define TRAP(cause, tval) goto leave
+#undef JUMP
+#define JUMP(target)                                    \
+  do {                                                  \
+    const uint32_t jt_ = (target);                      \
+    if ((jt_ & 3) || jt_ - base > size - 4) goto leave; \
+    c.last_jump_from = PC;                              \
+    npc = decoded + ((jt_ - base) >> 2);                \
+  } while (0)
 #undef STORE
 #define STORE(value, address)                                                                  \
   do {                                                                                         \
@@ -731,46 +742,49 @@ void Core::execute(Context& c, uint64_t budget) {
 #undef IPU_WAITC
 #define IPU_WAITC() goto leave
 
-// The next instruction: fetch-window check, predecode entry, jump to its body.
-#define FAST_DISPATCH()                                     \
-  do {                                                      \
-    const uint32_t off_ = pc - base;                        \
-    if (off_ > size - 4) goto leave; /* the fetch faults */ \
-    dp = &decoded[off_ >> 2];                               \
-    npc = pc + 4;                                           \
-    goto* kBodies[static_cast<size_t>(dp->op)];             \
-  } while (0)
-// Retires the instruction just run and dispatches the next: the same context's (supervisor), or
+// Retires the instruction just run and jumps to the next: the same context's (supervisor), or
 // the next slot's worker (barrel).
-#define FAST_RETIRE(issue)                     \
-  if constexpr (kBarrel) {                     \
-    cp->pc = npc;                              \
-    slot = slot + 1 == workers ? 0 : slot + 1; \
-    cp = &contexts_[1 + slot];                 \
-    pc = cp->pc;                               \
-    if (++now == limit) goto leave;            \
-  } else {                                     \
-    pc = npc;                                  \
-    last = now;                                \
-    now += stride * (issue);                   \
-    if (++ran == limit) goto leave;            \
-  }                                            \
-  FAST_DISPATCH()
+#define FAST_RETIRE(issue)                 \
+  if constexpr (kBarrel) {                 \
+    turn->dp = npc;                        \
+    if (++turn == turns_end) turn = turns; \
+    dp = turn->dp;                         \
+    cp = turn->context;                    \
+  } else {                                 \
+    dp = npc;                              \
+    if constexpr ((issue) != 1) {          \
+      extra_slots += (issue)-1;            \
+      multi_slot_at = left;                \
+      multi_slots = (issue);               \
+    }                                      \
+  }                                        \
+  if (--left == 0) goto leave;             \
+  goto* kBodies[static_cast<size_t>(dp->op)];
 
 template <bool kBarrel>
 uint64_t Core::run_fast(uint64_t now, uint64_t limit) {
   uint8_t* const mem = sram_;
   const uint32_t base = base_, size = size_, tohost = tohost_;
   Decoded* const decoded = decoded_.data();
+  const Decoded* const end = decoded + size / 4;  // one past SRAM: fetching it faults
   const uint8_t* const pages = decoded_pages_.data();
   const unsigned workers = workers_;
   const uint64_t stride = workers_;
-  const uint64_t start = now;
-  unsigned slot = kBarrel ? static_cast<unsigned>(now % workers) : 0;
-  Context* cp = &contexts_[kBarrel ? 1 + slot : 0];
-  uint32_t pc = cp->pc, npc = 0;
-  uint64_t ran = 0, last = cp->issue_cycle;  // supervisor: instructions run, last issue cycle
+  // Barrel: cycles left before `limit`. Supervisor: instructions left of the budget, with the
+  // issue slots beyond one of multi-slot instructions (ipu.ampw) counted on the side.
+  uint64_t left = kBarrel ? limit - now : limit;
+  uint64_t extra_slots = 0, multi_slot_at = 0, multi_slots = 1;
+  // Barrel: each worker's next instruction, in slot order, and the turn of the current cycle.
+  struct Turn {
+    const Decoded* dp;
+    Context* context;
+  };
+  Turn turns[kMaxWorkerContexts] = {};
+  Turn* const turns_end = turns + workers;
+  Turn* turn = turns + (kBarrel ? now % workers : 0);
+  Context* cp = nullptr;
   const Decoded* dp = nullptr;
+  const Decoded* npc = nullptr;
   static const void* const kBodies[] = {
       &&body_kUndecoded,
       &&body_kIllegal,
@@ -783,11 +797,20 @@ uint64_t Core::run_fast(uint64_t now, uint64_t limit) {
   };
   static_assert(std::size(kBodies) == static_cast<size_t>(Op::kCount));
 
-  if (kBarrel ? now >= limit : limit == 0) goto leave;
-  FAST_DISPATCH();
+  // A pc outside SRAM or misaligned is the general loop's to fault on.
+  for (unsigned i = kBarrel ? 1 : 0; i <= (kBarrel ? workers : 0); ++i) {
+    const uint32_t pc = contexts_[i].pc;
+    if ((pc & 3) || pc - base > size - 4) return kBarrel ? now : 0;
+    if (kBarrel) turns[i - 1] = {decoded + ((pc - base) >> 2), &contexts_[i]};
+  }
+  cp = kBarrel ? turn->context : &contexts_[0];
+  dp = kBarrel ? turn->dp : decoded + ((cp->pc - base) >> 2);
+  if (left == 0) goto leave;
+  goto* kBodies[static_cast<size_t>(dp->op)];
 
 body_kUndecoded:
-  dp = &predecode(pc - base);
+  if (dp == end) goto leave;  // fell through the end of SRAM
+  predecode(static_cast<uint32_t>(dp - decoded) * 4);
   goto* kBodies[static_cast<size_t>(dp->op)];
 body_kIllegal:
   goto leave;
@@ -796,9 +819,10 @@ body_kIllegal:
     if constexpr (kBarrel && (issue) != 1) goto leave;             \
     [[maybe_unused]] Context& c = *cp;                             \
     [[maybe_unused]] const Decoded& d = *dp;                       \
+    npc = dp + 1;                                                  \
     __VA_ARGS__                                                    \
   }                                                                \
-  FAST_RETIRE(issue);
+  FAST_RETIRE(issue)
 #define XINSN(id, mnemonic, match, mask, imm, operands, issue, c_return, c_name, c_params, \
               summary, ...)                                                                \
   INSN(id, mnemonic, match, mask, imm, operands, issue, __VA_ARGS__)
@@ -810,9 +834,12 @@ body_kIllegal:
 leave:
   if constexpr (kBarrel) {
     // Each worker issued once in every cycle of its slot in [start, now).
-    cp->pc = pc;
+    turn->dp = dp;
+    const uint64_t start = now;
+    now = limit - left;
     for (unsigned w = 1; w <= workers; ++w) {
       Context& c = contexts_[w];
+      c.pc = base + static_cast<uint32_t>(turns[w - 1].dp - decoded) * 4;
       const uint64_t first = start + (w - 1 + stride - start % stride) % stride;
       if (first >= now) continue;
       const uint64_t count = (now - 1 - first) / stride + 1;
@@ -824,17 +851,18 @@ leave:
     return now;
   } else {
     Context& c = *cp;
-    c.pc = pc;
+    const uint64_t ran = limit - left;
+    c.pc = base + static_cast<uint32_t>(dp - decoded) * 4;
+    if (ran == 0) return 0;
     c.instret += ran;
     c.issues += ran;
-    c.issue_cycle = last;
-    c.next_issue = now;
+    c.next_issue = now + stride * (ran + extra_slots);
+    c.issue_cycle = c.next_issue - stride * (left + 1 == multi_slot_at ? multi_slots : 1);
     return ran;
   }
 }
 
 #undef FAST_RETIRE
-#undef FAST_DISPATCH
 
 template uint64_t Core::run_fast<false>(uint64_t, uint64_t);
 template uint64_t Core::run_fast<true>(uint64_t, uint64_t);

@@ -54,8 +54,9 @@ InsnTable instruction_table();
 // Spec of a decoded op; nullptr for kUndecoded/kIllegal.
 const InsnSpec* spec_of(Op op);
 
-// A decoded instruction: fields as in the word, immediate sign-extended and assembled.
-struct Decoded {
+// A decoded instruction: fields as in the word, immediate sign-extended and assembled. 16
+// bytes, so the interpreter's fast loops turn an entry's address into its pc with a shift.
+struct alignas(16) Decoded {
   Op op = Op::kUndecoded;
   uint8_t rd = 0, rs1 = 0, rs2 = 0, rs3 = 0;
   uint8_t rm = 0;  // funct3 rounding-mode field; 7 = dynamic (frm)
