@@ -85,10 +85,19 @@ int main(int argc, char** argv) {
                              "qemu-riscv32 on the same kernel."))
     return 0;
   if (argc > 1) return sc_core::sc_elab_and_sim(argc, argv);
+  // Best of three for each, interleaved, as for qemu: this host's speed drifts by tens of
+  // percent within a minute, and the ratios compare runs made close together.
   TileRun supervisor, workers;
-  if (!run_on_tile(argv[0], MIPS_KERNEL_ELF, supervisor) ||
-      !run_on_tile(argv[0], MIPS_KERNEL_WORKERS_ELF, workers))
-    return 1;
+  for (int i = 0; i < 3; ++i) {
+    TileRun s, w;
+    if (!run_on_tile(argv[0], MIPS_KERNEL_ELF, s) ||
+        !run_on_tile(argv[0], MIPS_KERNEL_WORKERS_ELF, w))
+      return 1;
+    if (s.mips > supervisor.mips) supervisor = s;
+    if (w.mips > workers.mips) workers = w;
+  }
+  fmt::print("tile_mips: best of 3: supervisor {:.1f} MIPS ({:.3f} s), six workers {:.1f} MIPS\n",
+             supervisor.mips, supervisor.seconds, workers.mips);
   const double worker_ratio = workers.mips / supervisor.mips;
   fmt::print("tile_mips (six workers): {:.2f}x the supervisor's rate (target >= 0.8) {}\n",
              worker_ratio, verdict(worker_ratio >= 0.8));

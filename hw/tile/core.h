@@ -74,6 +74,8 @@ struct Context {
   Xoroshiro128aox prng;         // this context's PRNG stream (kept across worker runs)
   AmpUnit amp;                  // this context's AMP weights and accumulators
   std::string console_line;
+  // The fast barrel's program counter for this worker while it runs (interpreter.cpp).
+  const Decoded* fast_entry = nullptr;
 };
 
 enum class StopReason : uint8_t {
@@ -236,7 +238,8 @@ class Core {
   // One flag per 4 KiB of SRAM that has ever held a decoded instruction: invalidating data
   // pages (loads, exchange, DMA) then never touches their predecode entries.
   std::vector<uint8_t> decoded_pages_;
-  std::array<Context, kMaxWorkerContexts + 1> contexts_{};
+  // Supervisor, workers, and one more that never runs: the fast barrel's end-of-round marker.
+  std::array<Context, kMaxWorkerContexts + 2> contexts_{};
   uint32_t tohost_ = 0;
   uint32_t worker_entry_ = 0;    // CSR ipu.wentry
   uint32_t exchange_dests_ = 0;  // CSR ipu.xdests: address of {count, tile ids...}

@@ -169,6 +169,7 @@ void amp_step(AmpUnit& amp, const uint8_t* in, uint8_t* out, AmpDatapath* lanes)
     c.last_jump_from = pc;                                               \
     npc = jump_target;                                                   \
   } while (0)
+#define JUMP_RELATIVE(offset) JUMP(PC + (offset))  // jal and branches: pc + immediate
 #define LOAD(var, address)                                              \
   do {                                                                  \
     const uint32_t a_ = (address);                                      \
@@ -698,6 +699,17 @@ void Core::execute(Context& c, uint64_t budget) {
     c.last_jump_from = PC;                              \
     npc = decoded + ((jt_ - base) >> 2);                \
   } while (0)
+// The target entry of a pc-relative jump is the current one plus the offset in words.
+#undef JUMP_RELATIVE
+#define JUMP_RELATIVE(offset)                                                 \
+  do {                                                                        \
+    const int32_t o_ = (offset);                                              \
+    const uint32_t from_ = static_cast<uint32_t>(dp - decoded);               \
+    const uint32_t to_ = from_ + static_cast<uint32_t>(o_ >> 2);              \
+    if ((o_ & 3) || to_ >= size / 4) goto leave; /* the general loop traps */ \
+    c.last_jump_from = base + from_ * 4;                                      \
+    npc = decoded + to_;                                                      \
+  } while (0)
 #undef STORE
 #define STORE(value, address)                                                                  \
   do {                                                                                         \
@@ -744,21 +756,21 @@ void Core::execute(Context& c, uint64_t budget) {
 
 // Retires the instruction just run and jumps to the next: the same context's (supervisor), or
 // the next slot's worker (barrel).
-#define FAST_RETIRE(issue)                 \
-  if constexpr (kBarrel) {                 \
-    turn->dp = npc;                        \
-    if (++turn == turns_end) turn = turns; \
-    dp = turn->dp;                         \
-    cp = turn->context;                    \
-  } else {                                 \
-    dp = npc;                              \
-    if constexpr ((issue) != 1) {          \
-      extra_slots += (issue)-1;            \
-      multi_slot_at = left;                \
-      multi_slots = (issue);               \
-    }                                      \
-  }                                        \
-  if (--left == 0) goto leave;             \
+// After the last worker's turn comes an entry that runs body_end_of_round: the barrel checks
+// its limit once a round.
+#define FAST_RETIRE(issue)        \
+  if constexpr (kBarrel) {        \
+    cp->fast_entry = npc;         \
+    dp = (++cp)->fast_entry;      \
+  } else {                        \
+    dp = npc;                     \
+    if constexpr ((issue) != 1) { \
+      extra_slots += (issue)-1;   \
+      multi_slot_at = left;       \
+      multi_slots = (issue);      \
+    }                             \
+    if (--left == 0) goto leave;  \
+  }                               \
   goto* kBodies[static_cast<size_t>(dp->op)];
 
 template <bool kBarrel>
@@ -770,18 +782,22 @@ uint64_t Core::run_fast(uint64_t now, uint64_t limit) {
   const uint8_t* const pages = decoded_pages_.data();
   const unsigned workers = workers_;
   const uint64_t stride = workers_;
-  // Barrel: cycles left before `limit`. Supervisor: instructions left of the budget, with the
-  // issue slots beyond one of multi-slot instructions (ipu.ampw) counted on the side.
-  uint64_t left = kBarrel ? limit - now : limit;
+  // Supervisor: instructions left of the budget, with the issue slots beyond one of
+  // multi-slot instructions (ipu.ampw) counted on the side.
+  uint64_t left = limit;
   uint64_t extra_slots = 0, multi_slot_at = 0, multi_slots = 1;
-  // Barrel: each worker's next instruction, in slot order, and the turn of the current cycle.
-  struct Turn {
-    const Decoded* dp;
-    Context* context;
-  };
-  Turn turns[kMaxWorkerContexts] = {};
-  Turn* const turns_end = turns + workers;
-  Turn* turn = turns + (kBarrel ? now % workers : 0);
+  // Barrel: cp steps through the workers in slot order, each with its next instruction in
+  // fast_entry, then to the context after the last, whose entry runs body_end_of_round;
+  // round_start is the cycle of the round's first slot. Whole rounds only: the general loop
+  // runs a last part-round before `limit`.
+  static const Decoded kEndOfRound = [] {
+    Decoded d;
+    d.op = Op::kCount;
+    return d;
+  }();
+  Context* const first_worker = &contexts_[1];
+  const uint64_t first_round = kBarrel ? now - now % workers : 0;
+  uint64_t rounds = kBarrel && first_round + workers <= limit ? (limit - first_round) / workers : 0;
   Context* cp = nullptr;
   const Decoded* dp = nullptr;
   const Decoded* npc = nullptr;
@@ -794,18 +810,27 @@ uint64_t Core::run_fast(uint64_t now, uint64_t limit) {
 #include "xipu.def"
 #undef XINSN
 #undef INSN
+      &&body_end_of_round,
   };
-  static_assert(std::size(kBodies) == static_cast<size_t>(Op::kCount));
+  static_assert(std::size(kBodies) == static_cast<size_t>(Op::kCount) + 1);
 
   // A pc outside SRAM or misaligned is the general loop's to fault on.
   for (unsigned i = kBarrel ? 1 : 0; i <= (kBarrel ? workers : 0); ++i) {
     const uint32_t pc = contexts_[i].pc;
     if ((pc & 3) || pc - base > size - 4) return kBarrel ? now : 0;
-    if (kBarrel) turns[i - 1] = {decoded + ((pc - base) >> 2), &contexts_[i]};
+    contexts_[i].fast_entry = decoded + ((pc - base) >> 2);
   }
-  cp = kBarrel ? turn->context : &contexts_[0];
-  dp = kBarrel ? turn->dp : decoded + ((cp->pc - base) >> 2);
-  if (left == 0) goto leave;
+  contexts_[workers + 1].fast_entry = &kEndOfRound;
+  if ((kBarrel ? rounds : left) == 0) return kBarrel ? now : 0;
+  if (kBarrel) left = rounds;  // barrel: rounds left that end by `limit`
+  cp = &contexts_[kBarrel ? 1 + now % workers : 0];
+  dp = cp->fast_entry;
+  goto* kBodies[static_cast<size_t>(dp->op)];
+
+body_end_of_round:  // barrel only
+  cp = first_worker;
+  dp = cp->fast_entry;
+  if (--left == 0) goto leave;
   goto* kBodies[static_cast<size_t>(dp->op)];
 
 body_kUndecoded:
@@ -834,12 +859,12 @@ body_kIllegal:
 leave:
   if constexpr (kBarrel) {
     // Each worker issued once in every cycle of its slot in [start, now).
-    turn->dp = dp;
+    cp->fast_entry = dp;
     const uint64_t start = now;
-    now = limit - left;
+    now = first_round + (rounds - left) * workers + static_cast<uint64_t>(cp - first_worker);
     for (unsigned w = 1; w <= workers; ++w) {
       Context& c = contexts_[w];
-      c.pc = base + static_cast<uint32_t>(turns[w - 1].dp - decoded) * 4;
+      c.pc = base + static_cast<uint32_t>(c.fast_entry - decoded) * 4;
       const uint64_t first = start + (w - 1 + stride - start % stride) % stride;
       if (first >= now) continue;
       const uint64_t count = (now - 1 - first) / stride + 1;
