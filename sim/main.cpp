@@ -203,6 +203,7 @@ int sc_main(int argc, char** argv) {
   std::string command, file, preset = "mk2", config_file;
   uint64_t max_cycles = 0;
   std::string max_cycles_text = "2000000000", tiles_per_track_text, rtl_text, rtl_trace;
+  std::string interpreter = "fast";
   std::string threads_text = std::to_string(ipu::hw::host_cores());
   unsigned threads = 1;
   std::vector<std::pair<std::string, std::string>> explicit_parameters;
@@ -223,6 +224,9 @@ int sc_main(int argc, char** argv) {
       "run: host threads for the tiles' compute (0 or by default: this host's cores); results, "
       "cycles "
       "and statistics are the same for every count")(
+      "interpreter", po::value<std::string>(&interpreter)->default_value(interpreter),
+      "the tile interpreter: fast, or general (every instruction through the reference loop "
+      "the fast one must match; slower, same results, cycles and statistics)")(
       "trace-instructions", po::bool_switch(&trace_instructions),
       "print every executed instruction (tile, context, cycle, pc, disassembly) to stderr")(
       "stats", po::value<std::string>(&outputs.stats),
@@ -265,6 +269,9 @@ int sc_main(int argc, char** argv) {
     threads = static_cast<unsigned>(ipu::sdk::parse_count("--threads", threads_text, 0, 1024));
     outputs.tiles_per_track = static_cast<unsigned>(
         ipu::sdk::parse_count("--trace-tiles-per-track", tiles_per_track_text, 1, 1u << 20));
+    if (interpreter != "fast" && interpreter != "general")
+      throw std::invalid_argument(
+          fmt::format("--interpreter must be fast or general, not '{}'", interpreter));
     rtl_options.blocks = ipu::tlm_rtl::RtlSelection::parse(rtl_text);
     rtl_options.trace = rtl_trace;
     if (!rtl_trace.empty() && !rtl_options.blocks.any())
@@ -334,6 +341,7 @@ int sc_main(int argc, char** argv) {
       options.trace_instructions = trace_instructions;
       options.memory_hash = memory_hash;
       options.threads = threads;
+      options.fast_interpreter = interpreter == "fast";
       outputs.source = {file, ipu::sdk::image_checksum(image)};
       return run_machine(options, rtl_options, image, outputs);
     }
@@ -341,6 +349,7 @@ int sc_main(int argc, char** argv) {
     options.tile = config.chip.tile;
     options.max_cycles = max_cycles;
     options.trace_instructions = trace_instructions;
+    options.fast_interpreter = interpreter == "fast";
     ipu::hw::ChipConfig one_tile = config.chip;
     one_tile.tiles = 1;
     return run_tile(options, image, one_tile, rtl_options);

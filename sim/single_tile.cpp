@@ -18,6 +18,7 @@ SingleTilePlatform::SingleTilePlatform(const sc_core::sc_module_name& name,
     fmt::print(console, "[t0:c{}] {}\n", context, line);
     console.flush();
   });
+  tile_.core().set_fast_path(options.fast_interpreter);
   if (options.trace_instructions) {
     tile_.core().set_trace([&trace](const hw::Context& c, uint32_t pc, uint32_t word) {
       fmt::print(trace, "[t0:c{}] cycle {:>10} pc 0x{:08x}: {:08x}  {}\n", c.id, c.issue_cycle, pc,

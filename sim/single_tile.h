@@ -18,6 +18,7 @@ struct RunOptions {
   hw::TileConfig tile;
   uint64_t max_cycles = 2'000'000'000;  // 0: no limit
   bool trace_instructions = false;
+  bool fast_interpreter = true;  // false: the interpreter's general loop only (PlatformOptions)
 };
 
 struct ContextSummary {

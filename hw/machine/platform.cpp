@@ -33,6 +33,7 @@ Platform::Platform(const PlatformOptions& options, LoadedProgram program, std::o
       if (options_.load_and_start) target.load(s.address, s.bytes.data(), s.bytes.size());
     }
     target.core().set_tohost(program_.tohost);
+    target.core().set_fast_path(options_.fast_interpreter);
     target.set_console([&console, prefix](unsigned context, std::string_view line) {
       fmt::print(console, "[{}:c{}] {}\n", prefix, context, line);
     });

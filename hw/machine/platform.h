@@ -35,6 +35,9 @@ struct PlatformOptions {
   // Host threads for the tiles' compute bursts (0: the host's cores). Changes nothing but the
   // host time.
   unsigned threads = 0;
+  // false: every instruction goes through the tile interpreter's general loop, the reference its
+  // fast loops must match exactly (Core::set_fast_path). Changes nothing but the host time.
+  bool fast_interpreter = true;
   bool memory_hash = false;  // hash every active tile's SRAM after the run (touches all of it)
   // false: the platform neither loads the program nor starts the tiles; a host does both (the
   // SDK runtime, over the host link).
