@@ -274,22 +274,22 @@ std::vector<uint32_t> random_program(uint32_t seed, bool workers, size_t length)
   return code;
 }
 
-TEST(TileInterpreter, FastLoopsMatchTheGeneralLoopOnRandomSupervisorPrograms) {
-  for (uint32_t seed = 1; seed <= 300; ++seed) {
-    const std::vector<uint32_t> code = random_program(seed, false, 400);
+void expect_random_programs_same(bool workers, uint32_t programs, size_t length) {
+  for (uint32_t seed = 1; seed <= programs; ++seed) {
+    const std::vector<uint32_t> code = random_program(seed, workers, length);
     expect_same([&code](CoreHarness& h) { h.load_words(code); },
-                fmt::format("supervisor program, seed {}", seed), 200'000);
-    if (HasFailure()) return;
+                fmt::format("{} program, seed {}", workers ? "six-worker" : "supervisor", seed),
+                200'000);
+    if (::testing::Test::HasFailure()) return;
   }
 }
 
+TEST(TileInterpreter, FastLoopsMatchTheGeneralLoopOnRandomSupervisorPrograms) {
+  expect_random_programs_same(false, 300, 400);
+}
+
 TEST(TileInterpreter, FastLoopsMatchTheGeneralLoopOnRandomWorkerPrograms) {
-  for (uint32_t seed = 1; seed <= 150; ++seed) {
-    const std::vector<uint32_t> code = random_program(seed, true, 300);
-    expect_same([&code](CoreHarness& h) { h.load_words(code); },
-                fmt::format("six-worker program, seed {}", seed), 200'000);
-    if (HasFailure()) return;
-  }
+  expect_random_programs_same(true, 150, 300);
 }
 
 // Hand-made cases at the edges of the fast loops.
