@@ -13,6 +13,7 @@ packages=(
   libboost-program-options-dev
   nlohmann-json3-dev        # image manifests are parsed as JSON (sdk/image/program.cpp)
   libtbb-dev                # tile compute bursts on a pool of host threads (hw/tile/compute_pool.h)
+  libdw-dev                 # function and file:line of a pc in fault reports (sdk/image/symbolizer.h)
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf binutils-riscv64-unknown-elf
   clang-format clang-tidy
   clang libclang-rt-14-dev  # libFuzzer and its sanitizers (fuzz/, scripts/fuzz.sh)

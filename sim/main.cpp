@@ -26,6 +26,7 @@
 #include "sdk/image/elf_reader.h"
 #include "sdk/image/elf_writer.h"
 #include "sdk/image/program.h"
+#include "sdk/image/symbolizer.h"
 #include "sdk/tools/parse_count.h"
 #include "sdk/tools/standard_streams.h"
 #include "sim/demo_image.h"
@@ -334,6 +335,13 @@ int sc_main(int argc, char** argv) {
       return kExitUsage;
     }
     sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
+    // Reports name the function and source line of the pcs they mention.
+    std::shared_ptr<const ipu::sdk::Symbolizer> symbolizer;
+    ipu::hw::Core::PcLocator locate_pc;
+    if (command != "demo") {
+      symbolizer = std::make_shared<const ipu::sdk::Symbolizer>(file);
+      locate_pc = [symbolizer](uint32_t pc) { return symbolizer->locate(pc); };
+    }
     if (command == "run") {
       ipu::hw::PlatformOptions options;
       options.machine = config;
@@ -342,6 +350,7 @@ int sc_main(int argc, char** argv) {
       options.memory_hash = memory_hash;
       options.threads = threads;
       options.fast_interpreter = interpreter == "fast";
+      options.locate_pc = locate_pc;
       outputs.source = {file, ipu::sdk::image_checksum(image)};
       return run_machine(options, rtl_options, image, outputs);
     }
@@ -350,6 +359,7 @@ int sc_main(int argc, char** argv) {
     options.max_cycles = max_cycles;
     options.trace_instructions = trace_instructions;
     options.fast_interpreter = interpreter == "fast";
+    options.locate_pc = locate_pc;
     ipu::hw::ChipConfig one_tile = config.chip;
     one_tile.tiles = 1;
     return run_tile(options, image, one_tile, rtl_options);

@@ -18,7 +18,8 @@ struct RunOptions {
   hw::TileConfig tile;
   uint64_t max_cycles = 2'000'000'000;  // 0: no limit
   bool trace_instructions = false;
-  bool fast_interpreter = true;  // false: the interpreter's general loop only (PlatformOptions)
+  bool fast_interpreter = true;   // false: the interpreter's general loop only (PlatformOptions)
+  hw::Core::PcLocator locate_pc;  // the source of a pc in reports (PlatformOptions)
 };
 
 struct ContextSummary {

@@ -99,14 +99,14 @@ std::string where(const Tile& t) {
       return fmt::format("{} stopped at the cycle limit ({} cycles)", name, t.core().cycles());
     }
     case TileWait::kSync:
-      return fmt::format("{} waits in ipu.sync on group {} since cycle {}", name,
+      return fmt::format("{} waits in ipu.sync on group {} since cycle {} at {}", name,
                          t.core().sync_group() < SyncNetwork::kExternal
                              ? std::to_string(t.core().sync_group())
                              : fmt::format("0x{:x}", t.core().sync_group()),
-                         t.core().blocked_at());
+                         t.core().blocked_at(), t.core().where(t.core().context(0).pc));
     case TileWait::kExchange:
-      return fmt::format("{} waits at the end of its exchange phase since cycle {}", name,
-                         t.core().blocked_at());
+      return fmt::format("{} waits at the end of its exchange phase since cycle {} at {}", name,
+                         t.core().blocked_at(), t.core().where(t.core().context(0).pc));
     case TileWait::kRunning: break;
   }
   return fmt::format("{} is running", name);

@@ -34,6 +34,7 @@ Platform::Platform(const PlatformOptions& options, LoadedProgram program, std::o
     }
     target.core().set_tohost(program_.tohost);
     target.core().set_fast_path(options_.fast_interpreter);
+    target.core().set_locator(options_.locate_pc);
     target.set_console([&console, prefix](unsigned context, std::string_view line) {
       fmt::print(console, "[{}:c{}] {}\n", prefix, context, line);
     });

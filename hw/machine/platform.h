@@ -38,6 +38,9 @@ struct PlatformOptions {
   // false: every instruction goes through the tile interpreter's general loop, the reference its
   // fast loops must match exactly (Core::set_fast_path). Changes nothing but the host time.
   bool fast_interpreter = true;
+  // Names the source of a pc in fault, stall and deadlock reports (sdk::Symbolizer); unset: the
+  // reports name pcs alone.
+  Core::PcLocator locate_pc;
   bool memory_hash = false;  // hash every active tile's SRAM after the run (touches all of it)
   // false: the platform neither loads the program nor starts the tiles; a host does both (the
   // SDK runtime, over the host link).

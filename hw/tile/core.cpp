@@ -532,7 +532,9 @@ std::string Core::describe_tile_ref(uint32_t ref) const {
 std::string Core::where(uint32_t pc) const {
   const uint32_t off = pc - base_;
   if (off > size_ - 4 || (pc & 3)) return fmt::format("pc 0x{:08x} (outside SRAM)", pc);
-  return fmt::format("pc 0x{:08x}: {}", pc, disassemble(read_word(pc), pc));
+  const std::string source = locator_ ? locator_(pc) : std::string();
+  return fmt::format("pc 0x{:08x}: {}{}{}", pc, disassemble(read_word(pc), pc),
+                     source.empty() ? "" : " in ", source);
 }
 
 void Core::report_fault(Context& c, uint32_t pc, TrapCause cause, uint32_t tval) {

@@ -128,6 +128,9 @@ class Core {
  public:
   using ConsoleSink = std::function<void(unsigned context, std::string_view line)>;
   using TraceSink = std::function<void(const Context&, uint32_t pc, uint32_t word)>;
+  // Where a pc is in the program's source ("main at hello.c:12"; "" unknown), for reports. May
+  // be called from the compute pool's threads.
+  using PcLocator = std::function<std::string(uint32_t pc)>;
 
   Core(const TileConfig& config, uint8_t* sram);
 
@@ -137,6 +140,7 @@ class Core {
   void set_tohost(uint32_t address) { tohost_ = address; }
   void set_console(ConsoleSink sink) { console_ = std::move(sink); }
   void set_trace(TraceSink sink) { trace_ = std::move(sink); }
+  void set_locator(PcLocator locator) { locator_ = std::move(locator); }
   void set_tile_id(unsigned id) { tile_id_ = id; }
   void set_tile_count(unsigned count) { tile_count_ = count; }
   void set_program_tiles(unsigned count) { program_tiles_ = count; }
@@ -191,6 +195,8 @@ class Core {
   // One line per running context: "context N pc 0x...: <instruction>", for stall reports.
   std::string describe_running_contexts() const;
   uint32_t read_word(uint32_t address) const;  // 0 outside SRAM
+  // "pc 0x0004c010: addi a0,a0,1 in main at hello.c:12" (the source only with a locator).
+  std::string where(uint32_t pc) const;
 
  private:
   enum class CsrOp : uint8_t { kWrite, kSet, kClear };
@@ -226,7 +232,6 @@ class Core {
   void end_run(StopReason reason, uint64_t last_cycle);
   void report_fault(Context& c, uint32_t pc, TrapCause cause, uint32_t tval);
   void report_error(Context& c, uint32_t pc, const std::string& what);
-  std::string where(uint32_t pc) const;  // "pc 0x0004c010: addi a0,a0,1"
 
   TileConfig config_;
   uint8_t* sram_;
@@ -263,6 +268,7 @@ class Core {
   FaultReport fault_;
   ConsoleSink console_;
   TraceSink trace_;
+  PcLocator locator_;
 };
 
 }  // namespace ipu::hw

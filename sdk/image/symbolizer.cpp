@@ -1,0 +1,128 @@
+#include "symbolizer.h"
+
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <mutex>
+#include <string_view>
+#include <vector>
+
+namespace ipu::sdk {
+
+struct Symbolizer::Impl {
+  struct Function {
+    uint32_t begin = 0, end = 0;  // [begin, end)
+    std::string name;
+  };
+  int fd = -1;
+  Elf* elf = nullptr;
+  Dwarf* dwarf = nullptr;           // nullptr: no DWARF in the image
+  std::vector<Function> functions;  // sorted by begin
+  std::mutex mutex;                 // libdw builds its line tables lazily: one lookup at a time
+
+  explicit Impl(const std::string& path) {
+    if (elf_version(EV_CURRENT) == EV_NONE) return;
+    fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    elf = elf_begin(fd, ELF_C_READ, nullptr);
+    if (elf == nullptr || elf_kind(elf) != ELF_K_ELF) return;
+    read_functions();
+    dwarf = dwarf_begin_elf(elf, DWARF_C_READ, nullptr);
+  }
+  ~Impl() {
+    if (dwarf != nullptr) dwarf_end(dwarf);
+    if (elf != nullptr) elf_end(elf);
+    if (fd >= 0) close(fd);
+  }
+
+  void read_functions() {
+    for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
+      GElf_Shdr header;
+      if (gelf_getshdr(scn, &header) == nullptr || header.sh_type != SHT_SYMTAB ||
+          header.sh_entsize == 0)
+        continue;
+      Elf_Data* data = elf_getdata(scn, nullptr);
+      if (data == nullptr) continue;
+      const size_t count = header.sh_size / header.sh_entsize;
+      for (size_t i = 0; i < count; ++i) {
+        GElf_Sym sym;
+        if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr) break;
+        // Defined functions only (an undefined or absolute one has no code here).
+        if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_size == 0 ||
+            sym.st_shndx == SHN_UNDEF || sym.st_shndx == SHN_ABS)
+          continue;
+        const char* name = elf_strptr(elf, header.sh_link, sym.st_name);
+        if (name == nullptr || *name == '\0') continue;
+        const uint64_t end = sym.st_value + sym.st_size;
+        if (end > (uint64_t{1} << 32)) continue;
+        functions.push_back(
+            {static_cast<uint32_t>(sym.st_value), static_cast<uint32_t>(end), name});
+      }
+    }
+    std::sort(functions.begin(), functions.end(),
+              [](const Function& a, const Function& b) { return a.begin < b.begin; });
+  }
+
+  const Function* function_at(uint32_t pc) const {
+    auto it = std::upper_bound(functions.begin(), functions.end(), pc,
+                               [](uint32_t p, const Function& f) { return p < f.begin; });
+    if (it == functions.begin()) return nullptr;
+    --it;  // the last function starting at or below pc
+    return pc < it->end ? &*it : nullptr;
+  }
+
+  // "null_deref.c:9", or "" when no line table has a row for pc.
+  std::string line_at(uint32_t pc) {
+    if (dwarf == nullptr) return {};
+    Dwarf_Die cu;
+    if (dwarf_addrdie(dwarf, pc, &cu) != nullptr) {
+      std::string line = line_in(cu, pc);
+      if (!line.empty()) return line;
+    }
+    // Without usable .debug_aranges (libdw 0.188 rejects some of the RISC-V toolchain's DWARF 5
+    // output), the compilation units whose address ranges hold pc, in order.
+    Dwarf_Off offset = 0, next = 0;
+    size_t header_size = 0;
+    while (dwarf_nextcu(dwarf, offset, &next, &header_size, nullptr, nullptr, nullptr) == 0) {
+      if (dwarf_offdie(dwarf, offset + header_size, &cu) != nullptr && dwarf_haspc(&cu, pc) == 1) {
+        std::string line = line_in(cu, pc);
+        if (!line.empty()) return line;
+      }
+      offset = next;
+    }
+    return {};
+  }
+
+  static std::string line_in(Dwarf_Die& cu, uint32_t pc) {
+    Dwarf_Line* line = dwarf_getsrc_die(&cu, pc);
+    if (line == nullptr) return {};
+    int number = 0;
+    const char* file = dwarf_linesrc(line, nullptr, nullptr);
+    if (file == nullptr || dwarf_lineno(line, &number) != 0) return {};
+    std::string_view name(file);
+    if (const size_t slash = name.rfind('/'); slash != std::string_view::npos)
+      name.remove_prefix(slash + 1);
+    return fmt::format("{}:{}", name, number);
+  }
+};
+
+Symbolizer::Symbolizer(const std::string& path) : impl_(std::make_unique<Impl>(path)) {}
+Symbolizer::~Symbolizer() = default;
+
+std::string Symbolizer::locate(uint32_t pc) const {
+  const Impl::Function* f = impl_->function_at(pc);
+  if (f == nullptr) return {};
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  const std::string line = impl_->line_at(pc);
+  return line.empty() ? f->name : fmt::format("{} at {}", f->name, line);
+}
+
+size_t Symbolizer::functions() const { return impl_->functions.size(); }
+bool Symbolizer::has_lines() const { return impl_->dwarf != nullptr; }
+
+}  // namespace ipu::sdk

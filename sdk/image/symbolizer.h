@@ -1,0 +1,34 @@
+// Where a tile pc is in the program's source: the function from the image's symbol table and,
+// where the image carries DWARF line information (firmware built with -g), the file and line.
+// Fault, stall and deadlock reports append it to the pc they name. The ELF is read with
+// elfutils' libelf and libdw, not with a parser of our own.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace ipu::sdk {
+
+class Symbolizer {
+ public:
+  // Reads the ELF file at `path`. An image without symbols or unreadable as ELF gives a
+  // symbolizer that knows nothing (locate returns ""): reports then name the pc alone.
+  explicit Symbolizer(const std::string& path);
+  ~Symbolizer();
+  Symbolizer(const Symbolizer&) = delete;
+  Symbolizer& operator=(const Symbolizer&) = delete;
+
+  // "main at null_deref.c:9", "main" without line information for the pc, "" when no function
+  // symbol covers it. Safe to call from several threads.
+  std::string locate(uint32_t pc) const;
+
+  size_t functions() const;  // function symbols read
+  bool has_lines() const;    // the image has DWARF line information
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ipu::sdk

@@ -1,0 +1,97 @@
+// Reports name the function and source line of a pc (sdk/image/symbolizer.h): expectations come
+// from the firmware's source text and the ELF's symbol table, not from the DWARF being read.
+#include "sdk/image/symbolizer.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "tests/support/core_harness.h"
+
+namespace ipu::test {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+std::string firmware(const char* name) {
+  return std::string(IPU_TEST_FIRMWARE_DIR) + "/" + name + ".elf";
+}
+
+// The 1-based number of the first line of a source file that contains `text`.
+int line_of(const std::string& path, const std::string& text) {
+  std::ifstream in(path);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n)
+    if (line.find(text) != std::string::npos) return n;
+  return 0;
+}
+
+TEST(Symbolizer, AFaultNamesTheFunctionAndTheSourceLineOfThePc) {
+  const sdk::Symbolizer symbols(firmware("null_deref"));
+  ASSERT_TRUE(symbols.has_lines());
+  CoreHarness h;
+  h.core.set_locator([&symbols](uint32_t pc) { return symbols.locate(pc); });
+  h.load_elf(firmware("null_deref"));
+  ASSERT_EQ(h.run(), hw::StopReason::kFault);
+  const int line = line_of(IPU_TEST_SOURCE_DIR "/firmware/null_deref.c", "return *p;");
+  ASSERT_GT(line, 0);
+  EXPECT_THAT(h.core.fault().message,
+              HasSubstr(fmt::format("lw a0,0(zero) in main at null_deref.c:{} (cycle", line)));
+}
+
+TEST(Symbolizer, EveryFunctionSymbolNamesItsOwnFirstInstruction) {
+  const sdk::Symbolizer symbols(firmware("hello"));
+  const sdk::ElfImage image = sdk::read_elf(firmware("hello"));
+  EXPECT_GT(symbols.functions(), 5u);
+  for (const char* name : {"main", "console_put", "printf", "memcpy"}) {
+    ASSERT_TRUE(image.symbols.count(name)) << name;
+    EXPECT_THAT(symbols.locate(image.symbols.at(name)), StartsWith(name)) << name;
+  }
+  // hello.c's main: the line of its first instruction lies within main's text.
+  const int main_line = line_of(IPU_TEST_SOURCE_DIR "/firmware/hello.c", "int main(");
+  const std::string at_main = symbols.locate(image.symbols.at("main"));
+  ASSERT_THAT(at_main, StartsWith("main at hello.c:"));
+  EXPECT_GE(std::stoi(at_main.substr(at_main.rfind(':') + 1)), main_line);
+}
+
+TEST(Symbolizer, APcNoFunctionCoversIsNotNamed) {
+  const sdk::Symbolizer symbols(firmware("hello"));
+  const hw::TileConfig tile;
+  EXPECT_EQ(symbols.locate(0), "");
+  EXPECT_EQ(symbols.locate(tile.sram_base + tile.sram_bytes - 4), "");  // the stacks
+}
+
+TEST(Symbolizer, AFileThatIsNotAnElfImageNamesNothingAndDoesNotFail) {
+  for (const std::string& path :
+       {std::string("/nonexistent.elf"), std::string(IPU_TEST_SOURCE_DIR "/firmware/hello.c")}) {
+    const sdk::Symbolizer symbols(path);
+    EXPECT_EQ(symbols.functions(), 0u) << path;
+    EXPECT_FALSE(symbols.has_lines()) << path;
+    EXPECT_EQ(symbols.locate(0x4c000), "") << path;
+  }
+}
+
+TEST(Symbolizer, AStallReportNamesTheFunctionEachContextIsIn) {
+  const sdk::Symbolizer symbols(firmware("hello"));
+  const sdk::ElfImage image = sdk::read_elf(firmware("hello"));
+  CoreHarness h;
+  h.core.set_locator([&symbols](uint32_t pc) { return symbols.locate(pc); });
+  h.load_elf(firmware("hello"));
+  ASSERT_EQ(h.run(600), hw::StopReason::kCycleLimit);
+  const std::string report = h.core.describe_running_contexts();
+  // "... pc 0x0004c140: <instruction> in <function>[ at <file>:<line>]": the function's symbol
+  // starts at or below the pc.
+  const uint32_t pc = h.core.context(0).pc;
+  const std::string located = symbols.locate(pc);
+  ASSERT_FALSE(located.empty()) << report;
+  const std::string function = located.substr(0, located.find(' '));
+  ASSERT_TRUE(image.symbols.count(function)) << function;
+  EXPECT_LE(image.symbols.at(function), pc);
+  EXPECT_THAT(report, HasSubstr(" in " + located));
+}
+
+}  // namespace
+}  // namespace ipu::test
