@@ -168,6 +168,20 @@ TEST(ElfReader, WrittenImagesCarryAChecksumThatCatchesCorruption) {
   EXPECT_THAT(refusal(bytes), HasSubstr("the image is corrupt: its checksum is 0x"));
 }
 
+TEST(ElfReader, FunctionSymbolsKeepTheirSizesThroughAWrittenImage) {
+  // The demo's linker output marks main as a function; a written image (as ipu-image combines
+  // tiles) must still say so, for the reports that name the function of a pc.
+  const sdk::ElfImage image = sdk::parse_elf("demo", demo_bytes());
+  ASSERT_TRUE(image.function_sizes.count("main"));
+  EXPECT_GT(image.function_sizes.at("main"), 0u);
+  EXPECT_FALSE(image.function_sizes.count("__bss_start"));  // not a function
+  const std::string path = ::testing::TempDir() + "/functions.elf";
+  sdk::write_elf(path, image);
+  const sdk::ElfImage written = sdk::read_elf(path);
+  EXPECT_EQ(written.function_sizes, image.function_sizes);
+  EXPECT_EQ(written.symbols, image.symbols);
+}
+
 TEST(ElfReader, EveryTruncationAndByteFlipIsRefusedCleanlyOrParses) {
   // Never a crash: each mutated image either parses or is refused with an ImageError. Run under
   // the sanitizer build, this also proves that no read goes out of bounds.

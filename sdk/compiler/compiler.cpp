@@ -1107,6 +1107,7 @@ void Compilation::write_image() {
   exe_.image.path = "<compiled>";
   exe_.image.entry = firmware_.entry;
   exe_.image.symbols = firmware_.symbols;
+  exe_.image.function_sizes = firmware_.function_sizes;
   unsigned index = 0;
   for (unsigned t : tiles_) {
     const unsigned chip = t / per_chip, tile = t % per_chip;

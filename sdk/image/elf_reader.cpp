@@ -95,6 +95,8 @@ void read_symbols(const Reader& r, const Elf32_Ehdr& eh, ElfImage& image) {
       if (len == max)
         r.fail(sh.sh_offset + s, "symbol name is not terminated inside the string table");
       image.symbols.emplace(std::string(begin, len), sym.st_value);
+      if (ELF32_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_size != 0)
+        image.function_sizes.emplace(std::string(begin, len), sym.st_size);
     }
   }
 }

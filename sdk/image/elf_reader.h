@@ -46,6 +46,9 @@ struct ElfImage {
   uint32_t entry = 0;
   std::vector<ElfSegment> segments;         // PT_LOAD segments, in file order
   std::map<std::string, uint32_t> symbols;  // from .symtab, when present
+  // The function symbols among them (STT_FUNC with a size): name -> bytes of code. Kept by
+  // write_elf so that reports on a combined image still name functions.
+  std::map<std::string, uint32_t> function_sizes;
   // Non-loaded sections the tools read (".ipu.manifest"): written by write_elf, and read back
   // by read_elf for names starting with ".ipu".
   std::map<std::string, std::vector<uint8_t>> sections;

@@ -52,7 +52,10 @@ void write_elf(const std::string& path, const ElfImage& image) {
     Elf32_Sym sym{};
     sym.st_name = static_cast<Elf32_Word>(strtab.size());
     sym.st_value = value;
-    sym.st_info = ELF32_ST_INFO(STB_GLOBAL, STT_NOTYPE);
+    const auto function = image.function_sizes.find(name);
+    sym.st_info =
+        ELF32_ST_INFO(STB_GLOBAL, function != image.function_sizes.end() ? STT_FUNC : STT_NOTYPE);
+    sym.st_size = function != image.function_sizes.end() ? function->second : 0;
     sym.st_shndx = SHN_ABS;
     strtab += name + '\0';
     symbols.push_back(sym);

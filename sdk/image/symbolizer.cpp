@@ -40,7 +40,24 @@ struct Symbolizer::Impl {
     if (fd >= 0) close(fd);
   }
 
+  std::vector<std::pair<uint64_t, uint64_t>> code;  // executable segments: [begin, end)
+
+  bool in_code(uint64_t address) const {
+    for (const auto& [begin, end] : code)
+      if (address >= begin && address < end) return true;
+    return false;
+  }
+
   void read_functions() {
+    size_t segments = 0;
+    if (elf_getphdrnum(elf, &segments) == 0) {
+      for (size_t i = 0; i < segments; ++i) {
+        GElf_Phdr header;
+        if (gelf_getphdr(elf, static_cast<int>(i), &header) != nullptr &&
+            header.p_type == PT_LOAD && (header.p_flags & PF_X))
+          code.emplace_back(header.p_vaddr, header.p_vaddr + header.p_memsz);
+      }
+    }
     for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
       GElf_Shdr header;
       if (gelf_getshdr(scn, &header) == nullptr || header.sh_type != SHT_SYMTAB ||
@@ -52,9 +69,10 @@ struct Symbolizer::Impl {
       for (size_t i = 0; i < count; ++i) {
         GElf_Sym sym;
         if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr) break;
-        // Defined functions only (an undefined or absolute one has no code here).
+        // Functions with code in the image: defined, and (for an absolute symbol, as a
+        // combined image holds) inside an executable segment.
         if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_size == 0 ||
-            sym.st_shndx == SHN_UNDEF || sym.st_shndx == SHN_ABS)
+            sym.st_shndx == SHN_UNDEF || (sym.st_shndx == SHN_ABS && !in_code(sym.st_value)))
           continue;
         const char* name = elf_strptr(elf, header.sh_link, sym.st_name);
         if (name == nullptr || *name == '\0') continue;

@@ -99,6 +99,7 @@ int main(int argc, char** argv) {
     image.path = out;
     image.entry = source.entry;
     image.symbols = source.symbols;
+    image.function_sizes = source.function_sizes;
     std::vector<unsigned> sorted(at);
     std::sort(sorted.begin(), sorted.end());
     const auto twice = std::adjacent_find(sorted.begin(), sorted.end());
