@@ -228,6 +228,7 @@ TEST(Sdk, TrapOnATileSurfacesAsAnExceptionWithItsReport) {
     FAIL() << "the trap did not surface";
   } catch (const DeviceError& e) {
     EXPECT_THAT(e.what(), HasSubstr("tile 1 context 1 (worker): load access fault at pc 0x"));
+    EXPECT_THAT(e.what(), HasSubstr(" in read_null (cycle"));  // the codelet that faulted
     EXPECT_THAT(e.what(), HasSubstr("address 0x00000000 is outside SRAM"));
   }
 }

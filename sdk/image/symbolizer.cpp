@@ -25,6 +25,15 @@ struct Symbolizer::Impl {
   std::vector<Function> functions;  // sorted by begin
   std::mutex mutex;                 // libdw builds its line tables lazily: one lookup at a time
 
+  explicit Impl(const ElfImage& image) {
+    for (const auto& [name, size] : image.function_sizes) {
+      const auto at = image.symbols.find(name);
+      if (at == image.symbols.end() || uint64_t{at->second} + size > (uint64_t{1} << 32)) continue;
+      functions.push_back({at->second, at->second + size, name});
+    }
+    sort_functions();
+  }
+
   explicit Impl(const std::string& path) {
     if (elf_version(EV_CURRENT) == EV_NONE) return;
     fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -82,6 +91,10 @@ struct Symbolizer::Impl {
             {static_cast<uint32_t>(sym.st_value), static_cast<uint32_t>(end), name});
       }
     }
+    sort_functions();
+  }
+
+  void sort_functions() {
     std::sort(functions.begin(), functions.end(),
               [](const Function& a, const Function& b) { return a.begin < b.begin; });
   }
@@ -130,6 +143,7 @@ struct Symbolizer::Impl {
 };
 
 Symbolizer::Symbolizer(const std::string& path) : impl_(std::make_unique<Impl>(path)) {}
+Symbolizer::Symbolizer(const ElfImage& image) : impl_(std::make_unique<Impl>(image)) {}
 Symbolizer::~Symbolizer() = default;
 
 std::string Symbolizer::locate(uint32_t pc) const {

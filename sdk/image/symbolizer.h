@@ -8,6 +8,8 @@
 #include <memory>
 #include <string>
 
+#include "sdk/image/elf_reader.h"
+
 namespace ipu::sdk {
 
 class Symbolizer {
@@ -15,6 +17,8 @@ class Symbolizer {
   // Reads the ELF file at `path`. An image without symbols or unreadable as ELF gives a
   // symbolizer that knows nothing (locate returns ""): reports then name the pc alone.
   explicit Symbolizer(const std::string& path);
+  // From an image in memory (an SDK executable): its function symbols, no line information.
+  explicit Symbolizer(const ElfImage& image);
   ~Symbolizer();
   Symbolizer(const Symbolizer&) = delete;
   Symbolizer& operator=(const Symbolizer&) = delete;

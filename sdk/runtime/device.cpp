@@ -13,6 +13,7 @@
 
 #include "hw/gateway/host_link.h"
 #include "sdk/image/program.h"
+#include "sdk/image/symbolizer.h"
 #include "sdk/runtime/device_impl.h"
 
 namespace ipu::sdk {
@@ -43,6 +44,8 @@ DeviceImpl::DeviceImpl(const Executable& executable, DeviceOptions options)
   run.memory_hash = options_.memory_hash;
   run.threads = options_.threads;
   run.load_and_start = false;  // the host driver loads the image over PCIe, then starts the tiles
+  symbolizer_ = std::make_shared<const Symbolizer>(exe_.image);
+  run.locate_pc = [symbolizer = symbolizer_](uint32_t pc) { return symbolizer->locate(pc); };
   sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
   platform_ =
       std::make_unique<hw::Platform>(run, load_program(exe_.image, run.machine), console_, trace_);

@@ -17,6 +17,8 @@
 
 namespace ipu::sdk {
 
+class Symbolizer;
+
 class DeviceImpl {
  public:
   // Device's operations (device.h says what each does).
@@ -61,6 +63,7 @@ class DeviceImpl {
   DeviceOptions options_;
   std::ostringstream console_, trace_;
   std::string console_text_;
+  std::shared_ptr<const Symbolizer> symbolizer_;  // names the function of a pc in reports
   std::unique_ptr<hw::Platform> platform_;
   std::unique_ptr<tlm_rtl::RtlPlatform> rtl_;
   std::unique_ptr<HostDriver> driver_;
