@@ -1,9 +1,13 @@
-// --help for the benchmarks: prints what the benchmark measures and how to call it.
+// Helpers the benchmarks share: --help, and running this program again in a child process.
 #pragma once
 
 #include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstring>
+#include <string>
+#include <type_traits>
 
 namespace ipu::bench {
 
@@ -16,6 +20,29 @@ inline bool print_help(int argc, char** argv, const char* usage, const char* abo
       return true;
     }
   return false;
+}
+
+// Runs this program again as `PROGRAM ARG FD` in a child process (SystemC elaborates one design
+// per process, and each run gets its own peak RSS) and reads the figures the child writes to
+// file descriptor FD as one T. False when the child fails or writes no whole T.
+template <typename T>
+bool run_self_in_child(const char* arg, T& figures) {
+  static_assert(std::is_trivially_copyable_v<T>, "figures cross a pipe as bytes");
+  int fds[2];
+  if (pipe(fds) != 0) return false;
+  const pid_t child = fork();
+  if (child == 0) {
+    close(fds[0]);
+    const std::string fd = std::to_string(fds[1]);
+    execl("/proc/self/exe", "/proc/self/exe", arg, fd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(fds[1]);
+  const bool got = read(fds[0], &figures, sizeof figures) == static_cast<ssize_t>(sizeof figures);
+  close(fds[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  return got && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 }  // namespace ipu::bench

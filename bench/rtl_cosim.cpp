@@ -84,24 +84,6 @@ int child(const std::string& mode, int fd) {
   return write(fd, &f, sizeof f) == static_cast<ssize_t>(sizeof f) ? 0 : 1;
 }
 
-bool run_child(const char* self, const char* mode, RunFigures& f) {
-  int fds[2];
-  if (pipe(fds) != 0) return false;
-  const pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
-    const std::string fd = std::to_string(fds[1]);
-    execl(self, self, mode, fd.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  close(fds[1]);
-  const bool got = read(fds[0], &f, sizeof f) == static_cast<ssize_t>(sizeof f);
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return got && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -112,9 +94,9 @@ int main(int argc, char** argv) {
     return 0;
   if (argc == 3) return sc_core::sc_elab_and_sim(argc, argv);
   RunFigures models, rtl, streams;
-  if (!run_child("/proc/self/exe", "--child-models", models) ||
-      !run_child("/proc/self/exe", "--child-rtl", rtl) ||
-      !run_child("/proc/self/exe", "--child-streams", streams)) {
+  if (!ipu::bench::run_self_in_child("--child-models", models) ||
+      !ipu::bench::run_self_in_child("--child-rtl", rtl) ||
+      !ipu::bench::run_self_in_child("--child-streams", streams)) {
     fmt::print(stderr, "rtl_cosim: a run failed\n");
     return 1;
   }

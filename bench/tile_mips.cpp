@@ -29,25 +29,6 @@ struct TileRun {
   double mips = 0, seconds = 0;
 };
 
-// Runs one kernel on a tile in a child process; false when it fails.
-bool run_on_tile(const char* self, const char* kernel, TileRun& run) {
-  int fds[2];
-  if (pipe(fds) != 0) return false;
-  const pid_t child = fork();
-  if (child == 0) {
-    close(fds[0]);
-    execl("/proc/self/exe", self, kernel, std::to_string(fds[1]).c_str(),
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  close(fds[1]);
-  const bool got = read(fds[0], &run, sizeof run) == sizeof run;
-  close(fds[0]);
-  int status = 0;
-  waitpid(child, &status, 0);
-  return got && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
 // Host seconds qemu-riscv32 takes for the kernel, best of three (the process's whole life:
 // startup and translation included, as the tile's run includes its own); < 0 when it fails.
 double run_on_qemu() {
@@ -90,8 +71,8 @@ int main(int argc, char** argv) {
   TileRun supervisor, workers;
   for (int i = 0; i < 3; ++i) {
     TileRun s, w;
-    if (!run_on_tile(argv[0], MIPS_KERNEL_ELF, s) ||
-        !run_on_tile(argv[0], MIPS_KERNEL_WORKERS_ELF, w))
+    if (!ipu::bench::run_self_in_child(MIPS_KERNEL_ELF, s) ||
+        !ipu::bench::run_self_in_child(MIPS_KERNEL_WORKERS_ELF, w))
       return 1;
     if (s.mips > supervisor.mips) supervisor = s;
     if (w.mips > workers.mips) workers = w;

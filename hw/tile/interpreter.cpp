@@ -787,9 +787,9 @@ uint64_t Core::run_fast(uint64_t now, uint64_t limit) {
   uint64_t left = limit;
   uint64_t extra_slots = 0, multi_slot_at = 0, multi_slots = 1;
   // Barrel: cp steps through the workers in slot order, each with its next instruction in
-  // fast_entry, then to the context after the last, whose entry runs body_end_of_round;
-  // round_start is the cycle of the round's first slot. Whole rounds only: the general loop
-  // runs a last part-round before `limit`.
+  // fast_entry, then to the context after the last, whose entry runs body_end_of_round, which
+  // counts down `left` (here: whole rounds that end by `limit`; first_round is the cycle of the
+  // first round's slot 0). The general loop runs a last part-round before `limit`.
   static const Decoded kEndOfRound = [] {
     Decoded d;
     d.op = Op::kCount;
