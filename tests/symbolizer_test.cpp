@@ -64,6 +64,16 @@ TEST(Symbolizer, APcNoFunctionCoversIsNotNamed) {
   EXPECT_EQ(symbols.locate(tile.sram_base + tile.sram_bytes - 4), "");  // the stacks
 }
 
+TEST(Symbolizer, AnImageInMemoryNamesTheSameFunctionsWithoutLines) {
+  // As an SDK Device builds it: from the image it holds, symbols only.
+  const sdk::ElfImage image = sdk::read_elf(firmware("hello"));
+  const sdk::Symbolizer from_file(firmware("hello")), in_memory(image);
+  EXPECT_EQ(in_memory.functions(), from_file.functions());
+  EXPECT_FALSE(in_memory.has_lines());
+  EXPECT_EQ(in_memory.locate(image.symbols.at("main") + 4), "main");
+  EXPECT_EQ(in_memory.locate(0), "");  // picolibc's absolute function symbols at 0 hold no code
+}
+
 TEST(Symbolizer, AFileThatIsNotAnElfImageNamesNothingAndDoesNotFail) {
   for (const std::string& path :
        {std::string("/nonexistent.elf"), std::string(IPU_TEST_SOURCE_DIR "/firmware/hello.c")}) {

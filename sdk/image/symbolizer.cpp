@@ -21,14 +21,21 @@ struct Symbolizer::Impl {
   };
   int fd = -1;
   Elf* elf = nullptr;
-  Dwarf* dwarf = nullptr;           // nullptr: no DWARF in the image
-  std::vector<Function> functions;  // sorted by begin
-  std::mutex mutex;                 // libdw builds its line tables lazily: one lookup at a time
+  Dwarf* dwarf = nullptr;                           // nullptr: no DWARF in the image
+  std::vector<Function> functions;                  // sorted by begin
+  std::vector<std::pair<uint64_t, uint64_t>> code;  // executable segments: [begin, end)
+  std::mutex mutex;  // libdw builds its line tables lazily: one lookup at a time
 
   explicit Impl(const ElfImage& image) {
+    for (const ElfSegment& s : image.segments)
+      if (s.executable) code.emplace_back(s.vaddr, uint64_t{s.vaddr} + s.mem_size);
     for (const auto& [name, size] : image.function_sizes) {
       const auto at = image.symbols.find(name);
-      if (at == image.symbols.end() || uint64_t{at->second} + size > (uint64_t{1} << 32)) continue;
+      // As in an ELF file: only functions whose code the image holds (picolibc has absolute
+      // function symbols at address 0).
+      if (at == image.symbols.end() || !in_code(at->second) ||
+          uint64_t{at->second} + size > (uint64_t{1} << 32))
+        continue;
       functions.push_back({at->second, at->second + size, name});
     }
     sort_functions();
@@ -48,8 +55,6 @@ struct Symbolizer::Impl {
     if (elf != nullptr) elf_end(elf);
     if (fd >= 0) close(fd);
   }
-
-  std::vector<std::pair<uint64_t, uint64_t>> code;  // executable segments: [begin, end)
 
   bool in_code(uint64_t address) const {
     for (const auto& [begin, end] : code)
