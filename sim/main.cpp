@@ -21,6 +21,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "debug/gdb_server.h"
 #include "hw/machine/machine_config.h"
 #include "hw/machine/platform.h"
 #include "sdk/image/elf_reader.h"
@@ -44,6 +45,31 @@ constexpr int kExitFault = 4;
 constexpr int kExitCycleLimit = 5;
 constexpr int kExitDeadlock = 6;
 constexpr int kExitRtlMismatch = 7;
+constexpr int kExitKilled = 8;  // GDB's kill (or monitor kill) ended the run
+
+// --gdb PORT: a GDB server the platform stops in before its first instruction.
+std::unique_ptr<ipu::debug::GdbServer> open_gdb_server(const std::string& port_text) {
+  if (port_text.empty()) return nullptr;
+  const uint64_t port = ipu::sdk::parse_count("--gdb", port_text, 0, 65535);
+  auto server = std::make_unique<ipu::debug::GdbServer>(static_cast<uint16_t>(port));
+  server->set_kill([] {
+    std::cout.flush();
+    fmt::print(stderr, "ipu-sim: killed by the debugger\n");
+    std::fflush(stderr);
+    std::_Exit(kExitKilled);  // the simulation is mid-instruction: no unwinding through SystemC
+  });
+  fmt::print(stderr, "ipu-sim: waiting for GDB on localhost:{} (gdb-multiarch FILE -ex 'target remote :{}')\n",
+             server->port(), server->port());
+  std::fflush(stderr);
+  return server;
+}
+
+// How a run ended, for a GDB that waits for the program.
+ipu::debug::RunEnd gdb_end(bool exited, int status, bool fault, bool deadlock, const std::string& message) {
+  using Kind = ipu::debug::RunEnd::Kind;
+  return {exited ? Kind::kExited : fault ? Kind::kFault : deadlock ? Kind::kDeadlock : Kind::kCycleLimit,
+          status, exited ? std::string() : message};
+}
 
 void add_parameter_options(po::options_description& desc, ipu::hw::MachineConfig& defaults) {
   ipu::hw::visit_parameters(
@@ -67,16 +93,27 @@ struct RtlOptions {
   std::string trace;
 };
 
-int run_machine(const ipu::hw::PlatformOptions& options, const RtlOptions& rtl_options,
-                const ipu::sdk::ElfImage& image, const Outputs& outputs) {
+int run_machine(ipu::hw::PlatformOptions options, const RtlOptions& rtl_options,
+                const ipu::sdk::ElfImage& image, const Outputs& outputs,
+                ipu::debug::GdbServer* gdb) {
+  options.debugger = gdb;
   ipu::hw::Platform platform(options, ipu::sdk::load_program(image, options.machine), std::cout,
                              std::cerr);
+  if (gdb != nullptr)
+    for (const unsigned tile : platform.machine().active_tiles())
+      gdb->add_core(platform.machine().tile(tile).core());
   std::unique_ptr<ipu::tlm_rtl::RtlPlatform> rtl;
   if (rtl_options.blocks.any())
     rtl = std::make_unique<ipu::tlm_rtl::RtlPlatform>("rtl", options.machine.chip,
                                                       rtl_options.blocks, rtl_options.trace);
   const ipu::hw::RunReport report = ipu::tlm_rtl::run_platform(platform, rtl.get());
   std::cout.flush();
+  if (gdb != nullptr) {
+    using Result = ipu::hw::ChipOutcome::Result;
+    const Result r = report.outcome.result;
+    gdb->finish(gdb_end(r == Result::kExited, report.outcome.exit_status, r == Result::kFault,
+                        r == Result::kDeadlock, report.outcome.message));
+  }
   ipu::hw::print_report(std::cout, report);
   if (rtl) ipu::tlm_rtl::print_rtl_stats(std::cout, rtl->stats(), rtl->trace_files());
   // The outcome first, then the files: a path that cannot be written must not hide the report.
@@ -156,9 +193,12 @@ int print_info(const ipu::sdk::ElfImage& image, const ipu::hw::MachineConfig& co
   return 0;
 }
 
-int run_tile(const ipu::sim::RunOptions& options, const ipu::sdk::ElfImage& image,
-             const ipu::hw::ChipConfig& chip, const RtlOptions& rtl_options) {
+int run_tile(ipu::sim::RunOptions options, const ipu::sdk::ElfImage& image,
+             const ipu::hw::ChipConfig& chip, const RtlOptions& rtl_options,
+             ipu::debug::GdbServer* gdb) {
+  options.debugger = gdb;
   ipu::sim::SingleTilePlatform platform("platform", options, std::cout, std::cerr);
+  if (gdb != nullptr) gdb->add_core(platform.tile().core());
   std::unique_ptr<ipu::tlm_rtl::RtlPlatform> rtl;
   if (rtl_options.blocks.any()) {
     rtl = std::make_unique<ipu::tlm_rtl::RtlPlatform>("rtl", chip, rtl_options.blocks,
@@ -174,6 +214,11 @@ int run_tile(const ipu::sim::RunOptions& options, const ipu::sdk::ElfImage& imag
     throw;
   }
   std::cout.flush();
+  if (gdb != nullptr) {
+    const ipu::hw::StopReason r = report.outcome.reason;
+    gdb->finish(gdb_end(r == ipu::hw::StopReason::kExited, report.outcome.exit_status,
+                        r == ipu::hw::StopReason::kFault, false, report.outcome.message));
+  }
   ipu::sim::print_report(std::cout, report);
   if (rtl) ipu::tlm_rtl::print_rtl_stats(std::cout, rtl->stats(), rtl->trace_files());
   if (rtl && !rtl->mismatch().empty()) {  // the tile stopped on it: its report names where
@@ -204,7 +249,7 @@ int sc_main(int argc, char** argv) {
   std::string command, file, preset = "mk2", config_file;
   uint64_t max_cycles = 0;
   std::string max_cycles_text = "2000000000", tiles_per_track_text, rtl_text, rtl_trace;
-  std::string interpreter = "fast";
+  std::string interpreter = "fast", gdb_port;
   std::string threads_text = std::to_string(ipu::hw::host_cores());
   unsigned threads = 1;
   std::vector<std::pair<std::string, std::string>> explicit_parameters;
@@ -228,6 +273,9 @@ int sc_main(int argc, char** argv) {
       "interpreter", po::value<std::string>(&interpreter)->default_value(interpreter),
       "the tile interpreter: fast, or general (every instruction through the reference loop "
       "the fast one must match; slower, same results, cycles and statistics)")(
+      "gdb", po::value<std::string>(&gdb_port),
+      "run, run-elf: wait for GDB (gdb-multiarch) on localhost:PORT and start stopped; every "
+      "context of every tile is a thread (0: any free port, printed on stderr)")(
       "trace-instructions", po::bool_switch(&trace_instructions),
       "print every executed instruction (tile, context, cycle, pc, disassembly) to stderr")(
       "stats", po::value<std::string>(&outputs.stats),
@@ -352,7 +400,8 @@ int sc_main(int argc, char** argv) {
       options.fast_interpreter = interpreter == "fast";
       options.locate_pc = locate_pc;
       outputs.source = {file, ipu::sdk::image_checksum(image)};
-      return run_machine(options, rtl_options, image, outputs);
+      const auto gdb = open_gdb_server(gdb_port);
+      return run_machine(options, rtl_options, image, outputs, gdb.get());
     }
     ipu::sim::RunOptions options;
     options.tile = config.chip.tile;
@@ -362,7 +411,8 @@ int sc_main(int argc, char** argv) {
     options.locate_pc = locate_pc;
     ipu::hw::ChipConfig one_tile = config.chip;
     one_tile.tiles = 1;
-    return run_tile(options, image, one_tile, rtl_options);
+    const auto gdb = open_gdb_server(gdb_port);
+    return run_tile(options, image, one_tile, rtl_options, gdb.get());
   } catch (const ipu::sdk::ImageError& e) {
     fmt::print(stderr, "ipu-sim: {}\n", e.what());
     return kExitImage;

@@ -20,6 +20,7 @@ SingleTilePlatform::SingleTilePlatform(const sc_core::sc_module_name& name,
   });
   tile_.core().set_fast_path(options.fast_interpreter);
   tile_.core().set_locator(options.locate_pc);
+  tile_.core().set_debug(options.debugger);
   if (options.trace_instructions) {
     tile_.core().set_trace([&trace](const hw::Context& c, uint32_t pc, uint32_t word) {
       fmt::print(trace, "[t0:c{}] cycle {:>10} pc 0x{:08x}: {:08x}  {}\n", c.id, c.issue_cycle, pc,

@@ -20,6 +20,7 @@ struct RunOptions {
   bool trace_instructions = false;
   bool fast_interpreter = true;   // false: the interpreter's general loop only (PlatformOptions)
   hw::Core::PcLocator locate_pc;  // the source of a pc in reports (PlatformOptions)
+  hw::DebugHook* debugger = nullptr;  // a GDB server hooked into the core (PlatformOptions)
 };
 
 struct ContextSummary {

@@ -16,7 +16,7 @@ Platform::Platform(const PlatformOptions& options, LoadedProgram program, std::o
   for (const auto& [tile, segments] : program_.tiles) active.push_back(tile);
   machine_ = std::make_unique<Machine>("machine", options_.machine, active);
   machine_->set_host_threads(options_.threads != 0 ? options_.threads : host_cores());
-  machine_->compute_pool().set_serial(options_.trace_instructions);
+  machine_->compute_pool().set_serial(options_.trace_instructions || options_.debugger != nullptr);
   const TileConfig& t = options_.machine.chip.tile;
   for (const auto& entry : program_.tiles) {
     Tile& target = machine_->tile(entry.first);
@@ -35,6 +35,7 @@ Platform::Platform(const PlatformOptions& options, LoadedProgram program, std::o
     target.core().set_tohost(program_.tohost);
     target.core().set_fast_path(options_.fast_interpreter);
     target.core().set_locator(options_.locate_pc);
+    target.core().set_debug(options_.debugger);
     target.set_console([&console, prefix](unsigned context, std::string_view line) {
       fmt::print(console, "[{}:c{}] {}\n", prefix, context, line);
     });

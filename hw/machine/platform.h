@@ -41,6 +41,10 @@ struct PlatformOptions {
   // Names the source of a pc in fault, stall and deadlock reports (sdk::Symbolizer); unset: the
   // reports name pcs alone.
   Core::PcLocator locate_pc;
+  // A debugger (debug/gdb_server.h) hooked into every active tile's core; every compute burst
+  // then runs on the simulation thread, so a stop holds the whole platform. Changes nothing but
+  // the host time while it only watches.
+  DebugHook* debugger = nullptr;
   bool memory_hash = false;  // hash every active tile's SRAM after the run (touches all of it)
   // false: the platform neither loads the program nor starts the tiles; a host does both (the
   // SDK runtime, over the host link).

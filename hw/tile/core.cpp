@@ -296,6 +296,30 @@ uint32_t Core::read_word(uint32_t address) const {
   return w;
 }
 
+bool Core::debug_read(uint32_t address, uint8_t* out, uint32_t bytes) const {
+  const uint64_t off = uint64_t{address} - base_;
+  if (address < base_ || off + bytes > size_) return false;
+  std::memcpy(out, sram_ + off, bytes);
+  return true;
+}
+
+bool Core::debug_write(uint32_t address, const uint8_t* data, uint32_t bytes) {
+  const uint64_t off = uint64_t{address} - base_;
+  if (address < base_ || off + bytes > size_) return false;
+  std::memcpy(sram_ + off, data, bytes);
+  invalidate(address, bytes);
+  return true;
+}
+
+bool Core::debug_csr(Context& c, unsigned number, uint32_t& value) {
+  return csr_access(c, number, CsrOp::kSet, 0, false, value);
+}
+
+bool Core::debug_set_csr(Context& c, unsigned number, uint32_t value) {
+  uint32_t old = 0;
+  return csr_access(c, number, CsrOp::kWrite, value, true, old);
+}
+
 uint64_t Core::instructions_retired() const {
   uint64_t n = 0;
   for (unsigned i = 0; i <= workers_; ++i) n += contexts_[i].instret;
@@ -335,7 +359,7 @@ StopReason Core::run(uint64_t until) {
       }
     }
     if (running_workers == workers_ && t < until) {
-      if (trace_)
+      if (observed())
         run_full_barrel<true>(until);
       else
         run_full_barrel<false>(until);
@@ -356,7 +380,7 @@ StopReason Core::run(uint64_t until) {
       time_ = next->issue_cycle + 1;
       continue;
     }
-    if (trace_)
+    if (observed())
       execute<true>(*next, budget);
     else
       execute<false>(*next, budget);
@@ -369,13 +393,13 @@ StopReason Core::run(uint64_t until) {
 // in slot order, one per cycle, each in its own slot. This loop keeps that exact interleaving
 // without the general scheduler's search; it returns at the first change (a worker exits, the
 // run ends) or at `until`.
-template <bool kTrace>
+template <bool kObserved>
 void Core::run_full_barrel(uint64_t until) {
   uint64_t t = time_;
   unsigned slot =
       static_cast<unsigned>(t % workers_);  // kept in step with t: no division per cycle
   for (; t < until; ++t, slot = slot + 1 == workers_ ? 0 : slot + 1) {
-    if constexpr (!kTrace) {
+    if constexpr (!kObserved) {
       if (fast_path_usable() && workers_in_step(t)) {
         t = run_fast<true>(t, until);
         if (t == until) break;
@@ -384,7 +408,7 @@ void Core::run_full_barrel(uint64_t until) {
     }
     Context& w = contexts_[1 + slot];
     if (w.next_issue != t) continue;  // still inside a multi-slot instruction
-    execute<kTrace>(w, 1);
+    execute<kObserved>(w, 1);
     if (stop_ != StopReason::kRunning || w.state != ContextState::kRunning) {
       time_ = t + 1;
       return;
@@ -439,6 +463,7 @@ void Core::report_error(Context& c, uint32_t pc, const std::string& what) {
   fault_.tval = 0;
   fault_.message = fmt::format("{} {}: {} at {} (cycle {})", tile_label(), context_name(c.id), what,
                                where(pc), c.issue_cycle);
+  if (debug_ != nullptr) debug_->on_fault(*this, c);
   end_run(StopReason::kFault, c.issue_cycle);
 }
 
@@ -576,6 +601,7 @@ void Core::report_fault(Context& c, uint32_t pc, TrapCause cause, uint32_t tval)
   fault_.message =
       fmt::format("{} {}: {} at {} (cycle {}): {}; no trap handler (mtvec = 0)", tile_label(),
                   context_name(c.id), trap_cause_name(cause), at, c.issue_cycle, detail);
+  if (debug_ != nullptr) debug_->on_fault(*this, c);
   end_run(StopReason::kFault, c.issue_cycle);
 }
 

@@ -124,6 +124,24 @@ struct FaultReport {
   std::string message;  // one line naming context, pc, cycle, instruction and address
 };
 
+class Core;
+
+// A debugger's hooks into the core (the GDB server, debug/gdb_server.h). While one is attached
+// every instruction goes through the interpreter's general loop, which calls it; a hook may block
+// (the debugger has stopped the platform) and change registers, pcs and memory meanwhile.
+class DebugHook {
+ public:
+  virtual ~DebugHook() = default;
+  // Context c is about to issue the instruction at c.pc in cycle c.issue_cycle. On return the
+  // instruction at c.pc (changed or not) issues.
+  virtual void before_issue(Core& core, Context& c) = 0;
+  // c's instruction loads (write false) or stores `bytes` bytes at `address`.
+  virtual void on_access(Core& core, const Context& c, uint32_t address, uint32_t bytes,
+                         bool write) = 0;
+  // c faulted with no trap handler: the report is in core.fault(); the run then ends as usual.
+  virtual void on_fault(Core& core, Context& c) = 0;
+};
+
 class Core {
  public:
   using ConsoleSink = std::function<void(unsigned context, std::string_view line)>;
@@ -154,6 +172,10 @@ class Core {
   // false: every instruction goes through the general interpreter loop, the reference the
   // fast loops must match exactly (ipu-sim --interpreter general). Tracing always does.
   void set_fast_path(bool on) { fast_path_ = on; }
+  // A debugger to call before each instruction, on each load and store, and on a fault (null:
+  // none). Call between runs, or from the hook itself to detach.
+  void set_debug(DebugHook* hook) { debug_ = hook; }
+  DebugHook* debug() const { return debug_; }
 
   // After StopReason::kSync: the barrier released at `cycle`; the tile resumes then, in a new
   // exchange phase.
@@ -167,6 +189,7 @@ class Core {
   uint64_t blocked_at() const { return blocked_at_; }
   bool in_exchange_phase() const { return exchange_phase_; }
   unsigned tile_id() const { return tile_id_; }
+  unsigned tile_count() const { return tile_count_; }  // tiles per chip
   unsigned chip() const { return chip_; }
 
   // A tile reference of ipu.send's destination list or ipu.recvsrc (kRemoteTile below) as a
@@ -195,6 +218,16 @@ class Core {
   // One line per running context: "context N pc 0x...: <instruction>", for stall reports.
   std::string describe_running_contexts() const;
   uint32_t read_word(uint32_t address) const;  // 0 outside SRAM
+  uint32_t sram_base() const { return base_; }
+  uint32_t sram_bytes() const { return size_; }
+  // A debugger's view of memory: false (and nothing copied) unless all of it lies in SRAM. A
+  // write forgets the predecoded instructions it covers.
+  bool debug_read(uint32_t address, uint8_t* out, uint32_t bytes) const;
+  bool debug_write(uint32_t address, const uint8_t* data, uint32_t bytes);
+  // A debugger's view of a context's CSR `number` (as csrr would read it; a write as csrw, with
+  // the same masks): false for a CSR the core does not have or that cannot be written.
+  bool debug_csr(Context& c, unsigned number, uint32_t& value);
+  bool debug_set_csr(Context& c, unsigned number, uint32_t value);
   // "pc 0x0004c010: addi a0,a0,1 in main at hello.c:12" (the source only with a locator).
   std::string where(uint32_t pc) const;
 
@@ -203,7 +236,8 @@ class Core {
   struct CsrBehaviour;
   static const CsrBehaviour kCsrBehaviour[];
 
-  template <bool kTrace>
+  // kObserved: an instruction trace or a debugger watches each instruction.
+  template <bool kObserved>
   void execute(Context& c, uint64_t budget);
   // The fast loops (interpreter.cpp). Supervisor alone (kBarrel false): runs at most `limit`
   // instructions from tile cycle t and returns how many ran. Every worker in step (kBarrel
@@ -215,11 +249,12 @@ class Core {
   // can take over at t.
   bool workers_in_step(uint64_t t) const;
   bool fast_path_usable() const {
-    return fast_path_ && !trace_ && datapaths_.prng == nullptr &&
+    return fast_path_ && !observed() && datapaths_.prng == nullptr &&
            datapaths_.f32_to_f16 == nullptr && datapaths_.amp == nullptr;
   }
+  bool observed() const { return trace_ || debug_ != nullptr; }
   Decoded& predecode(uint32_t offset);  // decodes the SRAM word at offset into its entry
-  template <bool kTrace>
+  template <bool kObserved>
   void run_full_barrel(uint64_t until);
   uint64_t supervisor_issue_cycle(uint64_t earliest) const;
   bool any_worker_running() const;
@@ -269,6 +304,7 @@ class Core {
   ConsoleSink console_;
   TraceSink trace_;
   PcLocator locator_;
+  DebugHook* debug_ = nullptr;
 };
 
 }  // namespace ipu::hw

@@ -143,6 +143,13 @@ void amp_step(AmpUnit& amp, const uint8_t* in, uint8_t* out, AmpDatapath* lanes)
 // ---- the interpreter ----
 
 // Names the semantic bodies of rv32imf.def and xipu.def use.
+// A debugger's watchpoints see every load and store of the general loop while it is attached.
+#define WATCH_ACCESS(address, bytes, write)                                    \
+  do {                                                                         \
+    if constexpr (kObserved) {                                                 \
+      if (debug_ != nullptr) debug_->on_access(*this, c, (address), (bytes), (write)); \
+    }                                                                          \
+  } while (0)
 #define PC pc
 #define RS1 c.x[d.rs1]
 #define RS2 c.x[d.rs2]
@@ -176,6 +183,7 @@ void amp_step(AmpUnit& amp, const uint8_t* in, uint8_t* out, AmpDatapath* lanes)
     const uint32_t o_ = a_ - base;                                      \
     if (a_ & (sizeof(var) - 1)) TRAP(TrapCause::kLoadMisaligned, a_);   \
     if (o_ > size - sizeof(var)) TRAP(TrapCause::kLoadAccessFault, a_); \
+    WATCH_ACCESS(a_, sizeof(var), false);                               \
     std::memcpy(&(var), mem + o_, sizeof(var));                         \
   } while (0)
 #define STORE(value, address)                                           \
@@ -185,6 +193,7 @@ void amp_step(AmpUnit& amp, const uint8_t* in, uint8_t* out, AmpDatapath* lanes)
     const uint32_t o_ = a_ - base;                                      \
     if (a_ & (sizeof(v_) - 1)) TRAP(TrapCause::kStoreMisaligned, a_);   \
     if (o_ > size - sizeof(v_)) TRAP(TrapCause::kStoreAccessFault, a_); \
+    WATCH_ACCESS(a_, sizeof(v_), true);                                 \
     std::memcpy(mem + o_, &v_, sizeof(v_));                             \
     if (pages[o_ >> 12]) decoded[o_ >> 2].op = Op::kUndecoded;          \
     if ((a_ & ~3u) == tohost_) {                                        \
@@ -381,6 +390,7 @@ void amp_step(AmpUnit& amp, const uint8_t* in, uint8_t* out, AmpDatapath* lanes)
     if (phase_ >= AmpUnit::kPhases) ILLEGAL();                        \
     if (a_ & 7) TRAP(TrapCause::kLoadMisaligned, a_);                 \
     if (a_ - base > size - n_) TRAP(TrapCause::kLoadAccessFault, a_); \
+    WATCH_ACCESS(a_, n_, false);                                      \
     load_amp_weights(amp_, phase_, mem + (a_ - base));                \
   } while (0)
 #define AMP_STEP()                                                                        \
@@ -393,6 +403,8 @@ void amp_step(AmpUnit& amp, const uint8_t* in, uint8_t* out, AmpDatapath* lanes)
     const uint32_t out_ = amp_.output, n_ = amp_.output_bytes();                          \
     if (last_ && (out_ & 3)) TRAP(TrapCause::kStoreMisaligned, out_);                     \
     if (last_ && out_ - base > size - n_) TRAP(TrapCause::kStoreAccessFault, out_);       \
+    WATCH_ACCESS(in_, AmpUnit::kInputBytes, false);                                       \
+    if (last_) WATCH_ACCESS(out_, n_, true);                                              \
     uint8_t* const result_ = last_ ? mem + (out_ - base) : nullptr;                       \
     if (datapaths_.amp == nullptr)                                                        \
       amp_step(amp_, mem + (in_ - base), result_, nullptr);                               \
@@ -539,6 +551,8 @@ void amp_step(AmpUnit& amp, const uint8_t* in, uint8_t* out, AmpDatapath* lanes)
     if (la_ - base > size - 16) TRAP(TrapCause::kLoadAccessFault, la_);   \
     if (sa_ & 7) TRAP(TrapCause::kStoreMisaligned, sa_);                  \
     if (sa_ - base > size - 8) TRAP(TrapCause::kStoreAccessFault, sa_);   \
+    WATCH_ACCESS(la_, 16, false);                                         \
+    WATCH_ACCESS(sa_, 8, true);                                           \
     const uint32_t st_[2] = {c.f[d.rs2], c.f[d.rs2 + 1]};                 \
     std::memcpy(&c.f[d.rd], mem + (la_ - base), 16);                      \
     std::memcpy(mem + (sa_ - base), st_, 8);                              \
@@ -562,7 +576,7 @@ Decoded& Core::predecode(uint32_t offset) {
   return d;
 }
 
-template <bool kTrace>
+template <bool kObserved>
 void Core::execute(Context& c, uint64_t budget) {
   uint8_t* const mem = sram_;
   const uint32_t base = base_, size = size_;
@@ -575,6 +589,13 @@ void Core::execute(Context& c, uint64_t budget) {
   for (; budget != 0; --budget) {
     c.issue_cycle = c.next_issue;
     ++c.issues;
+    if constexpr (kObserved) {
+      if (debug_ != nullptr) {  // may stop here, and change the pc
+        c.pc = pc;
+        debug_->before_issue(*this, c);
+        pc = c.pc;
+      }
+    }
     TrapCause trap_cause{};
     uint32_t trap_value = 0;
     StopReason event = StopReason::kRunning;
@@ -588,7 +609,9 @@ void Core::execute(Context& c, uint64_t budget) {
     {
       Decoded& d = decoded[off >> 2];
       if (d.op == Op::kUndecoded) predecode(off);
-      if constexpr (kTrace) trace_(c, pc, read_word(pc));
+      if constexpr (kObserved) {
+        if (trace_) trace_(c, pc, read_word(pc));
+      }
 
       switch (d.op) {
 #define INSN(id, mnemonic, match, mask, imm, operands, issue, ...) \
@@ -689,6 +712,8 @@ void Core::execute(Context& c, uint64_t budget) {
 // (ipu-sim --interpreter general runs that loop alone; tests compare the two).
 #undef PC
 #define PC (base + static_cast<uint32_t>(dp - decoded) * 4)
+#undef WATCH_ACCESS
+#define WATCH_ACCESS(address, bytes, write) ((void)0)  // never with a debugger attached
 #undef TRAP
 #define TRAP(cause, tval) goto leave
 #undef JUMP

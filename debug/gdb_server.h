@@ -1,0 +1,125 @@
+// A GDB remote-protocol server for the tiles of a platform (docs/debugging.md): every context of
+// every tile with a program is a GDB thread ("tile 3 worker 2", "chip 1 tile 3 supervisor"),
+// with the registers of RV32IMF and the machine CSRs, the tile's SRAM as its memory,
+// breakpoints, watchpoints, single steps, Ctrl-C and `monitor` commands.
+//
+// It is a hw::DebugHook: attached to the cores, it runs on the simulation thread inside the
+// interpreter and blocks there while GDB has the platform stopped, so nothing else moves. The
+// platform must run every compute burst on that thread (PlatformOptions::debugger does this).
+// Stopping, inspecting and continuing change no result and no cycle count.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "hw/tile/core.h"
+
+namespace ipu::debug {
+
+class Listener;
+class RemoteConnection;
+
+// How the run ended, as GDB is told when it waits for the program.
+struct RunEnd {
+  enum class Kind { kExited, kFault, kCycleLimit, kDeadlock } kind = Kind::kExited;
+  int exit_status = 0;
+  std::string message;  // shown in GDB's console (fault, deadlock or cycle-limit report)
+};
+
+class GdbServer final : public hw::DebugHook {
+ public:
+  // Listens on localhost:port (0: any free port). Throws std::runtime_error when it cannot.
+  explicit GdbServer(uint16_t port);
+  ~GdbServer() override;
+  uint16_t port() const;
+
+  // The tiles whose contexts are GDB's threads, in thread order (before the run). The server
+  // installs itself as each core's debug hook.
+  void add_core(hw::Core& core);
+  // What `monitor kill` and GDB's kill do: end the process (the embedder flushes its output).
+  void set_kill(std::function<void()> kill) { kill_ = std::move(kill); }
+
+  // After the run: tells a waiting GDB how it ended ("exited with status N", or terminated by a
+  // signal) and closes the connection.
+  void finish(const RunEnd& end);
+
+  // hw::DebugHook: the first call waits for GDB to connect and stops there.
+  void before_issue(hw::Core& core, hw::Context& c) override;
+  void on_access(hw::Core& core, const hw::Context& c, uint32_t address, uint32_t bytes,
+                 bool write) override;
+  void on_fault(hw::Core& core, hw::Context& c) override;
+
+  // The target description GDB reads (qXfer:features:read:target.xml), and the number of
+  // registers in it, in `g` packet order.
+  static const std::string& target_xml();
+  static unsigned register_count();
+
+ private:
+  struct Thread {
+    hw::Core* core;
+    unsigned context;
+  };
+  struct Stop {
+    unsigned thread = 1;  // GDB thread id (1-based)
+    int signal = 5;       // GDB's signal numbers: 5 SIGTRAP, 2 SIGINT, 11 SIGSEGV, ...
+    std::string reason;   // "swbreak:;", "watch:1000;", ... before "thread:"
+  };
+  enum class WatchKind { kWrite = 2, kRead = 3, kAccess = 4 };
+  struct Watchpoint {
+    uint32_t address, bytes;
+    WatchKind kind;
+  };
+
+  unsigned thread_id(const hw::Core& core, unsigned context) const;
+  const Thread* thread(unsigned id) const;
+  hw::Context* context_of(unsigned id) const;
+  unsigned selected(unsigned id) const;
+  static uint64_t machine_tile(const hw::Core& core);  // 0 / -1 (any, all) mean the last stopped thread
+  // Reports `stop` to GDB (if it waits for one) and serves packets until GDB resumes the run.
+  void stop(const Stop& stop);
+  void serve();
+  void detach();
+  // One packet; true when it resumes the run.
+  bool handle(const std::string& packet);
+  std::string stop_reply(const Stop& stop) const;
+  std::string read_registers(unsigned id) const;
+  std::optional<uint32_t> read_register(hw::Context& c, hw::Core& core, unsigned index) const;
+  bool write_register(hw::Context& c, hw::Core& core, unsigned index, uint32_t value) const;
+  std::string read_memory(const std::string& args) const;
+  std::string write_memory(const std::string& args);
+  std::string breakpoint(const std::string& args, bool insert);
+  std::string monitor(const std::string& command);
+  std::string threads_xml() const;
+  bool resume(const std::string& packet);
+  void send_console(const std::string& text);
+
+  std::unique_ptr<Listener> listener_;
+  std::unique_ptr<RemoteConnection> connection_;
+  std::vector<Thread> threads_;
+  std::unordered_map<const hw::Core*, unsigned> first_thread_;  // core -> its supervisor's id
+  std::function<void()> kill_;
+  bool attached_ = false, detached_ = false;
+  bool waiting_ = false;  // GDB resumed the run and waits for a stop reply
+  Stop last_stop_;
+  unsigned general_thread_ = 0, continue_thread_ = 0;  // Hg, Hc (0: the stopped one)
+  std::map<uint32_t, bool> breakpoints_;               // address -> hardware (Z1)
+  std::vector<Watchpoint> watchpoints_;
+  // Each tile has its own memory at the same addresses, but GDB knows one address space and
+  // keeps one old value per watchpoint: `monitor watch-tile N` scopes watchpoints to one tile.
+  std::optional<uint64_t> watch_tile_;
+  struct Step {
+    unsigned thread;
+    uint32_t pc;
+    uint64_t instret;
+  };
+  std::optional<Step> step_;
+  unsigned interrupt_poll_ = 0;
+};
+
+}  // namespace ipu::debug
