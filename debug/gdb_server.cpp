@@ -32,21 +32,24 @@ struct RegisterSpec {
 
 const std::vector<RegisterSpec>& registers() {
   static const std::vector<RegisterSpec> table = [] {
-    static const char* const kXNames[32] = {
-        "zero", "ra", "sp", "gp", "tp",  "t0",  "t1", "t2", "fp", "s1", "a0",
-        "a1",   "a2", "a3", "a4", "a5",  "a6",  "a7", "s2", "s3", "s4", "s5",
-        "s6",   "s7", "s8", "s9", "s10", "s11", "t3", "t4", "t5", "t6"};
+    static const char* const kXNames[32] = {"zero", "ra", "sp",  "gp",  "tp", "t0", "t1", "t2",
+                                            "fp",   "s1", "a0",  "a1",  "a2", "a3", "a4", "a5",
+                                            "a6",   "a7", "s2",  "s3",  "s4", "s5", "s6", "s7",
+                                            "s8",   "s9", "s10", "s11", "t3", "t4", "t5", "t6"};
     static const char* const kFNames[32] = {
-        "ft0", "ft1", "ft2",  "ft3",  "ft4", "ft5", "ft6",  "ft7",  "fs0",  "fs1",  "fa0",
-        "fa1", "fa2", "fa3",  "fa4",  "fa5", "fa6", "fa7",  "fs2",  "fs3",  "fs4",  "fs5",
-        "fs6", "fs7", "fs8",  "fs9",  "fs10", "fs11", "ft8", "ft9", "ft10", "ft11"};
+        "ft0", "ft1", "ft2", "ft3", "ft4",  "ft5",  "ft6", "ft7", "fs0",  "fs1", "fa0",
+        "fa1", "fa2", "fa3", "fa4", "fa5",  "fa6",  "fa7", "fs2", "fs3",  "fs4", "fs5",
+        "fs6", "fs7", "fs8", "fs9", "fs10", "fs11", "ft8", "ft9", "ft10", "ft11"};
     constexpr const char* kCpu = "org.gnu.gdb.riscv.cpu";
     constexpr const char* kFpu = "org.gnu.gdb.riscv.fpu";
     constexpr const char* kCsr = "org.gnu.gdb.riscv.csr";
     std::vector<RegisterSpec> t;
     for (unsigned i = 0; i < 32; ++i)
       t.push_back({RegisterSpec::Kind::kX, i, kXNames[i],
-                   i == 1 ? "code_ptr" : i == 2 ? "data_ptr" : "int", kCpu});
+                   i == 1   ? "code_ptr"
+                   : i == 2 ? "data_ptr"
+                            : "int",
+                   kCpu});
     t.push_back({RegisterSpec::Kind::kPc, 0, "pc", "code_ptr", kCpu});
     for (unsigned i = 0; i < 32; ++i)
       t.push_back({RegisterSpec::Kind::kF, i, kFNames[i], "ieee_single", kFpu});
@@ -221,7 +224,8 @@ void GdbServer::on_access(hw::Core& core, const hw::Context& c, uint32_t address
     const char* name = w.kind == WatchKind::kWrite  ? "watch"
                        : w.kind == WatchKind::kRead ? "rwatch"
                                                     : "awatch";
-    stop({thread_id(core, c.id), kSigTrap, fmt::format("{}:{:x};", name, std::max(address, w.address))});
+    stop({thread_id(core, c.id), kSigTrap,
+          fmt::format("{}:{:x};", name, std::max(address, w.address))});
     return;
   }
 }
@@ -302,9 +306,7 @@ std::string GdbServer::stop_reply(const Stop& stop) const {
   return fmt::format("T{:02x}{}thread:{:x};", stop.signal, stop.reason, stop.thread);
 }
 
-void GdbServer::send_console(const std::string& text) {
-  connection_->send("O" + to_hex(text));
-}
+void GdbServer::send_console(const std::string& text) { connection_->send("O" + to_hex(text)); }
 
 bool GdbServer::handle(const std::string& packet) {
   auto reply = [this](std::string_view text) { connection_->send(text); };
@@ -468,8 +470,9 @@ bool GdbServer::resume(const std::string& packet) {
       at = end;
       if (action.empty() || (action[0] != 's' && action[0] != 'S')) continue;
       const size_t colon = action.find(':');
-      const std::optional<unsigned> id =
-          colon == std::string::npos ? std::optional<unsigned>(0) : parse_thread(action.substr(colon + 1));
+      const std::optional<unsigned> id = colon == std::string::npos
+                                             ? std::optional<unsigned>(0)
+                                             : parse_thread(action.substr(colon + 1));
       if (!id || (*id != 0 && thread(*id) == nullptr)) {
         connection_->send("E01");
         return false;
@@ -543,8 +546,8 @@ std::string GdbServer::read_memory(const std::string& args) const {
   const Thread* t = thread(selected(general_thread_));
   if (t == nullptr || address > 0xffffffffu || length > 0x10000) return "E01";
   // As much as lies in SRAM from `address` (GDB reads past the end of the stack, for one).
-  const uint64_t end = std::min<uint64_t>(address + length,
-                                          uint64_t{t->core->sram_base()} + t->core->sram_bytes());
+  const uint64_t end =
+      std::min<uint64_t>(address + length, uint64_t{t->core->sram_base()} + t->core->sram_bytes());
   if (address < t->core->sram_base() || address >= end) return "E14";  // EFAULT
   std::string bytes(end - address, '\0');
   t->core->debug_read(static_cast<uint32_t>(address), reinterpret_cast<uint8_t*>(bytes.data()),
@@ -660,10 +663,10 @@ std::string GdbServer::monitor(const std::string& command) {
     std::string out = fmt::format("{}: {} cycles simulated\n", core->tile_label(), core->cycles());
     for (unsigned i = 0; i <= core->worker_contexts(); ++i) {
       const hw::Context& c = core->context(i);
-      out += fmt::format("  thread {:>5}  {:<10} {:<7} {} instructions  {}\n",
-                         thread_id(*core, i), context_label(i),
-                         c.state == hw::ContextState::kRunning ? "running" : "idle", c.instret,
-                         core->where(c.pc));
+      out +=
+          fmt::format("  thread {:>5}  {:<10} {:<7} {} instructions  {}\n", thread_id(*core, i),
+                      context_label(i), c.state == hw::ContextState::kRunning ? "running" : "idle",
+                      c.instret, core->where(c.pc));
     }
     return out;
   }
@@ -675,8 +678,8 @@ std::string GdbServer::monitor(const std::string& command) {
       std::string phase;
       switch (core.stop_reason()) {
         case hw::StopReason::kSync:
-          phase = fmt::format("waiting at a sync (group 0x{:x}) since cycle {}",
-                              core.sync_group(), core.blocked_at());
+          phase = fmt::format("waiting at a sync (group 0x{:x}) since cycle {}", core.sync_group(),
+                              core.blocked_at());
           break;
         case hw::StopReason::kExchangeEnd:
           phase = fmt::format("at the end of its exchange phase (cycle {})", core.blocked_at());

@@ -80,7 +80,8 @@ class GdbServer final : public hw::DebugHook {
   const Thread* thread(unsigned id) const;
   hw::Context* context_of(unsigned id) const;
   unsigned selected(unsigned id) const;
-  static uint64_t machine_tile(const hw::Core& core);  // 0 / -1 (any, all) mean the last stopped thread
+  static uint64_t machine_tile(
+      const hw::Core& core);  // 0 / -1 (any, all) mean the last stopped thread
   // Reports `stop` to GDB (if it waits for one) and serves packets until GDB resumes the run.
   void stop(const Stop& stop);
   void serve();

@@ -58,16 +58,22 @@ std::unique_ptr<ipu::debug::GdbServer> open_gdb_server(const std::string& port_t
     std::fflush(stderr);
     std::_Exit(kExitKilled);  // the simulation is mid-instruction: no unwinding through SystemC
   });
-  fmt::print(stderr, "ipu-sim: waiting for GDB on localhost:{} (gdb-multiarch FILE -ex 'target remote :{}')\n",
-             server->port(), server->port());
+  fmt::print(
+      stderr,
+      "ipu-sim: waiting for GDB on localhost:{} (gdb-multiarch FILE -ex 'target remote :{}')\n",
+      server->port(), server->port());
   std::fflush(stderr);
   return server;
 }
 
 // How a run ended, for a GDB that waits for the program.
-ipu::debug::RunEnd gdb_end(bool exited, int status, bool fault, bool deadlock, const std::string& message) {
+ipu::debug::RunEnd gdb_end(bool exited, int status, bool fault, bool deadlock,
+                           const std::string& message) {
   using Kind = ipu::debug::RunEnd::Kind;
-  return {exited ? Kind::kExited : fault ? Kind::kFault : deadlock ? Kind::kDeadlock : Kind::kCycleLimit,
+  return {exited     ? Kind::kExited
+          : fault    ? Kind::kFault
+          : deadlock ? Kind::kDeadlock
+                     : Kind::kCycleLimit,
           status, exited ? std::string() : message};
 }
 

@@ -37,17 +37,17 @@ constexpr unsigned kLoops = 300;
 // `forever`, the loop never ends (for Ctrl-C).
 std::vector<uint32_t> counting_program(bool forever = false) {
   return {
-      lui(6, kData >> 12),                             // 0: x6 = kData
-      addi(5, 0, 0),                                   // 4
-      addi(8, 0, forever ? 0 : kLoops),                // 8
-      addi(5, 5, 1),                                   // 12: loop
-      sw(5, 6, 0),                                     // 16
-      B(1, 5, 8, -8),                                  // 20: bne x5, x8, loop
-      lui(10, kTohost >> 12),                          // 24
+      lui(6, kData >> 12),                                  // 0: x6 = kData
+      addi(5, 0, 0),                                        // 4
+      addi(8, 0, forever ? 0 : kLoops),                     // 8
+      addi(5, 5, 1),                                        // 12: loop
+      sw(5, 6, 0),                                          // 16
+      B(1, 5, 8, -8),                                       // 20: bne x5, x8, loop
+      lui(10, kTohost >> 12),                               // 24
       addi(10, 10, static_cast<int32_t>(kTohost & 0xfff)),  // 28
-      addi(9, 0, 1),                                   // 32
-      sw(9, 10, 0),                                    // 36: exit 0
-      lw(11, 0, 0),                                    // 40: never reached
+      addi(9, 0, 1),                                        // 32
+      sw(9, 10, 0),                                         // 36: exit 0
+      lw(11, 0, 0),                                         // 40: never reached
   };
 }
 
@@ -137,7 +137,7 @@ Result debug_run(const std::vector<uint32_t>& program,
     session(c);
   });
   const hw::StopReason reason = h.run(1'000'000'000'000);
-  server.finish({reason == hw::StopReason::kExited ? debug::RunEnd::Kind::kExited
+  server.finish({reason == hw::StopReason::kExited  ? debug::RunEnd::Kind::kExited
                  : reason == hw::StopReason::kFault ? debug::RunEnd::Kind::kFault
                                                     : debug::RunEnd::Kind::kCycleLimit,
                  h.core.exit_status(), ""});
@@ -215,10 +215,11 @@ TEST(GdbServer, CtrlCStopsARunningProgram) {
     const uint32_t count = c.reg(5);
     EXPECT_GT(count, 0u);
     // End the loop after the next increment: x8 = x5 + 1.
-    EXPECT_EQ(c.ask("P8=" + debug::to_hex(std::string(reinterpret_cast<const char*>(
-                                 &static_cast<const uint32_t&>(count + 1)),
-                             4))),
-              "OK");
+    EXPECT_EQ(
+        c.ask("P8=" +
+              debug::to_hex(std::string(
+                  reinterpret_cast<const char*>(&static_cast<const uint32_t&>(count + 1)), 4))),
+        "OK");
     EXPECT_EQ(c.ask("k"), "<closed>");  // no kill action here: the server detaches, hangs up
   });
 }

@@ -144,11 +144,11 @@ void amp_step(AmpUnit& amp, const uint8_t* in, uint8_t* out, AmpDatapath* lanes)
 
 // Names the semantic bodies of rv32imf.def and xipu.def use.
 // A debugger's watchpoints see every load and store of the general loop while it is attached.
-#define WATCH_ACCESS(address, bytes, write)                                    \
-  do {                                                                         \
-    if constexpr (kObserved) {                                                 \
+#define WATCH_ACCESS(address, bytes, write)                                            \
+  do {                                                                                 \
+    if constexpr (kObserved) {                                                         \
       if (debug_ != nullptr) debug_->on_access(*this, c, (address), (bytes), (write)); \
-    }                                                                          \
+    }                                                                                  \
   } while (0)
 #define PC pc
 #define RS1 c.x[d.rs1]
