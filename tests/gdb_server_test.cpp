@@ -5,13 +5,8 @@
 // session leaves as they were. tests/cli/gdb_session.sh drives the real gdb-multiarch.
 #include "debug/gdb_server.h"
 
-#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <functional>
 #include <regex>
@@ -20,6 +15,7 @@
 
 #include "debug/remote_connection.h"
 #include "tests/support/core_harness.h"
+#include "tests/support/gdb_client.h"
 #include "tests/support/rv_asm.h"
 
 namespace ipu::test {
@@ -51,70 +47,6 @@ std::vector<uint32_t> counting_program(bool forever = false) {
   };
 }
 
-// The client side: GDB's framing and acknowledgements, written independently of the server's.
-class Client {
- public:
-  explicit Client(uint16_t port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons(port);
-    const int one = 1;
-    ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    for (int i = 0; i < 100 && ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ~Client() { ::close(fd_); }
-
-  static std::string frame(const std::string& data) {
-    unsigned sum = 0;
-    for (const char c : data) sum += static_cast<unsigned char>(c);
-    return fmt::format("${}#{:02x}", data, sum & 0xff);
-  }
-  void raw(const std::string& bytes) { ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL); }
-  char byte() {
-    char c = 0;
-    if (::recv(fd_, &c, 1, 0) != 1) return '\0';
-    return c;
-  }
-  // The next packet (acknowledged); "<closed>" if the server hung up.
-  std::string packet() {
-    char c;
-    do {
-      c = byte();
-      if (c == '\0') return "<closed>";
-    } while (c != '$');
-    std::string data;
-    while ((c = byte()) != '#') {
-      if (c == '\0') return "<closed>";
-      data += c;
-    }
-    byte(), byte();
-    raw("+");
-    return data;
-  }
-  // Sends a request and returns the reply, skipping console output packets (O...).
-  std::string ask(const std::string& request) {
-    raw(frame(request));
-    EXPECT_EQ(byte(), '+') << request;
-    std::string reply;
-    do reply = packet();
-    while (reply.size() > 1 && reply[0] == 'O' && reply != "OK");
-    return reply;
-  }
-  // A register of the selected thread, from its little-endian hex.
-  uint32_t reg(unsigned n) {
-    const std::string hex = ask(fmt::format("p{:x}", n));
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; --i) v = v << 8 | std::stoul(hex.substr(2 * i, 2), nullptr, 16);
-    return v;
-  }
-
- private:
-  int fd_ = -1;
-};
-
 constexpr unsigned kPc = 32;  // the target description's order: x0..x31, pc, ...
 
 // Runs `program` on a bare core under the server while `session` talks to it; returns the
@@ -126,14 +58,14 @@ struct Result {
   uint32_t data;
 };
 Result debug_run(const std::vector<uint32_t>& program,
-                 const std::function<void(Client&)>& session) {
+                 const std::function<void(GdbClient&)>& session) {
   CoreHarness h;
   h.load_words(program);
   h.core.set_tohost(kTohost);
   debug::GdbServer server(0);
   server.add_core(h.core);
   std::thread client([&] {
-    Client c(server.port());
+    GdbClient c(server.port());
     session(c);
   });
   const hw::StopReason reason = h.run(1'000'000'000'000);
@@ -154,7 +86,7 @@ Result plain_run(const std::vector<uint32_t>& program) {
 }
 
 TEST(GdbServer, EveryStopReplyNamesItsThread) {
-  debug_run(counting_program(), [](Client& c) {
+  debug_run(counting_program(), [](GdbClient& c) {
     EXPECT_EQ(c.ask("?"), "T05thread:1;");  // stopped before the first instruction
     EXPECT_EQ(c.reg(kPc), kBase);
     EXPECT_EQ(c.ask(fmt::format("Z0,{:x},4", kStorePc)), "OK");
@@ -172,7 +104,7 @@ TEST(GdbServer, EveryStopReplyNamesItsThread) {
 }
 
 TEST(GdbServer, RegisterPacketHoldsExactlyTheDescribedRegisters) {
-  debug_run(counting_program(), [](Client& c) {
+  debug_run(counting_program(), [](GdbClient& c) {
     std::string xml, chunk;
     do {
       chunk = c.ask(fmt::format("qXfer:features:read:target.xml:{:x},200", xml.size()));
@@ -198,7 +130,7 @@ TEST(GdbServer, RegisterPacketHoldsExactlyTheDescribedRegisters) {
 }
 
 TEST(GdbServer, ContinueIsAnsweredByTheEndOfTheRun) {
-  const Result debugged = debug_run(counting_program(), [](Client& c) {
+  const Result debugged = debug_run(counting_program(), [](GdbClient& c) {
     EXPECT_EQ(c.ask("c"), "W00");
     EXPECT_EQ(c.packet(), "<closed>");
   });
@@ -206,8 +138,8 @@ TEST(GdbServer, ContinueIsAnsweredByTheEndOfTheRun) {
 }
 
 TEST(GdbServer, CtrlCStopsARunningProgram) {
-  debug_run(counting_program(true), [](Client& c) {
-    c.raw(Client::frame("c"));
+  debug_run(counting_program(true), [](GdbClient& c) {
+    c.raw(GdbClient::frame("c"));
     EXPECT_EQ(c.byte(), '+');
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     c.raw("\x03");
@@ -236,7 +168,7 @@ TEST(GdbServer, KillRunsTheEmbeddersKillAction) {
     h.core.context(0).pc = kBase + 24;  // ends the run, as the process's end would
   });
   std::thread client([&] {
-    Client c(server.port());
+    GdbClient c(server.port());
     EXPECT_EQ(c.ask("vKill;1"), "OK");
     EXPECT_EQ(c.packet(), "<closed>");
   });
@@ -246,7 +178,7 @@ TEST(GdbServer, KillRunsTheEmbeddersKillAction) {
 }
 
 TEST(GdbServer, WriteWatchpointStopsBeforeTheStore) {
-  debug_run(counting_program(), [](Client& c) {
+  debug_run(counting_program(), [](GdbClient& c) {
     EXPECT_EQ(c.ask(fmt::format("Z2,{:x},4", kData)), "OK");
     EXPECT_EQ(c.ask("c"), fmt::format("T05watch:{:x};thread:1;", kData));
     EXPECT_EQ(c.reg(kPc), kStorePc);
@@ -261,7 +193,7 @@ TEST(GdbServer, WriteWatchpointStopsBeforeTheStore) {
 
 TEST(GdbServer, FaultStopsWithASignalBeforeTheRunEnds) {
   std::vector<uint32_t> program = {lui(6, 0x10), lw(5, 6, 0)};  // a load from 0x10000
-  const Result r = debug_run(program, [](Client& c) {
+  const Result r = debug_run(program, [](GdbClient& c) {
     EXPECT_EQ(c.ask("c"), "T0bthread:1;");  // SIGSEGV, at the load
     EXPECT_EQ(c.reg(kPc), kBase + 4);
     EXPECT_EQ(c.ask("c"), "X0b");
@@ -270,7 +202,7 @@ TEST(GdbServer, FaultStopsWithASignalBeforeTheRunEnds) {
 }
 
 TEST(GdbServer, BadPacketsGetErrorsNotCrashes) {
-  debug_run(counting_program(), [](Client& c) {
+  debug_run(counting_program(), [](GdbClient& c) {
     c.raw("$g#00");  // wrong checksum: refused, then resent
     EXPECT_EQ(c.byte(), '-');
     EXPECT_EQ(c.ask("m10000,4"), "E14");  // outside SRAM
@@ -286,7 +218,7 @@ TEST(GdbServer, BadPacketsGetErrorsNotCrashes) {
 
 TEST(GdbServer, DebuggingChangesNeitherResultsNorCycles) {
   const Result plain = plain_run(counting_program());
-  const Result debugged = debug_run(counting_program(), [](Client& c) {
+  const Result debugged = debug_run(counting_program(), [](GdbClient& c) {
     c.ask(fmt::format("Z0,{:x},4", kStorePc));
     for (int i = 0; i < 5; ++i) c.ask("c");
     c.ask(fmt::format("z0,{:x},4", kStorePc));

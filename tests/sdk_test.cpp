@@ -10,13 +10,16 @@
 #include <filesystem>
 #include <numeric>
 #include <random>
+#include <thread>
 #include <vector>
 
+#include "debug/remote_connection.h"
 #include "examples/matmul_app.h"
 #include "hw/machine/machine.h"
 #include "sdk/compiler/compiler.h"
 #include "sdk/graph/codelet_library.h"
 #include "sdk/runtime/device.h"
+#include "tests/support/gdb_client.h"
 #include "tests/support/sdk_graph.h"
 
 namespace ipu::test {
@@ -231,6 +234,41 @@ TEST(Sdk, TrapOnATileSurfacesAsAnExceptionWithItsReport) {
     EXPECT_THAT(e.what(), HasSubstr(" in read_null (cycle"));  // the codelet that faulted
     EXPECT_THAT(e.what(), HasSubstr("address 0x00000000 is outside SRAM"));
   }
+}
+
+// DeviceOptions::gdb_port: a GDB client stops an SDK program at its codelet on tile 1, sees the
+// fault there with its signal, and is told the program ended by it; the Device throws as
+// without a debugger.
+TEST(Sdk, GdbStopsAtACodeletAndAtItsFault) {
+  Graph g(Target::preset("mk2", 2));
+  g.add_codelet("read_null", std::string(IPU_CODELET_DIR) + "/faulty.c", {});
+  const ComputeSet cs = g.add_compute_set("cs");
+  g.add_vertex(cs, "read_null", 1, {});
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "exceptions after SystemC simulation confuse AddressSanitizer's stack shadow";
+#endif
+  const Executable exe = compile(g, Execute(cs));
+  const uint32_t codelet = exe.image.symbols.at("read_null");
+  DeviceOptions options;
+  options.gdb_port = 0;
+  Device device(exe, options);
+  ASSERT_NE(device.gdb_port(), 0u);
+  std::thread gdb([&] {
+    GdbClient c(static_cast<uint16_t>(device.gdb_port()));
+    // The program has one tile, tile 1 (where the vertex is): its supervisor is thread 1.
+    EXPECT_EQ(c.ask("?"), "T05thread:1;");
+    EXPECT_EQ(c.ask("qfThreadInfo"), "m1,2,3,4,5,6,7");  // supervisor + 6 workers
+    EXPECT_EQ(c.ask("qThreadExtraInfo,2"), debug::to_hex("tile 1 worker 1, idle"));
+    EXPECT_EQ(c.ask(fmt::format("Z0,{:x},4", codelet)), "OK");
+    EXPECT_EQ(c.ask("c"), "T05swbreak:;thread:2;");  // the first worker runs the vertex
+    EXPECT_EQ(c.ask("Hg2"), "OK");
+    EXPECT_EQ(c.reg(32), codelet);
+    EXPECT_EQ(c.ask(fmt::format("z0,{:x},4", codelet)), "OK");
+    EXPECT_EQ(c.ask("c"), "T0bthread:2;");  // SIGSEGV in the codelet
+    EXPECT_EQ(c.ask("c"), "X0b");           // the run ended by the fault
+  });
+  EXPECT_THROW(device.run(), DeviceError);
+  gdb.join();
 }
 
 // Collectives across the tiles of a chip: 8 rows of 64 on 8 tiles. The all-reduce leaves in

@@ -46,9 +46,27 @@ DeviceImpl::DeviceImpl(const Executable& executable, DeviceOptions options)
   run.load_and_start = false;  // the host driver loads the image over PCIe, then starts the tiles
   symbolizer_ = std::make_shared<const Symbolizer>(exe_.image);
   run.locate_pc = [symbolizer = symbolizer_](uint32_t pc) { return symbolizer->locate(pc); };
+  if (options_.gdb_port >= 0) {
+    if (options_.gdb_port > 65535)
+      throw DeviceError(fmt::format("DeviceOptions::gdb_port {} is not a TCP port (0 to 65535)",
+                                    options_.gdb_port));
+    gdb_ = std::make_unique<debug::GdbServer>(static_cast<uint16_t>(options_.gdb_port));
+    gdb_->set_kill([] {
+      std::fflush(stdout);
+      std::fputs("killed by the debugger\n", stderr);
+      std::_Exit(8);  // as ipu-sim: the simulation is mid-instruction, nothing to unwind
+    });
+    run.debugger = gdb_.get();
+    fmt::print(stderr,
+               "waiting for GDB on localhost:{} (gdb-multiarch IMAGE -ex 'target remote :{}')\n",
+               gdb_->port(), gdb_->port());
+  }
   sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
   platform_ =
       std::make_unique<hw::Platform>(run, load_program(exe_.image, run.machine), console_, trace_);
+  if (gdb_)
+    for (const unsigned tile : platform_->machine().active_tiles())
+      gdb_->add_core(platform_->machine().tile(tile).core());
   if (options_.rtl.any())
     rtl_ = std::make_unique<tlm_rtl::RtlPlatform>("rtl", exe_.machine.chip, options_.rtl,
                                                   options_.rtl_trace);
@@ -56,6 +74,10 @@ DeviceImpl::DeviceImpl(const Executable& executable, DeviceOptions options)
   driver_->boot(platform_->program(), platform_->max_cycles());
   platform_->machine().sync_network().on_host_sync(
       [this](unsigned transfer, uint64_t) { return host_sync(transfer); });
+}
+
+DeviceImpl::~DeviceImpl() {
+  if (gdb_ && failure_.empty()) gdb_->finish({debug::RunEnd::Kind::kExited, 0, ""});
 }
 
 void DeviceImpl::check_replica(const char* what, const std::string& name, unsigned replica) const {
@@ -322,7 +344,18 @@ const DeviceReport& DeviceImpl::run(const std::string& name) {
     if (!out && failure_.empty())
       throw DeviceError(fmt::format("cannot write the statistics to {}", options_.stats));
   }
-  if (!failure_.empty()) throw DeviceError(failure_);
+  if (!failure_.empty()) {
+    if (gdb_) {
+      using Result = hw::ChipOutcome::Result;
+      const Result r = report_.run.outcome.result;
+      gdb_->finish({r == Result::kExited       ? debug::RunEnd::Kind::kExited
+                    : r == Result::kDeadlock   ? debug::RunEnd::Kind::kDeadlock
+                    : r == Result::kCycleLimit ? debug::RunEnd::Kind::kCycleLimit
+                                               : debug::RunEnd::Kind::kFault,
+                    report_.run.outcome.exit_status, failure_});
+    }
+    throw DeviceError(failure_);
+  }
   report_.run.outcome = {};  // every tile is back at its dispatch sync: the program ended
   return report_;
 }
@@ -371,6 +404,7 @@ void Device::read_remote(const std::string& name, unsigned replica, unsigned ent
 const DeviceReport& Device::run(const std::string& program) { return impl_->run(program); }
 const DeviceReport& Device::run() { return impl_->run(); }
 unsigned Device::runs() const { return impl_->runs(); }
+unsigned Device::gdb_port() const { return impl_->gdb_port(); }
 const std::string& Device::console() const { return impl_->console(); }
 const hw::Machine& Device::machine() const { return impl_->machine(); }
 void Device::write_stats(std::ostream& out) const { impl_->write_stats(out); }

@@ -46,6 +46,10 @@ struct DeviceOptions {
   std::string stats;          // after every run, write_stats() to this file ("": none)
   // Host threads for the tiles' compute (0: the host's cores); changes nothing but host time.
   unsigned threads = 0;
+  // >= 0: a GDB server on localhost:gdb_port (0: any free port, Device::gdb_port() says which)
+  // that stops the tiles before their first instruction until gdb-multiarch attaches
+  // (docs/debugging.md). The executable's image (Executable::save) gives GDB the symbols.
+  int gdb_port = -1;
 };
 
 // What one run() did: its counts and times are that run's alone.
@@ -95,6 +99,7 @@ class Device {
   const DeviceReport& run();
 
   unsigned runs() const;
+  unsigned gdb_port() const;  // where the GDB server listens (DeviceOptions::gdb_port); 0: none
   const std::string& console() const;  // what the tiles printed, every run so far
 
   // Writes the run statistics so far (every run's) as ipu-sim run --stats does: the machine's

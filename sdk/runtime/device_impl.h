@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "debug/gdb_server.h"
 #include "hw/machine/platform.h"
 #include "sdk/runtime/device.h"
 #include "sdk/runtime/host_driver.h"
@@ -23,6 +24,7 @@ class DeviceImpl {
  public:
   // Device's operations (device.h says what each does).
   DeviceImpl(const Executable& executable, DeviceOptions options);
+  ~DeviceImpl();  // tells an attached GDB that the program has ended
   void connect_stream(const std::string& name, void* buffer, size_t bytes);
   void connect_stream(const std::string& name, unsigned replica, void* buffer, size_t bytes);
   void write_tensor(const std::string& name, const void* data, size_t bytes);
@@ -36,6 +38,7 @@ class DeviceImpl {
   const DeviceReport& run(const std::string& program);
   const DeviceReport& run();
   unsigned runs() const { return runs_; }
+  unsigned gdb_port() const { return gdb_ ? gdb_->port() : 0; }
   const std::string& console() const { return console_text_; }
   const hw::Machine& machine() const { return platform_->machine(); }
   void write_stats(std::ostream& out) const {
@@ -67,6 +70,8 @@ class DeviceImpl {
   std::unique_ptr<hw::Platform> platform_;
   std::unique_ptr<tlm_rtl::RtlPlatform> rtl_;
   std::unique_ptr<HostDriver> driver_;
+  // After platform_: gone (and unhooked from the cores) before the platform is.
+  std::unique_ptr<debug::GdbServer> gdb_;
   std::map<std::string, std::vector<uint8_t*>> streams_;  // per replica (null: not connected)
   DeviceReport report_;
   hw::RunReport total_;              // the platform's counts at the end of the last run
