@@ -143,10 +143,8 @@ unsigned GdbServer::register_count() { return static_cast<unsigned>(registers().
 
 GdbServer::GdbServer(uint16_t port) : listener_(std::make_unique<Listener>(port)) {}
 
-GdbServer::~GdbServer() {
-  for (const Thread& t : threads_)
-    if (t.core->debug() == this) t.core->set_debug(nullptr);
-}
+// The cores may be gone by now (the embedder's platform can end first): touch none of them.
+GdbServer::~GdbServer() = default;
 
 uint16_t GdbServer::port() const { return listener_->port(); }
 
