@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -28,6 +30,7 @@ struct RegisterSpec {
   std::string name;
   const char* type;
   const char* feature;
+  bool writable = true;  // false: a read-only CSR
 };
 
 const std::vector<RegisterSpec>& registers() {
@@ -60,7 +63,8 @@ const std::vector<RegisterSpec>& registers() {
           name == "ipu_console")
         continue;
       const bool fp = csr.number <= 3;  // fflags, frm, fcsr belong to the FPU feature
-      t.push_back({RegisterSpec::Kind::kCsr, csr.number, name, "int", fp ? kFpu : kCsr});
+      t.push_back({RegisterSpec::Kind::kCsr, csr.number, name, "int", fp ? kFpu : kCsr,
+                   csr.access == hw::CsrAccess::kReadWrite});
     }
     return t;
   }();
@@ -141,7 +145,20 @@ const std::string& GdbServer::target_xml() {
 
 unsigned GdbServer::register_count() { return static_cast<unsigned>(registers().size()); }
 
-GdbServer::GdbServer(uint16_t port) : listener_(std::make_unique<Listener>(port)) {}
+GdbServer::GdbServer(uint16_t port, std::string program)
+    : listener_(std::make_unique<Listener>(port)),
+      program_(program.empty() ? std::string() : program + ": ") {
+  kill_ = [prefix = program_] {
+    std::fflush(stdout);
+    fmt::print(stderr, "{}killed by the debugger\n", prefix);
+    std::fflush(stderr);
+    std::_Exit(kKilledExitStatus);
+  };
+  fmt::print(stderr,
+             "{}waiting for GDB on localhost:{} (gdb-multiarch ELF -ex 'target remote :{}')\n",
+             program_, this->port(), this->port());
+  std::fflush(stderr);
+}
 
 // The cores may be gone by now (the embedder's platform can end first): touch none of them.
 GdbServer::~GdbServer() = default;
@@ -165,10 +182,6 @@ const GdbServer::Thread* GdbServer::thread(unsigned id) const {
 hw::Context* GdbServer::context_of(unsigned id) const {
   const Thread* t = thread(id);
   return t != nullptr ? &t->core->context(t->context) : nullptr;
-}
-
-uint64_t GdbServer::machine_tile(const hw::Core& core) {
-  return core.chip() * uint64_t{core.tile_count()} + core.tile_id();
 }
 
 unsigned GdbServer::selected(unsigned id) const { return id == 0 ? last_stop_.thread : id; }
@@ -212,7 +225,7 @@ void GdbServer::before_issue(hw::Core& core, hw::Context& c) {
 // (it steps the instruction with the watchpoint removed, then compares the values).
 void GdbServer::on_access(hw::Core& core, const hw::Context& c, uint32_t address, uint32_t bytes,
                           bool write) {
-  if (detached_ || (watch_tile_ && *watch_tile_ != machine_tile(core))) return;
+  if (detached_ || (watch_tile_ && *watch_tile_ != core.machine_tile_id())) return;
   for (const Watchpoint& w : watchpoints_) {
     const bool kind_matches =
         w.kind == WatchKind::kAccess || (w.kind == WatchKind::kWrite) == write;
@@ -243,20 +256,22 @@ void GdbServer::on_fault(hw::Core& core, hw::Context& c) {
     default: break;
   }
   if (waiting_) send_console(core.fault().message + "\n");
+  fault_signal_ = signal;
   stop({thread_id(core, c.id), signal, ""});
 }
 
-void GdbServer::finish(const RunEnd& end) {
+void GdbServer::finish(const hw::ChipOutcome& outcome) {
   if (!attached_ || detached_ || !connection_ || connection_->closed()) return detach();
   if (waiting_) {
-    if (!end.message.empty()) send_console(end.message + "\n");
-    switch (end.kind) {
-      case RunEnd::Kind::kExited:
-        connection_->send(fmt::format("W{:02x}", end.exit_status & 0xff));
+    using Result = hw::ChipOutcome::Result;
+    if (!outcome.message.empty()) send_console(outcome.message + "\n");
+    switch (outcome.result) {
+      case Result::kExited:
+        connection_->send(fmt::format("W{:02x}", outcome.exit_status & 0xff));
         break;
-      case RunEnd::Kind::kFault: connection_->send(fmt::format("X{:02x}", kSigSegv)); break;
-      case RunEnd::Kind::kCycleLimit: connection_->send(fmt::format("X{:02x}", kSigXcpu)); break;
-      case RunEnd::Kind::kDeadlock: connection_->send(fmt::format("X{:02x}", kSigAbrt)); break;
+      case Result::kFault: connection_->send(fmt::format("X{:02x}", fault_signal_)); break;
+      case Result::kCycleLimit: connection_->send(fmt::format("X{:02x}", kSigXcpu)); break;
+      case Result::kDeadlock: connection_->send(fmt::format("X{:02x}", kSigAbrt)); break;
     }
   }
   detach();
@@ -314,25 +329,7 @@ bool GdbServer::handle(const std::string& packet) {
   switch (kind) {
     case '?': reply(stop_reply(last_stop_)); return false;
     case 'g': reply(read_registers(selected(general_thread_))); return false;
-    case 'G': {
-      hw::Context* c = context_of(selected(general_thread_));
-      if (c == nullptr || args.size() != 8 * registers().size()) {
-        reply("E01");
-        return false;
-      }
-      hw::Core& core = *thread(selected(general_thread_))->core;
-      for (unsigned i = 0; i < registers().size(); ++i) {
-        const std::optional<uint32_t> v = parse_hex32_le(std::string_view(args).substr(8 * i, 8));
-        const std::optional<uint32_t> old = read_register(*c, core, i);
-        if (!v) {
-          reply("E01");
-          return false;
-        }
-        if (old != v) write_register(*c, core, i, *v);  // unchanged read-only ones are fine
-      }
-      reply("OK");
-      return false;
-    }
+    case 'G': reply(write_registers(selected(general_thread_), args)); return false;
     case 'p': {
       const uint64_t n = parse_number(args);
       hw::Context* c = context_of(selected(general_thread_));
@@ -383,7 +380,7 @@ bool GdbServer::handle(const std::string& packet) {
       detach();
       return true;
     case 'k':
-      if (kill_) kill_();
+      kill_();
       detach();
       return true;
     case 'v':
@@ -394,7 +391,7 @@ bool GdbServer::handle(const std::string& packet) {
       if (packet.rfind("vCont;", 0) == 0) return resume(packet);
       if (packet.rfind("vKill", 0) == 0) {
         reply("OK");
-        if (kill_) kill_();
+        kill_();
         detach();
         return true;
       }
@@ -537,6 +534,24 @@ std::string GdbServer::read_registers(unsigned id) const {
   return out;
 }
 
+// All or nothing: every value must parse and every register it changes must be writable before
+// any is written.
+std::string GdbServer::write_registers(unsigned id, std::string_view hex) const {
+  hw::Context* c = context_of(id);
+  if (c == nullptr || hex.size() != 8 * registers().size()) return "E01";
+  hw::Core& core = *thread(id)->core;
+  std::vector<std::pair<unsigned, uint32_t>> changes;
+  for (unsigned i = 0; i < registers().size(); ++i) {
+    const std::optional<uint32_t> v = parse_hex32_le(hex.substr(8 * i, 8));
+    if (!v) return "E01";
+    if (read_register(*c, core, i) == v) continue;  // unchanged, read-only ones included
+    if (!registers()[i].writable) return "E01";
+    changes.emplace_back(i, *v);
+  }
+  for (const auto& [i, v] : changes) write_register(*c, core, i, v);
+  return "OK";
+}
+
 std::string GdbServer::read_memory(const std::string& args) const {
   const size_t comma = args.find(',');
   const uint64_t address = comma == std::string::npos ? kBad : parse_number(args.substr(0, comma));
@@ -655,7 +670,7 @@ std::string GdbServer::monitor(const std::string& command) {
       const uint64_t n = parse_number(arg, 10);
       core = nullptr;
       for (const auto& [candidate, first] : first_thread_)
-        if (machine_tile(*candidate) == n) core = candidate;
+        if (candidate->machine_tile_id() == n) core = candidate;
       if (core == nullptr) return fmt::format("no tile {} has a program\n", arg);
     }
     std::string out = fmt::format("{}: {} cycles simulated\n", core->tile_label(), core->cycles());
@@ -699,15 +714,15 @@ std::string GdbServer::monitor(const std::string& command) {
     }
     const uint64_t n = parse_number(arg, 10);
     for (const auto& [core, first] : first_thread_) {
-      if (machine_tile(*core) != n) continue;
-      watch_tile_ = n;
+      if (core->machine_tile_id() != n) continue;
+      watch_tile_ = core->machine_tile_id();
       return fmt::format("watchpoints watch {}'s memory only\n", core->tile_label());
     }
     return fmt::format("no tile '{}' has a program (monitor watch-tile N|all)\n", arg);
   }
   if (cmd == "kill") {
-    if (kill_) kill_();
-    return "the run cannot be killed from here\n";
+    kill_();
+    return "the kill action returned: the run goes on\n";
   }
   return fmt::format("unknown monitor command '{}' (monitor help lists them)\n", cmd);
 }

@@ -15,9 +15,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "hw/machine/run_report.h"
 #include "hw/tile/core.h"
 
 namespace ipu::debug {
@@ -25,29 +27,28 @@ namespace ipu::debug {
 class Listener;
 class RemoteConnection;
 
-// How the run ended, as GDB is told when it waits for the program.
-struct RunEnd {
-  enum class Kind { kExited, kFault, kCycleLimit, kDeadlock } kind = Kind::kExited;
-  int exit_status = 0;
-  std::string message;  // shown in GDB's console (fault, deadlock or cycle-limit report)
-};
+// The process's exit status after GDB's kill (ipu-sim and SDK programs alike).
+inline constexpr int kKilledExitStatus = 8;
 
 class GdbServer final : public hw::DebugHook {
  public:
-  // Listens on localhost:port (0: any free port). Throws std::runtime_error when it cannot.
-  explicit GdbServer(uint16_t port);
+  // Listens on localhost:port (0: any free port) and says so on stderr, after `program: ` when
+  // `program` is given. Throws std::runtime_error naming the port when it cannot listen.
+  explicit GdbServer(uint16_t port, std::string program = "");
   ~GdbServer() override;
   uint16_t port() const;
 
   // The tiles whose contexts are GDB's threads, in thread order (before the run). The server
   // installs itself as each core's debug hook.
   void add_core(hw::Core& core);
-  // What `monitor kill` and GDB's kill do: end the process (the embedder flushes its output).
+  // What GDB's kill and `monitor kill` do. By default: flush stdout, say so on stderr and end
+  // the process with kKilledExitStatus (the simulation is mid-instruction: nothing to unwind).
   void set_kill(std::function<void()> kill) { kill_ = std::move(kill); }
 
-  // After the run: tells a waiting GDB how it ended ("exited with status N", or terminated by a
-  // signal) and closes the connection.
-  void finish(const RunEnd& end);
+  // After the run: tells a waiting GDB how it ended (exited with its status, or terminated by
+  // the signal of its fault, SIGXCPU at the cycle limit, SIGABRT in a deadlock), shows GDB the
+  // outcome's report, and closes the connection.
+  void finish(const hw::ChipOutcome& outcome);
 
   // hw::DebugHook: the first call waits for GDB to connect and stops there.
   void before_issue(hw::Core& core, hw::Context& c) override;
@@ -79,9 +80,7 @@ class GdbServer final : public hw::DebugHook {
   unsigned thread_id(const hw::Core& core, unsigned context) const;
   const Thread* thread(unsigned id) const;
   hw::Context* context_of(unsigned id) const;
-  unsigned selected(unsigned id) const;
-  static uint64_t machine_tile(
-      const hw::Core& core);  // 0 / -1 (any, all) mean the last stopped thread
+  unsigned selected(unsigned id) const;  // 0 / -1 (any, all) mean the last stopped thread
   // Reports `stop` to GDB (if it waits for one) and serves packets until GDB resumes the run.
   void stop(const Stop& stop);
   void serve();
@@ -90,6 +89,7 @@ class GdbServer final : public hw::DebugHook {
   bool handle(const std::string& packet);
   std::string stop_reply(const Stop& stop) const;
   std::string read_registers(unsigned id) const;
+  std::string write_registers(unsigned id, std::string_view hex) const;
   std::optional<uint32_t> read_register(hw::Context& c, hw::Core& core, unsigned index) const;
   bool write_register(hw::Context& c, hw::Core& core, unsigned index, uint32_t value) const;
   std::string read_memory(const std::string& args) const;
@@ -104,7 +104,9 @@ class GdbServer final : public hw::DebugHook {
   std::unique_ptr<RemoteConnection> connection_;
   std::vector<Thread> threads_;
   std::unordered_map<const hw::Core*, unsigned> first_thread_;  // core -> its supervisor's id
+  std::string program_;  // prefixes the server's own messages on stderr
   std::function<void()> kill_;
+  int fault_signal_ = 11;  // of the last fault (SIGSEGV until one comes)
   bool attached_ = false, detached_ = false;
   bool waiting_ = false;  // GDB resumed the run and waits for a stop reply
   Stop last_stop_;
@@ -113,7 +115,7 @@ class GdbServer final : public hw::DebugHook {
   std::vector<Watchpoint> watchpoints_;
   // Each tile has its own memory at the same addresses, but GDB knows one address space and
   // keeps one old value per watchpoint: `monitor watch-tile N` scopes watchpoints to one tile.
-  std::optional<uint64_t> watch_tile_;
+  std::optional<unsigned> watch_tile_;
   struct Step {
     unsigned thread;
     uint32_t pc;

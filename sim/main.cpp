@@ -45,36 +45,14 @@ constexpr int kExitFault = 4;
 constexpr int kExitCycleLimit = 5;
 constexpr int kExitDeadlock = 6;
 constexpr int kExitRtlMismatch = 7;
-constexpr int kExitKilled = 8;  // GDB's kill (or monitor kill) ended the run
+constexpr int kExitKilled = ipu::debug::kKilledExitStatus;  // GDB's kill ended the run
+static_assert(kExitKilled == 8, "README and docs/debugging.md give 8");
 
-// --gdb PORT: a GDB server the platform stops in before its first instruction.
+// --gdb PORT: a GDB server the platform stops in before its first instruction (null: none).
 std::unique_ptr<ipu::debug::GdbServer> open_gdb_server(const std::string& port_text) {
   if (port_text.empty()) return nullptr;
   const uint64_t port = ipu::sdk::parse_count("--gdb", port_text, 0, 65535);
-  auto server = std::make_unique<ipu::debug::GdbServer>(static_cast<uint16_t>(port));
-  server->set_kill([] {
-    std::cout.flush();
-    fmt::print(stderr, "ipu-sim: killed by the debugger\n");
-    std::fflush(stderr);
-    std::_Exit(kExitKilled);  // the simulation is mid-instruction: no unwinding through SystemC
-  });
-  fmt::print(
-      stderr,
-      "ipu-sim: waiting for GDB on localhost:{} (gdb-multiarch FILE -ex 'target remote :{}')\n",
-      server->port(), server->port());
-  std::fflush(stderr);
-  return server;
-}
-
-// How a run ended, for a GDB that waits for the program.
-ipu::debug::RunEnd gdb_end(bool exited, int status, bool fault, bool deadlock,
-                           const std::string& message) {
-  using Kind = ipu::debug::RunEnd::Kind;
-  return {exited     ? Kind::kExited
-          : fault    ? Kind::kFault
-          : deadlock ? Kind::kDeadlock
-                     : Kind::kCycleLimit,
-          status, exited ? std::string() : message};
+  return std::make_unique<ipu::debug::GdbServer>(static_cast<uint16_t>(port), "ipu-sim");
 }
 
 void add_parameter_options(po::options_description& desc, ipu::hw::MachineConfig& defaults) {
@@ -114,12 +92,7 @@ int run_machine(ipu::hw::PlatformOptions options, const RtlOptions& rtl_options,
                                                       rtl_options.blocks, rtl_options.trace);
   const ipu::hw::RunReport report = ipu::tlm_rtl::run_platform(platform, rtl.get());
   std::cout.flush();
-  if (gdb != nullptr) {
-    using Result = ipu::hw::ChipOutcome::Result;
-    const Result r = report.outcome.result;
-    gdb->finish(gdb_end(r == Result::kExited, report.outcome.exit_status, r == Result::kFault,
-                        r == Result::kDeadlock, report.outcome.message));
-  }
+  if (gdb != nullptr) gdb->finish(report.outcome);
   ipu::hw::print_report(std::cout, report);
   if (rtl) ipu::tlm_rtl::print_rtl_stats(std::cout, rtl->stats(), rtl->trace_files());
   // The outcome first, then the files: a path that cannot be written must not hide the report.
@@ -221,9 +194,12 @@ int run_tile(ipu::sim::RunOptions options, const ipu::sdk::ElfImage& image,
   }
   std::cout.flush();
   if (gdb != nullptr) {
+    using Result = ipu::hw::ChipOutcome::Result;
     const ipu::hw::StopReason r = report.outcome.reason;
-    gdb->finish(gdb_end(r == ipu::hw::StopReason::kExited, report.outcome.exit_status,
-                        r == ipu::hw::StopReason::kFault, false, report.outcome.message));
+    gdb->finish({r == ipu::hw::StopReason::kExited  ? Result::kExited
+                 : r == ipu::hw::StopReason::kFault ? Result::kFault
+                                                    : Result::kCycleLimit,
+                 report.outcome.exit_status, report.outcome.message});
   }
   ipu::sim::print_report(std::cout, report);
   if (rtl) ipu::tlm_rtl::print_rtl_stats(std::cout, rtl->stats(), rtl->trace_files());

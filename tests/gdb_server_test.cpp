@@ -63,15 +63,17 @@ Result debug_run(const std::vector<uint32_t>& program,
   h.load_words(program);
   h.core.set_tohost(kTohost);
   debug::GdbServer server(0);
+  server.set_kill([] {});  // the default ends the process: here the server just hangs up
   server.add_core(h.core);
   std::thread client([&] {
     GdbClient c(server.port());
     session(c);
   });
   const hw::StopReason reason = h.run(1'000'000'000'000);
-  server.finish({reason == hw::StopReason::kExited  ? debug::RunEnd::Kind::kExited
-                 : reason == hw::StopReason::kFault ? debug::RunEnd::Kind::kFault
-                                                    : debug::RunEnd::Kind::kCycleLimit,
+  using Ended = hw::ChipOutcome::Result;
+  server.finish({reason == hw::StopReason::kExited  ? Ended::kExited
+                 : reason == hw::StopReason::kFault ? Ended::kFault
+                                                    : Ended::kCycleLimit,
                  h.core.exit_status(), ""});
   client.join();
   return {reason, h.core.cycles(), h.core.instructions_retired(), h.read_word(kData)};
@@ -152,7 +154,7 @@ TEST(GdbServer, CtrlCStopsARunningProgram) {
               debug::to_hex(std::string(
                   reinterpret_cast<const char*>(&static_cast<const uint32_t&>(count + 1)), 4))),
         "OK");
-    EXPECT_EQ(c.ask("k"), "<closed>");  // no kill action here: the server detaches, hangs up
+    EXPECT_EQ(c.ask("k"), "<closed>");  // this test's kill action returns: the server hangs up
   });
 }
 
@@ -199,6 +201,32 @@ TEST(GdbServer, FaultStopsWithASignalBeforeTheRunEnds) {
     EXPECT_EQ(c.ask("c"), "X0b");
   });
   EXPECT_EQ(r.reason, hw::StopReason::kFault);
+  // An illegal instruction word: SIGILL at the stop, and as the end of the run.
+  debug_run({nop(), 0xffffffffu}, [](GdbClient& c) {
+    EXPECT_EQ(c.ask("c"), "T04thread:1;");
+    EXPECT_EQ(c.reg(kPc), kBase + 4);
+    EXPECT_EQ(c.ask("c"), "X04");
+  });
+}
+
+// A G packet that would change a read-only register writes nothing at all.
+TEST(GdbServer, RegisterFileWritesAreAllOrNothing) {
+  debug_run(counting_program(), [](GdbClient& c) {
+    const std::string xml = debug::GdbServer::target_xml();
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(xml, m, std::regex("name=\"mhartid\"[^/]*regnum=\"([0-9]+)\"")));
+    const unsigned mhartid = std::stoul(m[1]);
+    std::string all = c.ask("g");
+    all.replace(8 * 5, 8, "2a000000");        // x5 = 42
+    all.replace(8 * mhartid, 8, "07000000");  // mhartid (read-only) = 7
+    EXPECT_EQ(c.ask("G" + all), "E01");
+    EXPECT_EQ(c.reg(5), 0u);
+    EXPECT_EQ(c.reg(mhartid), 0u);
+    all.replace(8 * mhartid, 8, "00000000");  // only x5 changes now
+    EXPECT_EQ(c.ask("G" + all), "OK");
+    EXPECT_EQ(c.reg(5), 42u);
+    EXPECT_EQ(c.ask("D"), "OK");
+  });
 }
 
 TEST(GdbServer, BadPacketsGetErrorsNotCrashes) {

@@ -451,6 +451,20 @@ TEST(SdkErrors, ASecondDeviceInTheProcessIsRefused) {
   first.run();  // the first still works
 }
 
+TEST(SdkErrors, AGdbPortThatIsNoTcpPortIsRefused) {
+  Graph g(Target::preset("mk2", 1));
+  const Tensor a = g.add_variable(DType::kF32, {4}, "a");
+  g.set_tile_mapping(a, 0);
+  DeviceOptions options;
+  options.gdb_port = 70000;
+  const Executable exe = compile(g, Sync());
+  EXPECT_THAT([&] { Device device(exe, options); },
+              ::testing::ThrowsMessage<DeviceError>(
+                  HasSubstr("DeviceOptions::gdb_port 70000 is not a TCP port (0 to 65535)")));
+  Device device(exe);  // refused before it took the process's one simulation
+  device.run();
+}
+
 // A codelet that never returns stops at the device's cycle limit, on by default as on ipu-sim.
 TEST(SdkErrors, AHungCodeletStopsAtTheCycleLimit) {
   EXPECT_EQ(DeviceOptions{}.max_cycles, 2'000'000'000u);

@@ -190,6 +190,7 @@ class Core {
   bool in_exchange_phase() const { return exchange_phase_; }
   unsigned tile_id() const { return tile_id_; }
   unsigned tile_count() const { return tile_count_; }  // tiles per chip
+  unsigned machine_tile_id() const { return chip_ * tile_count_ + tile_id_; }
   unsigned chip() const { return chip_; }
 
   // A tile reference of ipu.send's destination list or ipu.recvsrc (kRemoteTile below) as a

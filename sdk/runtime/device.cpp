@@ -33,6 +33,9 @@ bool claim_the_process() {
 DeviceImpl::DeviceImpl(const Executable& executable, DeviceOptions options)
     : exe_(executable), options_(std::move(options)) {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);  // the program's output is its own
+  if (options_.gdb_port > 65535)
+    throw DeviceError(fmt::format("DeviceOptions::gdb_port {} is not a TCP port (0 to 65535)",
+                                  options_.gdb_port));
   if (!claim_the_process())
     throw DeviceError(
         "a second Device in this process: SystemC simulates one design per process, so each "
@@ -47,19 +50,8 @@ DeviceImpl::DeviceImpl(const Executable& executable, DeviceOptions options)
   symbolizer_ = std::make_shared<const Symbolizer>(exe_.image);
   run.locate_pc = [symbolizer = symbolizer_](uint32_t pc) { return symbolizer->locate(pc); };
   if (options_.gdb_port >= 0) {
-    if (options_.gdb_port > 65535)
-      throw DeviceError(fmt::format("DeviceOptions::gdb_port {} is not a TCP port (0 to 65535)",
-                                    options_.gdb_port));
     gdb_ = std::make_unique<debug::GdbServer>(static_cast<uint16_t>(options_.gdb_port));
-    gdb_->set_kill([] {
-      std::fflush(stdout);
-      std::fputs("killed by the debugger\n", stderr);
-      std::_Exit(8);  // as ipu-sim: the simulation is mid-instruction, nothing to unwind
-    });
     run.debugger = gdb_.get();
-    fmt::print(stderr,
-               "waiting for GDB on localhost:{} (gdb-multiarch IMAGE -ex 'target remote :{}')\n",
-               gdb_->port(), gdb_->port());
   }
   sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
   platform_ =
@@ -77,7 +69,7 @@ DeviceImpl::DeviceImpl(const Executable& executable, DeviceOptions options)
 }
 
 DeviceImpl::~DeviceImpl() {
-  if (gdb_ && failure_.empty()) gdb_->finish({debug::RunEnd::Kind::kExited, 0, ""});
+  if (gdb_ && failure_.empty()) gdb_->finish({});  // exited, status 0
 }
 
 void DeviceImpl::check_replica(const char* what, const std::string& name, unsigned replica) const {
@@ -345,15 +337,7 @@ const DeviceReport& DeviceImpl::run(const std::string& name) {
       throw DeviceError(fmt::format("cannot write the statistics to {}", options_.stats));
   }
   if (!failure_.empty()) {
-    if (gdb_) {
-      using Result = hw::ChipOutcome::Result;
-      const Result r = report_.run.outcome.result;
-      gdb_->finish({r == Result::kExited       ? debug::RunEnd::Kind::kExited
-                    : r == Result::kDeadlock   ? debug::RunEnd::Kind::kDeadlock
-                    : r == Result::kCycleLimit ? debug::RunEnd::Kind::kCycleLimit
-                                               : debug::RunEnd::Kind::kFault,
-                    report_.run.outcome.exit_status, failure_});
-    }
+    if (gdb_) gdb_->finish({report_.run.outcome.result, report_.run.outcome.exit_status, failure_});
     throw DeviceError(failure_);
   }
   report_.run.outcome = {};  // every tile is back at its dispatch sync: the program ended
