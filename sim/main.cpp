@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <cstdlib>
@@ -81,7 +82,11 @@ int run_machine(ipu::hw::PlatformOptions options, const RtlOptions& rtl_options,
                 const ipu::sdk::ElfImage& image, const Outputs& outputs,
                 ipu::debug::GdbServer* gdb) {
   options.debugger = gdb;
-  ipu::hw::Platform platform(options, ipu::sdk::load_program(image, options.machine), std::cout,
+  // Over MPI ranks every rank simulates the same run; rank 0 alone prints it and writes files.
+  const bool leader = options.ranks == nullptr || options.ranks->rank() == 0;
+  std::ostream null_stream(nullptr);
+  std::ostream& out = leader ? std::cout : null_stream;
+  ipu::hw::Platform platform(options, ipu::sdk::load_program(image, options.machine), out,
                              std::cerr);
   if (gdb != nullptr)
     for (const unsigned tile : platform.machine().active_tiles())
@@ -93,7 +98,7 @@ int run_machine(ipu::hw::PlatformOptions options, const RtlOptions& rtl_options,
   const ipu::hw::RunReport report = ipu::tlm_rtl::run_platform(platform, rtl.get());
   std::cout.flush();
   if (gdb != nullptr) gdb->finish(report.outcome);
-  ipu::hw::print_report(std::cout, report);
+  ipu::hw::print_report(out, report);
   if (rtl) ipu::tlm_rtl::print_rtl_stats(std::cout, rtl->stats(), rtl->trace_files());
   // The outcome first, then the files: a path that cannot be written must not hide the report.
   const int status = [&] {
@@ -103,7 +108,7 @@ int run_machine(ipu::hw::PlatformOptions options, const RtlOptions& rtl_options,
       return kExitRtlMismatch;
     }
     if (report.outcome.result == Result::kExited) return report.outcome.exit_status & 0xff;
-    fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
+    if (leader) fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
     switch (report.outcome.result) {
       case Result::kCycleLimit: return kExitCycleLimit;
       case Result::kDeadlock: return kExitDeadlock;
@@ -111,8 +116,8 @@ int run_machine(ipu::hw::PlatformOptions options, const RtlOptions& rtl_options,
     }
   }();
   std::cerr.flush();
-  auto write = [](const std::string& path, auto&& writer) {
-    if (path.empty()) return true;
+  auto write = [leader](const std::string& path, auto&& writer) {
+    if (path.empty() || !leader) return true;
     std::ofstream file(path);
     writer(file);
     if (!file) fmt::print(stderr, "ipu-sim: cannot write {}\n", path);
@@ -126,6 +131,18 @@ int run_machine(ipu::hw::PlatformOptions options, const RtlOptions& rtl_options,
   });
   // The run's own status stands; a clean run whose files could not be written is a usage error.
   return status == 0 && !(stats_ok && trace_ok) ? kExitUsage : status;
+}
+
+// An error that ends the run: every rank of an MPI job may not have met it, so it ends them all
+// rather than leave the others waiting for this one.
+int fail(ipu::hw::MpiJob& job, int status, const std::string& message) {
+  if (job.spread()) {
+    fmt::print(stderr, "ipu-sim: rank {} of {}: {}\n", job.rank(), job.size(), message);
+    std::fflush(stderr);
+    job.abort(status);
+  }
+  fmt::print(stderr, "ipu-sim: {}\n", message);
+  return status;
 }
 
 // `ipu-sim info`: what an image holds, chip by chip and tile by tile, and its manifest.
@@ -339,6 +356,29 @@ int sc_main(int argc, char** argv) {
     ipu::hw::write_machine_config(std::cout, config);
     return 0;
   }
+  // Started by mpirun: join the job (its ranks share the machine's chips, hw/machine/ranks.h).
+  std::unique_ptr<ipu::hw::MpiJob> job;
+  try {
+    job = ipu::hw::MpiJob::join(argc, argv);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "ipu-sim: {}\n", e.what());
+    return kExitUsage;
+  }
+  if (job->spread()) {
+    // Ranks on one host share its cores, unless --threads says otherwise.
+    if (vm["threads"].defaulted())
+      threads = std::max(1u, ipu::hw::host_cores() / job->ranks_on_host());
+    const char* alone = command != "run"    ? "only 'ipu-sim run' splits a machine over MPI ranks"
+                        : !gdb_port.empty() ? "--gdb needs the whole machine in one process"
+                        : rtl_options.blocks.any()
+                            ? "--rtl blocks need the whole machine in one process"
+                            : nullptr;
+    if (alone != nullptr) {
+      if (job->rank() == 0)
+        fmt::print(stderr, "ipu-sim: {}; started as one of {} MPI ranks\n", alone, job->size());
+      return kExitUsage;
+    }
+  }
 
   try {
     ipu::sdk::ElfImage image;
@@ -381,6 +421,7 @@ int sc_main(int argc, char** argv) {
       options.threads = threads;
       options.fast_interpreter = interpreter == "fast";
       options.locate_pc = locate_pc;
+      options.ranks = job.get();
       outputs.source = {file, ipu::sdk::image_checksum(image)};
       const auto gdb = open_gdb_server(gdb_port);
       return run_machine(options, rtl_options, image, outputs, gdb.get());
@@ -396,13 +437,10 @@ int sc_main(int argc, char** argv) {
     const auto gdb = open_gdb_server(gdb_port);
     return run_tile(options, image, one_tile, rtl_options, gdb.get());
   } catch (const ipu::sdk::ImageError& e) {
-    fmt::print(stderr, "ipu-sim: {}\n", e.what());
-    return kExitImage;
+    return fail(*job, kExitImage, e.what());
   } catch (const ipu::tlm_rtl::RtlMismatch& e) {
-    fmt::print(stderr, "ipu-sim: RTL mismatch: {}\n", e.what());
-    return kExitRtlMismatch;
+    return fail(*job, kExitRtlMismatch, fmt::format("RTL mismatch: {}", e.what()));
   } catch (const std::exception& e) {
-    fmt::print(stderr, "ipu-sim: {}\n", e.what());
-    return kExitUsage;
+    return fail(*job, kExitUsage, e.what());
   }
 }

@@ -7,6 +7,7 @@
 #include "hw/tile/compute_pool.h"
 
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "hw/exchange/deferred_exchange.h"
+#include "hw/tile/byte_stream.h"
 
 namespace ipu::test {
 namespace {
@@ -35,6 +37,7 @@ struct Requesters : sc_core::sc_module {
     sc_core::sc_event done;
     void run_burst() noexcept override {
       ran_on = std::this_thread::get_id();
+      result = 10 * tile + 1;
       // Stay until a second burst runs at the same time (or 5 s pass: then the pool is
       // serial, and the test that expects concurrency fails on `most_at_once`).
       const int now = ++owner->running;
@@ -48,6 +51,10 @@ struct Requesters : sc_core::sc_module {
       --owner->running;
     }
     void commit_burst() override { owner->commits.push_back(tile); }
+    // The burst's result: what another process would have computed for this tile.
+    void save_burst(hw::ByteWriter& out) const override { out.put(result); }
+    void load_burst(hw::ByteReader& in) override { in.get(result); }
+    uint32_t result = 0;
   };
 
   SC_HAS_PROCESS(Requesters);
@@ -114,6 +121,85 @@ TEST(ComputePool, ForEachCoversEveryIndexOnce) {
   std::vector<std::atomic<int>> seen(1000);
   pool.for_each(seen.size(), [&seen](size_t i) { ++seen[i]; });
   for (size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i].load(), 1) << i;
+}
+
+// Two processes as one: this one runs the even tiles; `other` is what the process that runs the
+// odd ones sends back (each record: the tile, then its burst's bytes).
+struct EvenTilesHere : hw::BurstShare {
+  std::vector<uint8_t> other;
+  std::vector<std::vector<uint8_t>> sent;
+  bool runs_here(unsigned tile) const override { return tile % 2 == 0; }
+  std::vector<uint8_t> all_gather(const std::vector<uint8_t>& mine) override {
+    sent.push_back(mine);
+    std::vector<uint8_t> all = mine;
+    all.insert(all.end(), other.begin(), other.end());
+    return all;
+  }
+  void add(unsigned tile, uint32_t result) {
+    std::vector<uint8_t> record;
+    hw::ByteWriter(record).put(result);
+    hw::ByteWriter out(other);
+    out.put(tile);
+    out.put(record);
+  }
+};
+
+TEST(ComputePool, ASharedPoolRunsItsOwnTilesAndTakesTheOthersResults) {
+  hw::ComputePool pool("pool", 2);
+  EvenTilesHere share;
+  for (unsigned t : {1u, 3u}) share.add(t, 1000 + t);  // not what this process would compute
+  pool.set_share(&share);
+  Requesters r("tiles", pool, 4);
+  sc_core::sc_start();
+  for (const auto& a : r.askers) {
+    if (a.tile % 2 == 0) {
+      EXPECT_NE(a.ran_on, std::thread::id()) << a.tile;
+      EXPECT_EQ(a.result, 10 * a.tile + 1) << a.tile;
+    } else {
+      EXPECT_EQ(a.ran_on, std::thread::id()) << "tile " << a.tile << " ran in this process";
+      EXPECT_EQ(a.result, 1000 + a.tile);
+    }
+  }
+  EXPECT_EQ(r.commits, (std::vector<unsigned>{0, 1, 2, 3}));  // every tile, in order
+  // This process sent its own two results, in tile order, once.
+  ASSERT_EQ(share.sent.size(), 1u);
+  hw::ByteReader in(share.sent[0].data(), share.sent[0].size());
+  for (unsigned t : {0u, 2u}) {
+    EXPECT_EQ(in.get<unsigned>(), t);
+    std::vector<uint8_t> record;
+    in.get(record);
+    hw::ByteReader rec(record.data(), record.size());
+    EXPECT_EQ(rec.get<uint32_t>(), 10 * t + 1);
+    EXPECT_TRUE(rec.done());
+  }
+  EXPECT_TRUE(in.done());
+}
+
+TEST(ComputePool, ATileNoProcessRanIsAnErrorNamingIt) {
+  hw::ComputePool pool("pool", 1);
+  EvenTilesHere share;
+  share.add(1, 11);  // tile 3's result never comes
+  pool.set_share(&share);
+  Requesters r("tiles", pool, 4);
+  try {
+    sc_core::sc_start();
+    FAIL() << "no error";
+  } catch (const std::exception& e) {
+    EXPECT_THAT(e.what(), testing::HasSubstr("no simulator process ran machine tile 3's burst"));
+  }
+}
+
+TEST(ByteReader, RefusesToReadPastItsEnd) {
+  std::vector<uint8_t> bytes;
+  hw::ByteWriter out(bytes);
+  out.put(uint32_t{7});
+  out.put(uint64_t{1} << 40);  // a count far beyond the bytes that follow
+  hw::ByteReader in(bytes.data(), bytes.size());
+  EXPECT_EQ(in.get<uint32_t>(), 7u);
+  std::vector<uint32_t> v;
+  EXPECT_THROW(in.get(v), std::runtime_error);
+  hw::ByteReader again(bytes.data(), 2);
+  EXPECT_THROW(again.get<uint32_t>(), std::runtime_error);
 }
 
 // An exchange that records what reaches it and frees the send port `skew` cycles late.

@@ -72,4 +72,22 @@ void DeferredExchange::commit(ExchangeIf& exchange, unsigned tile, uint64_t phas
   calls_.clear();
 }
 
+void DeferredExchange::save(ByteWriter& out) const {
+  out.put(static_cast<uint64_t>(calls_.size()));
+  for (const Call& c : calls_) {
+    out.put(c.kind), out.put(c.cycle), out.put(c.address), out.put(c.count), out.put(c.source);
+    out.put(c.write), out.put(c.sm_address), out.put(c.port_free);
+    out.put(c.words), out.put(c.destinations);
+  }
+}
+
+void DeferredExchange::load(ByteReader& in) {
+  calls_.resize(in.count(sizeof(Call::Kind) + sizeof(uint64_t)));
+  for (Call& c : calls_) {
+    in.get(c.kind), in.get(c.cycle), in.get(c.address), in.get(c.count), in.get(c.source);
+    in.get(c.write), in.get(c.sm_address), in.get(c.port_free);
+    in.get(c.words), in.get(c.destinations);
+  }
+}
+
 }  // namespace ipu::hw

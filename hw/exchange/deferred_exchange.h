@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "exchange.h"
+#include "hw/tile/byte_stream.h"
 
 namespace ipu::hw {
 
@@ -28,6 +29,11 @@ class DeferredExchange {
   // forgets them. Throws std::logic_error naming `tile_label` if the exchange frees the send
   // port at another cycle than the tile was told.
   void commit(ExchangeIf& exchange, unsigned tile, uint64_t phase, const std::string& tile_label);
+
+  // The recorded calls, for a simulator process that keeps a replica of the tile
+  // (hw/machine/ranks.h); load() replaces what was recorded here.
+  void save(ByteWriter& out) const;
+  void load(ByteReader& in);
 
  private:
   struct Call {

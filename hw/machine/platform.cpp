@@ -6,6 +6,8 @@
 #include <chrono>
 #include <ostream>
 
+#include "hw/tile/byte_stream.h"
+
 namespace ipu::hw {
 
 Platform::Platform(const PlatformOptions& options, LoadedProgram program, std::ostream& console,
@@ -17,9 +19,25 @@ Platform::Platform(const PlatformOptions& options, LoadedProgram program, std::o
   machine_ = std::make_unique<Machine>("machine", options_.machine, active);
   machine_->set_host_threads(options_.threads != 0 ? options_.threads : host_cores());
   machine_->compute_pool().set_serial(options_.trace_instructions || options_.debugger != nullptr);
+  MpiJob* const ranks =
+      options_.ranks != nullptr && options_.ranks->spread() ? options_.ranks : nullptr;
+  if (ranks != nullptr) {
+    // What needs a tile's registers or memory, or every instruction, in one process.
+    const char* alone = options_.trace_instructions    ? "--trace-instructions"
+                        : options_.debugger != nullptr ? "a debugger (--gdb)"
+                        : !options_.load_and_start     ? "a host program (the SDK runtime)"
+                                                       : nullptr;
+    if (alone != nullptr)
+      throw std::invalid_argument(fmt::format(
+          "{} needs the whole machine in one process; it cannot run over {} MPI ranks yet", alone,
+          ranks->size()));
+    ranks->assign(options_.machine.chips, options_.machine.chip.tiles);
+    machine_->compute_pool().set_share(ranks);
+  }
   const TileConfig& t = options_.machine.chip.tile;
   for (const auto& entry : program_.tiles) {
     Tile& target = machine_->tile(entry.first);
+    target.set_replica(ranks != nullptr && !ranks->runs_here(entry.first));
     const std::string label = target.core().tile_label();
     const std::string prefix =  // "[t5:c1]" on one chip, "[c2:t5:c1]" on a machine
         machine_->chips() > 1 ? fmt::format("c{}:t{}", target.chip(), target.id())
@@ -57,19 +75,48 @@ RunReport Platform::run() {
   RunReport r = count_run(*machine_);
   r.outcome = machine_->outcome();
   r.host_seconds = std::chrono::duration<double>(t1 - t0).count();
-  if (options_.memory_hash) {
-    uint64_t h = 0xcbf29ce484222325u;  // FNV-1a, 64-bit
-    const TileConfig& t = options_.machine.chip.tile;
-    for (unsigned id : machine_->active_tiles()) {
-      const Core& core = machine_->tile(id).core();
-      for (uint32_t a = t.sram_base; a < t.sram_base + t.sram_bytes; a += 4) {
-        const uint32_t w = core.read_word(a);
-        for (int b = 0; b < 4; ++b) h = (h ^ ((w >> (8 * b)) & 0xff)) * 0x100000001b3u;
-      }
-    }
-    r.memory_hash = h;
-  }
+  if (options_.ranks != nullptr) r.ranks = options_.ranks->size();
+  r.shares = machine_->compute_pool().batches();
+  r.burst_seconds = machine_->compute_pool().burst_seconds();
+  r.share_seconds = machine_->compute_pool().share_seconds();
+  if (options_.memory_hash) r.memory_hash = memory_hash();
   return r;
+}
+
+uint64_t Platform::memory_hash() {
+  // FNV-1a, 64-bit: of each tile's SRAM, then of the tiles' hashes in machine-tile order, so
+  // that ranks hash their own tiles and the result does not depend on how tiles are shared.
+  constexpr uint64_t kBasis = 0xcbf29ce484222325u, kPrime = 0x100000001b3u;
+  auto fnv = [](uint64_t h, uint8_t byte) { return (h ^ byte) * kPrime; };
+  const TileConfig& t = options_.machine.chip.tile;
+  const std::vector<unsigned>& active = machine_->active_tiles();
+  std::vector<uint64_t> hashes(active.size());
+  machine_->compute_pool().for_each(active.size(), [&](size_t i) {
+    const Tile& tile = machine_->tile(active[i]);
+    if (tile.replica()) return;
+    uint64_t h = kBasis;
+    for (uint32_t a = t.sram_base; a < t.sram_base + t.sram_bytes; a += 4) {
+      const uint32_t w = tile.core().read_word(a);
+      for (int b = 0; b < 4; ++b) h = fnv(h, static_cast<uint8_t>(w >> (8 * b)));
+    }
+    hashes[i] = h;
+  });
+  if (options_.ranks != nullptr && options_.ranks->spread()) {
+    std::vector<uint8_t> mine;
+    ByteWriter out(mine);
+    for (size_t i = 0; i < active.size(); ++i)
+      if (!machine_->tile(active[i]).replica()) out.put(i), out.put(hashes[i]);
+    const std::vector<uint8_t> all = options_.ranks->all_gather(mine);
+    ByteReader in(all.data(), all.size());
+    while (!in.done()) {
+      const auto i = in.get<size_t>();
+      in.get(hashes.at(i));
+    }
+  }
+  uint64_t h = kBasis;
+  for (uint64_t tile_hash : hashes)
+    for (int b = 0; b < 8; ++b) h = fnv(h, static_cast<uint8_t>(tile_hash >> (8 * b)));
+  return h;
 }
 
 void print_report(std::ostream& out, const RunReport& r) {
@@ -107,6 +154,11 @@ void print_report(std::ostream& out, const RunReport& r) {
   fmt::print(out, "instructions retired {}\n", r.instructions);
   fmt::print(out, "host time            {:.3f} s\n", r.host_seconds);
   fmt::print(out, "simulator speed      {:.1f} MIPS\n", mips);
+  if (r.ranks > 1)
+    fmt::print(out,
+               "MPI ranks            {} (rank 0: its tiles' compute {:.3f} s; swapping results "
+               "with the other ranks {} times, {:.3f} s)\n",
+               r.ranks, r.burst_seconds, r.shares, r.share_seconds);
   if (r.memory_hash) fmt::print(out, "memory hash          {:016x}\n", *r.memory_hash);
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "hw/machine/machine.h"
+#include "hw/machine/ranks.h"
 #include "hw/machine/run_report.h"
 
 namespace ipu::hw {
@@ -46,6 +47,9 @@ struct PlatformOptions {
   // the host time while it only watches.
   DebugHook* debugger = nullptr;
   bool memory_hash = false;  // hash every active tile's SRAM after the run (touches all of it)
+  // The MPI job whose ranks share the machine's chips (hw/machine/ranks.h); null or one rank:
+  // this process simulates every chip. Changes nothing but the host time.
+  MpiJob* ranks = nullptr;
   // false: the platform neither loads the program nor starts the tiles; a host does both (the
   // SDK runtime, over the host link).
   bool load_and_start = true;
@@ -68,6 +72,8 @@ class Platform {
   Machine& machine() { return *machine_; }
 
  private:
+  uint64_t memory_hash();
+
   PlatformOptions options_;
   LoadedProgram program_;
   std::unique_ptr<Machine> machine_;

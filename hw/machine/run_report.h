@@ -30,6 +30,11 @@ struct RunReport {
   uint64_t streaming_bytes_written = 0, streaming_bytes_read = 0;  // by tiles
   double clock_hz = 0;
   double host_seconds = 0;
+  // Over MPI ranks (hw/machine/ranks.h): how many, and this rank's host seconds running its
+  // tiles' bursts and swapping their results with the other ranks.
+  unsigned ranks = 1;
+  uint64_t shares = 0;  // times the ranks swapped results (once per batch of bursts)
+  double burst_seconds = 0, share_seconds = 0;
   std::optional<uint64_t> memory_hash;  // FNV-1a over the active tiles' SRAM, in tile order
 };
 

@@ -1,5 +1,6 @@
 #include "compute_pool.h"
 
+#include <fmt/format.h>
 #include <sched.h>
 #include <tbb/blocked_range.h>
 #include <tbb/global_control.h>
@@ -10,6 +11,8 @@
 #include <chrono>
 #include <stdexcept>
 #include <thread>
+
+#include "byte_stream.h"
 
 namespace ipu::hw {
 
@@ -52,26 +55,83 @@ void ComputePool::dispatch() {
             [](const Request& a, const Request& b) { return a.tile < b.tile; });
   ++batches_;
   bursts_ += batch_.size();
-  const auto t0 = std::chrono::steady_clock::now();
-  if (arena_ == nullptr || serial_ || batch_.size() == 1) {
-    for (const Request& r : batch_) r.burst->run_burst();
-  } else {
-    arena_->arena.execute([this] {
-      // One tile per task: bursts are long (thousands of cycles) and of unequal length, and
-      // work stealing evens them out.
-      tbb::parallel_for(tbb::blocked_range<size_t>(0, batch_.size(), 1),
-                        [this](const tbb::blocked_range<size_t>& range) {
-                          for (size_t i = range.begin(); i != range.end(); ++i)
-                            batch_[i].burst->run_burst();
-                        });
-    });
+  std::vector<ComputeBurst*> here;
+  std::vector<bool> ran_here(batch_.size());
+  for (size_t i = 0; i < batch_.size(); ++i) {
+    ran_here[i] = share_ == nullptr || share_->runs_here(batch_[i].tile);
+    if (ran_here[i]) here.push_back(batch_[i].burst);
   }
-  burst_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const auto t0 = std::chrono::steady_clock::now();
+  run_bursts(here);
+  const auto t1 = std::chrono::steady_clock::now();
+  burst_seconds_ += std::chrono::duration<double>(t1 - t0).count();
+  if (share_ != nullptr) {
+    share_results(ran_here);
+    share_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+  }
   for (const Request& r : batch_) {
     r.burst->commit_burst();
     r.done->notify();
   }
   batch_.clear();
+}
+
+void ComputePool::run_bursts(const std::vector<ComputeBurst*>& bursts) {
+  if (arena_ == nullptr || serial_ || bursts.size() < 2) {
+    for (ComputeBurst* b : bursts) b->run_burst();
+    return;
+  }
+  arena_->arena.execute([&bursts] {
+    // One tile per task: bursts are long (thousands of cycles) and of unequal length, and
+    // work stealing evens them out.
+    tbb::parallel_for(tbb::blocked_range<size_t>(0, bursts.size(), 1),
+                      [&bursts](const tbb::blocked_range<size_t>& range) {
+                        for (size_t i = range.begin(); i != range.end(); ++i)
+                          bursts[i]->run_burst();
+                      });
+  });
+}
+
+void ComputePool::share_results(const std::vector<bool>& ran_here) {
+  // Each record: the machine tile, then what its burst did.
+  std::vector<uint8_t> mine, record;
+  ByteWriter out(mine);
+  for (size_t i = 0; i < batch_.size(); ++i) {
+    if (!ran_here[i]) continue;
+    record.clear();
+    ByteWriter r(record);
+    batch_[i].burst->save_burst(r);
+    out.put(batch_[i].tile);
+    out.put(record);
+  }
+  // Every process's records, this one's among them: each tile of the batch exactly once.
+  const std::vector<uint8_t> all = share_->all_gather(mine);
+  std::vector<bool> seen(batch_.size());
+  ByteReader in(all.data(), all.size());
+  while (!in.done()) {
+    const auto tile = in.get<unsigned>();
+    in.get(record);
+    const auto it = std::lower_bound(batch_.begin(), batch_.end(), tile,
+                                     [](const Request& r, unsigned t) { return r.tile < t; });
+    const size_t i = static_cast<size_t>(it - batch_.begin());
+    if (it == batch_.end() || it->tile != tile || seen[i])
+      throw std::logic_error(fmt::format(
+          "a simulator process sent a burst of machine tile {}, which this one did not expect: "
+          "the processes no longer simulate the same run",
+          tile));
+    seen[i] = true;
+    if (ran_here[i]) continue;
+    ByteReader r(record.data(), record.size());
+    it->burst->load_burst(r);
+    if (!r.done())
+      throw std::logic_error(
+          fmt::format("machine tile {}'s burst record has {} bytes left over", tile, r.left()));
+  }
+  for (size_t i = 0; i < batch_.size(); ++i)
+    if (!seen[i])
+      throw std::logic_error(fmt::format(
+          "no simulator process ran machine tile {}'s burst (each tile needs exactly one)",
+          batch_[i].tile));
 }
 
 void ComputePool::for_each(size_t n, const std::function<void(size_t)>& fn) {

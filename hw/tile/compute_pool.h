@@ -15,6 +15,9 @@
 
 namespace ipu::hw {
 
+class ByteWriter;
+class ByteReader;
+
 // One tile's burst, as the pool sees it.
 class ComputeBurst {
  public:
@@ -24,6 +27,23 @@ class ComputeBurst {
   virtual void run_burst() noexcept = 0;
   // On the simulation thread, in machine-tile order, after every burst of the batch has run.
   virtual void commit_burst() = 0;
+  // What the burst did that the rest of the machine sees, as written by the simulator process
+  // that ran it, and read into the tile's replica by every other process (BurstShare).
+  virtual void save_burst(ByteWriter& out) const = 0;
+  virtual void load_burst(ByteReader& in) = 0;
+};
+
+// The simulator processes of an MPI job that simulate one machine together (hw/machine/ranks.h):
+// each runs the bursts of its own tiles and keeps a replica of the others, so that every
+// process coordinates the same simulation and sees the same results.
+class BurstShare {
+ public:
+  virtual ~BurstShare() = default;
+  // Whether this process runs the bursts of machine tile `tile`.
+  virtual bool runs_here(unsigned tile) const = 0;
+  // Every process calls this at the same points with its own bytes; returns every process's
+  // bytes, concatenated in process order.
+  virtual std::vector<uint8_t> all_gather(const std::vector<uint8_t>& mine) = 0;
 };
 
 class ComputePool : public sc_core::sc_module {
@@ -37,6 +57,9 @@ class ComputePool : public sc_core::sc_module {
   // Every burst on the simulation thread, whatever `threads` says: an instruction trace is
   // written as the instructions run.
   void set_serial(bool serial) { serial_ = serial; }
+  // Runs only the bursts of this process's tiles, and takes the others' results from `share`
+  // (null: every burst runs here). Before simulation starts.
+  void set_share(BurstShare* share) { share_ = share; }
 
   // From tile `tile`'s SC_THREAD: returns once the burst has run and been committed (`done`
   // is the tile's own event).
@@ -51,6 +74,8 @@ class ComputePool : public sc_core::sc_module {
   uint64_t batches() const { return batches_; }
   uint64_t bursts() const { return bursts_; }
   double burst_seconds() const { return burst_seconds_; }
+  // Host seconds spent waiting for and reading the other processes' burst results.
+  double share_seconds() const { return share_seconds_; }
 
  private:
   SC_HAS_PROCESS(ComputePool);
@@ -60,16 +85,20 @@ class ComputePool : public sc_core::sc_module {
     sc_core::sc_event* done;
   };
   void dispatch();
+  void run_bursts(const std::vector<ComputeBurst*>& bursts);
+  // Sends this process's burst results of the batch to the others and loads theirs.
+  void share_results(const std::vector<bool>& ran_here);
 
   struct Arena;  // oneTBB stays out of this header
   unsigned threads_ = 1;
   bool serial_ = false;
+  BurstShare* share_ = nullptr;
   std::unique_ptr<Arena> arena_;
   std::vector<Request> pending_;
   std::vector<Request> batch_;
   sc_core::sc_event requested_;
   uint64_t batches_ = 0, bursts_ = 0;
-  double burst_seconds_ = 0;
+  double burst_seconds_ = 0, share_seconds_ = 0;
 };
 
 // The host's cores, or 1 when it cannot tell: the default of --threads.

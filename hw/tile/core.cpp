@@ -7,6 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "byte_stream.h"
 #include "csr.h"
 #include "fpu.h"
 
@@ -603,6 +604,34 @@ void Core::report_fault(Context& c, uint32_t pc, TrapCause cause, uint32_t tval)
                   context_name(c.id), trap_cause_name(cause), at, c.issue_cycle, detail);
   if (debug_ != nullptr) debug_->on_fault(*this, c);
   end_run(StopReason::kFault, c.issue_cycle);
+}
+
+void Core::save_status(ByteWriter& out) const {
+  out.put(cycles_), out.put(time_), out.put(blocked_at_), out.put(send_port_free_at_);
+  out.put(sync_group_), out.put(exchange_phase_), out.put(sync_released_);
+  out.put(stop_), out.put(exit_status_);
+  out.put(fault_.context), out.put(fault_.pc), out.put(fault_.cycle), out.put(fault_.cause);
+  out.put(fault_.tval), out.put(fault_.message);
+  for (unsigned i = 0; i <= workers_; ++i) {
+    const Context& c = contexts_[i];
+    out.put(c.state), out.put(c.pc), out.put(c.instret), out.put(c.issues);
+    out.put(c.issue_cycle), out.put(c.next_issue), out.put(c.runs), out.put(c.active_cycles);
+    out.put(c.started_at);
+  }
+}
+
+void Core::load_status(ByteReader& in) {
+  in.get(cycles_), in.get(time_), in.get(blocked_at_), in.get(send_port_free_at_);
+  in.get(sync_group_), in.get(exchange_phase_), in.get(sync_released_);
+  in.get(stop_), in.get(exit_status_);
+  in.get(fault_.context), in.get(fault_.pc), in.get(fault_.cycle), in.get(fault_.cause);
+  in.get(fault_.tval), in.get(fault_.message);
+  for (unsigned i = 0; i <= workers_; ++i) {
+    Context& c = contexts_[i];
+    in.get(c.state), in.get(c.pc), in.get(c.instret), in.get(c.issues);
+    in.get(c.issue_cycle), in.get(c.next_issue), in.get(c.runs), in.get(c.active_cycles);
+    in.get(c.started_at);
+  }
 }
 
 std::string Core::describe_running_contexts() const {

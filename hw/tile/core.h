@@ -125,6 +125,8 @@ struct FaultReport {
 };
 
 class Core;
+class ByteWriter;
+class ByteReader;
 
 // A debugger's hooks into the core (the GDB server, debug/gdb_server.h). While one is attached
 // every instruction goes through the interpreter's general loop, which calls it; a hook may block
@@ -231,6 +233,13 @@ class Core {
   bool debug_set_csr(Context& c, unsigned number, uint32_t value);
   // "pc 0x0004c010: addi a0,a0,1 in main at hello.c:12" (the source only with a locator).
   std::string where(uint32_t pc) const;
+
+  // What the rest of the machine reads of the core after a run (its cycles, stop and sync
+  // state, each context's state, pc and counters, the fault): the simulator process that runs
+  // the tile sends it to those that keep a replica of it (hw/machine/ranks.h). A replica's
+  // registers and memory stay as they were.
+  void save_status(ByteWriter& out) const;
+  void load_status(ByteReader& in);
 
  private:
   enum class CsrOp : uint8_t { kWrite, kSet, kClear };

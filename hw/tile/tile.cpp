@@ -6,6 +6,8 @@
 #include <cstring>
 #include <utility>
 
+#include "byte_stream.h"
+
 namespace ipu::hw {
 
 Tile::Tile(const sc_core::sc_module_name& name, const TileConfig& config, unsigned tile_id)
@@ -61,6 +63,38 @@ void Tile::run_burst() noexcept {
     burst_error_ = std::current_exception();
   }
   deferring_ = false;
+}
+
+void Tile::save_burst(ByteWriter& out) const {
+  out.put(burst_result_);
+  std::string error;
+  if (burst_error_) {
+    try {
+      std::rethrow_exception(burst_error_);
+    } catch (const std::exception& e) {
+      error = e.what();
+    } catch (...) {
+      error = "an unknown exception";
+    }
+  }
+  out.put(error);
+  core_.save_status(out);
+  out.put(static_cast<uint64_t>(deferred_console_.size()));
+  for (const auto& [context, line] : deferred_console_) out.put(context), out.put(line);
+  deferred_exchange_.save(out);
+}
+
+void Tile::load_burst(ByteReader& in) {
+  in.get(burst_result_);
+  std::string error;
+  in.get(error);
+  if (!error.empty())
+    burst_error_ = std::make_exception_ptr(std::runtime_error(
+        fmt::format("{} (in the simulator process that runs {})", error, core_.tile_label())));
+  core_.load_status(in);
+  deferred_console_.resize(in.count(sizeof(unsigned) + sizeof(uint64_t)));
+  for (auto& [context, line] : deferred_console_) in.get(context), in.get(line);
+  deferred_exchange_.load(in);
 }
 
 void Tile::commit_burst() {
@@ -194,10 +228,14 @@ void Tile::receive_buffer(uint64_t cycle, uint32_t address, uint32_t words) {
 }
 
 void Tile::read(uint32_t address, uint8_t* data, size_t size) const {
+  if (replica_)  // its memory is in the process that runs it
+    throw std::logic_error(
+        fmt::format("{}'s memory is not in this simulator process", core_.tile_label()));
   std::memcpy(data, sram_.data() + (address - config_.sram_base), size);
 }
 
 void Tile::load(uint32_t address, const uint8_t* data, size_t size) {
+  if (replica_) return;
   std::memcpy(sram_.data() + (address - config_.sram_base), data, size);
   core_.invalidate(address, static_cast<uint32_t>(size));
 }
@@ -222,7 +260,11 @@ void Tile::b_transport(int, tlm::tlm_generic_payload& payload, sc_core::sc_time&
   uint32_t offset = 0;
   if (!access(payload, offset)) return;
   const uint32_t length = payload.get_data_length();
-  if (payload.is_write()) {
+  if (replica_) {
+    if (payload.is_read())  // nothing here reads a replica: its memory is in another process
+      throw std::logic_error(
+          fmt::format("{}'s memory is not in this simulator process", core_.tile_label()));
+  } else if (payload.is_write()) {
     std::memcpy(sram_.data() + offset, payload.get_data_ptr(), length);
     core_.invalidate(config_.sram_base + offset, length);
   } else if (payload.is_read()) {
@@ -251,6 +293,7 @@ unsigned Tile::transport_dbg(int, tlm::tlm_generic_payload& payload) {
   uint32_t offset = 0;
   if (!access(payload, offset)) return 0;
   const uint32_t length = payload.get_data_length();
+  if (replica_) return 0;  // its memory is in the process that runs it
   if (payload.is_write()) {
     std::memcpy(sram_.data() + offset, payload.get_data_ptr(), length);
     core_.invalidate(config_.sram_base + offset, length);

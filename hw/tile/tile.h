@@ -56,6 +56,11 @@ class Tile : public sc_core::sc_module, private ExchangeSink, private ComputeBur
   // the pool, the tile buffers its exchange instructions and console lines, and the pool
   // commits them in machine-tile order.
   void set_compute_pool(ComputePool* pool) { pool_ = pool; }
+  // Another simulator process runs this tile (hw/machine/ranks.h): this one keeps a replica
+  // whose core status follows the bursts' results, and leaves its memory untouched (writes into
+  // it are dropped, so its pages are never allocated here).
+  void set_replica(bool replica) { replica_ = replica; }
+  bool replica() const { return replica_; }
   // Where the core's console lines go (a line is passed without its newline).
   void set_console(Core::ConsoleSink sink);
   // Places the tile on chip `chip` of a machine of `chips` chips of `tiles_per_chip` tiles: its
@@ -92,6 +97,8 @@ class Tile : public sc_core::sc_module, private ExchangeSink, private ComputeBur
   // ComputeBurst: the burst on a host thread, then its effects on the simulation thread.
   void run_burst() noexcept override;
   void commit_burst() override;
+  void save_burst(ByteWriter& out) const override;
+  void load_burst(ByteReader& in) override;
   void advance_time_to(uint64_t cycle);
   // ExchangeSink: the core's exchange instructions, forwarded with the current phase.
   uint64_t send(uint64_t cycle, uint32_t address, std::vector<uint32_t> words,
@@ -122,6 +129,7 @@ class Tile : public sc_core::sc_module, private ExchangeSink, private ComputeBur
 
   // A burst on the pool and what it buffers (exchange calls, console lines) until committed.
   ComputePool* pool_ = nullptr;
+  bool replica_ = false;
   sc_core::sc_event burst_done_;
   bool deferring_ = false;
   uint64_t burst_until_ = 0;

@@ -36,6 +36,12 @@ DeviceImpl::DeviceImpl(const Executable& executable, DeviceOptions options)
   if (options_.gdb_port > 65535)
     throw DeviceError(fmt::format("DeviceOptions::gdb_port {} is not a TCP port (0 to 65535)",
                                   options_.gdb_port));
+  if (const unsigned ranks = hw::MpiJob::launched_ranks(); ranks > 1)
+    throw DeviceError(fmt::format(
+        "started as one of {} MPI ranks: the SDK runtime drives a machine from one process and "
+        "cannot split it over ranks yet; run the program without mpirun (ipu-sim run can split a "
+        "saved image's machine over ranks)",
+        ranks));
   if (!claim_the_process())
     throw DeviceError(
         "a second Device in this process: SystemC simulates one design per process, so each "
