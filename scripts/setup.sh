@@ -18,6 +18,7 @@ packages=(
   clang-format clang-tidy
   clang libclang-rt-14-dev  # libFuzzer and its sanitizers (fuzz/, scripts/fuzz.sh)
   qemu-user                 # qemu-riscv32: the reference of the differential ISS test
+  openmpi-bin libopenmpi-dev  # a machine's chips over MPI ranks (hw/machine/ranks.h, mpirun ipu-sim run)
   gdb-multiarch             # debugs tile programs through ipu-sim --gdb (tests/cli/gdb_session.sh)
   python3                   # the CLI tests check that --stats and --trace write valid JSON
 )

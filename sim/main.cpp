@@ -368,12 +368,16 @@ int sc_main(int argc, char** argv) {
     // Ranks on one host share its cores, unless --threads says otherwise.
     if (vm["threads"].defaulted())
       threads = std::max(1u, ipu::hw::host_cores() / job->ranks_on_host());
-    const char* alone = command != "run"    ? "only 'ipu-sim run' splits a machine over MPI ranks"
-                        : !gdb_port.empty() ? "--gdb needs the whole machine in one process"
-                        : rtl_options.blocks.any()
-                            ? "--rtl blocks need the whole machine in one process"
-                            : nullptr;
-    if (alone != nullptr) {
+    std::string alone =
+        command != "run"           ? "only 'ipu-sim run' splits a machine over MPI ranks"
+        : !gdb_port.empty()        ? "--gdb needs the whole machine in one process"
+        : trace_instructions       ? "--trace-instructions needs the whole machine in one process"
+        : rtl_options.blocks.any() ? "--rtl blocks need the whole machine in one process"
+        : job->size() > config.chips
+            ? fmt::format("each rank simulates whole chips, and the machine has {} chip{}",
+                          config.chips, config.chips == 1 ? "" : "s")
+            : "";
+    if (!alone.empty()) {  // every rank finds the same: each exits alone
       if (job->rank() == 0)
         fmt::print(stderr, "ipu-sim: {}; started as one of {} MPI ranks\n", alone, job->size());
       return kExitUsage;

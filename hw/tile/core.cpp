@@ -559,8 +559,11 @@ std::string Core::where(uint32_t pc) const {
   const uint32_t off = pc - base_;
   if (off > size_ - 4 || (pc & 3)) return fmt::format("pc 0x{:08x} (outside SRAM)", pc);
   const std::string source = locator_ ? locator_(pc) : std::string();
-  return fmt::format("pc 0x{:08x}: {}{}{}", pc, disassemble(read_word(pc), pc),
-                     source.empty() ? "" : " in ", source);
+  uint32_t word = read_word(pc);
+  for (const auto& [at, status_word] : status_words_)
+    if (at == pc) word = status_word;
+  return fmt::format("pc 0x{:08x}: {}{}{}", pc, disassemble(word, pc), source.empty() ? "" : " in ",
+                     source);
 }
 
 void Core::report_fault(Context& c, uint32_t pc, TrapCause cause, uint32_t tval) {
@@ -616,7 +619,7 @@ void Core::save_status(ByteWriter& out) const {
     const Context& c = contexts_[i];
     out.put(c.state), out.put(c.pc), out.put(c.instret), out.put(c.issues);
     out.put(c.issue_cycle), out.put(c.next_issue), out.put(c.runs), out.put(c.active_cycles);
-    out.put(c.started_at);
+    out.put(c.started_at), out.put(read_word(c.pc));
   }
 }
 
@@ -626,11 +629,13 @@ void Core::load_status(ByteReader& in) {
   in.get(stop_), in.get(exit_status_);
   in.get(fault_.context), in.get(fault_.pc), in.get(fault_.cycle), in.get(fault_.cause);
   in.get(fault_.tval), in.get(fault_.message);
+  status_words_.clear();
   for (unsigned i = 0; i <= workers_; ++i) {
     Context& c = contexts_[i];
     in.get(c.state), in.get(c.pc), in.get(c.instret), in.get(c.issues);
     in.get(c.issue_cycle), in.get(c.next_issue), in.get(c.runs), in.get(c.active_cycles);
     in.get(c.started_at);
+    status_words_.emplace_back(c.pc, in.get<uint32_t>());
   }
 }
 

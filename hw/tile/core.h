@@ -16,6 +16,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "amp.h"
@@ -315,6 +316,9 @@ class Core {
   TraceSink trace_;
   PcLocator locator_;
   DebugHook* debug_ = nullptr;
+  // A replica's view of the instruction at each context's pc, as load_status() received it
+  // (its SRAM holds no program), for where(); empty in a core that runs.
+  std::vector<std::pair<uint32_t, uint32_t>> status_words_;
 };
 
 }  // namespace ipu::hw
