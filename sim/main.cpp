@@ -190,8 +190,9 @@ int print_info(const ipu::sdk::ElfImage& image, const ipu::hw::MachineConfig& co
 }
 
 int run_tile(ipu::sim::RunOptions options, const ipu::sdk::ElfImage& image,
-             const ipu::hw::ChipConfig& chip, const RtlOptions& rtl_options,
-             ipu::debug::GdbServer* gdb) {
+             const ipu::hw::MachineConfig& config, const RtlOptions& rtl_options,
+             const Outputs& outputs, ipu::debug::GdbServer* gdb) {
+  const ipu::hw::ChipConfig& chip = config.chip;
   options.debugger = gdb;
   ipu::sim::SingleTilePlatform platform("platform", options, std::cout, std::cerr);
   if (gdb != nullptr) gdb->add_core(platform.tile().core());
@@ -220,17 +221,26 @@ int run_tile(ipu::sim::RunOptions options, const ipu::sdk::ElfImage& image,
   }
   ipu::sim::print_report(std::cout, report);
   if (rtl) ipu::tlm_rtl::print_rtl_stats(std::cout, rtl->stats(), rtl->trace_files());
-  if (rtl && !rtl->mismatch().empty()) {  // the tile stopped on it: its report names where
-    fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
-    return kExitRtlMismatch;
-  }
-  switch (report.outcome.reason) {
-    case ipu::hw::StopReason::kExited: return report.outcome.exit_status & 0xff;
-    case ipu::hw::StopReason::kFault:
+  const int status = [&] {
+    if (rtl && !rtl->mismatch().empty()) {  // the tile stopped on it: its report names where
       fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
-      return kExitFault;
-    default: fmt::print(stderr, "ipu-sim: {}", report.outcome.message); return kExitCycleLimit;
-  }
+      return kExitRtlMismatch;
+    }
+    switch (report.outcome.reason) {
+      case ipu::hw::StopReason::kExited: return report.outcome.exit_status & 0xff;
+      case ipu::hw::StopReason::kFault:
+        fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
+        return kExitFault;
+      default: fmt::print(stderr, "ipu-sim: {}", report.outcome.message); return kExitCycleLimit;
+    }
+  }();
+  if (outputs.stats.empty()) return status;
+  std::cerr.flush();
+  std::ofstream file(outputs.stats);
+  ipu::sim::write_stats_json(file, report, config, outputs.source);
+  if (file) return status;
+  fmt::print(stderr, "ipu-sim: cannot write {}\n", outputs.stats);
+  return status == 0 ? kExitUsage : status;  // the run's own status stands
 }
 
 }  // namespace
@@ -278,7 +288,8 @@ int sc_main(int argc, char** argv) {
       "trace-instructions", po::bool_switch(&trace_instructions),
       "print every executed instruction (tile, context, cycle, pc, disassembly) to stderr")(
       "stats", po::value<std::string>(&outputs.stats),
-      "run: write BSP statistics as JSON to this file")(
+      "write statistics as JSON to this file (run: BSP supersteps and contexts; run-elf: "
+      "contexts)")(
       "trace", po::value<std::string>(&outputs.trace),
       "run: write the BSP execution trace (Chrome/Perfetto trace-event JSON) to this file")(
       "trace-tiles-per-track", po::value<std::string>(&tiles_per_track_text)->default_value("1"),
@@ -355,6 +366,16 @@ int sc_main(int argc, char** argv) {
   if (config_dump) {
     ipu::hw::write_machine_config(std::cout, config);
     return 0;
+  }
+  if (command == "run-elf" || command == "demo") {  // one tile: no BSP phases, no pool
+    for (const char* name : {"trace", "trace-tiles-per-track", "memory-hash", "threads"})
+      if (vm.count(name) && !vm[name].defaulted()) {
+        fmt::print(stderr,
+                   "ipu-sim: --{} is for 'ipu-sim run' (a chip or a machine); '{}' runs one tile "
+                   "(its --stats has the per-context counts)\n",
+                   name, command);
+        return kExitUsage;
+      }
   }
   // Started by mpirun: join the job (its ranks share the machine's chips, hw/machine/ranks.h).
   std::unique_ptr<ipu::hw::MpiJob> job;
@@ -436,10 +457,13 @@ int sc_main(int argc, char** argv) {
     options.trace_instructions = trace_instructions;
     options.fast_interpreter = interpreter == "fast";
     options.locate_pc = locate_pc;
-    ipu::hw::ChipConfig one_tile = config.chip;
-    one_tile.tiles = 1;
+    ipu::hw::MachineConfig one_tile = config;
+    one_tile.chips = 1;
+    one_tile.chip.tiles = 1;
+    outputs.source = {command == "demo" ? "<embedded demo>" : file,
+                      ipu::sdk::image_checksum(image)};
     const auto gdb = open_gdb_server(gdb_port);
-    return run_tile(options, image, one_tile, rtl_options, gdb.get());
+    return run_tile(options, image, one_tile, rtl_options, outputs, gdb.get());
   } catch (const ipu::sdk::ImageError& e) {
     return fail(*job, kExitImage, e.what());
   } catch (const ipu::tlm_rtl::RtlMismatch& e) {

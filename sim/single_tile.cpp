@@ -4,8 +4,11 @@
 #include <fmt/ostream.h>
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <vector>
+
+#include "hw/machine/platform.h"
 
 namespace ipu::sim {
 
@@ -61,10 +64,10 @@ RunReport SingleTilePlatform::run() {
   r.clock_hz = options_.tile.clock_hz;
   r.simulated_seconds = static_cast<double>(r.cycles) / r.clock_hz;
   r.host_seconds = std::chrono::duration<double>(t1 - t0).count();
-  for (unsigned i = 0; i <= core.worker_contexts(); ++i) {
-    const hw::Context& c = core.context(i);
-    r.contexts.push_back({i, c.instret, c.issues, c.runs, i == 0 ? r.cycles : c.active_cycles});
-  }
+  r.counts.exited = r.outcome.reason == hw::StopReason::kExited;
+  r.counts.exit_status = r.outcome.exit_status;
+  for (unsigned i = 0; i <= core.worker_contexts(); ++i)
+    r.counts.contexts.push_back(hw::context_counts(core, i));
   return r;
 }
 
@@ -87,13 +90,25 @@ void print_report(std::ostream& out, const RunReport& r) {
              r.clock_hz / 1e9);
   fmt::print(out, "host time            {:.3f} s\n", r.host_seconds);
   fmt::print(out, "simulator speed      {:.1f} MIPS\n", mips);
-  fmt::print(out, "context  instructions  issue slots  runs  active cycles\n");
-  for (const ContextSummary& c : r.contexts) {
-    if (c.runs == 0) continue;
-    fmt::print(out, "{:>7}  {:>12}  {:>11}  {:>4}  {:>13}\n",
-               c.id == 0 ? std::string("sup") : fmt::format("w{}", c.id), c.instructions,
-               c.issue_slots, c.runs, c.active_cycles);
-  }
+  hw::print_context_table(out, {r.counts}, 1, 1);
+}
+
+void write_stats_json(std::ostream& out, const RunReport& r, const hw::MachineConfig& config,
+                      const hw::StatsSource& source) {
+  nlohmann::ordered_json image, summary;
+  image["file"] = source.image;
+  image["checksum"] =
+      source.image_checksum ? fmt::format("0x{:08x}", *source.image_checksum) : std::string();
+  summary["result"] = r.outcome.reason == hw::StopReason::kExited  ? "exited"
+                      : r.outcome.reason == hw::StopReason::kFault ? "fault"
+                                                                   : "cycle limit";
+  summary["exit_status"] = r.outcome.exit_status;
+  summary["cycles"] = r.cycles;
+  summary["seconds"] = r.simulated_seconds;
+  summary["instructions"] = r.instructions;
+  fmt::print(
+      out, "{{\n  \"config\": {},\n  \"image\": {},\n  \"summary\": {},\n  \"contexts\": {}\n}}\n",
+      hw::config_json(config), image.dump(), summary.dump(), hw::contexts_json({r.counts}));
 }
 
 }  // namespace ipu::sim

@@ -9,6 +9,8 @@
 #include <string>
 #include <systemc>
 
+#include "hw/machine/machine.h"
+#include "hw/machine/run_report.h"
 #include "hw/tile/tile.h"
 #include "sdk/image/elf_reader.h"
 
@@ -23,14 +25,6 @@ struct RunOptions {
   hw::DebugHook* debugger = nullptr;  // a GDB server hooked into the core (PlatformOptions)
 };
 
-struct ContextSummary {
-  unsigned id = 0;
-  uint64_t instructions = 0;
-  uint64_t issue_slots = 0;
-  uint64_t runs = 0;
-  uint64_t active_cycles = 0;
-};
-
 struct RunReport {
   hw::TileOutcome outcome;
   uint64_t cycles = 0;
@@ -38,7 +32,7 @@ struct RunReport {
   double clock_hz = 0;
   double simulated_seconds = 0;
   double host_seconds = 0;
-  std::vector<ContextSummary> contexts;
+  hw::TileCounts counts;  // its contexts, for the report's table
 };
 
 class SingleTilePlatform : public sc_core::sc_module {
@@ -68,5 +62,8 @@ class SingleTilePlatform : public sc_core::sc_module {
 
 // Prints the run summary (instructions, cycles, simulated time, host time, MIPS).
 void print_report(std::ostream& out, const RunReport& report);
+// run-elf --stats: the configuration, the image, the summary and each context (docs/chip.md).
+void write_stats_json(std::ostream& out, const RunReport& report, const hw::MachineConfig& config,
+                      const hw::StatsSource& source);
 
 }  // namespace ipu::sim

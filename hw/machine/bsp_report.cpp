@@ -44,8 +44,59 @@ uint64_t compute_before(const Tile& tile, uint64_t arrival) {
 
 }  // namespace
 
+ContextCounts context_counts(const Core& core, unsigned context) {
+  const Context& c = core.context(context);
+  ContextCounts n{c.instret, c.issues, c.runs, c.active_cycles};
+  if (context == 0)
+    n.active_cycles = core.cycles();
+  else if (c.state == ContextState::kRunning && c.issue_cycle + 1 > c.started_at)
+    n.active_cycles += c.issue_cycle + 1 - c.started_at;  // stopped by a fault or the limit
+  return n;
+}
+
+std::string config_json(const MachineConfig& machine) {
+  nlohmann::ordered_json config;
+  config["preset"] = machine.preset;
+  MachineConfig copy = machine;  // visit_parameters visits mutable members
+  visit_parameters(copy, [&config](const char* name, const auto& member, const char*, const char*) {
+    config[name] = member;
+  });
+  return config.dump();
+}
+
+std::string contexts_json(const std::vector<TileCounts>& tiles) {
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  const size_t contexts = tiles.empty() ? 0 : tiles[0].contexts.size();
+  for (size_t i = 0; i < contexts; ++i) {
+    ContextCounts sum;
+    for (const TileCounts& t : tiles) {
+      const ContextCounts& c = t.contexts.at(i);
+      sum.instructions += c.instructions, sum.issue_slots += c.issue_slots, sum.runs += c.runs;
+      sum.active_cycles += c.active_cycles;
+    }
+    nlohmann::ordered_json c;
+    c["context"] = i == 0 ? std::string("supervisor") : fmt::format("worker {}", i);
+    c["instructions"] = sum.instructions;
+    c["issue_slots"] = sum.issue_slots;
+    c["runs"] = sum.runs;
+    c["active_cycles"] = sum.active_cycles;
+    all.push_back(c);
+  }
+  return all.dump();
+}
+
 RunReport count_run(const Machine& machine) {
   RunReport r;
+  r.tiles_per_chip = machine.config().chip.tiles;
+  for (unsigned id : machine.active_tiles()) {
+    const Tile& t = machine.tile(id);
+    TileCounts& counts = r.per_tile.emplace_back();
+    counts.tile = id;
+    counts.exited = t.finished() && t.outcome().reason == StopReason::kExited;
+    counts.exit_status = counts.exited ? t.outcome().exit_status : 0;
+    for (unsigned i = 0; i <= t.core().worker_contexts(); ++i)
+      counts.contexts.push_back(context_counts(t.core(), i));
+  }
   r.chips = machine.chips();
   r.tiles = static_cast<unsigned>(machine.active_tiles().size());
   r.cycles = machine.cycles();
@@ -72,12 +123,6 @@ void write_stats_json(std::ostream& out, const Machine& machine, const StatsSour
   for (const ExchangeRecord& e : machine.exchange().records()) exchanges[e.phase] = &e;
 
   // What ran and on what: enough to tell two runs of a sweep apart and to repeat either.
-  nlohmann::ordered_json config;
-  config["preset"] = machine.config().preset;
-  MachineConfig copy = machine.config();  // visit_parameters visits mutable members
-  visit_parameters(copy, [&config](const char* name, const auto& member, const char*, const char*) {
-    config[name] = member;
-  });
   nlohmann::ordered_json image;
   image["file"] = source.image;
   image["checksum"] =
@@ -93,8 +138,9 @@ void write_stats_json(std::ostream& out, const Machine& machine, const StatsSour
   summary["ipulink_bytes"] = r.ipulink_bytes;
   summary["streaming_bytes_written"] = r.streaming_bytes_written;
   summary["streaming_bytes_read"] = r.streaming_bytes_read;
-  fmt::print(out, "{{\n  \"config\": {},\n  \"image\": {},\n  \"summary\": {},\n", config.dump(),
-             image.dump(), summary.dump());
+  fmt::print(
+      out, "{{\n  \"config\": {},\n  \"image\": {},\n  \"summary\": {},\n  \"contexts\": {},\n",
+      config_json(machine.config()), image.dump(), summary.dump(), contexts_json(r.per_tile));
 
   fmt::print(out,
              "  \"chip\": {{\"preset\": \"{}\", \"tiles\": {}, \"active_tiles\": {}, "

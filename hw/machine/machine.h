@@ -75,6 +75,15 @@ class Machine : public sc_core::sc_module {
 // streaming-memory traffic (the outcome, clock and host time are the caller's to fill).
 RunReport count_run(const Machine& machine);
 
+// Context `context`'s counts on `core`; a worker still running when the run ended counts its
+// cycles up to its last issue.
+ContextCounts context_counts(const Core& core, unsigned context);
+
+// The configuration as a JSON object (every parameter by name, and the preset), and each
+// context's counts summed over `tiles` as a JSON array: parts of the statistics files.
+std::string config_json(const MachineConfig& machine);
+std::string contexts_json(const std::vector<TileCounts>& tiles);
+
 // What ran, for the statistics: the image's file (or a name) and its checksum.
 struct StatsSource {
   std::string image;

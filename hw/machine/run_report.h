@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace ipu::hw {
 
@@ -14,6 +15,22 @@ struct ChipOutcome {
   Result result = Result::kExited;
   int exit_status = 0;  // the first non-zero exit status in tile order, else 0
   std::string message;  // the report for anything but a normal exit
+};
+
+// One context's counts on one tile, for the per-context table of ipu-sim's report.
+struct ContextCounts {
+  uint64_t instructions = 0;
+  uint64_t issue_slots = 0;    // retired, stalled and trapped issues
+  uint64_t runs = 0;           // times started (the supervisor: 1)
+  uint64_t active_cycles = 0;  // from each start to its exit, or to the end of the run
+};
+
+// One active tile's contexts (supervisor first) and how it ended.
+struct TileCounts {
+  unsigned tile = 0;  // machine tile number
+  bool exited = false;
+  int exit_status = 0;
+  std::vector<ContextCounts> contexts;
 };
 
 struct RunReport {
@@ -36,6 +53,8 @@ struct RunReport {
   uint64_t shares = 0;  // times the ranks swapped results (once per batch of bursts)
   double burst_seconds = 0, share_seconds = 0;
   std::optional<uint64_t> memory_hash;  // FNV-1a over the active tiles' SRAM, in tile order
+  unsigned tiles_per_chip = 1;
+  std::vector<TileCounts> per_tile;  // every active tile, in machine-tile order
 };
 
 }  // namespace ipu::hw
