@@ -34,6 +34,7 @@
 #include "sim/demo_image.h"
 #include "sim/single_tile.h"
 #include "sim/sweep.h"
+#include "sim/trace_filter.h"
 #include "tlm/rtl_platform.h"
 
 namespace po = boost::program_options;
@@ -86,8 +87,14 @@ int run_machine(ipu::hw::PlatformOptions options, const RtlOptions& rtl_options,
   const bool leader = options.ranks == nullptr || options.ranks->rank() == 0;
   std::ostream null_stream(nullptr);
   std::ostream& out = leader ? std::cout : null_stream;
-  ipu::hw::Platform platform(options, ipu::sdk::load_program(image, options.machine), out,
-                             std::cerr);
+  ipu::hw::LoadedProgram program = ipu::sdk::load_program(image, options.machine);
+  if (options.trace_instructions && !options.trace_filter.narrows() && program.tiles.size() > 1)
+    fmt::print(stderr,
+               "ipu-sim: warning: --trace-instructions prints every instruction of all {} tiles "
+               "(a 64-tile run can write hundreds of MB); narrow it with --trace-tiles, "
+               "--trace-contexts, --trace-cycles or --trace-pc\n",
+               program.tiles.size());
+  ipu::hw::Platform platform(options, std::move(program), out, std::cerr);
   if (gdb != nullptr)
     for (const unsigned tile : platform.machine().active_tiles())
       gdb->add_core(platform.machine().tile(tile).core());
@@ -265,6 +272,7 @@ int sc_main(int argc, char** argv) {
   bool trace_instructions = false, config_dump = false, memory_hash = false;
   Outputs outputs;
   RtlOptions rtl_options;
+  ipu::sim::TraceFilterText trace_text;
 
   po::options_description general("Options");
   general.add_options()("help,h", "print this help and exit")(
@@ -286,7 +294,18 @@ int sc_main(int argc, char** argv) {
       "run, run-elf: wait for GDB (gdb-multiarch) on localhost:PORT and start stopped; every "
       "context of every tile is a thread (0: any free port, printed on stderr)")(
       "trace-instructions", po::bool_switch(&trace_instructions),
-      "print every executed instruction (tile, context, cycle, pc, disassembly) to stderr")(
+      "print every executed instruction (tile, context, cycle, pc, disassembly) to stderr, or "
+      "those the --trace-* filters below let through")(
+      "trace-tiles", po::value<std::string>(&trace_text.tiles),
+      "with --trace-instructions: only these tiles (machine tile numbers: 0,3-5)")(
+      "trace-contexts", po::value<std::string>(&trace_text.contexts),
+      "with --trace-instructions: only these contexts (0 the supervisor, 1-6 the workers)")(
+      "trace-cycles", po::value<std::string>(&trace_text.cycles),
+      "with --trace-instructions: only instructions issued in cycles FROM:TO (TO excluded; "
+      "either may be left out)")(
+      "trace-pc", po::value<std::string>(&trace_text.pc),
+      "with --trace-instructions: only pcs in LOW:HIGH (HIGH excluded; 0x for hex) or in the "
+      "named function")(
       "stats", po::value<std::string>(&outputs.stats),
       "write statistics as JSON to this file (run: BSP supersteps and contexts; run-elf: "
       "contexts)")(
@@ -367,6 +386,11 @@ int sc_main(int argc, char** argv) {
     ipu::hw::write_machine_config(std::cout, config);
     return 0;
   }
+  for (const char* name : {"trace-tiles", "trace-contexts", "trace-cycles", "trace-pc"})
+    if (vm.count(name) && !trace_instructions) {
+      fmt::print(stderr, "ipu-sim: --{} filters --trace-instructions, which is not given\n", name);
+      return kExitUsage;
+    }
   if (command == "run-elf" || command == "demo") {  // one tile: no BSP phases, no pool
     for (const char* name : {"trace", "trace-tiles-per-track", "memory-hash", "threads"})
       if (vm.count(name) && !vm[name].defaulted()) {
@@ -429,6 +453,15 @@ int sc_main(int argc, char** argv) {
       fmt::print(stderr, "ipu-sim: unknown command '{}' (known: demo, run-elf, run)\n", command);
       return kExitUsage;
     }
+    const unsigned contexts = config.chip.tile.worker_contexts + 1;
+    ipu::hw::TraceFilter trace_filter;
+    try {
+      trace_filter = ipu::sim::parse_trace_filter(
+          trace_text, image, command == "run" ? config.chips * config.chip.tiles : 1, contexts);
+    } catch (const std::invalid_argument& e) {
+      fmt::print(stderr, "ipu-sim: {}\n", e.what());
+      return kExitUsage;
+    }
     sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
     // Reports name the function and source line of the pcs they mention.
     std::shared_ptr<const ipu::sdk::Symbolizer> symbolizer;
@@ -442,6 +475,7 @@ int sc_main(int argc, char** argv) {
       options.machine = config;
       options.max_cycles = max_cycles;
       options.trace_instructions = trace_instructions;
+      options.trace_filter = trace_filter;
       options.memory_hash = memory_hash;
       options.threads = threads;
       options.fast_interpreter = interpreter == "fast";
@@ -455,6 +489,7 @@ int sc_main(int argc, char** argv) {
     options.tile = config.chip.tile;
     options.max_cycles = max_cycles;
     options.trace_instructions = trace_instructions;
+    options.trace_filter = trace_filter;
     options.fast_interpreter = interpreter == "fast";
     options.locate_pc = locate_pc;
     ipu::hw::MachineConfig one_tile = config;

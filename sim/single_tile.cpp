@@ -25,7 +25,9 @@ SingleTilePlatform::SingleTilePlatform(const sc_core::sc_module_name& name,
   tile_.core().set_locator(options.locate_pc);
   tile_.core().set_debug(options.debugger);
   if (options.trace_instructions) {
-    tile_.core().set_trace([&trace](const hw::Context& c, uint32_t pc, uint32_t word) {
+    tile_.core().set_trace([&trace, filter = &options_.trace_filter](const hw::Context& c,
+                                                                     uint32_t pc, uint32_t word) {
+      if (!filter->accepts(c, pc)) return;
       fmt::print(trace, "[t0:c{}] cycle {:>10} pc 0x{:08x}: {:08x}  {}\n", c.id, c.issue_cycle, pc,
                  word, hw::disassemble(word, pc));
     });

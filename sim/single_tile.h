@@ -10,6 +10,7 @@
 #include <systemc>
 
 #include "hw/machine/machine.h"
+#include "hw/machine/platform.h"
 #include "hw/machine/run_report.h"
 #include "hw/tile/tile.h"
 #include "sdk/image/elf_reader.h"
@@ -20,6 +21,7 @@ struct RunOptions {
   hw::TileConfig tile;
   uint64_t max_cycles = 2'000'000'000;  // 0: no limit
   bool trace_instructions = false;
+  hw::TraceFilter trace_filter;   // what of it to print (tiles aside)
   bool fast_interpreter = true;   // false: the interpreter's general loop only (PlatformOptions)
   hw::Core::PcLocator locate_pc;  // the source of a pc in reports (PlatformOptions)
   hw::DebugHook* debugger = nullptr;  // a GDB server hooked into the core (PlatformOptions)

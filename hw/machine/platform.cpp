@@ -60,8 +60,10 @@ Platform::Platform(const PlatformOptions& options, LoadedProgram program, std::o
     target.set_console([&console, prefix](unsigned context, std::string_view line) {
       fmt::print(console, "[{}:c{}] {}\n", prefix, context, line);
     });
-    if (options_.trace_instructions) {
-      target.core().set_trace([&trace, prefix](const Context& c, uint32_t pc, uint32_t word) {
+    if (options_.trace_instructions && options_.trace_filter.traces_tile(entry.first)) {
+      target.core().set_trace([&trace, prefix, filter = &options_.trace_filter](
+                                  const Context& c, uint32_t pc, uint32_t word) {
+        if (!filter->accepts(c, pc)) return;
         fmt::print(trace, "[{}:c{}] cycle {:>10} pc 0x{:08x}: {:08x}  {}\n", prefix, c.id,
                    c.issue_cycle, pc, word, disassemble(word, pc));
       });

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,10 +30,30 @@ struct LoadedProgram {
   std::map<unsigned, std::vector<Segment>> tiles;  // machine tile -> its segments
 };
 
+// Which instructions --trace-instructions prints (everything by default). Tiles outside the
+// filter are not traced at all, so they keep the interpreter's fast loops.
+struct TraceFilter {
+  std::set<unsigned> tiles;                          // machine tiles; empty: every tile
+  uint32_t contexts = ~0u;                           // bit c: context c (0: the supervisor)
+  uint64_t cycle_from = 0, cycle_to = ~uint64_t{0};  // issue cycles in [from, to)
+  uint32_t pc_from = 0, pc_to = ~0u;                 // pcs in [from, to)
+  bool traces_tile(unsigned tile) const { return tiles.empty() || tiles.count(tile) != 0; }
+  bool accepts(const Context& c, uint32_t pc) const {
+    return (contexts >> c.id & 1) != 0 && c.issue_cycle >= cycle_from && c.issue_cycle < cycle_to &&
+           pc >= pc_from && pc < pc_to;
+  }
+  // Whether anything narrows the trace.
+  bool narrows() const {
+    return !tiles.empty() || contexts != ~0u || cycle_from != 0 || cycle_to != ~uint64_t{0} ||
+           pc_from != 0 || pc_to != ~0u;
+  }
+};
+
 struct PlatformOptions {
   MachineConfig machine;
   uint64_t max_cycles = 2'000'000'000;  // per tile; 0: no limit
   bool trace_instructions = false;      // runs every compute burst on the simulation thread
+  TraceFilter trace_filter;             // what of it to print
   // Host threads for the tiles' compute bursts (0: the host's cores). Changes nothing but the
   // host time.
   unsigned threads = 0;

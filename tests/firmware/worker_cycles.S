@@ -28,9 +28,11 @@ _start:
   li    a7, 93
   ecall
 
+  .type worker, @function  /* a function with a size: ipu-sim --trace-pc worker */
 worker:
   li    t0, N
 1:
   addi  t0, t0, -1
   bnez  t0, 1b
   .insn r 0x0b, 2, 0, x0, x0, x0     /* ipu.wexit */
+  .size worker, . - worker
