@@ -97,6 +97,8 @@ TEST(Disassembler, AgreesWithGnuObjdump) {
     // Custom CSRs: objdump prints their number.
     expected = std::regex_replace(expected, std::regex("0x7c0"), "ipu_console");
     expected = std::regex_replace(expected, std::regex("0x7c1"), "ipu_wentry");
+    expected = std::regex_replace(expected, std::regex("0x7cd"), "ipu_stacklo");
+    expected = std::regex_replace(expected, std::regex("0x7ce"), "ipu_stackhi");
     EXPECT_EQ(hw::disassemble(word, pc), expected)
         << fmt::format("pc 0x{:x} word 0x{:08x}", pc, word);
     ++compared;

@@ -3,6 +3,8 @@
  * __ipu_worker_entry (crt0 puts it in CSR ipu.wentry) with a0 = argument, a1 = function and
  * a2 = context number, and end with ipu.wexit when the function returns. */
 #define CSR_IPU_WENTRY 0x7c1
+#define CSR_IPU_STACKLO 0x7cd /* a store through sp below it faults: stack overflow */
+#define CSR_IPU_STACKHI 0x7ce
 
   .section .text.init, "ax", @progbits
   .globl _start
@@ -12,6 +14,9 @@ _start:
   la    gp, __global_pointer$
   .option pop
   la    sp, __supervisor_stack_top
+  csrw  CSR_IPU_STACKHI, sp
+  la    t0, __worker_stacks_top /* the supervisor's stack sits above the workers' */
+  csrw  CSR_IPU_STACKLO, t0
 
   /* Zero .tbss and .bss. The loader already zero-fills them; this keeps a restarted or
    * differently loaded program correct too. */
@@ -50,6 +55,10 @@ __ipu_worker_entry:
   la    t1, __worker_stack_size
   mul   t1, t1, t2
   sub   sp, t0, t1
+  csrw  CSR_IPU_STACKHI, sp
+  la    t1, __worker_stack_size
+  sub   t0, sp, t1
+  csrw  CSR_IPU_STACKLO, t0
   la    t0, __worker_tls        /* tp = this worker's own TLS block */
   la    t1, __tls_block_size
   mul   t1, t1, t2

@@ -185,6 +185,11 @@ const Core::CsrBehaviour Core::kCsrBehaviour[] = {
      [](Core& core, Context&, uint32_t v) {
        core.sm_address_ = (core.sm_address_ & 0xffffffff) | (uint64_t{v} << 32);
      }},
+    // ipu.stacklo, ipu.stackhi: this context's stack bounds (word-aligned)
+    {[](const Core&, const Context& c) { return c.stack_low; },
+     [](Core&, Context& c, uint32_t v) { c.stack_low = v & ~3u; }},
+    {[](const Core&, const Context& c) { return c.stack_high; },
+     [](Core&, Context& c, uint32_t v) { c.stack_high = v & ~3u; }},
     {[](const Core& core, const Context&) { return core.tile_id_; }, nullptr},
     {[](const Core& core, const Context&) { return core.tile_count_; }, nullptr},
     {[](const Core& core, const Context&) { return core.chip_; }, nullptr},
@@ -585,8 +590,16 @@ void Core::report_fault(Context& c, uint32_t pc, TrapCause cause, uint32_t tval)
     case TrapCause::kInstrMisaligned:
       detail = fmt::format("jump target 0x{:08x} is not 4-byte aligned", tval);
       break;
-    case TrapCause::kLoadAccessFault:
     case TrapCause::kStoreAccessFault:
+      if (tval - base_ < size_ && tval < c.stack_low) {
+        detail = fmt::format(
+            "stack overflow: a store through sp to 0x{:08x} is below the context's stack "
+            "0x{:08x}-0x{:08x} (sp = 0x{:08x})",
+            tval, c.stack_low, c.stack_high, c.x[2]);
+        break;
+      }
+      [[fallthrough]];
+    case TrapCause::kLoadAccessFault:
       detail = fmt::format("address 0x{:08x} is outside SRAM 0x{:08x}-0x{:08x}", tval, base_,
                            window_end);
       break;

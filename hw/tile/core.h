@@ -72,8 +72,10 @@ struct Context {
   uint64_t instret_offset = 0;
   uint32_t last_jump_from = 0;  // pc of the last taken jump, reported when a fetch faults
   uint32_t fpctl = 0;           // CSR ipu_fpctl: bit 0 = stochastic rounding of f16 results
-  Xoroshiro128aox prng;         // this context's PRNG stream (kept across worker runs)
-  AmpUnit amp;                  // this context's AMP weights and accumulators
+  // CSRs ipu_stacklo, ipu_stackhi: a store through sp below stack_low faults (0: no guard).
+  uint32_t stack_low = 0, stack_high = 0;
+  Xoroshiro128aox prng;  // this context's PRNG stream (kept across worker runs)
+  AmpUnit amp;           // this context's AMP weights and accumulators
   std::string console_line;
   // The fast barrel's program counter for this worker while it runs (interpreter.cpp).
   const Decoded* fast_entry = nullptr;

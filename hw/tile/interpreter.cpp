@@ -193,6 +193,8 @@ void amp_step(AmpUnit& amp, const uint8_t* in, uint8_t* out, AmpDatapath* lanes)
     const uint32_t o_ = a_ - base;                                      \
     if (a_ & (sizeof(v_) - 1)) TRAP(TrapCause::kStoreMisaligned, a_);   \
     if (o_ > size - sizeof(v_)) TRAP(TrapCause::kStoreAccessFault, a_); \
+    if (d.rs1 == 2 && a_ < c.stack_low) /* past the stack's end */      \
+      TRAP(TrapCause::kStoreAccessFault, a_);                           \
     WATCH_ACCESS(a_, sizeof(v_), true);                                 \
     std::memcpy(mem + o_, &v_, sizeof(v_));                             \
     if (pages[o_ >> 12]) decoded[o_ >> 2].op = Op::kUndecoded;          \
@@ -742,6 +744,7 @@ void Core::execute(Context& c, uint64_t budget) {
     const uint32_t a_ = (address);                                                             \
     const uint32_t o_ = a_ - base;                                                             \
     if ((a_ & (sizeof(v_) - 1)) || o_ > size - sizeof(v_) || (a_ & ~3u) == tohost) goto leave; \
+    if (d.rs1 == 2 && a_ < c.stack_low) goto leave; /* the general loop faults */              \
     std::memcpy(mem + o_, &v_, sizeof(v_));                                                    \
     if (pages[o_ >> 12]) decoded[o_ >> 2].op = Op::kUndecoded;                                 \
   } while (0)
