@@ -49,6 +49,9 @@ constexpr int kExitDeadlock = 6;
 constexpr int kExitRtlMismatch = 7;
 constexpr int kExitKilled = ipu::debug::kKilledExitStatus;  // GDB's kill ended the run
 static_assert(kExitKilled == 8, "README and docs/debugging.md give 8");
+// --trace draws an arrow per send and receiver up to this many (a full-chip all-to-all phase
+// has two million; Perfetto stays usable with about this many).
+constexpr size_t kTraceFlows = 100'000;
 
 // --gdb PORT: a GDB server the platform stops in before its first instruction (null: none).
 std::unique_ptr<ipu::debug::GdbServer> open_gdb_server(const std::string& port_text) {
@@ -477,6 +480,7 @@ int sc_main(int argc, char** argv) {
       options.trace_instructions = trace_instructions;
       options.trace_filter = trace_filter;
       options.memory_hash = memory_hash;
+      if (!outputs.trace.empty()) options.trace_flows = kTraceFlows;
       options.threads = threads;
       options.fast_interpreter = interpreter == "fast";
       options.locate_pc = locate_pc;

@@ -231,7 +231,9 @@ TEST(Sdk, TrapOnATileSurfacesAsAnExceptionWithItsReport) {
     FAIL() << "the trap did not surface";
   } catch (const DeviceError& e) {
     EXPECT_THAT(e.what(), HasSubstr("tile 1 context 1 (worker): load access fault at pc 0x"));
-    EXPECT_THAT(e.what(), HasSubstr(" in read_null (cycle"));  // the codelet that faulted
+    // The codelet that faulted, and its line: codelets are compiled with -g, and the
+    // executable keeps the firmware's DWARF (.ipu.debug).
+    EXPECT_THAT(e.what(), HasSubstr(" in read_null at faulty.c:8 (cycle"));
     EXPECT_THAT(e.what(), HasSubstr("address 0x00000000 is outside SRAM"));
   }
 }

@@ -74,6 +74,19 @@ TEST(Symbolizer, AnImageInMemoryNamesTheSameFunctionsWithoutLines) {
   EXPECT_EQ(in_memory.locate(0), "");  // picolibc's absolute function symbols at 0 hold no code
 }
 
+TEST(Symbolizer, AnImageInMemoryWithItsFirmwaresDwarfNamesLines) {
+  // As an SDK executable carries it: the firmware ELF file in the .ipu.debug section.
+  sdk::ElfImage image = sdk::read_elf(firmware("hello"));
+  std::ifstream in(firmware("hello"), std::ios::binary);
+  image.sections[std::string(sdk::kDebugSection)].assign(std::istreambuf_iterator<char>(in),
+                                                         std::istreambuf_iterator<char>());
+  const sdk::Symbolizer from_file(firmware("hello")), in_memory(image);
+  EXPECT_TRUE(in_memory.has_lines());
+  const uint32_t main = image.symbols.at("main");
+  EXPECT_THAT(in_memory.locate(main), StartsWith("main at hello.c:"));
+  EXPECT_EQ(in_memory.locate(main + 4), from_file.locate(main + 4));
+}
+
 TEST(Symbolizer, AFileThatIsNotAnElfImageNamesNothingAndDoesNotFail) {
   for (const std::string& path :
        {std::string("/nonexistent.elf"), std::string(IPU_TEST_SOURCE_DIR "/firmware/hello.c")}) {

@@ -303,6 +303,15 @@ Exchange::Received Exchange::receive(const Phase& p, unsigned tile, const TileSt
           ++r.words;
           if (schedule.words[w].source / config_.tiles != tile / config_.tiles) ++r.chip_words;
           r.last_arrival = std::max(r.last_arrival, c.cycle);
+          if (flow_limit_ != 0) {
+            const Send& send = p.sends[a.send];
+            if (r.flows.empty() || r.flows.back().from != send.source ||
+                r.flows.back().sent != send.cycle)
+              r.flows.push_back(
+                  {p.barrier.phase, send.source, tile, send.cycle, c.cycle, c.cycle, 0});
+            r.flows.back().last_arrival = c.cycle;
+            ++r.flows.back().words;
+          }
           break;
         }
       }
@@ -419,6 +428,13 @@ std::string Exchange::resolve(Phase& p) {
     return report;
   }
   records_.push_back(record);
+  for (const Received& r : received)
+    for (const ExchangeFlow& f : r.flows) {
+      if (flows_.size() < flow_limit_)
+        flows_.push_back(f);
+      else
+        ++flows_dropped_;
+    }
   stream_through_gateways(p);
   return {};
 }

@@ -93,6 +93,16 @@ struct ExchangeRecord {
   uint64_t streaming_done = 0;  // cycle the phase's last streaming-memory transfer completed
 };
 
+// The words of one send that reached one receiver, for the trace's flow arrows (recorded only
+// when asked: a full-chip all-to-all has two million a phase).
+struct ExchangeFlow {
+  uint64_t phase = 0;
+  unsigned from = 0, to = 0;  // machine tiles
+  uint64_t sent = 0;          // cycle the send issued
+  uint64_t first_arrival = 0, last_arrival = 0;
+  uint32_t words = 0;
+};
+
 class Exchange : public sc_core::sc_module, public ExchangeIf {
  public:
   // Bound to every active tile's memory socket, in the order of `active_tiles`.
@@ -131,6 +141,11 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   void set_receive_mux(ReceiveMuxIf* mux) { receive_mux_ = mux != nullptr ? mux : &model_mux_; }
 
   const std::vector<ExchangeRecord>& records() const { return records_; }
+  // Keeps up to `limit` ExchangeFlows of resolved phases, in phase and receiver order (0:
+  // none, the default); flows_dropped() counts the rest.
+  void record_flows(size_t limit) { flow_limit_ = limit; }
+  const std::vector<ExchangeFlow>& flows() const { return flows_; }
+  uint64_t flows_dropped() const { return flows_dropped_; }
   // Tiles waiting at their boundary in an unresolved phase: (phase, tile, boundary cycle).
   std::vector<std::tuple<uint64_t, unsigned, uint64_t>> waiting() const;
 
@@ -187,6 +202,7 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
     std::vector<std::pair<size_t, std::string>> errors;            // (receive cycle, report)
     std::vector<std::pair<uint32_t, std::vector<uint32_t>>> runs;  // contiguous writes
     uint64_t words = 0, chip_words = 0, last_arrival = 0;
+    std::vector<ExchangeFlow> flows;  // when record_flows() asks for them
   };
 
   Phase& phase(uint64_t id);
@@ -209,6 +225,9 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   std::map<unsigned, unsigned> socket_of_;  // tile -> socket index
   std::map<uint64_t, Phase> phases_;
   std::vector<ExchangeRecord> records_;
+  size_t flow_limit_ = 0;
+  std::vector<ExchangeFlow> flows_;
+  uint64_t flows_dropped_ = 0;
   ReceiveMux model_mux_;
   ReceiveMuxIf* receive_mux_ = &model_mux_;
   Gateways* gateways_ = nullptr;

@@ -4,6 +4,7 @@
 #include <fmt/ostream.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -226,7 +227,18 @@ void write_stats_json(std::ostream& out, const Machine& machine, const StatsSour
 }
 
 void write_trace_json(std::ostream& out, const Machine& machine, unsigned tiles_per_track) {
-  const double us_per_cycle = 1e6 / machine.config().chip.tile.clock_hz;
+  // Times in whole picoseconds, printed as microseconds (the format's unit): a slice runs from
+  // its begin's rounded time to its end's, so adjacent slices meet exactly and never overlap.
+  const double clock_hz = machine.config().chip.tile.clock_hz;
+  auto ps = [clock_hz](uint64_t cycle) {
+    return static_cast<uint64_t>(std::llround(static_cast<double>(cycle) * 1e12 / clock_hz));
+  };
+  auto us = [](uint64_t picoseconds) {
+    return fmt::format("{}.{:06}", picoseconds / 1000000, picoseconds % 1000000);
+  };
+  auto span = [&](uint64_t begin, uint64_t end) {
+    return fmt::format(R"("ts": {}, "dur": {})", us(ps(begin)), us(ps(end) - ps(begin)));
+  };
   const unsigned per_chip = machine.config().chip.tiles;
   if (tiles_per_track == 0) tiles_per_track = 1;
   fmt::print(out, "{{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n");
@@ -260,14 +272,34 @@ void write_trace_json(std::ostream& out, const Machine& machine, unsigned tiles_
     for (const TileSegment& s : machine.tile(machine_tile).timeline()) {
       if (s.end <= s.begin) continue;
       static const char* const kNames[] = {"compute", "sync", "exchange"};
-      event(fmt::format(
-          R"({{"name": "{}", "cat": "bsp", "ph": "X", "pid": {}, "tid": {}, "ts": {:.4f}, "dur": {:.4f}, )"
-          R"("args": {{"tile": {}, "phase": {}, "cycles": {}, "first_cycle": {}}}}})",
-          kNames[s.kind], chip, track, static_cast<double>(s.begin) * us_per_cycle,
-          static_cast<double>(s.end - s.begin) * us_per_cycle, id, s.phase, s.end - s.begin,
-          s.begin));
+      event(fmt::format(R"({{"name": "{}", "cat": "bsp", "ph": "X", "pid": {}, "tid": {}, {}, )"
+                        R"("args": {{"tile": {}, "phase": {}, "cycles": {}, "first_cycle": {}}}}})",
+                        kNames[s.kind], chip, track, span(s.begin, s.end), id, s.phase,
+                        s.end - s.begin, s.begin));
     }
   }
+  // Exchange flows (when the run recorded them): an arrow from the sending tile's track at the
+  // send to the receiving tile's at the first word's arrival; the words and the last arrival
+  // are in its arguments.
+  uint64_t flow_id = 0;
+  for (const ExchangeFlow& f : machine.exchange().flows()) {
+    const unsigned from_chip = f.from / per_chip, to_chip = f.to / per_chip;
+    const std::string args = fmt::format(
+        R"("args": {{"from": "{}", "to": "{}", "phase": {}, "words": {}, "last_arrival_cycle": {}}})",
+        machine.tile_name(f.from), machine.tile_name(f.to), f.phase, f.words, f.last_arrival);
+    event(fmt::format(
+        R"({{"name": "send", "cat": "exchange", "ph": "s", "id": {}, "pid": {}, "tid": {}, "ts": {}, {}}})",
+        flow_id, from_chip, f.from % per_chip / tiles_per_track, us(ps(f.sent)), args));
+    event(fmt::format(
+        R"({{"name": "send", "cat": "exchange", "ph": "f", "bp": "e", "id": {}, "pid": {}, "tid": {}, "ts": {}, {}}})",
+        flow_id, to_chip, f.to % per_chip / tiles_per_track, us(ps(f.first_arrival)), args));
+    ++flow_id;
+  }
+  if (machine.exchange().flows_dropped() != 0)
+    event(fmt::format(
+        R"({{"name": "exchange flows not shown", "ph": "i", "s": "g", "pid": 0, "tid": 0, "ts": 0, )"
+        R"("args": {{"dropped": {}, "shown": {}}}}})",
+        machine.exchange().flows_dropped(), machine.exchange().flows().size()));
   // Traffic between chips and to streaming memory: a "Machine" process after the chips', with
   // a span per exchange phase that used IPU-Links (release to last arrival) or streaming memory
   // (release to its last transfer's completion).
@@ -284,18 +316,14 @@ void write_trace_json(std::ostream& out, const Machine& machine, unsigned tiles_
       if (e.chip_words != 0)
         event(fmt::format(
             R"({{"name": "inter-chip exchange", "cat": "ipulink", "ph": "X", "pid": {}, )"
-            R"("tid": 0, "ts": {:.4f}, "dur": {:.4f}, "args": {{"phase": {}, "bytes": {}}}}})",
-            pid, static_cast<double>(e.release) * us_per_cycle,
-            static_cast<double>(e.last_arrival - e.release) * us_per_cycle, e.phase,
-            4 * e.chip_words));
+            R"("tid": 0, {}, "args": {{"phase": {}, "bytes": {}}}}})",
+            pid, span(e.release, e.last_arrival), e.phase, 4 * e.chip_words));
       if (e.streaming_done != 0)
         event(fmt::format(
             R"({{"name": "streaming memory", "cat": "gateway", "ph": "X", "pid": {}, "tid": 1, )"
-            R"("ts": {:.4f}, "dur": {:.4f}, "args": {{"phase": {}, "bytes_written": {}, )"
-            R"("bytes_read": {}}}}})",
-            pid, static_cast<double>(e.release) * us_per_cycle,
-            static_cast<double>(e.streaming_done - e.release) * us_per_cycle, e.phase,
-            e.streaming_bytes_written, e.streaming_bytes_read));
+            R"({}, "args": {{"phase": {}, "bytes_written": {}, "bytes_read": {}}}}})",
+            pid, span(e.release, e.streaming_done), e.phase, e.streaming_bytes_written,
+            e.streaming_bytes_read));
     }
   }
   fmt::print(out, "\n]}}\n");

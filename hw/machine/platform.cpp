@@ -22,6 +22,7 @@ Platform::Platform(const PlatformOptions& options, LoadedProgram program, std::o
   machine_ = std::make_unique<Machine>("machine", options_.machine, active);
   machine_->set_host_threads(options_.threads != 0 ? options_.threads : host_cores());
   machine_->compute_pool().set_serial(options_.trace_instructions || options_.debugger != nullptr);
+  machine_->exchange().record_flows(options_.trace_flows);
   MpiJob* const ranks =
       options_.ranks != nullptr && options_.ranks->spread() ? options_.ranks : nullptr;
   if (ranks != nullptr) {

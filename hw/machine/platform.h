@@ -68,6 +68,8 @@ struct PlatformOptions {
   // the host time while it only watches.
   DebugHook* debugger = nullptr;
   bool memory_hash = false;  // hash every active tile's SRAM after the run (touches all of it)
+  // Exchange flows to keep for the trace's arrows (Exchange::record_flows; 0: none).
+  size_t trace_flows = 0;
   // The MPI job whose ranks share the machine's chips (hw/machine/ranks.h); null or one rank:
   // this process simulates every chip. Changes nothing but the host time.
   MpiJob* ranks = nullptr;

@@ -53,7 +53,7 @@ std::string build_firmware(const Graph& graph, const std::string& dir) {
   std::string elf = dir + "/firmware.elf";
   const std::string log = dir + "/compile.log";
   const std::string command = fmt::format(
-      "{} -march=rv32imf -mabi=ilp32f -O2 -Wall -ffp-contract=off -ffunction-sections "
+      "{} -march=rv32imf -mabi=ilp32f -O2 -g -Wall -ffp-contract=off -ffunction-sections "
       "-fdata-sections -nostartfiles "
       "-I{} -T {} -Wl,--gc-sections -Wl,--no-warn-rwx-segments --specs=picolibc.specs "
       "{}/crt0.S {}/console.c {}/bsp_runtime.c{}{} -o {} 2>{}",
@@ -215,6 +215,7 @@ class Compilation {
   ExchangeScheduler scheduler_;
   Executable exe_;
   ElfImage firmware_;
+  std::vector<uint8_t> firmware_debug_;  // the firmware ELF file, for .ipu.debug
   uint32_t heap_start_ = 0, heap_end_ = 0;
   std::map<unsigned, unsigned> ring_buffer_;  // tensor id -> its collectives' accumulator
   // (data, destination) ids -> the gather buffer of a collective across tiles
@@ -486,7 +487,14 @@ void Compilation::build_firmware_image() {
   } else {
     mkdir(dir.c_str(), 0755);
   }
-  firmware_ = read_elf(build_firmware(graph_, dir));
+  const std::string firmware_path = build_firmware(graph_, dir);
+  firmware_ = read_elf(firmware_path);
+  {
+    // The firmware as linked, with its DWARF: reports on the executable name the codelet's file
+    // and line (Symbolizer; the section is not loaded).
+    std::ifstream in(firmware_path, std::ios::binary);
+    firmware_debug_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
   const auto symbol = [&](const std::string& name) {
     const auto it = firmware_.symbols.find(name);
     if (it == firmware_.symbols.end())
@@ -1108,6 +1116,7 @@ void Compilation::write_image() {
   exe_.image.entry = firmware_.entry;
   exe_.image.symbols = firmware_.symbols;
   exe_.image.function_sizes = firmware_.function_sizes;
+  exe_.image.sections[std::string(kDebugSection)] = firmware_debug_;
   unsigned index = 0;
   for (unsigned t : tiles_) {
     const unsigned chip = t / per_chip, tile = t % per_chip;

@@ -8,6 +8,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ipu::sdk {
@@ -53,6 +54,10 @@ struct ElfImage {
   // by read_elf for names starting with ".ipu".
   std::map<std::string, std::vector<uint8_t>> sections;
 };
+
+// The section of an SDK executable that holds its firmware ELF file as linked, DWARF included:
+// Symbolizer reads source lines from it.
+inline constexpr std::string_view kDebugSection = ".ipu.debug";
 
 // CRC-32 of what an image loads (entry, segments); write_elf stores it in .ipu.checksum and
 // parse_elf refuses an image whose stored checksum does not match.

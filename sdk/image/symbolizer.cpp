@@ -24,7 +24,8 @@ struct Symbolizer::Impl {
   Dwarf* dwarf = nullptr;                           // nullptr: no DWARF in the image
   std::vector<Function> functions;                  // sorted by begin
   std::vector<std::pair<uint64_t, uint64_t>> code;  // executable segments: [begin, end)
-  std::mutex mutex;  // libdw builds its line tables lazily: one lookup at a time
+  std::mutex mutex;                  // libdw builds its line tables lazily: one lookup at a time
+  std::vector<uint8_t> debug_bytes;  // an in-memory ELF for `elf` (kDebugSection)
 
   explicit Impl(const ElfImage& image) {
     for (const ElfSegment& s : image.segments)
@@ -39,6 +40,16 @@ struct Symbolizer::Impl {
       functions.push_back({at->second, at->second + size, name});
     }
     sort_functions();
+    // Source lines from the firmware ELF the SDK keeps in the executable (functions stay those
+    // of the image: they are the same code at the same addresses).
+    const auto debug = image.sections.find(std::string(kDebugSection));
+    if (debug == image.sections.end() || debug->second.empty() ||
+        elf_version(EV_CURRENT) == EV_NONE)
+      return;
+    debug_bytes = debug->second;
+    elf = elf_memory(reinterpret_cast<char*>(debug_bytes.data()), debug_bytes.size());
+    if (elf == nullptr || elf_kind(elf) != ELF_K_ELF) return;
+    dwarf = dwarf_begin_elf(elf, DWARF_C_READ, nullptr);
   }
 
   explicit Impl(const std::string& path) {

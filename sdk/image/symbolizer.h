@@ -17,7 +17,8 @@ class Symbolizer {
   // Reads the ELF file at `path`. An image without symbols or unreadable as ELF gives a
   // symbolizer that knows nothing (locate returns ""): reports then name the pc alone.
   explicit Symbolizer(const std::string& path);
-  // From an image in memory (an SDK executable): its function symbols, no line information.
+  // From an image in memory (an SDK executable): its function symbols, and source lines when
+  // it carries its firmware's DWARF (kDebugSection).
   explicit Symbolizer(const ElfImage& image);
   ~Symbolizer();
   Symbolizer(const Symbolizer&) = delete;
