@@ -181,6 +181,11 @@ TEST(ComputePool, ATileNoProcessRanIsAnErrorNamingIt) {
   share.add(1, 11);  // tile 3's result never comes
   pool.set_share(&share);
   Requesters r("tiles", pool, 4);
+#if defined(__SANITIZE_ADDRESS__)
+  // As in sdk_test: an exception unwinding out of sc_start() leaves SystemC's coroutine stacks
+  // unknown to ASan, which then reports false stack errors. The Release run checks this test.
+  GTEST_SKIP() << "exceptions after SystemC simulation confuse AddressSanitizer's stack shadow";
+#endif
   try {
     sc_core::sc_start();
     FAIL() << "no error";
