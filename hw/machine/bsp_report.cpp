@@ -70,11 +70,7 @@ std::string contexts_json(const std::vector<TileCounts>& tiles) {
   const size_t contexts = tiles.empty() ? 0 : tiles[0].contexts.size();
   for (size_t i = 0; i < contexts; ++i) {
     ContextCounts sum;
-    for (const TileCounts& t : tiles) {
-      const ContextCounts& c = t.contexts.at(i);
-      sum.instructions += c.instructions, sum.issue_slots += c.issue_slots, sum.runs += c.runs;
-      sum.active_cycles += c.active_cycles;
-    }
+    for (const TileCounts& t : tiles) sum += t.contexts.at(i);
     nlohmann::ordered_json c;
     c["context"] = i == 0 ? std::string("supervisor") : fmt::format("worker {}", i);
     c["instructions"] = sum.instructions;

@@ -235,8 +235,7 @@ void print_context_table(std::ostream& out, const std::vector<TileCounts>& tiles
     const TileCounts *least = nullptr, *most = nullptr;
     for (const TileCounts& t : tiles) {
       const ContextCounts& c = t.contexts.at(i);
-      sum.instructions += c.instructions, sum.issue_slots += c.issue_slots, sum.runs += c.runs;
-      sum.active_cycles += c.active_cycles;
+      sum += c;
       if (least == nullptr || c.active_cycles < least->contexts[i].active_cycles) least = &t;
       if (most == nullptr || c.active_cycles > most->contexts[i].active_cycles) most = &t;
     }

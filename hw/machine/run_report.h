@@ -23,6 +23,11 @@ struct ContextCounts {
   uint64_t issue_slots = 0;    // retired, stalled and trapped issues
   uint64_t runs = 0;           // times started (the supervisor: 1)
   uint64_t active_cycles = 0;  // from each start to its exit, or to the end of the run
+  ContextCounts& operator+=(const ContextCounts& o) {
+    instructions += o.instructions, issue_slots += o.issue_slots, runs += o.runs;
+    active_cycles += o.active_cycles;
+    return *this;
+  }
 };
 
 // One active tile's contexts (supervisor first) and how it ended.
