@@ -19,6 +19,7 @@ install(TARGETS virtual_ipu_sdk EXPORT VirtualIPUTargets
 set(IPU_PUBLIC_HEADERS
     sdk/version.h sdk/graph/graph.h sdk/graph/codelet_library.h sdk/graph/sdk_paths.h
     sdk/compiler/compiler.h sdk/image/elf_reader.h sdk/image/elf_writer.h sdk/runtime/device.h
+    sdk/runtime/profile.h hw/tile/worker_profile.h
     hw/machine/machine_config.h hw/machine/run_report.h hw/ipu/chip_config.h hw/ipu/parameters.h
     hw/ipu/input_file.h hw/tile/tile_config.h hw/ipulink/ipulink_config.h
     hw/gateway/gateway_config.h tlm/rtl_selection.h)

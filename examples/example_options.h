@@ -4,14 +4,17 @@
 // also takes the machine as ipu-sim does (--preset, --config FILE and every configuration
 // parameter, e.g. --exchange.base-latency 32), the device options --rtl BLOCKS, --rtl-trace
 // FILE.fst, --memory-hash yes|no, --threads N (0: the host's cores) and --stats FILE (ipu-sim's
-// statistics JSON, with the example's flops), and --help. run_example() gives them all the same
-// handling and exit statuses.
+// statistics JSON, with the example's flops), --trace FILE (the BSP trace as ipu-sim run --trace
+// writes it; --trace-workers yes adds a lane per worker), --profile yes (prints where the
+// workers' cycles went by compute set and codelet), and --help. run_example() gives them all the
+// same handling and exit statuses.
 #pragma once
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <functional>
+#include <iostream>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -38,6 +41,9 @@ class ExampleOptions {
                     {"rtl-trace", ""},
                     {"memory-hash", "no"},
                     {"stats", ""},
+                    {"trace", ""},
+                    {"trace-workers", "no"},
+                    {"profile", "no"},
                     {"threads", "0"}});
     values_.insert({"config", ""});
     hw::MachineConfig any_machine;
@@ -105,6 +111,11 @@ class ExampleOptions {
       throw OptionError("--rtl-trace needs --rtl: it traces the RTL blocks in use");
     d.memory_hash = yes("memory-hash");
     d.stats = text("stats");
+    d.trace = text("trace");
+    d.trace_workers = yes("trace-workers");
+    if (d.trace_workers && d.trace.empty())
+      throw OptionError("--trace-workers yes adds lanes to --trace FILE, which is not given");
+    d.profile = yes("profile");
     d.threads = static_cast<unsigned>(count("threads", 0, 1024));
     return d;
   }
@@ -114,6 +125,14 @@ class ExampleOptions {
   std::vector<std::string> parameters_;  // the machine's configuration parameters
   bool help_ = false;
 };
+
+// With --profile yes: the compute-set and codelet tables of the example's runs.
+inline void print_profile(const ExampleOptions& options, const sdk::Profile& profile,
+                          const hw::MachineConfig& machine) {
+  if (!options.yes("profile")) return;
+  fmt::print("== profile (worker cycles by compute set and codelet) ==\n");
+  sdk::print_profile(std::cout, profile, machine.chip.tiles, machine.chips);
+}
 
 // Adds the example's arithmetic to its --stats file (nothing without one): summary.flops and
 // summary.tflops, the flops over the simulated time of every run.

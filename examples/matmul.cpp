@@ -83,6 +83,7 @@ int main(int argc, char** argv) {
         ipu::tlm_rtl::print_rtl_stats(std::cout, r.report.rtl, r.report.rtl_trace_files);
         if (r.report.run.memory_hash)
           fmt::print("memory hash          {:016x}\n", *r.report.run.memory_hash);
+        ipu::examples::print_profile(options, r.report.profile, machine);
         return r.mismatches == 0 ? 0 : 1;
       });
 }

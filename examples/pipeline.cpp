@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
         const bool fell = r.losses.back() < r.losses.front();
         fmt::print("result               losses and weights {} the host's bit for bit; loss {}\n",
                    r.identical ? "equal" : "DIFFER FROM", fell ? "fell" : "did not fall");
+        ipu::examples::print_profile(options, r.profile, c.machine);
         return r.identical && fell ? 0 : 1;
       });
 }

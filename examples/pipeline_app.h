@@ -39,6 +39,7 @@ struct PipelineResult {
   double host_seconds = 0;
   double clock_hz = 0;
   bool identical = false;  // every loss and the trained weights equal the host's
+  sdk::Profile profile;    // of every run (DeviceOptions::profile)
 };
 
 PipelineResult run_pipeline(const PipelineConfig& config);

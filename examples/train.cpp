@@ -88,6 +88,7 @@ int main(int argc, char** argv) {
         const bool fell = r.steps.back().loss < r.steps.front().loss;
         fmt::print("result               losses and weights {} the host's bit for bit; loss {}\n",
                    r.identical ? "equal" : "DIFFER FROM", fell ? "fell" : "did not fall");
+        ipu::examples::print_profile(options, r.profile, c.machine);
         return r.identical && fell ? 0 : 1;
       });
 }

@@ -390,6 +390,7 @@ TrainResult run_training(const TrainConfig& config) {
     st.instructions = report.run.instructions;
     st.supersteps = report.run.supersteps;
     st.ipulink_bytes = report.run.ipulink_bytes;
+    out.profile = report.profile;
     st.streaming_bytes = report.run.streaming_bytes_written + report.run.streaming_bytes_read;
     for (unsigned r = 0; r < R; ++r) st.loss += loss_host[r];
 

@@ -59,6 +59,7 @@ struct TrainResult {
   bool identical = false;  // every loss and the final weights equal the host's
   double load_seconds = 0;
   std::string memory_report;
+  sdk::Profile profile;  // of every run (DeviceOptions::profile)
 };
 
 TrainResult run_training(const TrainConfig& config);

@@ -49,9 +49,6 @@ constexpr int kExitDeadlock = 6;
 constexpr int kExitRtlMismatch = 7;
 constexpr int kExitKilled = ipu::debug::kKilledExitStatus;  // GDB's kill ended the run
 static_assert(kExitKilled == 8, "README and docs/debugging.md give 8");
-// --trace draws an arrow per send and receiver up to this many (a full-chip all-to-all phase
-// has two million; Perfetto stays usable with about this many).
-constexpr size_t kTraceFlows = 100'000;
 
 // --gdb PORT: a GDB server the platform stops in before its first instruction (null: none).
 std::unique_ptr<ipu::debug::GdbServer> open_gdb_server(const std::string& port_text) {
@@ -73,7 +70,7 @@ void add_parameter_options(po::options_description& desc, ipu::hw::MachineConfig
 struct Outputs {
   std::string stats, trace;
   ipu::hw::StatsSource source;  // the image, for --stats
-  unsigned tiles_per_track = 1;
+  ipu::hw::TraceOptions trace_options;
 };
 
 // What `run` needs beyond the platform's options: the RTL blocks and their waveforms.
@@ -86,11 +83,17 @@ int run_machine(ipu::hw::PlatformOptions options, const RtlOptions& rtl_options,
                 const ipu::sdk::ElfImage& image, const Outputs& outputs,
                 ipu::debug::GdbServer* gdb) {
   options.debugger = gdb;
+  // --stats and --trace show what the workers ran: every function's runs, and with
+  // --trace-workers each run.
+  if (!outputs.stats.empty() || !outputs.trace.empty()) {
+    options.profile_workers = true;
+    if (outputs.trace_options.worker_lanes) options.worker_run_log = ipu::hw::kTraceWorkerRuns;
+  }
+  ipu::hw::LoadedProgram program = ipu::sdk::load_program(image, options.machine);
   // Over MPI ranks every rank simulates the same run; rank 0 alone prints it and writes files.
   const bool leader = options.ranks == nullptr || options.ranks->rank() == 0;
   std::ostream null_stream(nullptr);
   std::ostream& out = leader ? std::cout : null_stream;
-  ipu::hw::LoadedProgram program = ipu::sdk::load_program(image, options.machine);
   if (options.trace_instructions && !options.trace_filter.narrows() && program.tiles.size() > 1)
     fmt::print(stderr,
                "ipu-sim: warning: --trace-instructions prints every instruction of all {} tiles "
@@ -137,7 +140,7 @@ int run_machine(ipu::hw::PlatformOptions options, const RtlOptions& rtl_options,
     ipu::hw::write_stats_json(o, platform.machine(), outputs.source);
   });
   const bool trace_ok = write(outputs.trace, [&](std::ostream& o) {
-    ipu::hw::write_trace_json(o, platform.machine(), outputs.tiles_per_track);
+    ipu::hw::write_trace_json(o, platform.machine(), outputs.trace_options);
   });
   // The run's own status stands; a clean run whose files could not be written is a usage error.
   return status == 0 && !(stats_ok && trace_ok) ? kExitUsage : status;
@@ -316,7 +319,10 @@ int sc_main(int argc, char** argv) {
       "run: write the BSP execution trace (Chrome/Perfetto trace-event JSON) to this file")(
       "trace-tiles-per-track", po::value<std::string>(&tiles_per_track_text)->default_value("1"),
       "run: tiles per track in --trace (each track shows its first tile)")(
-      "config-dump", po::bool_switch(&config_dump), "print the effective configuration and exit")(
+      "trace-workers", po::bool_switch(&outputs.trace_options.worker_lanes),
+      "run: in --trace, a lane per worker under each tile's track with a slice per run, named "
+      "by the function it ran")("config-dump", po::bool_switch(&config_dump),
+                                "print the effective configuration and exit")(
       "memory-hash", po::bool_switch(&memory_hash),
       "run: print a hash of every active tile's SRAM after the run (for determinism checks)")(
       "rtl", po::value<std::string>(&rtl_text)->default_value("none"),
@@ -348,7 +354,7 @@ int sc_main(int argc, char** argv) {
     config = ipu::hw::configure_machine(preset, config_file, explicit_parameters);
     max_cycles = ipu::sdk::parse_count("--max-cycles", max_cycles_text);
     threads = static_cast<unsigned>(ipu::sdk::parse_count("--threads", threads_text, 0, 1024));
-    outputs.tiles_per_track = static_cast<unsigned>(
+    outputs.trace_options.tiles_per_track = static_cast<unsigned>(
         ipu::sdk::parse_count("--trace-tiles-per-track", tiles_per_track_text, 1, 1u << 20));
     if (interpreter != "fast" && interpreter != "general")
       throw std::invalid_argument(
@@ -394,8 +400,13 @@ int sc_main(int argc, char** argv) {
       fmt::print(stderr, "ipu-sim: --{} filters --trace-instructions, which is not given\n", name);
       return kExitUsage;
     }
+  if (outputs.trace_options.worker_lanes && outputs.trace.empty()) {
+    fmt::print(stderr, "ipu-sim: --trace-workers adds lanes to --trace, which is not given\n");
+    return kExitUsage;
+  }
   if (command == "run-elf" || command == "demo") {  // one tile: no BSP phases, no pool
-    for (const char* name : {"trace", "trace-tiles-per-track", "memory-hash", "threads"})
+    for (const char* name :
+         {"trace", "trace-tiles-per-track", "trace-workers", "memory-hash", "threads"})
       if (vm.count(name) && !vm[name].defaulted()) {
         fmt::print(stderr,
                    "ipu-sim: --{} is for 'ipu-sim run' (a chip or a machine); '{}' runs one tile "
@@ -468,10 +479,11 @@ int sc_main(int argc, char** argv) {
     sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
     // Reports name the function and source line of the pcs they mention.
     std::shared_ptr<const ipu::sdk::Symbolizer> symbolizer;
-    ipu::hw::Core::PcLocator locate_pc;
+    ipu::hw::Core::PcLocator locate_pc, function_name;
     if (command != "demo") {
       symbolizer = std::make_shared<const ipu::sdk::Symbolizer>(file);
       locate_pc = [symbolizer](uint32_t pc) { return symbolizer->locate(pc); };
+      function_name = [symbolizer](uint32_t pc) { return symbolizer->function(pc); };
     }
     if (command == "run") {
       ipu::hw::PlatformOptions options;
@@ -480,12 +492,13 @@ int sc_main(int argc, char** argv) {
       options.trace_instructions = trace_instructions;
       options.trace_filter = trace_filter;
       options.memory_hash = memory_hash;
-      if (!outputs.trace.empty()) options.trace_flows = kTraceFlows;
+      if (!outputs.trace.empty()) options.trace_flows = ipu::hw::kTraceFlows;
       options.threads = threads;
       options.fast_interpreter = interpreter == "fast";
       options.locate_pc = locate_pc;
       options.ranks = job.get();
-      outputs.source = {file, ipu::sdk::image_checksum(image)};
+      outputs.source = {file, ipu::sdk::image_checksum(image), function_name};
+      outputs.trace_options.function_name = function_name;
       const auto gdb = open_gdb_server(gdb_port);
       return run_machine(options, rtl_options, image, outputs, gdb.get());
     }
@@ -499,8 +512,8 @@ int sc_main(int argc, char** argv) {
     ipu::hw::MachineConfig one_tile = config;
     one_tile.chips = 1;
     one_tile.chip.tiles = 1;
-    outputs.source = {command == "demo" ? "<embedded demo>" : file,
-                      ipu::sdk::image_checksum(image)};
+    outputs.source = {command == "demo" ? "<embedded demo>" : file, ipu::sdk::image_checksum(image),
+                      function_name};
     const auto gdb = open_gdb_server(gdb_port);
     return run_tile(options, image, one_tile, rtl_options, outputs, gdb.get());
   } catch (const ipu::sdk::ImageError& e) {

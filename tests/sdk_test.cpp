@@ -8,8 +8,11 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <random>
+#include <sstream>
 #include <thread>
 #include <vector>
 
@@ -186,6 +189,121 @@ TEST(Sdk, SixWorkerVertexSplitsItsWorkOverTheWorkers) {
   for (size_t i = 0; i < n; ++i) ASSERT_EQ(result[i], av[i] + 0.25f) << i;
   for (unsigned w = 1; w <= 6; ++w)
     EXPECT_EQ(device.machine().chip(0).tile(0).core().context(w).runs, 1u) << "worker " << w;
+}
+
+// The profile against the barrel's issue model (docs/tile.md): a worker issues once every six
+// cycles, so a run of n integer instructions lasts 6(n - 1) + 1 cycles, and runs of one vertex
+// sum to 6 x instructions - 5 x runs. Compute set "sums" runs count_up(n = 10 (t + 1)) once on
+// each of four tiles; "bumps" runs add_one on tiles 0 and 1, two vertices each, three times.
+TEST(Sdk, ProfileAttributesEveryWorkerCycleToItsVertexCodeletAndComputeSet) {
+  const std::string file = std::string(IPU_TEST_SOURCE_DIR) + "/firmware/profile_codelets.c";
+  Graph g(Target::preset("mk2", 4));
+  g.add_codelet("count_up", file,
+                {{"out", FieldKind::kOutput, DType::kU32}, {"n", FieldKind::kScalar, DType::kU32}});
+  g.add_codelet("add_one", file, {{"out", FieldKind::kInOut, DType::kU32}});
+  const Tensor sums = g.add_variable(DType::kU32, {4}, "sums");
+  g.map_evenly(sums, 0, 4);
+  const Tensor counters = g.add_variable(DType::kU32, {4}, "counters");
+  g.set_tile_mapping(counters, {{0, 2, 0}, {2, 4, 1}});
+  const ComputeSet sum_cs = g.add_compute_set("sums");
+  for (unsigned t = 0; t < 4; ++t)
+    g.add_vertex(sum_cs, "count_up", t, {{"out", g.region(sums, t, t + 1)}, {"n", 10 * (t + 1)}});
+  const ComputeSet bump_cs = g.add_compute_set("bumps");
+  for (unsigned i = 0; i < 4; ++i)
+    g.add_vertex(bump_cs, "add_one", i / 2, {{"out", g.region(counters, i, i + 1)}});
+  const Executable exe = compile(g, Sequence({Execute(sum_cs), Repeat(3, Execute(bump_cs))}));
+  DeviceOptions options;
+  options.profile = true;
+  Device device(exe, options);
+  const DeviceReport& report = device.run();
+  std::vector<uint32_t> results(4);
+  device.read_tensor("sums", results.data(), 16);
+  EXPECT_THAT(results, ::testing::ElementsAre(55u, 210u, 465u, 820u));
+  device.read_tensor("counters", results.data(), 16);
+  EXPECT_THAT(results, ::testing::ElementsAre(3u, 3u, 3u, 3u));
+
+  const Profile p = device.profile();
+  ASSERT_EQ(p.compute_sets.size(), 2u);
+  ASSERT_EQ(p.codelets.size(), 2u);
+  ASSERT_EQ(p.vertices.size(), 8u);
+  EXPECT_EQ(p.other_runs.runs, 0u);
+  // Every vertex run's cycles follow from its instructions.
+  uint64_t vertex_cycles = 0;
+  std::map<unsigned, uint64_t> count_up_instructions;  // by tile
+  for (const VertexProfile& v : p.vertices) {
+    EXPECT_EQ(v.runs.cycles, 6 * v.runs.instructions - 5 * v.runs.runs)
+        << v.codelet << " tile " << v.tile;
+    EXPECT_EQ(v.runs.runs, v.codelet == "count_up" ? 1u : 3u) << v.codelet << " tile " << v.tile;
+    if (v.codelet == "count_up") count_up_instructions[v.tile] = v.runs.instructions;
+    vertex_cycles += v.runs.cycles;
+  }
+  // count_up's instructions grow by the same amount for each 10 more steps of its loop.
+  ASSERT_EQ(count_up_instructions.size(), 4u);
+  const uint64_t per_ten = count_up_instructions[1] - count_up_instructions[0];
+  EXPECT_GE(per_ten, 20u);  // at least an add and a branch a step
+  EXPECT_EQ(count_up_instructions[2] - count_up_instructions[1], per_ten);
+  EXPECT_EQ(count_up_instructions[3] - count_up_instructions[2], per_ten);
+  // The vertices' cycles are the workers' active cycles, counted by the contexts themselves.
+  uint64_t worker_cycles = 0;
+  for (const hw::TileCounts& t : report.run.per_tile)
+    for (size_t c = 1; c < t.contexts.size(); ++c) worker_cycles += t.contexts[c].active_cycles;
+  EXPECT_EQ(vertex_cycles, worker_cycles);
+
+  const auto find_set = [&](const std::string& name) {
+    return *std::find_if(p.compute_sets.begin(), p.compute_sets.end(),
+                         [&](const ComputeSetProfile& c) { return c.name == name; });
+  };
+  const ComputeSetProfile sums_set = find_set("sums"), bumps_set = find_set("bumps");
+  EXPECT_EQ(sums_set.executions, 1u);
+  EXPECT_EQ(sums_set.busiest_tile, 3u);                          // n = 40
+  EXPECT_EQ(sums_set.cycles, 6 * count_up_instructions[3] - 5);  // one vertex: its run
+  EXPECT_EQ(sums_set.tiles, 4u);
+  EXPECT_EQ(bumps_set.executions, 3u);
+  EXPECT_EQ(bumps_set.vertices, 4u);
+  EXPECT_EQ(bumps_set.tiles, 2u);
+  EXPECT_EQ(bumps_set.runs.runs, 12u);
+  // Two add_one runs on workers 1 and 2, started a supervisor turn apart: each execution lasts
+  // from the first's start to the second's end, longer than one run and shorter than two.
+  const uint64_t one_run = bumps_set.runs.max_cycles;
+  EXPECT_EQ(bumps_set.runs.min_cycles, one_run);
+  EXPECT_GT(bumps_set.cycles, 3 * one_run);
+  EXPECT_LT(bumps_set.cycles, 3 * 2 * one_run);
+  // Codelets sum their vertices.
+  for (const CodeletProfile& c : p.codelets) {
+    uint64_t cycles = 0;
+    for (const VertexProfile& v : p.vertices)
+      if (v.codelet == c.codelet) cycles += v.runs.cycles;
+    EXPECT_EQ(c.runs.cycles, cycles) << c.codelet;
+    EXPECT_EQ(c.tiles, c.codelet == "count_up" ? 4u : 2u);
+  }
+  // Each tile's compute sets fit in its compute phases: on tiles 2 and 3 count_up alone, on the
+  // busiest tile of "bumps" count_up and the three executions of "bumps".
+  const auto compute_cycles = [&](unsigned tile) {
+    uint64_t compute = 0;
+    for (const hw::TileSegment& s : device.machine().tile(tile).timeline())
+      if (s.kind == hw::TileSegment::kCompute) compute += s.end - s.begin;
+    return compute;
+  };
+  for (unsigned t : {2u, 3u})
+    EXPECT_LT(6 * count_up_instructions[t] - 5, compute_cycles(t)) << "tile " << t;
+  const unsigned busy = bumps_set.busiest_tile;
+  ASSERT_LT(busy, 2u);
+  EXPECT_LT(6 * count_up_instructions[busy] - 5 + bumps_set.cycles, compute_cycles(busy));
+  // The tables and the statistics say the same.
+  std::ostringstream tables;
+  print_profile(tables, p, 1472, 1);
+  EXPECT_THAT(tables.str(), HasSubstr("count_up"));
+  EXPECT_THAT(tables.str(), HasSubstr("bumps"));
+  std::ostringstream stats;
+  device.write_stats(stats);
+  const auto json = nlohmann::json::parse(stats.str());
+  ASSERT_EQ(json.at("codelets").size(), 2u);
+  EXPECT_EQ(json.at("vertices").size(), 8u);
+  EXPECT_EQ(json.at("compute_sets").size(), 2u);
+  uint64_t json_cycles = 0;
+  for (const auto& c : json.at("codelets")) json_cycles += c.at("cycles").get<uint64_t>();
+  EXPECT_EQ(json_cycles, worker_cycles);
+  EXPECT_EQ(json.at("worker_functions").size(), 2u);
 }
 
 TEST(Sdk, AllToAllRedistributionAcrossTiles) {

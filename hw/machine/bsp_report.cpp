@@ -82,6 +82,58 @@ std::string contexts_json(const std::vector<TileCounts>& tiles) {
   return all.dump();
 }
 
+std::vector<WorkerFunction> worker_functions(const Machine& machine,
+                                             const Core::PcLocator& function_name) {
+  std::map<uint32_t, WorkerFunction> by_address;
+  for (unsigned id : machine.active_tiles()) {
+    uint32_t last = 0;
+    bool any = false;
+    for (const auto& [key, totals] : machine.tile(id).core().profile().runs()) {
+      WorkerFunction& f = by_address[key.first];
+      f.totals += totals;
+      if (!any || key.first != last) ++f.tiles;  // keys are sorted by function
+      last = key.first, any = true;
+    }
+  }
+  std::vector<WorkerFunction> all;
+  for (auto& [address, f] : by_address) {
+    f.function = address;
+    f.name = function_name ? function_name(address) : std::string();
+    if (f.name.empty()) f.name = fmt::format("0x{:08x}", address);
+    all.push_back(std::move(f));
+  }
+  std::stable_sort(all.begin(), all.end(), [](const WorkerFunction& a, const WorkerFunction& b) {
+    return a.totals.cycles > b.totals.cycles;
+  });
+  return all;
+}
+
+namespace {
+
+bool profiled(const Machine& machine) {
+  const auto& active = machine.active_tiles();
+  return !active.empty() && machine.tile(active.front()).core().profile().enabled();
+}
+
+std::string worker_functions_json(const Machine& machine, const Core::PcLocator& function_name) {
+  nlohmann::ordered_json all = nlohmann::ordered_json::array();
+  for (const WorkerFunction& f : worker_functions(machine, function_name)) {
+    nlohmann::ordered_json j;
+    j["function"] = f.name;
+    j["address"] = fmt::format("0x{:08x}", f.function);
+    j["tiles"] = f.tiles;
+    j["runs"] = f.totals.runs;
+    j["cycles"] = f.totals.cycles;
+    j["min_cycles"] = f.totals.min_cycles;
+    j["max_cycles"] = f.totals.max_cycles;
+    j["instructions"] = f.totals.instructions;
+    all.push_back(std::move(j));
+  }
+  return all.dump();
+}
+
+}  // namespace
+
 RunReport count_run(const Machine& machine) {
   RunReport r;
   r.tiles_per_chip = machine.config().chip.tiles;
@@ -138,6 +190,9 @@ void write_stats_json(std::ostream& out, const Machine& machine, const StatsSour
   fmt::print(
       out, "{{\n  \"config\": {},\n  \"image\": {},\n  \"summary\": {},\n  \"contexts\": {},\n",
       config_json(machine.config()), image.dump(), summary.dump(), contexts_json(r.per_tile));
+  if (profiled(machine))
+    fmt::print(out, "  \"worker_functions\": {},\n",
+               worker_functions_json(machine, source.function_name));
 
   fmt::print(out,
              "  \"chip\": {{\"preset\": \"{}\", \"tiles\": {}, \"active_tiles\": {}, "
@@ -222,7 +277,7 @@ void write_stats_json(std::ostream& out, const Machine& machine, const StatsSour
   fmt::print(out, "\n  ]\n}}\n");
 }
 
-void write_trace_json(std::ostream& out, const Machine& machine, unsigned tiles_per_track) {
+void write_trace_json(std::ostream& out, const Machine& machine, const TraceOptions& options) {
   // Times in whole picoseconds, printed as microseconds (the format's unit): a slice runs from
   // its begin's rounded time to its end's, so adjacent slices meet exactly and never overlap.
   const double clock_hz = machine.config().chip.tile.clock_hz;
@@ -236,7 +291,20 @@ void write_trace_json(std::ostream& out, const Machine& machine, unsigned tiles_
     return fmt::format(R"("ts": {}, "dur": {})", us(ps(begin)), us(ps(end) - ps(begin)));
   };
   const unsigned per_chip = machine.config().chip.tiles;
-  if (tiles_per_track == 0) tiles_per_track = 1;
+  const unsigned tiles_per_track = std::max(options.tiles_per_track, 1u);
+  // With worker lanes, track t's tile lane is tid t * (workers + 1) and its worker w's lane the
+  // tid w after it.
+  const bool lanes = options.worker_lanes && profiled(machine);
+  const unsigned workers = machine.config().chip.tile.worker_contexts;
+  const unsigned stride = lanes ? workers + 1 : 1;
+  auto lane_of = [&](unsigned machine_tile) {
+    return machine_tile % per_chip / tiles_per_track * stride;
+  };
+  auto function_name = [&](uint32_t address) {
+    std::string name = options.function_name ? options.function_name(address) : std::string();
+    return name.empty() ? fmt::format("0x{:08x}", address) : name;
+  };
+  uint64_t runs_dropped = 0;
   fmt::print(out, "{{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n");
   bool first = true;
   auto event = [&](const std::string& text) {
@@ -259,21 +327,47 @@ void write_trace_json(std::ostream& out, const Machine& machine, unsigned tiles_
         tiles_per_track == 1 ? fmt::format("tile {}", id)
                              : fmt::format("tiles {}-{} (tile {} shown)", track * tiles_per_track,
                                            (track + 1) * tiles_per_track - 1, id);
-    event(fmt::format(
-        R"({{"name": "thread_name", "ph": "M", "pid": {}, "tid": {}, "args": {{"name": "{}"}}}})",
-        chip, track, label));
-    event(fmt::format(
-        R"({{"name": "thread_sort_index", "ph": "M", "pid": {}, "tid": {}, "args": {{"sort_index": {}}}}})",
-        chip, track, track));
-    for (const TileSegment& s : machine.tile(machine_tile).timeline()) {
+    const unsigned lane = lane_of(machine_tile);
+    for (unsigned w = 0; w < stride; ++w) {
+      event(fmt::format(
+          R"({{"name": "thread_name", "ph": "M", "pid": {}, "tid": {}, "args": {{"name": "{}"}}}})",
+          chip, lane + w, w == 0 ? label : fmt::format("tile {} worker {}", id, w)));
+      event(fmt::format(
+          R"({{"name": "thread_sort_index", "ph": "M", "pid": {}, "tid": {}, "args": {{"sort_index": {}}}}})",
+          chip, lane + w, lane + w));
+    }
+    const Tile& tile = machine.tile(machine_tile);
+    for (const TileSegment& s : tile.timeline()) {
       if (s.end <= s.begin) continue;
       static const char* const kNames[] = {"compute", "sync", "exchange"};
       event(fmt::format(R"({{"name": "{}", "cat": "bsp", "ph": "X", "pid": {}, "tid": {}, {}, )"
                         R"("args": {{"tile": {}, "phase": {}, "cycles": {}, "first_cycle": {}}}}})",
-                        kNames[s.kind], chip, track, span(s.begin, s.end), id, s.phase,
+                        kNames[s.kind], chip, lane, span(s.begin, s.end), id, s.phase,
                         s.end - s.begin, s.begin));
     }
+    if (!lanes) continue;
+    // A worker's runs never overlap (it starts again only after its exit), so its lane's
+    // slices do not either.
+    auto run_event = [&](const WorkerRun& r, bool finished) {
+      event(fmt::format(
+          R"({{"name": "{}", "cat": "worker", "ph": "X", "pid": {}, "tid": {}, {}, )"
+          R"("args": {{"tile": {}, "worker": {}, "function": "0x{:08x}", "argument": "0x{:08x}", )"
+          R"("cycles": {}, "instructions": {}, "first_cycle": {}, "finished": {}}}}})",
+          function_name(r.function), chip, lane + r.worker, span(r.start, r.end), id, r.worker,
+          r.function, r.argument, r.end - r.start, r.instructions, r.start, finished));
+    };
+    const WorkerProfile& profile = tile.core().profile();
+    for (const WorkerRun& r : profile.log()) run_event(r, true);
+    runs_dropped += profile.dropped();
+    if (profile.dropped() == 0)
+      for (unsigned w = 1; w <= workers; ++w)
+        if (const auto open = tile.core().open_run(w)) run_event(*open, false);
   }
+  if (runs_dropped != 0)
+    event(fmt::format(
+        R"({{"name": "worker runs not shown", "ph": "i", "s": "g", "pid": 0, "tid": 0, "ts": 0, )"
+        R"("args": {{"dropped": {}}}}})",
+        runs_dropped));
   // Exchange flows (when the run recorded them): an arrow from the sending tile's track at the
   // send to the receiving tile's at the first word's arrival; the words and the last arrival
   // are in its arguments.
@@ -285,10 +379,10 @@ void write_trace_json(std::ostream& out, const Machine& machine, unsigned tiles_
         machine.tile_name(f.from), machine.tile_name(f.to), f.phase, f.words, f.last_arrival);
     event(fmt::format(
         R"({{"name": "send", "cat": "exchange", "ph": "s", "id": {}, "pid": {}, "tid": {}, "ts": {}, {}}})",
-        flow_id, from_chip, f.from % per_chip / tiles_per_track, us(ps(f.sent)), args));
+        flow_id, from_chip, lane_of(f.from), us(ps(f.sent)), args));
     event(fmt::format(
         R"({{"name": "send", "cat": "exchange", "ph": "f", "bp": "e", "id": {}, "pid": {}, "tid": {}, "ts": {}, {}}})",
-        flow_id, to_chip, f.to % per_chip / tiles_per_track, us(ps(f.first_arrival)), args));
+        flow_id, to_chip, lane_of(f.to), us(ps(f.first_arrival)), args));
     ++flow_id;
   }
   if (machine.exchange().flows_dropped() != 0)

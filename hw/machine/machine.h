@@ -84,17 +84,39 @@ ContextCounts context_counts(const Core& core, unsigned context);
 std::string config_json(const MachineConfig& machine);
 std::string contexts_json(const std::vector<TileCounts>& tiles);
 
-// What ran, for the statistics: the image's file (or a name) and its checksum.
+// What ran, for the statistics: the image's file (or a name) and its checksum, and the name of
+// the function at an address, for the workers' functions (unset: their addresses alone).
 struct StatsSource {
   std::string image;
   std::optional<uint32_t> image_checksum;
+  Core::PcLocator function_name;
 };
 
 // Statistics of a finished run as JSON (schema in docs/chip.md and docs/machine.md): the
-// configuration, the image, a summary and every superstep.
+// configuration, the image, a summary, the workers' functions when the run profiled them
+// (PlatformOptions::profile_workers) and every superstep.
 void write_stats_json(std::ostream& out, const Machine& machine, const StatsSource& source = {});
+
+// Every function the active tiles' workers ran (when profiled), summed over the tiles, the most
+// cycles first: name (or address), runs, cycles, instructions and the tiles that ran it.
+struct WorkerFunction {
+  uint32_t function = 0;
+  std::string name;
+  RunTotals totals;
+  unsigned tiles = 0;
+};
+std::vector<WorkerFunction> worker_functions(const Machine& machine,
+                                             const Core::PcLocator& function_name);
+
+struct TraceOptions {
+  unsigned tiles_per_track = 1;
+  // A lane per worker under each tile's track, with a slice per run named by its function
+  // (PlatformOptions::profile_workers keeps the runs).
+  bool worker_lanes = false;
+  Core::PcLocator function_name;  // unset: functions by address
+};
 // Chrome/Perfetto trace-event JSON of the BSP phases: a process per chip, and in it one track
 // per tile, or per group of `tiles_per_track` tiles (showing the group's first tile).
-void write_trace_json(std::ostream& out, const Machine& machine, unsigned tiles_per_track);
+void write_trace_json(std::ostream& out, const Machine& machine, const TraceOptions& options);
 
 }  // namespace ipu::hw

@@ -58,6 +58,11 @@ Platform::Platform(const PlatformOptions& options, LoadedProgram program, std::o
     target.core().set_fast_path(options_.fast_interpreter);
     target.core().set_locator(options_.locate_pc);
     target.core().set_debug(options_.debugger);
+    if (options_.profile_workers)
+      target.core().profile().enable(
+          options_.worker_run_log == 0
+              ? 0
+              : std::max(kLeastWorkerRuns, options_.worker_run_log / program_.tiles.size()));
     target.set_console([&console, prefix](unsigned context, std::string_view line) {
       fmt::print(console, "[{}:c{}] {}\n", prefix, context, line);
     });

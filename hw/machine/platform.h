@@ -49,6 +49,13 @@ struct TraceFilter {
   }
 };
 
+// --trace draws an arrow per send and receiver up to this many (a full-chip all-to-all phase
+// has two million; Perfetto stays usable with about this many).
+inline constexpr size_t kTraceFlows = 100'000;
+// What --trace-workers keeps by default (PlatformOptions::worker_run_log): about 160 MB at most.
+inline constexpr size_t kTraceWorkerRuns = 4'000'000;
+inline constexpr size_t kLeastWorkerRuns = 256;
+
 struct PlatformOptions {
   MachineConfig machine;
   uint64_t max_cycles = 2'000'000'000;  // per tile; 0: no limit
@@ -70,6 +77,12 @@ struct PlatformOptions {
   bool memory_hash = false;  // hash every active tile's SRAM after the run (touches all of it)
   // Exchange flows to keep for the trace's arrows (Exchange::record_flows; 0: none).
   size_t trace_flows = 0;
+  // Profile what every active tile's workers run (hw/tile/worker_profile.h: each function's
+  // runs and cycles, each joined batch), keeping up to worker_run_log runs themselves for the
+  // trace's worker lanes, shared among the tiles (each keeps at least kLeastWorkerRuns). Changes
+  // nothing but the host time (a little, at each worker start and exit).
+  bool profile_workers = false;
+  size_t worker_run_log = 0;
   // The MPI job whose ranks share the machine's chips (hw/machine/ranks.h); null or one rank:
   // this process simulates every chip. Changes nothing but the host time.
   MpiJob* ranks = nullptr;

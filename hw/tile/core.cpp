@@ -275,6 +275,7 @@ void Core::reset(uint32_t entry) {
   send_port_free_at_ = 0;
   exchange_dests_ = 0;
   sm_address_ = 0;
+  profile_.clear();
   Context& supervisor = contexts_[0];
   supervisor.state = ContextState::kRunning;
   supervisor.pc = entry;
@@ -502,11 +503,14 @@ void Core::start_worker(Context& supervisor, Context& worker, uint32_t function,
   worker.next_issue = after + (slot + workers_ - after % workers_) % workers_;
   worker.issue_cycle = worker.next_issue;
   worker.started_at = worker.next_issue;
+  if (profile_.enabled())
+    profile_.started(id, worker.started_at, worker.instret, function, argument);
 }
 
 void Core::finish_worker(Context& worker) {
   worker.state = ContextState::kIdle;
   worker.active_cycles += worker.issue_cycle + 1 - worker.started_at;
+  if (profile_.enabled()) profile_.finished(worker.id, worker.issue_cycle + 1, worker.instret);
 }
 
 void Core::console_put(Context& c, uint32_t byte) {
@@ -634,6 +638,7 @@ void Core::save_status(ByteWriter& out) const {
     out.put(c.issue_cycle), out.put(c.next_issue), out.put(c.runs), out.put(c.active_cycles);
     out.put(c.started_at), out.put(read_word(c.pc));
   }
+  if (profile_.enabled()) profile_.save(out);
 }
 
 void Core::load_status(ByteReader& in) {
@@ -650,6 +655,7 @@ void Core::load_status(ByteReader& in) {
     in.get(c.started_at);
     status_words_.emplace_back(c.pc, in.get<uint32_t>());
   }
+  if (profile_.enabled()) profile_.load(in);
 }
 
 std::string Core::describe_running_contexts() const {

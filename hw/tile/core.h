@@ -14,6 +14,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -24,6 +25,7 @@
 #include "isa.h"
 #include "prng.h"
 #include "tile_config.h"
+#include "worker_profile.h"
 #include "zero_pages.h"
 
 namespace ipu::hw {
@@ -181,6 +183,15 @@ class Core {
   // none). Call between runs, or from the hook itself to detach.
   void set_debug(DebugHook* hook) { debug_ = hook; }
   DebugHook* debug() const { return debug_; }
+  // What the workers ran (worker_profile.h): off until enabled, kept across reset().
+  WorkerProfile& profile() { return profile_; }
+  const WorkerProfile& profile() const { return profile_; }
+  // Worker `worker`'s run in progress, up to its last issue; nullopt when it is idle.
+  std::optional<WorkerRun> open_run(unsigned worker) const {
+    const Context& c = contexts_.at(worker);
+    if (worker == 0 || c.state != ContextState::kRunning) return std::nullopt;
+    return profile_.open_run(worker, c.issue_cycle + 1, c.instret);
+  }
 
   // After StopReason::kSync: the barrier released at `cycle`; the tile resumes then, in a new
   // exchange phase.
@@ -321,6 +332,7 @@ class Core {
   // A replica's view of the instruction at each context's pc, as load_status() received it
   // (its SRAM holds no program), for where(); empty in a core that runs.
   std::vector<std::pair<uint32_t, uint32_t>> status_words_;
+  WorkerProfile profile_;
 };
 
 }  // namespace ipu::hw

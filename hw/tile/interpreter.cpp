@@ -261,6 +261,7 @@ void amp_step(AmpUnit& amp, const uint8_t* in, uint8_t* out, AmpDatapath* lanes)
     if (c.id != 0) ILLEGAL();                                           \
     for (unsigned w = 1; w <= workers_; ++w)                            \
       if (contexts_[w].state == ContextState::kRunning) stalled = true; \
+    if (!stalled && profile_.enabled()) profile_.joined();              \
     scheduling_changed = true;                                          \
   } while (0)
 #define WORKER_EXIT()          \

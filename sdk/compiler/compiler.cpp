@@ -227,6 +227,11 @@ class Compilation {
   std::map<unsigned, std::vector<ipu_vertex>> vertices_;
   std::map<unsigned, std::map<unsigned, std::pair<uint32_t, uint32_t>>> cs_range_;
   unsigned compute_sets_ = 0;  // the graph's, then the collectives' own
+  // A compute set of the collectives' own, named for profiles (Executable::compute_sets).
+  unsigned new_compute_set(std::string name) {
+    exe_.compute_sets.push_back(std::move(name));
+    return compute_sets_++;
+  }
   std::map<unsigned, std::vector<ipu_step>> steps_;
   std::map<unsigned, std::vector<ipu_action>> actions_;
   std::map<unsigned, std::vector<uint32_t>> dest_lists_;
@@ -550,12 +555,16 @@ std::pair<unsigned, uint32_t> Compilation::address_of(Tensor t, size_t index) co
 void Compilation::add_vertex(unsigned tile, const std::string& codelet,
                              const std::vector<uint32_t>& state, unsigned workers,
                              unsigned compute_set) {
-  const uint32_t at = memory_[tile].allocate(static_cast<uint32_t>(4 * state.size()),
-                                             fmt::format("vertex state ({})", codelet));
+  // At least a word, so that every vertex's state has its own address (profiles tell vertices
+  // apart by it).
+  const uint32_t at =
+      memory_[tile].allocate(static_cast<uint32_t>(4 * std::max<size_t>(1, state.size())),
+                             fmt::format("vertex state ({})", codelet));
   auto& bytes = initial_[tile];
   const uint32_t offset = at - heap_start_;
   if (bytes.size() < offset + 4 * state.size()) bytes.resize(offset + 4 * state.size());
   place(bytes, offset, state);
+  exe_.vertex_sites[{tile, at}] = compute_set;
   auto& range = cs_range_[tile][compute_set];
   if (range.second == 0) range.first = static_cast<uint32_t>(vertices_[tile].size());
   // A six-worker vertex is six table entries sharing one state: the runtime starts each.
@@ -567,6 +576,7 @@ void Compilation::add_vertex(unsigned tile, const std::string& codelet,
 
 void Compilation::add_graph_vertices() {
   compute_sets_ = static_cast<unsigned>(graph_.compute_sets().size());
+  exe_.compute_sets = graph_.compute_sets();
   for (unsigned r = 0; r < replicas_; ++r)
     for (unsigned cs = 0; cs < compute_sets_; ++cs)
       for (const VertexInfo& v : graph_.vertices()) {
@@ -718,7 +728,7 @@ void Compilation::reduce_scatter(Tensor data, Tensor acc, CollectiveOp op,
         adds.emplace_back(to, lo, hi);
       }
     exchange(transfers);
-    const unsigned cs = compute_sets_++;
+    const unsigned cs = new_compute_set(fmt::format("reduce-scatter {} step {}", d.name, s + 1));
     // The last step may write its sums into data: data + acc has the bits of acc + data.
     const bool last_into_data = into_data && s + 2 == R;
     for (const auto& [replica, lo, hi] : adds)
@@ -733,7 +743,7 @@ void Compilation::reduce_scatter(Tensor data, Tensor acc, CollectiveOp op,
     execute(cs);
   }
   if (op == CollectiveOp::kMean) {
-    const unsigned cs = compute_sets_++;
+    const unsigned cs = new_compute_set(fmt::format("reduce-scatter {} mean", d.name));
     const float inverse = 1.0f / static_cast<float>(R);
     uint32_t k = 0, flags = 0;
     std::memcpy(&k, &inverse, 4);
@@ -910,7 +920,7 @@ void Compilation::across_tiles(const Program& p) {
       for (size_t g = 0; g < rows; ++g)
         add_transfers(transfers, p.source, g * n + c * m, r, gather, (c * rows + g) * m, r, m);
   exchange(transfers);
-  const unsigned cs = compute_sets_++;
+  const unsigned cs = new_compute_set(fmt::format("across tiles {}", d.name));
   const std::string codelet = fmt::format(
       "ipu_tiles_{}_{}", p.op == CollectiveOp::kMax ? "max" : "sum", dtype_name(d.type));
   for (unsigned r = 0; r < replicas_; ++r)
@@ -924,7 +934,7 @@ void Compilation::across_tiles(const Program& p) {
     }
   execute(cs);
   if (p.op == CollectiveOp::kMean) {
-    const unsigned scale = compute_sets_++;
+    const unsigned scale = new_compute_set(fmt::format("across tiles {} mean", d.name));
     const float inverse = 1.0f / static_cast<float>(rows);
     uint32_t k = 0;
     std::memcpy(&k, &inverse, 4);

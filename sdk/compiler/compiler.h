@@ -100,13 +100,18 @@ struct Executable {
   std::map<std::string, RemotePlacement> remote_buffers;
   std::vector<ReplicaMemory> replica_memory;  // per replica (empty without remote buffers)
   std::vector<ProgramInfo> programs;          // in index order
-  uint32_t command_address = 0;               // every tile's ipu_tile_program.command
-  unsigned supersteps = 0;                    // syncs one pass of every program makes, summed
-  unsigned exchange_sends = 0;                // sends in the compiled exchange schedule
-  unsigned exchange_destinations = 0;         // their destinations (> sends where multicast)
-  unsigned inter_chip_sends = 0;              // sends with a destination on another chip
-  unsigned external_exchanges = 0;            // exchange phases after an external sync
-  unsigned remote_copies = 0;                 // tile transfers to or from streaming memory
+  // Every compute set's name by id: the graph's, then those the collectives add ("reduce-scatter
+  // grads step 1"); and the compute set of each vertex by its state's place (machine tile,
+  // address), which a profile's worker runs carry (sdk/runtime/profile.h).
+  std::vector<std::string> compute_sets;
+  std::map<std::pair<unsigned, uint32_t>, unsigned> vertex_sites;
+  uint32_t command_address = 0;        // every tile's ipu_tile_program.command
+  unsigned supersteps = 0;             // syncs one pass of every program makes, summed
+  unsigned exchange_sends = 0;         // sends in the compiled exchange schedule
+  unsigned exchange_destinations = 0;  // their destinations (> sends where multicast)
+  unsigned inter_chip_sends = 0;       // sends with a destination on another chip
+  unsigned external_exchanges = 0;     // exchange phases after an external sync
+  unsigned remote_copies = 0;          // tile transfers to or from streaming memory
   std::string memory_report;
 };
 

@@ -170,6 +170,11 @@ std::string Symbolizer::locate(uint32_t pc) const {
   return line.empty() ? f->name : fmt::format("{} at {}", f->name, line);
 }
 
+std::string Symbolizer::function(uint32_t pc) const {
+  const Impl::Function* f = impl_->function_at(pc);
+  return f == nullptr ? std::string() : f->name;
+}
+
 size_t Symbolizer::functions() const { return impl_->functions.size(); }
 bool Symbolizer::has_lines() const { return impl_->dwarf != nullptr; }
 

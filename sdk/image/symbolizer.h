@@ -27,6 +27,8 @@ class Symbolizer {
   // "main at null_deref.c:9", "main" without line information for the pc, "" when no function
   // symbol covers it. Safe to call from several threads.
   std::string locate(uint32_t pc) const;
+  // The name of the function covering pc ("" when none does).
+  std::string function(uint32_t pc) const;
 
   size_t functions() const;  // function symbols read
   bool has_lines() const;    // the image has DWARF line information

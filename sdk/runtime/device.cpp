@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <utility>
 
 #include "hw/gateway/host_link.h"
@@ -55,6 +56,9 @@ DeviceImpl::DeviceImpl(const Executable& executable, DeviceOptions options)
   run.load_and_start = false;  // the host driver loads the image over PCIe, then starts the tiles
   symbolizer_ = std::make_shared<const Symbolizer>(exe_.image);
   run.locate_pc = [symbolizer = symbolizer_](uint32_t pc) { return symbolizer->locate(pc); };
+  run.profile_workers = profiling();
+  if (!options_.trace.empty() && options_.trace_workers) run.worker_run_log = hw::kTraceWorkerRuns;
+  if (!options_.trace.empty()) run.trace_flows = hw::kTraceFlows;
   if (options_.gdb_port >= 0) {
     gdb_ = std::make_unique<debug::GdbServer>(static_cast<uint16_t>(options_.gdb_port));
     run.debugger = gdb_.get();
@@ -336,12 +340,14 @@ const DeviceReport& DeviceImpl::run(const std::string& name) {
         fmt::format("the program failed: {}{}\n{}", o.message.empty() ? "exit status " : "",
                     o.message.empty() ? std::to_string(o.exit_status) : o.message, console_text_);
   }
-  if (!options_.stats.empty()) {
-    std::ofstream out(options_.stats);
-    write_stats(out);
-    if (!out && failure_.empty())
-      throw DeviceError(fmt::format("cannot write the statistics to {}", options_.stats));
-  }
+  if (profiling()) report_.profile = profile();
+  write_output(options_.stats, "the statistics", [this](std::ostream& out) { write_stats(out); });
+  write_output(options_.trace, "the trace", [this](std::ostream& out) {
+    hw::TraceOptions trace;
+    trace.worker_lanes = options_.trace_workers;
+    trace.function_name = [this](uint32_t pc) { return symbolizer_->function(pc); };
+    hw::write_trace_json(out, platform_->machine(), trace);
+  });
   if (!failure_.empty()) {
     if (gdb_) gdb_->finish({report_.run.outcome.result, report_.run.outcome.exit_status, failure_});
     throw DeviceError(failure_);
@@ -398,5 +404,36 @@ unsigned Device::gdb_port() const { return impl_->gdb_port(); }
 const std::string& Device::console() const { return impl_->console(); }
 const hw::Machine& Device::machine() const { return impl_->machine(); }
 void Device::write_stats(std::ostream& out) const { impl_->write_stats(out); }
+Profile Device::profile() const { return impl_->profile(); }
+
+void DeviceImpl::write_output(const std::string& path, const char* what,
+                              const std::function<void(std::ostream&)>& writer) {
+  if (path.empty()) return;
+  std::ofstream out(path);
+  writer(out);
+  if (!out && failure_.empty()) throw DeviceError(fmt::format("cannot write {} to {}", what, path));
+}
+
+Profile DeviceImpl::profile() const {
+  if (!profiling()) return {};
+  return make_profile(exe_, platform_->machine(),
+                      [this](uint32_t pc) { return symbolizer_->function(pc); });
+}
+
+void DeviceImpl::write_stats(std::ostream& out) const {
+  std::ostringstream machine;
+  hw::StatsSource source{"<executable>", image_checksum(exe_.image),
+                         [this](uint32_t pc) { return symbolizer_->function(pc); }};
+  hw::write_stats_json(machine, platform_->machine(), source);
+  if (!profiling()) {
+    out << machine.str();
+    return;
+  }
+  // The machine's statistics, then the program's compute sets, codelets and vertices.
+  auto stats = nlohmann::ordered_json::parse(machine.str());
+  auto program = nlohmann::ordered_json::parse(profile_json(profile()));
+  for (auto& [key, value] : program.items()) stats[key] = std::move(value);
+  out << stats.dump(1) << "\n";
+}
 
 }  // namespace ipu::sdk

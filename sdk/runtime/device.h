@@ -23,6 +23,7 @@
 
 #include "hw/machine/run_report.h"
 #include "sdk/compiler/compiler.h"
+#include "sdk/runtime/profile.h"
 #include "tlm/rtl_selection.h"
 
 namespace ipu::hw {
@@ -44,6 +45,12 @@ struct DeviceOptions {
   tlm_rtl::RtlSelection rtl;  // blocks computed by their verilated RTL (ipu-sim --rtl)
   std::string rtl_trace;      // FST waveforms of those blocks
   std::string stats;          // after every run, write_stats() to this file ("": none)
+  // After every run, the BSP trace (Chrome/Perfetto JSON, as ipu-sim run --trace) to this file,
+  // with a lane per worker when trace_workers ("": none).
+  std::string trace;
+  bool trace_workers = false;
+  // Profile what the workers run (profile()); on whenever stats or trace is written.
+  bool profile = false;
   // Host threads for the tiles' compute (0: the host's cores); changes nothing but host time.
   unsigned threads = 0;
   // >= 0: a GDB server on localhost:gdb_port (0: any free port, Device::gdb_port() says which)
@@ -62,6 +69,9 @@ struct DeviceReport {
   uint64_t image_bytes = 0;
   uint64_t host_to_device_bytes = 0, device_to_host_bytes = 0;  // stream data
   uint64_t host_transfer_cycles = 0;  // tile cycles spent in host syncs (the dispatch's included)
+  // Where the workers' cycles went in every run so far (Device::profile(); empty unless
+  // DeviceOptions::profile, stats or trace is set).
+  Profile profile;
 };
 
 class Device {
@@ -105,6 +115,9 @@ class Device {
   // Writes the run statistics so far (every run's) as ipu-sim run --stats does: the machine's
   // configuration, the image's checksum, a summary and every superstep.
   void write_stats(std::ostream& out) const;
+  // Where the workers' cycles went so far, per compute set, codelet and vertex
+  // (sdk/runtime/profile.h); empty unless DeviceOptions::profile, stats or trace is set.
+  Profile profile() const;
 
   // The simulated machine, for tests and tools inside this tree (hw/machine/machine.h).
   const hw::Machine& machine() const;

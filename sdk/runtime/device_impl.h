@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -41,12 +42,17 @@ class DeviceImpl {
   unsigned gdb_port() const { return gdb_ ? gdb_->port() : 0; }
   const std::string& console() const { return console_text_; }
   const hw::Machine& machine() const { return platform_->machine(); }
-  void write_stats(std::ostream& out) const {
-    hw::write_stats_json(out, platform_->machine(), {"<executable>", image_checksum(exe_.image)});
-  }
+  void write_stats(std::ostream& out) const;
+  Profile profile() const;
 
  private:
   uint64_t host_sync(unsigned transfer);
+  bool profiling() const {
+    return options_.profile || !options_.stats.empty() || !options_.trace.empty();
+  }
+  // Writes a file of the run's outputs; a failure to is an error unless the run failed already.
+  void write_output(const std::string& path, const char* what,
+                    const std::function<void(std::ostream&)>& writer);
   // The dispatch sync: waits (paused) for run() to name a program, then writes its index to
   // every tile over PCIe.
   uint64_t dispatch();
