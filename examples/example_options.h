@@ -5,7 +5,8 @@
 // parameter, e.g. --exchange.base-latency 32), the device options --rtl BLOCKS, --rtl-trace
 // FILE.fst, --memory-hash yes|no, --threads N (0: the host's cores) and --stats FILE (ipu-sim's
 // statistics JSON, with the example's flops), --trace FILE (the BSP trace as ipu-sim run --trace
-// writes it; --trace-workers yes adds a lane per worker), --profile yes (prints where the
+// writes it; --trace-workers yes adds a lane per worker), --report FILE.html (the run report as
+// ipu-sim run --report writes it), --profile yes (prints where the
 // workers' cycles went by compute set and codelet), and --help. run_example() gives them all the
 // same handling and exit statuses.
 #pragma once
@@ -43,6 +44,7 @@ class ExampleOptions {
                     {"stats", ""},
                     {"trace", ""},
                     {"trace-workers", "no"},
+                    {"report", ""},
                     {"profile", "no"},
                     {"threads", "0"}});
     values_.insert({"config", ""});
@@ -115,6 +117,7 @@ class ExampleOptions {
     d.trace_workers = yes("trace-workers");
     if (d.trace_workers && d.trace.empty())
       throw OptionError("--trace-workers yes adds lanes to --trace FILE, which is not given");
+    d.report = text("report");
     d.profile = yes("profile");
     d.threads = static_cast<unsigned>(count("threads", 0, 1024));
     return d;

@@ -21,6 +21,7 @@ packages=(
   openmpi-bin libopenmpi-dev  # a machine's chips over MPI ranks (hw/machine/ranks.h, mpirun ipu-sim run)
   gdb-multiarch             # debugs tile programs through ipu-sim --gdb (tests/cli/gdb_session.sh)
   python3                   # the CLI tests check that --stats and --trace write valid JSON
+  chromium                  # renders the --report HTML page headless in its test (tests/cli/report_renders.sh)
 )
 
 missing=()

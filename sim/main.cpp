@@ -18,6 +18,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -25,6 +26,7 @@
 #include "debug/gdb_server.h"
 #include "hw/machine/machine_config.h"
 #include "hw/machine/platform.h"
+#include "report/html_report.h"
 #include "sdk/image/elf_reader.h"
 #include "sdk/image/elf_writer.h"
 #include "sdk/image/program.h"
@@ -68,7 +70,7 @@ void add_parameter_options(po::options_description& desc, ipu::hw::MachineConfig
 }
 
 struct Outputs {
-  std::string stats, trace;
+  std::string stats, trace, report;
   ipu::hw::StatsSource source;  // the image, for --stats
   ipu::hw::TraceOptions trace_options;
 };
@@ -83,9 +85,9 @@ int run_machine(ipu::hw::PlatformOptions options, const RtlOptions& rtl_options,
                 const ipu::sdk::ElfImage& image, const Outputs& outputs,
                 ipu::debug::GdbServer* gdb) {
   options.debugger = gdb;
-  // --stats and --trace show what the workers ran: every function's runs, and with
+  // --stats, --trace and --report show what the workers ran: every function's runs, and with
   // --trace-workers each run.
-  if (!outputs.stats.empty() || !outputs.trace.empty()) {
+  if (!outputs.stats.empty() || !outputs.trace.empty() || !outputs.report.empty()) {
     options.profile_workers = true;
     if (outputs.trace_options.worker_lanes) options.worker_run_log = ipu::hw::kTraceWorkerRuns;
   }
@@ -136,14 +138,22 @@ int run_machine(ipu::hw::PlatformOptions options, const RtlOptions& rtl_options,
     if (!file) fmt::print(stderr, "ipu-sim: cannot write {}\n", path);
     return static_cast<bool>(file);
   };
+  ipu::hw::StatsSource source = outputs.source;
+  source.program = &platform.program();
+  source.outcome = report.outcome;
   const bool stats_ok = write(outputs.stats, [&](std::ostream& o) {
-    ipu::hw::write_stats_json(o, platform.machine(), outputs.source);
+    ipu::hw::write_stats_json(o, platform.machine(), source);
   });
   const bool trace_ok = write(outputs.trace, [&](std::ostream& o) {
     ipu::hw::write_trace_json(o, platform.machine(), outputs.trace_options);
   });
+  const bool report_ok = write(outputs.report, [&](std::ostream& o) {
+    std::ostringstream stats;
+    ipu::hw::write_stats_json(stats, platform.machine(), source);
+    ipu::report::write_html_report(o, stats.str(), "ipu-sim run " + source.image);
+  });
   // The run's own status stands; a clean run whose files could not be written is a usage error.
-  return status == 0 && !(stats_ok && trace_ok) ? kExitUsage : status;
+  return status == 0 && !(stats_ok && trace_ok && report_ok) ? kExitUsage : status;
 }
 
 // An error that ends the run: every rank of an MPI job may not have met it, so it ends them all
@@ -319,6 +329,9 @@ int sc_main(int argc, char** argv) {
       "run: write the BSP execution trace (Chrome/Perfetto trace-event JSON) to this file")(
       "trace-tiles-per-track", po::value<std::string>(&tiles_per_track_text)->default_value("1"),
       "run: tiles per track in --trace (each track shows its first tile)")(
+      "report", po::value<std::string>(&outputs.report),
+      "run: write the run report, one self-contained HTML page (tile memory heatmap, BSP "
+      "timeline and tile balance, compute, traffic, configuration), to this file")(
       "trace-workers", po::bool_switch(&outputs.trace_options.worker_lanes),
       "run: in --trace, a lane per worker under each tile's track with a slice per run, named "
       "by the function it ran")("config-dump", po::bool_switch(&config_dump),
@@ -406,7 +419,7 @@ int sc_main(int argc, char** argv) {
   }
   if (command == "run-elf" || command == "demo") {  // one tile: no BSP phases, no pool
     for (const char* name :
-         {"trace", "trace-tiles-per-track", "trace-workers", "memory-hash", "threads"})
+         {"trace", "trace-tiles-per-track", "trace-workers", "report", "memory-hash", "threads"})
       if (vm.count(name) && !vm[name].defaulted()) {
         fmt::print(stderr,
                    "ipu-sim: --{} is for 'ipu-sim run' (a chip or a machine); '{}' runs one tile "
@@ -497,7 +510,9 @@ int sc_main(int argc, char** argv) {
       options.fast_interpreter = interpreter == "fast";
       options.locate_pc = locate_pc;
       options.ranks = job.get();
-      outputs.source = {file, ipu::sdk::image_checksum(image), function_name};
+      outputs.source.image = file;
+      outputs.source.image_checksum = ipu::sdk::image_checksum(image);
+      outputs.source.function_name = function_name;
       outputs.trace_options.function_name = function_name;
       const auto gdb = open_gdb_server(gdb_port);
       return run_machine(options, rtl_options, image, outputs, gdb.get());
@@ -512,8 +527,9 @@ int sc_main(int argc, char** argv) {
     ipu::hw::MachineConfig one_tile = config;
     one_tile.chips = 1;
     one_tile.chip.tiles = 1;
-    outputs.source = {command == "demo" ? "<embedded demo>" : file, ipu::sdk::image_checksum(image),
-                      function_name};
+    outputs.source.image = command == "demo" ? "<embedded demo>" : file;
+    outputs.source.image_checksum = ipu::sdk::image_checksum(image);
+    outputs.source.function_name = function_name;
     const auto gdb = open_gdb_server(gdb_port);
     return run_tile(options, image, one_tile, rtl_options, outputs, gdb.get());
   } catch (const ipu::sdk::ImageError& e) {

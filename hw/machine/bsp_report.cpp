@@ -10,6 +10,7 @@
 #include <ostream>
 
 #include "machine.h"
+#include "platform.h"
 
 namespace ipu::hw {
 namespace {
@@ -132,6 +133,26 @@ std::string worker_functions_json(const Machine& machine, const Core::PcLocator&
   return all.dump();
 }
 
+// Column by column (a POD64 has 94,208 tiles): tiles[i] has code[i], data[i], stacks[i] and
+// free[i] bytes.
+std::string tile_memory_json(const std::vector<TileMemory>& tiles, uint32_t sram_bytes,
+                             uint32_t stack_bytes) {
+  nlohmann::ordered_json j;
+  j["sram_bytes"] = sram_bytes;
+  j["stack_bytes"] = stack_bytes;
+  std::vector<uint32_t> columns[5];
+  for (const TileMemory& m : tiles) {
+    columns[0].push_back(m.tile);
+    columns[1].push_back(m.code);
+    columns[2].push_back(m.data);
+    columns[3].push_back(m.stacks);
+    columns[4].push_back(m.free);
+  }
+  const char* const kNames[] = {"tiles", "code", "data", "stacks", "free"};
+  for (int i = 0; i < 5; ++i) j[kNames[i]] = std::move(columns[i]);
+  return j.dump();
+}
+
 }  // namespace
 
 RunReport count_run(const Machine& machine) {
@@ -187,6 +208,12 @@ void write_stats_json(std::ostream& out, const Machine& machine, const StatsSour
   summary["ipulink_bytes"] = r.ipulink_bytes;
   summary["streaming_bytes_written"] = r.streaming_bytes_written;
   summary["streaming_bytes_read"] = r.streaming_bytes_read;
+  if (source.outcome) {
+    static const char* const kResults[] = {"exited", "fault", "cycle limit", "deadlock"};
+    summary["result"] = kResults[static_cast<int>(source.outcome->result)];
+    summary["exit_status"] = source.outcome->exit_status;
+    summary["message"] = source.outcome->message;
+  }
   fmt::print(
       out, "{{\n  \"config\": {},\n  \"image\": {},\n  \"summary\": {},\n  \"contexts\": {},\n",
       config_json(machine.config()), image.dump(), summary.dump(), contexts_json(r.per_tile));
@@ -198,6 +225,10 @@ void write_stats_json(std::ostream& out, const Machine& machine, const StatsSour
              "  \"chip\": {{\"preset\": \"{}\", \"tiles\": {}, \"active_tiles\": {}, "
              "\"clock_hz\": {}}},\n",
              c.preset, c.tiles, machine.active_tiles().size(), c.tile.clock_hz);
+  if (source.program != nullptr)
+    fmt::print(out, "  \"tile_memory\": {},\n",
+               tile_memory_json(tile_memory(*source.program, c.tile.sram_bytes), c.tile.sram_bytes,
+                                source.program->stack_bytes));
   fmt::print(out, "  \"machine\": {{\"chips\": {}, \"ipulinks\": [", machine.chips());
   bool first = true;
   for (const auto& link : machine.links().links()) {

@@ -84,12 +84,18 @@ ContextCounts context_counts(const Core& core, unsigned context);
 std::string config_json(const MachineConfig& machine);
 std::string contexts_json(const std::vector<TileCounts>& tiles);
 
-// What ran, for the statistics: the image's file (or a name) and its checksum, and the name of
-// the function at an address, for the workers' functions (unset: their addresses alone).
+struct LoadedProgram;  // hw/machine/platform.h
+
+// What ran, for the statistics: the image's file (or a name) and its checksum, the name of the
+// function at an address, for the workers' functions (unset: their addresses alone), the
+// program as loaded, for each tile's memory (null: none), and how the run ended (none: the
+// statistics leave it out).
 struct StatsSource {
   std::string image;
   std::optional<uint32_t> image_checksum;
   Core::PcLocator function_name;
+  const LoadedProgram* program = nullptr;
+  std::optional<ChipOutcome> outcome;
 };
 
 // Statistics of a finished run as JSON (schema in docs/chip.md and docs/machine.md): the

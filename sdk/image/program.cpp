@@ -36,6 +36,20 @@ void check_manifest(const ElfImage& image, const hw::MachineConfig& machine) {
         machine.chips == 1 ? "" : "s", machine.chip.tiles, machine.chip.tile.clock_hz));
 }
 
+namespace {
+
+// Of a segment at [begin, end) of its tile, the leading bytes that are code: none of a segment
+// that is not executable; of one that is, those below the runtime's __text_end (firmware/tile.ld
+// puts .text first), or all of it in an image without that symbol.
+uint32_t code_bytes(const ElfImage& image, uint32_t begin, uint32_t end, const ElfSegment& s) {
+  if (!s.executable) return 0;
+  const auto text_end = image.symbols.find("__text_end");
+  if (text_end == image.symbols.end()) return end - begin;
+  return text_end->second <= begin ? 0 : std::min(text_end->second, end) - begin;
+}
+
+}  // namespace
+
 hw::LoadedProgram load_program(const ElfImage& image, const hw::MachineConfig& machine) {
   check_manifest(image, machine);
   const hw::TileConfig& t = machine.chip.tile;
@@ -82,7 +96,9 @@ hw::LoadedProgram load_program(const ElfImage& image, const hw::MachineConfig& m
             segments[i - 1].segment->file_offset, segments[i].segment->file_offset,
             segments[i].begin, hw::tile_name(machine_tile, machine.chip.tiles, machine.chips)));
     auto& out = program.tiles[machine_tile];
-    for (const Placed& p : segments) out.push_back({p.begin, p.segment->memory_image()});
+    for (const Placed& p : segments)
+      out.push_back(
+          {p.begin, p.segment->memory_image(), code_bytes(image, p.begin, p.end, *p.segment)});
   }
   if (image.entry < base || image.entry >= uint64_t{base} + bytes || (image.entry & 3))
     throw ImageError(
@@ -94,6 +110,14 @@ hw::LoadedProgram load_program(const ElfImage& image, const hw::MachineConfig& m
   program.entry = image.entry;
   const auto tohost = image.symbols.find("tohost");
   program.tohost = tohost != image.symbols.end() ? tohost->second : 0;
+  // The runtime's linker script (firmware/tile.ld) keeps the stacks between the heap's end and
+  // the top of SRAM.
+  const auto heap_end = image.symbols.find("__heap_end");
+  const auto stack_top = image.symbols.find("__supervisor_stack_top");
+  if (heap_end != image.symbols.end() && stack_top != image.symbols.end() &&
+      heap_end->second <= stack_top->second && stack_top->second <= uint64_t{base} + bytes &&
+      heap_end->second >= base)
+    program.stack_bytes = stack_top->second - heap_end->second;
   return program;
 }
 

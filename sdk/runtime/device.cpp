@@ -4,15 +4,18 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cerrno>  // program_invocation_short_name
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <utility>
 
 #include "hw/gateway/host_link.h"
+#include "report/html_report.h"
 #include "sdk/image/program.h"
 #include "sdk/image/symbolizer.h"
 #include "sdk/runtime/device_impl.h"
@@ -348,6 +351,12 @@ const DeviceReport& DeviceImpl::run(const std::string& name) {
     trace.function_name = [this](uint32_t pc) { return symbolizer_->function(pc); };
     hw::write_trace_json(out, platform_->machine(), trace);
   });
+  write_output(options_.report, "the report", [this](std::ostream& out) {
+    std::ostringstream stats;
+    write_stats(stats);
+    report::write_html_report(out, stats.str(),
+                              fmt::format("{} on the virtual IPU", program_invocation_short_name));
+  });
   if (!failure_.empty()) {
     if (gdb_) gdb_->finish({report_.run.outcome.result, report_.run.outcome.exit_status, failure_});
     throw DeviceError(failure_);
@@ -423,7 +432,13 @@ Profile DeviceImpl::profile() const {
 void DeviceImpl::write_stats(std::ostream& out) const {
   std::ostringstream machine;
   hw::StatsSource source{"<executable>", image_checksum(exe_.image),
-                         [this](uint32_t pc) { return symbolizer_->function(pc); }};
+                         [this](uint32_t pc) { return symbolizer_->function(pc); },
+                         &platform_->program(), std::nullopt};
+  // A run that came back to its dispatch sync did not end; one that failed says how.
+  if (!failure_.empty()) {
+    source.outcome = report_.run.outcome;
+    if (source.outcome->message.empty()) source.outcome->message = failure_;
+  }
   hw::write_stats_json(machine, platform_->machine(), source);
   if (!profiling()) {
     out << machine.str();

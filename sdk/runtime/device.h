@@ -49,7 +49,9 @@ struct DeviceOptions {
   // with a lane per worker when trace_workers ("": none).
   std::string trace;
   bool trace_workers = false;
-  // Profile what the workers run (profile()); on whenever stats or trace is written.
+  // After every run, the HTML report of the statistics (report/html_report.h) to this file.
+  std::string report;
+  // Profile what the workers run (profile()); on whenever stats, trace or report is written.
   bool profile = false;
   // Host threads for the tiles' compute (0: the host's cores); changes nothing but host time.
   unsigned threads = 0;

@@ -48,7 +48,8 @@ class DeviceImpl {
  private:
   uint64_t host_sync(unsigned transfer);
   bool profiling() const {
-    return options_.profile || !options_.stats.empty() || !options_.trace.empty();
+    return options_.profile || !options_.stats.empty() || !options_.trace.empty() ||
+           !options_.report.empty();
   }
   // Writes a file of the run's outputs; a failure to is an error unless the run failed already.
   void write_output(const std::string& path, const char* what,

@@ -1,0 +1,139 @@
+// The HTML run report (report/html_report.h) drawn from statistics written by hand, so every
+// figure it shows is derived here independently: the heatmap's cells and their figures, the
+// timeline's phases in pixels, the tile balance, escaping, and the errors for statistics that
+// are not as ipu-sim writes them.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "report/html_report.h"
+
+namespace {
+
+using ipu::report::ReportError;
+using ipu::report::write_html_report;
+using testing::HasSubstr;
+using testing::Not;
+
+// Two chips of 4 tiles in exchange columns of 2; tiles 0, 1 (chip 0) and 5 (chip 1 tile 1)
+// loaded in 1000-byte SRAMs. Two supersteps over 1000 cycles.
+const char* const kStats = R"({
+  "config": {"preset": "mk2", "exchange.tiles-per-column": 2},
+  "image": {"file": "a <b>.elf", "checksum": "0x00000001"},
+  "summary": {"cycles": 1000, "seconds": 1e-6, "instructions": 500, "supersteps": 2,
+              "exchange_bytes": 64, "result": "exited", "exit_status": 3},
+  "contexts": [{"context": "supervisor", "instructions": 500, "issue_slots": 520, "runs": 3,
+                "active_cycles": 3000}],
+  "tile_memory": {"sram_bytes": 1000, "stack_bytes": 100, "tiles": [0, 1, 5],
+                  "code": [100, 200, 300], "data": [50, 0, 100], "stacks": [100, 100, 100],
+                  "free": [750, 700, 500]},
+  "chip": {"preset": "mk2", "tiles": 4, "active_tiles": 3, "clock_hz": 1e9},
+  "machine": {"chips": 2, "ipulinks": [], "gateways": []},
+  "cycles": 1000,
+  "supersteps": [
+    {"index": 0, "group": 0, "chip": -1, "tiles": 3, "release_cycle": 300,
+     "compute_cycles": {"min": 100, "mean": 150, "max": 200, "min_tile": 0, "max_tile": 5},
+     "sync_wait_cycles": {"max": 10},
+     "exchange": {"bytes": 64, "cycles": 50, "last_arrival_cycle": 340, "inter_chip_bytes": 0},
+     "streaming": {}},
+    {"index": 1, "group": 0, "chip": -1, "tiles": 3, "release_cycle": 800,
+     "compute_cycles": {"min": 300, "mean": 300, "max": 300, "min_tile": 1, "max_tile": 1},
+     "sync_wait_cycles": {"max": 20},
+     "exchange": {"bytes": 0, "cycles": 200, "last_arrival_cycle": 0}, "streaming": {}}]
+})";
+
+std::string report(const std::string& stats) {
+  std::ostringstream out;
+  write_html_report(out, stats, "test <run>");
+  return out.str();
+}
+
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(Report, HeatmapHasACellPerTileWithItsMemory) {
+  const std::string html = report(kStats);
+  EXPECT_EQ(occurrences(html, "<svg class=\"heatmap\""), 2u);  // both chips have a loaded tile
+  EXPECT_EQ(occurrences(html, "<rect class=\"tile"), 8u);      // 2 chips x 4 tiles
+  EXPECT_EQ(occurrences(html, "<rect class=\"tile idle\""), 5u);
+  // Tile 5 is chip 1's tile 1: 300 + 100 + 100 = 500 of 1000 bytes used.
+  EXPECT_THAT(html, HasSubstr("chip 1 tile 1: 500 B used (50.0%): code 300, data 100, stacks "
+                              "100, free 500"));
+  EXPECT_THAT(html, HasSubstr("The fullest is chip 1 tile 1: 500 B used (50.0%)"));
+  // Totals: code 600, data 150, stacks 300, free 1950 of 3000.
+  EXPECT_THAT(html, HasSubstr("code 600 B (20.0%), data 150 B (5.0%), stacks 300 B (10.0%), "
+                              "free 1.9 KiB (65.0%)"));
+  // Columns of 2 tiles: chip 1's tile 1 is in column 0, second cell: x = 64 + 11, y = 0.
+  EXPECT_THAT(html, HasSubstr("<rect class=\"tile\" x=\"75\" y=\"0\" width=\"10\" height=\"10\""));
+}
+
+TEST(Report, TimelineDrawsEachPhaseOfTheBusiestTile) {
+  const std::string html = report(kStats);
+  // 1000 cycles over 1000 pixels from x = 150: superstep 0 computes 0-200, syncs to 300 and
+  // exchanges for 50; superstep 1 computes from 350 for 300, syncs to 800; its exchange had
+  // no traffic, so the run computes from 800 to its end.
+  EXPECT_THAT(html, HasSubstr("<rect x=\"150.00\" y=\"2\" width=\"200.00\" height=\"18\" "
+                              "fill=\"#59a14f\"><title>superstep 0: compute, busiest tile 5 for "
+                              "200 cycles</title>"));
+  EXPECT_THAT(html, HasSubstr("<rect x=\"450.00\" y=\"2\" width=\"50.00\""));
+  EXPECT_THAT(html, HasSubstr("<rect x=\"500.00\" y=\"2\" width=\"300.00\""));
+  EXPECT_THAT(html, HasSubstr("<rect x=\"800.00\" y=\"2\" width=\"150.00\" height=\"18\" "
+                              "fill=\"#e15759\"><title>superstep 1: sync, released at cycle "
+                              "800</title>"));
+  EXPECT_THAT(html, HasSubstr("<rect x=\"950.00\" y=\"2\" width=\"200.00\" height=\"18\" "
+                              "fill=\"#59a14f\"><title>after the last sync"));
+  EXPECT_THAT(html, Not(HasSubstr("superstep 1: exchange")));
+  // Balance: (150 + 300) / (200 + 300).
+  EXPECT_THAT(html, HasSubstr("over the run: 90.0%"));
+  EXPECT_THAT(html, HasSubstr("exited with status 3"));
+}
+
+TEST(Report, EscapesWhatItQuotesAndLoadsNothing) {
+  const std::string html = report(kStats);
+  EXPECT_THAT(html, HasSubstr("<title>test &lt;run&gt;</title>"));
+  EXPECT_THAT(html, HasSubstr("image a &lt;b&gt;.elf"));
+  EXPECT_THAT(html, Not(HasSubstr("<b>.elf")));
+  // Self-contained: no external script, style, image or font.
+  EXPECT_FALSE(std::regex_search(html, std::regex(R"((src|href)=["']?(https?:)?//)")));
+  EXPECT_THAT(html, Not(HasSubstr("@import")));
+}
+
+TEST(Report, StatisticsWithoutSuperstepsOrMemoryStillMakeAPage) {
+  const std::string html = report(R"({"summary": {"cycles": 42}, "cycles": 42})");
+  EXPECT_THAT(html, HasSubstr("carry no memory layout"));
+  EXPECT_THAT(html, HasSubstr("one compute phase of 42 cycles"));
+  EXPECT_EQ(occurrences(html, "<rect class=\"tile"), 0u);
+}
+
+TEST(Report, StatisticsNotAsIpuSimWritesThemAreRefusedWithTheReason) {
+  auto error = [](const std::string& stats) {
+    try {
+      report(stats);
+    } catch (const ReportError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_THAT(error("{\"cycles\": "), HasSubstr("the statistics are not JSON"));
+  EXPECT_THAT(error("[1, 2]"), HasSubstr("not a JSON object"));
+  EXPECT_THAT(error(R"({"summary": {"cycles": "many"}})"),
+              HasSubstr("'cycles' is \"many\", not a number"));
+  EXPECT_THAT(error(R"({"summary": {"cycles": -5}})"), HasSubstr("'cycles' is negative"));
+  EXPECT_THAT(error(R"({"supersteps": {"index": 0}})"), HasSubstr("'supersteps' is not an array"));
+  EXPECT_THAT(error(R"({"tile_memory": {"tiles": [0, 1], "code": [1]}})"),
+              HasSubstr("'tile_memory' has columns of different lengths"));
+  EXPECT_THAT(error(R"({"chip": {"tiles": 4}, "tile_memory": {"tiles": [4], "code": [1],
+                       "data": [1], "stacks": [1], "free": [1]}})"),
+              HasSubstr("'tile_memory' names tile 4, but the machine has 4"));
+  EXPECT_THAT(error(R"({"tile_memory": {"tiles": ["x"], "code": [1], "data": [1],
+                       "stacks": [1], "free": [1]}})"),
+              HasSubstr("the statistics are not as ipu-sim writes them"));
+}
+
+}  // namespace
