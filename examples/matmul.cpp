@@ -3,29 +3,47 @@
 // the same order of operations. Prints the run's report.
 //
 //   matmul [--preset mk2|bow] [--tiles N|all] [--n COLUMNS] [--k DEPTH] [--save IMAGE]
-//          [--memory-report yes] [--rtl BLOCKS] [--rtl-trace FILE.fst] [--memory-hash yes]
+//          [--save-streams PREFIX] [--memory-report yes] [--rtl BLOCKS] [--rtl-trace FILE.fst]
+//          [--memory-hash yes]
 #include <fmt/format.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "examples/example_options.h"
 #include "examples/matmul_app.h"
 #include "sdk/image/elf_writer.h"
 
+namespace {
+
+template <typename T>
+void write_binary(const std::string& path, const std::vector<T>& data) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(data.data()),
+            static_cast<std::streamsize>(data.size() * sizeof(T)));
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   return ipu::examples::run_example(
       "matmul",
       "[--preset mk2|bow] [--tiles N|all] [--n COLUMNS] [--k DEPTH (multiple of 16)] [--save "
-      "IMAGE] [--memory-report yes] [--rtl BLOCKS] [--rtl-trace FILE.fst] [--memory-hash yes]",
+      "IMAGE] [--save-streams PREFIX] [--memory-report yes] [--rtl BLOCKS] [--rtl-trace FILE.fst] "
+      "[--memory-hash yes]",
       argc, argv,
       {{"preset", "mk2"},
        {"tiles", "all"},
        {"n", "384"},
        {"k", "64"},
        {"save", ""},
+       {"save-streams", ""},
        {"memory-report", "no"}},
       [](const ipu::examples::ExampleOptions& options) {
         const ipu::hw::MachineConfig machine = options.machine();
@@ -43,6 +61,12 @@ int main(int argc, char** argv) {
         const bool memory_report = options.yes("memory-report");
         const auto r = ipu::examples::run_matmul(machine, tiles, n, k, 2026, options.device());
         if (!save.empty()) ipu::sdk::write_elf(save, r.executable.image);
+        // The streams' data, for `ipu-sim run IMAGE --stream a_in=PREFIX.a_in ...`.
+        if (const std::string prefix = options.text("save-streams"); !prefix.empty()) {
+          write_binary(prefix + ".a_in", r.a_in);
+          write_binary(prefix + ".b_in", r.b_in);
+          write_binary(prefix + ".c_out", r.c_out);
+        }
         if (memory_report)
           fmt::print("== tile memory (compiler) ==\n{}", r.executable.memory_report);
         const double clock = chip.tile.clock_hz;

@@ -21,6 +21,9 @@ struct MatmulResult {
   std::vector<float> expected;  // the host reference, same order of operations
   size_t mismatches = 0;
   uint64_t compute_cycles = 0;  // the matmul superstep: the slowest tile's compute
+  // The host streams' data as the device saw it: a_in and b_in in, c_out out.
+  std::vector<uint16_t> a_in, b_in;
+  std::vector<float> c_out;
 };
 
 // Builds, compiles and runs the matmul on a one-chip `machine` using its first `tiles` tiles.

@@ -27,6 +27,7 @@
 #include "hw/machine/machine_config.h"
 #include "hw/machine/platform.h"
 #include "report/html_report.h"
+#include "sdk/compiler/executable_io.h"
 #include "sdk/image/elf_reader.h"
 #include "sdk/image/elf_writer.h"
 #include "sdk/image/program.h"
@@ -34,6 +35,7 @@
 #include "sdk/tools/parse_count.h"
 #include "sdk/tools/standard_streams.h"
 #include "sim/demo_image.h"
+#include "sim/sdk_image.h"
 #include "sim/single_tile.h"
 #include "sim/sweep.h"
 #include "sim/trace_filter.h"
@@ -289,6 +291,7 @@ int sc_main(int argc, char** argv) {
   Outputs outputs;
   RtlOptions rtl_options;
   ipu::sim::TraceFilterText trace_text;
+  ipu::sim::SdkImageRun sdk_run;
 
   po::options_description general("Options");
   general.add_options()("help,h", "print this help and exit")(
@@ -342,7 +345,14 @@ int sc_main(int argc, char** argv) {
       "compute these blocks with their verilated RTL instead of the C++ models: a list of prng, "
       "sr, amp, sync, xmux, or all (docs/rtl.md)")(
       "rtl-trace", po::value<std::string>(&rtl_trace),
-      "write an FST waveform per --rtl block: FILE.fst gives FILE.<block>.fst");
+      "write an FST waveform per --rtl block: FILE.fst gives FILE.<block>.fst")(
+      "stream", po::value<std::vector<std::string>>(&sdk_run.streams)->composing(),
+      "run, of an image the SDK saved: NAME=FILE feeds host stream NAME from FILE (raw "
+      "little-endian elements, replica after replica), or writes what the device sends on it to "
+      "FILE; repeat for each stream its programs use")(
+      "program", po::value<std::vector<std::string>>(&sdk_run.programs)->composing(),
+      "run, of an image the SDK saved: run this program (repeat to run several, in order; "
+      "default: the image's only one)");
   po::options_description parameters("Configuration parameters (override the preset and --config)");
   ipu::hw::MachineConfig defaults;
   add_parameter_options(parameters, defaults);
@@ -418,8 +428,8 @@ int sc_main(int argc, char** argv) {
     return kExitUsage;
   }
   if (command == "run-elf" || command == "demo") {  // one tile: no BSP phases, no pool
-    for (const char* name :
-         {"trace", "trace-tiles-per-track", "trace-workers", "report", "memory-hash", "threads"})
+    for (const char* name : {"trace", "trace-tiles-per-track", "trace-workers", "report",
+                             "memory-hash", "threads", "stream", "program"})
       if (vm.count(name) && !vm[name].defaulted()) {
         fmt::print(stderr,
                    "ipu-sim: --{} is for 'ipu-sim run' (a chip or a machine); '{}' runs one tile "
@@ -478,6 +488,42 @@ int sc_main(int argc, char** argv) {
       image = ipu::sdk::read_elf(file);
     } else {
       fmt::print(stderr, "ipu-sim: unknown command '{}' (known: demo, run-elf, run)\n", command);
+      return kExitUsage;
+    }
+    if (command == "run" && ipu::sdk::has_runtime_section(image)) {
+      // An SDK image: its host is the SDK runtime, with the streams' data in files.
+      std::string alone = job->spread() ? "the SDK runtime drives a machine from one process"
+                          : trace_instructions
+                              ? "--trace-instructions is for images run without the runtime"
+                              : "";
+      if (!alone.empty()) {  // every rank finds the same: each exits alone
+        if (job->rank() == 0)
+          fmt::print(stderr,
+                     "ipu-sim: {}: {} is an image the SDK saved, which the SDK runtime runs\n",
+                     alone, file);
+        return kExitUsage;
+      }
+      ipu::sdk::DeviceOptions& device = sdk_run.device;
+      device.max_cycles = max_cycles;
+      device.memory_hash = memory_hash;
+      device.rtl = rtl_options.blocks;
+      device.rtl_trace = rtl_options.trace;
+      device.stats = outputs.stats;
+      device.trace = outputs.trace;
+      device.trace_workers = outputs.trace_options.worker_lanes;
+      device.trace_tiles_per_track = outputs.trace_options.tiles_per_track;
+      device.report = outputs.report;
+      device.threads = threads;
+      device.fast_interpreter = interpreter == "fast";
+      if (!gdb_port.empty())
+        device.gdb_port = static_cast<int>(ipu::sdk::parse_count("--gdb", gdb_port, 0, 65535));
+      return ipu::sim::run_sdk_image(image, config, sdk_run, std::cout);
+    }
+    if (!sdk_run.streams.empty() || !sdk_run.programs.empty()) {
+      fmt::print(stderr,
+                 "ipu-sim: --stream and --program are for images the SDK saved (with a {} "
+                 "section); {} has none\n",
+                 ipu::sdk::kRuntimeSection, file);
       return kExitUsage;
     }
     const unsigned contexts = config.chip.tile.worker_contexts + 1;

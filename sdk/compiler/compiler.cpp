@@ -21,6 +21,7 @@
 #include "hw/sync/sync_network.h"
 #include "hw/tile/fpu.h"
 #include "sdk/compiler/exchange_schedule.h"
+#include "sdk/compiler/executable_io.h"
 #include "sdk/graph/sdk_paths.h"
 #include "sdk/image/elf_writer.h"
 
@@ -1271,6 +1272,8 @@ Executable Compilation::run(const std::vector<NamedProgram>& programs) {
   lay_out();
   write_image();
   write_manifest();
+  const std::string runtime = runtime_json(exe_);  // what a saved image needs to run again
+  exe_.image.sections[kRuntimeSection].assign(runtime.begin(), runtime.end());
   return std::move(exe_);
 }
 

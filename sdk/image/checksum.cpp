@@ -7,8 +7,8 @@
 namespace ipu::sdk {
 
 // CRC-32 (zlib) over the entry point, every loadable segment's addresses, sizes and data, and
-// the manifest: everything that decides what runs and on what. Stored by write_elf in section
-// .ipu.checksum.
+// the manifest and runtime sections: everything that decides what runs and on what. Stored by
+// write_elf in section .ipu.checksum.
 uint32_t image_checksum(const ElfImage& image) {
   uLong crc = crc32(0L, Z_NULL, 0);
   auto add = [&crc](const void* p, size_t n) {
@@ -21,9 +21,11 @@ uint32_t image_checksum(const ElfImage& image) {
     if (!s.data.empty()) add(s.data.data(), s.data.size());
     if (s.chip != 0) add(&s.chip, sizeof s.chip);  // one-chip images keep their checksums
   }
-  const auto manifest = image.sections.find(".ipu.manifest");
-  if (manifest != image.sections.end() && !manifest->second.empty())
-    add(manifest->second.data(), manifest->second.size());
+  for (const char* name : {".ipu.manifest", ".ipu.runtime"}) {
+    const auto section = image.sections.find(name);
+    if (section != image.sections.end() && !section->second.empty())
+      add(section->second.data(), section->second.size());
+  }
   return static_cast<uint32_t>(crc);
 }
 

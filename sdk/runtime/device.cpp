@@ -56,6 +56,7 @@ DeviceImpl::DeviceImpl(const Executable& executable, DeviceOptions options)
   run.max_cycles = options_.max_cycles;
   run.memory_hash = options_.memory_hash;
   run.threads = options_.threads;
+  run.fast_interpreter = options_.fast_interpreter;
   run.load_and_start = false;  // the host driver loads the image over PCIe, then starts the tiles
   symbolizer_ = std::make_shared<const Symbolizer>(exe_.image);
   run.locate_pc = [symbolizer = symbolizer_](uint32_t pc) { return symbolizer->locate(pc); };
@@ -348,6 +349,7 @@ const DeviceReport& DeviceImpl::run(const std::string& name) {
   write_output(options_.trace, "the trace", [this](std::ostream& out) {
     hw::TraceOptions trace;
     trace.worker_lanes = options_.trace_workers;
+    trace.tiles_per_track = std::max(1u, options_.trace_tiles_per_track);
     trace.function_name = [this](uint32_t pc) { return symbolizer_->function(pc); };
     hw::write_trace_json(out, platform_->machine(), trace);
   });
@@ -358,8 +360,10 @@ const DeviceReport& DeviceImpl::run(const std::string& name) {
                               fmt::format("{} on the virtual IPU", program_invocation_short_name));
   });
   if (!failure_.empty()) {
-    if (gdb_) gdb_->finish({report_.run.outcome.result, report_.run.outcome.exit_status, failure_});
-    throw DeviceError(failure_);
+    const hw::ChipOutcome outcome{report_.run.outcome.result, report_.run.outcome.exit_status,
+                                  failure_};
+    if (gdb_) gdb_->finish(outcome);
+    throw DeviceError(failure_, outcome);
   }
   report_.run.outcome = {};  // every tile is back at its dispatch sync: the program ended
   return report_;

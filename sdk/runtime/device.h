@@ -20,6 +20,7 @@
 #include <ostream>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "hw/machine/run_report.h"
 #include "sdk/compiler/compiler.h"
@@ -36,7 +37,15 @@ class DeviceImpl;
 
 class DeviceError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit DeviceError(const std::string& what,
+                       std::optional<hw::ChipOutcome> outcome = std::nullopt)
+      : std::runtime_error(what), outcome_(std::move(outcome)) {}
+  // How the device stopped when the program failed (a fault, the cycle limit, a deadlock, a
+  // tile's exit) rather than a use of this API; its report is what().
+  const std::optional<hw::ChipOutcome>& outcome() const { return outcome_; }
+
+ private:
+  std::optional<hw::ChipOutcome> outcome_;
 };
 
 struct DeviceOptions {
@@ -49,12 +58,16 @@ struct DeviceOptions {
   // with a lane per worker when trace_workers ("": none).
   std::string trace;
   bool trace_workers = false;
+  unsigned trace_tiles_per_track = 1;  // tiles per track of the trace (each shows its first)
   // After every run, the HTML report of the statistics (report/html_report.h) to this file.
   std::string report;
   // Profile what the workers run (profile()); on whenever stats, trace or report is written.
   bool profile = false;
   // Host threads for the tiles' compute (0: the host's cores); changes nothing but host time.
   unsigned threads = 0;
+  // false: every instruction through the interpreter's general loop, the reference the fast
+  // one must match (slower; the same results, cycles and statistics).
+  bool fast_interpreter = true;
   // >= 0: a GDB server on localhost:gdb_port (0: any free port, Device::gdb_port() says which)
   // that stops the tiles before their first instruction until gdb-multiarch attaches
   // (docs/debugging.md). The executable's image (Executable::save) gives GDB the symbols.

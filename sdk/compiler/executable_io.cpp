@@ -1,0 +1,321 @@
+#include "executable_io.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "sdk/image/program.h"
+
+namespace ipu::sdk {
+
+using Json = nlohmann::ordered_json;
+
+std::string runtime_json(const Executable& exe) {
+  Json j;
+  j["replicas"] = exe.replicas;
+  j["replica_tiles"] = exe.replica_tiles;
+  j["command_address"] = exe.command_address;
+  j["supersteps"] = exe.supersteps;
+  j["tensors"] = Json::array();
+  for (const auto& [name, info] : exe.tensor_info) {
+    Json pieces = Json::array();  // [graph tile, first element, end element, tile address]
+    if (const auto placed = exe.tensors.find(name); placed != exe.tensors.end())
+      for (const Placement& p : placed->second)
+        pieces.push_back({p.tile, p.begin, p.end, p.address});
+    j["tensors"].push_back({{"name", name},
+                            {"type", dtype_name(info.type)},
+                            {"shape", info.shape},
+                            {"elements", info.elements},
+                            {"pieces", std::move(pieces)}});
+  }
+  j["streams"] = Json::array();
+  for (const auto& [name, s] : exe.streams)
+    j["streams"].push_back({{"name", name},
+                            {"type", dtype_name(s.type)},
+                            {"elements", s.elements},
+                            {"to_device", s.direction == StreamDirection::kHostToDevice}});
+  j["host_transfers"] = Json::array();  // by id
+  for (const HostTransfer& t : exe.host_transfers)
+    j["host_transfers"].push_back({{"stream", t.stream},
+                                   {"to_device", t.to_device},
+                                   {"tensor", t.tensor},
+                                   {"staging", t.staging}});
+  j["remote_buffers"] = Json::array();
+  for (const auto& [name, b] : exe.remote_buffers)
+    j["remote_buffers"].push_back({{"name", name},
+                                   {"type", dtype_name(b.info.type)},
+                                   {"elements", b.info.elements},
+                                   {"entries", b.info.entries},
+                                   {"offset", b.offset}});
+  j["replica_memory"] = Json::array();
+  for (const ReplicaMemory& m : exe.replica_memory)
+    j["replica_memory"].push_back({{"gateway", m.gateway}, {"base", m.base}});
+  j["programs"] = Json::array();
+  for (const ProgramInfo& p : exe.programs)
+    j["programs"].push_back(
+        {{"name", p.name}, {"host_transfers", p.host_transfers}, {"supersteps", p.supersteps}});
+  j["compute_sets"] = exe.compute_sets;
+  j["vertex_sites"] = Json::array();  // [machine tile, vertex state address, compute set]
+  for (const auto& [site, cs] : exe.vertex_sites)
+    j["vertex_sites"].push_back({site.first, site.second, cs});
+  return j.dump() + "\n";
+}
+
+bool has_runtime_section(const ElfImage& image) {
+  return image.sections.count(kRuntimeSection) != 0;
+}
+
+namespace {
+
+// Reads the section's JSON, every value checked for its kind and range; a failure names the
+// image and the value's place ("tensors[2].pieces[5][3]").
+class SectionReader {
+ public:
+  explicit SectionReader(const std::string& image) : image_(image) {}
+
+  [[noreturn]] void fail(const std::string& where, const std::string& what) const {
+    throw ImageError(fmt::format("{}: the {} section is corrupt: {}{}{}", image_, kRuntimeSection,
+                                 where, where.empty() ? "" : " ", what));
+  }
+
+  const Json& member(const Json& object, const char* key, const std::string& where) const {
+    if (!object.is_object()) fail(where, "is not an object");
+    const auto it = object.find(key);
+    if (it == object.end()) fail(where, fmt::format("has no '{}'", key));
+    return *it;
+  }
+  static std::string field(const std::string& where, const char* key) {
+    return where.empty() ? key : where + "." + key;
+  }
+  const Json& array(const Json& object, const char* key, const std::string& where) const {
+    const Json& v = member(object, key, where);
+    if (!v.is_array()) fail(field(where, key), "is not an array");
+    return v;
+  }
+  uint64_t count(const Json& v, const std::string& where, uint64_t max) const {
+    if (!v.is_number_unsigned()) fail(where, "is not a whole number");
+    const uint64_t n = v.get<uint64_t>();
+    if (n > max) fail(where, fmt::format("is {}, more than {}", n, max));
+    return n;
+  }
+  uint64_t count(const Json& object, const char* key, const std::string& where,
+                 uint64_t max) const {
+    return count(member(object, key, where), field(where, key), max);
+  }
+  std::string text(const Json& object, const char* key, const std::string& where) const {
+    const Json& v = member(object, key, where);
+    if (!v.is_string()) fail(field(where, key), "is not a string");
+    return v.get<std::string>();
+  }
+  bool flag(const Json& object, const char* key, const std::string& where) const {
+    const Json& v = member(object, key, where);
+    if (!v.is_boolean()) fail(field(where, key), "is not true or false");
+    return v.get<bool>();
+  }
+  DType type(const Json& object, const std::string& where) const {
+    const std::string name = text(object, "type", where);
+    for (DType t : {DType::kF32, DType::kF16, DType::kI32, DType::kU32, DType::kU8})
+      if (name == dtype_name(t)) return t;
+    fail(field(where, "type"), fmt::format("'{}' is not a type (f32, f16, i32, u32 or u8)", name));
+  }
+
+ private:
+  std::string image_;
+};
+
+std::string at(const char* list, size_t i) { return fmt::format("{}[{}]", list, i); }
+
+}  // namespace
+
+Executable read_executable(const ElfImage& image, const hw::MachineConfig& machine) {
+  check_manifest(image, machine);  // built for this machine: its tiles and clock
+  const auto section = image.sections.find(kRuntimeSection);
+  if (section == image.sections.end())
+    throw ImageError(fmt::format(
+        "{}: the image has no {} section: it was not saved by the SDK compiler (or by one older "
+        "than this simulator), so its tensors and streams are unknown",
+        image.path, kRuntimeSection));
+  const Json j = Json::parse(section->second.begin(), section->second.end(), nullptr, false);
+  const SectionReader r(image.path);
+  if (j.is_discarded()) r.fail("", "it is not valid JSON");
+  if (!j.is_object()) r.fail("", "it is not a JSON object");
+
+  Executable exe;
+  exe.image = image;
+  exe.machine = machine;
+  const uint64_t machine_tiles = uint64_t{machine.chips} * machine.chip.tiles;
+  exe.replicas = static_cast<unsigned>(r.count(j, "replicas", "", machine_tiles));
+  exe.replica_tiles = static_cast<unsigned>(r.count(j, "replica_tiles", "", machine_tiles));
+  if (exe.replicas == 0 || exe.replica_tiles == 0 ||
+      uint64_t{exe.replicas} * exe.replica_tiles > machine_tiles)
+    r.fail("", fmt::format("{} replicas of {} tiles do not fit the machine's {} tiles",
+                           exe.replicas, exe.replica_tiles, machine_tiles));
+  const uint64_t sram_begin = machine.chip.tile.sram_base,
+                 sram_end = sram_begin + machine.chip.tile.sram_bytes;
+  // [address, address + bytes) inside a tile's SRAM.
+  auto check_sram = [&](uint64_t address, uint64_t bytes, const std::string& where) {
+    if (address < sram_begin || address + bytes > sram_end)
+      r.fail(where, fmt::format("puts {} bytes at 0x{:x}, outside the tile's SRAM 0x{:x}-0x{:x}",
+                                bytes, address, sram_begin, sram_end));
+  };
+  exe.command_address = static_cast<uint32_t>(r.count(j, "command_address", "", UINT32_MAX));
+  check_sram(exe.command_address, 4, "command_address");
+  exe.supersteps = static_cast<unsigned>(r.count(j, "supersteps", "", UINT32_MAX));
+
+  const Json& tensors = r.array(j, "tensors", "");
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const std::string where = at("tensors", i);
+    TensorInfo info;
+    info.name = r.text(tensors[i], "name", where);
+    info.type = r.type(tensors[i], where);
+    info.elements = r.count(tensors[i], "elements", where, sram_end * machine_tiles);
+    const Json& shape = r.array(tensors[i], "shape", where);
+    for (size_t d = 0; d < shape.size(); ++d)
+      info.shape.push_back(r.count(shape[d], fmt::format("{}.shape[{}]", where, d), UINT32_MAX));
+    const size_t size = dtype_size(info.type);
+    const Json& pieces = r.array(tensors[i], "pieces", where);
+    std::vector<Placement>& placed = exe.tensors[info.name];
+    for (size_t k = 0; k < pieces.size(); ++k) {
+      const std::string piece = fmt::format("{}.pieces[{}]", where, k);
+      if (!pieces[k].is_array() || pieces[k].size() != 4)
+        r.fail(piece, "is not [tile, first element, end element, address]");
+      Placement p;
+      p.tile = static_cast<unsigned>(r.count(pieces[k][0], piece + "[0]", exe.replica_tiles - 1));
+      p.begin = r.count(pieces[k][1], piece + "[1]", info.elements);
+      p.end = r.count(pieces[k][2], piece + "[2]", info.elements);
+      p.address = static_cast<uint32_t>(r.count(pieces[k][3], piece + "[3]", UINT32_MAX));
+      if (p.begin >= p.end)
+        r.fail(piece, fmt::format("runs from element {} to {}", p.begin, p.end));
+      check_sram(p.address, (p.end - p.begin) * size, piece);
+      placed.push_back(p);
+    }
+    if (!exe.tensor_info.emplace(info.name, info).second)
+      r.fail(where, fmt::format("names tensor '{}' a second time", info.name));
+  }
+
+  const Json& streams = r.array(j, "streams", "");
+  for (size_t i = 0; i < streams.size(); ++i) {
+    const std::string where = at("streams", i);
+    StreamInfo s;
+    s.name = r.text(streams[i], "name", where);
+    s.type = r.type(streams[i], where);
+    s.elements = r.count(streams[i], "elements", where, sram_end * machine_tiles);
+    s.direction = r.flag(streams[i], "to_device", where) ? StreamDirection::kHostToDevice
+                                                         : StreamDirection::kDeviceToHost;
+    if (!exe.streams.emplace(s.name, s).second)
+      r.fail(where, fmt::format("names stream '{}' a second time", s.name));
+  }
+
+  const uint64_t gateways = machine.gateway.present
+                                ? (machine.chips + machine.gateway.chips_per_gateway - 1) /
+                                      std::max(1u, machine.gateway.chips_per_gateway)
+                                : 0;
+  const uint64_t gateway_bytes = uint64_t{machine.gateway.dimms} * machine.gateway.dimm_bytes;
+  const Json& buffers = r.array(j, "remote_buffers", "");
+  uint64_t replica_bytes = 0;  // what a replica's remote buffers take of its gateway's memory
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const std::string where = at("remote_buffers", i);
+    RemotePlacement b;
+    b.info.name = r.text(buffers[i], "name", where);
+    b.info.type = r.type(buffers[i], where);
+    b.info.elements = r.count(buffers[i], "elements", where, gateway_bytes);
+    b.info.entries = static_cast<unsigned>(r.count(buffers[i], "entries", where, gateway_bytes));
+    b.offset = r.count(buffers[i], "offset", where, gateway_bytes);
+    b.entry_bytes = b.info.elements * dtype_size(b.info.type);
+    const uint64_t end = b.offset + b.entry_bytes * b.info.entries;
+    if (end > gateway_bytes)
+      r.fail(where, fmt::format("ends at byte {} of a gateway's {}", end, gateway_bytes));
+    replica_bytes = std::max(replica_bytes, end);
+    if (!exe.remote_buffers.emplace(b.info.name, b).second)
+      r.fail(where, fmt::format("names remote buffer '{}' a second time", b.info.name));
+  }
+  const Json& replica_memory = r.array(j, "replica_memory", "");
+  if (!buffers.empty() && replica_memory.size() != exe.replicas)
+    r.fail("replica_memory",
+           fmt::format("has {} entries for {} replicas", replica_memory.size(), exe.replicas));
+  for (size_t i = 0; i < replica_memory.size(); ++i) {
+    const std::string where = at("replica_memory", i);
+    if (gateways == 0) r.fail(where, "places remote buffers, but the machine has no gateway");
+    ReplicaMemory m;
+    m.gateway = static_cast<unsigned>(r.count(replica_memory[i], "gateway", where, gateways - 1));
+    m.base = r.count(replica_memory[i], "base", where, gateway_bytes);
+    if (m.base + replica_bytes > gateway_bytes)
+      r.fail(where, fmt::format("puts {} bytes of remote buffers at byte {} of a gateway's {}",
+                                replica_bytes, m.base, gateway_bytes));
+    exe.replica_memory.push_back(m);
+  }
+
+  const Json& transfers = r.array(j, "host_transfers", "");
+  for (size_t i = 0; i < transfers.size(); ++i) {
+    const std::string where = at("host_transfers", i);
+    HostTransfer t;
+    t.id = static_cast<unsigned>(i);
+    t.stream = r.text(transfers[i], "stream", where);
+    t.to_device = r.flag(transfers[i], "to_device", where);
+    t.tensor = r.text(transfers[i], "tensor", where);
+    t.staging = r.text(transfers[i], "staging", where);
+    const auto s = exe.streams.find(t.stream);
+    if (s == exe.streams.end()) r.fail(where, fmt::format("names no stream: '{}'", t.stream));
+    const auto tensor = exe.tensor_info.find(t.tensor);
+    if (tensor == exe.tensor_info.end())
+      r.fail(where, fmt::format("names no tensor: '{}'", t.tensor));
+    const size_t stream_bytes = s->second.elements * dtype_size(s->second.type);
+    if (tensor->second.elements * dtype_size(tensor->second.type) != stream_bytes)
+      r.fail(where, fmt::format("moves tensor '{}' ({} {}) through stream '{}' ({} {})", t.tensor,
+                                tensor->second.elements, dtype_name(tensor->second.type), t.stream,
+                                s->second.elements, dtype_name(s->second.type)));
+    if (t.to_device != (s->second.direction == StreamDirection::kHostToDevice))
+      r.fail(where,
+             fmt::format("moves data {} the device through stream '{}', which goes {} it",
+                         t.to_device ? "to" : "from", t.stream, t.to_device ? "from" : "to"));
+    if (!t.staging.empty()) {
+      const auto b = exe.remote_buffers.find(t.staging);
+      if (b == exe.remote_buffers.end())
+        r.fail(where, fmt::format("stages in no remote buffer: '{}'", t.staging));
+      if (b->second.entry_bytes != stream_bytes || b->second.info.entries == 0)
+        r.fail(where, fmt::format("stages {} bytes in remote buffer '{}' of {}-byte entries",
+                                  stream_bytes, t.staging, b->second.entry_bytes));
+    }
+    exe.host_transfers.push_back(t);
+  }
+
+  const Json& programs = r.array(j, "programs", "");
+  if (programs.empty()) r.fail("programs", "is empty");
+  std::set<std::string> names;
+  for (size_t i = 0; i < programs.size(); ++i) {
+    const std::string where = at("programs", i);
+    ProgramInfo p;
+    p.name = r.text(programs[i], "name", where);
+    if (p.name.empty() || !names.insert(p.name).second)
+      r.fail(where, fmt::format("has an empty or repeated name '{}'", p.name));
+    const Json& ids = r.array(programs[i], "host_transfers", where);
+    for (size_t k = 0; k < ids.size(); ++k)
+      p.host_transfers.push_back(
+          static_cast<unsigned>(r.count(ids[k], fmt::format("{}.host_transfers[{}]", where, k),
+                                        transfers.empty() ? 0 : transfers.size() - 1)));
+    if (!ids.empty() && transfers.empty())
+      r.fail(where, "names host transfers, but there are none");
+    p.supersteps = static_cast<unsigned>(r.count(programs[i], "supersteps", where, UINT32_MAX));
+    exe.programs.push_back(std::move(p));
+  }
+
+  const Json& sets = r.array(j, "compute_sets", "");
+  for (size_t i = 0; i < sets.size(); ++i) {
+    if (!sets[i].is_string()) r.fail(at("compute_sets", i), "is not a string");
+    exe.compute_sets.push_back(sets[i].get<std::string>());
+  }
+  const Json& sites = r.array(j, "vertex_sites", "");
+  for (size_t i = 0; i < sites.size(); ++i) {
+    const std::string where = at("vertex_sites", i);
+    if (!sites[i].is_array() || sites[i].size() != 3 || sets.empty())
+      r.fail(where, "is not [machine tile, vertex state address, compute set]");
+    const auto tile = static_cast<unsigned>(r.count(sites[i][0], where + "[0]", machine_tiles - 1));
+    const auto address = static_cast<uint32_t>(r.count(sites[i][1], where + "[1]", UINT32_MAX));
+    exe.vertex_sites[{tile, address}] =
+        static_cast<unsigned>(r.count(sites[i][2], where + "[2]", sets.size() - 1));
+  }
+  return exe;
+}
+
+}  // namespace ipu::sdk

@@ -1,0 +1,30 @@
+// `ipu-sim run IMAGE` of an image the SDK compiler saved (it has a .ipu.runtime section): the
+// SDK runtime loads it over PCIe and runs its programs as the host program that built it would,
+// with each host stream's data read from, or written to, a file (--stream NAME=FILE).
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "hw/machine/machine_config.h"
+#include "sdk/image/elf_reader.h"
+#include "sdk/runtime/device.h"
+
+namespace ipu::sim {
+
+struct SdkImageRun {
+  std::vector<std::string> programs;  // --program, run in this order (none: the only one)
+  std::vector<std::string> streams;   // --stream NAME=FILE
+  sdk::DeviceOptions device;          // --stats, --trace, --report, --gdb, --threads, ...
+};
+
+// Runs the image and returns the exit status ipu-sim gives: the programs' (0 when each came
+// back to the host), a fault's, the cycle limit's or a deadlock's. Throws ImageError for an
+// image whose runtime section is unusable and std::invalid_argument for bad --stream and
+// --program options (naming the option, the stream and the file); writes no output file unless
+// every program ran to its end.
+int run_sdk_image(const sdk::ElfImage& image, const hw::MachineConfig& machine,
+                  const SdkImageRun& run, std::ostream& out);
+
+}  // namespace ipu::sim

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# A saved SDK image run by ipu-sim with its host streams in files does what the SDK program did:
+# the same result bits, cycles and memory; constant inputs give the product worked out by hand;
+# the program runs twice when named twice; a bad stream file, an unwritable output and a run
+# that stops at the cycle limit each fail clearly and write no output.
+#   sdk_image_streams.sh MATMUL IPU_SIM WORK_DIR
+set -euo pipefail
+matmul=$1 sim=$2 dir=$3
+mkdir -p "$dir"
+cd "$dir"
+rm -f ./*.c_out ./*.txt
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$matmul" --tiles 16 --save mm.elf --save-streams mm --memory-hash yes >example.txt
+grep -q "98304 of 98304 values equal the host reference bit for bit" example.txt ||
+  fail "the example's own result is wrong"
+cycles=$(sed -n 's/^simulated  *\([0-9]*\) cycles.*/\1/p' example.txt)
+hash=$(sed -n 's/^memory hash  *\([0-9a-f]*\)$/\1/p' example.txt)
+[[ -n $cycles && -n $hash ]] || fail "no cycles or memory hash in the example's report"
+
+# The example's inputs: its checked output, bit for bit, in the example's cycles.
+"$sim" run mm.elf --stream a_in=mm.a_in --stream b_in=mm.b_in --stream c_out=sim.c_out \
+  --memory-hash >sim.txt
+cmp mm.c_out sim.c_out || fail "c_out differs from the SDK program's"
+grep -q "^tile cycles  *$cycles\$" sim.txt || fail "tile cycles differ from the example's $cycles"
+grep -q "^memory hash  *$hash\$" sim.txt || fail "memory hash differs from the example's $hash"
+grep -q "^stream c_out  *393216 bytes written to sim.c_out\$" sim.txt || fail "no c_out line"
+
+# A = 1.0 everywhere, B = 0.5: every C value is k (64) x 0.5 = 32, whatever the layouts.
+python3 -c "
+import struct
+open('ones.a_in', 'wb').write(struct.pack('<e', 1.0) * (256 * 64))
+open('halves.b_in', 'wb').write(struct.pack('<e', 0.5) * (64 * 384))"
+"$sim" run mm.elf --stream a_in=ones.a_in --stream b_in=halves.b_in --stream c_out=const.c_out \
+  >const.txt
+python3 -c "
+import struct, sys
+d = open('const.c_out', 'rb').read()
+v = struct.unpack('<%df' % (len(d) // 4), d)
+sys.exit(0 if len(v) == 256 * 384 and set(v) == {32.0} else 'C is not 32 everywhere: %d values, %s' % (len(v), sorted(set(v))[:4]))"
+
+# Named twice, the program runs twice, the second time on the same inputs.
+"$sim" run mm.elf --program main --program main --stream a_in=mm.a_in --stream b_in=mm.b_in \
+  --stream c_out=twice.c_out >twice.txt
+[[ $(grep -c "^== program 'main' ([12] of 2) ==" twice.txt) == 2 ]] || fail "not two runs"
+cmp mm.c_out twice.c_out || fail "the second run's c_out differs"
+
+# Mistakes: each a clear error, exit 2 (5 at the cycle limit), and no output file touched.
+expect() {  # STATUS PATTERN -- ipu-sim arguments
+  local status=$1 pattern=$2
+  shift 3
+  set +e
+  "$sim" "$@" >out.txt 2>err.txt
+  local got=$?
+  set -e
+  [[ $got == "$status" ]] || fail "'$*' exited $got, not $status: $(cat err.txt)"
+  grep -qE -- "$pattern" err.txt || fail "'$*' said '$(cat err.txt)', not /$pattern/"
+}
+cp sim.c_out kept.c_out
+expect 2 "--stream b_in=ones.a_in: ones.a_in holds 32768 bytes, but stream 'b_in' carries 49152 \(24576 f16, little-endian\)" \
+  -- run mm.elf --stream a_in=ones.a_in --stream b_in=ones.a_in --stream c_out=kept.c_out
+expect 2 "--stream c_out=/nonexistent/c_out: cannot write /nonexistent/c_out" \
+  -- run mm.elf --stream a_in=ones.a_in --stream b_in=halves.b_in --stream c_out=/nonexistent/c_out
+expect 2 "--stream a_in=missing.bin: cannot read missing.bin" \
+  -- run mm.elf --stream a_in=missing.bin --stream b_in=halves.b_in --stream c_out=kept.c_out
+expect 2 "--stream a_in: give NAME=FILE \(the image's streams: a_in \(to the device\), b_in \(to the device\), c_out \(from the device\)\)" \
+  -- run mm.elf --stream a_in
+expect 2 "--stream a_in=x: stream 'a_in' is given twice" \
+  -- run mm.elf --stream a_in=ones.a_in --stream a_in=x
+expect 2 "the program uses stream c_out with no file: give each with --stream NAME=FILE" \
+  -- run mm.elf --stream a_in=ones.a_in --stream b_in=halves.b_in
+expect 5 "program 'main': the program failed: tile 0: program did not finish within 20000 cycles \\(--max-cycles\\)" \
+  -- run mm.elf --stream a_in=ones.a_in --stream b_in=halves.b_in --stream c_out=kept.c_out \
+  --max-cycles 20000
+grep -q "no stream file written: program 'main' did not end" err.txt || fail "no word on the files"
+cmp sim.c_out kept.c_out || fail "a failed run changed an output file"
+expect 2 "the SDK runtime drives a machine from one process|--trace-instructions is for images run without the runtime" \
+  -- run mm.elf --trace-instructions
+echo "PASS"
