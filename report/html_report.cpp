@@ -485,18 +485,19 @@ std::string timeline_section(const Json& stats) {
     out +=
         fmt::format("<p>The charts show the first {} of {} supersteps.</p>\n", shown, steps.size());
 
-  Table table({"superstep", "group", "chip", "tiles", "released at", "compute least", "mean",
+  Table table({"superstep", "sync", "chip", "tiles", "released at", "compute least", "mean",
                "busiest", "busiest tile", "balance", "sync wait (most)", "exchange bytes",
                "exchange cycles", "between chips", "streaming bytes"});
   for (size_t i = 0; i < std::min(steps.size(), kTableRows); ++i) {
     const Json& s = steps[i];
     const Json &c = member(s, "compute_cycles"), &x = member(s, "exchange"),
                &sm = member(s, "streaming");
-    table.row({grouped(i), grouped(count(s, "group")), chip_text(chip_of(s)),
-               grouped(count(s, "tiles")), grouped(count(s, "release_cycle")),
-               grouped(count(c, "min")), fmt::format("{:.1f}", number(c, "mean")),
-               grouped(count(c, "max")), grouped(count(c, "max_tile")),
-               percent(number(c, "mean"), number(c, "max")),
+    // The sync's kind by name where the statistics give one (older files: the group number).
+    const std::string sync = s.contains("sync") ? text(s, "sync") : grouped(count(s, "group"));
+    table.row({grouped(i), escape(sync), chip_text(chip_of(s)), grouped(count(s, "tiles")),
+               grouped(count(s, "release_cycle")), grouped(count(c, "min")),
+               fmt::format("{:.1f}", number(c, "mean")), grouped(count(c, "max")),
+               grouped(count(c, "max_tile")), percent(number(c, "mean"), number(c, "max")),
                grouped(count(member(s, "sync_wait_cycles"), "max")), grouped(count(x, "bytes")),
                grouped(count(x, "cycles")), grouped(count(x, "inter_chip_bytes")),
                grouped(count(sm, "bytes_written") + count(sm, "bytes_read"))});
@@ -580,7 +581,7 @@ std::string compute_section(const Json& stats) {
                  grouped(count(c, "issue_slots")), grouped(count(c, "runs")),
                  grouped(count(c, "active_cycles")),
                  number(c, "active_cycles") > 0
-                     ? fmt::format("{:.3f}", number(c, "instructions") / number(c, "active_cycles"))
+                     ? fmt::format("{:.4f}", number(c, "instructions") / number(c, "active_cycles"))
                      : std::string("-")});
     out += table.html("contexts");
   }

@@ -3,10 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 #include <fmt/ranges.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -15,6 +13,7 @@
 
 #include "hw/machine/platform.h"
 #include "sdk/compiler/executable_io.h"
+#include "sdk/tools/output_path.h"
 
 namespace ipu::sim {
 namespace {
@@ -111,10 +110,7 @@ std::map<std::string, StreamFile> stream_files(const sdk::Executable& exe,
             option, path, f.data.size(), name, bytes, layout));
     } else {
       // Written once every program has run: a path that cannot be is found now, not then.
-      const std::filesystem::path file(path);
-      const std::filesystem::path dir = file.has_parent_path() ? file.parent_path() : ".";
-      if (std::filesystem::is_directory(file) ||
-          access(std::filesystem::exists(file) ? path.c_str() : dir.c_str(), W_OK) != 0)
+      if (!sdk::can_write_file(path))
         throw std::invalid_argument(fmt::format("--stream {}: cannot write {}", option, path));
       f.data.assign(bytes, 0);
     }

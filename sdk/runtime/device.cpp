@@ -19,6 +19,7 @@
 #include "sdk/image/program.h"
 #include "sdk/image/symbolizer.h"
 #include "sdk/runtime/device_impl.h"
+#include "sdk/tools/output_path.h"
 
 namespace ipu::sdk {
 
@@ -51,6 +52,12 @@ DeviceImpl::DeviceImpl(const Executable& executable, DeviceOptions options)
         "a second Device in this process: SystemC simulates one design per process, so each "
         "Device needs a process of its own (one Device can run its executable's programs any "
         "number of times)");
+  // The files written after each run: a path that cannot be is an error now, not after a run.
+  for (const auto& [path, what] :
+       {std::pair{&options_.stats, "the statistics"}, std::pair{&options_.trace, "the trace"},
+        std::pair{&options_.report, "the report"}})
+    if (!path->empty() && !can_write_file(*path))
+      throw DeviceError(fmt::format("cannot write {} to {}", what, *path));
   hw::PlatformOptions run;
   run.machine = exe_.machine;
   run.max_cycles = options_.max_cycles;
