@@ -350,6 +350,12 @@ int sc_main(int argc, char** argv) {
       "run, of an image the SDK saved: NAME=FILE feeds host stream NAME from FILE (raw "
       "little-endian elements, replica after replica), or writes what the device sends on it to "
       "FILE; repeat for each stream its programs use")(
+      "write-tensor", po::value<std::vector<std::string>>(&sdk_run.write_tensors)->composing(),
+      "run, of an image the SDK saved: NAME=FILE writes tensor NAME from FILE (every replica's, "
+      "replica after replica) before the first program")(
+      "read-tensor", po::value<std::vector<std::string>>(&sdk_run.read_tensors)->composing(),
+      "run, of an image the SDK saved: NAME=FILE writes tensor NAME to FILE after the last "
+      "program")(
       "program", po::value<std::vector<std::string>>(&sdk_run.programs)->composing(),
       "run, of an image the SDK saved: run this program (repeat to run several, in order; "
       "default: the image's only one)");
@@ -428,8 +434,9 @@ int sc_main(int argc, char** argv) {
     return kExitUsage;
   }
   if (command == "run-elf" || command == "demo") {  // one tile: no BSP phases, no pool
-    for (const char* name : {"trace", "trace-tiles-per-track", "trace-workers", "report",
-                             "memory-hash", "threads", "stream", "program"})
+    for (const char* name :
+         {"trace", "trace-tiles-per-track", "trace-workers", "report", "memory-hash", "threads",
+          "stream", "program", "write-tensor", "read-tensor"})
       if (vm.count(name) && !vm[name].defaulted()) {
         fmt::print(stderr,
                    "ipu-sim: --{} is for 'ipu-sim run' (a chip or a machine); '{}' runs one tile "
@@ -519,10 +526,11 @@ int sc_main(int argc, char** argv) {
         device.gdb_port = static_cast<int>(ipu::sdk::parse_count("--gdb", gdb_port, 0, 65535));
       return ipu::sim::run_sdk_image(image, config, sdk_run, std::cout);
     }
-    if (!sdk_run.streams.empty() || !sdk_run.programs.empty()) {
+    if (!sdk_run.streams.empty() || !sdk_run.programs.empty() || !sdk_run.write_tensors.empty() ||
+        !sdk_run.read_tensors.empty()) {
       fmt::print(stderr,
-                 "ipu-sim: --stream and --program are for images the SDK saved (with a {} "
-                 "section); {} has none\n",
+                 "ipu-sim: --stream, --program, --write-tensor and --read-tensor are for images "
+                 "the SDK saved (with a {} section); {} has none\n",
                  ipu::sdk::kRuntimeSection, file);
       return kExitUsage;
     }

@@ -20,11 +20,57 @@ namespace {
 
 constexpr int kExitFault = 4, kExitCycleLimit = 5, kExitDeadlock = 6;
 
-struct StreamFile {
+// A file given for a stream or a tensor: its data is the stream's or tensor's bytes for every
+// replica, replica after replica.
+struct DataFile {
+  std::string option;  // "--stream a_in=a.bin", for messages
   std::string path;
-  const sdk::StreamInfo* stream = nullptr;
-  std::vector<uint8_t> data;  // replicas x elements x element size
+  bool input = true;  // read before the run (false: written after it)
+  std::vector<uint8_t> data;
 };
+
+// NAME=FILE of --stream, --write-tensor and --read-tensor.
+std::pair<std::string, std::string> binding(const char* option, const std::string& text,
+                                            const std::string& known) {
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    throw std::invalid_argument(fmt::format("{} {}: give NAME=FILE ({})", option, text, known));
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+// The file's data: an input's read whole (exactly `bytes` of them), an output's path checked
+// now, so that a path that cannot be written is found before the run, not after it.
+void open_data_file(DataFile& f, size_t bytes, const std::string& what) {
+  if (!f.input) {
+    if (!sdk::can_write_file(f.path))
+      throw std::invalid_argument(fmt::format("{}: cannot write {}", f.option, f.path));
+    f.data.assign(bytes, 0);
+    return;
+  }
+  std::ifstream in(f.path, std::ios::binary);
+  if (in) f.data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  if (!in && !in.eof())
+    throw std::invalid_argument(fmt::format("{}: cannot read {}", f.option, f.path));
+  if (f.data.size() != bytes)
+    throw std::invalid_argument(
+        fmt::format("{}: {} holds {} bytes, but {}", f.option, f.path, f.data.size(), what));
+}
+
+void write_data_file(const DataFile& f) {
+  std::ofstream file(f.path, std::ios::binary);
+  file.write(reinterpret_cast<const char*>(f.data.data()),
+             static_cast<std::streamsize>(f.data.size()));
+  file.close();
+  if (!file) throw std::invalid_argument(fmt::format("{}: cannot write {}", f.option, f.path));
+}
+
+// "4 replicas x 96 f32" or "96 f32", with the bytes it takes.
+std::string layout(const sdk::Executable& exe, size_t elements, sdk::DType type) {
+  return fmt::format("{} bytes ({}{} {}, little-endian)",
+                     exe.replicas * elements * sdk::dtype_size(type),
+                     exe.replicas == 1 ? "" : fmt::format("{} replicas x ", exe.replicas), elements,
+                     sdk::dtype_name(type));
+}
 
 std::string stream_names(const sdk::Executable& exe) {
   std::vector<std::string> names;
@@ -32,7 +78,8 @@ std::string stream_names(const sdk::Executable& exe) {
     names.push_back(fmt::format(
         "{} ({})", name,
         s.direction == sdk::StreamDirection::kHostToDevice ? "to the device" : "from the device"));
-  return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "));
+  return fmt::format("the image's streams: {}",
+                     names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", ")));
 }
 
 std::string program_names(const sdk::Executable& exe) {
@@ -63,67 +110,66 @@ std::vector<const sdk::ProgramInfo*> chosen_programs(const sdk::Executable& exe,
   return chosen;
 }
 
-// --stream NAME=FILE for every stream the programs use, each file checked before anything runs:
-// an input's holds exactly the stream's bytes for every replica.
-std::map<std::string, StreamFile> stream_files(const sdk::Executable& exe,
-                                               const std::vector<const sdk::ProgramInfo*>& programs,
-                                               const std::vector<std::string>& options) {
+// --stream NAME=FILE for every stream the programs use, each file checked before anything runs.
+std::map<std::string, DataFile> stream_files(const sdk::Executable& exe,
+                                             const std::vector<const sdk::ProgramInfo*>& programs,
+                                             const std::vector<std::string>& options) {
   std::set<std::string> used;
   for (const sdk::ProgramInfo* p : programs)
     for (unsigned id : p->host_transfers) used.insert(exe.host_transfers.at(id).stream);
-  std::map<std::string, StreamFile> files;
+  std::map<std::string, DataFile> files;
   for (const std::string& option : options) {
-    const size_t eq = option.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == option.size())
-      throw std::invalid_argument(fmt::format(
-          "--stream {}: give NAME=FILE (the image's streams: {})", option, stream_names(exe)));
-    const std::string name = option.substr(0, eq), path = option.substr(eq + 1);
+    const auto [name, path] = binding("--stream", option, stream_names(exe));
+    const std::string label = "--stream " + option;
     const auto s = exe.streams.find(name);
     if (s == exe.streams.end())
       throw std::invalid_argument(
-          fmt::format("--stream {}: the image has no stream '{}' (it has {})", option, name,
-                      stream_names(exe)));
+          fmt::format("{}: the image has no stream '{}' ({})", label, name, stream_names(exe)));
     if (used.count(name) == 0)
-      throw std::invalid_argument(
-          fmt::format("--stream {}: stream '{}' is not used by the program{} run", option, name,
-                      programs.size() == 1 ? "" : "s"));
+      throw std::invalid_argument(fmt::format("{}: stream '{}' is not used by the program{} run",
+                                              label, name, programs.size() == 1 ? "" : "s"));
     if (files.count(name) != 0)
-      throw std::invalid_argument(
-          fmt::format("--stream {}: stream '{}' is given twice", option, name));
-    StreamFile& f = files[name];
+      throw std::invalid_argument(fmt::format("{}: stream '{}' is given twice", label, name));
+    DataFile& f = files[name];
+    f.option = label;
     f.path = path;
-    f.stream = &s->second;
-    const size_t bytes = exe.replicas * s->second.elements * sdk::dtype_size(s->second.type);
-    const std::string layout =
-        fmt::format("{}{} {}", exe.replicas == 1 ? "" : fmt::format("{} replicas x ", exe.replicas),
-                    s->second.elements, sdk::dtype_name(s->second.type));
-    if (s->second.direction == sdk::StreamDirection::kHostToDevice) {
-      std::ifstream in(path, std::ios::binary);
-      if (!in)
-        throw std::invalid_argument(fmt::format("--stream {}: cannot read {}", option, path));
-      f.data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-      if (in.bad())
-        throw std::invalid_argument(fmt::format("--stream {}: cannot read {}", option, path));
-      if (f.data.size() != bytes)
-        throw std::invalid_argument(fmt::format(
-            "--stream {}: {} holds {} bytes, but stream '{}' carries {} ({}, little-endian)",
-            option, path, f.data.size(), name, bytes, layout));
-    } else {
-      // Written once every program has run: a path that cannot be is found now, not then.
-      if (!sdk::can_write_file(path))
-        throw std::invalid_argument(fmt::format("--stream {}: cannot write {}", option, path));
-      f.data.assign(bytes, 0);
-    }
+    f.input = s->second.direction == sdk::StreamDirection::kHostToDevice;
+    open_data_file(f, exe.replicas * s->second.elements * sdk::dtype_size(s->second.type),
+                   fmt::format("stream '{}' carries {}", name,
+                               layout(exe, s->second.elements, s->second.type)));
   }
   std::vector<std::string> missing;
   for (const std::string& name : used)
     if (files.count(name) == 0) missing.push_back(name);
   if (!missing.empty())
     throw std::invalid_argument(fmt::format(
-        "the program{} use{} stream{} {} with no file: give each with --stream NAME=FILE (the "
-        "image's streams: {})",
+        "the program{} use{} stream{} {} with no file: give each with --stream NAME=FILE ({})",
         programs.size() == 1 ? "" : "s", programs.size() == 1 ? "s" : "",
         missing.size() == 1 ? "" : "s", fmt::join(missing, ", "), stream_names(exe)));
+  return files;
+}
+
+// --write-tensor (input) or --read-tensor (output) NAME=FILE: the tensor of every replica.
+std::vector<std::pair<std::string, DataFile>> tensor_files(const sdk::Executable& exe,
+                                                           const std::vector<std::string>& options,
+                                                           bool input) {
+  const char* option_name = input ? "--write-tensor" : "--read-tensor";
+  std::vector<std::pair<std::string, DataFile>> files;
+  for (const std::string& option : options) {
+    const auto [name, path] = binding(option_name, option, "the tensor's name and a file");
+    const auto t = exe.tensor_info.find(name);
+    if (t == exe.tensor_info.end())
+      throw std::invalid_argument(fmt::format("{} {}: the image has no tensor '{}' ({} tensors)",
+                                              option_name, option, name, exe.tensor_info.size()));
+    DataFile f;
+    f.option = fmt::format("{} {}", option_name, option);
+    f.path = path;
+    f.input = input;
+    open_data_file(
+        f, exe.replicas * t->second.elements * sdk::dtype_size(t->second.type),
+        fmt::format("tensor '{}' holds {}", name, layout(exe, t->second.elements, t->second.type)));
+    files.emplace_back(name, std::move(f));
+  }
   return files;
 }
 
@@ -144,10 +190,17 @@ int run_sdk_image(const sdk::ElfImage& image, const hw::MachineConfig& machine,
                   const SdkImageRun& run, std::ostream& out) {
   const sdk::Executable exe = sdk::read_executable(image, machine);
   const auto programs = chosen_programs(exe, run.programs);
-  std::map<std::string, StreamFile> files = stream_files(exe, programs, run.streams);
+  std::map<std::string, DataFile> streams = stream_files(exe, programs, run.streams);
+  auto tensors_in = tensor_files(exe, run.write_tensors, true);
+  auto tensors_out = tensor_files(exe, run.read_tensors, false);
 
   sdk::Device device(exe, run.device);
-  for (auto& [name, f] : files) device.connect_stream(name, f.data.data(), f.data.size());
+  for (auto& [name, f] : streams) device.connect_stream(name, f.data.data(), f.data.size());
+  // Replica r's part of a tensor's file: bytes [r x each, (r + 1) x each).
+  const auto each = [&](const DataFile& f) { return f.data.size() / exe.replicas; };
+  for (auto& [name, f] : tensors_in)
+    for (unsigned r = 0; r < exe.replicas; ++r)
+      device.write_tensor(name, r, f.data.data() + r * each(f), each(f));
   size_t console_shown = 0;
   for (const sdk::ProgramInfo* p : programs) {
     try {
@@ -166,22 +219,23 @@ int run_sdk_image(const sdk::ElfImage& image, const hw::MachineConfig& machine,
       if (!e.outcome()) throw;
       out.flush();
       fmt::print(stderr, "ipu-sim: program '{}': {}\n", p->name, e.what());
-      if (!files.empty())
-        fmt::print(stderr, "ipu-sim: no stream file written: program '{}' did not end\n", p->name);
+      if (!tensors_out.empty() || std::any_of(streams.begin(), streams.end(),
+                                              [](const auto& s) { return !s.second.input; }))
+        fmt::print(stderr, "ipu-sim: no output file written: program '{}' did not end\n", p->name);
       return exit_status(*e.outcome());
     }
   }
   // Every program ran to its end: the streams from the device hold their last data.
-  for (const auto& [name, f] : files) {
-    if (f.stream->direction != sdk::StreamDirection::kDeviceToHost) continue;
-    std::ofstream file(f.path, std::ios::binary);
-    file.write(reinterpret_cast<const char*>(f.data.data()),
-               static_cast<std::streamsize>(f.data.size()));
-    file.close();
-    if (!file)
-      throw std::invalid_argument(
-          fmt::format("--stream {}={}: cannot write {}", name, f.path, f.path));
+  for (const auto& [name, f] : streams) {
+    if (f.input) continue;
+    write_data_file(f);
     fmt::print(out, "stream {:<13} {} bytes written to {}\n", name, f.data.size(), f.path);
+  }
+  for (auto& [name, f] : tensors_out) {
+    for (unsigned r = 0; r < exe.replicas; ++r)
+      device.read_tensor(name, r, f.data.data() + r * each(f), each(f));
+    write_data_file(f);
+    fmt::print(out, "tensor {:<13} {} bytes written to {}\n", name, f.data.size(), f.path);
   }
   return 0;
 }

@@ -175,19 +175,24 @@ ChipOutcome bsp_outcome(const std::vector<const Tile*>& tiles, const SyncNetwork
                          phase, fmt::join(names, ", "));
   }
 
+  // The same fault, or the cycle limit, on 1472 tiles is a few reports and a count, not 1472.
+  static constexpr size_t kShown = 3;
+  const auto first_reports = [](const std::vector<std::string>& reports, const char* more) {
+    const std::vector<std::string> shown(
+        reports.begin(),
+        reports.begin() + static_cast<std::ptrdiff_t>(std::min(kShown, reports.size())));
+    std::string text = fmt::format("{}", fmt::join(shown, "\n"));
+    if (reports.size() > kShown)
+      text += fmt::format("\n... and {} more {}", reports.size() - kShown, more);
+    return text;
+  };
   if (!faults.empty()) {
     out.result = ChipOutcome::Result::kFault;
-    constexpr size_t kShown = 3;  // the same fault on 1472 tiles is one report, not 1472
-    const std::vector<std::string> shown(
-        faults.begin(),
-        faults.begin() + static_cast<std::ptrdiff_t>(std::min(kShown, faults.size())));
-    out.message = fmt::format("{}", fmt::join(shown, "\n"));
-    if (faults.size() > kShown)
-      out.message += fmt::format("\n... and {} more faults", faults.size() - kShown);
+    out.message = first_reports(faults, "faults");
     if (!stuck.empty()) out.message += "\nand these tiles were left waiting:" + stuck;
   } else if (!limits.empty()) {
     out.result = ChipOutcome::Result::kCycleLimit;
-    out.message = fmt::format("{}", fmt::join(limits, "\n"));
+    out.message = first_reports(limits, "tiles at the cycle limit");
     if (!stuck.empty()) out.message += "\nand these tiles were left waiting:" + stuck;
   } else if (!all_finished) {
     out.result = ChipOutcome::Result::kDeadlock;

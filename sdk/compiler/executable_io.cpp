@@ -113,6 +113,16 @@ class SectionReader {
     if (!v.is_boolean()) fail(field(where, key), "is not true or false");
     return v.get<bool>();
   }
+  // The name, type and element count every tensor, stream and remote buffer has.
+  struct Typed {
+    std::string name;
+    DType type;
+    uint64_t elements;
+  };
+  Typed typed(const Json& object, const std::string& where, uint64_t max_elements) const {
+    return {text(object, "name", where), type(object, where),  // in this order (braces)
+            count(object, "elements", where, max_elements)};
+  }
   DType type(const Json& object, const std::string& where) const {
     const std::string name = text(object, "type", where);
     for (DType t : {DType::kF32, DType::kF16, DType::kI32, DType::kU32, DType::kU8})
@@ -166,10 +176,9 @@ Executable read_executable(const ElfImage& image, const hw::MachineConfig& machi
   const Json& tensors = r.array(j, "tensors", "");
   for (size_t i = 0; i < tensors.size(); ++i) {
     const std::string where = at("tensors", i);
+    const auto [name, type, elements] = r.typed(tensors[i], where, sram_end * machine_tiles);
     TensorInfo info;
-    info.name = r.text(tensors[i], "name", where);
-    info.type = r.type(tensors[i], where);
-    info.elements = r.count(tensors[i], "elements", where, sram_end * machine_tiles);
+    info.name = name, info.type = type, info.elements = elements;
     const Json& shape = r.array(tensors[i], "shape", where);
     for (size_t d = 0; d < shape.size(); ++d)
       info.shape.push_back(r.count(shape[d], fmt::format("{}.shape[{}]", where, d), UINT32_MAX));
@@ -197,10 +206,8 @@ Executable read_executable(const ElfImage& image, const hw::MachineConfig& machi
   const Json& streams = r.array(j, "streams", "");
   for (size_t i = 0; i < streams.size(); ++i) {
     const std::string where = at("streams", i);
-    StreamInfo s;
-    s.name = r.text(streams[i], "name", where);
-    s.type = r.type(streams[i], where);
-    s.elements = r.count(streams[i], "elements", where, sram_end * machine_tiles);
+    const auto [name, type, elements] = r.typed(streams[i], where, sram_end * machine_tiles);
+    StreamInfo s{name, type, elements, StreamDirection::kHostToDevice};
     s.direction = r.flag(streams[i], "to_device", where) ? StreamDirection::kHostToDevice
                                                          : StreamDirection::kDeviceToHost;
     if (!exe.streams.emplace(s.name, s).second)
@@ -216,10 +223,9 @@ Executable read_executable(const ElfImage& image, const hw::MachineConfig& machi
   uint64_t replica_bytes = 0;  // what a replica's remote buffers take of its gateway's memory
   for (size_t i = 0; i < buffers.size(); ++i) {
     const std::string where = at("remote_buffers", i);
+    const auto [name, type, elements] = r.typed(buffers[i], where, gateway_bytes);
     RemotePlacement b;
-    b.info.name = r.text(buffers[i], "name", where);
-    b.info.type = r.type(buffers[i], where);
-    b.info.elements = r.count(buffers[i], "elements", where, gateway_bytes);
+    b.info.name = name, b.info.type = type, b.info.elements = elements;
     b.info.entries = static_cast<unsigned>(r.count(buffers[i], "entries", where, gateway_bytes));
     b.offset = r.count(buffers[i], "offset", where, gateway_bytes);
     b.entry_bytes = b.info.elements * dtype_size(b.info.type);

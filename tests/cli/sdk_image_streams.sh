@@ -65,7 +65,7 @@ expect() {  # STATUS PATTERN -- ipu-sim arguments
   grep -qE -- "$pattern" err.txt || fail "'$*' said '$(cat err.txt)', not /$pattern/"
 }
 cp sim.c_out kept.c_out
-expect 2 "--stream b_in=ones.a_in: ones.a_in holds 32768 bytes, but stream 'b_in' carries 49152 \(24576 f16, little-endian\)" \
+expect 2 "--stream b_in=ones.a_in: ones.a_in holds 32768 bytes, but stream 'b_in' carries 49152 bytes \(24576 f16, little-endian\)" \
   -- run mm.elf --stream a_in=ones.a_in --stream b_in=ones.a_in --stream c_out=kept.c_out
 expect 2 "--stream c_out=/nonexistent/c_out: cannot write /nonexistent/c_out" \
   -- run mm.elf --stream a_in=ones.a_in --stream b_in=halves.b_in --stream c_out=/nonexistent/c_out
@@ -85,7 +85,7 @@ if [[ $failing_run == yes ]]; then
   expect 5 "program 'main': the program failed: tile 0: program did not finish within 20000 cycles \\(--max-cycles\\)" \
     -- run mm.elf --stream a_in=ones.a_in --stream b_in=halves.b_in --stream c_out=kept.c_out \
     --max-cycles 20000
-  grep -q "no stream file written: program 'main' did not end" err.txt || fail "no word on the files"
+  grep -q "no output file written: program 'main' did not end" err.txt || fail "no word on the files"
   cmp sim.c_out kept.c_out || fail "a failed run changed an output file"
 fi
 expect 2 "the SDK runtime drives a machine from one process|--trace-instructions is for images run without the runtime" \
