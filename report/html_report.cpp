@@ -515,9 +515,15 @@ std::string compute_section(const Json& stats) {
   const Json& sets = array(stats, "compute_sets");
   const Json& codelets = array(stats, "codelets");
   const Json& functions = array(stats, "worker_functions");
-  auto mean = [](const Json& j) {
+  // A row of a table of worker runs: `first` cells, then the runs' count, cycles (total, mean,
+  // least and most of one run) and instructions.
+  const auto runs_row = [](std::vector<std::string> first, const Json& j) {
     const double runs = number(j, "runs");
-    return runs > 0 ? fmt::format("{:.1f}", number(j, "cycles") / runs) : std::string("-");
+    for (const char* key : {"runs", "cycles"}) first.push_back(grouped(count(j, key)));
+    first.push_back(runs > 0 ? fmt::format("{:.1f}", number(j, "cycles") / runs) : "-");
+    for (const char* key : {"min_cycles", "max_cycles", "instructions"})
+      first.push_back(grouped(count(j, key)));
+    return first;
   };
   if (!sets.empty()) {
     double sum = 0;
@@ -544,10 +550,9 @@ std::string compute_section(const Json& stats) {
                  "instructions"});
     for (const Json& c : codelets) {
       if (bars.size() < 20) bars.push_back({text(c, "codelet"), number(c, "cycles")});
-      table.row({escape(text(c, "codelet")), grouped(count(c, "vertices")),
-                 grouped(count(c, "tiles")), grouped(count(c, "runs")), grouped(count(c, "cycles")),
-                 mean(c), grouped(count(c, "min_cycles")), grouped(count(c, "max_cycles")),
-                 grouped(count(c, "instructions"))});
+      table.row(runs_row(
+          {escape(text(c, "codelet")), grouped(count(c, "vertices")), grouped(count(c, "tiles"))},
+          c));
     }
     out += bar_chart(bars, kData, "worker cycles") + table.html("codelets");
   }
@@ -560,10 +565,9 @@ std::string compute_section(const Json& stats) {
                  "instructions"});
     for (const Json& f : functions) {
       if (bars.size() < 20) bars.push_back({text(f, "function"), number(f, "cycles")});
-      table.row({escape(text(f, "function")), escape(text(f, "address")),
-                 grouped(count(f, "tiles")), grouped(count(f, "runs")), grouped(count(f, "cycles")),
-                 mean(f), grouped(count(f, "min_cycles")), grouped(count(f, "max_cycles")),
-                 grouped(count(f, "instructions"))});
+      table.row(runs_row(
+          {escape(text(f, "function")), escape(text(f, "address")), grouped(count(f, "tiles"))},
+          f));
     }
     out += bar_chart(bars, kData, "worker cycles") + table.html("worker-functions");
   }

@@ -8,10 +8,10 @@
 # DeviceError thrown after a SystemC simulation trips ASan's stack handling (tests/CMakeLists.txt).
 set -euo pipefail
 matmul=$1 sim=$2 dir=$3 failing_run=${4:-yes}
+source "$(dirname "${BASH_SOURCE[0]}")/expect.sh"
 mkdir -p "$dir"
 cd "$dir"
 rm -f ./*.c_out ./*.txt
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
 "$matmul" --tiles 16 --save mm.elf --save-streams mm --memory-hash yes >example.txt
 grep -q "98304 of 98304 values equal the host reference bit for bit" example.txt ||
@@ -54,16 +54,6 @@ sys.exit(0 if len(v) == 256 * 384 and set(v) == {32.0} else 'C is not 32 everywh
 cmp mm.c_out twice.c_out || fail "the second run's c_out differs"
 
 # Mistakes: each a clear error, exit 2 (5 at the cycle limit), and no output file touched.
-expect() {  # STATUS PATTERN -- ipu-sim arguments
-  local status=$1 pattern=$2
-  shift 3
-  set +e
-  "$sim" "$@" >out.txt 2>err.txt
-  local got=$?
-  set -e
-  [[ $got == "$status" ]] || fail "'$*' exited $got, not $status: $(cat err.txt)"
-  grep -qE -- "$pattern" err.txt || fail "'$*' said '$(cat err.txt)', not /$pattern/"
-}
 cp sim.c_out kept.c_out
 expect 2 "--stream b_in=ones.a_in: ones.a_in holds 32768 bytes, but stream 'b_in' carries 49152 bytes \(24576 f16, little-endian\)" \
   -- run mm.elf --stream a_in=ones.a_in --stream b_in=ones.a_in --stream c_out=kept.c_out

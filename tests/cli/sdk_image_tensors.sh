@@ -5,10 +5,10 @@
 #   sdk_image_tensors.sh SAVE_AXPY_IMAGE IPU_SIM WORK_DIR
 set -euo pipefail
 maker=$1 sim=$2 dir=$3
+source "$(dirname "${BASH_SOURCE[0]}")/expect.sh"
 mkdir -p "$dir"
 cd "$dir"
 rm -f ./*.bin ./*.txt
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
 SYSTEMC_DISABLE_COPYRIGHT_MESSAGE=1 "$maker" axpy.elf >/dev/null
 python3 -c "
@@ -33,16 +33,6 @@ grep -q "^tensor y  *512 bytes written to once.bin\$" once.txt || fail "no line 
 check thrice.bin 3 || fail "axpy then axpy_twice"
 cmp x.bin x_back.bin || fail "x changed"
 
-expect() {  # STATUS PATTERN -- ipu-sim arguments
-  local status=$1 pattern=$2
-  shift 3
-  set +e
-  "$sim" "$@" >out.txt 2>err.txt
-  local got=$?
-  set -e
-  [[ $got == "$status" ]] || fail "'$*' exited $got, not $status: $(cat err.txt)"
-  grep -qE -- "$pattern" err.txt || fail "'$*' said '$(cat err.txt)', not /$pattern/"
-}
 expect 2 "the image has 2 programs \('axpy', 'axpy_twice'\): name those to run, in order, with --program NAME" \
   -- run axpy.elf --preset m2000 --chip.tiles 4 --write-tensor x=x.bin
 expect 2 "--read-tensor nope=n.bin: the image has no tensor 'nope'" \
