@@ -245,12 +245,13 @@ TEST(DeferredExchange, AnswersAsTheExchangeWouldAndCommitsInOrder) {
   EXPECT_EQ(deferred.stream(20, true, 0x1000, 0x300, 3, {1, 2, 3}), 23u);  // 3 words: 2 cycles
   EXPECT_EQ(deferred.stream(30, false, 0x1000, 0x300, 64, {}), 32u);       // a request: 1 slot
   RecordingExchange exchange;
-  deferred.commit(exchange, 5, 9, "tile 5");
+  deferred.commit(exchange, 5, 9, [] { return std::string("tile 5"); });
   EXPECT_EQ(exchange.calls,
             (std::vector<std::string>{"send t5 p9 c10 a100 w5 d2", "select t5 p9 c12 s3",
                                       "buffer t5 p9 c12 a200 n4", "stream t5 p9 c20 write a300 n3",
                                       "stream t5 p9 c30 read a300 n64"}));
-  deferred.commit(exchange, 5, 9, "tile 5");  // committed calls are gone
+  deferred.commit(exchange, 5, 9,
+                  [] { return std::string("tile 5"); });  // committed calls are gone
   EXPECT_EQ(exchange.calls.size(), 5u);
 }
 
@@ -261,7 +262,7 @@ TEST(DeferredExchange, AnExchangeThatDisagreesIsAnInternalErrorNamingTheTile) {
   RecordingExchange exchange;
   exchange.skew = 1;
   try {
-    deferred.commit(exchange, 5, 9, "tile 5");
+    deferred.commit(exchange, 5, 9, [] { return std::string("tile 5"); });
     FAIL() << "no error";
   } catch (const std::logic_error& e) {
     EXPECT_STREQ(e.what(),

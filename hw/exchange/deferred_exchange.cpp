@@ -47,7 +47,7 @@ uint64_t DeferredExchange::stream(uint64_t cycle, bool write, uint64_t sm_addres
 }
 
 void DeferredExchange::commit(ExchangeIf& exchange, unsigned tile, uint64_t phase,
-                              const std::string& tile_label) {
+                              const std::function<std::string()>& tile_label) {
   for (Call& call : calls_) {
     uint64_t port_free = call.port_free;
     switch (call.kind) {
@@ -67,7 +67,7 @@ void DeferredExchange::commit(ExchangeIf& exchange, unsigned tile, uint64_t phas
     if (port_free != call.port_free)
       throw std::logic_error(fmt::format(
           "{}: the exchange frees the send port at cycle {}, the tile was told {} (cycle {})",
-          tile_label, port_free, call.port_free, call.cycle));
+          tile_label(), port_free, call.port_free, call.cycle));
   }
   calls_.clear();
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,10 @@ class DeferredExchange {
   // Hands every call, in order, to `exchange` as machine tile `tile` in phase `phase`, and
   // forgets them. Throws std::logic_error naming `tile_label` if the exchange frees the send
   // port at another cycle than the tile was told.
-  void commit(ExchangeIf& exchange, unsigned tile, uint64_t phase, const std::string& tile_label);
+  // tile_label names the tile in the error, formatted only then (commits are on the serial
+  // path of every burst).
+  void commit(ExchangeIf& exchange, unsigned tile, uint64_t phase,
+              const std::function<std::string()>& tile_label);
 
   // The recorded calls, for a simulator process that keeps a replica of the tile
   // (hw/machine/ranks.h); load() replaces what was recorded here.

@@ -398,6 +398,7 @@ std::string Exchange::resolve(Phase& p) {
     for (size_t i = 0; i < receivers.size(); ++i) receive_one(i);
   }
 
+  size_t delivered = 0;  // receivers whose words land: those before the first error
   ExchangeRecord record;
   record.phase = p.barrier.phase;
   record.group = p.barrier.group;
@@ -416,8 +417,17 @@ std::string Exchange::resolve(Phase& p) {
     }
     // The receiver's words land as soon as its own schedule checks out; any error anywhere in
     // the phase stops the whole run with the report below.
-    if (errors.empty())
-      for (const auto& [address, words] : r.runs) deliver(receivers[i].first, address, words);
+    if (errors.empty()) delivered = i + 1;
+  }
+  // Each receiver's words go to its own memory alone, so they land on the pool's threads too.
+  auto deliver_one = [&](size_t i) {
+    for (const auto& [address, words] : received[i].runs)
+      deliver(receivers[i].first, address, words);
+  };
+  if (parallel_for_ && delivered > 1) {
+    parallel_for_(delivered, deliver_one);
+  } else {
+    for (size_t i = 0; i < delivered; ++i) deliver_one(i);
   }
   if (!errors.empty()) {
     std::string report = "exchange schedule error: " + errors.front();

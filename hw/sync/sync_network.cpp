@@ -110,17 +110,24 @@ SyncNetwork::SyncNetwork(const sc_core::sc_module_name& name, const ChipConfig& 
   gs_[1] = parse_chip_groups("sync.gs2", config.sync.gs2, chips);
 }
 
+std::string SyncNetwork::group_label(unsigned id, unsigned chip,
+                                     const std::vector<unsigned>& chips) const {
+  if ((id & kHostSync) != 0) return fmt::format("host sync {}", id & ~kHostSync);
+  if (id == kExternal) return "external sync (every chip)";
+  if (id == kGs1 || id == kGs2)
+    return fmt::format("external sync GS{} (chips {})", id - kGs1 + 1, fmt::join(chips, ","));
+  return chips_ > 1 ? fmt::format("sync group {} of chip {}", id, chip)
+                    : fmt::format("sync group {}", id);
+}
+
 SyncNetwork::Group* SyncNetwork::group(unsigned tile, unsigned id, std::string& error) {
   const unsigned chip = tile / config_.tiles;
   Key key{chip, id, 0};
-  std::string label;
   std::vector<unsigned> chips;  // external groups: the chips they span
   if ((id & kHostSync) != 0) {
     key = {kAllChips, kHostSync, 0};
-    label = fmt::format("host sync {}", id & ~kHostSync);
   } else if (id == kExternal) {
     key = {kAllChips, id, 0};
-    label = "external sync (every chip)";
     for (unsigned c = 0; c < chips_; ++c) chips.push_back(c);
   } else if (id == kGs1 || id == kGs2) {
     const unsigned gs = id - kGs1;
@@ -135,19 +142,15 @@ SyncNetwork::Group* SyncNetwork::group(unsigned tile, unsigned id, std::string& 
     }
     key = {kAllChips, id, static_cast<unsigned>(part - parts.begin())};
     chips = *part;
-    label = fmt::format("external sync GS{} (chips {})", gs + 1, fmt::join(chips, ","));
   } else if (id > kExternal) {
     error = fmt::format(
         "ipu.sync on group 0x{:x}, which is no sync group (0, 1..0x{:x} for "
         "sync.groups, 0x{:x} external, 0x{:x} GS1, 0x{:x} GS2)",
         id, kExternal - 1, kExternal, kGs1, kGs2);
     return nullptr;
-  } else {
-    label = chips_ > 1 ? fmt::format("sync group {} of chip {}", id, chip)
-                       : fmt::format("sync group {}", id);
   }
   auto it = groups_.find(key);
-  if (it != groups_.end()) return &it->second;
+  if (it != groups_.end()) return &it->second;  // every arrival after the group's first
 
   std::vector<unsigned> members;
   const unsigned per_chip = config_.tiles;
@@ -170,7 +173,7 @@ SyncNetwork::Group* SyncNetwork::group(unsigned tile, unsigned id, std::string& 
         members.push_back(chip * per_chip + t);
   }
   Group& g = groups_[key];
-  g.name = label;
+  g.name = group_label(id, chip, chips);
   g.members = std::move(members);
   g.chips = chips.empty() ? 1u : static_cast<unsigned>(chips.size());
   return &g;

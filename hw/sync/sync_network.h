@@ -121,6 +121,8 @@ class SyncNetwork : public sc_core::sc_module, public SyncIf {
   };
   // The group tile `tile` means by `id`; null with `error` set when there is none.
   Group* group(unsigned tile, unsigned id, std::string& error);
+  // What reports call a group, made once, when its first member arrives.
+  std::string group_label(unsigned id, unsigned chip, const std::vector<unsigned>& chips) const;
   std::string name(unsigned tile) const { return tile_name(tile, config_.tiles, chips_); }
 
   ChipConfig config_;

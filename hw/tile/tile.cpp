@@ -102,7 +102,8 @@ void Tile::commit_burst() {
     if (console_) console_(context, line);
   deferred_console_.clear();
   if (exchange.size() > 0)
-    deferred_exchange_.commit(*exchange[0], machine_id_, phase_, core_.tile_label());
+    deferred_exchange_.commit(*exchange[0], machine_id_, phase_,
+                              [this] { return core_.tile_label(); });
 }
 
 void Tile::start(uint32_t entry, uint64_t max_cycles) {
