@@ -16,6 +16,9 @@ import struct
 # Replica r's x[i] = 100 r + i, y[i] = 1000 + i: 2 replicas of 64 f32 each, replica after replica.
 open('x.bin', 'wb').write(b''.join(struct.pack('<64f', *[100 * r + i for i in range(64)]) for r in range(2)))
 open('y.bin', 'wb').write(struct.pack('<64f', *[1000 + i for i in range(64)]) * 2)"
+# ipu-sim info says how to run it: the machine it was built for, and that it has two programs.
+"$sim" info axpy.elf | grep -qE "^run it with +ipu-sim run axpy.elf --preset m2000 --chip.tiles 4 --program NAME" ||
+  fail "info gives no command to run the image"
 check() {  # FILE TIMES: y = y0 + TIMES x 2 x
   python3 -c "
 import struct, sys
