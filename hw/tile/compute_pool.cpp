@@ -71,7 +71,11 @@ void ComputePool::dispatch() {
   }
   for (const Request& r : batch_) {
     r.burst->commit_burst();
-    r.done->notify();
+    const sc_core::sc_time delay = r.burst->resume_delay();
+    if (delay == sc_core::SC_ZERO_TIME)
+      r.done->notify();
+    else
+      r.done->notify(delay);
   }
   batch_.clear();
 }

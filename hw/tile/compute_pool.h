@@ -31,6 +31,9 @@ class ComputeBurst {
   // that ran it, and read into the tile's replica by every other process (BurstShare).
   virtual void save_burst(ByteWriter& out) const = 0;
   virtual void load_burst(ByteReader& in) = 0;
+  // After commit_burst: how long after the batch the tile resumes, its burst's length in
+  // simulated time. The pool wakes it then, which saves the tile a timed wait of its own.
+  virtual sc_core::sc_time resume_delay() const { return sc_core::SC_ZERO_TIME; }
 };
 
 // The simulator processes of an MPI job that simulate one machine together (hw/machine/ranks.h):

@@ -51,8 +51,15 @@ StopReason Tile::run_core(uint64_t until) {
   if (pool_ == nullptr) return core_.run(until);
   burst_until_ = until;
   pool_->run(machine_id_, *this, burst_done_);
+  // The pool woke this tile resume_delay() after the batch: simulated time is at its cycle.
+  synced_ = std::max(synced_, core_.cycles());
   if (burst_error_) std::rethrow_exception(std::exchange(burst_error_, nullptr));
   return burst_result_;
+}
+
+sc_core::sc_time Tile::resume_delay() const {
+  return core_.cycles() > synced_ ? period_ * static_cast<double>(core_.cycles() - synced_)
+                                  : sc_core::SC_ZERO_TIME;
 }
 
 void Tile::run_burst() noexcept {

@@ -99,6 +99,7 @@ class Tile : public sc_core::sc_module, private ExchangeSink, private ComputeBur
   void commit_burst() override;
   void save_burst(ByteWriter& out) const override;
   void load_burst(ByteReader& in) override;
+  sc_core::sc_time resume_delay() const override;
   void advance_time_to(uint64_t cycle);
   // ExchangeSink: the core's exchange instructions, forwarded with the current phase.
   uint64_t send(uint64_t cycle, uint32_t address, std::vector<uint32_t> words,
