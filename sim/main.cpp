@@ -36,6 +36,7 @@
 #include "sdk/tools/parse_count.h"
 #include "sdk/tools/standard_streams.h"
 #include "sim/demo_image.h"
+#include "sim/exit_status.h"
 #include "sim/sdk_image.h"
 #include "sim/single_tile.h"
 #include "sim/sweep.h"
@@ -46,14 +47,8 @@ namespace po = boost::program_options;
 
 namespace {
 
-constexpr int kExitUsage = 2;
-constexpr int kExitImage = 3;
-constexpr int kExitFault = 4;
-constexpr int kExitCycleLimit = 5;
-constexpr int kExitDeadlock = 6;
-constexpr int kExitRtlMismatch = 7;
-constexpr int kExitKilled = ipu::debug::kKilledExitStatus;  // GDB's kill ended the run
-static_assert(kExitKilled == 8, "README and docs/debugging.md give 8");
+using ipu::sim::kExitCycleLimit, ipu::sim::kExitFault, ipu::sim::kExitImage,
+    ipu::sim::kExitRtlMismatch, ipu::sim::kExitUsage;
 
 // --gdb PORT: a GDB server the platform stops in before its first instruction (null: none).
 std::unique_ptr<ipu::debug::GdbServer> open_gdb_server(const std::string& port_text) {
@@ -125,13 +120,9 @@ int run_machine(ipu::hw::PlatformOptions options, const RtlOptions& rtl_options,
       fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
       return kExitRtlMismatch;
     }
-    if (report.outcome.result == Result::kExited) return report.outcome.exit_status & 0xff;
-    if (leader) fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
-    switch (report.outcome.result) {
-      case Result::kCycleLimit: return kExitCycleLimit;
-      case Result::kDeadlock: return kExitDeadlock;
-      default: return kExitFault;
-    }
+    if (report.outcome.result != Result::kExited && leader)
+      fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
+    return ipu::sim::exit_status(report.outcome);
   }();
   std::cerr.flush();
   auto write = [leader](const std::string& path, auto&& writer) {
@@ -171,51 +162,6 @@ int fail(ipu::hw::MpiJob& job, int status, const std::string& message) {
   return status;
 }
 
-// For `ipu-sim info` of an image the SDK saved: its programs, the files its streams and tensors
-// take, and the command that runs it on the machine it was built for (docs/sdk.md).
-void print_run_hint(const ipu::sdk::ElfImage& image) {
-  const auto section = image.sections.find(".ipu.manifest");
-  if (!ipu::sdk::has_runtime_section(image) || section == image.sections.end()) return;
-  const nlohmann::json manifest =
-      nlohmann::json::parse(section->second.begin(), section->second.end(), nullptr, false);
-  const nlohmann::json target =
-      manifest.is_object() ? manifest.value("target", nlohmann::json()) : nlohmann::json();
-  if (!target.is_object() || !target.value("preset", nlohmann::json()).is_string() ||
-      !target.value("tiles", nlohmann::json()).is_number_unsigned() ||
-      !target.value("clock_hz", nlohmann::json()).is_number())
-    throw ipu::sdk::ImageError(
-        fmt::format("{}: the .ipu.manifest section names no preset, tiles and clock", image.path));
-  // The machine it was built for: its preset, with the tiles and clock it was built with.
-  const std::string preset = target["preset"].get<std::string>();
-  const ipu::hw::MachineConfig defaults = ipu::hw::configure_machine(preset, "", {});
-  std::vector<std::pair<std::string, std::string>> overrides;
-  const auto tiles = target["tiles"].get<uint64_t>();
-  const auto clock = target["clock_hz"].get<double>();
-  if (tiles != defaults.chip.tiles) overrides.emplace_back("chip.tiles", std::to_string(tiles));
-  if (clock != defaults.chip.tile.clock_hz)
-    overrides.emplace_back("tile.clock-hz", fmt::format("{}", clock));
-  const ipu::sdk::Executable exe =
-      ipu::sdk::read_executable(image, ipu::hw::configure_machine(preset, "", overrides));
-  std::vector<std::string> programs, run{"ipu-sim run " + image.path, "--preset " + preset};
-  for (const auto& [name, value] : overrides) run.push_back(fmt::format("--{} {}", name, value));
-  for (const ipu::sdk::ProgramInfo& p : exe.programs)
-    programs.push_back(
-        fmt::format("'{}' ({} superstep{})", p.name, p.supersteps, p.supersteps == 1 ? "" : "s"));
-  fmt::print("programs             {}\n", fmt::join(programs, ", "));
-  if (exe.programs.size() > 1) run.push_back("--program NAME ...");
-  const char* label = "stream files         ";
-  for (const auto& [name, s] : exe.streams) {
-    const bool in = s.direction == ipu::sdk::StreamDirection::kHostToDevice;
-    fmt::print("{}{}: {} bytes {} the device ({}{} {})\n", label, name,
-               exe.replicas * s.elements * ipu::sdk::dtype_size(s.type), in ? "to" : "from",
-               exe.replicas == 1 ? "" : fmt::format("{} replicas x ", exe.replicas), s.elements,
-               ipu::sdk::dtype_name(s.type));
-    label = "                     ";
-    run.push_back(fmt::format("--stream {}=FILE", name));
-  }
-  fmt::print("run it with          {}\n", fmt::join(run, " "));
-}
-
 // `ipu-sim info`: what an image holds, chip by chip and tile by tile, and its manifest.
 int print_info(const ipu::sdk::ElfImage& image, const ipu::hw::MachineConfig& config) {
   ipu::hw::MachineConfig fits = config;  // list every chip the image names, whatever the preset
@@ -251,7 +197,7 @@ int print_info(const ipu::sdk::ElfImage& image, const ipu::hw::MachineConfig& co
              total, ipu::hw::tile_name(largest_tile, per_chip, fits.chips), largest,
              config.chip.tile.sram_bytes,
              100.0 * static_cast<double>(largest) / config.chip.tile.sram_bytes);
-  print_run_hint(image);
+  ipu::sim::print_run_hint(image, std::cout);
   const auto manifest = image.sections.find(".ipu.manifest");
   if (manifest != image.sections.end())
     fmt::print("manifest             {}\n",

@@ -8,17 +8,18 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
 #include "hw/machine/platform.h"
 #include "sdk/compiler/executable_io.h"
+#include "sdk/image/program.h"
 #include "sdk/tools/output_path.h"
+#include "sim/exit_status.h"
 
 namespace ipu::sim {
 namespace {
-
-constexpr int kExitFault = 4, kExitCycleLimit = 5, kExitDeadlock = 6;
 
 // A file given for a stream or a tensor: its data is the stream's or tensor's bytes for every
 // replica, replica after replica.
@@ -64,20 +65,26 @@ void write_data_file(const DataFile& f) {
   if (!file) throw std::invalid_argument(fmt::format("{}: cannot write {}", f.option, f.path));
 }
 
-// "4 replicas x 96 f32" or "96 f32", with the bytes it takes.
+// The bytes of a stream's or tensor's file: every replica's elements.
+size_t file_bytes(const sdk::Executable& exe, size_t elements, sdk::DType type) {
+  return exe.replicas * elements * sdk::dtype_size(type);
+}
+
+// "768 bytes (2 replicas x 96 f32, little-endian)", or "... (96 f32, ...)" for one replica.
 std::string layout(const sdk::Executable& exe, size_t elements, sdk::DType type) {
-  return fmt::format("{} bytes ({}{} {}, little-endian)",
-                     exe.replicas * elements * sdk::dtype_size(type),
+  return fmt::format("{} bytes ({}{} {}, little-endian)", file_bytes(exe, elements, type),
                      exe.replicas == 1 ? "" : fmt::format("{} replicas x ", exe.replicas), elements,
                      sdk::dtype_name(type));
+}
+
+const char* toward(const sdk::StreamInfo& s) {
+  return s.direction == sdk::StreamDirection::kHostToDevice ? "to the device" : "from the device";
 }
 
 std::string stream_names(const sdk::Executable& exe) {
   std::vector<std::string> names;
   for (const auto& [name, s] : exe.streams)
-    names.push_back(fmt::format(
-        "{} ({})", name,
-        s.direction == sdk::StreamDirection::kHostToDevice ? "to the device" : "from the device"));
+    names.push_back(fmt::format("{} ({})", name, toward(s)));
   return fmt::format("the image's streams: {}",
                      names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", ")));
 }
@@ -134,7 +141,7 @@ std::map<std::string, DataFile> stream_files(const sdk::Executable& exe,
     f.option = label;
     f.path = path;
     f.input = s->second.direction == sdk::StreamDirection::kHostToDevice;
-    open_data_file(f, exe.replicas * s->second.elements * sdk::dtype_size(s->second.type),
+    open_data_file(f, file_bytes(exe, s->second.elements, s->second.type),
                    fmt::format("stream '{}' carries {}", name,
                                layout(exe, s->second.elements, s->second.type)));
   }
@@ -166,22 +173,11 @@ std::vector<std::pair<std::string, DataFile>> tensor_files(const sdk::Executable
     f.path = path;
     f.input = input;
     open_data_file(
-        f, exe.replicas * t->second.elements * sdk::dtype_size(t->second.type),
+        f, file_bytes(exe, t->second.elements, t->second.type),
         fmt::format("tensor '{}' holds {}", name, layout(exe, t->second.elements, t->second.type)));
     files.emplace_back(name, std::move(f));
   }
   return files;
-}
-
-int exit_status(const hw::ChipOutcome& outcome) {
-  switch (outcome.result) {
-    case hw::ChipOutcome::Result::kExited:
-      return outcome.exit_status == 0 ? kExitFault : outcome.exit_status & 0xff;
-    case hw::ChipOutcome::Result::kCycleLimit: return kExitCycleLimit;
-    case hw::ChipOutcome::Result::kDeadlock: return kExitDeadlock;
-    case hw::ChipOutcome::Result::kFault: return kExitFault;
-  }
-  return kExitFault;
 }
 
 }  // namespace
@@ -222,7 +218,9 @@ int run_sdk_image(const sdk::ElfImage& image, const hw::MachineConfig& machine,
       if (!tensors_out.empty() || std::any_of(streams.begin(), streams.end(),
                                               [](const auto& s) { return !s.second.input; }))
         fmt::print(stderr, "ipu-sim: no output file written: program '{}' did not end\n", p->name);
-      return exit_status(*e.outcome());
+      // A program that ended its tiles instead of coming back to the host failed, status 0 or not.
+      const int status = exit_status(*e.outcome());
+      return status == 0 ? kExitFault : status;
     }
   }
   // Every program ran to its end: the streams from the device hold their last data.
@@ -238,6 +236,37 @@ int run_sdk_image(const sdk::ElfImage& image, const hw::MachineConfig& machine,
     fmt::print(out, "tensor {:<13} {} bytes written to {}\n", name, f.data.size(), f.path);
   }
   return 0;
+}
+
+void print_run_hint(const sdk::ElfImage& image, std::ostream& out) {
+  const std::optional<sdk::ManifestTarget> target = sdk::manifest_target(image);
+  if (!sdk::has_runtime_section(image) || !target) return;
+  if (target->preset.empty())
+    throw sdk::ImageError(
+        fmt::format("{}: the .ipu.manifest's target names no preset", image.path));
+  // The machine it was built for: its preset, with the tiles and clock it was built with.
+  const hw::MachineConfig defaults = hw::configure_machine(target->preset, "", {});
+  std::vector<std::pair<std::string, std::string>> overrides;
+  if (target->tiles != defaults.chip.tiles)
+    overrides.emplace_back("chip.tiles", std::to_string(target->tiles));
+  if (target->clock_hz != defaults.chip.tile.clock_hz)
+    overrides.emplace_back("tile.clock-hz", fmt::format("{}", target->clock_hz));
+  const sdk::Executable exe =
+      sdk::read_executable(image, hw::configure_machine(target->preset, "", overrides));
+  std::vector<std::string> programs, run{"ipu-sim run " + image.path, "--preset " + target->preset};
+  for (const auto& [name, value] : overrides) run.push_back(fmt::format("--{} {}", name, value));
+  for (const sdk::ProgramInfo& p : exe.programs)
+    programs.push_back(
+        fmt::format("'{}' ({} superstep{})", p.name, p.supersteps, p.supersteps == 1 ? "" : "s"));
+  fmt::print(out, "programs             {}\n", fmt::join(programs, ", "));
+  if (exe.programs.size() > 1) run.push_back("--program NAME ...");
+  const char* label = "stream files         ";
+  for (const auto& [name, s] : exe.streams) {
+    fmt::print(out, "{}{}: {}, {}\n", label, name, toward(s), layout(exe, s.elements, s.type));
+    label = "                     ";
+    run.push_back(fmt::format("--stream {}=FILE", name));
+  }
+  fmt::print(out, "run it with          {}\n", fmt::join(run, " "));
 }
 
 }  // namespace ipu::sim

@@ -31,4 +31,9 @@ struct SdkImageRun {
 int run_sdk_image(const sdk::ElfImage& image, const hw::MachineConfig& machine,
                   const SdkImageRun& run, std::ostream& out);
 
+// For `ipu-sim info`: an SDK image's programs, the file each stream takes, and the command that
+// runs it on the machine it was built for (its manifest's preset, tiles and clock). Prints
+// nothing for an image without a runtime section; throws ImageError for a corrupt one.
+void print_run_hint(const sdk::ElfImage& image, std::ostream& out);
+
 }  // namespace ipu::sim

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "hw/machine/machine_config.h"
+#include "sim/exit_status.h"
 
 namespace ipu::sim {
 namespace {
@@ -27,8 +28,6 @@ namespace {
 namespace fs = std::filesystem;
 namespace po = boost::program_options;
 using Json = nlohmann::ordered_json;
-
-constexpr int kExitUsage = 2;
 
 struct Axis {
   std::string name;

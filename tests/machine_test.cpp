@@ -123,6 +123,19 @@ TEST(Sync, ExternalCostFollowsGraphcoresModel) {
   EXPECT_EQ(hw::external_sync_cycles(s, 1.85e9, 16), 278u);   // 150 ns = 277.5
 }
 
+// The names the statistics and the report give each kind of sync, from the group encoding in
+// hw/sync/sync_network.h.
+TEST(Sync, KindNamesEveryGroup) {
+  using hw::SyncNetwork;
+  EXPECT_EQ(SyncNetwork::kind(0), "internal");
+  EXPECT_EQ(SyncNetwork::kind(2), "GSP group 2");
+  EXPECT_EQ(SyncNetwork::kind(0x40000000u), "external");
+  EXPECT_EQ(SyncNetwork::kind(0x40000001u), "GS1");
+  EXPECT_EQ(SyncNetwork::kind(0x40000002u), "GS2");
+  EXPECT_EQ(SyncNetwork::kind(0x80000003u), "host transfer 3");
+  EXPECT_EQ(SyncNetwork::kind(0xffffffffu), "host dispatch");
+}
+
 TEST(Sync, ChipGroupsAreCheckedAndParsed) {
   EXPECT_EQ(hw::parse_chip_groups("sync.gs1", "", 4),
             (std::vector<std::vector<unsigned>>{{0, 1, 2, 3}}));

@@ -34,12 +34,13 @@ const char* const kStats = R"({
   "machine": {"chips": 2, "ipulinks": [], "gateways": []},
   "cycles": 1000,
   "supersteps": [
-    {"index": 0, "group": 0, "chip": -1, "tiles": 3, "release_cycle": 300,
+    {"index": 0, "group": 1073741824, "sync": "external", "chip": -1, "tiles": 3,
+     "release_cycle": 300,
      "compute_cycles": {"min": 100, "mean": 150, "max": 200, "min_tile": 0, "max_tile": 5},
      "sync_wait_cycles": {"max": 10},
      "exchange": {"bytes": 64, "cycles": 50, "last_arrival_cycle": 340, "inter_chip_bytes": 0},
      "streaming": {}},
-    {"index": 1, "group": 0, "chip": -1, "tiles": 3, "release_cycle": 800,
+    {"index": 1, "group": 7, "chip": -1, "tiles": 3, "release_cycle": 800,
      "compute_cycles": {"min": 300, "mean": 300, "max": 300, "min_tile": 1, "max_tile": 1},
      "sync_wait_cycles": {"max": 20},
      "exchange": {"bytes": 0, "cycles": 200, "last_arrival_cycle": 0}, "streaming": {}}]
@@ -92,6 +93,9 @@ TEST(Report, TimelineDrawsEachPhaseOfTheBusiestTile) {
   // Balance: (150 + 300) / (200 + 300).
   EXPECT_THAT(html, HasSubstr("over the run: 90.0%"));
   EXPECT_THAT(html, HasSubstr("exited with status 3"));
+  // The superstep table names a sync by its kind, or by its group without one.
+  EXPECT_THAT(html, HasSubstr("<tr><td>0</td><td>external</td><td>all</td>"));
+  EXPECT_THAT(html, HasSubstr("<tr><td>1</td><td>7</td><td>all</td>"));
 }
 
 TEST(Report, EscapesWhatItQuotesAndLoadsNothing) {

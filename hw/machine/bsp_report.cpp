@@ -116,23 +116,6 @@ bool profiled(const Machine& machine) {
   return !active.empty() && machine.tile(active.front()).core().profile().enabled();
 }
 
-// What a barrier's sync group is, for people: "internal", "GSP group 2", "external", "GS1",
-// "host transfer 3", "host dispatch".
-std::string sync_kind(uint32_t group) {
-  if (group & SyncNetwork::kHostSync) {
-    const uint32_t transfer = group & ~SyncNetwork::kHostSync;
-    return transfer == SyncNetwork::kHostCommand ? "host dispatch"
-                                                 : fmt::format("host transfer {}", transfer);
-  }
-  switch (group) {
-    case 0: return "internal";
-    case SyncNetwork::kExternal: return "external";
-    case SyncNetwork::kGs1: return "GS1";
-    case SyncNetwork::kGs2: return "GS2";
-    default: return fmt::format("GSP group {}", group);
-  }
-}
-
 std::string worker_functions_json(const Machine& machine, const Core::PcLocator& function_name) {
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
   for (const WorkerFunction& f : worker_functions(machine, function_name)) {
@@ -319,7 +302,7 @@ void write_stats_json(std::ostream& out, const Machine& machine, const StatsSour
         "\"cycles\": {}, \"last_arrival_cycle\": {}}},\n"
         "     \"streaming\": {{\"bytes_written\": {}, \"bytes_read\": {}, "
         "\"done_cycle\": {}}}}}",
-        i ? "," : "", i, b.group, sync_kind(b.group), b.chip, b.tiles.size(), b.release,
+        i ? "," : "", i, b.group, SyncNetwork::kind(b.group), b.chip, b.tiles.size(), b.release,
         compute.json(), wait.json(), words, 4 * words, 4 * chip_words, end - b.release, last,
         x.streaming_bytes_written, x.streaming_bytes_read, x.streaming_done);
   }

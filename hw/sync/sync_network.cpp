@@ -110,6 +110,20 @@ SyncNetwork::SyncNetwork(const sc_core::sc_module_name& name, const ChipConfig& 
   gs_[1] = parse_chip_groups("sync.gs2", config.sync.gs2, chips);
 }
 
+std::string SyncNetwork::kind(uint32_t group) {
+  if ((group & kHostSync) != 0) {
+    const uint32_t transfer = group & ~kHostSync;
+    return transfer == kHostCommand ? "host dispatch" : fmt::format("host transfer {}", transfer);
+  }
+  switch (group) {
+    case 0: return "internal";
+    case kExternal: return "external";
+    case kGs1: return "GS1";
+    case kGs2: return "GS2";
+    default: return fmt::format("GSP group {}", group);
+  }
+}
+
 std::string SyncNetwork::group_label(unsigned id, unsigned chip,
                                      const std::vector<unsigned>& chips) const {
   if ((id & kHostSync) != 0) return fmt::format("host sync {}", id & ~kHostSync);

@@ -92,6 +92,9 @@ class SyncNetwork : public sc_core::sc_module, public SyncIf {
   // Transfer kHostCommand is the host choosing the tiles' next program (the SDK's engine): with
   // no host connected it passes at no cost, and the tiles run the program their image names.
   static constexpr uint32_t kHostCommand = 0x7fffffffu;
+  // What a sync group is, for people: "internal" (group 0), "GSP group 2", "external", "GS1",
+  // "GS2", "host transfer 3", "host dispatch" (kHostCommand).
+  static std::string kind(uint32_t group);
   using HostHook = std::function<uint64_t(unsigned transfer, uint64_t cycle)>;
   void on_host_sync(HostHook hook) { on_host_sync_ = std::move(hook); }
 

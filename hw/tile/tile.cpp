@@ -57,10 +57,11 @@ StopReason Tile::run_core(uint64_t until) {
   return burst_result_;
 }
 
-sc_core::sc_time Tile::resume_delay() const {
-  return core_.cycles() > synced_ ? period_ * static_cast<double>(core_.cycles() - synced_)
-                                  : sc_core::SC_ZERO_TIME;
+sc_core::sc_time Tile::time_until(uint64_t cycle) const {
+  return cycle > synced_ ? period_ * static_cast<double>(cycle - synced_) : sc_core::SC_ZERO_TIME;
 }
+
+sc_core::sc_time Tile::resume_delay() const { return time_until(core_.cycles()); }
 
 void Tile::run_burst() noexcept {
   deferring_ = true;
@@ -123,7 +124,7 @@ void Tile::start(uint32_t entry, uint64_t max_cycles) {
 
 void Tile::advance_time_to(uint64_t cycle) {
   if (cycle > synced_) {
-    wait(period_ * static_cast<double>(cycle - synced_));
+    wait(time_until(cycle));
     synced_ = cycle;
   }
 }

@@ -100,6 +100,8 @@ class Tile : public sc_core::sc_module, private ExchangeSink, private ComputeBur
   void save_burst(ByteWriter& out) const override;
   void load_burst(ByteReader& in) override;
   sc_core::sc_time resume_delay() const override;
+  // Simulated time from the cycle simulated time is at (synced_) to `cycle`.
+  sc_core::sc_time time_until(uint64_t cycle) const;
   void advance_time_to(uint64_t cycle);
   // ExchangeSink: the core's exchange instructions, forwarded with the current phase.
   uint64_t send(uint64_t cycle, uint32_t address, std::vector<uint32_t> words,

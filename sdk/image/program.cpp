@@ -9,9 +9,9 @@
 
 namespace ipu::sdk {
 
-void check_manifest(const ElfImage& image, const hw::MachineConfig& machine) {
+std::optional<ManifestTarget> manifest_target(const ElfImage& image) {
   const auto section = image.sections.find(".ipu.manifest");
-  if (section == image.sections.end()) return;
+  if (section == image.sections.end()) return std::nullopt;
   const nlohmann::json manifest =
       nlohmann::json::parse(section->second.begin(), section->second.end(), nullptr, false);
   if (manifest.is_discarded())
@@ -25,14 +25,24 @@ void check_manifest(const ElfImage& image, const hw::MachineConfig& machine) {
         "{}: the .ipu.manifest section is corrupt: 'target' needs whole 'tiles' (and 'chips') "
         "and a numeric 'clock_hz'",
         image.path));
-  const uint64_t tiles = (*target)["tiles"].get<uint64_t>();
-  const double clock = (*target)["clock_hz"].get<double>();
-  const uint64_t chips = target->contains("chips") ? (*target)["chips"].get<uint64_t>() : 1;
-  if (tiles != machine.chip.tiles || clock != machine.chip.tile.clock_hz || chips != machine.chips)
+  ManifestTarget t;
+  const auto preset = target->find("preset");
+  if (preset != target->end() && preset->is_string()) t.preset = preset->get<std::string>();
+  if (target->contains("chips")) t.chips = (*target)["chips"].get<uint64_t>();
+  t.tiles = (*target)["tiles"].get<uint64_t>();
+  t.clock_hz = (*target)["clock_hz"].get<double>();
+  return t;
+}
+
+void check_manifest(const ElfImage& image, const hw::MachineConfig& machine) {
+  const std::optional<ManifestTarget> t = manifest_target(image);
+  if (!t) return;
+  if (t->tiles != machine.chip.tiles || t->clock_hz != machine.chip.tile.clock_hz ||
+      t->chips != machine.chips)
     throw ImageError(fmt::format(
         "{}: built for {} chip{} of {} tiles at {} Hz, but the configuration is {} chip{} of {} "
         "tiles at {} Hz",
-        image.path, chips, chips == 1 ? "" : "s", tiles, clock, machine.chips,
+        image.path, t->chips, t->chips == 1 ? "" : "s", t->tiles, t->clock_hz, machine.chips,
         machine.chips == 1 ? "" : "s", machine.chip.tiles, machine.chip.tile.clock_hz));
 }
 

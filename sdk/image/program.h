@@ -3,6 +3,9 @@
 // image records the machine it was built for) compared with it.
 #pragma once
 
+#include <optional>
+#include <string>
+
 #include "hw/machine/machine_config.h"
 #include "hw/machine/platform.h"
 #include "sdk/image/elf_reader.h"
@@ -14,6 +17,16 @@ namespace ipu::sdk {
 // the tile's SRAM window or overlapping another on its tile, an entry point outside SRAM, a
 // corrupt manifest, or a manifest built for another configuration.
 hw::LoadedProgram load_program(const ElfImage& image, const hw::MachineConfig& machine);
+
+// The machine an SDK image was built for, as its .ipu.manifest's "target" records it.
+struct ManifestTarget {
+  std::string preset;  // "" in a manifest that does not name one
+  uint64_t chips = 1, tiles = 0;
+  double clock_hz = 0;
+};
+// None for an image without a manifest; throws ImageError naming the image for a manifest that
+// is not JSON or whose target lacks whole tiles (and chips) or a numeric clock.
+std::optional<ManifestTarget> manifest_target(const ElfImage& image);
 
 // Checks the image's .ipu.manifest (if any) against the machine: its target tiles, clock and
 // chips must be the configuration's. Throws ImageError with the reason.
