@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -117,26 +118,37 @@ inline double in_child(const std::function<double()>& measure) {
 }
 
 // Runs `measure(threads)` (which prints its run and returns its MIPS) in a child process for 1,
-// 2 and, on a wider host, all its cores' threads, and prints each count's speed-up over one
-// thread beside the target (>= 1.8 on 2 threads).
+// 2 and, on a wider host, all its cores' threads, `rounds` times over with the thread counts
+// interleaved (this host's speed drifts from one minute to the next, so each round compares runs
+// made close together), and prints each count's speed-up over one thread: best run against best
+// run, and the range of the rounds' own ratios, beside the target (>= 1.8 on 2 threads).
 inline void compare_thread_counts(const std::string& label,
-                                  const std::function<double(unsigned threads)>& measure) {
+                                  const std::function<double(unsigned threads)>& measure,
+                                  unsigned rounds = 3) {
   std::vector<unsigned> counts{1, 2};
   if (hw::host_cores() > 2) counts.push_back(hw::host_cores());
-  double one_thread = 0;
-  for (unsigned threads : counts) {
-    const double mips = in_child([&] {
-      const double m = measure(threads);
-      std::fflush(stdout);
-      return m;
-    });
-    if (threads == 1) {
-      one_thread = mips;
-      continue;
-    }
-    const double speedup = mips / one_thread;
-    fmt::print("{}: {} threads {:.2f}x the speed of 1{}\n", label, threads, speedup,
-               threads == 2 ? fmt::format(" (target >= 1.8) {}", verdict(speedup >= 1.8)) : "");
+  std::vector<std::vector<double>> mips(counts.size());
+  for (unsigned round = 0; round < rounds; ++round)
+    for (size_t c = 0; c < counts.size(); ++c)
+      mips[c].push_back(in_child([&] {
+        const double m = measure(counts[c]);
+        std::fflush(stdout);
+        return m;
+      }));
+  const auto best = [](const std::vector<double>& v) {
+    return *std::max_element(v.begin(), v.end());
+  };
+  for (size_t c = 1; c < counts.size(); ++c) {
+    std::vector<double> ratios;
+    for (unsigned round = 0; round < rounds; ++round)
+      ratios.push_back(mips[c][round] / mips[0][round]);
+    const double speedup = best(mips[c]) / best(mips[0]);
+    fmt::print(
+        "{}: {} threads {:.2f}x the speed of 1 (best of {} runs each: {:.1f} against {:.1f} MIPS; "
+        "each round's ratio {:.2f}-{:.2f}){}\n",
+        label, counts[c], speedup, rounds, best(mips[c]), best(mips[0]),
+        *std::min_element(ratios.begin(), ratios.end()), best(ratios),
+        counts[c] == 2 ? fmt::format(" (target >= 1.8) {}", verdict(speedup >= 1.8)) : "");
     std::fflush(stdout);
   }
 }

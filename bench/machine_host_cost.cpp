@@ -10,22 +10,27 @@
 #include "bench/chip_bench.h"
 
 int bench_body(const std::string& preset) {
-  ipu::bench::compare_thread_counts("machine_host_cost " + preset, [&](unsigned threads) {
-    std::unique_ptr<ipu::hw::Platform> platform;
-    std::ostringstream console;
-    const auto r = ipu::bench::run_image(preset, SUPERSTEP_POD16, 1472, platform, console, threads);
-    const ipu::bench::HostCost cost = ipu::bench::host_cost(r);
-    const ipu::hw::ComputePool& pool = platform->machine().compute_pool();
-    fmt::print(
-        "machine_host_cost {} ({} chips, {} tiles active, {} thread{}): {} instructions, {} "
-        "supersteps in {:.2f} s host = {:.1f} MIPS, {:.3f} s per superstep, compute bursts "
-        "{:.0f}% of host time, {} bytes on IPU-Links, peak RSS {:.0f} MiB (target <= 16384 MiB) "
-        "{}\n",
-        preset, r.chips, r.tiles, threads, threads == 1 ? "" : "s", r.instructions, r.supersteps,
-        r.host_seconds, cost.mips, cost.seconds_per_superstep,
-        100 * pool.burst_seconds() / r.host_seconds, r.ipulink_bytes, cost.peak_rss_mib,
-        ipu::bench::verdict(cost.peak_rss_mib <= 16384));
-    return cost.mips;
-  });
+  ipu::bench::compare_thread_counts(
+      "machine_host_cost " + preset,
+      [&](unsigned threads) {
+        std::unique_ptr<ipu::hw::Platform> platform;
+        std::ostringstream console;
+        const auto r =
+            ipu::bench::run_image(preset, SUPERSTEP_POD16, 1472, platform, console, threads);
+        const ipu::bench::HostCost cost = ipu::bench::host_cost(r);
+        const ipu::hw::ComputePool& pool = platform->machine().compute_pool();
+        fmt::print(
+            "machine_host_cost {} ({} chips, {} tiles active, {} thread{}): {} instructions, {} "
+            "supersteps in {:.2f} s host = {:.1f} MIPS, {:.3f} s per superstep, compute bursts "
+            "{:.0f}% of host time, {} bytes on IPU-Links, peak RSS {:.0f} MiB (target <= 16384 "
+            "MiB) "
+            "{}\n",
+            preset, r.chips, r.tiles, threads, threads == 1 ? "" : "s", r.instructions,
+            r.supersteps, r.host_seconds, cost.mips, cost.seconds_per_superstep,
+            100 * pool.burst_seconds() / r.host_seconds, r.ipulink_bytes, cost.peak_rss_mib,
+            ipu::bench::verdict(cost.peak_rss_mib <= 16384));
+        return cost.mips;
+      },
+      /*rounds=*/2);
   return 0;
 }

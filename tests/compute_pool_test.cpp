@@ -232,7 +232,9 @@ struct RecordingExchange : hw::ExchangeIf {
                                 write ? "write" : "read", address, count));
     return hw::stream_port_free(cycle, write, count, 2);
   }
-  hw::PhaseEnd end_phase(unsigned, uint64_t, uint64_t) override { return {}; }
+  const sc_core::sc_event& reach_boundary(unsigned, uint64_t, uint64_t) override { return never; }
+  hw::PhaseEnd phase_end(unsigned, uint64_t) override { return {}; }
+  sc_core::sc_event never;
 };
 
 TEST(DeferredExchange, AnswersAsTheExchangeWouldAndCommitsInOrder) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <stdexcept>
 #include <tuple>
 
 #include "receive_mux.h"
@@ -141,22 +142,27 @@ void Exchange::stream_through_gateways(Phase& p) {
   std::vector<StreamRequest>().swap(p.streams);
 }
 
-PhaseEnd Exchange::end_phase(unsigned tile, uint64_t id, uint64_t cycle) {
+const sc_core::sc_event& Exchange::reach_boundary(unsigned tile, uint64_t id, uint64_t cycle) {
   Phase& p = phase(id);
   TileState& t = p.tiles[tile];
   t.boundary = cycle;
   t.at_boundary = true;
-  if (++p.waiting < p.tiles.size()) {
-    while (!p.resolved) wait(p.done);
-  } else {
-    // The last tile of the phase resolves it for everybody.
+  if (++p.waiting == p.tiles.size()) {
+    // The last tile of the phase resolves it for everybody, and wakes with the others: their
+    // next compute bursts and its own then share one batch.
     p.error = resolve(p);
     p.resolved = true;
     p.unread = p.tiles.size();
     p.done.notify(sc_core::SC_ZERO_TIME);
-    // Wake with the others: their next compute bursts and this tile's then share one batch.
-    wait(p.done);
   }
+  return p.done;
+}
+
+PhaseEnd Exchange::phase_end(unsigned tile, uint64_t id) {
+  Phase& p = phase(id);
+  if (!p.resolved)
+    throw std::logic_error(
+        fmt::format("exchange phase {} is read by {} before it is resolved", id, name(tile)));
   PhaseEnd end{p.error, p.tiles[tile].streaming_done};
   if (--p.unread == 0) phases_.erase(id);  // the last member to read the result frees the phase
   return end;

@@ -76,8 +76,13 @@ class ExchangeIf : public virtual sc_core::sc_interface {
   virtual uint64_t stream(unsigned tile, uint64_t phase, uint64_t cycle, bool write,
                           uint64_t sm_address, uint32_t address, uint32_t count,
                           std::vector<uint32_t> words) = 0;
-  // Called from the tile's thread at its boundary: blocks until the phase is resolved.
-  virtual PhaseEnd end_phase(unsigned tile, uint64_t phase, uint64_t cycle) = 0;
+  // A tile reached the end of its exchange phase at `cycle`. Tiles are SC_METHODs, which cannot
+  // block: the tile waits for the returned event, which fires when the phase is resolved (the
+  // last tile to arrive resolves it, and waits with the others), then reads phase_end().
+  virtual const sc_core::sc_event& reach_boundary(unsigned tile, uint64_t phase,
+                                                  uint64_t cycle) = 0;
+  // What the resolved phase came to for `tile`; once per tile and phase.
+  virtual PhaseEnd phase_end(unsigned tile, uint64_t phase) = 0;
 };
 
 // One resolved exchange phase, for the statistics.
@@ -126,7 +131,8 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
                       uint32_t words) override;
   uint64_t stream(unsigned tile, uint64_t phase, uint64_t cycle, bool write, uint64_t sm_address,
                   uint32_t address, uint32_t count, std::vector<uint32_t> words) override;
-  PhaseEnd end_phase(unsigned tile, uint64_t phase, uint64_t cycle) override;
+  const sc_core::sc_event& reach_boundary(unsigned tile, uint64_t phase, uint64_t cycle) override;
+  PhaseEnd phase_end(unsigned tile, uint64_t phase) override;
 
   // The machine's gateways (streaming memory); none on a PCIe card.
   void set_gateways(Gateways* gateways) { gateways_ = gateways; }

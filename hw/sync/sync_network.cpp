@@ -108,6 +108,7 @@ SyncNetwork::SyncNetwork(const sc_core::sc_module_name& name, const ChipConfig& 
       declared_(parse_sync_groups(config.sync.groups, config.tiles)) {
   gs_[0] = parse_chip_groups("sync.gs1", config.sync.gs1, chips);
   gs_[1] = parse_chip_groups("sync.gs2", config.sync.gs2, chips);
+  SC_THREAD(host_sync_thread);
 }
 
 std::string SyncNetwork::kind(uint32_t group) {
@@ -193,25 +194,22 @@ SyncNetwork::Group* SyncNetwork::group(unsigned tile, unsigned id, std::string& 
   return &g;
 }
 
-SyncRelease SyncNetwork::arrive(unsigned tile, unsigned id, uint64_t cycle) {
+SyncArrival SyncNetwork::arrive(unsigned tile, unsigned id, uint64_t cycle) {
+  const auto refused = [](std::string error) { return SyncArrival{{0, 0, std::move(error)}}; };
   if ((id & kHostSync) != 0 && !on_host_sync_ && id != (kHostSync | kHostCommand))
-    return {0, 0,
-            fmt::format("host sync {} with no host connected to move its stream data",
-                        id & ~kHostSync)};
+    return refused(fmt::format("host sync {} with no host connected to move its stream data",
+                               id & ~kHostSync));
   std::string error;
   Group* found = group(tile, id, error);
-  if (found == nullptr) return {0, 0, error};
+  if (found == nullptr) return refused(error);
   Group& g = *found;
   if (!std::binary_search(g.members.begin(), g.members.end(), tile))
-    return {0, 0,
-            fmt::format("ipu.sync on group {}, which does not include tile {}", id,
-                        tile % config_.tiles)};
+    return refused(fmt::format("ipu.sync on group {}, which does not include tile {}", id,
+                               tile % config_.tiles));
   g.arrived[tile] = cycle;
-  if (g.arrived.size() < g.members.size()) {
-    const uint64_t barrier = g.completed;
-    while (g.completed == barrier) wait(g.released);
-    return g.last;
-  }
+  // g.last changes only when this barrier completes, and every member (this one too) must
+  // arrive again before the next one does.
+  if (g.arrived.size() < g.members.size()) return {{}, &g.released, &g.last};
   // The last member: release everybody.
   BarrierRecord record;
   record.group = id;
@@ -236,16 +234,34 @@ SyncRelease SyncNetwork::arrive(unsigned tile, unsigned id, uint64_t cycle) {
   }
   if (id == kExternal || id == kGs1 || id == kGs2)
     record.release += external_sync_cycles(config_.sync, config_.tile.clock_hz, g.chips);
-  if ((id & kHostSync) != 0 && on_host_sync_)
-    record.release += on_host_sync_(id & ~kHostSync, record.release);
+  if ((id & kHostSync) != 0 && on_host_sync_) {
+    // The host moves its data in simulated time, which a tile's SC_METHOD cannot wait through:
+    // the network's own thread does, and the last member waits for the release with the others.
+    host_syncs_.push_back({&g, std::move(record)});
+    host_sync_requested_.notify(sc_core::SC_ZERO_TIME);
+    return {{}, &g.released, &g.last};
+  }
+  release(g, std::move(record));
+  return {g.last};
+}
+
+void SyncNetwork::release(Group& g, BarrierRecord record) {
   record.phase = next_phase_++;
   g.arrived.clear();
   g.last = {record.release, record.phase, {}};
-  ++g.completed;
-  barriers_.push_back(record);
+  barriers_.push_back(std::move(record));
   if (on_release_) on_release_(barriers_.back());
   g.released.notify(sc_core::SC_ZERO_TIME);
-  return g.last;
+}
+
+void SyncNetwork::host_sync_thread() {
+  for (;;) {
+    while (host_syncs_.empty()) wait(host_sync_requested_);
+    auto [g, record] = std::move(host_syncs_.front());
+    host_syncs_.pop_front();
+    record.release += on_host_sync_(record.group & ~kHostSync, record.release);
+    release(*g, std::move(record));
+  }
 }
 
 std::vector<SyncNetwork::Pending> SyncNetwork::pending() const {

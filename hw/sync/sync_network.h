@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <string>
@@ -53,10 +54,18 @@ class BarrierDatapath {
                            unsigned latency) = 0;
 };
 
+// How an arrival at a barrier goes on. Tiles are SC_METHODs (hw/tile/tile.h), which cannot
+// block: an arrival that completes the barrier, or is refused, has its outcome at once (`now`);
+// any other waits for `released`, and `*later` is its outcome when that fires.
+struct SyncArrival {
+  SyncRelease now;
+  const sc_core::sc_event* released = nullptr;
+  const SyncRelease* later = nullptr;
+};
+
 class SyncIf : public virtual sc_core::sc_interface {
  public:
-  // Called from the tile's thread: blocks until the group's barrier releases.
-  virtual SyncRelease arrive(unsigned tile, unsigned group, uint64_t cycle) = 0;
+  virtual SyncArrival arrive(unsigned tile, unsigned group, uint64_t cycle) = 0;
 };
 
 // Parses sync.groups ("1:0-31;2:32-63;3:5") into group -> member tiles; a tile listed twice in
@@ -80,7 +89,7 @@ class SyncNetwork : public sc_core::sc_module, public SyncIf {
   SyncNetwork(const sc_core::sc_module_name& name, const ChipConfig& config, unsigned chips,
               const std::vector<unsigned>& active_tiles);
 
-  SyncRelease arrive(unsigned tile, unsigned group, uint64_t cycle) override;
+  SyncArrival arrive(unsigned tile, unsigned group, uint64_t cycle) override;
 
   // Called at each release before the members resume (the exchange opens the phase).
   void on_release(ReleaseHook hook) { on_release_ = std::move(hook); }
@@ -118,7 +127,6 @@ class SyncNetwork : public sc_core::sc_module, public SyncIf {
     std::vector<unsigned> members;
     unsigned chips = 1;                    // chips spanned (the external cost)
     std::map<unsigned, uint64_t> arrived;  // tile -> arrival cycle, current barrier
-    uint64_t completed = 0;                // barriers released so far
     SyncRelease last;
     sc_core::sc_event released;
   };
@@ -128,6 +136,12 @@ class SyncNetwork : public sc_core::sc_module, public SyncIf {
   std::string group_label(unsigned id, unsigned chip, const std::vector<unsigned>& chips) const;
   std::string name(unsigned tile) const { return tile_name(tile, config_.tiles, chips_); }
 
+  // Records a completed barrier and releases its members.
+  void release(Group& g, BarrierRecord record);
+  // Runs the host's part of each completed host sync (on_host_sync), then releases it.
+  void host_sync_thread();
+
+  SC_HAS_PROCESS(SyncNetwork);
   ChipConfig config_;
   unsigned chips_;
   std::vector<unsigned> active_;
@@ -138,6 +152,8 @@ class SyncNetwork : public sc_core::sc_module, public SyncIf {
   std::vector<BarrierRecord> barriers_;
   ReleaseHook on_release_;
   HostHook on_host_sync_;
+  std::deque<std::pair<Group*, BarrierRecord>> host_syncs_;
+  sc_core::sc_event host_sync_requested_;
   BarrierDatapath* barrier_datapath_ = nullptr;
 };
 

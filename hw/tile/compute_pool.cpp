@@ -41,9 +41,13 @@ void ComputePool::set_threads(unsigned threads) {
   arena_ = threads > 1 ? std::make_unique<Arena>(threads) : nullptr;
 }
 
-void ComputePool::run(unsigned tile, ComputeBurst& burst, sc_core::sc_event& done) {
+void ComputePool::submit(unsigned tile, ComputeBurst& burst, sc_core::sc_event& done) {
   pending_.push_back({tile, &burst, &done});
   requested_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void ComputePool::run(unsigned tile, ComputeBurst& burst, sc_core::sc_event& done) {
+  submit(tile, burst, done);
   sc_core::wait(done);
 }
 
@@ -56,6 +60,7 @@ void ComputePool::dispatch() {
   ++batches_;
   bursts_ += batch_.size();
   std::vector<ComputeBurst*> here;
+  here.reserve(batch_.size());
   std::vector<bool> ran_here(batch_.size());
   for (size_t i = 0; i < batch_.size(); ++i) {
     ran_here[i] = share_ == nullptr || share_->runs_here(batch_[i].tile);

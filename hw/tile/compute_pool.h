@@ -64,8 +64,10 @@ class ComputePool : public sc_core::sc_module {
   // (null: every burst runs here). Before simulation starts.
   void set_share(BurstShare* share) { share_ = share; }
 
-  // From tile `tile`'s SC_THREAD: returns once the burst has run and been committed (`done`
-  // is the tile's own event).
+  // Asks for tile `tile`'s burst to run in the batch of this delta cycle; `done` (the tile's
+  // own event) fires once it has run and been committed, resume_delay() after the batch.
+  void submit(unsigned tile, ComputeBurst& burst, sc_core::sc_event& done);
+  // The same from an SC_THREAD: returns when `done` fires.
   void run(unsigned tile, ComputeBurst& burst, sc_core::sc_event& done);
 
   // Calls fn(0) .. fn(n - 1) on the pool's threads (in order on the simulation thread when the

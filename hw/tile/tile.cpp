@@ -26,7 +26,7 @@ Tile::Tile(const sc_core::sc_module_name& name, const TileConfig& config, unsign
   memory.register_b_transport(this, &Tile::b_transport);
   memory.register_get_direct_mem_ptr(this, &Tile::get_direct_mem_ptr);
   memory.register_transport_dbg(this, &Tile::transport_dbg);
-  SC_THREAD(run_thread);
+  SC_METHOD(step);
 }
 
 void Tile::set_machine(unsigned chip, unsigned chips, unsigned tiles_per_chip,
@@ -45,16 +45,6 @@ void Tile::set_console(Core::ConsoleSink sink) {
     else if (console_)
       console_(context, line);
   });
-}
-
-StopReason Tile::run_core(uint64_t until) {
-  if (pool_ == nullptr) return core_.run(until);
-  burst_until_ = until;
-  pool_->run(machine_id_, *this, burst_done_);
-  // The pool woke this tile resume_delay() after the batch: simulated time is at its cycle.
-  synced_ = std::max(synced_, core_.cycles());
-  if (burst_error_) std::rethrow_exception(std::exchange(burst_error_, nullptr));
-  return burst_result_;
 }
 
 sc_core::sc_time Tile::time_until(uint64_t cycle) const {
@@ -122,11 +112,12 @@ void Tile::start(uint32_t entry, uint64_t max_cycles) {
   start_event_.notify(sc_core::SC_ZERO_TIME);
 }
 
-void Tile::advance_time_to(uint64_t cycle) {
-  if (cycle > synced_) {
-    wait(time_until(cycle));
-    synced_ = cycle;
-  }
+bool Tile::wait_for_cycle(uint64_t cycle, Step next) {
+  step_ = next;
+  if (cycle <= synced_) return false;
+  next_trigger(time_until(cycle));
+  synced_ = cycle;
+  return true;
 }
 
 void Tile::finish(StopReason reason) {
@@ -143,70 +134,117 @@ void Tile::finish(StopReason reason) {
         "{}: program did not finish within {} cycles (--max-cycles); running contexts:\n{}",
         core_.tile_label(), max_cycles_, core_.describe_running_contexts());
   }
+  step_ = Step::kFinished;
   finished_event_.notify(sc_core::SC_ZERO_TIME);
 }
 
-void Tile::run_thread() {
-  if (!started_) wait(start_event_);
-  if (sync.size() > 0 || exchange.size() > 0) core_.set_exchange(this);
-  if (exchange.size() > 0) deferred_exchange_.set_words_per_cycle(exchange->words_per_cycle());
-  uint64_t exchange_begin = 0;
+void Tile::step() {
   for (;;) {
-    const uint64_t until = std::min(max_cycles_, core_.cycles() + quantum_cycles_);
-    const StopReason r = run_core(until);
-    advance_time_to(core_.cycles());
-    if (r == StopReason::kCycleLimit && core_.cycles() < max_cycles_) continue;
-    if (r == StopReason::kSync) {
-      // A sync waits for the tile's streaming-memory transfers (the gateway takes part in it).
-      const uint64_t arrival = std::max(core_.blocked_at(), streaming_done_);
-      timeline_.push_back({TileSegment::kCompute, compute_begin_, core_.blocked_at(), phase_});
-      compute_begin_ = arrival;  // nothing is computed again before the release
-      if (sync.size() == 0) {
-        core_.stop_with_error(
-            fmt::format("{}: ipu.sync on a platform without a sync network (cycle {})",
-                        core_.tile_label(), arrival));
-        finish(StopReason::kFault);
-        return;
+    switch (step_) {
+      case Step::kStart:
+        if (!started_) return next_trigger(start_event_);
+        if (sync.size() > 0 || exchange.size() > 0) core_.set_exchange(this);
+        if (exchange.size() > 0)
+          deferred_exchange_.set_words_per_cycle(exchange->words_per_cycle());
+        step_ = Step::kRun;
+        break;
+
+      case Step::kRun: {
+        const uint64_t until = std::min(max_cycles_, core_.cycles() + quantum_cycles_);
+        if (pool_ != nullptr) {
+          burst_until_ = until;
+          pool_->submit(machine_id_, *this, burst_done_);
+          step_ = Step::kBurstDone;
+          return next_trigger(burst_done_);
+        }
+        stop_ = core_.run(until);
+        if (wait_for_cycle(core_.cycles(), Step::kStopped)) return;
+        break;
       }
-      waiting_ = TileWait::kSync;
-      const SyncRelease release = sync->arrive(machine_id_, core_.sync_group(), arrival);
-      waiting_ = TileWait::kRunning;
-      if (!release.error.empty()) {
-        core_.stop_with_error(fmt::format("{} context 0 (supervisor): {} (cycle {})",
-                                          core_.tile_label(), release.error, arrival));
-        finish(StopReason::kFault);
-        return;
-      }
-      timeline_.push_back({TileSegment::kSync, core_.blocked_at(), release.cycle, release.phase});
-      phase_ = release.phase;
-      exchange_begin = release.cycle;
-      compute_begin_ = release.cycle;
-      core_.resume_after_sync(release.cycle);
-      advance_time_to(release.cycle);
-      continue;
-    }
-    if (r == StopReason::kExchangeEnd) {
-      const uint64_t boundary = core_.blocked_at();
-      timeline_.push_back({TileSegment::kExchange, exchange_begin, boundary, phase_});
-      compute_begin_ = boundary;
-      std::string error;
-      if (exchange.size() > 0) {
-        waiting_ = TileWait::kExchange;
-        PhaseEnd end = exchange->end_phase(machine_id_, phase_, boundary);
+
+      case Step::kBurstDone:
+        // The pool woke this tile resume_delay() after the batch: simulated time is at its cycle.
+        synced_ = std::max(synced_, core_.cycles());
+        if (burst_error_) std::rethrow_exception(std::exchange(burst_error_, nullptr));
+        stop_ = burst_result_;
+        step_ = Step::kStopped;
+        break;
+
+      case Step::kStopped:
+        if (stop_ == StopReason::kCycleLimit && core_.cycles() < max_cycles_) {
+          step_ = Step::kRun;
+          break;
+        }
+        if (stop_ == StopReason::kSync) {
+          // A sync waits for the tile's streaming-memory transfers (the gateway takes part).
+          const uint64_t arrival = std::max(core_.blocked_at(), streaming_done_);
+          timeline_.push_back({TileSegment::kCompute, compute_begin_, core_.blocked_at(), phase_});
+          compute_begin_ = arrival;  // nothing is computed again before the release
+          if (sync.size() == 0) {
+            core_.stop_with_error(
+                fmt::format("{}: ipu.sync on a platform without a sync network (cycle {})",
+                            core_.tile_label(), arrival));
+            return finish(StopReason::kFault);
+          }
+          const SyncArrival a = sync->arrive(machine_id_, core_.sync_group(), arrival);
+          step_ = Step::kReleased;
+          if (a.released != nullptr) {
+            waiting_ = TileWait::kSync;
+            awaited_release_ = a.later;
+            return next_trigger(*a.released);
+          }
+          awaited_release_ = nullptr;
+          release_ = a.now;
+          break;
+        }
+        if (stop_ == StopReason::kExchangeEnd) {
+          const uint64_t boundary = core_.blocked_at();
+          timeline_.push_back({TileSegment::kExchange, exchange_begin_, boundary, phase_});
+          compute_begin_ = boundary;
+          if (exchange.size() > 0) {
+            waiting_ = TileWait::kExchange;
+            step_ = Step::kPhaseEnd;
+            return next_trigger(exchange->reach_boundary(machine_id_, phase_, boundary));
+          }
+          core_.resume_after_exchange();
+          step_ = Step::kRun;
+          break;
+        }
+        return finish(stop_);
+
+      case Step::kReleased: {
         waiting_ = TileWait::kRunning;
-        error = std::move(end.error);
+        if (awaited_release_ != nullptr) release_ = *std::exchange(awaited_release_, nullptr);
+        if (!release_.error.empty()) {
+          core_.stop_with_error(fmt::format("{} context 0 (supervisor): {} (cycle {})",
+                                            core_.tile_label(), release_.error, compute_begin_));
+          return finish(StopReason::kFault);
+        }
+        timeline_.push_back(
+            {TileSegment::kSync, core_.blocked_at(), release_.cycle, release_.phase});
+        phase_ = release_.phase;
+        exchange_begin_ = release_.cycle;
+        compute_begin_ = release_.cycle;
+        core_.resume_after_sync(release_.cycle);
+        if (wait_for_cycle(release_.cycle, Step::kRun)) return;
+        break;
+      }
+
+      case Step::kPhaseEnd: {
+        waiting_ = TileWait::kRunning;
+        PhaseEnd end = exchange->phase_end(machine_id_, phase_);
         streaming_done_ = std::max(streaming_done_, end.streaming_done);
+        if (!end.error.empty()) {
+          core_.stop_with_error(end.error);
+          return finish(StopReason::kFault);
+        }
+        core_.resume_after_exchange();
+        step_ = Step::kRun;
+        break;
       }
-      if (!error.empty()) {
-        core_.stop_with_error(error);
-        finish(StopReason::kFault);
-        return;
-      }
-      core_.resume_after_exchange();
-      continue;
+
+      case Step::kFinished: return;
     }
-    finish(r);
-    return;
   }
 }
 

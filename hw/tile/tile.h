@@ -2,6 +2,12 @@
 // Mk2. The SRAM is reachable from outside through a TLM-2.0 target socket (b_transport, DMI
 // for reads, debug transport for loaders). The core runs temporally decoupled: it executes a
 // burst of up to `quantum_cycles` tile cycles, then waits for that much simulated time.
+//
+// The tile's process is an SC_METHOD, a state machine that returns at each wait (a burst on the
+// compute pool, a barrier, the end of an exchange phase, simulated time), rather than an
+// SC_THREAD: a chip has 1472 of them, each woken about seven times a superstep, and a method's
+// wake-up is a call where a thread's is a switch onto a cold stack of its own (the serial share
+// that limits the speed-up of tile compute on host threads; docs/simulating.md).
 #pragma once
 
 #include <tlm_utils/multi_passthrough_target_socket.h>
@@ -85,15 +91,27 @@ class Tile : public sc_core::sc_module, private ExchangeSink, private ComputeBur
 
  private:
   SC_HAS_PROCESS(Tile);
-  void run_thread();
+  // What the tile's process does when it next runs.
+  enum class Step : uint8_t {
+    kStart,      // waits for start()
+    kRun,        // runs the core's next burst
+    kBurstDone,  // the pool ran and committed the burst
+    kStopped,    // acts on why the burst stopped (stop_)
+    kReleased,   // the barrier it arrived at released it (release_)
+    kPhaseEnd,   // its exchange phase is resolved
+    kFinished,
+  };
+  // The tile's SC_METHOD: runs steps until one has to wait, and returns with next_trigger set.
+  void step();
+  // Waits until simulated time reaches tile cycle `cycle`, then goes on with `next`; false
+  // when time is there already.
+  bool wait_for_cycle(uint64_t cycle, Step next);
   void b_transport(int initiator, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
   bool get_direct_mem_ptr(int initiator, tlm::tlm_generic_payload& payload, tlm::tlm_dmi& dmi);
   unsigned transport_dbg(int initiator, tlm::tlm_generic_payload& payload);
   // Checks the payload's range; on success returns the SRAM offset.
   bool access(tlm::tlm_generic_payload& payload, uint32_t& offset);
   void finish(StopReason reason);
-  // Runs the core up to cycle `until`, on the pool when there is one.
-  StopReason run_core(uint64_t until);
   // ComputeBurst: the burst on a host thread, then its effects on the simulation thread.
   void run_burst() noexcept override;
   void commit_burst() override;
@@ -102,7 +120,6 @@ class Tile : public sc_core::sc_module, private ExchangeSink, private ComputeBur
   sc_core::sc_time resume_delay() const override;
   // Simulated time from the cycle simulated time is at (synced_) to `cycle`.
   sc_core::sc_time time_until(uint64_t cycle) const;
-  void advance_time_to(uint64_t cycle);
   // ExchangeSink: the core's exchange instructions, forwarded with the current phase.
   uint64_t send(uint64_t cycle, uint32_t address, std::vector<uint32_t> words,
                 std::vector<unsigned> destinations) override;
@@ -129,6 +146,11 @@ class Tile : public sc_core::sc_module, private ExchangeSink, private ComputeBur
   uint64_t streaming_done_ = 0;  // when the last phase's streaming-memory transfers completed
   std::vector<TileSegment> timeline_;
   TileWait waiting_ = TileWait::kRunning;
+  Step step_ = Step::kStart;
+  StopReason stop_ = StopReason::kRunning;        // why the last burst stopped
+  SyncRelease release_;                           // the last barrier's outcome
+  const SyncRelease* awaited_release_ = nullptr;  // where it appears when the barrier releases
+  uint64_t exchange_begin_ = 0;
 
   // A burst on the pool and what it buffers (exchange calls, console lines) until committed.
   ComputePool* pool_ = nullptr;
