@@ -43,7 +43,7 @@ void Exchange::cross_links(const Phase& p, std::vector<std::string>& errors) {
     // with the cycles from the sender's port to entering each.
     std::map<Direction, std::pair<uint64_t, unsigned>> uses;
     for (unsigned d : s.destinations) {
-      if (d / per_chip == from || p.tiles.count(d) == 0) continue;
+      if (d / per_chip == from || p.member(d) == Phase::kNotMember) continue;
       const auto& route = links_->route(from, d / per_chip);
       for (size_t h = 0; h < route.size(); ++h) {
         IpuLink& link = links_->link_for(route[h], s.source % per_chip);
@@ -86,10 +86,24 @@ void Exchange::cross_links(const Phase& p, std::vector<std::string>& errors) {
 void Exchange::open_phase(const BarrierRecord& barrier) {
   Phase& p = phases_[barrier.phase];
   p.barrier = barrier;
-  for (unsigned t : barrier.tiles) p.tiles[t];
+  p.states.resize(barrier.tiles.size());
 }
 
 Exchange::Phase& Exchange::phase(uint64_t id) { return phases_.at(id); }
+
+size_t Exchange::Phase::member(unsigned tile) const {
+  const auto it = std::lower_bound(barrier.tiles.begin(), barrier.tiles.end(), tile);
+  return it != barrier.tiles.end() && *it == tile ? static_cast<size_t>(it - barrier.tiles.begin())
+                                                  : kNotMember;
+}
+
+Exchange::TileState& Exchange::state(Phase& p, unsigned tile) const {
+  const size_t m = p.member(tile);
+  if (m == Phase::kNotMember)
+    throw std::logic_error(
+        fmt::format("{} is not in exchange phase {}", name(tile), p.barrier.phase));
+  return p.states[m];
+}
 
 uint64_t Exchange::send(unsigned tile, uint64_t id, uint64_t cycle, uint32_t address,
                         std::vector<uint32_t> words, std::vector<unsigned> destinations) {
@@ -100,12 +114,12 @@ uint64_t Exchange::send(unsigned tile, uint64_t id, uint64_t cycle, uint32_t add
 }
 
 void Exchange::select_source(unsigned tile, uint64_t id, uint64_t cycle, int source) {
-  phase(id).tiles[tile].selects.push_back({cycle + 1, source});
+  state(phase(id), tile).selects.push_back({cycle + 1, source});
 }
 
 void Exchange::receive_buffer(unsigned tile, uint64_t id, uint64_t cycle, uint32_t address,
                               uint32_t words) {
-  phase(id).tiles[tile].buffers.push_back({cycle + 1, address, words, 0});
+  state(phase(id), tile).buffers.push_back({cycle + 1, address, words, 0});
 }
 
 uint64_t Exchange::stream(unsigned tile, uint64_t id, uint64_t cycle, bool write,
@@ -133,7 +147,7 @@ void Exchange::stream_through_gateways(Phase& p) {
   gateways_->serve(p.streams);
   ExchangeRecord& record = records_.back();
   for (const StreamRequest& r : p.streams) {
-    TileState& t = p.tiles[r.tile];
+    TileState& t = state(p, r.tile);
     t.streaming_done = std::max(t.streaming_done, r.done);
     record.streaming_done = std::max(record.streaming_done, r.done);
     (r.write ? record.streaming_bytes_written : record.streaming_bytes_read) += 4 * r.count;
@@ -144,15 +158,15 @@ void Exchange::stream_through_gateways(Phase& p) {
 
 const sc_core::sc_event& Exchange::reach_boundary(unsigned tile, uint64_t id, uint64_t cycle) {
   Phase& p = phase(id);
-  TileState& t = p.tiles[tile];
+  TileState& t = state(p, tile);
   t.boundary = cycle;
   t.at_boundary = true;
-  if (++p.waiting == p.tiles.size()) {
+  if (++p.waiting == p.states.size()) {
     // The last tile of the phase resolves it for everybody, and wakes with the others: their
     // next compute bursts and its own then share one batch.
     p.error = resolve(p);
     p.resolved = true;
-    p.unread = p.tiles.size();
+    p.unread = p.states.size();
     p.done.notify(sc_core::SC_ZERO_TIME);
   }
   return p.done;
@@ -163,7 +177,7 @@ PhaseEnd Exchange::phase_end(unsigned tile, uint64_t id) {
   if (!p.resolved)
     throw std::logic_error(
         fmt::format("exchange phase {} is read by {} before it is resolved", id, name(tile)));
-  PhaseEnd end{p.error, p.tiles[tile].streaming_done};
+  PhaseEnd end{p.error, state(p, tile).streaming_done};
   if (--p.unread == 0) phases_.erase(id);  // the last member to read the result frees the phase
   return end;
 }
@@ -171,8 +185,9 @@ PhaseEnd Exchange::phase_end(unsigned tile, uint64_t id) {
 std::vector<std::tuple<uint64_t, unsigned, uint64_t>> Exchange::waiting() const {
   std::vector<std::tuple<uint64_t, unsigned, uint64_t>> out;
   for (const auto& [id, p] : phases_)
-    for (const auto& [tile, t] : p.tiles)
-      if (t.at_boundary && !p.resolved) out.emplace_back(id, tile, t.boundary);
+    for (size_t m = 0; m < p.states.size(); ++m)
+      if (p.states[m].at_boundary && !p.resolved)
+        out.emplace_back(id, p.barrier.tiles[m], p.states[m].boundary);
   return out;
 }
 
@@ -360,11 +375,12 @@ std::string Exchange::resolve(Phase& p) {
         name(d), std::distance(first, last), config_.tiles, std::distance(first, last));
   };
 
-  std::map<unsigned, std::vector<Cursor>> incoming;
+  std::vector<std::vector<Cursor>> incoming(p.states.size());  // per member
   for (size_t i = 0; i < p.sends.size(); ++i) {
     const Send& s = p.sends[i];
     for (unsigned d : s.destinations) {
-      if (p.tiles.count(d) == 0) {
+      const size_t m = p.member(d);
+      if (m == Phase::kNotMember) {
         const bool other_chip = d / config_.tiles != s.source / config_.tiles;
         error(fmt::format(
             "{} sends {} words from 0x{:08x} at cycle {} to {}, which is not in this "
@@ -378,7 +394,7 @@ std::string Exchange::resolve(Phase& p) {
                        : no_program_hint(d)));
         continue;
       }
-      incoming[d].push_back({s.cycle + 1 + latency(s.source, d), s.source, i, 0});
+      incoming[m].push_back({s.cycle + 1 + latency(s.source, d), s.source, i, 0});
     }
   }
 
@@ -388,15 +404,12 @@ std::string Exchange::resolve(Phase& p) {
   // Each receiver's words, checked by the receive mux: independent of the other receivers, so
   // on several host threads unless the mux is one verilated model.
   std::vector<std::pair<unsigned, const TileState*>> receivers;
-  receivers.reserve(p.tiles.size());
-  for (const auto& [tile, t] : p.tiles) {
-    receivers.emplace_back(tile, &t);
-    incoming[tile];  // every receiver has its entry before the receivers run
-  }
+  receivers.reserve(p.states.size());
+  for (size_t m = 0; m < p.states.size(); ++m)
+    receivers.emplace_back(p.barrier.tiles[m], &p.states[m]);
   std::vector<Received> received(receivers.size());
   auto receive_one = [&](size_t i) {
-    received[i] =
-        receive(p, receivers[i].first, *receivers[i].second, incoming.at(receivers[i].first));
+    received[i] = receive(p, receivers[i].first, *receivers[i].second, incoming[i]);
   };
   if (parallel_for_ && receive_mux_ == &model_mux_) {
     parallel_for_(receivers.size(), receive_one);

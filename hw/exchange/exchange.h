@@ -181,8 +181,11 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
     uint64_t streaming_done = 0;
   };
   struct Phase {
-    BarrierRecord barrier;
-    std::map<unsigned, TileState> tiles;
+    BarrierRecord barrier;          // its tiles ascending: the phase's members
+    std::vector<TileState> states;  // per member, in barrier.tiles order
+    // Where `tile` is among the members; kNotMember when it is none.
+    size_t member(unsigned tile) const;
+    static constexpr size_t kNotMember = ~size_t{0};
     std::vector<Send> sends;
     std::vector<StreamRequest> streams;
     unsigned waiting = 0;
@@ -212,6 +215,8 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   };
 
   Phase& phase(uint64_t id);
+  // Member `tile`'s state in phase `p` (an internal error when it is none).
+  TileState& state(Phase& p, unsigned tile) const;
   std::string resolve(Phase& p);
   // Checks receiver `tile`'s words (`heap`: its cursors, consumed) against its selects and
   // buffers through the receive mux. Touches nothing shared: receivers run on several threads.

@@ -190,6 +190,7 @@ SyncNetwork::Group* SyncNetwork::group(unsigned tile, unsigned id, std::string& 
   Group& g = groups_[key];
   g.name = group_label(id, chip, chips);
   g.members = std::move(members);
+  g.arrivals.assign(g.members.size(), kNotArrived);
   g.chips = chips.empty() ? 1u : static_cast<unsigned>(chips.size());
   return &g;
 }
@@ -203,31 +204,33 @@ SyncArrival SyncNetwork::arrive(unsigned tile, unsigned id, uint64_t cycle) {
   Group* found = group(tile, id, error);
   if (found == nullptr) return refused(error);
   Group& g = *found;
-  if (!std::binary_search(g.members.begin(), g.members.end(), tile))
+  const auto member = std::lower_bound(g.members.begin(), g.members.end(), tile);
+  if (member == g.members.end() || *member != tile)
     return refused(fmt::format("ipu.sync on group {}, which does not include tile {}", id,
                                tile % config_.tiles));
-  g.arrived[tile] = cycle;
+  uint64_t& arrival = g.arrivals[static_cast<size_t>(member - g.members.begin())];
+  if (arrival == kNotArrived) ++g.arrived;
+  arrival = cycle;
   // g.last changes only when this barrier completes, and every member (this one too) must
   // arrive again before the next one does.
-  if (g.arrived.size() < g.members.size()) return {{}, &g.released, &g.last};
+  if (g.arrived < g.members.size()) return {{}, &g.released, &g.last};
   // The last member: release everybody.
   BarrierRecord record;
   record.group = id;
   const bool internal = id < kExternal;
   record.chip = internal ? static_cast<int>(tile / config_.tiles) : -1;
   uint64_t latest = 0;
-  for (const auto& [t, c] : g.arrived) {
-    record.tiles.push_back(t);
-    record.arrivals.push_back(c);
-    latest = std::max(latest, c);
-  }
+  record.tiles = g.members;
+  record.arrivals = g.arrivals;
+  for (const uint64_t c : g.arrivals) latest = std::max(latest, c);
   if (internal && barrier_datapath_ != nullptr) {
     // The barrier tree of one chip sees the chip's own tile numbers.
     const unsigned base = static_cast<unsigned>(record.chip) * config_.tiles;
     std::vector<unsigned> members;
     std::vector<std::pair<unsigned, uint64_t>> arrivals;
     for (unsigned t : g.members) members.push_back(t - base);
-    for (const auto& [t, c] : g.arrived) arrivals.emplace_back(t - base, c);
+    for (size_t m = 0; m < g.members.size(); ++m)
+      arrivals.emplace_back(g.members[m] - base, g.arrivals[m]);
     record.release = barrier_datapath_->release(members, arrivals, config_.sync.internal_cycles);
   } else {
     record.release = latest + config_.sync.internal_cycles;
@@ -247,7 +250,8 @@ SyncArrival SyncNetwork::arrive(unsigned tile, unsigned id, uint64_t cycle) {
 
 void SyncNetwork::release(Group& g, BarrierRecord record) {
   record.phase = next_phase_++;
-  g.arrived.clear();
+  std::fill(g.arrivals.begin(), g.arrivals.end(), kNotArrived);
+  g.arrived = 0;
   g.last = {record.release, record.phase, {}};
   barriers_.push_back(std::move(record));
   if (on_release_) on_release_(barriers_.back());
@@ -267,11 +271,14 @@ void SyncNetwork::host_sync_thread() {
 std::vector<SyncNetwork::Pending> SyncNetwork::pending() const {
   std::vector<Pending> out;
   for (const auto& [key, g] : groups_) {
-    if (g.arrived.empty()) continue;
+    if (g.arrived == 0) continue;
     Pending p{g.name, {}, {}};
-    for (const auto& [t, c] : g.arrived) p.arrived.emplace_back(t, c);
-    for (unsigned t : g.members)
-      if (g.arrived.count(t) == 0) p.missing.push_back(t);
+    for (size_t m = 0; m < g.members.size(); ++m) {
+      if (g.arrivals[m] == kNotArrived)
+        p.missing.push_back(g.members[m]);
+      else
+        p.arrived.emplace_back(g.members[m], g.arrivals[m]);
+    }
     out.push_back(std::move(p));
   }
   return out;

@@ -122,11 +122,16 @@ class SyncNetwork : public sc_core::sc_module, public SyncIf {
   // (chip, group id, part): chip is kAllChips for machine-wide groups; part tells the GS parts.
   using Key = std::tuple<unsigned, unsigned, unsigned>;
   static constexpr unsigned kAllChips = ~0u;
+  static constexpr uint64_t kNotArrived = ~uint64_t{0};
   struct Group {
     std::string name;
     std::vector<unsigned> members;
-    unsigned chips = 1;                    // chips spanned (the external cost)
-    std::map<unsigned, uint64_t> arrived;  // tile -> arrival cycle, current barrier
+    unsigned chips = 1;  // chips spanned (the external cost)
+    // Each member's arrival cycle at the current barrier (kNotArrived until it arrives), in
+    // `members` order: a POD's external sync has 23,552 members, and a map costs an allocation
+    // each.
+    std::vector<uint64_t> arrivals;
+    size_t arrived = 0;
     SyncRelease last;
     sc_core::sc_event released;
   };
