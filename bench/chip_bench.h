@@ -121,10 +121,11 @@ inline double in_child(const std::function<double()>& measure) {
 // 2 and, on a wider host, all its cores' threads, `rounds` times over with the thread counts
 // interleaved (this host's speed drifts from one minute to the next, so each round compares runs
 // made close together), and prints each count's speed-up over one thread: best run against best
-// run, and the range of the rounds' own ratios, beside the target (>= 1.8 on 2 threads).
+// run, and the range of the rounds' own ratios, beside the target (>= 1.8 on 2 threads) when
+// `judged` (a run too small to share is shown for information).
 inline void compare_thread_counts(const std::string& label,
                                   const std::function<double(unsigned threads)>& measure,
-                                  unsigned rounds = 3) {
+                                  unsigned rounds = 3, bool judged = true) {
   std::vector<unsigned> counts{1, 2};
   if (hw::host_cores() > 2) counts.push_back(hw::host_cores());
   std::vector<std::vector<double>> mips(counts.size());
@@ -148,7 +149,9 @@ inline void compare_thread_counts(const std::string& label,
         "each round's ratio {:.2f}-{:.2f}){}\n",
         label, counts[c], speedup, rounds, best(mips[c]), best(mips[0]),
         *std::min_element(ratios.begin(), ratios.end()), best(ratios),
-        counts[c] == 2 ? fmt::format(" (target >= 1.8) {}", verdict(speedup >= 1.8)) : "");
+        counts[c] != 2 ? ""
+        : judged       ? fmt::format(" (target >= 1.8) {}", verdict(speedup >= 1.8))
+                       : std::string(" (information: too little compute a batch to share)"));
     std::fflush(stdout);
   }
 }
