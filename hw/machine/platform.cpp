@@ -132,6 +132,17 @@ RunReport Platform::run() {
   r.shares = machine_->compute_pool().batches();
   r.burst_seconds = machine_->compute_pool().burst_seconds();
   r.share_seconds = machine_->compute_pool().share_seconds();
+  if (options_.ranks != nullptr && options_.ranks->spread()) {
+    std::vector<uint8_t> mine;
+    ByteWriter(mine).put(r.burst_seconds);
+    const std::vector<uint8_t> all = options_.ranks->all_gather(mine);
+    ByteReader in(all.data(), all.size());
+    for (unsigned rank = 0; !in.done(); ++rank) {
+      const auto seconds = in.get<double>();
+      if (seconds > r.slowest_burst_seconds)
+        r.slowest_burst_seconds = seconds, r.slowest_rank = rank;
+    }
+  }
   if (options_.memory_hash) r.memory_hash = memory_hash();
   return r;
 }
@@ -209,9 +220,11 @@ void print_report(std::ostream& out, const RunReport& r) {
   fmt::print(out, "simulator speed      {:.1f} MIPS\n", mips);
   if (r.ranks > 1)
     fmt::print(out,
-               "MPI ranks            {} (rank 0: its tiles' compute {:.3f} s; swapping results "
-               "with the other ranks {} times, {:.3f} s)\n",
-               r.ranks, r.burst_seconds, r.shares, r.share_seconds);
+               "MPI ranks            {} (rank 0: its tiles' compute {:.3f} s, the slowest "
+               "rank's (rank {}) {:.3f} s; swapping results with the other ranks {} times, "
+               "{:.3f} s)\n",
+               r.ranks, r.burst_seconds, r.slowest_rank, r.slowest_burst_seconds, r.shares,
+               r.share_seconds);
   if (r.memory_hash) fmt::print(out, "memory hash          {:016x}\n", *r.memory_hash);
   print_exit_statuses(out, r);
   print_context_table(out, r.per_tile, r.tiles_per_chip, r.chips);

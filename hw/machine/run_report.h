@@ -53,10 +53,13 @@ struct RunReport {
   double clock_hz = 0;
   double host_seconds = 0;
   // Over MPI ranks (hw/machine/ranks.h): how many, and this rank's host seconds running its
-  // tiles' bursts and swapping their results with the other ranks.
+  // tiles' bursts and swapping their results with the other ranks. A swap waits for the
+  // slowest rank's bursts, so the slowest rank's burst seconds say how much of it is waiting.
   unsigned ranks = 1;
   uint64_t shares = 0;  // times the ranks swapped results (once per batch of bursts)
   double burst_seconds = 0, share_seconds = 0;
+  double slowest_burst_seconds = 0;
+  unsigned slowest_rank = 0;
   std::optional<uint64_t> memory_hash;  // FNV-1a over the active tiles' SRAM, in tile order
   unsigned tiles_per_chip = 1;
   std::vector<TileCounts> per_tile;  // every active tile, in machine-tile order
