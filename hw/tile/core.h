@@ -302,8 +302,8 @@ class Core {
   // One flag per 4 KiB of SRAM that has ever held a decoded instruction: invalidating data
   // pages (loads, exchange, DMA) then never touches their predecode entries.
   std::vector<uint8_t> decoded_pages_;
-  // Supervisor, workers, and one more that never runs: the fast barrel's end-of-round marker.
-  std::array<Context, kMaxWorkerContexts + 2> contexts_{};
+  // The supervisor, then the workers.
+  std::array<Context, kMaxWorkerContexts + 1> contexts_{};
   uint32_t tohost_ = 0;
   uint32_t worker_entry_ = 0;    // CSR ipu.wentry
   uint32_t exchange_dests_ = 0;  // CSR ipu.xdests: address of {count, tile ids...}
