@@ -53,8 +53,9 @@ struct RunReport {
   double clock_hz = 0;
   double host_seconds = 0;
   // Over MPI ranks (hw/machine/ranks.h): how many, and this rank's host seconds running its
-  // tiles' bursts and swapping their results with the other ranks. A swap waits for the
-  // slowest rank's bursts, so the slowest rank's burst seconds say how much of it is waiting.
+  // tiles' bursts and swapping their results with the other ranks. A swap waits for every
+  // rank's whole batch: the slowest rank's burst seconds beside this rank's tell waiting for
+  // slower bursts from waiting for another rank's serial work.
   unsigned ranks = 1;
   uint64_t shares = 0;  // times the ranks swapped results (once per batch of bursts)
   double burst_seconds = 0, share_seconds = 0;

@@ -25,6 +25,16 @@ status=0
 for k in "${ranks[@]}"; do
   run "np$k" "$mpirun" -np "$k" "$@"
   grep -q "^MPI ranks  *$k " "$out.np$k.stdout" || { echo "-np $k: no 'MPI ranks $k' line:"; cat "$out.np$k.stdout" "$out.np$k.stderr"; status=1; }
+  # The slowest rank is one of the k, and its compute is no shorter than rank 0's.
+  line=$(grep "^MPI ranks" "$out.np$k.stdout")
+  pattern="compute ([0-9.]+) s, the slowest rank's \(rank ([0-9]+)\) ([0-9.]+) s"
+  if [[ $line =~ $pattern ]]; then
+    if (( BASH_REMATCH[2] >= k )) || ! awk -v a="${BASH_REMATCH[1]}" -v b="${BASH_REMATCH[3]}" 'BEGIN { exit !(b >= a) }'; then
+      echo "-np $k: the slowest rank's compute is not the slowest: $line"; status=1
+    fi
+  else
+    echo "-np $k: the MPI line names no slowest rank: $line"; status=1
+  fi
   if ! cmp -s "$out.1.txt" "$out.np$k.txt"; then
     echo "output differs between one process and $k ranks:"; diff "$out.1.txt" "$out.np$k.txt" | head -20
     status=1
