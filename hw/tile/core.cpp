@@ -381,7 +381,7 @@ StopReason Core::run(uint64_t until) {
     // The supervisor alone issues every N cycles with nothing to arbitrate: run it in a batch.
     const uint64_t budget = running_workers == 0 ? (until - t + workers_ - 1) / workers_ : 1;
     if (running_workers == 0 && fast_path_usable()) {
-      const uint64_t ran = run_fast<false>(t, budget);
+      const uint64_t ran = run_fast_supervisor(t, budget);
       // Stopped early: the general loop runs the next instruction.
       if (ran < budget) execute<false>(*next, 1);
       time_ = next->issue_cycle + 1;
@@ -408,7 +408,7 @@ void Core::run_full_barrel(uint64_t until) {
   for (; t < until; ++t, slot = slot + 1 == workers_ ? 0 : slot + 1) {
     if constexpr (!kObserved) {
       if (fast_path_usable() && workers_in_step(t)) {
-        t = run_fast<true>(t, until);
+        t = run_fast_barrel(t, until);
         if (t == until) break;
         slot = static_cast<unsigned>(t % workers_);  // the general loop runs this worker's next
       }

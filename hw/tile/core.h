@@ -49,6 +49,9 @@ std::string_view trap_cause_name(TrapCause cause);
 enum class ContextState : uint8_t { kIdle, kRunning };
 
 inline constexpr unsigned kMaxWorkerContexts = 15;
+// Worker slots the fast barrel loop has a copy of its instruction bodies for (the Mk2's six);
+// a tile with more workers runs them through one more, shared, copy.
+inline constexpr unsigned kBarrelSlots = 6;
 inline constexpr uint32_t kMstatusMie = 1u << 3;
 inline constexpr uint32_t kMstatusMpie = 1u << 7;
 inline constexpr uint32_t kMstatusMpp = 3u << 11;
@@ -263,12 +266,12 @@ class Core {
   // kObserved: an instruction trace or a debugger watches each instruction.
   template <bool kObserved>
   void execute(Context& c, uint64_t budget);
-  // The fast loops (interpreter.cpp). Supervisor alone (kBarrel false): runs at most `limit`
-  // instructions from tile cycle t and returns how many ran. Every worker in step (kBarrel
-  // true): runs from cycle t, one worker a cycle, up to cycle `limit` and returns the cycle it
-  // stopped at. Both stop before the first instruction the general loop must run.
-  template <bool kBarrel>
-  uint64_t run_fast(uint64_t t, uint64_t limit);
+  // The fast loops (interpreter.cpp). Supervisor alone: runs at most `limit` instructions
+  // from tile cycle t and returns how many ran. Every worker in step: runs from cycle t, one
+  // worker a cycle, up to cycle `limit` and returns the cycle it stopped at. Both stop before
+  // the first instruction the general loop must run.
+  uint64_t run_fast_supervisor(uint64_t t, uint64_t limit);
+  uint64_t run_fast_barrel(uint64_t t, uint64_t limit);
   // Every worker runs and issues next in the first cycle of its slot from t: the fast barrel
   // can take over at t.
   bool workers_in_step(uint64_t t) const;

@@ -718,12 +718,12 @@ void Core::execute(Context& c, uint64_t budget) {
 #undef WATCH_ACCESS
 #define WATCH_ACCESS(address, bytes, write) ((void)0)  // never with a debugger attached
 #undef TRAP
-#define TRAP(cause, tval) goto leave
+#define TRAP(cause, tval) FAST_LEAVE
 #undef JUMP
 #define JUMP(target)                                    \
   do {                                                  \
     const uint32_t jt_ = (target);                      \
-    if ((jt_ & 3) || jt_ - base > size - 4) goto leave; \
+    if ((jt_ & 3) || jt_ - base > size - 4) FAST_LEAVE; \
     c.last_jump_from = PC;                              \
     npc = decoded + ((jt_ - base) >> 2);                \
   } while (0)
@@ -734,7 +734,7 @@ void Core::execute(Context& c, uint64_t budget) {
     const int32_t o_ = (offset);                                              \
     const uint32_t from_ = static_cast<uint32_t>(dp - decoded);               \
     const uint32_t to_ = from_ + static_cast<uint32_t>(o_ >> 2);              \
-    if ((o_ & 3) || to_ >= size / 4) goto leave; /* the general loop traps */ \
+    if ((o_ & 3) || to_ >= size / 4) FAST_LEAVE; /* the general loop traps */ \
     c.last_jump_from = base + from_ * 4;                                      \
     npc = decoded + to_;                                                      \
   } while (0)
@@ -744,93 +744,76 @@ void Core::execute(Context& c, uint64_t budget) {
     const auto v_ = (value);                                                                   \
     const uint32_t a_ = (address);                                                             \
     const uint32_t o_ = a_ - base;                                                             \
-    if ((a_ & (sizeof(v_) - 1)) || o_ > size - sizeof(v_) || (a_ & ~3u) == tohost) goto leave; \
-    if (d.rs1 == 2 && a_ < c.stack_low) goto leave; /* the general loop faults */              \
+    if ((a_ & (sizeof(v_) - 1)) || o_ > size - sizeof(v_) || (a_ & ~3u) == tohost) FAST_LEAVE; \
+    if (d.rs1 == 2 && a_ < c.stack_low) FAST_LEAVE; /* the general loop faults */              \
     std::memcpy(mem + o_, &v_, sizeof(v_));                                                    \
     if (pages[o_ >> 12]) decoded[o_ >> 2].op = Op::kUndecoded;                                 \
   } while (0)
 #undef IPU_ERROR
-#define IPU_ERROR(...) goto leave
+#define IPU_ERROR(...) FAST_LEAVE
 #undef RTL_CALL
 #define RTL_CALL(statement) \
-  { goto leave; }
+  { FAST_LEAVE; }
 #undef CSR_OP
-#define CSR_OP(op, operand, write) goto leave
+#define CSR_OP(op, operand, write) FAST_LEAVE
 #undef ECALL
-#define ECALL() goto leave
+#define ECALL() FAST_LEAVE
 #undef MRET
-#define MRET() goto leave
+#define MRET() FAST_LEAVE
 #undef WORKER_RUN
-#define WORKER_RUN() goto leave
+#define WORKER_RUN() FAST_LEAVE
 #undef WORKER_JOIN
-#define WORKER_JOIN() goto leave
+#define WORKER_JOIN() FAST_LEAVE
 #undef WORKER_EXIT
-#define WORKER_EXIT() goto leave
+#define WORKER_EXIT() FAST_LEAVE
 #undef IPU_SYNC
-#define IPU_SYNC() goto leave
+#define IPU_SYNC() FAST_LEAVE
 #undef IPU_XEND
-#define IPU_XEND() goto leave
+#define IPU_XEND() FAST_LEAVE
 #undef IPU_SEND
-#define IPU_SEND() goto leave
+#define IPU_SEND() FAST_LEAVE
 #undef IPU_RECVSRC
-#define IPU_RECVSRC() goto leave
+#define IPU_RECVSRC() FAST_LEAVE
 #undef IPU_RECV
-#define IPU_RECV() goto leave
+#define IPU_RECV() FAST_LEAVE
 #undef IPU_SMWRITE
-#define IPU_SMWRITE() goto leave
+#define IPU_SMWRITE() FAST_LEAVE
 #undef IPU_SMREAD
-#define IPU_SMREAD() goto leave
+#define IPU_SMREAD() FAST_LEAVE
 #undef IPU_WAITC
-#define IPU_WAITC() goto leave
+#define IPU_WAITC() FAST_LEAVE
 
-// Retires the instruction just run and jumps to the next: the same context's (supervisor), or
-// the next slot's worker (barrel). After the last worker's turn the barrel counts a round and
-// checks its limit: a branch taken once a round, which the host predicts, where an extra
-// dispatch through a marker entry cost one indirect jump in seven.
-#define FAST_RETIRE(issue)           \
-  if constexpr (kBarrel) {           \
-    cp->fast_entry = npc;            \
-    if (++cp == after_last_worker) { \
-      cp = first_worker;             \
-      if (--left == 0) {             \
-        dp = cp->fast_entry;         \
-        goto leave;                  \
-      }                              \
-    }                                \
-    dp = cp->fast_entry;             \
-  } else {                           \
-    dp = npc;                        \
-    if constexpr ((issue) != 1) {    \
-      extra_slots += (issue)-1;      \
-      multi_slot_at = left;          \
-      multi_slots = (issue);         \
-    }                                \
-    if (--left == 0) goto leave;     \
-  }                                  \
+// Leaving the loop: the supervisor's has one context; a barrel copy's names its slot first.
+#define FAST_LEAVE goto leave
+
+// The names the bodies use besides the context, in locals the compiler can keep in registers.
+#define FAST_LOOP_NAMES                                                                  \
+  uint8_t* const mem = sram_;                                                            \
+  const uint32_t base = base_, size = size_, tohost = tohost_;                           \
+  Decoded* const decoded = decoded_.data();                                              \
+  const Decoded* const end = decoded + size / 4; /* one past SRAM: fetching it faults */ \
+  const uint8_t* const pages = decoded_pages_.data();
+
+// Retires the supervisor's instruction just run and jumps to its next, counting the issue
+// slots beyond one of multi-slot instructions (ipu.ampw) on the side.
+#define SUPERVISOR_RETIRE(issue) \
+  dp = npc;                      \
+  if constexpr ((issue) != 1) {  \
+    extra_slots += (issue)-1;    \
+    multi_slot_at = left;        \
+    multi_slots = (issue);       \
+  }                              \
+  if (--left == 0) goto leave;   \
   goto* kBodies[static_cast<size_t>(dp->op)];
 
-template <bool kBarrel>
-uint64_t Core::run_fast(uint64_t now, uint64_t limit) {
-  uint8_t* const mem = sram_;
-  const uint32_t base = base_, size = size_, tohost = tohost_;
-  Decoded* const decoded = decoded_.data();
-  const Decoded* const end = decoded + size / 4;  // one past SRAM: fetching it faults
-  const uint8_t* const pages = decoded_pages_.data();
-  const unsigned workers = workers_;
+uint64_t Core::run_fast_supervisor(uint64_t now, uint64_t limit) {
+  FAST_LOOP_NAMES
   const uint64_t stride = workers_;
-  // Supervisor: instructions left of the budget, with the issue slots beyond one of
-  // multi-slot instructions (ipu.ampw) counted on the side.
+  // Instructions left of the budget, with the issue slots beyond one of multi-slot
+  // instructions counted on the side.
   uint64_t left = limit;
   uint64_t extra_slots = 0, multi_slot_at = 0, multi_slots = 1;
-  // Barrel: cp steps through the workers in slot order, each with its next instruction in
-  // fast_entry; after the last, `left` counts down whole rounds that end by `limit`
-  // (first_round is the cycle of the first round's slot 0). The general loop runs a last
-  // part-round before `limit`.
-  Context* const first_worker = &contexts_[1];
-  Context* const after_last_worker = first_worker + workers;
-  const uint64_t first_round = kBarrel ? now - now % workers : 0;
-  uint64_t rounds = kBarrel && first_round + workers <= limit ? (limit - first_round) / workers : 0;
-  Context* cp = nullptr;
+  Context& c = contexts_[0];
   const Decoded* dp = nullptr;
   const Decoded* npc = nullptr;
   static const void* const kBodies[] = {
@@ -846,15 +829,8 @@ uint64_t Core::run_fast(uint64_t now, uint64_t limit) {
   static_assert(std::size(kBodies) == static_cast<size_t>(Op::kCount));
 
   // A pc outside SRAM or misaligned is the general loop's to fault on.
-  for (unsigned i = kBarrel ? 1 : 0; i <= (kBarrel ? workers : 0); ++i) {
-    const uint32_t pc = contexts_[i].pc;
-    if ((pc & 3) || pc - base > size - 4) return kBarrel ? now : 0;
-    contexts_[i].fast_entry = decoded + ((pc - base) >> 2);
-  }
-  if ((kBarrel ? rounds : left) == 0) return kBarrel ? now : 0;
-  if (kBarrel) left = rounds;  // barrel: rounds left that end by `limit`
-  cp = &contexts_[kBarrel ? 1 + now % workers : 0];
-  dp = cp->fast_entry;
+  if ((c.pc & 3) || c.pc - base > size - 4 || left == 0) return 0;
+  dp = decoded + ((c.pc - base) >> 2);
   goto* kBodies[static_cast<size_t>(dp->op)];
 
 body_kUndecoded:
@@ -865,13 +841,11 @@ body_kIllegal:
   goto leave;
 #define INSN(id, mnemonic, match, mask, imm, operands, issue, ...) \
   body_##id : {                                                    \
-    if constexpr (kBarrel && (issue) != 1) goto leave;             \
-    [[maybe_unused]] Context& c = *cp;                             \
     [[maybe_unused]] const Decoded& d = *dp;                       \
     npc = dp + 1;                                                  \
     __VA_ARGS__                                                    \
   }                                                                \
-  FAST_RETIRE(issue)
+  SUPERVISOR_RETIRE(issue)
 #define XINSN(id, mnemonic, match, mask, imm, operands, issue, c_return, c_name, c_params, \
               summary, ...)                                                                \
   INSN(id, mnemonic, match, mask, imm, operands, issue, __VA_ARGS__)
@@ -881,40 +855,191 @@ body_kIllegal:
 #undef INSN
 
 leave:
-  if constexpr (kBarrel) {
-    // Each worker issued once in every cycle of its slot in [start, now).
-    cp->fast_entry = dp;
-    const uint64_t start = now;
-    now = first_round + (rounds - left) * workers + static_cast<uint64_t>(cp - first_worker);
-    for (unsigned w = 1; w <= workers; ++w) {
-      Context& c = contexts_[w];
-      c.pc = base + static_cast<uint32_t>(c.fast_entry - decoded) * 4;
-      const uint64_t first = start + (w - 1 + stride - start % stride) % stride;
-      if (first >= now) continue;
-      const uint64_t count = (now - 1 - first) / stride + 1;
-      c.instret += count;
-      c.issues += count;
-      c.issue_cycle = first + (count - 1) * stride;
-      c.next_issue = c.issue_cycle + stride;
-    }
-    return now;
-  } else {
-    Context& c = *cp;
-    const uint64_t ran = limit - left;
-    c.pc = base + static_cast<uint32_t>(dp - decoded) * 4;
-    if (ran == 0) return 0;
-    c.instret += ran;
-    c.issues += ran;
-    c.next_issue = now + stride * (ran + extra_slots);
-    c.issue_cycle = c.next_issue - stride * (left + 1 == multi_slot_at ? multi_slots : 1);
-    return ran;
-  }
+  const uint64_t ran = limit - left;
+  c.pc = base + static_cast<uint32_t>(dp - decoded) * 4;
+  if (ran == 0) return 0;
+  c.instret += ran;
+  c.issues += ran;
+  c.next_issue = now + stride * (ran + extra_slots);
+  c.issue_cycle = c.next_issue - stride * (left + 1 == multi_slot_at ? multi_slots : 1);
+  return ran;
 }
 
-#undef FAST_RETIRE
+#undef SUPERVISOR_RETIRE
+#undef FAST_LEAVE
 
-template uint64_t Core::run_fast<false>(uint64_t, uint64_t);
-template uint64_t Core::run_fast<true>(uint64_t, uint64_t);
+// The barrel's bodies come in one copy per worker slot, each with its slot's context at a fixed
+// place and its own indirect jumps. When the workers run the same code a few instructions apart
+// (one codelet on six workers, the common case), each jump's target then follows from where its
+// own slot and the next are in that code, a pattern the host's predictor learns; through one
+// shared copy, every jump sees the six streams' successors interleaved. On 2026-11-25's host
+// the copies took six workers from 0.68x to about 0.9x the supervisor's rate
+// (docs/simulating.md), at the cost of six times the barrel's code. A tile with more workers
+// than copies runs one more copy, kAnySlot, that steps a context pointer from slot to slot.
+constexpr unsigned kAnySlot = kBarrelSlots;
+
+#define FAST_LEAVE                                     \
+  do {                                                 \
+    if constexpr (kSlot != kAnySlot) cp = &ctx[kSlot]; \
+    goto leave;                                        \
+  } while (0)
+
+// Retires slot S's instruction and jumps to the next slot's next instruction; after the last
+// worker's turn counts a round and checks the limit.
+#define BARREL_RETIRE(S)                                                  \
+  if constexpr ((S) == kAnySlot) {                                        \
+    cp->fast_entry = npc;                                                 \
+    if (++cp == after_last_worker) {                                      \
+      cp = ctx;                                                           \
+      if (--left == 0) {                                                  \
+        dp = cp->fast_entry;                                              \
+        goto leave;                                                       \
+      }                                                                   \
+    }                                                                     \
+    dp = cp->fast_entry;                                                  \
+    goto* kBodies[kAnySlot][static_cast<size_t>(dp->op)];                 \
+  } else {                                                                \
+    ctx[S].fast_entry = npc;                                              \
+    if ((S) + 1 == kBarrelSlots || (S) + 1 == workers) {                  \
+      dp = ctx[0].fast_entry;                                             \
+      if (--left == 0) {                                                  \
+        cp = &ctx[0];                                                     \
+        goto leave;                                                       \
+      }                                                                   \
+      goto* kBodies[0][static_cast<size_t>(dp->op)];                      \
+    }                                                                     \
+    dp = ctx[((S) + 1) % kBarrelSlots].fast_entry;                        \
+    goto* kBodies[((S) + 1) % kBarrelSlots][static_cast<size_t>(dp->op)]; \
+  }
+
+#define BARREL_BODY(id, issue, S, ...)                              \
+  body_##id##_##S : {                                               \
+    constexpr unsigned kSlot = S;                                   \
+    if constexpr ((issue) != 1) FAST_LEAVE;                         \
+    [[maybe_unused]] Context& c = kSlot == kAnySlot ? *cp : ctx[S]; \
+    [[maybe_unused]] const Decoded& d = *dp;                        \
+    npc = dp + 1;                                                   \
+    __VA_ARGS__                                                     \
+    BARREL_RETIRE(S)                                                \
+  }
+#define BARREL_COPIES(id, issue, ...)    \
+  BARREL_BODY(id, issue, 0, __VA_ARGS__) \
+  BARREL_BODY(id, issue, 1, __VA_ARGS__) \
+  BARREL_BODY(id, issue, 2, __VA_ARGS__) \
+  BARREL_BODY(id, issue, 3, __VA_ARGS__) \
+  BARREL_BODY(id, issue, 4, __VA_ARGS__) \
+  BARREL_BODY(id, issue, 5, __VA_ARGS__) \
+  BARREL_BODY(id, issue, 6, __VA_ARGS__)
+#define BARREL_SPECIAL(S)                                         \
+  body_kUndecoded_##S : {                                         \
+    constexpr unsigned kSlot = S;                                 \
+    if (dp == end) FAST_LEAVE; /* fell through the end of SRAM */ \
+    predecode(static_cast<uint32_t>(dp - decoded) * 4);           \
+    goto* kBodies[S][static_cast<size_t>(dp->op)];                \
+  }                                                               \
+  body_kIllegal_##S : {                                           \
+    constexpr unsigned kSlot = S;                                 \
+    FAST_LEAVE;                                                   \
+  }
+
+uint64_t Core::run_fast_barrel(uint64_t now, uint64_t limit) {
+  static_assert(kBarrelSlots == 6 && kAnySlot == 6, "BARREL_COPIES expands copies 0-6");
+  FAST_LOOP_NAMES
+  const unsigned workers = workers_;
+  const uint64_t stride = workers_;
+  // Each worker's next instruction is in its fast_entry; `left` counts down whole rounds that
+  // end by `limit` (first_round is the cycle of the first round's slot 0). The general loop runs
+  // a last part-round before `limit`.
+  Context* const ctx = &contexts_[1];
+  const uint64_t first_round = now - now % workers;
+  const uint64_t rounds = first_round + workers <= limit ? (limit - first_round) / workers : 0;
+  uint64_t left = rounds;
+  Context* const after_last_worker = ctx + workers;
+  // The any-slot copy's context; the others' once the loop has left (the slot whose entry dp
+  // is).
+  Context* cp = nullptr;
+  const Decoded* dp = nullptr;
+  const Decoded* npc = nullptr;
+  static const void* const kBodies[kBarrelSlots + 1][static_cast<size_t>(Op::kCount)] = {
+#define BARREL_ROW 0
+#include "fast_barrel_row.inc"
+#undef BARREL_ROW
+#define BARREL_ROW 1
+#include "fast_barrel_row.inc"
+#undef BARREL_ROW
+#define BARREL_ROW 2
+#include "fast_barrel_row.inc"
+#undef BARREL_ROW
+#define BARREL_ROW 3
+#include "fast_barrel_row.inc"
+#undef BARREL_ROW
+#define BARREL_ROW 4
+#include "fast_barrel_row.inc"
+#undef BARREL_ROW
+#define BARREL_ROW 5
+#include "fast_barrel_row.inc"
+#undef BARREL_ROW
+#define BARREL_ROW 6
+#include "fast_barrel_row.inc"
+#undef BARREL_ROW
+  };
+
+  // A pc outside SRAM or misaligned is the general loop's to fault on.
+  for (unsigned i = 0; i < workers; ++i) {
+    const uint32_t pc = ctx[i].pc;
+    if ((pc & 3) || pc - base > size - 4) return now;
+    ctx[i].fast_entry = decoded + ((pc - base) >> 2);
+  }
+  if (rounds == 0) return now;
+  {
+    const unsigned first_slot = static_cast<unsigned>(now % workers);
+    cp = &ctx[first_slot];
+    dp = cp->fast_entry;
+    goto* kBodies[workers <= kBarrelSlots ? first_slot : kAnySlot][static_cast<size_t>(dp->op)];
+  }
+
+  BARREL_SPECIAL(0)
+  BARREL_SPECIAL(1)
+  BARREL_SPECIAL(2)
+  BARREL_SPECIAL(3)
+  BARREL_SPECIAL(4)
+  BARREL_SPECIAL(5)
+  BARREL_SPECIAL(6)
+#define INSN(id, mnemonic, match, mask, imm, operands, issue, ...) \
+  BARREL_COPIES(id, issue, __VA_ARGS__)
+#define XINSN(id, mnemonic, match, mask, imm, operands, issue, c_return, c_name, c_params, \
+              summary, ...)                                                                \
+  BARREL_COPIES(id, issue, __VA_ARGS__)
+#include "rv32imf.def"
+#include "xipu.def"
+#undef XINSN
+#undef INSN
+
+leave:
+  // Each worker issued once in every cycle of its slot in [start, now).
+  cp->fast_entry = dp;
+  const uint64_t start = now;
+  now = first_round + (rounds - left) * workers + static_cast<uint64_t>(cp - ctx);
+  for (unsigned w = 0; w < workers; ++w) {
+    Context& c = ctx[w];
+    c.pc = base + static_cast<uint32_t>(c.fast_entry - decoded) * 4;
+    const uint64_t first = start + (w + stride - start % stride) % stride;
+    if (first >= now) continue;
+    const uint64_t count = (now - 1 - first) / stride + 1;
+    c.instret += count;
+    c.issues += count;
+    c.issue_cycle = first + (count - 1) * stride;
+    c.next_issue = c.issue_cycle + stride;
+  }
+  return now;
+}
+
+#undef FAST_LOOP_NAMES
+#undef BARREL_SPECIAL
+#undef BARREL_COPIES
+#undef BARREL_BODY
+#undef BARREL_RETIRE
+#undef FAST_LEAVE
 
 template void Core::execute<true>(Context&, uint64_t);
 template void Core::execute<false>(Context&, uint64_t);
