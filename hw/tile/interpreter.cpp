@@ -874,13 +874,15 @@ leave:
 // own slot and the next are in that code, a pattern the host's predictor learns; through one
 // shared copy, every jump sees the six streams' successors interleaved. On 2026-11-25's host
 // the copies took six workers from 0.68x to about 0.9x the supervisor's rate
-// (docs/simulating.md), at the cost of six times the barrel's code. A tile with more workers
+// (docs/simulating.md), at the cost of seven times the barrel's code. A tile with more workers
 // than copies runs one more copy, kAnySlot, that steps a context pointer from slot to slot.
 //
 // Clang gives each computed goto every label of its function as a successor, and the fuzzing
 // build's edge coverage then grows with the square of the labels: seven copies had not compiled
-// after 20 minutes (one takes 2). So a clang build with AddressSanitizer (scripts/fuzz.sh)
-// runs the shared copy for every slot. GCC's builds, sanitized or not, run the slot copies.
+// after 20 minutes (the shared copy alone: 55 s). So a clang build with AddressSanitizer
+// (scripts/fuzz.sh) runs the shared copy for every slot. GCC's builds, sanitized or not, run the
+// slot copies; -DIPU_BARREL_SLOT_COPIES=0 builds the shared one
+// (tile_interpreter_shared_barrel_test).
 #if defined(__clang__) && defined(__has_feature)
 #if __has_feature(address_sanitizer)
 #define IPU_BARREL_SLOT_COPIES 0
