@@ -19,7 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "hw/machine/run_report.h"
+#include "hw/common/run_report.h"
 #include "hw/tile/core.h"
 
 namespace ipu::debug {

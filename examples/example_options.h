@@ -49,9 +49,9 @@ class ExampleOptions {
                     {"threads", "0"}});
     values_.insert({"config", ""});
     hw::MachineConfig any_machine;
-    hw::visit_parameters(any_machine, [this](const char* name, auto&, const char*, const char*) {
-      parameters_.emplace_back(name);
-      values_.insert({name, ""});  // "": the preset's (or the --config file's) value
+    hw::visit_parameters(any_machine, [this](const hw::Parameter& p, const auto&) {
+      parameters_.emplace_back(p.name);
+      values_.insert({p.name, ""});  // "": the preset's (or the --config file's) value
     });
     for (int i = 1; i < argc; i += 2) {
       const std::string arg = argv[i];

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "debug/gdb_server.h"
-#include "hw/machine/run_report.h"
+#include "hw/common/run_report.h"
 
 namespace ipu::sim {
 

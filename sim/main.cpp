@@ -57,14 +57,13 @@ std::unique_ptr<ipu::debug::GdbServer> open_gdb_server(const std::string& port_t
   return std::make_unique<ipu::debug::GdbServer>(static_cast<uint16_t>(port), "ipu-sim");
 }
 
-void add_parameter_options(po::options_description& desc, ipu::hw::MachineConfig& defaults) {
-  ipu::hw::visit_parameters(
-      defaults, [&desc](const char* name, auto& member, const char* unit, const char* meaning) {
-        // Taken as text and set by ipu::hw::set_parameter, which checks it as the --config
-        // file's values are checked (Boost would wrap "-3" into a huge unsigned).
-        desc.add_options()(name, po::value<std::string>()->default_value(fmt::format("{}", member)),
-                           fmt::format("{} [{}]", meaning, unit).c_str());
-      });
+void add_parameter_options(po::options_description& desc, const ipu::hw::MachineConfig& defaults) {
+  ipu::hw::visit_parameters(defaults, [&desc](const ipu::hw::Parameter& p, const auto& member) {
+    // Taken as text and set by ipu::hw::set_parameter, which checks it as the --config file's
+    // values are checked (Boost would wrap "-3" into a huge unsigned).
+    desc.add_options()(p.name, po::value<std::string>()->default_value(fmt::format("{}", member)),
+                       ipu::hw::parameter_help(p).c_str());
+  });
 }
 
 struct Outputs {
@@ -369,9 +368,9 @@ int sc_main(int argc, char** argv) {
     po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
     po::notify(vm);
     // Parameters given explicitly override the preset and the file.
-    ipu::hw::visit_parameters(defaults, [&](const char* name, auto&, const char*, const char*) {
-      if (vm.count(name) && !vm[name].defaulted())
-        explicit_parameters.emplace_back(name, vm[name].as<std::string>());
+    ipu::hw::visit_parameters(defaults, [&](const ipu::hw::Parameter& p, const auto&) {
+      if (vm.count(p.name) && !vm[p.name].defaulted())
+        explicit_parameters.emplace_back(p.name, vm[p.name].as<std::string>());
     });
     config = ipu::hw::configure_machine(preset, config_file, explicit_parameters);
     max_cycles = ipu::sdk::parse_count("--max-cycles", max_cycles_text);

@@ -9,9 +9,9 @@
 #include <string>
 #include <systemc>
 
+#include "hw/common/run_report.h"
 #include "hw/machine/machine.h"
 #include "hw/machine/platform.h"
-#include "hw/machine/run_report.h"
 #include "hw/tile/tile.h"
 #include "sdk/image/elf_reader.h"
 

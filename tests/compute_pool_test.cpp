@@ -21,8 +21,8 @@
 #include <thread>
 #include <vector>
 
+#include "hw/common/byte_stream.h"
 #include "hw/exchange/deferred_exchange.h"
-#include "hw/tile/byte_stream.h"
 
 namespace ipu::test {
 namespace {

@@ -56,7 +56,8 @@ struct Board {
   explicit Board(uint32_t interleave = 4096) {
     config.present = true;
     config.interleave_bytes = interleave;
-    gateway = std::make_unique<hw::Gateway>("gateway", config, chip, 0, 0, 4);
+    gateway =
+        std::make_unique<hw::Gateway>("gateway", config, chip.shape(4), hw::ChipEdge{}, 0, 0, 4);
   }
   // Serves the requests, in their order, as one exchange phase's streaming transfers.
   void serve(std::vector<hw::StreamRequest>& requests) const {
@@ -143,7 +144,7 @@ TEST(HostLink, BothRoceportsCarryALargeWriteAtTheirCombinedRate) {
   sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
   hw::GatewayConfig config;
   config.present = true;
-  hw::Gateways gateways(config, hw::chip_preset("mk2"), 4);
+  hw::Gateways gateways(config, hw::chip_preset("mk2").shape(4), hw::ChipEdge{});
   HostScript host("host");
   std::vector<uint8_t> out(1 << 20), back(1 << 20);
   for (size_t i = 0; i < out.size(); ++i) out[i] = static_cast<uint8_t>(i * 13 + 7);

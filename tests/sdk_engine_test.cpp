@@ -8,6 +8,7 @@
 #include <sstream>
 #include <vector>
 
+#include "hw/machine/platform.h"
 #include "sdk/compiler/compiler.h"
 #include "sdk/graph/codelet_library.h"
 #include "sdk/image/program.h"

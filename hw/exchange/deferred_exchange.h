@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "exchange.h"
-#include "hw/tile/byte_stream.h"
+#include "hw/common/byte_stream.h"
 
 namespace ipu::hw {
 

@@ -11,19 +11,19 @@
 
 namespace ipu::hw {
 
-Exchange::Exchange(const sc_core::sc_module_name& name, const ChipConfig& config, unsigned chips,
-                   const std::vector<unsigned>& active_tiles, const LinkFabric* links)
-    : sc_module(name), to_tiles("to_tiles"), config_(config), chips_(chips), links_(links) {
+Exchange::Exchange(const sc_core::sc_module_name& name, const ExchangeConfig& config,
+                   const MachineShape& shape, const std::vector<unsigned>& active_tiles,
+                   const LinkFabric* links)
+    : sc_module(name), to_tiles("to_tiles"), config_(config), shape_(shape), links_(links) {
   for (unsigned i = 0; i < active_tiles.size(); ++i) socket_of_[active_tiles[i]] = i;
-  if (chips_ > 1 && (links_ == nullptr || links_->chips() != chips_))
+  if (shape_.chips > 1 && (links_ == nullptr || links_->chips() != shape_.chips))
     throw std::invalid_argument("a machine's exchange needs the IPU-Links of its chips");
 }
 
 uint64_t Exchange::latency(unsigned from, unsigned to) const {
-  const unsigned per_chip = config_.tiles, a = from / per_chip, b = to / per_chip;
-  if (a == b) return config_.exchange_latency(from % per_chip, to % per_chip);
-  return 2 * uint64_t{config_.exchange.base_latency} +
-         links_->route(a, b).size() * links_->hop_cycles();
+  const unsigned per_chip = shape_.tiles_per_chip, a = from / per_chip, b = to / per_chip;
+  if (a == b) return config_.latency(from % per_chip, to % per_chip);
+  return 2 * uint64_t{config_.base_latency} + links_->route(a, b).size() * links_->hop_cycles();
 }
 
 void Exchange::cross_links(const Phase& p, std::vector<std::string>& errors) {
@@ -34,8 +34,8 @@ void Exchange::cross_links(const Phase& p, std::vector<std::string>& errors) {
   };
   using Direction = std::pair<IpuLink*, unsigned>;
   std::map<Direction, std::vector<Word>> traffic;
-  const unsigned per_chip = config_.tiles;
-  const uint64_t per_cycle = config_.exchange.words_per_cycle, hop = links_->hop_cycles();
+  const unsigned per_chip = shape_.tiles_per_chip;
+  const uint64_t per_cycle = config_.words_per_cycle, hop = links_->hop_cycles();
   for (size_t i = 0; i < p.sends.size(); ++i) {
     const Send& s = p.sends[i];
     const unsigned from = s.source / per_chip;
@@ -48,7 +48,7 @@ void Exchange::cross_links(const Phase& p, std::vector<std::string>& errors) {
       for (size_t h = 0; h < route.size(); ++h) {
         IpuLink& link = links_->link_for(route[h], s.source % per_chip);
         uses.emplace(Direction{&link, route[h].direction},
-                     std::make_pair(config_.exchange.base_latency + h * hop, d));
+                     std::make_pair(config_.base_latency + h * hop, d));
       }
     }
     for (const auto& [direction, use] : uses) {
@@ -209,7 +209,7 @@ Exchange::Received Exchange::receive(const Phase& p, unsigned tile, const TileSt
   auto error = [&r, &cycle_index](std::string text) {
     r.errors.emplace_back(cycle_index, std::move(text));
   };
-  const uint64_t per_cycle = config_.exchange.words_per_cycle;
+  const uint64_t per_cycle = config_.words_per_cycle;
   RxSchedule schedule;
   RxDecisions decisions;
   struct Origin {
@@ -322,7 +322,8 @@ Exchange::Received Exchange::receive(const Phase& p, unsigned tile, const TileSt
           else
             runs.push_back({address, {data}});
           ++r.words;
-          if (schedule.words[w].source / config_.tiles != tile / config_.tiles) ++r.chip_words;
+          if (schedule.words[w].source / shape_.tiles_per_chip != tile / shape_.tiles_per_chip)
+            ++r.chip_words;
           r.last_arrival = std::max(r.last_arrival, c.cycle);
           if (flow_limit_ != 0) {
             const Send& send = p.sends[a.send];
@@ -365,14 +366,14 @@ std::string Exchange::resolve(Phase& p) {
   // ipu_tile_count() (every tile of the chip) run on an image for fewer tiles.
   auto no_program_hint = [this](unsigned d) -> std::string {
     if (socket_of_.count(d) != 0) return "";
-    const unsigned chip = d / config_.tiles;
-    const auto first = socket_of_.lower_bound(chip * config_.tiles);
-    const auto last = socket_of_.lower_bound((chip + 1) * config_.tiles);
+    const unsigned chip = d / shape_.tiles_per_chip;
+    const auto first = socket_of_.lower_bound(chip * shape_.tiles_per_chip);
+    const auto last = socket_of_.lower_bound((chip + 1) * shape_.tiles_per_chip);
     return fmt::format(
         "; {} has no program: the image gives {} of the chip's {} tiles one (ipu_tile_count() "
         "counts every tile of the chip, ipu_program_tile_count() those with a program; or run "
         "with --chip.tiles {})",
-        name(d), std::distance(first, last), config_.tiles, std::distance(first, last));
+        name(d), std::distance(first, last), shape_.tiles_per_chip, std::distance(first, last));
   };
 
   std::vector<std::vector<Cursor>> incoming(p.states.size());  // per member
@@ -381,12 +382,12 @@ std::string Exchange::resolve(Phase& p) {
     for (unsigned d : s.destinations) {
       const size_t m = p.member(d);
       if (m == Phase::kNotMember) {
-        const bool other_chip = d / config_.tiles != s.source / config_.tiles;
+        const bool other_chip = d / shape_.tiles_per_chip != s.source / shape_.tiles_per_chip;
         error(fmt::format(
             "{} sends {} words from 0x{:08x} at cycle {} to {}, which is not in this "
             "exchange phase ({} released at cycle {}){}",
             name(s.source), s.words.size(), s.address, s.cycle, name(d),
-            p.barrier.chip >= 0 && chips_ > 1
+            p.barrier.chip >= 0 && shape_.chips > 1
                 ? fmt::format("sync group {} of chip {}", p.barrier.group, p.barrier.chip)
                 : fmt::format("sync group 0x{:x}", p.barrier.group),
             p.barrier.release,
@@ -399,7 +400,7 @@ std::string Exchange::resolve(Phase& p) {
   }
 
   // Links first: a phase whose links cannot carry it delivers nothing.
-  if (chips_ > 1) cross_links(p, errors);
+  if (shape_.chips > 1) cross_links(p, errors);
 
   // Each receiver's words, checked by the receive mux: independent of the other receivers, so
   // on several host threads unless the mux is one verilated model.

@@ -3,7 +3,7 @@
 // queues or arbiters. A send names its destinations (source, destinations, words, start
 // cycle); each receiver selects the one tile it listens to and where arriving words land.
 // Multicast costs nothing extra. A word sent at cycle t arrives at t + 1 + latency(src, dst)
-// (ChipConfig::exchange_latency: grows with the columns between the tiles).
+// (ExchangeConfig::latency: grows with the columns between the tiles).
 //
 // Between chips (after an external sync) a word crosses the sender's exchange to a link port
 // (exchange.base-latency), the IPU-Links of its route (hw/ipulink: rung first, then along the
@@ -37,8 +37,9 @@
 #include <utility>
 #include <vector>
 
+#include "hw/common/machine_shape.h"
+#include "hw/exchange/exchange_config.h"
 #include "hw/gateway/gateway.h"
-#include "hw/ipu/chip_config.h"
 #include "hw/ipulink/link_fabric.h"
 #include "hw/sync/sync_network.h"
 #include "receive_mux.h"
@@ -114,8 +115,9 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   tlm_utils::multi_passthrough_initiator_socket<Exchange> to_tiles;
 
   // `links`: the machine's IPU-Links (null on one chip).
-  Exchange(const sc_core::sc_module_name& name, const ChipConfig& config, unsigned chips,
-           const std::vector<unsigned>& active_tiles, const LinkFabric* links = nullptr);
+  Exchange(const sc_core::sc_module_name& name, const ExchangeConfig& config,
+           const MachineShape& shape, const std::vector<unsigned>& active_tiles,
+           const LinkFabric* links = nullptr);
 
   // Send-to-arrival cycles between two machine tiles, on one chip or across IPU-Links.
   uint64_t latency(unsigned from, unsigned to) const;
@@ -123,7 +125,7 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   // Opens the exchange phase a barrier release starts (SyncNetwork::on_release).
   void open_phase(const BarrierRecord& barrier);
 
-  unsigned words_per_cycle() const override { return config_.exchange.words_per_cycle; }
+  unsigned words_per_cycle() const override { return config_.words_per_cycle; }
   uint64_t send(unsigned tile, uint64_t phase, uint64_t cycle, uint32_t address,
                 std::vector<uint32_t> words, std::vector<unsigned> destinations) override;
   void select_source(unsigned tile, uint64_t phase, uint64_t cycle, int source) override;
@@ -225,13 +227,13 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   // Hands every word that crosses an IPU-Link in phase `p` to its link; appends an error for
   // the first word of an over-subscribed link.
   void cross_links(const Phase& p, std::vector<std::string>& errors);
-  std::string name(unsigned tile) const { return tile_name(tile, config_.tiles, chips_); }
+  std::string name(unsigned tile) const { return tile_name(tile, shape_); }
   void deliver(unsigned tile, uint32_t address, const std::vector<uint32_t>& words);
   // Times the phase's streaming-memory transfers through the gateways and lands the reads.
   void stream_through_gateways(Phase& p);
 
-  ChipConfig config_;
-  unsigned chips_;
+  ExchangeConfig config_;
+  MachineShape shape_;
   const LinkFabric* links_;
   std::map<unsigned, unsigned> socket_of_;  // tile -> socket index
   std::map<uint64_t, Phase> phases_;

@@ -29,22 +29,23 @@ uint64_t bytes_below_on_dimm(uint64_t x, uint64_t block, unsigned dimms, unsigne
 }  // namespace
 
 Gateway::Gateway(const sc_core::sc_module_name& name, const GatewayConfig& config,
-                 const ChipConfig& chip, unsigned index, unsigned first_chip, unsigned chips)
+                 const MachineShape& shape, const ChipEdge& edge, unsigned index,
+                 unsigned first_chip, unsigned chips)
     : sc_module(name),
       host("host"),
       config_(config),
       index_(index),
       first_chip_(first_chip),
       chips_(chips),
-      tiles_per_chip_(chip.tiles),
-      clock_hz_(chip.tile.clock_hz),
-      base_latency_(chip.exchange.base_latency),
-      words_per_cycle_(chip.exchange.words_per_cycle),
-      link_latency_ticks_(whole_cycles(config.chip_link_latency_ns, chip.tile.clock_hz) *
+      tiles_per_chip_(shape.tiles_per_chip),
+      clock_hz_(shape.clock_hz),
+      base_latency_(edge.latency),
+      words_per_cycle_(edge.words_per_cycle),
+      link_latency_ticks_(whole_cycles(config.chip_link_latency_ns, shape.clock_hz) *
                           kTicksPerCycle),
-      ddr_latency_ticks_(whole_cycles(config.ddr_latency_ns, chip.tile.clock_hz) * kTicksPerCycle),
-      link_ticks_per_byte_(kTicksPerCycle * chip.tile.clock_hz / config.chip_link_bytes_per_second),
-      ddr_ticks_per_byte_(kTicksPerCycle * chip.tile.clock_hz / config.dimm_bytes_per_second),
+      ddr_latency_ticks_(whole_cycles(config.ddr_latency_ns, shape.clock_hz) * kTicksPerCycle),
+      link_ticks_per_byte_(kTicksPerCycle * shape.clock_hz / config.chip_link_bytes_per_second),
+      ddr_ticks_per_byte_(kTicksPerCycle * shape.clock_hz / config.dimm_bytes_per_second),
       memory_(uint64_t{config.dimms} * config.dimm_bytes),
       servers_(config.dimms + 2 * chips),
       host_ports_(config.host_ports),
@@ -200,13 +201,14 @@ void Gateway::b_transport(int port, tlm::tlm_generic_payload& p, sc_core::sc_tim
   p.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
-Gateways::Gateways(const GatewayConfig& config, const ChipConfig& chip, unsigned chips)
-    : config_(config), tiles_per_chip_(chip.tiles) {
+Gateways::Gateways(const GatewayConfig& config, const MachineShape& shape, const ChipEdge& edge)
+    : config_(config), tiles_per_chip_(shape.tiles_per_chip) {
   if (!config.present) return;
+  const unsigned chips = shape.chips;
   for (unsigned first = 0, g = 0; first < chips; first += config.chips_per_gateway, ++g) {
     gateways_.push_back(
-        std::make_unique<Gateway>(fmt::format("gateway{}", g).c_str(), config, chip, g, first,
-                                  std::min(config.chips_per_gateway, chips - first)));
+        std::make_unique<Gateway>(fmt::format("gateway{}", g).c_str(), config, shape, edge, g,
+                                  first, std::min(config.chips_per_gateway, chips - first)));
     host_links_.push_back(
         std::make_unique<HostLink>(fmt::format("host_link{}", g).c_str(), *gateways_.back()));
   }

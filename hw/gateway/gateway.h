@@ -35,7 +35,7 @@
 
 #include "gateway_config.h"
 #include "host_link.h"
-#include "hw/ipu/chip_config.h"
+#include "hw/common/machine_shape.h"
 #include "streaming_memory.h"
 
 namespace ipu::hw {
@@ -60,14 +60,22 @@ struct TransferCounters {
   uint64_t first_cycle = 0, last_cycle = 0;  // first burst's start, last burst's end
 };
 
+// The chip's exchange between a tile and the chip's edge, as a streaming-memory transfer
+// crosses it: the exchange's base latency, and the words a tile sends or receives a cycle.
+struct ChipEdge {
+  unsigned latency = 16;
+  unsigned words_per_cycle = 1;
+};
+
 class Gateway : public sc_core::sc_module {
  public:
   tlm_utils::multi_passthrough_target_socket<Gateway> host;  // RoCE ports, bound in port order
 
   // Gateway `index` of a machine of chips of `chip`, serving chips first_chip ..
   // first_chip + chips - 1.
-  Gateway(const sc_core::sc_module_name& name, const GatewayConfig& config, const ChipConfig& chip,
-          unsigned index, unsigned first_chip, unsigned chips);
+  Gateway(const sc_core::sc_module_name& name, const GatewayConfig& config,
+          const MachineShape& shape, const ChipEdge& edge, unsigned index, unsigned first_chip,
+          unsigned chips);
 
   // Times one exchange phase's transfers of this board's tiles and moves their data: writes
   // into streaming memory, reads into `words`; sets each `done`.
@@ -133,7 +141,7 @@ class Gateway : public sc_core::sc_module {
 // phase's transfers.
 class Gateways {
  public:
-  Gateways(const GatewayConfig& config, const ChipConfig& chip, unsigned chips);
+  Gateways(const GatewayConfig& config, const MachineShape& shape, const ChipEdge& edge);
 
   bool present() const { return !gateways_.empty(); }
   Gateway& of_chip(unsigned chip) { return *gateways_.at(chip / config_.chips_per_gateway); }

@@ -27,10 +27,11 @@ Ipu::Ipu(const sc_core::sc_module_name& name, const ChipConfig& config,
       host_memory_("host_memory"),
       pcie_("pcie", config.pcie, active_),
       host_mmio_("host_mmio") {
-  validate(config_);
+  validate(config_, chips);
   if (sync_ == nullptr) {  // a chip alone: its own sync network and exchange
-    own_sync_ = std::make_unique<SyncNetwork>("sync", config, 1, active_);
-    own_exchange_ = std::make_unique<Exchange>("exchange", config, 1, active_);
+    own_sync_ = std::make_unique<SyncNetwork>("sync", config.sync, config.shape(), active_);
+    own_exchange_ =
+        std::make_unique<Exchange>("exchange", config.exchange, config.shape(), active_);
     sync_ = own_sync_.get();
     exchange_ = own_exchange_.get();
     sync_->on_release([this](const BarrierRecord& b) { exchange_->open_phase(b); });

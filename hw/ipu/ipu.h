@@ -14,9 +14,9 @@
 #include <systemc>
 #include <vector>
 
+#include "hw/common/run_report.h"
 #include "hw/exchange/exchange.h"
 #include "hw/ipu/chip_config.h"
-#include "hw/machine/run_report.h"
 #include "hw/pcie/host_memory.h"
 #include "hw/pcie/pcie_endpoint.h"
 #include "hw/sync/sync_network.h"

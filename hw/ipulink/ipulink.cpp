@@ -8,11 +8,6 @@
 
 namespace ipu::hw {
 
-uint64_t ipulink_hop_cycles(const IpuLinkConfig& config, double clock_hz) {
-  return static_cast<uint64_t>(
-      std::ceil((config.latency_ns * 1e-9 + 4.0 / config.bytes_per_second) * clock_hz));
-}
-
 IpuLink::IpuLink(const sc_core::sc_module_name& name, const IpuLinkConfig& config, double clock_hz,
                  End a, End b)
     : sc_module(name),
@@ -20,7 +15,7 @@ IpuLink::IpuLink(const sc_core::sc_module_name& name, const IpuLinkConfig& confi
       a_(a),
       b_(b),
       clock_hz_(clock_hz),
-      bytes_per_cycle_(config.bytes_per_second / clock_hz),
+      bytes_per_cycle_(config.bytes_per_cycle(clock_hz)),
       hop_cycles_(ipulink_hop_cycles(config, clock_hz)) {}
 
 std::string IpuLink::describe(unsigned direction) const {

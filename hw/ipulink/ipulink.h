@@ -19,10 +19,6 @@
 
 namespace ipu::hw {
 
-// Tile cycles from a word entering a link to leaving it at the far port: the link's latency plus
-// one word's serialisation, rounded up.
-uint64_t ipulink_hop_cycles(const IpuLinkConfig& config, double clock_hz);
-
 class IpuLink : public sc_core::sc_module {
  public:
   struct End {

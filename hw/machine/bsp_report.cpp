@@ -59,10 +59,8 @@ ContextCounts context_counts(const Core& core, unsigned context) {
 std::string config_json(const MachineConfig& machine) {
   nlohmann::ordered_json config;
   config["preset"] = machine.preset;
-  MachineConfig copy = machine;  // visit_parameters visits mutable members
-  visit_parameters(copy, [&config](const char* name, const auto& member, const char*, const char*) {
-    config[name] = member;
-  });
+  visit_parameters(machine,
+                   [&config](const Parameter& p, const auto& member) { config[p.name] = member; });
   return config.dump();
 }
 

@@ -21,9 +21,10 @@ Machine::Machine(const sc_core::sc_module_name& name, const MachineConfig& confi
       config_((validate(config), config)),
       active_(sorted(std::move(active_tiles))),
       links_("links", config.chips, config.ipulink, config.chip.tile.clock_hz),
-      sync_("sync", config.chip, config.chips, active_),
-      exchange_("exchange", config.chip, config.chips, active_, &links_),
-      gateways_(config.gateway, config.chip, config.chips),
+      sync_("sync", config.chip.sync, config.shape(), active_),
+      exchange_("exchange", config.chip.exchange, config.shape(), active_, &links_),
+      gateways_(config.gateway, config.shape(),
+                ChipEdge{config.chip.exchange.base_latency, config.chip.exchange.words_per_cycle}),
       compute_("compute", 1) {
   const unsigned per_chip = config_.chip.tiles;
   if (!active_.empty() && active_.back() >= per_chip * config_.chips)

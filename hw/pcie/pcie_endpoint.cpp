@@ -11,7 +11,7 @@ namespace {
 constexpr uint32_t kChunk = 4096;  // bytes per TLM transaction of the DMA engine
 }
 
-PcieEndpoint::PcieEndpoint(const sc_core::sc_module_name& name, const HostLinkConfig& config,
+PcieEndpoint::PcieEndpoint(const sc_core::sc_module_name& name, const PcieConfig& config,
                            const std::vector<unsigned>& tiles)
     : sc_module(name), mmio("mmio"), to_host("to_host"), to_tiles("to_tiles"), config_(config) {
   for (unsigned i = 0; i < tiles.size(); ++i) socket_of_[tiles[i]] = i;

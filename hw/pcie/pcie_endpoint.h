@@ -32,7 +32,7 @@
 #include <tlm>
 #include <vector>
 
-#include "hw/ipu/chip_config.h"
+#include "hw/pcie/pcie_config.h"
 
 namespace ipu::hw {
 
@@ -64,7 +64,7 @@ class PcieEndpoint : public sc_core::sc_module {
     std::function<void(uint32_t)> write;
   };
 
-  PcieEndpoint(const sc_core::sc_module_name& name, const HostLinkConfig& config,
+  PcieEndpoint(const sc_core::sc_module_name& name, const PcieConfig& config,
                const std::vector<unsigned>& tiles);
 
   const std::vector<Register>& registers() const { return registers_; }
@@ -92,7 +92,7 @@ class PcieEndpoint : public sc_core::sc_module {
   bool move(unsigned c, const Transfer& t, uint32_t offset, uint8_t* chunk, uint32_t n,
             bool to_device);
 
-  HostLinkConfig config_;
+  PcieConfig config_;
   std::map<unsigned, unsigned> socket_of_;
   std::vector<Register> registers_;
   Channel channels_[2];

@@ -9,105 +9,16 @@
 #include <stdexcept>
 
 namespace ipu::hw {
-namespace {
 
-// "0-3,5" -> {0, 1, 2, 3, 5}, each below `limit`; `what` names the parameter in errors.
-std::vector<unsigned> parse_ranges(const std::string& what, const std::string& text, unsigned limit,
-                                   const char* unit) {
-  std::vector<unsigned> out;
-  std::istringstream in(text);
-  std::string range;
-  while (std::getline(in, range, ',')) {
-    unsigned first = 0, last = 0;
-    char dash = 0;
-    std::istringstream r(range);
-    if (!(r >> first)) throw std::invalid_argument(fmt::format("{}: bad range '{}'", what, range));
-    last = first;
-    if (r >> dash && !(dash == '-' && r >> last))
-      throw std::invalid_argument(fmt::format("{}: bad range '{}'", what, range));
-    if (!(r >> std::ws).eof())
-      throw std::invalid_argument(fmt::format("{}: bad range '{}'", what, range));
-    if (last < first || last >= limit)
-      throw std::invalid_argument(
-          fmt::format("{}: range {} is outside {}s 0-{}", what, range, unit, limit - 1));
-    for (unsigned t = first; t <= last; ++t) out.push_back(t);
-  }
-  std::vector<unsigned> sorted(out);
-  std::sort(sorted.begin(), sorted.end());
-  const auto twice = std::adjacent_find(sorted.begin(), sorted.end());
-  if (twice != sorted.end())
-    throw std::invalid_argument(
-        fmt::format("{}: {} {} is listed twice in '{}'", what, unit, *twice, text));
-  if (sorted.empty())
-    throw std::invalid_argument(fmt::format("{}: no {}s in '{}'", what, unit, text));
-  return sorted;
-}
-
-}  // namespace
-
-std::map<unsigned, std::vector<unsigned>> parse_sync_groups(const std::string& text,
-                                                            unsigned tiles) {
-  std::map<unsigned, std::vector<unsigned>> groups;
-  std::istringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ';')) {
-    if (item.find_first_not_of(' ') == std::string::npos) {
-      if (!text.empty() && text.find_first_not_of(" ;") == std::string::npos)
-        throw std::invalid_argument(fmt::format("sync.groups: '{}' declares no group", text));
-      continue;
-    }
-    unsigned id = 0;
-    char colon = 0;
-    std::istringstream entry(item);
-    if (!(entry >> id >> colon) || colon != ':' || id == 0 || id >= SyncNetwork::kExternal)
-      throw std::invalid_argument(
-          fmt::format("sync.groups: '{}' is not 'group:tiles' with group 1..{}", item,
-                      SyncNetwork::kExternal - 1));
-    if (groups.count(id))
-      throw std::invalid_argument(fmt::format("sync.groups: group {} is declared twice", id));
-    std::string ranges;
-    std::getline(entry, ranges);
-    groups[id] = parse_ranges(fmt::format("sync.groups group {}", id), ranges, tiles, "tile");
-  }
-  return groups;
-}
-
-std::vector<std::vector<unsigned>> parse_chip_groups(const std::string& name,
-                                                     const std::string& text, unsigned chips) {
-  std::vector<std::vector<unsigned>> parts;
-  if (text.find_first_not_of(' ') == std::string::npos) {
-    parts.emplace_back();
-    for (unsigned c = 0; c < chips; ++c) parts.back().push_back(c);
-    return parts;
-  }
-  std::set<unsigned> seen;
-  std::istringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ';')) {
-    parts.push_back(parse_ranges(name, item, chips, "chip"));
-    for (unsigned c : parts.back())
-      if (!seen.insert(c).second)
-        throw std::invalid_argument(
-            fmt::format("{}: chip {} is in two parts of '{}'", name, c, text));
-  }
-  return parts;
-}
-
-uint64_t external_sync_cycles(const SyncConfig& config, double clock_hz, unsigned chips) {
-  const unsigned hops = 1 + (chips / 2) / 2;
-  return static_cast<uint64_t>(
-      std::ceil(2.0 * hops * config.external_ns_per_hop * 1e-9 * clock_hz - 1e-9));
-}
-
-SyncNetwork::SyncNetwork(const sc_core::sc_module_name& name, const ChipConfig& config,
-                         unsigned chips, const std::vector<unsigned>& active_tiles)
+SyncNetwork::SyncNetwork(const sc_core::sc_module_name& name, const SyncConfig& config,
+                         const MachineShape& shape, const std::vector<unsigned>& active_tiles)
     : sc_module(name),
       config_(config),
-      chips_(chips),
+      shape_(shape),
       active_(active_tiles),
-      declared_(parse_sync_groups(config.sync.groups, config.tiles)) {
-  gs_[0] = parse_chip_groups("sync.gs1", config.sync.gs1, chips);
-  gs_[1] = parse_chip_groups("sync.gs2", config.sync.gs2, chips);
+      declared_(parse_sync_groups(config.groups, shape.tiles_per_chip)) {
+  gs_[0] = parse_chip_groups("sync.gs1", config.gs1, shape.chips);
+  gs_[1] = parse_chip_groups("sync.gs2", config.gs2, shape.chips);
   SC_THREAD(host_sync_thread);
 }
 
@@ -131,19 +42,19 @@ std::string SyncNetwork::group_label(unsigned id, unsigned chip,
   if (id == kExternal) return "external sync (every chip)";
   if (id == kGs1 || id == kGs2)
     return fmt::format("external sync GS{} (chips {})", id - kGs1 + 1, fmt::join(chips, ","));
-  return chips_ > 1 ? fmt::format("sync group {} of chip {}", id, chip)
-                    : fmt::format("sync group {}", id);
+  return shape_.chips > 1 ? fmt::format("sync group {} of chip {}", id, chip)
+                          : fmt::format("sync group {}", id);
 }
 
 SyncNetwork::Group* SyncNetwork::group(unsigned tile, unsigned id, std::string& error) {
-  const unsigned chip = tile / config_.tiles;
+  const unsigned chip = tile / shape_.tiles_per_chip;
   Key key{chip, id, 0};
   std::vector<unsigned> chips;  // external groups: the chips they span
   if ((id & kHostSync) != 0) {
     key = {kAllChips, kHostSync, 0};
   } else if (id == kExternal) {
     key = {kAllChips, id, 0};
-    for (unsigned c = 0; c < chips_; ++c) chips.push_back(c);
+    for (unsigned c = 0; c < shape_.chips; ++c) chips.push_back(c);
   } else if (id == kGs1 || id == kGs2) {
     const unsigned gs = id - kGs1;
     const auto& parts = gs_[gs];
@@ -168,7 +79,7 @@ SyncNetwork::Group* SyncNetwork::group(unsigned tile, unsigned id, std::string& 
   if (it != groups_.end()) return &it->second;  // every arrival after the group's first
 
   std::vector<unsigned> members;
-  const unsigned per_chip = config_.tiles;
+  const unsigned per_chip = shape_.tiles_per_chip;
   if ((id & kHostSync) != 0) {
     members = active_;
   } else if (!chips.empty()) {
@@ -207,7 +118,7 @@ SyncArrival SyncNetwork::arrive(unsigned tile, unsigned id, uint64_t cycle) {
   const auto member = std::lower_bound(g.members.begin(), g.members.end(), tile);
   if (member == g.members.end() || *member != tile)
     return refused(fmt::format("ipu.sync on group {}, which does not include tile {}", id,
-                               tile % config_.tiles));
+                               tile % shape_.tiles_per_chip));
   uint64_t& arrival = g.arrivals[static_cast<size_t>(member - g.members.begin())];
   if (arrival == kNotArrived) ++g.arrived;
   arrival = cycle;
@@ -218,25 +129,25 @@ SyncArrival SyncNetwork::arrive(unsigned tile, unsigned id, uint64_t cycle) {
   BarrierRecord record;
   record.group = id;
   const bool internal = id < kExternal;
-  record.chip = internal ? static_cast<int>(tile / config_.tiles) : -1;
+  record.chip = internal ? static_cast<int>(tile / shape_.tiles_per_chip) : -1;
   uint64_t latest = 0;
   record.tiles = g.members;
   record.arrivals = g.arrivals;
   for (const uint64_t c : g.arrivals) latest = std::max(latest, c);
   if (internal && barrier_datapath_ != nullptr) {
     // The barrier tree of one chip sees the chip's own tile numbers.
-    const unsigned base = static_cast<unsigned>(record.chip) * config_.tiles;
+    const unsigned base = static_cast<unsigned>(record.chip) * shape_.tiles_per_chip;
     std::vector<unsigned> members;
     std::vector<std::pair<unsigned, uint64_t>> arrivals;
     for (unsigned t : g.members) members.push_back(t - base);
     for (size_t m = 0; m < g.members.size(); ++m)
       arrivals.emplace_back(g.members[m] - base, g.arrivals[m]);
-    record.release = barrier_datapath_->release(members, arrivals, config_.sync.internal_cycles);
+    record.release = barrier_datapath_->release(members, arrivals, config_.internal_cycles);
   } else {
-    record.release = latest + config_.sync.internal_cycles;
+    record.release = latest + config_.internal_cycles;
   }
   if (id == kExternal || id == kGs1 || id == kGs2)
-    record.release += external_sync_cycles(config_.sync, config_.tile.clock_hz, g.chips);
+    record.release += external_sync_cycles(config_, shape_.clock_hz, g.chips);
   if ((id & kHostSync) != 0 && on_host_sync_) {
     // The host moves its data in simulated time, which a tile's SC_METHOD cannot wait through:
     // the network's own thread does, and the last member waits for the release with the others.

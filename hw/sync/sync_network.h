@@ -22,7 +22,8 @@
 #include <tuple>
 #include <vector>
 
-#include "hw/ipu/chip_config.h"
+#include "hw/common/machine_shape.h"
+#include "hw/sync/sync_config.h"
 
 namespace ipu::hw {
 
@@ -68,26 +69,15 @@ class SyncIf : public virtual sc_core::sc_interface {
   virtual SyncArrival arrive(unsigned tile, unsigned group, uint64_t cycle) = 0;
 };
 
-// Parses sync.groups ("1:0-31;2:32-63;3:5") into group -> member tiles; a tile listed twice in
-// a group, or a group with no tiles, is an error.
-std::map<unsigned, std::vector<unsigned>> parse_sync_groups(const std::string& text,
-                                                            unsigned tiles);
-// Parses sync.gs1 / sync.gs2 ("0-1;2-3") into parts of chips; empty text is one part of every
-// chip. A chip in two parts, or a part with no chips, is an error.
-std::vector<std::vector<unsigned>> parse_chip_groups(const std::string& name,
-                                                     const std::string& text, unsigned chips);
-// Cycles an external sync of `chips` chips adds to the internal sync (Graphcore's model).
-uint64_t external_sync_cycles(const SyncConfig& config, double clock_hz, unsigned chips);
-
 class SyncNetwork : public sc_core::sc_module, public SyncIf {
  public:
   using ReleaseHook = std::function<void(const BarrierRecord&)>;
-  static constexpr uint32_t kExternal = 0x40000000u;  // every chip of the machine
-  static constexpr uint32_t kGs1 = 0x40000001u;       // the chips of this chip's GS1 part
+  static constexpr uint32_t kExternal = kExternalSyncGroup;  // every chip of the machine
+  static constexpr uint32_t kGs1 = 0x40000001u;              // the chips of this chip's GS1 part
   static constexpr uint32_t kGs2 = 0x40000002u;
 
-  SyncNetwork(const sc_core::sc_module_name& name, const ChipConfig& config, unsigned chips,
-              const std::vector<unsigned>& active_tiles);
+  SyncNetwork(const sc_core::sc_module_name& name, const SyncConfig& config,
+              const MachineShape& shape, const std::vector<unsigned>& active_tiles);
 
   SyncArrival arrive(unsigned tile, unsigned group, uint64_t cycle) override;
 
@@ -139,7 +129,7 @@ class SyncNetwork : public sc_core::sc_module, public SyncIf {
   Group* group(unsigned tile, unsigned id, std::string& error);
   // What reports call a group, made once, when its first member arrives.
   std::string group_label(unsigned id, unsigned chip, const std::vector<unsigned>& chips) const;
-  std::string name(unsigned tile) const { return tile_name(tile, config_.tiles, chips_); }
+  std::string name(unsigned tile) const { return tile_name(tile, shape_); }
 
   // Records a completed barrier and releases its members.
   void release(Group& g, BarrierRecord record);
@@ -147,8 +137,8 @@ class SyncNetwork : public sc_core::sc_module, public SyncIf {
   void host_sync_thread();
 
   SC_HAS_PROCESS(SyncNetwork);
-  ChipConfig config_;
-  unsigned chips_;
+  SyncConfig config_;
+  MachineShape shape_;
   std::vector<unsigned> active_;
   std::map<unsigned, std::vector<unsigned>> declared_;
   std::vector<std::vector<unsigned>> gs_[2];

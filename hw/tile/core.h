@@ -48,7 +48,6 @@ std::string_view trap_cause_name(TrapCause cause);
 
 enum class ContextState : uint8_t { kIdle, kRunning };
 
-inline constexpr unsigned kMaxWorkerContexts = 15;
 // Worker slots the fast barrel loop has a copy of its instruction bodies for (the Mk2's six);
 // a tile with more workers runs them through one more, shared, copy.
 inline constexpr unsigned kBarrelSlots = 6;

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <utility>
 
-#include "byte_stream.h"
+#include "hw/common/byte_stream.h"
 
 namespace ipu::hw {
 

@@ -1,10 +1,17 @@
-// Figures of one tile. Each is a named, typed, defaulted parameter with its unit and meaning,
-// listed once in visit_parameters() so that ipu-sim's --help and --config-dump come from here.
+// Figures of one tile: each field with its name, unit, meaning and range in visit_parameters(),
+// the one list --help, --config-dump, configuration files and the range checks read.
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
+#include <type_traits>
+
+#include "hw/common/parameters.h"
 
 namespace ipu::hw {
+
+// The most worker contexts a tile can have (the CSR encodings leave room for 15).
+inline constexpr unsigned kMaxWorkerContexts = 15;
 
 struct TileConfig {
   uint32_t sram_base = 0x4c000;      // first address of tile SRAM, as on the Mk2
@@ -13,14 +20,27 @@ struct TileConfig {
   double clock_hz = 1.325e9;         // Mk2 GC200 tile clock (Bow: 1.85e9)
 };
 
-// Calls v(name, member, unit, meaning) for every parameter.
-template <typename Config, typename Visitor>
-void visit_parameters(Config& c, Visitor&& v) {
-  v("tile.sram-base", c.sram_base, "address", "first address of the tile's SRAM window");
-  v("tile.sram-bytes", c.sram_bytes, "bytes", "SRAM per tile (624 KiB on Mk2 and Bow)");
-  v("tile.worker-contexts", c.worker_contexts, "contexts",
-    "worker contexts, one per round-robin issue slot (6 on Mk2 and Bow)");
-  v("tile.clock-hz", c.clock_hz, "Hz", "tile clock (Mk2 1.325e9, Bow 1.85e9)");
+template <typename C, typename Visitor, if_config_t<C, TileConfig> = 0>
+void visit_parameters(C& c, Visitor&& v) {
+  v(Parameter{"tile.sram-base", "address", "first address of the tile's SRAM window", 0, 1 << 20},
+    c.sram_base);
+  v(Parameter{"tile.sram-bytes", "bytes", "SRAM per tile (624 KiB on Mk2 and Bow)", 4, 1 << 20},
+    c.sram_bytes);
+  v(Parameter{"tile.worker-contexts", "contexts",
+              "worker contexts, one per round-robin issue slot (6 on Mk2 and Bow)", 1,
+              kMaxWorkerContexts},
+    c.worker_contexts);
+  v(Parameter{"tile.clock-hz", "Hz", "tile clock (Mk2 1.325e9, Bow 1.85e9)", 1e6, 1e11},
+    c.clock_hz);
+}
+
+// Throws std::invalid_argument naming the parameter.
+inline void validate(const TileConfig& c) {
+  check_ranges(c);
+  if (c.sram_base + uint64_t{c.sram_bytes} > (1u << 20))
+    throw std::invalid_argument(
+        "tile SRAM must end below 1 MiB: images carry the tile number above bit 20 of each "
+        "address");
 }
 
 }  // namespace ipu::hw

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "hw/tile/byte_stream.h"
+#include "hw/common/byte_stream.h"
 
 namespace ipu::hw {
 

@@ -29,14 +29,14 @@ ExchangeScheduler::ExchangeScheduler(const hw::MachineConfig& machine, ScheduleM
       static_cast<uint32_t>(hw::ipulink_hop_cycles(machine.ipulink, machine.chip.tile.clock_hz));
   // A link has no queue: the schedule gives each link direction as many sends at once as its
   // rate carries whole (3 words a cycle at 16 GB/s on a 1.325 GHz Mk2, 2 on a 1.85 GHz Bow).
-  const double bytes_per_cycle = machine.ipulink.bytes_per_second / machine.chip.tile.clock_hz;
+  const double bytes_per_cycle = machine.ipulink.bytes_per_cycle(machine.chip.tile.clock_hz);
   lanes_per_link_ = static_cast<unsigned>(
       std::floor(bytes_per_cycle / (4.0 * machine.chip.exchange.words_per_cycle)));
 }
 
 uint32_t ExchangeScheduler::latency(unsigned from, unsigned to) const {
   const unsigned per_chip = machine_.chip.tiles, a = from / per_chip, b = to / per_chip;
-  if (a == b) return machine_.chip.exchange_latency(from % per_chip, to % per_chip);
+  if (a == b) return machine_.chip.exchange.latency(from % per_chip, to % per_chip);
   const auto hops = hw::ladder_route(machine_.chips, machine_.ipulink.torus, a, b).size();
   return 2 * machine_.chip.exchange.base_latency + static_cast<uint32_t>(hops) * hop_cycles_;
 }
@@ -107,7 +107,7 @@ PhaseSchedule ExchangeScheduler::schedule(const std::vector<Transfer>& transfers
           "{} sends {} words to {}: an IPU-Link carries {:.2f} bytes per cycle, less than a "
           "tile sends ({} words a cycle), so no schedule keeps the link within its rate",
           tile_name(x.source_tile), x.words, tile_name(off_chip->first),
-          machine_.ipulink.bytes_per_second / machine_.chip.tile.clock_hz, per_cycle));
+          machine_.ipulink.bytes_per_cycle(machine_.chip.tile.clock_hz), per_cycle));
     }
     for (const auto& [link, offset] : crossings) {
       auto& free = lanes[link];

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "hw/ipu/input_file.h"
+#include "hw/common/input_file.h"
 
 namespace ipu::sdk {
 namespace {

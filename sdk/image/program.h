@@ -6,8 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "hw/common/loaded_program.h"
 #include "hw/machine/machine_config.h"
-#include "hw/machine/platform.h"
 #include "sdk/image/elf_reader.h"
 
 namespace ipu::sdk {

@@ -22,7 +22,7 @@
 #include <string>
 #include <utility>
 
-#include "hw/machine/run_report.h"
+#include "hw/common/run_report.h"
 #include "sdk/compiler/compiler.h"
 #include "sdk/runtime/profile.h"
 #include "tlm/rtl_selection.h"

@@ -1,20 +1,40 @@
-// Setting configuration parameters from text, for any configuration that has a
-// visit_parameters(config, visitor) (ChipConfig, MachineConfig): the command line and
-// configuration files use these, so both accept and refuse the same values.
+// Configuration parameters: each block's configuration struct lists its fields once, in a
+// visit_parameters(config, visitor) beside the struct, as Parameter descriptions (name, unit,
+// meaning, range) paired with the member. Everything else comes from that one list: setting a
+// parameter from text (the command line, configuration files, sweeps, Python), writing a
+// configuration file, --help, and the range checks. Configurations that compose others
+// (ChipConfig, MachineConfig) visit their parts' lists in turn.
 #pragma once
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <fstream>
+#include <limits>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
-#include "hw/ipu/input_file.h"
+#include "hw/common/input_file.h"
 
 namespace ipu::hw {
+
+// One parameter: its name on the command line and in files, its unit, what it means, and the
+// values it may take (numbers only; strings and yes/no parameters have no range).
+struct Parameter {
+  const char* name;
+  const char* unit;
+  const char* meaning;
+  double low = -std::numeric_limits<double>::infinity();
+  double high = std::numeric_limits<double>::infinity();
+};
+
+// visit_parameters overloads take `Config&` and `const Config&` alike (a const visit reads).
+template <typename C, typename Config>
+using if_config_t = std::enable_if_t<std::is_same_v<std::remove_const_t<C>, Config>, int>;
 
 // Parses one value: strings as they are (quotes removed), booleans as true/false/yes/no/1/0,
 // integers whole and non-negative in decimal, hex (0x4c000) or 1e9 form, reals as numbers.
@@ -61,8 +81,8 @@ bool parse_parameter_value(const std::string& text, T& out) {
 template <typename Config>
 void set_parameter(Config& config, const std::string& name, const std::string& value) {
   bool known = false, ok = true;
-  visit_parameters(config, [&](const char* n, auto& member, const char*, const char*) {
-    if (name != n) return;
+  visit_parameters(config, [&](const Parameter& p, auto& member) {
+    if (name != p.name) return;
     known = true;
     ok = parse_parameter_value(value, member);
   });
@@ -122,17 +142,47 @@ void apply_config_file(const std::string& path, Config& config) {
   });
 }
 
+// A value as configuration files and --help write it: strings quoted, yes/no, numbers.
+template <typename T>
+std::string parameter_text(const T& value) {
+  if constexpr (std::is_same_v<T, std::string>)
+    return fmt::format("\"{}\"", value);
+  else if constexpr (std::is_same_v<T, bool>)
+    return value ? "yes" : "no";
+  else
+    return fmt::format("{}", value);
+}
+
+// "meaning [unit; LOW to HIGH]": a parameter's line in --help.
+inline std::string parameter_help(const Parameter& p) {
+  if (p.low == -std::numeric_limits<double>::infinity() &&
+      p.high == std::numeric_limits<double>::infinity())
+    return fmt::format("{} [{}]", p.meaning, p.unit);
+  return fmt::format("{} [{}; {} to {}]", p.meaning, p.unit, p.low, p.high);
+}
+
 // Writes every parameter as a configuration file that apply_config_file reads back to the
 // same figures: "name = value  # unit", strings quoted.
 template <typename Config>
-void write_config_file(std::ostream& out, Config& config) {
-  visit_parameters(config, [&out](const char* name, auto& member, const char* unit, const char*) {
-    if constexpr (std::is_same_v<std::remove_reference_t<decltype(member)>, std::string>)
-      out << fmt::format("{} = \"{}\"  # {}\n", name, member, unit);
-    else if constexpr (std::is_same_v<std::remove_reference_t<decltype(member)>, bool>)
-      out << fmt::format("{} = {}  # {}\n", name, member ? "yes" : "no", unit);
-    else
-      out << fmt::format("{} = {}  # {}\n", name, member, unit);
+void write_config_file(std::ostream& out, const Config& config) {
+  visit_parameters(config, [&out](const Parameter& p, const auto& member) {
+    out << fmt::format("{} = {}  # {}\n", p.name, parameter_text(member), p.unit);
+  });
+}
+
+// Checks every numeric parameter of `config` against its range; throws std::invalid_argument
+// "NAME must be LOW to HIGH, not VALUE" for the first outside it. Each block's validate() calls
+// this, then checks what its fields must satisfy together.
+template <typename Config>
+void check_ranges(const Config& config) {
+  visit_parameters(config, [](const Parameter& p, const auto& member) {
+    using T = std::remove_cv_t<std::remove_reference_t<decltype(member)>>;
+    if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+      const double value = static_cast<double>(member);
+      if (!(value >= p.low && value <= p.high))
+        throw std::invalid_argument(
+            fmt::format("{} must be {} to {}, not {}", p.name, p.low, p.high, member));
+    }
   });
 }
 
