@@ -1,4 +1,4 @@
-// A POD16 split over MPI ranks (hw/machine/ranks.h): `ipu-sim run` in one process against
+// A POD16 split over MPI ranks (hw/parallel/ranks.h): `ipu-sim run` in one process against
 // `mpirun -np 2 ipu-sim run`, each rank with one host thread, on
 //  - the compute-and-exchange superstep loop on all 23,552 tiles (bench/firmware/superstep_loop.c
 //    with MACHINE_RING): host seconds per superstep and the speed-up of 2 ranks;

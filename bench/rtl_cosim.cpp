@@ -21,7 +21,7 @@
 
 #include "bench/bench_help.h"
 #include "examples/matmul_app.h"
-#include "hw/tile/fpu.h"
+#include "iss/fpu.h"
 #include "tlm/rtl_platform.h"
 
 namespace {

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "hw/tile/csr.h"
+#include "iss/csr.h"
 #include "remote_connection.h"
 
 namespace ipu::debug {

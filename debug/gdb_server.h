@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "hw/common/run_report.h"
-#include "hw/tile/core.h"
+#include "iss/core.h"
 
 namespace ipu::debug {
 

@@ -7,8 +7,8 @@
 #include <random>
 
 #include "hw/machine/machine.h"
-#include "hw/tile/fpu.h"
-#include "hw/tile/prng.h"
+#include "iss/fpu.h"
+#include "iss/prng.h"
 #include "sdk/compiler/compiler.h"
 
 // The host reference: the codelets themselves, with the tile's f16 rounding and PRNG.

@@ -8,8 +8,8 @@
 #include <cstring>
 #include <vector>
 
-#include "hw/tile/core.h"
-#include "hw/tile/tile_config.h"
+#include "iss/core.h"
+#include "iss/tile_config.h"
 
 namespace {
 

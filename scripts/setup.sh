@@ -12,13 +12,13 @@ packages=(
   libgtest-dev libgmock-dev
   libboost-program-options-dev
   nlohmann-json3-dev        # image manifests are parsed as JSON (sdk/image/program.cpp)
-  libtbb-dev                # tile compute bursts on a pool of host threads (hw/tile/compute_pool.h)
+  libtbb-dev                # tile compute bursts on a pool of host threads (hw/parallel/compute_pool.h)
   libdw-dev                 # function and file:line of a pc in fault reports (sdk/image/symbolizer.h)
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf binutils-riscv64-unknown-elf
   clang-format clang-tidy
   clang libclang-rt-14-dev  # libFuzzer and its sanitizers (fuzz/, scripts/fuzz.sh)
   qemu-user                 # qemu-riscv32: the reference of the differential ISS test
-  openmpi-bin libopenmpi-dev  # a machine's chips over MPI ranks (hw/machine/ranks.h, mpirun ipu-sim run)
+  openmpi-bin libopenmpi-dev  # a machine's chips over MPI ranks (hw/parallel/ranks.h, mpirun ipu-sim run)
   gdb-multiarch             # debugs tile programs through ipu-sim --gdb (tests/cli/gdb_session.sh)
   python3                   # the CLI tests check that --stats and --trace write valid JSON
   chromium                  # renders the --report HTML page headless in its test (tests/cli/report_renders.sh)

@@ -437,7 +437,7 @@ int sc_main(int argc, char** argv) {
         return kExitUsage;
       }
   }
-  // Started by mpirun: join the job (its ranks share the machine's chips, hw/machine/ranks.h).
+  // Started by mpirun: join the job (its ranks share the machine's chips, hw/parallel/ranks.h).
   std::unique_ptr<ipu::hw::MpiJob> job;
   try {
     job = ipu::hw::MpiJob::join(argc, argv);

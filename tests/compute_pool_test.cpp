@@ -1,10 +1,10 @@
-// The compute pool (hw/tile/compute_pool.h): bursts requested in one delta cycle run as one
+// The compute pool (hw/parallel/compute_pool.h): bursts requested in one delta cycle run as one
 // batch, on several host threads when the pool has them and on the simulation thread when it
 // has one or runs serially, and are committed in machine-tile order whatever order the tiles
 // asked in; and the DeferredExchange that holds a tile's exchange calls meanwhile. SystemC
 // elaborates one design per process: ctest runs each test in its own.
 #define SC_INCLUDE_DYNAMIC_PROCESSES  // sc_spawn
-#include "hw/tile/compute_pool.h"
+#include "hw/parallel/compute_pool.h"
 
 #include <fmt/format.h>
 #include <gmock/gmock.h>

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "Vipu_amp_lane.h"
-#include "hw/tile/amp.h"
-#include "hw/tile/fpu.h"
+#include "iss/amp.h"
+#include "iss/fpu.h"
 #include "verilated.h"
 
 namespace ipu::test {

@@ -1,5 +1,5 @@
 // The tile PRNG in Verilog (rtl/prng/ipu_prng.v), verilated, against the C++ model the fast
-// platform uses (hw/tile/prng.h): a million outputs from random seeds and directed corner
+// platform uses (iss/prng.h): a million outputs from random seeds and directed corner
 // seeds must be equal; the first mismatch is reported with its seed and step.
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <random>
 
 #include "Vipu_prng.h"
-#include "hw/tile/prng.h"
+#include "iss/prng.h"
 #include "verilated.h"
 
 namespace ipu::test {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "Vipu_f32_to_f16.h"
-#include "hw/tile/fpu.h"
+#include "iss/fpu.h"
 #include "verilated.h"
 
 namespace ipu::test {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "hw/machine/machine.h"
-#include "hw/tile/fpu.h"
+#include "iss/fpu.h"
 #include "sdk/compiler/compiler.h"
 #include "sdk/graph/codelet_library.h"
 #include "sdk/runtime/device.h"
@@ -410,7 +410,7 @@ TEST(SdkMachine, AllReduceSumsInTheRingsOrderBitForBit) {
 
 // f16 tensors: the sums in the ring's order with the hardware's f16 addition (round to nearest
 // even), the mean scaled by f16 1/4, the max; an odd f16 size is refused. The expectation uses
-// the tile model's f16 operations (hw/tile/fpu.h, whose conversion the RTL co-simulation checks).
+// the tile model's f16 operations (iss/fpu.h, whose conversion the RTL co-simulation checks).
 TEST(SdkMachine, F16CollectivesFollowTheRingInF16Arithmetic) {
   namespace fpu = ipu::hw::fpu;
   Graph g(Target::preset("m2000", 4, 4));

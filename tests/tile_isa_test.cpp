@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "hw/tile/fpu.h"
+#include "iss/fpu.h"
 #include "tests/support/core_harness.h"
 #include "tests/support/rv_asm.h"
 

@@ -8,8 +8,8 @@
 #include <regex>
 #include <string>
 
-#include "hw/tile/csr.h"
-#include "hw/tile/isa.h"
+#include "iss/csr.h"
+#include "iss/isa.h"
 #include "sdk/image/elf_reader.h"
 
 namespace ipu::test {

@@ -16,8 +16,8 @@
 
 #include "hw/exchange/receive_mux.h"
 #include "hw/ipu/chip_config.h"
-#include "hw/tile/amp.h"
-#include "hw/tile/fpu.h"
+#include "iss/amp.h"
+#include "iss/fpu.h"
 #include "tests/support/random_stimulus.h"
 #include "tlm/rtl_platform.h"
 

@@ -1,7 +1,7 @@
 // Xipu on the tile core: f16/f32 conversions (all 65,536 f16 values), round-to-nearest-even
 // against a brute-force reference, stochastic rounding (exact given the PRNG state, unbiased on
 // average), the PRNG against the published xoroshiro128aox equations, and the SIMD lanes.
-// Every expectation is computed here, independently of hw/tile/fpu.cpp and prng.h.
+// Every expectation is computed here, independently of iss/fpu.cpp and prng.h.
 #include <gtest/gtest.h>
 
 #include <algorithm>

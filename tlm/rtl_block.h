@@ -19,7 +19,7 @@
 // verilated.h, when it sees SystemC, calls sc_time_stamp() unqualified.
 using sc_core::sc_time_stamp;
 
-#include "hw/tile/datapaths.h"
+#include "iss/datapaths.h"
 #include "verilated.h"
 #include "verilated_fst_c.h"
 

@@ -15,7 +15,7 @@
 #include "hw/exchange/receive_mux.h"
 #include "hw/ipu/chip_config.h"
 #include "hw/sync/sync_network.h"
-#include "hw/tile/datapaths.h"
+#include "iss/datapaths.h"
 #include "tlm/rtl_selection.h"
 #include "tlm/rtl_wrappers.h"
 

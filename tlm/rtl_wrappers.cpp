@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "hw/tile/amp.h"
+#include "iss/amp.h"
 #include "tlm/rtl_ports.h"
 
 namespace ipu::tlm_rtl {

@@ -1,5 +1,5 @@
 // The TLM wrappers of the five RTL blocks (rtl/): each takes the transaction of its C++ model's
-// interface (hw/tile/datapaths.h, hw/sync, hw/exchange/receive_mux.h), runs it on the verilated
+// interface (iss/datapaths.h, hw/sync, hw/exchange/receive_mux.h), runs it on the verilated
 // block and checks the block's timing against the model's (docs/rtl.md).
 #pragma once
 
@@ -17,7 +17,7 @@ using sc_core::sc_time_stamp;
 #include "Vipu_prng.h"
 #include "Vipu_sync_tree.h"
 #include "hw/exchange/receive_mux.h"
-#include "hw/tile/datapaths.h"
+#include "iss/datapaths.h"
 #include "tlm/rtl_block.h"
 #include "tlm/rtl_ports.h"
 

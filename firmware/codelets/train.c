@@ -6,7 +6,7 @@
  * rounding is the hardware's (ipu.f32v2tof16 with ipu_fpctl's stochastic rounding, random bits
  * from the context's PRNG, seeded per vertex run); the host reference compiles this same file
  * and supplies the four train_host_* functions with the tile model's own f16 arithmetic and
- * PRNG (hw/tile/fpu.h, hw/tile/prng.h), so both compute the same bits. Workers split the work
+ * PRNG (iss/fpu.h, iss/prng.h), so both compute the same bits. Workers split the work
  * by ipu_context_id() (1-6) and each seeds its own PRNG.
  *
  * Layouts: x is b x d (sample-major), t is b x o; a tile's weights are W1 (k x d) then W2

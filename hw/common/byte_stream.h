@@ -1,4 +1,4 @@
-// Plain bytes for what one simulator process tells the others about a tile (hw/machine/ranks.h):
+// Plain bytes for what one simulator process tells the others about a tile (hw/parallel/ranks.h):
 // values are copied as they lie in memory, since every process is the same binary on the same
 // kind of host. A reader that runs out of bytes throws instead of reading past the end.
 #pragma once

@@ -52,7 +52,7 @@ struct RunReport {
   uint64_t streaming_bytes_written = 0, streaming_bytes_read = 0;  // by tiles
   double clock_hz = 0;
   double host_seconds = 0;
-  // Over MPI ranks (hw/machine/ranks.h): how many, and this rank's host seconds running its
+  // Over MPI ranks (hw/parallel/ranks.h): how many, and this rank's host seconds running its
   // tiles' bursts and swapping their results with the other ranks. A swap waits for every
   // rank's whole batch: the slowest rank's burst seconds beside this rank's tell waiting for
   // slower bursts from waiting for another rank's serial work.

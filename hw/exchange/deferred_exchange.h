@@ -1,5 +1,5 @@
 // A tile's exchange instructions, held while its compute burst runs on a host thread
-// (hw/tile/compute_pool.h) and handed to the exchange on the simulation thread afterwards. Each
+// (hw/parallel/compute_pool.h) and handed to the exchange on the simulation thread afterwards. Each
 // call answers as the exchange would: the cycle the send port is free again comes from the
 // sender's own figures, and commit() checks that the exchange agrees.
 #pragma once
@@ -35,7 +35,7 @@ class DeferredExchange {
               const std::function<std::string()>& tile_label);
 
   // The recorded calls, for a simulator process that keeps a replica of the tile
-  // (hw/machine/ranks.h); load() replaces what was recorded here.
+  // (hw/parallel/ranks.h); load() replaces what was recorded here.
   void save(ByteWriter& out) const;
   void load(ByteReader& in);
 

@@ -142,7 +142,7 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   // Runs fn(0) .. fn(n - 1), on host threads if it likes, and returns when all are done.
   using ParallelFor = std::function<void(size_t n, const std::function<void(size_t)>& fn)>;
   // Receivers' checks go through `parallel_for` (with the C++ receive mux; unset: one after
-  // another). The machine passes its compute pool's (hw/tile/compute_pool.h).
+  // another). The machine passes its compute pool's (hw/parallel/compute_pool.h).
   void set_parallel_for(ParallelFor parallel_for) { parallel_for_ = std::move(parallel_for); }
 
   // The receive mux deciding each word (the C++ model unless ipu-sim --rtl xmux).

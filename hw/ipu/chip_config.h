@@ -11,7 +11,7 @@
 #include "hw/exchange/exchange_config.h"
 #include "hw/pcie/pcie_config.h"
 #include "hw/sync/sync_config.h"
-#include "hw/tile/tile_config.h"
+#include "iss/tile_config.h"
 
 namespace ipu::hw {
 

@@ -15,8 +15,8 @@
 #include "hw/ipu/ipu.h"
 #include "hw/ipulink/link_fabric.h"
 #include "hw/machine/machine_config.h"
+#include "hw/parallel/compute_pool.h"
 #include "hw/sync/sync_network.h"
-#include "hw/tile/compute_pool.h"
 
 namespace ipu::hw {
 

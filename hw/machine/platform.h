@@ -16,7 +16,7 @@
 #include "hw/common/loaded_program.h"
 #include "hw/common/run_report.h"
 #include "hw/machine/machine.h"
-#include "hw/machine/ranks.h"
+#include "hw/parallel/ranks.h"
 
 namespace ipu::hw {
 
@@ -67,13 +67,13 @@ struct PlatformOptions {
   bool memory_hash = false;  // hash every active tile's SRAM after the run (touches all of it)
   // Exchange flows to keep for the trace's arrows (Exchange::record_flows; 0: none).
   size_t trace_flows = 0;
-  // Profile what every active tile's workers run (hw/tile/worker_profile.h: each function's
+  // Profile what every active tile's workers run (iss/worker_profile.h: each function's
   // runs and cycles, each joined batch), keeping up to worker_run_log runs themselves for the
   // trace's worker lanes, shared among the tiles (each keeps at least kLeastWorkerRuns). Changes
   // nothing but the host time (a little, at each worker start and exit).
   bool profile_workers = false;
   size_t worker_run_log = 0;
-  // The MPI job whose ranks share the machine's chips (hw/machine/ranks.h); null or one rank:
+  // The MPI job whose ranks share the machine's chips (hw/parallel/ranks.h); null or one rank:
   // this process simulates every chip. Changes nothing but the host time.
   MpiJob* ranks = nullptr;
   // false: the platform neither loads the program nor starts the tiles; a host does both (the

@@ -59,9 +59,10 @@ std::map<unsigned, std::vector<unsigned>> parse_sync_groups(const std::string& t
     unsigned id = 0;
     char colon = 0;
     std::istringstream entry(item);
-    if (!(entry >> id >> colon) || colon != ':' || id == 0 || id >= kExternalSyncGroup)
-      throw std::invalid_argument(fmt::format(
-          "sync.groups: '{}' is not 'group:tiles' with group 1..{}", item, kExternalSyncGroup - 1));
+    if (!(entry >> id >> colon) || colon != ':' || id == 0 || id >= sync_group::kExternal)
+      throw std::invalid_argument(
+          fmt::format("sync.groups: '{}' is not 'group:tiles' with group 1..{}", item,
+                      sync_group::kExternal - 1));
     if (groups.count(id))
       throw std::invalid_argument(fmt::format("sync.groups: group {} is declared twice", id));
     std::string ranges;

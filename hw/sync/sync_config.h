@@ -46,9 +46,17 @@ void visit_parameters(C& c, Visitor&& v) {
   v(Parameter{"sync.gs2", "chips", "chips of hardware sync group GS2, as sync.gs1"}, c.gs2);
 }
 
-// The sync group numbers from here up are the machine's (external and host syncs); GSP groups
-// of a chip's tiles are 1 to this - 1.
-inline constexpr uint32_t kExternalSyncGroup = 0x40000000u;
+// The sync groups a tile names in ipu.sync (the firmware's ipu.h numbers them alike): 0 is
+// every tile of its chip, 1 .. kExternal - 1 the GSP groups of sync.groups, then the machine's.
+namespace sync_group {
+inline constexpr uint32_t kExternal = 0x40000000u;  // every chip of the machine
+inline constexpr uint32_t kGs1 = 0x40000001u;       // the chips of this chip's GS1 part
+inline constexpr uint32_t kGs2 = 0x40000002u;
+// Host syncs: kHost | id syncs every active tile with the host, which moves data for transfer
+// `id` while the tiles wait; kHostCommand is the dispatch of the next program.
+inline constexpr uint32_t kHost = 0x80000000u;
+inline constexpr uint32_t kHostCommand = 0x7fffffffu;
+}  // namespace sync_group
 
 // Parses sync.groups ("1:0-31;2:32-63;3:5") into group -> member tiles; a tile listed twice in
 // a group, or a group with no tiles, is an error.

@@ -72,9 +72,9 @@ class SyncIf : public virtual sc_core::sc_interface {
 class SyncNetwork : public sc_core::sc_module, public SyncIf {
  public:
   using ReleaseHook = std::function<void(const BarrierRecord&)>;
-  static constexpr uint32_t kExternal = kExternalSyncGroup;  // every chip of the machine
-  static constexpr uint32_t kGs1 = 0x40000001u;              // the chips of this chip's GS1 part
-  static constexpr uint32_t kGs2 = 0x40000002u;
+  static constexpr uint32_t kExternal = sync_group::kExternal;
+  static constexpr uint32_t kGs1 = sync_group::kGs1;
+  static constexpr uint32_t kGs2 = sync_group::kGs2;
 
   SyncNetwork(const sc_core::sc_module_name& name, const SyncConfig& config,
               const MachineShape& shape, const std::vector<unsigned>& active_tiles);
@@ -87,10 +87,10 @@ class SyncNetwork : public sc_core::sc_module, public SyncIf {
   // Host syncs: group 0x80000000 | id syncs every active tile with the host, which moves data
   // for transfer `id` (sdk streams) while the tiles wait. The hook does that and returns the
   // cycles it took, which delay the release.
-  static constexpr uint32_t kHostSync = 0x80000000u;
+  static constexpr uint32_t kHostSync = sync_group::kHost;
   // Transfer kHostCommand is the host choosing the tiles' next program (the SDK's engine): with
   // no host connected it passes at no cost, and the tiles run the program their image names.
-  static constexpr uint32_t kHostCommand = 0x7fffffffu;
+  static constexpr uint32_t kHostCommand = sync_group::kHostCommand;
   // What a sync group is, for people: "internal" (group 0), "GSP group 2", "external", "GS1",
   // "GS2", "host transfer 3", "host dispatch" (kHostCommand).
   static std::string kind(uint32_t group);

@@ -19,12 +19,12 @@
 #include <tlm>
 #include <vector>
 
-#include "compute_pool.h"
-#include "core.h"
 #include "hw/exchange/deferred_exchange.h"
 #include "hw/exchange/exchange.h"
+#include "hw/parallel/compute_pool.h"
 #include "hw/sync/sync_network.h"
-#include "tile_config.h"
+#include "iss/core.h"
+#include "iss/tile_config.h"
 
 namespace ipu::hw {
 
@@ -62,7 +62,7 @@ class Tile : public sc_core::sc_module, private ExchangeSink, private ComputeBur
   // the pool, the tile buffers its exchange instructions and console lines, and the pool
   // commits them in machine-tile order.
   void set_compute_pool(ComputePool* pool) { pool_ = pool; }
-  // Another simulator process runs this tile (hw/machine/ranks.h): this one keeps a replica
+  // Another simulator process runs this tile (hw/parallel/ranks.h): this one keeps a replica
   // whose core status follows the bursts' results, and leaves its memory untouched (writes into
   // it are dropped, so its pages are never allocated here).
   void set_replica(bool replica) { replica_ = replica; }

@@ -7,7 +7,7 @@
 
 #include "hw/ipulink/ipulink.h"
 #include "hw/ipulink/link_fabric.h"
-#include "hw/tile/core.h"
+#include "iss/core.h"
 #include "sdk/compiler/compiler.h"
 
 namespace ipu::sdk {

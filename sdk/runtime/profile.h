@@ -1,6 +1,6 @@
 // Where an SDK program's cycles went, as PopVision's execution view shows it: per compute set,
 // per codelet and per vertex, from the worker runs the tiles' cores profiled
-// (hw/tile/worker_profile.h). A run is a vertex's by the place of the state it was started with
+// (iss/worker_profile.h). A run is a vertex's by the place of the state it was started with
 // (Executable::vertex_sites); each batch of runs the supervisor joined is one execution of the
 // compute set of its first vertex.
 #pragma once
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "hw/tile/worker_profile.h"
+#include "iss/worker_profile.h"
 #include "sdk/compiler/compiler.h"
 
 namespace ipu::hw {

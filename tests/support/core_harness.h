@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "hw/tile/core.h"
+#include "iss/core.h"
 #include "sdk/image/elf_reader.h"
 
 namespace ipu::test {

@@ -1,4 +1,4 @@
-#include "hw/tile/worker_profile.h"
+#include "iss/worker_profile.h"
 
 #include <algorithm>
 

@@ -81,7 +81,7 @@ struct Context {
   Xoroshiro128aox prng;  // this context's PRNG stream (kept across worker runs)
   AmpUnit amp;           // this context's AMP weights and accumulators
   std::string console_line;
-  // The fast barrel's program counter for this worker while it runs (interpreter.cpp).
+  // The fast barrel's program counter for this worker while it runs (fast_loops.cpp).
   const Decoded* fast_entry = nullptr;
 };
 
@@ -252,7 +252,7 @@ class Core {
 
   // What the rest of the machine reads of the core after a run (its cycles, stop and sync
   // state, each context's state, pc and counters, the fault): the simulator process that runs
-  // the tile sends it to those that keep a replica of it (hw/machine/ranks.h). A replica's
+  // the tile sends it to those that keep a replica of it (hw/parallel/ranks.h). A replica's
   // registers and memory stay as they were.
   void save_status(ByteWriter& out) const;
   void load_status(ByteReader& in);
@@ -265,7 +265,7 @@ class Core {
   // kObserved: an instruction trace or a debugger watches each instruction.
   template <bool kObserved>
   void execute(Context& c, uint64_t budget);
-  // The fast loops (interpreter.cpp). Supervisor alone: runs at most `limit` instructions
+  // The fast loops (fast_loops.cpp). Supervisor alone: runs at most `limit` instructions
   // from tile cycle t and returns how many ran. Every worker in step: runs from cycle t, one
   // worker a cycle, up to cycle `limit` and returns the cycle it stopped at. Both stop before
   // the first instruction the general loop must run.

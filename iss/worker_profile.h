@@ -61,7 +61,7 @@ class WorkerProfile {
   // instructions retired so far; nullopt when it is not running.
   std::optional<WorkerRun> open_run(unsigned worker, uint64_t issue_end, uint64_t instret) const;
 
-  // For the replicas of other simulator processes (hw/machine/ranks.h): everything, but only
+  // For the replicas of other simulator processes (hw/parallel/ranks.h): everything, but only
   // the log entries added since the last save.
   void save(ByteWriter& out) const;
   void load(ByteReader& in);

@@ -36,7 +36,7 @@ class ComputeBurst {
   virtual sc_core::sc_time resume_delay() const { return sc_core::SC_ZERO_TIME; }
 };
 
-// The simulator processes of an MPI job that simulate one machine together (hw/machine/ranks.h):
+// The simulator processes of an MPI job that simulate one machine together (hw/parallel/ranks.h):
 // each runs the bursts of its own tiles and keeps a replica of the others, so that every
 // process coordinates the same simulation and sees the same results.
 class BurstShare {

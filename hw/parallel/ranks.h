@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "hw/tile/compute_pool.h"
+#include "hw/parallel/compute_pool.h"
 
 namespace ipu::hw {
 

@@ -1,0 +1,307 @@
+// Collectives: across replicas as ring steps over the IPU-Links (reduce-scatter, all-gather,
+// all-reduce; one way or both), and across the tiles of each replica, with their reduction
+// codelets.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "iss/fpu.h"
+#include "sdk/compiler/compilation.h"
+#include "sdk/graph/sdk_paths.h"
+
+namespace ipu::sdk {
+
+// The collectives' reduction codelets (firmware/codelets/collectives.c), added to a graph whose
+// program has a collective: acc[i] = acc[i] <op> data[i], and acc[i] *= k for the mean.
+void add_collective_codelets(Graph& g) {
+  const std::string file = sdk_paths().codelet_dir() + "/collectives.c";
+  for (DType type : {DType::kF32, DType::kI32, DType::kF16})
+    for (const char* op : {"sum", "max"})
+      g.add_codelet(fmt::format("ipu_ring_{}_{}", op, dtype_name(type)), file,
+                    {{"acc", FieldKind::kInOut, type},
+                     {"data", FieldKind::kInput, type},
+                     {"n", FieldKind::kScalar, DType::kU32}});
+  for (DType type : {DType::kF32, DType::kI32})
+    for (const char* op : {"sum", "max"})
+      g.add_codelet(fmt::format("ipu_tiles_{}_{}", op, dtype_name(type)), file,
+                    {{"in", FieldKind::kInput, type},
+                     {"out", FieldKind::kOutput, type},
+                     {"rows", FieldKind::kScalar, DType::kU32},
+                     {"n", FieldKind::kScalar, DType::kU32}});
+  for (DType type : {DType::kF32, DType::kF16})
+    g.add_codelet(fmt::format("ipu_ring_scale_{}", dtype_name(type)), file,
+                  {{"acc", FieldKind::kInOut, type},
+                   {"n", FieldKind::kScalar, DType::kU32},
+                   {"k", FieldKind::kScalar, DType::kU32}});
+}
+
+bool is_collective(const Program& p) {
+  return p.kind == Program::Kind::kAllReduce || p.kind == Program::Kind::kReduceScatter ||
+         p.kind == Program::Kind::kAllGather || p.kind == Program::Kind::kAllReduceAcrossTiles ||
+         p.kind == Program::Kind::kReduceScatterAcrossTiles;
+}
+
+bool has_collective(const Program& p) {
+  return is_collective(p) || std::any_of(p.body.begin(), p.body.end(), has_collective);
+}
+
+// Where chunk c of a collective across tiles ends: (tensor, first element) of its destination.
+std::pair<Tensor, size_t> Compilation::tiles_destination(const Program& p, size_t c) const {
+  const size_t rows = info(p.source).shape[0], n = info(p.source).shape[1], m = n / rows;
+  if (p.kind == Program::Kind::kAllReduceAcrossTiles) return {p.source, c * n + c * m};
+  return {p.destination, c * m};
+}
+
+void Compilation::add_ring_buffers(const Program& p) {
+  if ((p.kind == Program::Kind::kAllReduceAcrossTiles ||
+       p.kind == Program::Kind::kReduceScatterAcrossTiles) &&
+      tile_buffer_.count({p.source.id, p.destination.id}) == 0) {
+    // Chunk c of every row gathers on the tile of chunk c's destination.
+    const TensorInfo data = info(p.source);
+    const size_t rows = data.shape[0], m = data.shape[1] / rows;
+    std::vector<Interval> mapping;
+    for (size_t c = 0; c < rows; ++c) {
+      const auto [dest, first] = tiles_destination(p, c);
+      const unsigned tile = graph_.tile_of(dest, first);
+      if (graph_.tile_of(dest, first + m - 1) != tile)
+        throw GraphError(fmt::format(
+            "{} of '{}': chunk {} ends in '{}' elements {}-{}, which lie on more than one tile; "
+            "map each destination chunk to one tile",
+            p.kind == Program::Kind::kAllReduceAcrossTiles ? "AllReduceAcrossTiles"
+                                                           : "ReduceScatterAcrossTiles",
+            data.name, c, info(dest).name, first, first + m - 1));
+      mapping.push_back({c * rows * m, (c + 1) * rows * m, tile});
+    }
+    const std::string name = p.kind == Program::Kind::kAllReduceAcrossTiles
+                                 ? data.name + ".tiles"
+                                 : data.name + ".tiles_to_" + info(p.destination).name;
+    const Tensor gather = graph_.add_variable(data.type, {rows, rows, m}, name);
+    graph_.set_tile_mapping(gather, mapping);
+    tile_buffer_[{p.source.id, p.destination.id}] = gather.id;
+  }
+  if ((p.kind == Program::Kind::kAllReduce || p.kind == Program::Kind::kReduceScatter) &&
+      replicas_ > 1 && ring_buffer_.count(p.source.id) == 0) {
+    // The accumulator lies beside the data, piece for piece: a ring step's words land on the
+    // tile that adds them.
+    const TensorInfo data = info(p.source);
+    const Tensor acc = graph_.add_variable(data.type, data.shape, data.name + ".ring");
+    graph_.set_tile_mapping(acc, data.mapping);
+    ring_buffer_[p.source.id] = acc.id;
+  }
+  for (const Program& c : p.body) add_ring_buffers(c);
+}
+
+std::vector<unsigned> Compilation::ring_order() const {
+  // One chip per replica: up the even column of the ladder and down the odd one, so that
+  // every step of the ring crosses one IPU-Link bundle. Replicas of several chips go in order.
+  std::vector<unsigned> order;
+  if (graph_.target().replica_chips() == 1 && replicas_ > 2) {
+    for (unsigned r = 0; r < replicas_; r += 2) order.push_back(r);
+    for (unsigned r = replicas_; r-- > 0;)
+      if (r % 2 == 1) order.push_back(r);
+  } else {
+    for (unsigned r = 0; r < replicas_; ++r) order.push_back(r);
+  }
+  return order;
+}
+
+std::vector<Compilation::RingPart> Compilation::ring_parts(CollectiveOptions options) const {
+  std::vector<unsigned> order = ring_order();
+  if (options.algorithm == CollectiveAlgorithm::kRing) return {{order, 0}};
+  std::vector<unsigned> reverse(order.rbegin(), order.rend());
+  return {{order, 0}, {reverse, 1}};
+}
+
+std::pair<size_t, size_t> Compilation::chunk_range(size_t elements, unsigned chunk,
+                                                   size_t granule) const {
+  const size_t words = elements / granule;
+  return {words * chunk / replicas_ * granule, words * (chunk + 1) / replicas_ * granule};
+}
+
+std::pair<size_t, size_t> Compilation::part_range(size_t elements, unsigned chunk,
+                                                  const RingPart& part, size_t parts,
+                                                  size_t granule) const {
+  const auto [begin, end] = chunk_range(elements, chunk, granule);
+  if (parts == 1) return {begin, end};
+  const size_t middle = begin + (end - begin) / granule / 2 * granule;
+  return part.begin_fraction == 0 ? std::make_pair(begin, middle) : std::make_pair(middle, end);
+}
+
+// Ring reduce-scatter into `acc`: at step s the replica at ring position p sends the chunk of
+// position p - s - 1 (from `data` at the first step, from `acc` after) to position p + 1, which
+// adds its own `data` to it; after replicas - 1 steps replica r's acc holds chunk r reduced.
+// The additions are acc + data in ring order: chunk r's sum starts with the data of the
+// position after r's and ends with r's own (docs/sdk.md).
+void Compilation::reduce_scatter(Tensor data, Tensor acc, CollectiveOp op,
+                                 CollectiveOptions options, bool into_data) {
+  const TensorInfo& d = info(data);
+  const auto parts = ring_parts(options);
+  const unsigned R = replicas_;
+  const size_t granule = 4 / dtype_size(d.type);
+  const std::string codelet =
+      fmt::format("ipu_ring_{}_{}", op == CollectiveOp::kMax ? "max" : "sum", dtype_name(d.type));
+  for (unsigned s = 0; s + 1 < R; ++s) {
+    Transfers transfers;
+    std::vector<std::tuple<unsigned, size_t, size_t>> adds;  // (replica, begin, end)
+    for (const RingPart& part : parts)
+      for (unsigned p = 0; p < R; ++p) {
+        const unsigned from = part.order[p], to = part.order[(p + 1) % R];
+        const unsigned chunk = part.order[(p + 2 * R - s - 1) % R];
+        const auto [lo, hi] = part_range(d.elements, chunk, part, parts.size(), granule);
+        if (lo == hi) continue;
+        add_transfers(transfers, s == 0 ? data : acc, lo, from, acc, lo, to, hi - lo);
+        adds.emplace_back(to, lo, hi);
+      }
+    exchange(transfers);
+    const unsigned cs = new_compute_set(fmt::format("reduce-scatter {} step {}", d.name, s + 1));
+    // The last step may write its sums into data: data + acc has the bits of acc + data.
+    const bool last_into_data = into_data && s + 2 == R;
+    for (const auto& [replica, lo, hi] : adds)
+      for (const Placement& piece : exe_.tensors.at(d.name)) {
+        const size_t b = std::max(piece.begin, lo), e = std::min(piece.end, hi);
+        if (b >= e) continue;
+        const uint32_t a = address_of(acc, b).second, x = address_of(data, b).second;
+        add_vertex(machine_tile(replica, piece.tile), codelet,
+                   {last_into_data ? x : a, last_into_data ? a : x, static_cast<uint32_t>(e - b)},
+                   6, cs);
+      }
+    execute(cs);
+  }
+  if (op == CollectiveOp::kMean) {
+    const unsigned cs = new_compute_set(fmt::format("reduce-scatter {} mean", d.name));
+    const float inverse = 1.0f / static_cast<float>(R);
+    uint32_t k = 0, flags = 0;
+    std::memcpy(&k, &inverse, 4);
+    if (d.type == DType::kF16) k = hw::fpu::f32_to_f16(k, hw::fpu::kRne, flags, 0);
+    for (unsigned r = 0; r < R; ++r) {
+      const auto [lo, hi] = chunk_range(d.elements, r, granule);
+      for (const Placement& piece : exe_.tensors.at(d.name)) {
+        const size_t b = std::max(piece.begin, lo), e = std::min(piece.end, hi);
+        if (b >= e) continue;
+        add_vertex(
+            machine_tile(r, piece.tile), fmt::format("ipu_ring_scale_{}", dtype_name(d.type)),
+            {address_of(into_data ? data : acc, b).second, static_cast<uint32_t>(e - b), k}, 6, cs);
+      }
+    }
+    execute(cs);
+  }
+}
+
+void Compilation::all_reduce(const Program& p) {
+  if (replicas_ == 1) return;  // the reduction over one replica is the data itself
+  const Tensor data = p.source, acc{ring_buffer_.at(p.source.id)};
+  reduce_scatter(data, acc, p.op, p.collective, true);
+  // All-gather: at step s position p sends the chunk of position p - s (its own at the first
+  // step) to position p + 1's data.
+  const size_t elements = info(data).elements;
+  const auto parts = ring_parts(p.collective);
+  const unsigned R = replicas_;
+  for (unsigned s = 0; s + 1 < R; ++s) {
+    Transfers transfers;
+    for (const RingPart& part : parts)
+      for (unsigned q = 0; q < R; ++q) {
+        const unsigned from = part.order[q], to = part.order[(q + 1) % R];
+        const unsigned chunk = part.order[(q + R - s) % R];
+        const auto [lo, hi] =
+            part_range(elements, chunk, part, parts.size(), 4 / dtype_size(info(data).type));
+        if (lo == hi) continue;
+        add_transfers(transfers, data, lo, from, data, lo, to, hi - lo);
+      }
+    exchange(transfers);
+  }
+}
+
+void Compilation::reduce_scatter(const Program& p) {
+  const size_t n = info(p.destination).elements;
+  Tensor reduced = p.source;
+  if (replicas_ > 1) {
+    reduced = Tensor{ring_buffer_.at(p.source.id)};
+    reduce_scatter(p.source, reduced, p.op, p.collective, false);
+  }
+  Transfers transfers;
+  for (unsigned r = 0; r < replicas_; ++r)
+    add_transfers(transfers, reduced, r * n, r, p.destination, 0, r, n);
+  exchange(transfers);
+}
+
+void Compilation::all_gather(const Program& p) {
+  const size_t n = info(p.source).elements;
+  const auto parts = ring_parts(p.collective);
+  const unsigned R = replicas_;
+  Transfers transfers;
+  if (R == 1) {
+    add_transfers(transfers, p.source, 0, 0, p.destination, 0, 0, n);
+    exchange(transfers);
+    return;
+  }
+  for (unsigned s = 0; s + 1 < R; ++s) {
+    transfers = {};
+    for (const RingPart& part : parts)
+      for (unsigned q = 0; q < R; ++q) {
+        const unsigned from = part.order[q], to = part.order[(q + 1) % R];
+        const unsigned chunk = part.order[(q + R - s) % R];
+        // Halves of the gathered tensor, not of a chunk of it: each replica's `in` is split.
+        size_t lo = 0, hi = n;
+        const size_t granule = 4 / dtype_size(info(p.source).type);
+        if (parts.size() == 2) (part.begin_fraction == 0 ? hi : lo) = n / granule / 2 * granule;
+        if (lo == hi) continue;
+        const size_t at = chunk * n + lo;
+        if (s == 0) {
+          add_transfers(transfers, p.source, lo, from, p.destination, at, from, hi - lo);
+          add_transfers(transfers, p.source, lo, from, p.destination, at, to, hi - lo);
+        } else {
+          add_transfers(transfers, p.destination, at, from, p.destination, at, to, hi - lo);
+        }
+      }
+    exchange(transfers);
+  }
+}
+
+void Compilation::across_tiles(const Program& p) {
+  const TensorInfo& d = info(p.source);
+  const size_t rows = d.shape[0], n = d.shape[1], m = n / rows;
+  const Tensor gather{tile_buffer_.at({p.source.id, p.destination.id})};
+  Transfers transfers;
+  for (unsigned r = 0; r < replicas_; ++r)
+    for (size_t c = 0; c < rows; ++c)
+      for (size_t g = 0; g < rows; ++g)
+        add_transfers(transfers, p.source, g * n + c * m, r, gather, (c * rows + g) * m, r, m);
+  exchange(transfers);
+  const unsigned cs = new_compute_set(fmt::format("across tiles {}", d.name));
+  const std::string codelet = fmt::format(
+      "ipu_tiles_{}_{}", p.op == CollectiveOp::kMax ? "max" : "sum", dtype_name(d.type));
+  for (unsigned r = 0; r < replicas_; ++r)
+    for (size_t c = 0; c < rows; ++c) {
+      const auto [dest, first] = tiles_destination(p, c);
+      const auto [tile, out] = address_of(dest, first);
+      add_vertex(machine_tile(r, tile), codelet,
+                 {address_of(gather, c * rows * m).second, out, static_cast<uint32_t>(rows),
+                  static_cast<uint32_t>(m)},
+                 6, cs);
+    }
+  execute(cs);
+  if (p.op == CollectiveOp::kMean) {
+    const unsigned scale = new_compute_set(fmt::format("across tiles {} mean", d.name));
+    const float inverse = 1.0f / static_cast<float>(rows);
+    uint32_t k = 0;
+    std::memcpy(&k, &inverse, 4);
+    for (unsigned r = 0; r < replicas_; ++r)
+      for (size_t c = 0; c < rows; ++c) {
+        const auto [dest, first] = tiles_destination(p, c);
+        const auto [tile, out] = address_of(dest, first);
+        add_vertex(machine_tile(r, tile), "ipu_ring_scale_f32", {out, static_cast<uint32_t>(m), k},
+                   6, scale);
+      }
+    execute(scale);
+  }
+  if (p.kind != Program::Kind::kAllReduceAcrossTiles) return;
+  transfers = {};
+  for (unsigned r = 0; r < replicas_; ++r)
+    for (size_t c = 0; c < rows; ++c)
+      for (size_t g = 0; g < rows; ++g)
+        if (g != c)
+          add_transfers(transfers, p.source, c * n + c * m, r, p.source, g * n + c * m, r, m);
+  exchange(transfers);
+}
+
+}  // namespace ipu::sdk

@@ -1,0 +1,170 @@
+// The compiler's pipeline, one stage a file (compiler.cpp runs them in order):
+//   cross_compile.cpp  the codelets and the tile runtime through the cross compiler
+//   checks.cpp         every program checked against the graph before anything is laid out
+//   memory_plan.cpp    each tile's tensors and each replica's remote buffers placed
+//   lowering.cpp       programs lowered to per-tile control steps and exchange actions
+//   collectives.cpp    collectives across replicas (rings) and across tiles, as steps
+//   image_layout.cpp   each tile's control program and vertex states laid out; image, manifest
+// Internal to the compiler: not installed.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "firmware/include/ipu_program.h"
+#include "sdk/compiler/compiler.h"
+#include "sdk/compiler/exchange_schedule.h"
+#include "sdk/image/elf_reader.h"
+
+namespace ipu::sdk {
+
+// ---- memory ----
+
+// A tile's free memory above the firmware: what the image must carry (control program, vertex
+// states, constants) grows from the bottom; variables, which need no bytes in the image because
+// tile SRAM starts zeroed, grow down from the top. The two must not meet.
+struct TileMemory {
+  uint32_t next = 0, top = 0, limit = 0;
+  std::vector<std::pair<std::string, uint32_t>> contents;  // for the overflow report
+  uint32_t allocate(uint32_t bytes, const std::string& what) {
+    next = (next + 7) & ~7u;
+    const uint32_t at = next;
+    next += bytes;
+    contents.emplace_back(what, bytes);
+    return at;
+  }
+  uint32_t allocate_top(uint32_t bytes, const std::string& what) {
+    const uint32_t need = (bytes + 7) & ~7u;
+    top = need > top ? 0 : top - need;
+    contents.emplace_back(what, bytes);
+    return top;
+  }
+  bool overflows() const { return top == 0 || next > top; }
+  uint32_t used(uint32_t base) const { return (next - base) + (limit - top); }
+};
+
+// Copies a vector's bytes to `offset` of `out` (nothing for an empty vector, whose data()
+// may be null: memcpy from null is undefined even for zero bytes).
+template <typename T>
+void place(std::vector<uint8_t>& out, size_t offset, const std::vector<T>& items) {
+  if (!items.empty()) std::memcpy(out.data() + offset, items.data(), sizeof(T) * items.size());
+}
+
+// The collectives' reduction codelets (firmware/codelets/collectives.c), added to a graph whose
+// program has a collective.
+void add_collective_codelets(Graph& g);
+// Whether `p` or any program in it is a collective.
+bool has_collective(const Program& p);
+
+// One compilation: the graph (with the collectives' buffers and codelets added), its memory
+// and the per-tile control programs of every tile of every replica (machine tiles).
+class Compilation {
+ public:
+  Compilation(const Graph& graph, const CompileOptions& options)
+      : graph_(graph),
+        options_(options),
+        replicas_(graph.replicas()),
+        replica_tiles_(graph.tiles()),
+        scheduler_(graph.target().machine,
+                   {options.action_gap, options.receive_setup, options.action_slack}) {}
+
+  Executable run(const std::vector<NamedProgram>& programs);
+
+ private:
+  unsigned machine_tile(unsigned replica, unsigned tile) const {
+    return replica * replica_tiles_ + tile;
+  }
+  const TensorInfo& info(Tensor t) const { return graph_.tensor(t); }
+  const TensorInfo* require_mapped(Tensor t, const char* role) const;
+  void check(const Program& p) const;
+  void add_ring_buffers(const Program& p);
+  void build_firmware_image();
+  void allocate_tensors();
+  // (graph tile, address) of element `index` of `t`.
+  std::pair<unsigned, uint32_t> address_of(Tensor t, size_t index) const;
+  void add_vertex(unsigned tile, const std::string& codelet, const std::vector<uint32_t>& state,
+                  unsigned workers, unsigned compute_set);
+  void add_graph_vertices();
+  void emit_all(uint32_t op, uint32_t a, uint32_t b, uint32_t c);
+  void lower(const Program& p);
+  void execute(unsigned compute_set);
+  // A phase's transfers, indexed by their source words so that a multicast joins in log time.
+  struct Transfers {
+    std::vector<Transfer> list;
+    std::map<std::tuple<unsigned, uint32_t, uint32_t>, std::vector<size_t>> by_source;
+  };
+  void exchange(const Transfers& transfers);
+  // Transfers moving `count` elements of `source` from element `source_begin` on replica
+  // `from` to `destination` from `destination_begin` on replica `to`.
+  void add_transfers(Transfers& out, Tensor source, size_t source_begin, unsigned from,
+                     Tensor destination, size_t destination_begin, unsigned to, size_t count) const;
+  // The collectives, as ring steps.
+  struct RingPart {
+    std::vector<unsigned> order;  // replicas round the ring
+    size_t begin_fraction;        // 0: the first half of each chunk (or all of it), 1: the second
+  };
+  std::vector<RingPart> ring_parts(CollectiveOptions options) const;
+  std::vector<unsigned> ring_order() const;
+  // Elements [first, second) of chunk `chunk` (of `elements` split into replicas) that `part`
+  // carries.
+  // Elements [first, second) of chunk `chunk` of `elements` split into replicas in whole words
+  // (`granule` elements each: 2 for f16).
+  std::pair<size_t, size_t> chunk_range(size_t elements, unsigned chunk, size_t granule) const;
+  std::pair<size_t, size_t> part_range(size_t elements, unsigned chunk, const RingPart& part,
+                                       size_t parts, size_t granule) const;
+  // Ring reduce-scatter: replica r ends with chunk r reduced, in `acc` or, `into_data`, in
+  // `data` (the last step adds into data rather than acc).
+  void reduce_scatter(Tensor data, Tensor acc, CollectiveOp op, CollectiveOptions options,
+                      bool into_data);
+  void all_reduce(const Program& p);
+  void reduce_scatter(const Program& p);
+  void all_gather(const Program& p);
+  // Across the tiles of each replica: gather chunk c of every row on its destination's tile,
+  // reduce there, and (AllReduceAcrossTiles) send the result back to every row.
+  std::pair<Tensor, size_t> tiles_destination(const Program& p, size_t chunk) const;
+  void across_tiles(const Program& p);
+  // Streaming memory: each replica's remote buffers, then the transfers of one copy.
+  void place_remote_buffers();
+  void remote_copy(const Program& p);
+  void lay_out();
+  void write_image();
+  void write_manifest();
+
+  Graph graph_;
+  const CompileOptions& options_;
+  unsigned replicas_, replica_tiles_;
+  ExchangeScheduler scheduler_;
+  Executable exe_;
+  ElfImage firmware_;
+  std::vector<uint8_t> firmware_debug_;  // the firmware ELF file, for .ipu.debug
+  uint32_t heap_start_ = 0, heap_end_ = 0;
+  std::map<unsigned, unsigned> ring_buffer_;  // tensor id -> its collectives' accumulator
+  // (data, destination) ids -> the gather buffer of a collective across tiles
+  std::map<std::pair<unsigned, unsigned>, unsigned> tile_buffer_;
+  std::set<unsigned> active_;                         // graph tiles with a tensor or a vertex
+  std::set<unsigned> tiles_;                          // their machine tiles, in every replica
+  std::map<unsigned, TileMemory> memory_;             // per machine tile
+  std::map<unsigned, std::vector<uint8_t>> initial_;  // image bytes above __heap_start
+  std::map<unsigned, std::vector<ipu_vertex>> vertices_;
+  std::map<unsigned, std::map<unsigned, std::pair<uint32_t, uint32_t>>> cs_range_;
+  unsigned compute_sets_ = 0;  // the graph's, then the collectives' own
+  // A compute set of the collectives' own, named for profiles (Executable::compute_sets).
+  unsigned new_compute_set(std::string name) {
+    exe_.compute_sets.push_back(std::move(name));
+    return compute_sets_++;
+  }
+  std::map<unsigned, std::vector<ipu_step>> steps_;
+  std::map<unsigned, std::vector<ipu_action>> actions_;
+  std::map<unsigned, std::vector<uint32_t>> dest_lists_;
+  unsigned host_transfer_ids_ = 0;
+  std::vector<uint32_t> program_steps_;                 // each program's first step
+  std::map<std::string, RemoteBuffer> stream_staging_;  // streams over the gateway
+};
+
+}  // namespace ipu::sdk

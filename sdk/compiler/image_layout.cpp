@@ -1,0 +1,189 @@
+// The last stages: each tile's control program, actions and vertex states laid out in its memory,
+// then the image (the firmware's segments per tile, the program's bytes) and its manifest.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "sdk/compiler/compilation.h"
+#include "sdk/image/elf_writer.h"
+
+namespace ipu::sdk {
+
+void Compilation::lay_out() {
+  // Destination lists: each send's list follows its action order.
+  for (unsigned t : tiles_) {
+    auto& lists = dest_lists_[t];
+    if (lists.empty()) continue;
+    const uint32_t base =
+        memory_[t].allocate(static_cast<uint32_t>(4 * lists.size()), "exchange destination lists");
+    size_t cursor = 0;
+    for (ipu_action& a : actions_[t]) {
+      if (a.kind != IPU_ACTION_SEND) continue;
+      a.dests = base + static_cast<uint32_t>(4 * cursor);
+      cursor += 1 + lists[cursor];
+    }
+    auto& bytes = initial_[t];
+    const uint32_t offset = base - heap_start_;
+    if (bytes.size() < offset + 4 * lists.size()) bytes.resize(offset + 4 * lists.size());
+    std::memcpy(bytes.data() + offset, lists.data(), 4 * lists.size());
+  }
+  // The control program; memory checked; the data segments.
+  std::ostringstream report;
+  for (unsigned t : tiles_) {
+    TileMemory& m = memory_[t];
+    const auto& steps = steps_[t];
+    const auto& acts = actions_[t];
+    const auto& vs = vertices_[t];
+    const uint32_t steps_at =
+        m.allocate(static_cast<uint32_t>(sizeof(ipu_step) * steps.size()), "control steps");
+    const uint32_t actions_at =
+        m.allocate(static_cast<uint32_t>(sizeof(ipu_action) * acts.size()), "exchange actions");
+    const uint32_t vertices_at =
+        m.allocate(static_cast<uint32_t>(sizeof(ipu_vertex) * vs.size()), "vertex table");
+    const uint32_t programs_at =
+        m.allocate(static_cast<uint32_t>(4 * program_steps_.size()), "program table");
+    uint64_t needed = 0;
+    for (const auto& [what, bytes] : m.contents) needed += (bytes + 7) & ~7u;
+    const unsigned replica = t / replica_tiles_, tile = t % replica_tiles_;
+    const std::string where =
+        replicas_ == 1 ? graph_.describe_tile(tile)
+                       : fmt::format("{} of replica {}", graph_.describe_tile(tile), replica);
+    if (m.overflows() || needed > m.limit - heap_start_) {
+      std::string contents;
+      for (const auto& [what, bytes] : m.contents)
+        contents += fmt::format("\n  {} bytes: {}", bytes, what);
+      throw CompileError(fmt::format(
+          "{} needs {} bytes of data but has {} free above its firmware ({} bytes over); on it:{}",
+          where, needed, m.limit - heap_start_, needed - (m.limit - heap_start_), contents));
+    }
+    if (replica == 0)
+      report << fmt::format("{:>9}: {:7} bytes of {} ({:.1f}%)\n", where, m.used(heap_start_),
+                            m.limit - heap_start_,
+                            100.0 * m.used(heap_start_) / (m.limit - heap_start_));
+    auto& bytes = initial_[t];
+    bytes.resize(m.next - heap_start_, 0);
+    const ipu_tile_program header{IPU_PROGRAM_MAGIC,
+                                  steps_at,
+                                  actions_at,
+                                  vertices_at,
+                                  static_cast<uint32_t>(steps.size()),
+                                  programs_at,
+                                  static_cast<uint32_t>(program_steps_.size()),
+                                  0};
+    std::memcpy(bytes.data(), &header, sizeof header);
+    place(bytes, steps_at - heap_start_, steps);
+    place(bytes, programs_at - heap_start_, program_steps_);
+    place(bytes, actions_at - heap_start_, acts);
+    place(bytes, vertices_at - heap_start_, vs);
+  }
+  for (const TensorInfo& t : graph_.tensors()) {
+    if (t.initial.empty()) continue;
+    for (unsigned r = 0; r < replicas_; ++r)
+      for (const Placement& p : exe_.tensors.at(t.name)) {
+        const size_t size = dtype_size(t.type);
+        std::memcpy(initial_[machine_tile(r, p.tile)].data() + (p.address - heap_start_),
+                    t.initial.data() + p.begin * size, (p.end - p.begin) * size);
+      }
+  }
+  exe_.memory_report = report.str();
+}
+
+void Compilation::write_image() {
+  // The firmware on every tile of every replica, plus the tile's data.
+  const unsigned per_chip = graph_.target().chip().tiles;
+  exe_.image.path = "<compiled>";
+  exe_.image.entry = firmware_.entry;
+  exe_.image.symbols = firmware_.symbols;
+  exe_.image.function_sizes = firmware_.function_sizes;
+  exe_.image.sections[std::string(kDebugSection)] = firmware_debug_;
+  unsigned index = 0;
+  for (unsigned t : tiles_) {
+    const unsigned chip = t / per_chip, tile = t % per_chip;
+    for (const ElfSegment& s : firmware_.segments) {
+      if (s.mem_size == 0) continue;
+      ElfSegment copy = s;
+      copy.index = index++;
+      copy.chip = chip;
+      copy.paddr = tile_physical_address(tile, s.paddr);
+      exe_.image.segments.push_back(std::move(copy));
+    }
+    ElfSegment data;
+    data.index = index++;
+    data.chip = chip;
+    data.vaddr = heap_start_;
+    data.paddr = tile_physical_address(tile, heap_start_);
+    data.data = initial_[t];
+    data.mem_size = static_cast<uint32_t>(initial_[t].size());
+    exe_.image.segments.push_back(std::move(data));
+  }
+}
+
+void Compilation::write_manifest() {
+  // Written with a JSON library: names come from the user and are escaped as JSON needs.
+  using Json = nlohmann::ordered_json;
+  const hw::MachineConfig& machine = graph_.target().machine;
+  Json m;
+  m["target"] = {{"preset", machine.preset},
+                 {"chips", machine.chips},
+                 {"tiles", machine.chip.tiles},
+                 {"clock_hz", machine.chip.tile.clock_hz},
+                 {"replicas", replicas_}};
+  m["tiles_used"] = tiles_.size();
+  m["supersteps"] = exe_.supersteps;
+  m["tensors"] = Json::array();
+  for (const TensorInfo& t : graph_.tensors())
+    m["tensors"].push_back({{"name", t.name},
+                            {"type", dtype_name(t.type)},
+                            {"shape", t.shape},
+                            {"pieces", t.mapping.size()}});
+  m["streams"] = Json::array();
+  for (const auto& [name, s] : graph_.streams())
+    m["streams"].push_back(
+        {{"name", name},
+         {"type", dtype_name(s.type)},
+         {"elements", s.elements},
+         {"direction",
+          s.direction == StreamDirection::kHostToDevice ? "host_to_device" : "device_to_host"}});
+  m["remote_buffers"] = Json::array();
+  for (const auto& [name, b] : exe_.remote_buffers)
+    m["remote_buffers"].push_back({{"name", name},
+                                   {"type", dtype_name(b.info.type)},
+                                   {"elements", b.info.elements},
+                                   {"entries", b.info.entries},
+                                   {"offset", b.offset}});
+  m["programs"] = Json::array();
+  for (size_t i = 0; i < exe_.programs.size(); ++i)
+    m["programs"].push_back({{"name", exe_.programs[i].name},
+                             {"first_step", program_steps_[i]},
+                             {"supersteps", exe_.programs[i].supersteps}});
+  // The programs' structure: the first tile's steps (every tile runs the same sequence).
+  static const char* const kStepNames[] = {
+      "end",       "execute",           "sync",     "exchange", "repeat", "repeat_end",
+      "host_sync", "exchange_external", "dispatch", "goto"};
+  m["steps"] = Json::array();
+  for (const ipu_step& st : steps_[*tiles_.begin()]) {
+    Json step = {{"step", st.op < std::size(kStepNames) ? kStepNames[st.op] : "?"}};
+    if (st.op == IPU_STEP_EXECUTE) step["vertices_on_first_tile"] = st.b;
+    if (st.op == IPU_STEP_EXCHANGE || st.op == IPU_STEP_EXCHANGE_EXTERNAL)
+      step["end_cycles"] = st.c;
+    if (st.op == IPU_STEP_REPEAT) step["count"] = st.a;
+    if (st.op == IPU_STEP_GOTO) step["to"] = st.a;
+    if (st.op == IPU_STEP_SYNC && st.a != 0)
+      step["scope"] = st.a == hw::sync_group::kExternal ? "external"
+                      : st.a == hw::sync_group::kGs1    ? "gs1"
+                                                        : "gs2";
+    if (st.op == IPU_STEP_HOST_SYNC) {
+      const HostTransfer& h = exe_.host_transfers.at(st.a);
+      step["stream"] = h.stream;
+      step["tensor"] = h.tensor;
+    }
+    m["steps"].push_back(std::move(step));
+  }
+  exe_.manifest = m.dump(1) + "\n";
+  exe_.image.sections[".ipu.manifest"] =
+      std::vector<uint8_t>(exe_.manifest.begin(), exe_.manifest.end());
+}
+
+}  // namespace ipu::sdk

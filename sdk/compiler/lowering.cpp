@@ -1,0 +1,260 @@
+// Lowering: programs become per-tile control steps (execute, exchange, host and streaming-memory
+// transfers, repeat) and the exchange actions the scheduler times.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "sdk/compiler/compilation.h"
+
+namespace ipu::sdk {
+
+void Compilation::add_vertex(unsigned tile, const std::string& codelet,
+                             const std::vector<uint32_t>& state, unsigned workers,
+                             unsigned compute_set) {
+  // At least a word, so that every vertex's state has its own address (profiles tell vertices
+  // apart by it).
+  const uint32_t at =
+      memory_[tile].allocate(static_cast<uint32_t>(4 * std::max<size_t>(1, state.size())),
+                             fmt::format("vertex state ({})", codelet));
+  auto& bytes = initial_[tile];
+  const uint32_t offset = at - heap_start_;
+  if (bytes.size() < offset + 4 * state.size()) bytes.resize(offset + 4 * state.size());
+  place(bytes, offset, state);
+  exe_.vertex_sites[{tile, at}] = compute_set;
+  auto& range = cs_range_[tile][compute_set];
+  if (range.second == 0) range.first = static_cast<uint32_t>(vertices_[tile].size());
+  // A six-worker vertex is six table entries sharing one state: the runtime starts each.
+  for (unsigned w = 0; w < workers; ++w) {
+    ++range.second;
+    vertices_[tile].push_back({firmware_.symbols.at(codelet), at});
+  }
+}
+
+void Compilation::add_graph_vertices() {
+  compute_sets_ = static_cast<unsigned>(graph_.compute_sets().size());
+  exe_.compute_sets = graph_.compute_sets();
+  for (unsigned r = 0; r < replicas_; ++r)
+    for (unsigned cs = 0; cs < compute_sets_; ++cs)
+      for (const VertexInfo& v : graph_.vertices()) {
+        if (v.compute_set != cs) continue;
+        std::vector<uint32_t> state;
+        for (const Field& f : graph_.codelets().at(v.codelet).fields) {
+          const Binding& b = v.fields.at(f.name);
+          if (std::holds_alternative<uint32_t>(b)) {
+            state.push_back(std::get<uint32_t>(b));
+          } else {
+            const Region& region = std::get<Region>(b);
+            state.push_back(address_of(region.tensor, region.begin).second);
+          }
+        }
+        add_vertex(machine_tile(r, v.tile), v.codelet, state, v.workers, cs);
+      }
+}
+
+void Compilation::emit_all(uint32_t op, uint32_t a, uint32_t b, uint32_t c) {
+  for (unsigned t : tiles_) steps_[t].push_back({op, a, b, c});
+}
+
+void Compilation::execute(unsigned compute_set) {
+  for (unsigned t : tiles_) {
+    const auto& ranges = cs_range_[t];
+    const auto r = ranges.find(compute_set);
+    steps_[t].push_back({IPU_STEP_EXECUTE, r == ranges.end() ? 0 : r->second.first,
+                         r == ranges.end() ? 0 : r->second.second, 0});
+  }
+}
+
+void Compilation::exchange(const Transfers& transfers) {
+  PhaseSchedule phase = scheduler_.schedule(transfers.list, tiles_);
+  for (unsigned t : tiles_) {
+    auto& acts = phase.actions[t];
+    steps_[t].push_back({phase.crosses_chips ? IPU_STEP_EXCHANGE_EXTERNAL : IPU_STEP_EXCHANGE,
+                         static_cast<uint32_t>(actions_[t].size()),
+                         static_cast<uint32_t>(acts.size()), phase.end});
+    actions_[t].insert(actions_[t].end(), acts.begin(), acts.end());
+    auto& lists = phase.dest_lists[t];
+    dest_lists_[t].insert(dest_lists_[t].end(), lists.begin(), lists.end());
+  }
+  exe_.exchange_sends += phase.sends;
+  exe_.exchange_destinations += phase.destinations;
+  exe_.inter_chip_sends += phase.inter_chip_sends;
+  exe_.external_exchanges += phase.crosses_chips ? 1 : 0;
+  ++exe_.supersteps;
+}
+
+void Compilation::add_transfers(Transfers& out, Tensor source, size_t source_begin, unsigned from,
+                                Tensor destination, size_t destination_begin, unsigned to,
+                                size_t count) const {
+  const TensorInfo& s = info(source);
+  const size_t size = dtype_size(s.type);
+  const auto& sp = exe_.tensors.at(s.name);
+  const auto& dp = exe_.tensors.at(info(destination).name);
+  // In element offsets from the start of the range: [lo, hi) on both a and b.
+  for (const Placement& a : sp) {
+    const size_t a_lo = std::max(a.begin, source_begin),
+                 a_hi = std::min(a.end, source_begin + count);
+    if (a_lo >= a_hi) continue;
+    for (const Placement& b : dp) {
+      const size_t b_lo = std::max(b.begin, destination_begin),
+                   b_hi = std::min(b.end, destination_begin + count);
+      if (b_lo >= b_hi) continue;
+      const size_t lo = std::max(a_lo - source_begin, b_lo - destination_begin);
+      const size_t hi = std::min(a_hi - source_begin, b_hi - destination_begin);
+      if (lo >= hi) continue;
+      const uint32_t at = a.address + static_cast<uint32_t>((source_begin + lo - a.begin) * size);
+      const unsigned source_tile = machine_tile(from, a.tile), tile = machine_tile(to, b.tile);
+      const uint32_t address =
+          b.address + static_cast<uint32_t>((destination_begin + lo - b.begin) * size);
+      const uint32_t words = static_cast<uint32_t>(((hi - lo) * size + 3) / 4);
+      // Multicast: the same source words to another receiver join one send.
+      auto& sends = out.by_source[{source_tile, at, words}];
+      const auto same = std::find_if(sends.begin(), sends.end(), [&](size_t i) {
+        const auto& d = out.list[i].destinations;
+        return std::none_of(d.begin(), d.end(), [&](const auto& x) { return x.first == tile; });
+      });
+      if (same != sends.end()) {
+        out.list[*same].destinations.emplace_back(tile, address);
+      } else {
+        sends.push_back(out.list.size());
+        out.list.push_back({source_tile, at, words, {{tile, address}}});
+      }
+    }
+  }
+}
+
+void Compilation::lower(const Program& p) {
+  switch (p.kind) {
+    case Program::Kind::kSequence:
+      for (const Program& c : p.body) lower(c);
+      break;
+    case Program::Kind::kExecute: execute(p.compute_set.id); break;
+    case Program::Kind::kSync: {
+      static constexpr uint32_t kGroup[] = {0, hw::sync_group::kExternal, hw::sync_group::kGs1,
+                                            hw::sync_group::kGs2};
+      emit_all(IPU_STEP_SYNC, kGroup[static_cast<unsigned>(p.scope)], 0, 0);
+      ++exe_.supersteps;
+      break;
+    }
+    case Program::Kind::kRepeat: {
+      const unsigned first = *tiles_.begin();
+      const uint32_t begin = static_cast<uint32_t>(steps_[first].size());
+      emit_all(IPU_STEP_REPEAT, p.count, 0, 0);
+      for (const Program& c : p.body) lower(c);
+      emit_all(IPU_STEP_REPEAT_END, begin, 0, 0);
+      const uint32_t after = static_cast<uint32_t>(steps_[first].size());
+      for (unsigned t : tiles_) steps_[t][begin].b = after;
+      break;
+    }
+    case Program::Kind::kHostWrite:
+    case Program::Kind::kHostRead: {
+      const bool write = p.kind == Program::Kind::kHostWrite;
+      const Tensor tensor = write ? p.destination : p.source;
+      const unsigned id = host_transfer_ids_++;
+      const auto staging = stream_staging_.find(p.stream);
+      const bool gateway = staging != stream_staging_.end();
+      exe_.host_transfers.push_back(
+          {id, p.stream, write, info(tensor).name,
+           gateway ? graph_.remote_buffer(staging->second).name : std::string()});
+      exe_.programs.back().host_transfers.push_back(id);
+      // Over the gateway: host <-> streaming memory in the host sync, tiles <-> streaming
+      // memory in an exchange phase of their own.
+      if (gateway && !write) remote_copy(CopyToRemote(tensor, staging->second, 0));
+      emit_all(IPU_STEP_HOST_SYNC, id, 0, 0);
+      ++exe_.supersteps;
+      if (gateway && write) remote_copy(CopyFromRemote(staging->second, 0, tensor));
+      break;
+    }
+    case Program::Kind::kCopy:
+    case Program::Kind::kBroadcast:
+    case Program::Kind::kCrossReplicaCopy: {
+      // Runs contiguous on both the source and the destination tile; a broadcast makes them
+      // once per source-sized chunk of the destination.
+      if (!p.pairs.empty()) {  // several copies, one phase
+        Transfers transfers;
+        for (unsigned r = 0; r < replicas_; ++r)
+          for (const auto& [from, to] : p.pairs)
+            add_transfers(transfers, from.tensor, from.begin, r, to.tensor, to.begin, r,
+                          from.end - from.begin);
+        exchange(transfers);
+        break;
+      }
+      const size_t n = info(p.source).elements;
+      const size_t chunks =
+          p.kind == Program::Kind::kBroadcast ? info(p.destination).elements / n : 1;
+      Transfers transfers;
+      for (unsigned r = 0; r < replicas_; ++r) {
+        const unsigned to = p.kind == Program::Kind::kCrossReplicaCopy ? p.replica_map[r] : r;
+        for (size_t chunk = 0; chunk < chunks; ++chunk)
+          add_transfers(transfers, p.source, 0, r, p.destination, chunk * n, to, n);
+      }
+      exchange(transfers);
+      break;
+    }
+    case Program::Kind::kAllReduce: all_reduce(p); break;
+    case Program::Kind::kReduceScatter: reduce_scatter(p); break;
+    case Program::Kind::kAllGather: all_gather(p); break;
+    case Program::Kind::kCopyToRemote:
+    case Program::Kind::kCopyFromRemote: remote_copy(p); break;
+    case Program::Kind::kAllReduceAcrossTiles:
+    case Program::Kind::kReduceScatterAcrossTiles: across_tiles(p); break;
+  }
+}
+
+void Compilation::remote_copy(const Program& p) {
+  const bool write = p.kind == Program::Kind::kCopyToRemote;
+  const TensorInfo& t = info(write ? p.source : p.destination);
+  const RemoteBufferInfo& b = graph_.remote_buffer(p.remote);
+  const RemotePlacement& rp = exe_.remote_buffers.at(b.name);
+  const hw::MachineConfig& m = graph_.target().machine;
+  const size_t size = dtype_size(t.type);
+  // Each tile issues its pieces one after another; a write's words leave through the tile's
+  // send port a word a cycle, a read sends one request. The gateway times the rest, and the
+  // sync after the phase waits for every transfer to complete.
+  std::map<unsigned, std::vector<ipu_action>> acts;
+  // A tile's first action leaves the runtime its gap, and the out-of-line call that issues
+  // remote transfers (firmware/runtime/bsp_runtime.c) a setup's worth more.
+  std::map<unsigned, uint32_t> next;
+  uint32_t end = 0;
+  for (unsigned r = 0; r < replicas_; ++r)
+    for (const Placement& pl : exe_.tensors.at(t.name)) {
+      const unsigned tile = machine_tile(r, pl.tile), chip = tile / m.chip.tiles;
+      const std::string where =
+          fmt::format("{} of '{}' ({} of replica {})", write ? "CopyToRemote" : "CopyFromRemote",
+                      t.name, graph_.describe_tile(pl.tile), r);
+      if (chip / m.gateway.chips_per_gateway != exe_.replica_memory[r].gateway)
+        throw CompileError(fmt::format(
+            "{}: the tile's chip {} is not on gateway {}, which holds the replica's remote "
+            "buffer '{}' (chips {}-{})",
+            where, chip, exe_.replica_memory[r].gateway, b.name,
+            exe_.replica_memory[r].gateway * m.gateway.chips_per_gateway,
+            (exe_.replica_memory[r].gateway + 1) * m.gateway.chips_per_gateway - 1));
+      // Whole words: pieces start on 32-bit boundaries (the graph checks) and an entry is whole
+      // words (add_remote_buffer checks).
+      const size_t first = pl.begin * size, bytes = (pl.end - pl.begin) * size;
+      const uint64_t address =
+          exe_.replica_memory[r].base + rp.offset + p.entry * rp.entry_bytes + first;
+      const auto words = static_cast<uint32_t>(bytes / 4);
+      const uint32_t offset =
+          next.emplace(tile, options_.action_gap + options_.receive_setup).first->second;
+      acts[tile].push_back({offset,
+                            write ? uint32_t{IPU_ACTION_SM_WRITE} : uint32_t{IPU_ACTION_SM_READ},
+                            static_cast<uint32_t>(address), words, pl.address,
+                            static_cast<uint32_t>(address >> 32)});
+      const uint32_t busy = write ? words : 1;
+      const uint32_t issued = offset + busy + options_.action_gap + options_.receive_setup;
+      next[tile] = issued;
+      end = std::max(end, issued);
+      ++exe_.remote_copies;
+    }
+  for (unsigned tile : tiles_) {
+    auto& a = acts[tile];
+    steps_[tile].push_back({IPU_STEP_EXCHANGE, static_cast<uint32_t>(actions_[tile].size()),
+                            static_cast<uint32_t>(a.size()), end});
+    actions_[tile].insert(actions_[tile].end(), a.begin(), a.end());
+  }
+  emit_all(IPU_STEP_SYNC, 0, 0, 0);  // the transfers are complete at this sync
+  exe_.supersteps += 2;
+}
+
+}  // namespace ipu::sdk
