@@ -29,7 +29,7 @@ int sc_main(int, char**) {
   const double kMk2Hz = ipu::hw::chip_preset("mk2").tile.clock_hz,
                kBowHz = ipu::hw::chip_preset("bow").tile.clock_hz;
   constexpr double kTarget = 0.85;
-  ipu::sim::RunOptions options;
+  ipu::sim::SingleTileOptions options;
   options.max_cycles = 0;
   std::ostringstream console;
   ipu::sim::SingleTilePlatform platform("platform", options, console, console);

@@ -103,7 +103,7 @@ int sc_main(int argc, char** argv) {
   const std::string kernel = argv[1];
   const int result_fd = argc > 2 ? std::atoi(argv[2]) : -1;
   const bool workers = kernel == MIPS_KERNEL_WORKERS_ELF;
-  ipu::sim::RunOptions options;
+  ipu::sim::SingleTileOptions options;
   options.max_cycles = 0;
   std::ostringstream console;
   ipu::sim::SingleTilePlatform platform("platform", options, console, console);

@@ -3,7 +3,8 @@
 // number in range) is an OptionError that names the option and the text given. Every example
 // also takes the machine as ipu-sim does (--preset, --config FILE and every configuration
 // parameter, e.g. --exchange.base-latency 32), the device options --rtl BLOCKS, --rtl-trace
-// FILE.fst, --memory-hash yes|no, --threads N (0: the host's cores) and --stats FILE (ipu-sim's
+// FILE.fst, the run options (hw/machine/run_options.h: --max-cycles N, --threads N (0: the
+// host's cores), --interpreter fast|general, --memory-hash yes|no), --stats FILE (ipu-sim's
 // statistics JSON, with the example's flops), --trace FILE (the BSP trace as ipu-sim run --trace
 // writes it; --trace-workers yes adds a lane per worker), --report FILE.html (the run report as
 // ipu-sim run --report writes it), --profile yes (prints where the
@@ -19,10 +20,12 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "hw/machine/machine_config.h"
+#include "hw/machine/run_options.h"
 #include "sdk/runtime/device.h"
 #include "sdk/tools/parse_count.h"
 #include "sdk/tools/standard_streams.h"
@@ -40,13 +43,20 @@ class ExampleOptions {
       : values_(std::move(defaults)) {
     values_.insert({{"rtl", "none"},
                     {"rtl-trace", ""},
-                    {"memory-hash", "no"},
                     {"stats", ""},
                     {"trace", ""},
                     {"trace-workers", "no"},
                     {"report", ""},
-                    {"profile", "no"},
-                    {"threads", "0"}});
+                    {"profile", "no"}});
+    // The run options, from their one declaration (hw/machine/run_options.h).
+    const hw::RunOptions run;
+    hw::visit_parameters(run, [this](const hw::Parameter& p, const auto& member) {
+      run_options_.emplace_back(p.name);
+      if constexpr (std::is_same_v<std::decay_t<decltype(member)>, bool>)
+        values_.insert({p.name, member ? "yes" : "no"});
+      else
+        values_.insert({p.name, fmt::format("{}", member)});
+    });
     values_.insert({"config", ""});
     hw::MachineConfig any_machine;
     hw::visit_parameters(any_machine, [this](const hw::Parameter& p, const auto&) {
@@ -111,7 +121,6 @@ class ExampleOptions {
     d.rtl_trace = text("rtl-trace");
     if (!d.rtl_trace.empty() && !d.rtl.any())
       throw OptionError("--rtl-trace needs --rtl: it traces the RTL blocks in use");
-    d.memory_hash = yes("memory-hash");
     d.stats = text("stats");
     d.trace = text("trace");
     d.trace_workers = yes("trace-workers");
@@ -119,13 +128,26 @@ class ExampleOptions {
       throw OptionError("--trace-workers yes adds lanes to --trace FILE, which is not given");
     d.report = text("report");
     d.profile = yes("profile");
-    d.threads = static_cast<unsigned>(count("threads", 0, 1024));
+    hw::RunOptions& run = d;
+    for (const std::string& name : run_options_) {
+      try {
+        hw::set_parameter(run, name, text(name));
+      } catch (const std::invalid_argument& e) {
+        throw OptionError("option --" + name + ": " + e.what());
+      }
+    }
+    try {
+      hw::validate(run);
+    } catch (const std::invalid_argument& e) {
+      throw OptionError(e.what());
+    }
     return d;
   }
 
  private:
   std::map<std::string, std::string> values_;
-  std::vector<std::string> parameters_;  // the machine's configuration parameters
+  std::vector<std::string> parameters_;   // the machine's configuration parameters
+  std::vector<std::string> run_options_;  // hw::RunOptions's
   bool help_ = false;
 };
 

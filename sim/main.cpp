@@ -66,6 +66,41 @@ void add_parameter_options(po::options_description& desc, const ipu::hw::Machine
   });
 }
 
+// The run options (hw/machine/run_options.h), bound from their one declaration: yes/no ones as
+// switches, the others taken as text and set by ipu::hw::set_parameter.
+void add_run_options(po::options_description& desc, const ipu::hw::RunOptions& defaults) {
+  ipu::hw::visit_parameters(defaults, [&desc](const ipu::hw::Parameter& p, const auto& member) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(member)>, bool>)
+      desc.add_options()(p.name, po::bool_switch(), p.meaning);
+    else
+      desc.add_options()(p.name, po::value<std::string>()->default_value(fmt::format("{}", member)),
+                         p.meaning);
+  });
+}
+
+// The run options the command line gives, over the defaults; throws std::invalid_argument naming
+// the option.
+ipu::hw::RunOptions run_options_of(const po::variables_map& vm) {
+  ipu::hw::RunOptions run;
+  std::vector<std::pair<std::string, std::string>> given;  // (name, text), switches as yes
+  ipu::hw::visit_parameters(run, [&](const ipu::hw::Parameter& p, const auto& member) {
+    if (!vm.count(p.name) || vm[p.name].defaulted()) return;
+    if constexpr (std::is_same_v<std::decay_t<decltype(member)>, bool>)
+      given.emplace_back(p.name, vm[p.name].as<bool>() ? "yes" : "no");
+    else
+      given.emplace_back(p.name, vm[p.name].as<std::string>());
+  });
+  for (const auto& [name, text] : given) {
+    try {
+      ipu::hw::set_parameter(run, name, text);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("option --{}: {}", name, e.what()));
+    }
+  }
+  ipu::hw::validate(run);
+  return run;
+}
+
 struct Outputs {
   std::string stats, trace, report;
   ipu::hw::StatsSource source;  // the image, for --stats
@@ -206,7 +241,7 @@ int print_info(const ipu::sdk::ElfImage& image, const ipu::hw::MachineConfig& co
   return 0;
 }
 
-int run_tile(ipu::sim::RunOptions options, const ipu::sdk::ElfImage& image,
+int run_tile(ipu::sim::SingleTileOptions options, const ipu::sdk::ElfImage& image,
              const ipu::hw::MachineConfig& config, const RtlOptions& rtl_options,
              const Outputs& outputs, ipu::debug::GdbServer* gdb) {
   const ipu::hw::ChipConfig& chip = config.chip;
@@ -273,13 +308,10 @@ int main(int argc, char** argv) {
 int sc_main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "sweep") return ipu::sim::run_sweep(argc - 1, argv + 1);
   std::string command, file, preset = "mk2", config_file;
-  uint64_t max_cycles = 0;
-  std::string max_cycles_text = "2000000000", tiles_per_track_text, rtl_text, rtl_trace;
-  std::string interpreter = "fast", gdb_port;
-  std::string threads_text = std::to_string(ipu::hw::host_cores());
-  unsigned threads = 1;
+  ipu::hw::RunOptions run_options;
+  std::string tiles_per_track_text, rtl_text, rtl_trace, gdb_port;
   std::vector<std::pair<std::string, std::string>> explicit_parameters;
-  bool trace_instructions = false, config_dump = false, memory_hash = false;
+  bool trace_instructions = false, config_dump = false;
   Outputs outputs;
   RtlOptions rtl_options;
   ipu::sim::TraceFilterText trace_text;
@@ -292,15 +324,6 @@ int sc_main(int argc, char** argv) {
       "pod16, bow-pod16, pod64, bow-pod64")(
       "config", po::value<std::string>(&config_file),
       "configuration file of 'name = value' lines (after the preset)")(
-      "max-cycles", po::value<std::string>(&max_cycles_text)->default_value(max_cycles_text),
-      "stop with a report when a tile reaches this many cycles (0: no limit)")(
-      "threads", po::value<std::string>(&threads_text)->default_value(threads_text),
-      "run: host threads for the tiles' compute (0 or by default: this host's cores); results, "
-      "cycles "
-      "and statistics are the same for every count")(
-      "interpreter", po::value<std::string>(&interpreter)->default_value(interpreter),
-      "the tile interpreter: fast, or general (every instruction through the reference loop "
-      "the fast one must match; slower, same results, cycles and statistics)")(
       "gdb", po::value<std::string>(&gdb_port),
       "run, run-elf: wait for GDB (gdb-multiarch) on localhost:PORT and start stopped; every "
       "context of every tile is a thread (0: any free port, printed on stderr)")(
@@ -331,8 +354,6 @@ int sc_main(int argc, char** argv) {
       "run: in --trace, a lane per worker under each tile's track with a slice per run, named "
       "by the function it ran")("config-dump", po::bool_switch(&config_dump),
                                 "print the effective configuration and exit")(
-      "memory-hash", po::bool_switch(&memory_hash),
-      "run: print a hash of every active tile's SRAM after the run (for determinism checks)")(
       "rtl", po::value<std::string>(&rtl_text)->default_value("none"),
       "compute these blocks with their verilated RTL instead of the C++ models: a list of prng, "
       "sr, amp, sync, xmux, or all (docs/rtl.md)")(
@@ -351,6 +372,7 @@ int sc_main(int argc, char** argv) {
       "program", po::value<std::vector<std::string>>(&sdk_run.programs)->composing(),
       "run, of an image the SDK saved: run this program (repeat to run several, in order; "
       "default: the image's only one)");
+  add_run_options(general, run_options);
   po::options_description parameters("Configuration parameters (override the preset and --config)");
   ipu::hw::MachineConfig defaults;
   add_parameter_options(parameters, defaults);
@@ -373,13 +395,9 @@ int sc_main(int argc, char** argv) {
         explicit_parameters.emplace_back(p.name, vm[p.name].as<std::string>());
     });
     config = ipu::hw::configure_machine(preset, config_file, explicit_parameters);
-    max_cycles = ipu::sdk::parse_count("--max-cycles", max_cycles_text);
-    threads = static_cast<unsigned>(ipu::sdk::parse_count("--threads", threads_text, 0, 1024));
+    run_options = run_options_of(vm);
     outputs.trace_options.tiles_per_track = static_cast<unsigned>(
         ipu::sdk::parse_count("--trace-tiles-per-track", tiles_per_track_text, 1, 1u << 20));
-    if (interpreter != "fast" && interpreter != "general")
-      throw std::invalid_argument(
-          fmt::format("--interpreter must be fast or general, not '{}'", interpreter));
     rtl_options.blocks = ipu::tlm_rtl::RtlSelection::parse(rtl_text);
     rtl_options.trace = rtl_trace;
     if (!rtl_trace.empty() && !rtl_options.blocks.any())
@@ -448,7 +466,7 @@ int sc_main(int argc, char** argv) {
   if (job->spread()) {
     // Ranks on one host share its cores, unless --threads says otherwise.
     if (vm["threads"].defaulted())
-      threads = std::max(1u, ipu::hw::host_cores() / job->ranks_on_host());
+      run_options.threads = std::max(1u, ipu::hw::host_cores() / job->ranks_on_host());
     std::string alone =
         command != "run"           ? "only 'ipu-sim run' splits a machine over MPI ranks"
         : !gdb_port.empty()        ? "--gdb needs the whole machine in one process"
@@ -503,8 +521,7 @@ int sc_main(int argc, char** argv) {
         return kExitUsage;
       }
       ipu::sdk::DeviceOptions& device = sdk_run.device;
-      device.max_cycles = max_cycles;
-      device.memory_hash = memory_hash;
+      static_cast<ipu::hw::RunOptions&>(device) = run_options;
       device.rtl = rtl_options.blocks;
       device.rtl_trace = rtl_options.trace;
       device.stats = outputs.stats;
@@ -512,8 +529,6 @@ int sc_main(int argc, char** argv) {
       device.trace_workers = outputs.trace_options.worker_lanes;
       device.trace_tiles_per_track = outputs.trace_options.tiles_per_track;
       device.report = outputs.report;
-      device.threads = threads;
-      device.fast_interpreter = interpreter == "fast";
       if (!gdb_port.empty())
         device.gdb_port = static_cast<int>(ipu::sdk::parse_count("--gdb", gdb_port, 0, 65535));
       return ipu::sim::run_sdk_image(image, config, sdk_run, std::cout);
@@ -546,14 +561,11 @@ int sc_main(int argc, char** argv) {
     }
     if (command == "run") {
       ipu::hw::PlatformOptions options;
+      static_cast<ipu::hw::RunOptions&>(options) = run_options;
       options.machine = config;
-      options.max_cycles = max_cycles;
       options.trace_instructions = trace_instructions;
       options.trace_filter = trace_filter;
-      options.memory_hash = memory_hash;
       if (!outputs.trace.empty()) options.trace_flows = ipu::hw::kTraceFlows;
-      options.threads = threads;
-      options.fast_interpreter = interpreter == "fast";
       options.locate_pc = locate_pc;
       options.ranks = job.get();
       outputs.source.image = file;
@@ -563,12 +575,11 @@ int sc_main(int argc, char** argv) {
       const auto gdb = open_gdb_server(gdb_port);
       return run_machine(options, rtl_options, image, outputs, gdb.get());
     }
-    ipu::sim::RunOptions options;
+    ipu::sim::SingleTileOptions options;
+    static_cast<ipu::hw::RunOptions&>(options) = run_options;
     options.tile = config.chip.tile;
-    options.max_cycles = max_cycles;
     options.trace_instructions = trace_instructions;
     options.trace_filter = trace_filter;
-    options.fast_interpreter = interpreter == "fast";
     options.locate_pc = locate_pc;
     ipu::hw::MachineConfig one_tile = config;
     one_tile.chips = 1;

@@ -13,7 +13,7 @@
 namespace ipu::sim {
 
 SingleTilePlatform::SingleTilePlatform(const sc_core::sc_module_name& name,
-                                       const RunOptions& options, std::ostream& console,
+                                       const SingleTileOptions& options, std::ostream& console,
                                        std::ostream& trace)
     : sc_module(name), host("host"), options_(options), tile_("tile0", options.tile, 0) {
   host.bind(tile_.memory);
@@ -21,7 +21,7 @@ SingleTilePlatform::SingleTilePlatform(const sc_core::sc_module_name& name,
     fmt::print(console, "[t0:c{}] {}\n", context, line);
     console.flush();
   });
-  tile_.core().set_fast_path(options.fast_interpreter);
+  tile_.core().set_fast_path(options.fast_interpreter());
   tile_.core().set_locator(options.locate_pc);
   tile_.core().set_debug(options.debugger);
   if (options.trace_instructions) {

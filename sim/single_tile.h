@@ -17,13 +17,13 @@
 
 namespace ipu::sim {
 
-struct RunOptions {
+// The run options (hw/machine/run_options.h; threads and memory-hash do not apply to one tile),
+// and the tile's own.
+struct SingleTileOptions : hw::RunOptions {
   hw::TileConfig tile;
-  uint64_t max_cycles = 2'000'000'000;  // 0: no limit
   bool trace_instructions = false;
-  hw::TraceFilter trace_filter;   // what of it to print (tiles aside)
-  bool fast_interpreter = true;   // false: the interpreter's general loop only (PlatformOptions)
-  hw::Core::PcLocator locate_pc;  // the source of a pc in reports (PlatformOptions)
+  hw::TraceFilter trace_filter;       // what of it to print (tiles aside)
+  hw::Core::PcLocator locate_pc;      // the source of a pc in reports (PlatformOptions)
   hw::DebugHook* debugger = nullptr;  // a GDB server hooked into the core (PlatformOptions)
 };
 
@@ -41,7 +41,7 @@ class SingleTilePlatform : public sc_core::sc_module {
  public:
   tlm_utils::simple_initiator_socket<SingleTilePlatform> host;
 
-  SingleTilePlatform(const sc_core::sc_module_name& name, const RunOptions& options,
+  SingleTilePlatform(const sc_core::sc_module_name& name, const SingleTileOptions& options,
                      std::ostream& console, std::ostream& trace);
 
   // Writes the image's segments (zero-filling past their file data) and prepares the run.
@@ -57,7 +57,7 @@ class SingleTilePlatform : public sc_core::sc_module {
  private:
   void write(uint32_t address, const uint8_t* data, size_t size);
 
-  RunOptions options_;
+  SingleTileOptions options_;
   hw::Tile tile_;
   uint32_t entry_ = 0;
 };

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <limits>
@@ -76,18 +77,35 @@ bool parse_parameter_value(const std::string& text, T& out) {
   }
 }
 
+// "bad value 'TEXT' for NAME (what it takes)": the error for text a parameter cannot hold.
+template <typename T>
+std::string bad_value_message(const Parameter& p, const std::string& text) {
+  std::string takes;
+  if constexpr (std::is_same_v<T, bool>)
+    takes = "yes or no";
+  else if constexpr (std::is_integral_v<T>)
+    takes = fmt::format("a whole number from {} to {}", std::max(p.low, 0.0),
+                        std::min(p.high, static_cast<double>(std::numeric_limits<T>::max())));
+  else if constexpr (std::is_floating_point_v<T>)
+    takes = fmt::format("a number from {} to {}", p.low, p.high);
+  return takes.empty() ? fmt::format("bad value '{}' for {}", text, p.name)
+                       : fmt::format("bad value '{}' for {} ({})", text, p.name, takes);
+}
+
 // Sets one parameter from its text; throws std::invalid_argument naming the parameter and the
 // text for an unknown name or a malformed value.
 template <typename Config>
 void set_parameter(Config& config, const std::string& name, const std::string& value) {
-  bool known = false, ok = true;
+  bool known = false;
+  std::string error;
   visit_parameters(config, [&](const Parameter& p, auto& member) {
     if (name != p.name) return;
     known = true;
-    ok = parse_parameter_value(value, member);
+    if (!parse_parameter_value(value, member))
+      error = bad_value_message<std::decay_t<decltype(member)>>(p, value);
   });
   if (!known) throw std::invalid_argument(fmt::format("unknown parameter '{}'", name));
-  if (!ok) throw std::invalid_argument(fmt::format("bad value '{}' for {}", value, name));
+  if (!error.empty()) throw std::invalid_argument(error);
 }
 
 // Applies "name = value" lines (# starts a comment) to `config`; throws std::invalid_argument

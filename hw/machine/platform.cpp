@@ -13,6 +13,8 @@
 
 namespace ipu::hw {
 
+unsigned RunOptions::host_threads() const { return threads != 0 ? threads : host_cores(); }
+
 Platform::Platform(const PlatformOptions& options, LoadedProgram program, std::ostream& console,
                    std::ostream& trace)
     : options_(options), program_(std::move(program)) {
@@ -20,7 +22,7 @@ Platform::Platform(const PlatformOptions& options, LoadedProgram program, std::o
   active.reserve(program_.tiles.size());
   for (const auto& [tile, segments] : program_.tiles) active.push_back(tile);
   machine_ = std::make_unique<Machine>("machine", options_.machine, active);
-  machine_->set_host_threads(options_.threads != 0 ? options_.threads : host_cores());
+  machine_->set_host_threads(options_.host_threads());
   machine_->compute_pool().set_serial(options_.trace_instructions || options_.debugger != nullptr);
   machine_->exchange().record_flows(options_.trace_flows);
   MpiJob* const ranks =
@@ -55,7 +57,7 @@ Platform::Platform(const PlatformOptions& options, LoadedProgram program, std::o
       if (options_.load_and_start) target.load(s.address, s.bytes.data(), s.bytes.size());
     }
     target.core().set_tohost(program_.tohost);
-    target.core().set_fast_path(options_.fast_interpreter);
+    target.core().set_fast_path(options_.fast_interpreter());
     target.core().set_locator(options_.locate_pc);
     target.core().set_debug(options_.debugger);
     if (options_.profile_workers)

@@ -16,6 +16,7 @@
 #include "hw/common/loaded_program.h"
 #include "hw/common/run_report.h"
 #include "hw/machine/machine.h"
+#include "hw/machine/run_options.h"
 #include "hw/parallel/ranks.h"
 
 namespace ipu::hw {
@@ -46,17 +47,12 @@ inline constexpr size_t kTraceFlows = 100'000;
 inline constexpr size_t kTraceWorkerRuns = 4'000'000;
 inline constexpr size_t kLeastWorkerRuns = 256;
 
-struct PlatformOptions {
+// What a platform runs and how: the run options (threads, interpreter, cycle limit, memory
+// hash: run_options.h) and what the platform is hooked to.
+struct PlatformOptions : RunOptions {
   MachineConfig machine;
-  uint64_t max_cycles = 2'000'000'000;  // per tile; 0: no limit
-  bool trace_instructions = false;      // runs every compute burst on the simulation thread
-  TraceFilter trace_filter;             // what of it to print
-  // Host threads for the tiles' compute bursts (0: the host's cores). Changes nothing but the
-  // host time.
-  unsigned threads = 0;
-  // false: every instruction goes through the tile interpreter's general loop, the reference its
-  // fast loops must match exactly (Core::set_fast_path). Changes nothing but the host time.
-  bool fast_interpreter = true;
+  bool trace_instructions = false;  // runs every compute burst on the simulation thread
+  TraceFilter trace_filter;         // what of it to print
   // Names the source of a pc in fault, stall and deadlock reports (sdk::Symbolizer); unset: the
   // reports name pcs alone.
   Core::PcLocator locate_pc;
@@ -64,7 +60,6 @@ struct PlatformOptions {
   // then runs on the simulation thread, so a stop holds the whole platform. Changes nothing but
   // the host time while it only watches.
   DebugHook* debugger = nullptr;
-  bool memory_hash = false;  // hash every active tile's SRAM after the run (touches all of it)
   // Exchange flows to keep for the trace's arrows (Exchange::record_flows; 0: none).
   size_t trace_flows = 0;
   // Profile what every active tile's workers run (iss/worker_profile.h: each function's

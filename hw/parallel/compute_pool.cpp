@@ -36,7 +36,7 @@ ComputePool::ComputePool(const sc_core::sc_module_name& name, unsigned threads) 
 ComputePool::~ComputePool() = default;
 
 void ComputePool::set_threads(unsigned threads) {
-  if (threads == 0) throw std::invalid_argument("--threads must be at least 1");
+  if (threads == 0) throw std::invalid_argument("a compute pool needs at least one host thread");
   threads_ = threads;
   arena_ = threads > 1 ? std::make_unique<Arena>(threads) : nullptr;
 }

@@ -38,6 +38,11 @@ bool claim_the_process() {
 DeviceImpl::DeviceImpl(const Executable& executable, DeviceOptions options)
     : exe_(executable), options_(std::move(options)) {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);  // the program's output is its own
+  try {
+    hw::validate(static_cast<const hw::RunOptions&>(options_));
+  } catch (const std::invalid_argument& e) {
+    throw DeviceError(fmt::format("DeviceOptions: {}", e.what()));
+  }
   if (options_.gdb_port > 65535)
     throw DeviceError(fmt::format("DeviceOptions::gdb_port {} is not a TCP port (0 to 65535)",
                                   options_.gdb_port));
@@ -60,10 +65,7 @@ DeviceImpl::DeviceImpl(const Executable& executable, DeviceOptions options)
       throw DeviceError(fmt::format("cannot write {} to {}", what, *path));
   hw::PlatformOptions run;
   run.machine = exe_.machine;
-  run.max_cycles = options_.max_cycles;
-  run.memory_hash = options_.memory_hash;
-  run.threads = options_.threads;
-  run.fast_interpreter = options_.fast_interpreter;
+  static_cast<hw::RunOptions&>(run) = options_;
   run.load_and_start = false;  // the host driver loads the image over PCIe, then starts the tiles
   symbolizer_ = std::make_shared<const Symbolizer>(exe_.image);
   run.locate_pc = [symbolizer = symbolizer_](uint32_t pc) { return symbolizer->locate(pc); };

@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "hw/common/run_report.h"
+#include "hw/machine/run_options.h"
 #include "sdk/compiler/compiler.h"
 #include "sdk/runtime/profile.h"
 #include "tlm/rtl_selection.h"
@@ -48,9 +49,9 @@ class DeviceError : public std::runtime_error {
   std::optional<hw::ChipOutcome> outcome_;
 };
 
-struct DeviceOptions {
-  uint64_t max_cycles = 2'000'000'000;  // per tile, over every run, as ipu-sim; 0: no limit
-  bool memory_hash = false;   // hash the active tiles' SRAM after the run (DeviceReport::run)
+// The run options (hw/machine/run_options.h: max_cycles over every run, threads, interpreter,
+// memory_hash, as ipu-sim takes them), then what the device writes and hooks up.
+struct DeviceOptions : hw::RunOptions {
   tlm_rtl::RtlSelection rtl;  // blocks computed by their verilated RTL (ipu-sim --rtl)
   std::string rtl_trace;      // FST waveforms of those blocks
   std::string stats;          // after every run, write_stats() to this file ("": none)
@@ -63,11 +64,6 @@ struct DeviceOptions {
   std::string report;
   // Profile what the workers run (profile()); on whenever stats, trace or report is written.
   bool profile = false;
-  // Host threads for the tiles' compute (0: the host's cores); changes nothing but host time.
-  unsigned threads = 0;
-  // false: every instruction through the interpreter's general loop, the reference the fast
-  // one must match (slower; the same results, cycles and statistics).
-  bool fast_interpreter = true;
   // >= 0: a GDB server on localhost:gdb_port (0: any free port, Device::gdb_port() says which)
   // that stops the tiles before their first instruction until gdb-multiarch attaches
   // (docs/debugging.md). The executable's image (Executable::save) gives GDB the symbols.

@@ -1,7 +1,7 @@
-// The machine: IPU-Link topology and routes, a link's rate, external sync cost, and inter-chip
-// exchange timed to the cycle against the hand derivations in tests/firmware/machine_timing.S,
-// with each schedule error across chips, a cross-chip deadlock and a ring around a POD16.
-// SystemC elaborates one design per process, so ctest runs each test in its own process.
+// The machine: inter-chip exchange timed to the cycle against the hand derivations in
+// tests/firmware/machine_timing.S, with each schedule error across chips, a cross-chip deadlock and
+// a ring around a POD16. SystemC elaborates one design per process, so ctest runs each test in its
+// own process.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -10,7 +10,6 @@
 #include <sstream>
 #include <string>
 
-#include "hw/ipulink/link_fabric.h"
 #include "hw/machine/platform.h"
 #include "sdk/image/elf_writer.h"
 #include "sdk/image/program.h"
@@ -21,132 +20,6 @@ namespace {
 
 using hw::ChipOutcome;
 using ::testing::HasSubstr;
-
-hw::IpuLinkConfig links(bool torus = false) {
-  hw::IpuLinkConfig c;
-  c.torus = torus;
-  return c;
-}
-
-TEST(Topology, RoutesCrossTheRungFirstThenFollowTheColumn) {
-  hw::LinkFabric pod16("pod16", 16, links(), 1.325e9);
-  EXPECT_EQ(pod16.describe_route(0, 1), "0 -> 1");
-  EXPECT_EQ(pod16.describe_route(0, 5), "0 -> 1 -> 3 -> 5");
-  EXPECT_EQ(pod16.describe_route(6, 2), "6 -> 4 -> 2");
-  EXPECT_EQ(pod16.describe_route(15, 0), "15 -> 14 -> 12 -> 10 -> 8 -> 6 -> 4 -> 2 -> 0");
-  EXPECT_TRUE(pod16.route(3, 3).empty());
-  // Ladder ends have no down (chips 0, 1) or up (14, 15) links: 6 + 2; the rest 6 + 2 + 2.
-  EXPECT_EQ(pod16.links_of(0), 8u);
-  EXPECT_EQ(pod16.links_of(7), 10u);
-  EXPECT_EQ(pod16.links_of(15), 8u);
-  // 8 rungs x 6 + 7 column steps x 2 columns x 2 links.
-  EXPECT_EQ(pod16.links().size(), 8u * 6 + 7 * 2 * 2);
-}
-
-TEST(Topology, ATorusClosesTheColumnsAndTakesTheShortWayRound) {
-  hw::LinkFabric pod64("pod64", 64, links(true), 1.325e9);
-  EXPECT_EQ(pod64.describe_route(62, 0), "62 -> 0");  // the wrap-around column link
-  EXPECT_EQ(pod64.describe_route(63, 0), "63 -> 62 -> 0");
-  EXPECT_EQ(pod64.describe_route(0, 40),
-            "0 -> 62 -> 60 -> 58 -> 56 -> 54 -> 52 -> 50 -> 48 -> "
-            "46 -> 44 -> 42 -> 40");  // 12 down, not 20 up
-  for (unsigned c = 0; c < 64; ++c) EXPECT_EQ(pod64.links_of(c), 10u) << c;
-  EXPECT_EQ(pod64.links().size(), 32u * 6 + 64 * 2);  // every chip has 2 links up
-}
-
-// The route as a pure function (the SDK compiler schedules by it, the exchange routes by it).
-TEST(Topology, LadderRouteNamesEachHopsKind) {
-  using Hop = hw::LadderHop;
-  const auto route = hw::ladder_route(16, false, 0, 5);
-  ASSERT_EQ(route.size(), 3u);
-  EXPECT_EQ(route[0].kind, Hop::kRung);
-  EXPECT_EQ(route[1].kind, Hop::kUp);
-  EXPECT_EQ(route[2].to, 5u);
-  EXPECT_EQ(hw::ladder_route(16, false, 6, 2)[0].kind, Hop::kDown);
-  // A 4-chip torus: up and down are the same length, so up wins, and the two ways between
-  // chips 0 and 2 use the two directions of their links, never one direction twice.
-  EXPECT_EQ(hw::ladder_route(4, true, 0, 2)[0].kind, Hop::kUp);
-  EXPECT_EQ(hw::ladder_route(4, true, 2, 0)[0].kind, Hop::kUp);
-  hw::LinkFabric torus4("torus4", 4, links(true), 1.325e9);
-  const auto there = torus4.route(0, 2), back = torus4.route(2, 0);
-  ASSERT_EQ(there.size(), 1u);
-  ASSERT_EQ(back.size(), 1u);
-  EXPECT_FALSE(there[0].bundle == back[0].bundle && there[0].direction == back[0].direction);
-  EXPECT_TRUE(hw::ladder_route(1, false, 0, 0).empty());
-}
-
-TEST(Topology, AChipWithMoreLinksThanPortsIsRefused) {
-  hw::IpuLinkConfig c;
-  c.rung_links = 8;
-  try {
-    hw::ipulinks_per_chip(16, c);
-    FAIL() << "expected an error";
-  } catch (const std::invalid_argument& e) {
-    // The ladder's ends have no down (or up) links: chip 0 has 8 + 2 = 10, chip 2 the first 12.
-    EXPECT_THAT(e.what(), HasSubstr("chip 2 would have 12 IPU-Links (rung 8 + up 2 + down 2)"));
-  }
-  EXPECT_THROW(hw::ipulinks_per_chip(6, links()), std::invalid_argument);  // not a power of two
-  hw::MachineConfig m = hw::machine_preset("pod16");
-  m.ipulink.rung_links = 7;
-  try {
-    hw::validate(m);
-    FAIL() << "expected an error";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_THAT(e.what(), HasSubstr("chip 2 would have 11 IPU-Links (rung 7 + up 2 + down 2) but "
-                                    "a chip has 10 ports"));
-  }
-}
-
-TEST(IpuLink, CarriesItsRateAndRefusesTheWordBeyondIt) {
-  // 16 GB/s at 1.325 GHz: 12.08 bytes, 3.02 words per cycle. Three words a cycle fit for ever;
-  // with four, the first cycle's last word starts (15.9 of 16.0 bytes-worth ahead of it) and
-  // runs over into the next cycle, whose fourth word finds 21.1 ahead of it: refused, index 7.
-  hw::IpuLink link("link", links(), 1.325e9, {0, 0}, {1, 0});
-  std::vector<hw::IpuLink::Crossing> three, four;
-  for (uint64_t c = 100; c < 1100; ++c)
-    for (int w = 0; w < 3; ++w) three.push_back({c, 4});
-  EXPECT_EQ(link.admit(0, three), SIZE_MAX);
-  EXPECT_EQ(link.counters(0).bytes, 12000u);
-  EXPECT_NEAR(link.counters(0).busy_cycles, 12000 / (16e9 / 1.325e9), 1e-6);
-  for (uint64_t c = 100; c < 110; ++c)
-    for (int w = 0; w < 4; ++w) four.push_back({c, 4});
-  EXPECT_EQ(link.admit(1, four), 7u);
-  EXPECT_EQ(link.counters(1).words, 7u);
-  EXPECT_EQ(link.hop_cycles(), 133u);  // ceil((100 ns + 0.25 ns) x 1.325 GHz)
-}
-
-TEST(Sync, ExternalCostFollowsGraphcoresModel) {
-  hw::SyncConfig s;  // 15 ns per hop; hops = 1 + (chips / 2) / 2, there and back
-  EXPECT_EQ(hw::external_sync_cycles(s, 1.325e9, 4), 80u);    // 2 hops: 60 ns = 79.5 cycles
-  EXPECT_EQ(hw::external_sync_cycles(s, 1.325e9, 16), 199u);  // 5 hops: 150 ns = 198.75
-  EXPECT_EQ(hw::external_sync_cycles(s, 1.325e9, 64), 676u);  // 17 hops: 510 ns = 675.75
-  EXPECT_EQ(hw::external_sync_cycles(s, 1.85e9, 16), 278u);   // 150 ns = 277.5
-}
-
-// The names the statistics and the report give each kind of sync, from the group encoding in
-// hw/sync/sync_network.h.
-TEST(Sync, KindNamesEveryGroup) {
-  using hw::SyncNetwork;
-  EXPECT_EQ(SyncNetwork::kind(0), "internal");
-  EXPECT_EQ(SyncNetwork::kind(2), "GSP group 2");
-  EXPECT_EQ(SyncNetwork::kind(0x40000000u), "external");
-  EXPECT_EQ(SyncNetwork::kind(0x40000001u), "GS1");
-  EXPECT_EQ(SyncNetwork::kind(0x40000002u), "GS2");
-  EXPECT_EQ(SyncNetwork::kind(0x80000003u), "host transfer 3");
-  EXPECT_EQ(SyncNetwork::kind(0xffffffffu), "host dispatch");
-}
-
-TEST(Sync, ChipGroupsAreCheckedAndParsed) {
-  EXPECT_EQ(hw::parse_chip_groups("sync.gs1", "", 4),
-            (std::vector<std::vector<unsigned>>{{0, 1, 2, 3}}));
-  EXPECT_EQ(hw::parse_chip_groups("sync.gs2", "0-1;2,3", 4),
-            (std::vector<std::vector<unsigned>>{{0, 1}, {2, 3}}));
-  EXPECT_THROW(hw::parse_chip_groups("sync.gs2", "0-1;1-2", 4), std::invalid_argument);
-  EXPECT_THROW(hw::parse_chip_groups("sync.gs2", "0-4", 4), std::invalid_argument);
-  EXPECT_THROW(hw::parse_sync_groups("1:0-1,0-1;2:2-3", 4), std::invalid_argument);
-  EXPECT_THROW(hw::parse_sync_groups("1:", 4), std::invalid_argument);
-  EXPECT_THROW(hw::parse_sync_groups(";;;", 4), std::invalid_argument);
-}
 
 TEST(InterChip, ARungSendIsTimedToTheCycle) {
   MachineRun run("machine_rung", "m2000");

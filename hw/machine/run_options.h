@@ -1,0 +1,56 @@
+// How one run of the platform goes, whoever starts it: ipu-sim run, the SDK's Device, the
+// examples. Declared once, here, with each option's command-line name, unit, meaning and range:
+// ipu-sim (sim/main.cpp) and the examples (examples/example_options.h) bind their options from
+// this list, PlatformOptions and sdk::DeviceOptions embed the struct, and nothing resolves a
+// default a second time. Only max-cycles changes what a run does; the others change host time.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "hw/common/parameters.h"
+
+namespace ipu::hw {
+
+struct RunOptions {
+  uint64_t max_cycles = 2'000'000'000;  // per tile, over the whole run; 0: no limit
+  unsigned threads = 0;                 // host threads for the tiles' compute; 0: the host's cores
+  // "fast", or "general": every instruction through the interpreter's general loop, the
+  // reference its fast loops must match exactly (Core::set_fast_path).
+  std::string interpreter = "fast";
+  bool memory_hash = false;  // hash every active tile's SRAM after the run (touches all of it)
+
+  bool fast_interpreter() const { return interpreter != "general"; }
+  // The host threads the run uses: `threads`, or the host's cores for 0.
+  unsigned host_threads() const;
+};
+
+template <typename C, typename Visitor, if_config_t<C, RunOptions> = 0>
+void visit_parameters(C& o, Visitor&& v) {
+  v(Parameter{"max-cycles", "cycles",
+              "stop with a report when a tile reaches this many cycles (0: no limit)", 0, 1e18},
+    o.max_cycles);
+  v(Parameter{"threads", "threads",
+              "host threads for the tiles' compute (0: this host's cores); results, cycles and "
+              "statistics are the same for every count",
+              0, 1024},
+    o.threads);
+  v(Parameter{"interpreter", "fast|general",
+              "the tile interpreter: fast, or general (every instruction through the reference "
+              "loop the fast one must match; slower, same results, cycles and statistics)"},
+    o.interpreter);
+  v(Parameter{"memory-hash", "yes/no",
+              "print a hash of every active tile's SRAM after the run (for determinism checks)"},
+    o.memory_hash);
+}
+
+// Throws std::invalid_argument naming the option.
+inline void validate(const RunOptions& o) {
+  check_ranges(o);
+  if (o.interpreter != "fast" && o.interpreter != "general")
+    throw std::invalid_argument("--interpreter must be fast or general, not '" + o.interpreter +
+                                "'");
+}
+
+}  // namespace ipu::hw
