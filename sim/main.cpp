@@ -1,4 +1,5 @@
-// ipu-sim: runs programs on the virtual IPU and prints what happened.
+// ipu-sim: runs programs on the virtual IPU and prints what happened. This file binds the
+// command line and dispatches to the commands (sim/commands.h; sweep: sim/sweep.h).
 //
 //   ipu-sim demo                       the embedded demo program on one tile
 //   ipu-sim run-elf FILE [options]     a bare-metal RV32IMF ELF on one tile
@@ -35,6 +36,7 @@
 #include "sdk/image/symbolizer.h"
 #include "sdk/tools/parse_count.h"
 #include "sdk/tools/standard_streams.h"
+#include "sim/commands.h"
 #include "sim/demo_image.h"
 #include "sim/exit_status.h"
 #include "sim/sdk_image.h"
@@ -47,15 +49,9 @@ namespace po = boost::program_options;
 
 namespace {
 
-using ipu::sim::kExitCycleLimit, ipu::sim::kExitFault, ipu::sim::kExitImage,
-    ipu::sim::kExitRtlMismatch, ipu::sim::kExitUsage;
-
-// --gdb PORT: a GDB server the platform stops in before its first instruction (null: none).
-std::unique_ptr<ipu::debug::GdbServer> open_gdb_server(const std::string& port_text) {
-  if (port_text.empty()) return nullptr;
-  const uint64_t port = ipu::sdk::parse_count("--gdb", port_text, 0, 65535);
-  return std::make_unique<ipu::debug::GdbServer>(static_cast<uint16_t>(port), "ipu-sim");
-}
+using ipu::sim::kExitImage, ipu::sim::kExitRtlMismatch, ipu::sim::kExitUsage;
+using ipu::sim::Outputs, ipu::sim::RtlOptions, ipu::sim::open_gdb_server, ipu::sim::print_info,
+    ipu::sim::run_machine, ipu::sim::run_tile;
 
 void add_parameter_options(po::options_description& desc, const ipu::hw::MachineConfig& defaults) {
   ipu::hw::visit_parameters(defaults, [&desc](const ipu::hw::Parameter& p, const auto& member) {
@@ -101,89 +97,6 @@ ipu::hw::RunOptions run_options_of(const po::variables_map& vm) {
   return run;
 }
 
-struct Outputs {
-  std::string stats, trace, report;
-  ipu::hw::StatsSource source;  // the image, for --stats
-  ipu::hw::TraceOptions trace_options;
-};
-
-// What `run` needs beyond the platform's options: the RTL blocks and their waveforms.
-struct RtlOptions {
-  ipu::tlm_rtl::RtlSelection blocks;
-  std::string trace;
-};
-
-int run_machine(ipu::hw::PlatformOptions options, const RtlOptions& rtl_options,
-                const ipu::sdk::ElfImage& image, const Outputs& outputs,
-                ipu::debug::GdbServer* gdb) {
-  options.debugger = gdb;
-  // --stats, --trace and --report show what the workers ran: every function's runs, and with
-  // --trace-workers each run.
-  if (!outputs.stats.empty() || !outputs.trace.empty() || !outputs.report.empty()) {
-    options.profile_workers = true;
-    if (outputs.trace_options.worker_lanes) options.worker_run_log = ipu::hw::kTraceWorkerRuns;
-  }
-  ipu::hw::LoadedProgram program = ipu::sdk::load_program(image, options.machine);
-  // Over MPI ranks every rank simulates the same run; rank 0 alone prints it and writes files.
-  const bool leader = options.ranks == nullptr || options.ranks->rank() == 0;
-  std::ostream null_stream(nullptr);
-  std::ostream& out = leader ? std::cout : null_stream;
-  if (options.trace_instructions && !options.trace_filter.narrows() && program.tiles.size() > 1)
-    fmt::print(stderr,
-               "ipu-sim: warning: --trace-instructions prints every instruction of all {} tiles "
-               "(a 64-tile run can write hundreds of MB); narrow it with --trace-tiles, "
-               "--trace-contexts, --trace-cycles or --trace-pc\n",
-               program.tiles.size());
-  ipu::hw::Platform platform(options, std::move(program), out, std::cerr);
-  if (gdb != nullptr)
-    for (const unsigned tile : platform.machine().active_tiles())
-      gdb->add_core(platform.machine().tile(tile).core());
-  std::unique_ptr<ipu::tlm_rtl::RtlPlatform> rtl;
-  if (rtl_options.blocks.any())
-    rtl = std::make_unique<ipu::tlm_rtl::RtlPlatform>("rtl", options.machine.chip,
-                                                      rtl_options.blocks, rtl_options.trace);
-  const ipu::hw::RunReport report = ipu::tlm_rtl::run_platform(platform, rtl.get());
-  std::cout.flush();
-  if (gdb != nullptr) gdb->finish(report.outcome);
-  ipu::hw::print_report(out, report);
-  if (rtl) ipu::tlm_rtl::print_rtl_stats(std::cout, rtl->stats(), rtl->trace_files());
-  // The outcome first, then the files: a path that cannot be written must not hide the report.
-  const int status = [&] {
-    using Result = ipu::hw::ChipOutcome::Result;
-    if (rtl && !rtl->mismatch().empty()) {  // a tile stopped on it: its report names where
-      fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
-      return kExitRtlMismatch;
-    }
-    if (report.outcome.result != Result::kExited && leader)
-      fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
-    return ipu::sim::exit_status(report.outcome);
-  }();
-  std::cerr.flush();
-  auto write = [leader](const std::string& path, auto&& writer) {
-    if (path.empty() || !leader) return true;
-    std::ofstream file(path);
-    writer(file);
-    if (!file) fmt::print(stderr, "ipu-sim: cannot write {}\n", path);
-    return static_cast<bool>(file);
-  };
-  ipu::hw::StatsSource source = outputs.source;
-  source.program = &platform.program();
-  source.outcome = report.outcome;
-  const bool stats_ok = write(outputs.stats, [&](std::ostream& o) {
-    ipu::hw::write_stats_json(o, platform.machine(), source);
-  });
-  const bool trace_ok = write(outputs.trace, [&](std::ostream& o) {
-    ipu::hw::write_trace_json(o, platform.machine(), outputs.trace_options);
-  });
-  const bool report_ok = write(outputs.report, [&](std::ostream& o) {
-    std::ostringstream stats;
-    ipu::hw::write_stats_json(stats, platform.machine(), source);
-    ipu::report::write_html_report(o, stats.str(), "ipu-sim run " + source.image);
-  });
-  // The run's own status stands; a clean run whose files could not be written is a usage error.
-  return status == 0 && !(stats_ok && trace_ok && report_ok) ? kExitUsage : status;
-}
-
 // An error that ends the run: every rank of an MPI job may not have met it, so it ends them all
 // rather than leave the others waiting for this one.
 int fail(ipu::hw::MpiJob& job, int status, const std::string& message) {
@@ -194,105 +107,6 @@ int fail(ipu::hw::MpiJob& job, int status, const std::string& message) {
   }
   fmt::print(stderr, "ipu-sim: {}\n", message);
   return status;
-}
-
-// `ipu-sim info`: what an image holds, chip by chip and tile by tile, and its manifest.
-int print_info(const ipu::sdk::ElfImage& image, const ipu::hw::MachineConfig& config) {
-  ipu::hw::MachineConfig fits = config;  // list every chip the image names, whatever the preset
-  for (const auto& s : image.segments) fits.chips = std::max(fits.chips, s.chip + 1);
-  while ((fits.chips & (fits.chips - 1)) != 0) ++fits.chips;
-  const ipu::hw::LoadedProgram program = [&] {
-    ipu::sdk::ElfImage bare = image;  // the manifest is printed below, not checked
-    bare.sections.erase(".ipu.manifest");
-    return ipu::sdk::load_program(bare, fits);
-  }();
-  const unsigned per_chip = config.chip.tiles;
-  std::map<unsigned, std::pair<unsigned, uint64_t>> chips;  // chip -> tiles, bytes
-  uint64_t total = 0, largest = 0;
-  unsigned largest_tile = 0;
-  for (const auto& [tile, segments] : program.tiles) {
-    uint64_t bytes = 0;
-    for (const auto& s : segments) bytes += s.bytes.size();
-    total += bytes;
-    auto& chip = chips[tile / per_chip];
-    ++chip.first;
-    chip.second += bytes;
-    if (bytes > largest) largest = bytes, largest_tile = tile;
-  }
-  fmt::print("image                {}\n", image.path);
-  fmt::print("entry                0x{:08x}\n", image.entry);
-  fmt::print("chips used           {}\n", chips.size());
-  for (const auto& [chip, use] : chips)
-    fmt::print("  chip {:<4}          {} tiles, {} bytes\n", chip, use.first, use.second);
-  fmt::print("tiles used           {} (first {}, last {})\n", program.tiles.size(),
-             ipu::hw::tile_name(program.tiles.begin()->first, per_chip, fits.chips),
-             ipu::hw::tile_name(program.tiles.rbegin()->first, per_chip, fits.chips));
-  fmt::print("memory               {} bytes in all; largest {} with {} bytes of {} ({:.1f}%)\n",
-             total, ipu::hw::tile_name(largest_tile, per_chip, fits.chips), largest,
-             config.chip.tile.sram_bytes,
-             100.0 * static_cast<double>(largest) / config.chip.tile.sram_bytes);
-  ipu::sim::print_run_hint(image, std::cout);
-  const auto manifest = image.sections.find(".ipu.manifest");
-  if (manifest != image.sections.end())
-    fmt::print("manifest             {}\n",
-               std::string(manifest->second.begin(), manifest->second.end()));
-  else
-    fmt::print("manifest             none (not built by the SDK compiler)\n");
-  return 0;
-}
-
-int run_tile(ipu::sim::SingleTileOptions options, const ipu::sdk::ElfImage& image,
-             const ipu::hw::MachineConfig& config, const RtlOptions& rtl_options,
-             const Outputs& outputs, ipu::debug::GdbServer* gdb) {
-  const ipu::hw::ChipConfig& chip = config.chip;
-  options.debugger = gdb;
-  ipu::sim::SingleTilePlatform platform("platform", options, std::cout, std::cerr);
-  if (gdb != nullptr) gdb->add_core(platform.tile().core());
-  std::unique_ptr<ipu::tlm_rtl::RtlPlatform> rtl;
-  if (rtl_options.blocks.any()) {
-    rtl = std::make_unique<ipu::tlm_rtl::RtlPlatform>("rtl", chip, rtl_options.blocks,
-                                                      rtl_options.trace);
-    platform.tile().core().set_datapaths(rtl->tile_datapaths());
-  }
-  platform.load(image);
-  ipu::sim::RunReport report;
-  try {
-    report = platform.run();
-  } catch (...) {  // as ChipPlatform::run: name the RTL block that departed from its model
-    if (rtl && !rtl->mismatch().empty()) throw ipu::tlm_rtl::RtlMismatch(rtl->mismatch());
-    throw;
-  }
-  std::cout.flush();
-  if (gdb != nullptr) {
-    using Result = ipu::hw::ChipOutcome::Result;
-    const ipu::hw::StopReason r = report.outcome.reason;
-    gdb->finish({r == ipu::hw::StopReason::kExited  ? Result::kExited
-                 : r == ipu::hw::StopReason::kFault ? Result::kFault
-                                                    : Result::kCycleLimit,
-                 report.outcome.exit_status, report.outcome.message});
-  }
-  ipu::sim::print_report(std::cout, report);
-  if (rtl) ipu::tlm_rtl::print_rtl_stats(std::cout, rtl->stats(), rtl->trace_files());
-  const int status = [&] {
-    if (rtl && !rtl->mismatch().empty()) {  // the tile stopped on it: its report names where
-      fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
-      return kExitRtlMismatch;
-    }
-    switch (report.outcome.reason) {
-      case ipu::hw::StopReason::kExited: return report.outcome.exit_status & 0xff;
-      case ipu::hw::StopReason::kFault:
-        fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
-        return kExitFault;
-      default: fmt::print(stderr, "ipu-sim: {}", report.outcome.message); return kExitCycleLimit;
-    }
-  }();
-  if (outputs.stats.empty()) return status;
-  std::cerr.flush();
-  std::ofstream file(outputs.stats);
-  ipu::sim::write_stats_json(file, report, config, outputs.source);
-  if (file) return status;
-  fmt::print(stderr, "ipu-sim: cannot write {}\n", outputs.stats);
-  return status == 0 ? kExitUsage : status;  // the run's own status stands
 }
 
 }  // namespace

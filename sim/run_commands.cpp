@@ -1,0 +1,147 @@
+// ipu-sim's run commands: a machine (run) or one tile (run-elf, demo), the report and the
+// output files.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "report/html_report.h"
+#include "sdk/image/program.h"
+#include "sdk/tools/parse_count.h"
+#include "sim/commands.h"
+#include "sim/exit_status.h"
+#include "tlm/rtl_platform.h"
+
+namespace ipu::sim {
+
+std::unique_ptr<debug::GdbServer> open_gdb_server(const std::string& port_text) {
+  if (port_text.empty()) return nullptr;
+  const uint64_t port = sdk::parse_count("--gdb", port_text, 0, 65535);
+  return std::make_unique<debug::GdbServer>(static_cast<uint16_t>(port), "ipu-sim");
+}
+
+int run_machine(hw::PlatformOptions options, const RtlOptions& rtl_options,
+                const sdk::ElfImage& image, const Outputs& outputs, debug::GdbServer* gdb) {
+  options.debugger = gdb;
+  // --stats, --trace and --report show what the workers ran: every function's runs, and with
+  // --trace-workers each run.
+  if (!outputs.stats.empty() || !outputs.trace.empty() || !outputs.report.empty()) {
+    options.profile_workers = true;
+    if (outputs.trace_options.worker_lanes) options.worker_run_log = hw::kTraceWorkerRuns;
+  }
+  hw::LoadedProgram program = sdk::load_program(image, options.machine);
+  // Over MPI ranks every rank simulates the same run; rank 0 alone prints it and writes files.
+  const bool leader = options.ranks == nullptr || options.ranks->rank() == 0;
+  std::ostream null_stream(nullptr);
+  std::ostream& out = leader ? std::cout : null_stream;
+  if (options.trace_instructions && !options.trace_filter.narrows() && program.tiles.size() > 1)
+    fmt::print(stderr,
+               "ipu-sim: warning: --trace-instructions prints every instruction of all {} tiles "
+               "(a 64-tile run can write hundreds of MB); narrow it with --trace-tiles, "
+               "--trace-contexts, --trace-cycles or --trace-pc\n",
+               program.tiles.size());
+  hw::Platform platform(options, std::move(program), out, std::cerr);
+  if (gdb != nullptr)
+    for (const unsigned tile : platform.machine().active_tiles())
+      gdb->add_core(platform.machine().tile(tile).core());
+  std::unique_ptr<tlm_rtl::RtlPlatform> rtl;
+  if (rtl_options.blocks.any())
+    rtl = std::make_unique<tlm_rtl::RtlPlatform>("rtl", options.machine.chip, rtl_options.blocks,
+                                                 rtl_options.trace);
+  const hw::RunReport report = tlm_rtl::run_platform(platform, rtl.get());
+  std::cout.flush();
+  if (gdb != nullptr) gdb->finish(report.outcome);
+  hw::print_report(out, report);
+  if (rtl) tlm_rtl::print_rtl_stats(std::cout, rtl->stats(), rtl->trace_files());
+  // The outcome first, then the files: a path that cannot be written must not hide the report.
+  const int status = [&] {
+    using Result = hw::ChipOutcome::Result;
+    if (rtl && !rtl->mismatch().empty()) {  // a tile stopped on it: its report names where
+      fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
+      return kExitRtlMismatch;
+    }
+    if (report.outcome.result != Result::kExited && leader)
+      fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
+    return exit_status(report.outcome);
+  }();
+  std::cerr.flush();
+  auto write = [leader](const std::string& path, auto&& writer) {
+    if (path.empty() || !leader) return true;
+    std::ofstream file(path);
+    writer(file);
+    if (!file) fmt::print(stderr, "ipu-sim: cannot write {}\n", path);
+    return static_cast<bool>(file);
+  };
+  hw::StatsSource source = outputs.source;
+  source.program = &platform.program();
+  source.outcome = report.outcome;
+  const bool stats_ok = write(
+      outputs.stats, [&](std::ostream& o) { hw::write_stats_json(o, platform.machine(), source); });
+  const bool trace_ok = write(outputs.trace, [&](std::ostream& o) {
+    hw::write_trace_json(o, platform.machine(), outputs.trace_options);
+  });
+  const bool report_ok = write(outputs.report, [&](std::ostream& o) {
+    std::ostringstream stats;
+    hw::write_stats_json(stats, platform.machine(), source);
+    report::write_html_report(o, stats.str(), "ipu-sim run " + source.image);
+  });
+  // The run's own status stands; a clean run whose files could not be written is a usage error.
+  return status == 0 && !(stats_ok && trace_ok && report_ok) ? kExitUsage : status;
+}
+
+int run_tile(SingleTileOptions options, const sdk::ElfImage& image, const hw::MachineConfig& config,
+             const RtlOptions& rtl_options, const Outputs& outputs, debug::GdbServer* gdb) {
+  const hw::ChipConfig& chip = config.chip;
+  options.debugger = gdb;
+  SingleTilePlatform platform("platform", options, std::cout, std::cerr);
+  if (gdb != nullptr) gdb->add_core(platform.tile().core());
+  std::unique_ptr<tlm_rtl::RtlPlatform> rtl;
+  if (rtl_options.blocks.any()) {
+    rtl =
+        std::make_unique<tlm_rtl::RtlPlatform>("rtl", chip, rtl_options.blocks, rtl_options.trace);
+    platform.tile().core().set_datapaths(rtl->tile_datapaths());
+  }
+  platform.load(image);
+  RunReport report;
+  try {
+    report = platform.run();
+  } catch (...) {  // as ChipPlatform::run: name the RTL block that departed from its model
+    if (rtl && !rtl->mismatch().empty()) throw tlm_rtl::RtlMismatch(rtl->mismatch());
+    throw;
+  }
+  std::cout.flush();
+  if (gdb != nullptr) {
+    using Result = hw::ChipOutcome::Result;
+    const hw::StopReason r = report.outcome.reason;
+    gdb->finish({r == hw::StopReason::kExited  ? Result::kExited
+                 : r == hw::StopReason::kFault ? Result::kFault
+                                               : Result::kCycleLimit,
+                 report.outcome.exit_status, report.outcome.message});
+  }
+  print_report(std::cout, report);
+  if (rtl) tlm_rtl::print_rtl_stats(std::cout, rtl->stats(), rtl->trace_files());
+  const int status = [&] {
+    if (rtl && !rtl->mismatch().empty()) {  // the tile stopped on it: its report names where
+      fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
+      return kExitRtlMismatch;
+    }
+    switch (report.outcome.reason) {
+      case hw::StopReason::kExited: return report.outcome.exit_status & 0xff;
+      case hw::StopReason::kFault:
+        fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
+        return kExitFault;
+      default: fmt::print(stderr, "ipu-sim: {}", report.outcome.message); return kExitCycleLimit;
+    }
+  }();
+  if (outputs.stats.empty()) return status;
+  std::cerr.flush();
+  std::ofstream file(outputs.stats);
+  write_stats_json(file, report, config, outputs.source);
+  if (file) return status;
+  fmt::print(stderr, "ipu-sim: cannot write {}\n", outputs.stats);
+  return status == 0 ? kExitUsage : status;  // the run's own status stands
+}
+
+}  // namespace ipu::sim
