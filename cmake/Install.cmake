@@ -21,7 +21,7 @@ set(IPU_PUBLIC_HEADERS
     sdk/compiler/compiler.h sdk/image/elf_reader.h sdk/image/elf_writer.h sdk/runtime/device.h
     sdk/runtime/profile.h iss/worker_profile.h
     hw/machine/machine_config.h hw/machine/run_options.h hw/common/run_report.h hw/common/loaded_program.h
-    hw/common/machine_shape.h hw/common/parameters.h hw/common/input_file.h hw/ipu/chip_config.h
+    hw/common/machine_shape.h base/parameters.h base/input_file.h hw/ipu/chip_config.h
     iss/tile_config.h hw/exchange/exchange_config.h hw/sync/sync_config.h
     hw/pcie/pcie_config.h hw/ipulink/ipulink_config.h hw/gateway/gateway_config.h
     tlm/rtl_selection.h)

@@ -7,9 +7,9 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "base/byte_stream.h"
 #include "csr.h"
 #include "fpu.h"
-#include "hw/common/byte_stream.h"
 
 namespace ipu::hw {
 

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <type_traits>
 
-#include "hw/common/parameters.h"
+#include "base/parameters.h"
 
 namespace ipu::hw {
 

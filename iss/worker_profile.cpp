@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "hw/common/byte_stream.h"
+#include "base/byte_stream.h"
 
 namespace ipu::hw {
 

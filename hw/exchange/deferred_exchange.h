@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "base/byte_stream.h"
 #include "exchange.h"
-#include "hw/common/byte_stream.h"
 
 namespace ipu::hw {
 

@@ -2,7 +2,7 @@
 // layout in columns that sets the latency between two tiles of a chip.
 #pragma once
 
-#include "hw/common/parameters.h"
+#include "base/parameters.h"
 
 namespace ipu::hw {
 

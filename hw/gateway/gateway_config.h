@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "hw/common/parameters.h"
+#include "base/parameters.h"
 
 namespace ipu::hw {
 

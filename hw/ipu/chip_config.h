@@ -6,8 +6,8 @@
 
 #include <string>
 
+#include "base/parameters.h"
 #include "hw/common/machine_shape.h"
-#include "hw/common/parameters.h"
 #include "hw/exchange/exchange_config.h"
 #include "hw/pcie/pcie_config.h"
 #include "hw/sync/sync_config.h"

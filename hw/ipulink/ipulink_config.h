@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "hw/common/parameters.h"
+#include "base/parameters.h"
 
 namespace ipu::hw {
 

@@ -9,7 +9,7 @@
 #include <map>
 #include <ostream>
 
-#include "hw/common/byte_stream.h"
+#include "base/byte_stream.h"
 
 namespace ipu::hw {
 

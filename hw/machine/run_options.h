@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "hw/common/parameters.h"
+#include "base/parameters.h"
 
 namespace ipu::hw {
 

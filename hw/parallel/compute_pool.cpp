@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "hw/common/byte_stream.h"
+#include "base/byte_stream.h"
 
 namespace ipu::hw {
 

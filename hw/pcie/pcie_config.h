@@ -2,7 +2,7 @@
 // each way and its latency per transaction.
 #pragma once
 
-#include "hw/common/parameters.h"
+#include "base/parameters.h"
 
 namespace ipu::hw {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "base/parameters.h"
 #include "hw/common/machine_shape.h"
-#include "hw/common/parameters.h"
 
 namespace ipu::hw {
 

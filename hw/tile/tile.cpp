@@ -6,7 +6,7 @@
 #include <cstring>
 #include <utility>
 
-#include "hw/common/byte_stream.h"
+#include "base/byte_stream.h"
 
 namespace ipu::hw {
 

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "hw/common/input_file.h"
+#include "base/input_file.h"
 
 namespace ipu::sdk {
 namespace {

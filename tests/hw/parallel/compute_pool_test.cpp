@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "hw/common/byte_stream.h"
+#include "base/byte_stream.h"
 #include "hw/exchange/deferred_exchange.h"
 
 namespace ipu::test {

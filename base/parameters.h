@@ -19,7 +19,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "hw/common/input_file.h"
+#include "base/input_file.h"
 
 namespace ipu::hw {
 
