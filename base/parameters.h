@@ -189,17 +189,18 @@ void write_config_file(std::ostream& out, const Config& config) {
 }
 
 // Checks every numeric parameter of `config` against its range; throws std::invalid_argument
-// "NAME must be LOW to HIGH, not VALUE" for the first outside it. Each block's validate() calls
-// this, then checks what its fields must satisfy together.
+// "NAME must be LOW to HIGH, not VALUE" for the first outside it (`prefix` before NAME: "--" for
+// command-line options). Each block's validate() calls this, then checks what its fields must
+// satisfy together.
 template <typename Config>
-void check_ranges(const Config& config) {
-  visit_parameters(config, [](const Parameter& p, const auto& member) {
+void check_ranges(const Config& config, const char* prefix = "") {
+  visit_parameters(config, [prefix](const Parameter& p, const auto& member) {
     using T = std::remove_cv_t<std::remove_reference_t<decltype(member)>>;
     if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
       const double value = static_cast<double>(member);
       if (!(value >= p.low && value <= p.high))
         throw std::invalid_argument(
-            fmt::format("{} must be {} to {}, not {}", p.name, p.low, p.high, member));
+            fmt::format("{}{} must be {} to {}, not {}", prefix, p.name, p.low, p.high, member));
     }
   });
 }

@@ -11,8 +11,8 @@
 #include <string>
 
 #include "bench/bench_help.h"
+#include "bench/run_image.h"
 #include "hw/ipu/chip_config.h"
-#include "sim/single_tile.h"
 
 int main(int argc, char** argv) {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
@@ -29,16 +29,10 @@ int sc_main(int, char**) {
   const double kMk2Hz = ipu::hw::chip_preset("mk2").tile.clock_hz,
                kBowHz = ipu::hw::chip_preset("bow").tile.clock_hz;
   constexpr double kTarget = 0.85;
-  ipu::sim::SingleTileOptions options;
-  options.max_cycles = 0;
+  std::unique_ptr<ipu::hw::Platform> platform;
   std::ostringstream console;
-  ipu::sim::SingleTilePlatform platform("platform", options, console, console);
-  platform.load(ipu::sdk::read_elf(AMP_KERNEL_ELF));
-  const ipu::sim::RunReport r = platform.run();
-  if (r.outcome.reason != ipu::hw::StopReason::kExited || r.outcome.exit_status != 0) {
-    fmt::print(stderr, "amp_peak: the kernel failed: {}{}\n", console.str(), r.outcome.message);
-    return 1;
-  }
+  const ipu::hw::RunReport r =
+      ipu::bench::run_image("mk2", AMP_KERNEL_ELF, 1, platform, console, /*threads=*/1);
   const std::string out = console.str();
   const std::regex line(R"((f16|f32) macs=(\d+) cycles=(\d+) steady=(\d+))");
   int failures = 0;

@@ -43,9 +43,8 @@ struct HostScript : sc_core::sc_module {
 int host_link(const std::string& chip, bool write) {
   ipu::hw::MachineConfig config = ipu::hw::machine_preset(chip == "mk2" ? "m2000" : "bow2000");
   sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
-  ipu::hw::Gateways gateways(
-      config.gateway, config.shape(),
-      ipu::hw::ChipEdge{config.chip.exchange.base_latency, config.chip.exchange.words_per_cycle});
+  ipu::hw::Gateways gateways(config.gateway, config.shape(),
+                             ipu::hw::ChipEdge::of(config.chip.exchange));
   HostScript host("host");
   const uint64_t bytes = uint64_t{256} << 20;
   std::vector<uint8_t> data(bytes), back(bytes);

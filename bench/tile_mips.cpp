@@ -21,7 +21,7 @@
 #include <string>
 
 #include "bench/bench_help.h"
-#include "sim/single_tile.h"
+#include "bench/run_image.h"
 
 namespace {
 
@@ -103,16 +103,11 @@ int sc_main(int argc, char** argv) {
   const std::string kernel = argv[1];
   const int result_fd = argc > 2 ? std::atoi(argv[2]) : -1;
   const bool workers = kernel == MIPS_KERNEL_WORKERS_ELF;
-  ipu::sim::SingleTileOptions options;
-  options.max_cycles = 0;
+  // A machine of one tile, as `ipu-sim run-elf` runs it; its compute on the simulation thread.
+  std::unique_ptr<ipu::hw::Platform> platform;
   std::ostringstream console;
-  ipu::sim::SingleTilePlatform platform("platform", options, console, console);
-  platform.load(ipu::sdk::read_elf(kernel));
-  const ipu::sim::RunReport r = platform.run();
-  if (r.outcome.reason != ipu::hw::StopReason::kExited || r.outcome.exit_status != 0) {
-    fmt::print(stderr, "tile_mips: the kernel failed: {}{}\n", console.str(), r.outcome.message);
-    return 1;
-  }
+  const ipu::hw::RunReport r =
+      ipu::bench::run_image("mk2", kernel, 1, platform, console, /*threads=*/1);
   const TileRun run{static_cast<double>(r.instructions) / r.host_seconds / 1e6, r.host_seconds};
   const char* what = workers ? "six workers" : "supervisor";
   fmt::print("tile_mips ({}): {} instructions, {} tile cycles, {:.3f} s host\n", what,

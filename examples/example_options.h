@@ -26,6 +26,7 @@
 
 #include "hw/machine/machine_config.h"
 #include "hw/machine/run_options.h"
+#include "report/output_options.h"
 #include "sdk/runtime/device.h"
 #include "sdk/tools/parse_count.h"
 #include "sdk/tools/standard_streams.h"
@@ -41,22 +42,11 @@ class ExampleOptions {
   // `defaults`: every option the example knows (without "--"), with its default value.
   ExampleOptions(int argc, char** argv, std::map<std::string, std::string> defaults)
       : values_(std::move(defaults)) {
-    values_.insert({{"rtl", "none"},
-                    {"rtl-trace", ""},
-                    {"stats", ""},
-                    {"trace", ""},
-                    {"trace-workers", "no"},
-                    {"report", ""},
-                    {"profile", "no"}});
-    // The run options, from their one declaration (hw/machine/run_options.h).
-    const hw::RunOptions run;
-    hw::visit_parameters(run, [this](const hw::Parameter& p, const auto& member) {
-      run_options_.emplace_back(p.name);
-      if constexpr (std::is_same_v<std::decay_t<decltype(member)>, bool>)
-        values_.insert({p.name, member ? "yes" : "no"});
-      else
-        values_.insert({p.name, fmt::format("{}", member)});
-    });
+    values_.insert({{"rtl", "none"}, {"rtl-trace", ""}, {"profile", "no"}});
+    // The run and output options, from their one declaration each (hw/machine/run_options.h,
+    // report/output_options.h).
+    declare(hw::RunOptions{}, run_options_);
+    declare(report::OutputOptions{}, output_options_);
     values_.insert({"config", ""});
     hw::MachineConfig any_machine;
     hw::visit_parameters(any_machine, [this](const hw::Parameter& p, const auto&) {
@@ -121,33 +111,45 @@ class ExampleOptions {
     d.rtl_trace = text("rtl-trace");
     if (!d.rtl_trace.empty() && !d.rtl.any())
       throw OptionError("--rtl-trace needs --rtl: it traces the RTL blocks in use");
-    d.stats = text("stats");
-    d.trace = text("trace");
-    d.trace_workers = yes("trace-workers");
-    if (d.trace_workers && d.trace.empty())
-      throw OptionError("--trace-workers yes adds lanes to --trace FILE, which is not given");
-    d.report = text("report");
     d.profile = yes("profile");
-    hw::RunOptions& run = d;
-    for (const std::string& name : run_options_) {
-      try {
-        hw::set_parameter(run, name, text(name));
-      } catch (const std::invalid_argument& e) {
-        throw OptionError("option --" + name + ": " + e.what());
-      }
-    }
-    try {
-      hw::validate(run);
-    } catch (const std::invalid_argument& e) {
-      throw OptionError(e.what());
-    }
+    set_declared(static_cast<hw::RunOptions&>(d), run_options_);
+    set_declared(static_cast<report::OutputOptions&>(d), output_options_);
     return d;
   }
 
  private:
   std::map<std::string, std::string> values_;
-  std::vector<std::string> parameters_;   // the machine's configuration parameters
-  std::vector<std::string> run_options_;  // hw::RunOptions's
+  std::vector<std::string> parameters_;      // the machine's configuration parameters
+  std::vector<std::string> run_options_;     // hw::RunOptions's
+  std::vector<std::string> output_options_;  // report::OutputOptions's
+
+  // Adds the options a struct declares (visit_parameters), with its defaults, to the table.
+  template <typename Options>
+  void declare(const Options& defaults, std::vector<std::string>& names) {
+    visit_parameters(defaults, [&](const hw::Parameter& p, const auto& member) {
+      names.emplace_back(p.name);
+      if constexpr (std::is_same_v<std::decay_t<decltype(member)>, bool>)
+        values_.insert({p.name, member ? "yes" : "no"});
+      else
+        values_.insert({p.name, fmt::format("{}", member)});
+    });
+  }
+  // Sets each declared option from its text and validates the struct.
+  template <typename Options>
+  void set_declared(Options& options, const std::vector<std::string>& names) const {
+    for (const std::string& name : names) {
+      try {
+        hw::set_parameter(options, name, text(name));
+      } catch (const std::invalid_argument& e) {
+        throw OptionError("option --" + name + ": " + e.what());
+      }
+    }
+    try {
+      validate(options);
+    } catch (const std::invalid_argument& e) {
+      throw OptionError(e.what());
+    }
+  }
   bool help_ = false;
 };
 

@@ -40,7 +40,6 @@
 #include "sim/demo_image.h"
 #include "sim/exit_status.h"
 #include "sim/sdk_image.h"
-#include "sim/single_tile.h"
 #include "sim/sweep.h"
 #include "sim/trace_filter.h"
 #include "tlm/rtl_platform.h"
@@ -51,7 +50,7 @@ namespace {
 
 using ipu::sim::kExitImage, ipu::sim::kExitRtlMismatch, ipu::sim::kExitUsage;
 using ipu::sim::Outputs, ipu::sim::RtlOptions, ipu::sim::open_gdb_server, ipu::sim::print_info,
-    ipu::sim::run_machine, ipu::sim::run_tile;
+    ipu::sim::run_machine;
 
 void add_parameter_options(po::options_description& desc, const ipu::hw::MachineConfig& defaults) {
   ipu::hw::visit_parameters(defaults, [&desc](const ipu::hw::Parameter& p, const auto& member) {
@@ -64,8 +63,11 @@ void add_parameter_options(po::options_description& desc, const ipu::hw::Machine
 
 // The run options (hw/machine/run_options.h), bound from their one declaration: yes/no ones as
 // switches, the others taken as text and set by ipu::hw::set_parameter.
-void add_run_options(po::options_description& desc, const ipu::hw::RunOptions& defaults) {
-  ipu::hw::visit_parameters(defaults, [&desc](const ipu::hw::Parameter& p, const auto& member) {
+// Binds the options a struct declares (its visit_parameters: the run options, the output
+// options): switches for yes/no, text for the rest, each checked by set_parameter when read.
+template <typename Options>
+void add_declared_options(po::options_description& desc, const Options& defaults) {
+  visit_parameters(defaults, [&desc](const ipu::hw::Parameter& p, const auto& member) {
     if constexpr (std::is_same_v<std::decay_t<decltype(member)>, bool>)
       desc.add_options()(p.name, po::bool_switch(), p.meaning);
     else
@@ -74,12 +76,13 @@ void add_run_options(po::options_description& desc, const ipu::hw::RunOptions& d
   });
 }
 
-// The run options the command line gives, over the defaults; throws std::invalid_argument naming
-// the option.
-ipu::hw::RunOptions run_options_of(const po::variables_map& vm) {
-  ipu::hw::RunOptions run;
+// The declared options the command line gives, over the defaults, validated; throws
+// std::invalid_argument naming the option.
+template <typename Options>
+Options declared_options_of(const po::variables_map& vm) {
+  Options options;
   std::vector<std::pair<std::string, std::string>> given;  // (name, text), switches as yes
-  ipu::hw::visit_parameters(run, [&](const ipu::hw::Parameter& p, const auto& member) {
+  visit_parameters(options, [&](const ipu::hw::Parameter& p, const auto& member) {
     if (!vm.count(p.name) || vm[p.name].defaulted()) return;
     if constexpr (std::is_same_v<std::decay_t<decltype(member)>, bool>)
       given.emplace_back(p.name, vm[p.name].as<bool>() ? "yes" : "no");
@@ -88,13 +91,13 @@ ipu::hw::RunOptions run_options_of(const po::variables_map& vm) {
   });
   for (const auto& [name, text] : given) {
     try {
-      ipu::hw::set_parameter(run, name, text);
+      ipu::hw::set_parameter(options, name, text);
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(fmt::format("option --{}: {}", name, e.what()));
     }
   }
-  ipu::hw::validate(run);
-  return run;
+  validate(options);
+  return options;
 }
 
 // An error that ends the run: every rank of an MPI job may not have met it, so it ends them all
@@ -123,7 +126,7 @@ int sc_main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "sweep") return ipu::sim::run_sweep(argc - 1, argv + 1);
   std::string command, file, preset = "mk2", config_file;
   ipu::hw::RunOptions run_options;
-  std::string tiles_per_track_text, rtl_text, rtl_trace, gdb_port;
+  std::string rtl_text, rtl_trace, gdb_port;
   std::vector<std::pair<std::string, std::string>> explicit_parameters;
   bool trace_instructions = false, config_dump = false;
   Outputs outputs;
@@ -153,21 +156,8 @@ int sc_main(int argc, char** argv) {
       "either may be left out)")(
       "trace-pc", po::value<std::string>(&trace_text.pc),
       "with --trace-instructions: only pcs in LOW:HIGH (HIGH excluded; 0x for hex) or in the "
-      "named function")(
-      "stats", po::value<std::string>(&outputs.stats),
-      "write statistics as JSON to this file (run: BSP supersteps and contexts; run-elf: "
-      "contexts)")(
-      "trace", po::value<std::string>(&outputs.trace),
-      "run: write the BSP execution trace (Chrome/Perfetto trace-event JSON) to this file")(
-      "trace-tiles-per-track", po::value<std::string>(&tiles_per_track_text)->default_value("1"),
-      "run: tiles per track in --trace (each track shows its first tile)")(
-      "report", po::value<std::string>(&outputs.report),
-      "run: write the run report, one self-contained HTML page (tile memory heatmap, BSP "
-      "timeline and tile balance, compute, traffic, configuration), to this file")(
-      "trace-workers", po::bool_switch(&outputs.trace_options.worker_lanes),
-      "run: in --trace, a lane per worker under each tile's track with a slice per run, named "
-      "by the function it ran")("config-dump", po::bool_switch(&config_dump),
-                                "print the effective configuration and exit")(
+      "named function")("config-dump", po::bool_switch(&config_dump),
+                        "print the effective configuration and exit")(
       "rtl", po::value<std::string>(&rtl_text)->default_value("none"),
       "compute these blocks with their verilated RTL instead of the C++ models: a list of prng, "
       "sr, amp, sync, xmux, or all (docs/rtl.md)")(
@@ -186,7 +176,8 @@ int sc_main(int argc, char** argv) {
       "program", po::value<std::vector<std::string>>(&sdk_run.programs)->composing(),
       "run, of an image the SDK saved: run this program (repeat to run several, in order; "
       "default: the image's only one)");
-  add_run_options(general, run_options);
+  add_declared_options(general, run_options);
+  add_declared_options(general, ipu::report::OutputOptions{});
   po::options_description parameters("Configuration parameters (override the preset and --config)");
   ipu::hw::MachineConfig defaults;
   add_parameter_options(parameters, defaults);
@@ -209,9 +200,11 @@ int sc_main(int argc, char** argv) {
         explicit_parameters.emplace_back(p.name, vm[p.name].as<std::string>());
     });
     config = ipu::hw::configure_machine(preset, config_file, explicit_parameters);
-    run_options = run_options_of(vm);
-    outputs.trace_options.tiles_per_track = static_cast<unsigned>(
-        ipu::sdk::parse_count("--trace-tiles-per-track", tiles_per_track_text, 1, 1u << 20));
+    run_options = declared_options_of<ipu::hw::RunOptions>(vm);
+    static_cast<ipu::report::OutputOptions&>(outputs) =
+        declared_options_of<ipu::report::OutputOptions>(vm);
+    outputs.trace_options.tiles_per_track = outputs.trace_tiles_per_track;
+    outputs.trace_options.worker_lanes = outputs.trace_workers;
     rtl_options.blocks = ipu::tlm_rtl::RtlSelection::parse(rtl_text);
     rtl_options.trace = rtl_trace;
     if (!rtl_trace.empty() && !rtl_options.blocks.any())
@@ -234,7 +227,7 @@ int sc_main(int argc, char** argv) {
         "Commands:\n"
         "  demo       run the embedded demo program on one tile and print its report\n"
         "  run-elf    load a bare-metal RV32IMF ELF (linked inside the tile's SRAM window)\n"
-        "             into tile 0, run it and exit with its status\n"
+        "             into a machine of one tile, run it and exit with its status\n"
         "  run        load a multi-tile image (tile number in each segment's physical address,\n"
         "             chip number in its flags) onto a chip or a machine, run it to the end\n"
         "             and print the BSP report\n"
@@ -253,18 +246,11 @@ int sc_main(int argc, char** argv) {
       fmt::print(stderr, "ipu-sim: --{} filters --trace-instructions, which is not given\n", name);
       return kExitUsage;
     }
-  if (outputs.trace_options.worker_lanes && outputs.trace.empty()) {
-    fmt::print(stderr, "ipu-sim: --trace-workers adds lanes to --trace, which is not given\n");
-    return kExitUsage;
-  }
-  if (command == "run-elf" || command == "demo") {  // one tile: no BSP phases, no pool
-    for (const char* name :
-         {"trace", "trace-tiles-per-track", "trace-workers", "report", "memory-hash", "threads",
-          "stream", "program", "write-tensor", "read-tensor"})
+  if (command == "run-elf" || command == "demo") {  // a bare ELF: no SDK program to feed
+    for (const char* name : {"stream", "program", "write-tensor", "read-tensor"})
       if (vm.count(name) && !vm[name].defaulted()) {
         fmt::print(stderr,
-                   "ipu-sim: --{} is for 'ipu-sim run' (a chip or a machine); '{}' runs one tile "
-                   "(its --stats has the per-context counts)\n",
+                   "ipu-sim: --{} is for 'ipu-sim run' of an SDK image; '{}' runs a bare ELF\n",
                    name, command);
         return kExitUsage;
       }
@@ -338,11 +324,7 @@ int sc_main(int argc, char** argv) {
       static_cast<ipu::hw::RunOptions&>(device) = run_options;
       device.rtl = rtl_options.blocks;
       device.rtl_trace = rtl_options.trace;
-      device.stats = outputs.stats;
-      device.trace = outputs.trace;
-      device.trace_workers = outputs.trace_options.worker_lanes;
-      device.trace_tiles_per_track = outputs.trace_options.tiles_per_track;
-      device.report = outputs.report;
+      static_cast<ipu::report::OutputOptions&>(device) = outputs;
       if (!gdb_port.empty())
         device.gdb_port = static_cast<int>(ipu::sdk::parse_count("--gdb", gdb_port, 0, 65535));
       return ipu::sim::run_sdk_image(image, config, sdk_run, std::cout);
@@ -373,36 +355,22 @@ int sc_main(int argc, char** argv) {
       locate_pc = [symbolizer](uint32_t pc) { return symbolizer->locate(pc); };
       function_name = [symbolizer](uint32_t pc) { return symbolizer->function(pc); };
     }
-    if (command == "run") {
-      ipu::hw::PlatformOptions options;
-      static_cast<ipu::hw::RunOptions&>(options) = run_options;
-      options.machine = config;
-      options.trace_instructions = trace_instructions;
-      options.trace_filter = trace_filter;
-      if (!outputs.trace.empty()) options.trace_flows = ipu::hw::kTraceFlows;
-      options.locate_pc = locate_pc;
-      options.ranks = job.get();
-      outputs.source.image = file;
-      outputs.source.image_checksum = ipu::sdk::image_checksum(image);
-      outputs.source.function_name = function_name;
-      outputs.trace_options.function_name = function_name;
-      const auto gdb = open_gdb_server(gdb_port);
-      return run_machine(options, rtl_options, image, outputs, gdb.get());
-    }
-    ipu::sim::SingleTileOptions options;
+    // run-elf and demo are `run` of a bare ELF on a machine of one tile: the same platform,
+    // report and files.
+    ipu::hw::PlatformOptions options;
     static_cast<ipu::hw::RunOptions&>(options) = run_options;
-    options.tile = config.chip.tile;
+    options.machine = command == "run" ? config : ipu::sim::one_tile(config);
     options.trace_instructions = trace_instructions;
     options.trace_filter = trace_filter;
+    if (!outputs.trace.empty()) options.trace_flows = ipu::hw::kTraceFlows;
     options.locate_pc = locate_pc;
-    ipu::hw::MachineConfig one_tile = config;
-    one_tile.chips = 1;
-    one_tile.chip.tiles = 1;
+    options.ranks = job.get();
     outputs.source.image = command == "demo" ? "<embedded demo>" : file;
     outputs.source.image_checksum = ipu::sdk::image_checksum(image);
     outputs.source.function_name = function_name;
+    outputs.trace_options.function_name = function_name;
     const auto gdb = open_gdb_server(gdb_port);
-    return run_tile(options, image, one_tile, rtl_options, outputs, gdb.get());
+    return run_machine(options, rtl_options, image, outputs, gdb.get());
   } catch (const ipu::sdk::ImageError& e) {
     return fail(*job, kExitImage, e.what());
   } catch (const ipu::tlm_rtl::RtlMismatch& e) {

@@ -1,5 +1,5 @@
-// ipu-sim's run commands: a machine (run) or one tile (run-elf, demo), the report and the
-// output files.
+// ipu-sim's run commands: a machine runs the image (run-elf and demo: a bare ELF on a machine
+// of one tile), then the report and the output files.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "report/html_report.h"
+#include "report/text_report.h"
 #include "sdk/image/program.h"
 #include "sdk/tools/parse_count.h"
 #include "sim/commands.h"
@@ -22,12 +23,21 @@ std::unique_ptr<debug::GdbServer> open_gdb_server(const std::string& port_text) 
   return std::make_unique<debug::GdbServer>(static_cast<uint16_t>(port), "ipu-sim");
 }
 
+hw::MachineConfig one_tile(hw::MachineConfig config) {
+  config.chips = 1;
+  config.chip.tiles = 1;
+  config.chip.sync.groups.clear();
+  config.chip.sync.gs1.clear();
+  config.chip.sync.gs2.clear();
+  return config;
+}
+
 int run_machine(hw::PlatformOptions options, const RtlOptions& rtl_options,
                 const sdk::ElfImage& image, const Outputs& outputs, debug::GdbServer* gdb) {
   options.debugger = gdb;
   // --stats, --trace and --report show what the workers ran: every function's runs, and with
   // --trace-workers each run.
-  if (!outputs.stats.empty() || !outputs.trace.empty() || !outputs.report.empty()) {
+  if (outputs.any()) {
     options.profile_workers = true;
     if (outputs.trace_options.worker_lanes) options.worker_run_log = hw::kTraceWorkerRuns;
   }
@@ -53,7 +63,7 @@ int run_machine(hw::PlatformOptions options, const RtlOptions& rtl_options,
   const hw::RunReport report = tlm_rtl::run_platform(platform, rtl.get());
   std::cout.flush();
   if (gdb != nullptr) gdb->finish(report.outcome);
-  hw::print_report(out, report);
+  report::print_report(out, report);
   if (rtl) tlm_rtl::print_rtl_stats(std::cout, rtl->stats(), rtl->trace_files());
   // The outcome first, then the files: a path that cannot be written must not hide the report.
   const int status = [&] {
@@ -74,74 +84,22 @@ int run_machine(hw::PlatformOptions options, const RtlOptions& rtl_options,
     if (!file) fmt::print(stderr, "ipu-sim: cannot write {}\n", path);
     return static_cast<bool>(file);
   };
-  hw::StatsSource source = outputs.source;
+  report::StatsSource source = outputs.source;
   source.program = &platform.program();
   source.outcome = report.outcome;
-  const bool stats_ok = write(
-      outputs.stats, [&](std::ostream& o) { hw::write_stats_json(o, platform.machine(), source); });
+  const bool stats_ok = write(outputs.stats, [&](std::ostream& o) {
+    report::write_stats_json(o, platform.machine(), source);
+  });
   const bool trace_ok = write(outputs.trace, [&](std::ostream& o) {
-    hw::write_trace_json(o, platform.machine(), outputs.trace_options);
+    report::write_trace_json(o, platform.machine(), outputs.trace_options);
   });
   const bool report_ok = write(outputs.report, [&](std::ostream& o) {
     std::ostringstream stats;
-    hw::write_stats_json(stats, platform.machine(), source);
+    report::write_stats_json(stats, platform.machine(), source);
     report::write_html_report(o, stats.str(), "ipu-sim run " + source.image);
   });
   // The run's own status stands; a clean run whose files could not be written is a usage error.
   return status == 0 && !(stats_ok && trace_ok && report_ok) ? kExitUsage : status;
-}
-
-int run_tile(SingleTileOptions options, const sdk::ElfImage& image, const hw::MachineConfig& config,
-             const RtlOptions& rtl_options, const Outputs& outputs, debug::GdbServer* gdb) {
-  const hw::ChipConfig& chip = config.chip;
-  options.debugger = gdb;
-  SingleTilePlatform platform("platform", options, std::cout, std::cerr);
-  if (gdb != nullptr) gdb->add_core(platform.tile().core());
-  std::unique_ptr<tlm_rtl::RtlPlatform> rtl;
-  if (rtl_options.blocks.any()) {
-    rtl =
-        std::make_unique<tlm_rtl::RtlPlatform>("rtl", chip, rtl_options.blocks, rtl_options.trace);
-    platform.tile().core().set_datapaths(rtl->tile_datapaths());
-  }
-  platform.load(image);
-  RunReport report;
-  try {
-    report = platform.run();
-  } catch (...) {  // as ChipPlatform::run: name the RTL block that departed from its model
-    if (rtl && !rtl->mismatch().empty()) throw tlm_rtl::RtlMismatch(rtl->mismatch());
-    throw;
-  }
-  std::cout.flush();
-  if (gdb != nullptr) {
-    using Result = hw::ChipOutcome::Result;
-    const hw::StopReason r = report.outcome.reason;
-    gdb->finish({r == hw::StopReason::kExited  ? Result::kExited
-                 : r == hw::StopReason::kFault ? Result::kFault
-                                               : Result::kCycleLimit,
-                 report.outcome.exit_status, report.outcome.message});
-  }
-  print_report(std::cout, report);
-  if (rtl) tlm_rtl::print_rtl_stats(std::cout, rtl->stats(), rtl->trace_files());
-  const int status = [&] {
-    if (rtl && !rtl->mismatch().empty()) {  // the tile stopped on it: its report names where
-      fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
-      return kExitRtlMismatch;
-    }
-    switch (report.outcome.reason) {
-      case hw::StopReason::kExited: return report.outcome.exit_status & 0xff;
-      case hw::StopReason::kFault:
-        fmt::print(stderr, "ipu-sim: {}\n", report.outcome.message);
-        return kExitFault;
-      default: fmt::print(stderr, "ipu-sim: {}", report.outcome.message); return kExitCycleLimit;
-    }
-  }();
-  if (outputs.stats.empty()) return status;
-  std::cerr.flush();
-  std::ofstream file(outputs.stats);
-  write_stats_json(file, report, config, outputs.source);
-  if (file) return status;
-  fmt::print(stderr, "ipu-sim: cannot write {}\n", outputs.stats);
-  return status == 0 ? kExitUsage : status;  // the run's own status stands
 }
 
 }  // namespace ipu::sim

@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "hw/machine/platform.h"
+#include "report/text_report.h"
 #include "sdk/compiler/executable_io.h"
 #include "sdk/image/program.h"
 #include "sdk/tools/output_path.h"
@@ -205,7 +206,7 @@ int run_sdk_image(const sdk::ElfImage& image, const hw::MachineConfig& machine,
       out << console.substr(std::min(console_shown, console.size()));
       console_shown = console.size();
       fmt::print(out, "\n== program '{}' ({} of {}) ==", p->name, device.runs(), programs.size());
-      hw::print_report(out, report.run);
+      report::print_report(out, report.run);
       fmt::print(out,
                  "host streams         {} bytes to the device, {} bytes from it; {} tile "
                  "cycles in host syncs\n",

@@ -36,6 +36,7 @@
 #include "gateway_config.h"
 #include "host_link.h"
 #include "hw/common/machine_shape.h"
+#include "hw/exchange/exchange_config.h"
 #include "streaming_memory.h"
 
 namespace ipu::hw {
@@ -65,6 +66,9 @@ struct TransferCounters {
 struct ChipEdge {
   unsigned latency = 16;
   unsigned words_per_cycle = 1;
+  static ChipEdge of(const ExchangeConfig& exchange) {
+    return {exchange.base_latency, exchange.words_per_cycle};
+  }
 };
 
 class Gateway : public sc_core::sc_module {

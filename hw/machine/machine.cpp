@@ -23,8 +23,7 @@ Machine::Machine(const sc_core::sc_module_name& name, const MachineConfig& confi
       links_("links", config.chips, config.ipulink, config.chip.tile.clock_hz),
       sync_("sync", config.chip.sync, config.shape(), active_),
       exchange_("exchange", config.chip.exchange, config.shape(), active_, &links_),
-      gateways_(config.gateway, config.shape(),
-                ChipEdge{config.chip.exchange.base_latency, config.chip.exchange.words_per_cycle}),
+      gateways_(config.gateway, config.shape(), ChipEdge::of(config.chip.exchange)),
       compute_("compute", 1) {
   const unsigned per_chip = config_.chip.tiles;
   if (!active_.empty() && active_.back() >= per_chip * config_.chips)

@@ -101,12 +101,4 @@ class Platform {
   bool started_ = false;
 };
 
-void print_report(std::ostream& out, const RunReport& report);
-// The per-context table: each context of each tile for up to kContextTableTiles tiles, else
-// each context summed over the tiles with the least and most active cycles of one tile. A
-// single tile (run-elf) prints its contexts alone.
-inline constexpr size_t kContextTableTiles = 8;
-void print_context_table(std::ostream& out, const std::vector<TileCounts>& tiles,
-                         unsigned tiles_per_chip, unsigned chips);
-
 }  // namespace ipu::hw

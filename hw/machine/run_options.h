@@ -47,7 +47,7 @@ void visit_parameters(C& o, Visitor&& v) {
 
 // Throws std::invalid_argument naming the option.
 inline void validate(const RunOptions& o) {
-  check_ranges(o);
+  check_ranges(o, "--");
   if (o.interpreter != "fast" && o.interpreter != "general")
     throw std::invalid_argument("--interpreter must be fast or general, not '" + o.interpreter +
                                 "'");

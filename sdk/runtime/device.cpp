@@ -16,6 +16,7 @@
 
 #include "hw/gateway/host_link.h"
 #include "report/html_report.h"
+#include "report/run_statistics.h"
 #include "sdk/image/program.h"
 #include "sdk/image/symbolizer.h"
 #include "sdk/runtime/device_impl.h"
@@ -356,11 +357,11 @@ const DeviceReport& DeviceImpl::run(const std::string& name) {
   if (profiling()) report_.profile = profile();
   write_output(options_.stats, "the statistics", [this](std::ostream& out) { write_stats(out); });
   write_output(options_.trace, "the trace", [this](std::ostream& out) {
-    hw::TraceOptions trace;
+    report::TraceOptions trace;
     trace.worker_lanes = options_.trace_workers;
     trace.tiles_per_track = std::max(1u, options_.trace_tiles_per_track);
     trace.function_name = [this](uint32_t pc) { return symbolizer_->function(pc); };
-    hw::write_trace_json(out, platform_->machine(), trace);
+    report::write_trace_json(out, platform_->machine(), trace);
   });
   write_output(options_.report, "the report", [this](std::ostream& out) {
     std::ostringstream stats;
@@ -444,15 +445,15 @@ Profile DeviceImpl::profile() const {
 
 void DeviceImpl::write_stats(std::ostream& out) const {
   std::ostringstream machine;
-  hw::StatsSource source{"<executable>", image_checksum(exe_.image),
-                         [this](uint32_t pc) { return symbolizer_->function(pc); },
-                         &platform_->program(), std::nullopt};
+  report::StatsSource source{"<executable>", image_checksum(exe_.image),
+                             [this](uint32_t pc) { return symbolizer_->function(pc); },
+                             &platform_->program(), std::nullopt};
   // A run that came back to its dispatch sync did not end; one that failed says how.
   if (!failure_.empty()) {
     source.outcome = report_.run.outcome;
     if (source.outcome->message.empty()) source.outcome->message = failure_;
   }
-  hw::write_stats_json(machine, platform_->machine(), source);
+  report::write_stats_json(machine, platform_->machine(), source);
   if (!profiling()) {
     out << machine.str();
     return;

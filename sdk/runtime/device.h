@@ -24,6 +24,7 @@
 
 #include "hw/common/run_report.h"
 #include "hw/machine/run_options.h"
+#include "report/output_options.h"
 #include "sdk/compiler/compiler.h"
 #include "sdk/runtime/profile.h"
 #include "tlm/rtl_selection.h"
@@ -49,19 +50,11 @@ class DeviceError : public std::runtime_error {
   std::optional<hw::ChipOutcome> outcome_;
 };
 
-// The run options (hw/machine/run_options.h: max_cycles over every run, threads, interpreter,
-// memory_hash, as ipu-sim takes them), then what the device writes and hooks up.
-struct DeviceOptions : hw::RunOptions {
+// The run options (hw/machine/run_options.h), the output files written after every run
+// (report/output_options.h: stats, trace, report), and the device's own.
+struct DeviceOptions : hw::RunOptions, report::OutputOptions {
   tlm_rtl::RtlSelection rtl;  // blocks computed by their verilated RTL (ipu-sim --rtl)
   std::string rtl_trace;      // FST waveforms of those blocks
-  std::string stats;          // after every run, write_stats() to this file ("": none)
-  // After every run, the BSP trace (Chrome/Perfetto JSON, as ipu-sim run --trace) to this file,
-  // with a lane per worker when trace_workers ("": none).
-  std::string trace;
-  bool trace_workers = false;
-  unsigned trace_tiles_per_track = 1;  // tiles per track of the trace (each shows its first)
-  // After every run, the HTML report of the statistics (report/html_report.h) to this file.
-  std::string report;
   // Profile what the workers run (profile()); on whenever stats, trace or report is written.
   bool profile = false;
   // >= 0: a GDB server on localhost:gdb_port (0: any free port, Device::gdb_port() says which)

@@ -1,5 +1,7 @@
-// BSP statistics and traces of a finished run (docs/chip.md and docs/machine.md have the JSON
+// Statistics and traces of a finished run, as JSON (docs/chip.md and docs/machine.md have the
 // schema).
+#include "report/run_statistics.h"
+
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
@@ -9,10 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "machine.h"
-#include "platform.h"
-
-namespace ipu::hw {
+namespace ipu::report {
+using namespace hw;  // the machine this file reads
 namespace {
 
 struct Summary {
@@ -45,16 +45,6 @@ uint64_t compute_before(const Tile& tile, uint64_t arrival) {
 }
 
 }  // namespace
-
-ContextCounts context_counts(const Core& core, unsigned context) {
-  const Context& c = core.context(context);
-  ContextCounts n{c.instret, c.issues, c.runs, c.active_cycles};
-  if (context == 0)
-    n.active_cycles = core.cycles();
-  else if (c.state == ContextState::kRunning && c.issue_cycle + 1 > c.started_at)
-    n.active_cycles += c.issue_cycle + 1 - c.started_at;  // stopped by a fault or the limit
-  return n;
-}
 
 std::string config_json(const MachineConfig& machine) {
   nlohmann::ordered_json config;
@@ -152,38 +142,6 @@ std::string tile_memory_json(const std::vector<TileMemory>& tiles, uint32_t sram
 }
 
 }  // namespace
-
-RunReport count_run(const Machine& machine) {
-  RunReport r;
-  r.tiles_per_chip = machine.config().chip.tiles;
-  for (unsigned id : machine.active_tiles()) {
-    const Tile& t = machine.tile(id);
-    TileCounts& counts = r.per_tile.emplace_back();
-    counts.tile = id;
-    counts.exited = t.finished() && t.outcome().reason == StopReason::kExited;
-    counts.exit_status = counts.exited ? t.outcome().exit_status : 0;
-    for (unsigned i = 0; i <= t.core().worker_contexts(); ++i)
-      counts.contexts.push_back(context_counts(t.core(), i));
-  }
-  r.chips = machine.chips();
-  r.tiles = static_cast<unsigned>(machine.active_tiles().size());
-  r.cycles = machine.cycles();
-  r.instructions = machine.instructions_retired();
-  r.supersteps = machine.sync_network().barriers().size();
-  for (const ExchangeRecord& e : machine.exchange().records()) {
-    r.exchange_words += e.words;
-    r.inter_chip_words += e.chip_words;
-  }
-  for (const auto& link : machine.links().links())
-    r.ipulink_bytes += link->counters(0).bytes + link->counters(1).bytes;
-  r.gateways = static_cast<unsigned>(machine.gateways().all().size());
-  for (const auto& g : machine.gateways().all()) {
-    r.streaming_bytes_written += g->bytes_written();
-    r.streaming_bytes_read += g->bytes_read();
-  }
-  r.clock_hz = machine.config().chip.tile.clock_hz;
-  return r;
-}
 
 void write_stats_json(std::ostream& out, const Machine& machine, const StatsSource& source) {
   const ChipConfig& c = machine.config().chip;
@@ -449,4 +407,4 @@ void write_trace_json(std::ostream& out, const Machine& machine, const TraceOpti
   fmt::print(out, "\n]}}\n");
 }
 
-}  // namespace ipu::hw
+}  // namespace ipu::report
