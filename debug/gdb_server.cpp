@@ -399,9 +399,10 @@ bool GdbServer::handle(const std::string& packet) {
       return false;
     case 'q':
       if (packet.rfind("qSupported", 0) == 0) {
-        reply(
-            "PacketSize=4000;qXfer:features:read+;qXfer:threads:read+;swbreak+;hwbreak+;"
-            "QStartNoAckMode+;vContSupported+");
+        reply(fmt::format(
+            "PacketSize={:x};qXfer:features:read+;qXfer:threads:read+;swbreak+;hwbreak+;"
+            "QStartNoAckMode+;vContSupported+",
+            kMaxPacketBytes));
       } else if (packet.rfind("qXfer:features:read:target.xml:", 0) == 0) {
         reply(xfer_slice(target_xml(), std::string_view(packet).substr(31)));
       } else if (packet.rfind("qXfer:threads:read::", 0) == 0) {

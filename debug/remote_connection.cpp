@@ -108,10 +108,14 @@ std::optional<std::string> RemoteConnection::receive() {
     std::string data;
     unsigned sum = 0;
     bool escaped = false;
-    for (;;) {
+    for (size_t length = 0;; ++length) {
       c = next_byte(true);
       if (!c) return std::nullopt;
       if (*c == '#') break;
+      if (length == kMaxPacketBytes) {
+        closed_ = true;  // drop a client that overruns the advertised PacketSize
+        return std::nullopt;
+      }
       sum += static_cast<unsigned char>(*c);
       if (escaped) {
         data += static_cast<char>(*c ^ 0x20);

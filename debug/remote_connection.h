@@ -27,6 +27,11 @@ class Listener {
   uint16_t port_ = 0;
 };
 
+// The largest packet the server takes, in bytes between '$' and '#' as sent (escapes included):
+// what qSupported advertises as PacketSize. A longer one drops the connection, so a client that
+// never ends a packet cannot grow the simulator's memory without bound.
+inline constexpr size_t kMaxPacketBytes = 0x4000;
+
 class RemoteConnection {
  public:
   explicit RemoteConnection(int fd) : fd_(fd) {}
@@ -36,7 +41,8 @@ class RemoteConnection {
 
   // The next packet's data (unescaped, checksum verified and acknowledged; a packet with a bad
   // checksum is refused with '-' and GDB resends it). An interrupt byte on its own returns
-  // "\x03". nullopt: the connection closed.
+  // "\x03". nullopt: the connection closed, or the client sent a packet longer than
+  // kMaxPacketBytes (the connection is then closed).
   std::optional<std::string> receive();
   // Sends one packet and, in ack mode, waits for GDB's '+' (resending on '-'). false: closed.
   bool send(std::string_view data);

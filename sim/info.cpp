@@ -5,6 +5,7 @@
 #include <iostream>
 #include <map>
 
+#include "base/printable.h"
 #include "sdk/image/program.h"
 #include "sim/commands.h"
 #include "sim/sdk_image.h"
@@ -33,7 +34,7 @@ int print_info(const sdk::ElfImage& image, const hw::MachineConfig& config) {
     chip.second += bytes;
     if (bytes > largest) largest = bytes, largest_tile = tile;
   }
-  fmt::print("image                {}\n", image.path);
+  fmt::print("image                {}\n", printable(image.path));
   fmt::print("entry                0x{:08x}\n", image.entry);
   fmt::print("chips used           {}\n", chips.size());
   for (const auto& [chip, use] : chips)
@@ -49,7 +50,8 @@ int print_info(const sdk::ElfImage& image, const hw::MachineConfig& config) {
   const auto manifest = image.sections.find(".ipu.manifest");
   if (manifest != image.sections.end())
     fmt::print("manifest             {}\n",
-               std::string(manifest->second.begin(), manifest->second.end()));
+               printable(std::string_view(reinterpret_cast<const char*>(manifest->second.data()),
+                                          manifest->second.size())));
   else
     fmt::print("manifest             none (not built by the SDK compiler)\n");
   return 0;

@@ -12,6 +12,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "base/printable.h"
 #include "hw/machine/platform.h"
 #include "report/text_report.h"
 #include "sdk/compiler/executable_io.h"
@@ -254,18 +255,22 @@ void print_run_hint(const sdk::ElfImage& image, std::ostream& out) {
     overrides.emplace_back("tile.clock-hz", fmt::format("{}", target->clock_hz));
   const sdk::Executable exe =
       sdk::read_executable(image, hw::configure_machine(target->preset, "", overrides));
-  std::vector<std::string> programs, run{"ipu-sim run " + image.path, "--preset " + target->preset};
+  // The command is meant to be pasted: every word from the image is shell-quoted, and every
+  // name printed has its control bytes escaped.
+  std::vector<std::string> programs,
+      run{"ipu-sim run " + shell_word(image.path), "--preset " + shell_word(target->preset)};
   for (const auto& [name, value] : overrides) run.push_back(fmt::format("--{} {}", name, value));
   for (const sdk::ProgramInfo& p : exe.programs)
-    programs.push_back(
-        fmt::format("'{}' ({} superstep{})", p.name, p.supersteps, p.supersteps == 1 ? "" : "s"));
+    programs.push_back(fmt::format("'{}' ({} superstep{})", printable(p.name), p.supersteps,
+                                   p.supersteps == 1 ? "" : "s"));
   fmt::print(out, "programs             {}\n", fmt::join(programs, ", "));
   if (exe.programs.size() > 1) run.push_back("--program NAME ...");
   const char* label = "stream files         ";
   for (const auto& [name, s] : exe.streams) {
-    fmt::print(out, "{}{}: {}, {}\n", label, name, toward(s), layout(exe, s.elements, s.type));
+    fmt::print(out, "{}{}: {}, {}\n", label, printable(name), toward(s),
+               layout(exe, s.elements, s.type));
     label = "                     ";
-    run.push_back(fmt::format("--stream {}=FILE", name));
+    run.push_back(fmt::format("--stream {}FILE", shell_word(name + "=")));
   }
   fmt::print(out, "run it with          {}\n", fmt::join(run, " "));
 }

@@ -1,13 +1,19 @@
 // The first stage: the codelets and the tile runtime built into one firmware ELF by the cross
 // compiler (diagnostics with file and line), read back as the image every tile starts from.
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <spawn.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "sdk/compiler/compilation.h"
 #include "sdk/graph/sdk_paths.h"
@@ -16,20 +22,29 @@
 namespace ipu::sdk {
 namespace {
 
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
+// Runs `argv` (argv[0] a path, or a name found on PATH) without a shell, its standard error to
+// `log`; returns its wait status, or -1 when it could not start. Nothing in a name or path is ever
+// parsed as a command.
+int run_without_shell(const std::vector<std::string>& argv, const std::string& log) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  const int error = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (error != 0) return -1;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  return status;
 }
 
 // Builds the firmware with every codelet; returns the ELF path.
 std::string build_firmware(const Graph& graph, const std::string& dir) {
-  std::string sources, keep;
-  std::set<std::string> files;  // a file may define several codelets: compile it once
-  for (const auto& [name, c] : graph.codelets()) {
-    if (files.insert(c.source).second) sources += " " + shell_quote(c.source);
-    keep += " -Wl,--undefined=" + name;  // codelets are reached only through vertex tables
-  }
   SdkPaths paths;
   try {
     paths = sdk_paths();
@@ -37,22 +52,43 @@ std::string build_firmware(const Graph& graph, const std::string& dir) {
     throw CompileError(e.what());
   }
   const std::string runtime = paths.runtime_dir();
-  std::string elf = dir + "/firmware.elf";
+  const std::string elf = dir + "/firmware.elf";
   const std::string log = dir + "/compile.log";
-  const std::string command = fmt::format(
-      "{} -march=rv32imf -mabi=ilp32f -O2 -g -Wall -ffp-contract=off -ffunction-sections "
-      "-fdata-sections -nostartfiles "
-      "-I{} -T {} -Wl,--gc-sections -Wl,--no-warn-rwx-segments --specs=picolibc.specs "
-      "{}/crt0.S {}/console.c {}/bsp_runtime.c{}{} -o {} 2>{}",
-      shell_quote(paths.gcc), shell_quote(paths.include_dir()), shell_quote(paths.linker_script()),
-      shell_quote(runtime), shell_quote(runtime), shell_quote(runtime), sources, keep,
-      shell_quote(elf), shell_quote(log));
-  const int status = std::system(command.c_str());
+  std::vector<std::string> argv = {paths.gcc,
+                                   "-march=rv32imf",
+                                   "-mabi=ilp32f",
+                                   "-O2",
+                                   "-g",
+                                   "-Wall",
+                                   "-ffp-contract=off",
+                                   "-ffunction-sections",
+                                   "-fdata-sections",
+                                   "-nostartfiles",
+                                   "-I" + paths.include_dir(),
+                                   "-T",
+                                   paths.linker_script(),
+                                   "-Wl,--gc-sections",
+                                   "-Wl,--no-warn-rwx-segments",
+                                   "--specs=picolibc.specs",
+                                   runtime + "/crt0.S",
+                                   runtime + "/console.c",
+                                   runtime + "/bsp_runtime.c"};
+  std::set<std::string> files;  // a file may define several codelets: compile it once
+  for (const auto& [name, c] : graph.codelets())
+    if (files.insert(c.source).second) argv.push_back(c.source);
+  // Codelets are reached only through vertex tables. Their names are C identifiers
+  // (Graph::add_codelet), and no shell reads this argument vector anyway.
+  for (const auto& [name, c] : graph.codelets()) argv.push_back("-Wl,--undefined=" + name);
+  argv.insert(argv.end(), {"-o", elf});
+  const int status = run_without_shell(argv, log);
   std::ifstream in(log);
   std::string diagnostics((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (status != 0)
+  if (status == -1) throw CompileError(fmt::format("cannot run the cross compiler {}", paths.gcc));
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     throw CompileError(fmt::format("codelets failed to compile:\n{}",
-                                   diagnostics.empty() ? command : diagnostics));
+                                   diagnostics.empty()
+                                       ? fmt::format("{} exited with status {}", paths.gcc, status)
+                                       : diagnostics));
   return elf;
 }
 

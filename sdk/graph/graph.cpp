@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
+
+#include "base/printable.h"
 
 namespace ipu::sdk {
 
@@ -185,6 +188,18 @@ unsigned Graph::tile_of(Tensor t, size_t index) const {
 
 void Graph::add_codelet(const std::string& name, const std::string& source,
                         std::vector<Field> fields) {
+  // A codelet's name is its C function's: the compiler and linker take it, so nothing else.
+  const bool identifier =
+      !name.empty() && name.size() <= 255 &&
+      (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_') &&
+      std::all_of(name.begin(), name.end(),
+                  [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }) &&
+      std::all_of(name.begin(), name.end(), [](char c) { return (c & 0x80) == 0; });
+  if (!identifier)
+    throw GraphError(fmt::format(
+        "codelet name '{}' is not a C identifier (letters, digits and _, not starting with a "
+        "digit, at most 255): a codelet's name is its C function's",
+        printable(name)));
   if (codelets_.count(name)) throw GraphError(fmt::format("codelet '{}' is declared twice", name));
   codelets_[name] = {name, source, std::move(fields)};
 }

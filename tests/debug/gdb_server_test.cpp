@@ -6,6 +6,7 @@
 #include "debug/gdb_server.h"
 
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -242,6 +243,25 @@ TEST(GdbServer, BadPacketsGetErrorsNotCrashes) {
     EXPECT_EQ(c.ask("qXfer:threads:read::0,1000").substr(0, 1), "l");
     EXPECT_EQ(c.ask("D"), "OK");
   });
+}
+
+// Issue 39: a client that never ends a packet grew the server's memory without bound. A packet
+// longer than the advertised PacketSize drops the connection and the run goes on undebugged.
+TEST(GdbServer, APacketLongerThanPacketSizeDropsTheConnection) {
+  const Result plain = plain_run(counting_program());
+  const Result debugged = debug_run(counting_program(), [](GdbClient& c) {
+    const std::string supported = c.ask("qSupported");
+    EXPECT_THAT(supported,
+                ::testing::HasSubstr(fmt::format("PacketSize={:x};", debug::kMaxPacketBytes)));
+    c.ask("vMustReplyEmpty");  // a packet of exactly the limit is still one packet
+    const std::string fits(debug::kMaxPacketBytes, 'q');
+    EXPECT_EQ(c.ask(fits), "");
+    c.raw("$" + std::string(debug::kMaxPacketBytes + 1, 'a'));
+    EXPECT_EQ(c.byte(), '\0') << "the server kept the connection";
+  });
+  EXPECT_EQ(debugged.reason, hw::StopReason::kExited);
+  EXPECT_EQ(debugged.cycles, plain.cycles);
+  EXPECT_EQ(debugged.data, kLoops);
 }
 
 TEST(GdbServer, DebuggingChangesNeitherResultsNorCycles) {

@@ -604,6 +604,49 @@ TEST(SdkErrors, AHungCodeletStopsAtTheCycleLimit) {
                                          HasSubstr("did not finish within 200000 cycles")));
 }
 
+// Issue 39: a codelet's name went unquoted into a shell command line. Names that are not C
+// identifiers are refused by name (control bytes escaped), and no shell runs the compiler: a
+// codelet file whose path is full of shell syntax compiles, and the syntax runs nothing.
+TEST(SdkErrors, ACodeletNameThatIsNoCIdentifierIsRefusedByName) {
+  Graph g(Target::preset("mk2", 1));
+  for (const std::string name : {"x;touch /tmp/pwned", "9lives", "", "a-b", "caf\xc3\xa9"})
+    EXPECT_THAT([&] { g.add_codelet(name, kElementwise, {}); },
+                ::testing::ThrowsMessage<GraphError>(HasSubstr("is not a C identifier")))
+        << name;
+  EXPECT_THAT([&] { g.add_codelet("red\x1b[31m", kElementwise, {}); },
+              ::testing::ThrowsMessage<GraphError>(
+                  HasSubstr("codelet name 'red\\x1b[31m' is not a C identifier")));
+  EXPECT_THAT([&] { g.add_codelet(std::string(256, 'a'), kElementwise, {}); },
+              ::testing::ThrowsMessage<GraphError>(HasSubstr("at most 255")));
+  g.add_codelet("_ok_Name9", kElementwise, {});  // a C identifier is taken
+}
+
+TEST(Sdk, TheCrossCompilerRunsWithoutAShell) {
+  char tmpl[] = "/tmp/ipu-sdk-shell-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = std::string(tmpl) + "/a b;touch pwned$(touch pwned2)'\"";
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(kElementwise, dir + "/elementwise.c");
+  const std::string cwd = std::filesystem::current_path();
+  std::filesystem::current_path(tmpl);
+  Graph g(Target::preset("mk2", 1));
+  g.add_codelet("sum_f32", dir + "/elementwise.c",
+                {{"a", FieldKind::kInput, DType::kF32},
+                 {"out", FieldKind::kOutput, DType::kF32},
+                 {"n", FieldKind::kScalar, DType::kU32}});
+  const Tensor a = g.add_variable(DType::kF32, {4}, "a");
+  const Tensor out = g.add_variable(DType::kF32, {1}, "out");
+  g.set_tile_mapping(a, 0);
+  g.set_tile_mapping(out, 0);
+  const ComputeSet cs = g.add_compute_set("cs");
+  g.add_vertex(cs, "sum_f32", 0, {{"a", g.region(a)}, {"out", g.region(out)}, {"n", 4u}});
+  EXPECT_NO_THROW(compile(g, Execute(cs)));
+  std::filesystem::current_path(cwd);
+  EXPECT_FALSE(std::filesystem::exists(std::string(tmpl) + "/pwned"));
+  EXPECT_FALSE(std::filesystem::exists(std::string(tmpl) + "/pwned2"));
+  std::filesystem::remove_all(tmpl);
+}
+
 TEST(SdkErrors, CodeletThatDoesNotCompileReportsFileAndLine) {
   Graph g(Target::preset("mk2", 1));
   g.add_codelet("broken", std::string(IPU_TEST_SOURCE_DIR) + "/firmware/bad_codelet.c", {});
