@@ -119,7 +119,10 @@ void apply_config_text(const std::string& text_of_file, const std::string& path,
     const size_t b = s.find_first_not_of(" \t\r"), e = s.find_last_not_of(" \t\r");
     return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
   };
-  std::istringstream in(text_of_file);
+  // A UTF-8 byte-order mark (some editors write one) is invisible: skip it rather than refuse
+  // the first line's name.
+  const bool bom = text_of_file.rfind("\xef\xbb\xbf", 0) == 0;
+  std::istringstream in(bom ? text_of_file.substr(3) : text_of_file);
   std::string line;
   bool any_parameter = false;
   for (unsigned number = 1; std::getline(in, line); ++number) {

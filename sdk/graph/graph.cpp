@@ -1,6 +1,7 @@
 #include "graph.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -97,11 +98,40 @@ TensorInfo& Graph::info(Tensor t) {
   return tensors_[t.id];
 }
 
+namespace {
+
+// A tensor's or stream's name: ipu-sim's --stream NAME=FILE, --write-tensor NAME=FILE and
+// --read-tensor NAME=FILE must be able to carry it, and reports print it.
+void check_name(const char* kind, const std::string& name) {
+  const bool bad_byte = std::any_of(name.begin(), name.end(), [](char c) {
+    const auto byte = static_cast<unsigned char>(c);
+    return byte < 0x20 || byte == 0x7f || c == '=';
+  });
+  if (name.empty() || bad_byte)
+    throw GraphError(fmt::format(
+        "{} name '{}' cannot be given on a command line (NAME=FILE): a name is not empty and "
+        "holds no '=' and no control characters",
+        kind, printable(name)));
+}
+
+}  // namespace
+
 Tensor Graph::add_variable(DType type, std::vector<size_t> shape, const std::string& name) {
+  check_name("tensor", name);
   size_t elements = 1;
-  for (size_t d : shape) elements *= d;
-  if (shape.empty() || elements == 0)
+  bool overflow = false;
+  for (size_t d : shape) overflow |= __builtin_mul_overflow(elements, d, &elements);
+  if (shape.empty() || (elements == 0 && !overflow))
     throw GraphError(fmt::format("tensor '{}' has an empty shape", name));
+  // No tensor is larger than the replica's SRAM, where every element must be mapped.
+  const uint64_t sram = uint64_t{tiles()} * target_.chip().tile.sram_bytes;
+  if (overflow || elements > sram / dtype_size(type))
+    throw GraphError(fmt::format(
+        "tensor '{}' of shape {{{}}}: {} elements of {} do not fit the replica's {} bytes of "
+        "tile memory",
+        name, fmt::join(shape, ", "),
+        overflow ? std::string("more than 2^64") : std::to_string(elements), dtype_name(type),
+        sram));
   for (const TensorInfo& t : tensors_)
     if (t.name == name) throw GraphError(fmt::format("a tensor named '{}' exists already", name));
   tensors_.push_back({name, type, std::move(shape), elements, {}, {}});
@@ -269,7 +299,13 @@ void Graph::add_vertex(ComputeSet cs, const std::string& codelet, unsigned tile,
 
 void Graph::add_host_stream(const std::string& name, DType type, size_t elements,
                             StreamDirection direction) {
+  check_name("stream", name);
   if (streams_.count(name)) throw GraphError(fmt::format("stream '{}' is declared twice", name));
+  const uint64_t sram = uint64_t{tiles()} * target_.chip().tile.sram_bytes;
+  if (elements > sram / dtype_size(type))  // it feeds or drains tensors, which fit the SRAM
+    throw GraphError(fmt::format(
+        "stream '{}': {} elements of {} are more than the replica's {} bytes of tile memory", name,
+        elements, dtype_name(type), sram));
   streams_[name] = {name, type, elements, direction};
 }
 

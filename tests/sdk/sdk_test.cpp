@@ -621,6 +621,35 @@ TEST(SdkErrors, ACodeletNameThatIsNoCIdentifierIsRefusedByName) {
   g.add_codelet("_ok_Name9", kElementwise, {});  // a C identifier is taken
 }
 
+// Issue 39: a shape whose product overflows was taken as 2 elements, and stream names that no
+// command line can carry (NAME=FILE) were taken; both are refused by name.
+TEST(SdkErrors, ShapesThatOverflowOrCannotFitAndUncarriableNamesAreRefused) {
+  Graph g(Target::preset("mk2", 1));
+  EXPECT_THAT(
+      [&] {
+        g.add_variable(DType::kF32, {(size_t{1} << 63) + 1, 2}, "huge");
+      },
+      ::testing::ThrowsMessage<GraphError>(
+          HasSubstr("tensor 'huge' of shape {9223372036854775809, 2}: more than 2^64 elements")));
+  EXPECT_THAT(
+      [&] {
+        g.add_variable(DType::kF32, {1, 160 * 1024}, "big");
+      },
+      ::testing::ThrowsMessage<GraphError>(
+          HasSubstr("163840 elements of f32 do not fit the replica's 638976 bytes")));
+  g.add_variable(DType::kF32, {1, 156 * 1024}, "fits");  // exactly the tile's 624 KiB
+  for (const std::string name : {"y=in", "", "bell\a"})
+    EXPECT_THAT(
+        [&] { g.add_host_stream(name, DType::kF32, 4, StreamDirection::kHostToDevice); },
+        ::testing::ThrowsMessage<GraphError>(HasSubstr("cannot be given on a command line")))
+        << name;
+  EXPECT_THAT([&] { g.add_variable(DType::kF32, {4}, "w=1"); },
+              ::testing::ThrowsMessage<GraphError>(HasSubstr("tensor name 'w=1' cannot be given")));
+  EXPECT_THAT(
+      [&] { g.add_host_stream("s", DType::kF32, size_t{1} << 40, StreamDirection::kHostToDevice); },
+      ::testing::ThrowsMessage<GraphError>(HasSubstr("more than the replica's 638976 bytes")));
+}
+
 TEST(Sdk, TheCrossCompilerRunsWithoutAShell) {
   char tmpl[] = "/tmp/ipu-sdk-shell-XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
