@@ -15,6 +15,14 @@ namespace ipu::report {
 using namespace hw;  // the machine this file reads
 namespace {
 
+// JSON text of `j`, and `text` as a quoted JSON string: bytes that are not UTF-8 (a symbol's
+// name, a console line) become U+FFFD rather than an exception that would cut the file short.
+template <typename Json>
+std::string json_text(const Json& j) {
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+std::string json_string(const std::string& text) { return json_text(nlohmann::json(text)); }
+
 struct Summary {
   uint64_t min = 0, max = 0, total = 0;
   unsigned min_tile = 0, max_tile = 0, count = 0;
@@ -51,7 +59,7 @@ std::string config_json(const MachineConfig& machine) {
   config["preset"] = machine.preset;
   visit_parameters(machine,
                    [&config](const Parameter& p, const auto& member) { config[p.name] = member; });
-  return config.dump();
+  return json_text(config);
 }
 
 std::string contexts_json(const std::vector<TileCounts>& tiles) {
@@ -68,7 +76,7 @@ std::string contexts_json(const std::vector<TileCounts>& tiles) {
     c["active_cycles"] = sum.active_cycles;
     all.push_back(c);
   }
-  return all.dump();
+  return json_text(all);
 }
 
 std::vector<WorkerFunction> worker_functions(const Machine& machine,
@@ -118,7 +126,7 @@ std::string worker_functions_json(const Machine& machine, const Core::PcLocator&
     j["instructions"] = f.totals.instructions;
     all.push_back(std::move(j));
   }
-  return all.dump();
+  return json_text(all);
 }
 
 // Column by column (a POD64 has 94,208 tiles): tiles[i] has code[i], data[i], stacks[i] and
@@ -138,7 +146,7 @@ std::string tile_memory_json(const std::vector<TileMemory>& tiles, uint32_t sram
   }
   const char* const kNames[] = {"tiles", "code", "data", "stacks", "free"};
   for (int i = 0; i < 5; ++i) j[kNames[i]] = std::move(columns[i]);
-  return j.dump();
+  return json_text(j);
 }
 
 }  // namespace
@@ -170,9 +178,10 @@ void write_stats_json(std::ostream& out, const Machine& machine, const StatsSour
     summary["exit_status"] = source.outcome->exit_status;
     summary["message"] = source.outcome->message;
   }
-  fmt::print(
-      out, "{{\n  \"config\": {},\n  \"image\": {},\n  \"summary\": {},\n  \"contexts\": {},\n",
-      config_json(machine.config()), image.dump(), summary.dump(), contexts_json(r.per_tile));
+  fmt::print(out,
+             "{{\n  \"config\": {},\n  \"image\": {},\n  \"summary\": {},\n  \"contexts\": {},\n",
+             config_json(machine.config()), json_text(image), json_text(summary),
+             contexts_json(r.per_tile));
   if (profiled(machine))
     fmt::print(out, "  \"worker_functions\": {},\n",
                worker_functions_json(machine, source.function_name));
@@ -288,9 +297,11 @@ void write_trace_json(std::ostream& out, const Machine& machine, const TraceOpti
   auto lane_of = [&](unsigned machine_tile) {
     return machine_tile % per_chip / tiles_per_track * stride;
   };
+  // A function's name comes from the image's symbols: untrusted, so written as a JSON string
+  // (quotes and control bytes escaped, bytes that are not UTF-8 replaced), never pasted raw.
   auto function_name = [&](uint32_t address) {
     std::string name = options.function_name ? options.function_name(address) : std::string();
-    return name.empty() ? fmt::format("0x{:08x}", address) : name;
+    return json_string(name.empty() ? fmt::format("0x{:08x}", address) : name);
   };
   uint64_t runs_dropped = 0;
   fmt::print(out, "{{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n");
@@ -338,7 +349,7 @@ void write_trace_json(std::ostream& out, const Machine& machine, const TraceOpti
     // slices do not either.
     auto run_event = [&](const WorkerRun& r, bool finished) {
       event(fmt::format(
-          R"({{"name": "{}", "cat": "worker", "ph": "X", "pid": {}, "tid": {}, {}, )"
+          R"({{"name": {}, "cat": "worker", "ph": "X", "pid": {}, "tid": {}, {}, )"
           R"("args": {{"tile": {}, "worker": {}, "function": "0x{:08x}", "argument": "0x{:08x}", )"
           R"("cycles": {}, "instructions": {}, "first_cycle": {}, "finished": {}}}}})",
           function_name(r.function), chip, lane + r.worker, span(r.start, r.end), id, r.worker,
