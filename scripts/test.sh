@@ -14,7 +14,8 @@ build_dir="$root/build"
 # why); the Release half runs everything.
 exclude=()
 [[ ${1:-} == --sanitize ]] && exclude=(-LE release_only)
-ctest --test-dir "$build_dir" --output-on-failure -j"$(nproc)" "${exclude[@]}"
+# --timeout: a test that hangs fails in 10 minutes instead of holding CI to its limit.
+ctest --test-dir "$build_dir" --output-on-failure --timeout 600 -j"$(nproc)" "${exclude[@]}"
 seconds=${IPU_FUZZ_SECONDS:-30}
 if [[ ${1:-} != --sanitize && $seconds != 0 ]]; then
   bash "$root/scripts/fuzz.sh" --seconds "$seconds"

@@ -123,7 +123,19 @@ int main(int argc, char** argv) {
 }
 
 int sc_main(int argc, char** argv) {
-  if (argc >= 2 && std::string(argv[1]) == "sweep") return ipu::sim::run_sweep(argc - 1, argv + 1);
+  if (argc >= 2 && std::string(argv[1]) == "sweep") {
+    // A sweep runs each point as a process of its own (a point may itself be an mpirun job):
+    // started by mpirun, every rank would run the whole sweep.
+    if (const unsigned ranks = ipu::hw::MpiJob::launched_ranks(); ranks > 1) {
+      fmt::print(stderr,
+                 "ipu-sim: sweep runs each point as a process of its own and is not started by "
+                 "mpirun (started as one of {} MPI ranks); to split each point over ranks, sweep "
+                 "'-- mpirun -np K ipu-sim run ...'\n",
+                 ranks);
+      return kExitUsage;
+    }
+    return ipu::sim::run_sweep(argc - 1, argv + 1);
+  }
   std::string command, file, preset = "mk2", config_file;
   ipu::hw::RunOptions run_options;
   std::string rtl_text, rtl_trace, gdb_port;
