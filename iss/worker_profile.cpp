@@ -85,6 +85,7 @@ struct TotalsEntry {  // a map entry as plain bytes
 
 void put_totals(ByteWriter& out, const std::map<WorkerProfile::Key, RunTotals>& totals) {
   std::vector<TotalsEntry> entries;
+  entries.reserve(totals.size());
   for (const auto& [key, t] : totals) entries.push_back({key.first, key.second, t});
   out.put(entries);
 }

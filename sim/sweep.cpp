@@ -80,6 +80,7 @@ std::string first_line(const fs::path& file) {
 // Starts `argv` with stdout and stderr into files; returns the child's pid.
 pid_t spawn(const std::vector<std::string>& argv, const fs::path& out, const fs::path& err) {
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   std::fflush(nullptr);
@@ -128,7 +129,7 @@ int run_sweep(int argc, char** argv) {
       command.assign(argv + i + 1, argv + argc);
       break;
     }
-    if (arg.rfind("-", 0) != 0) {
+    if (arg.rfind('-', 0) != 0) {
       command.assign(argv + i, argv + argc);
       break;
     }
@@ -255,6 +256,7 @@ int run_sweep(int argc, char** argv) {
 
   // The table.
   std::vector<std::string> header;
+  header.reserve(axes.size());
   for (const Axis& a : axes) header.push_back(a.name);
   const std::vector<std::string> figures = {
       "cycles", "time (us)", "TFLOP/s", "exchange (B)", "IPU-Links (B)", "streaming (B)", "status"};

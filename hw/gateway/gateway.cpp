@@ -166,7 +166,8 @@ void Gateway::b_transport(int port, tlm::tlm_generic_payload& p, sc_core::sc_tim
                                      : tlm::TLM_ADDRESS_ERROR_RESPONSE);
   const bool to_gateway = p.is_write();
   HostDirection& d = host_ports_.at(static_cast<size_t>(port)).direction[to_gateway ? 0 : 1];
-  const sc_core::sc_time now = sc_core::sc_time_stamp(), start = now + delay;
+  const sc_core::sc_time& now = sc_core::sc_time_stamp();
+  const sc_core::sc_time start = now + delay;
   const sc_core::sc_time port_start = std::max(start, d.free);
   d.free =
       port_start + sc_core::sc_time(static_cast<double>(bytes) / config_.host_port_bytes_per_second,

@@ -27,6 +27,7 @@ namespace {
 // parsed as a command.
 int run_without_shell(const std::vector<std::string>& argv, const std::string& log) {
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   posix_spawn_file_actions_t actions;
@@ -52,7 +53,7 @@ std::string build_firmware(const Graph& graph, const std::string& dir) {
     throw CompileError(e.what());
   }
   const std::string runtime = paths.runtime_dir();
-  const std::string elf = dir + "/firmware.elf";
+  std::string elf = dir + "/firmware.elf";
   const std::string log = dir + "/compile.log";
   std::vector<std::string> argv = {paths.gcc,
                                    "-march=rv32imf",
