@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 #include <fmt/ranges.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "base/input_file.h"
 #include "base/printable.h"
 #include "hw/machine/platform.h"
 #include "report/text_report.h"
@@ -50,13 +52,19 @@ void open_data_file(DataFile& f, size_t bytes, const std::string& what) {
     f.data.assign(bytes, 0);
     return;
   }
-  std::ifstream in(f.path, std::ios::binary);
-  if (in) f.data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (!in && !in.eof())
+  // The size is checked before anything is read, and only a regular file is read (no FIFO,
+  // device or file that grows): the bounded reader images and configurations use.
+  struct stat info {};
+  if (stat(f.path.c_str(), &info) != 0)
     throw std::invalid_argument(fmt::format("{}: cannot read {}", f.option, f.path));
-  if (f.data.size() != bytes)
+  if (S_ISREG(info.st_mode) && static_cast<uint64_t>(info.st_size) != bytes)
     throw std::invalid_argument(
-        fmt::format("{}: {} holds {} bytes, but {}", f.option, f.path, f.data.size(), what));
+        fmt::format("{}: {} holds {} bytes, but {}", f.option, f.path, info.st_size, what));
+  try {
+    f.data = hw::read_input_file(f.path, bytes, "stream or tensor file");
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(fmt::format("{}: {}", f.option, e.what()));
+  }
 }
 
 void write_data_file(const DataFile& f) {

@@ -59,6 +59,14 @@ expect 2 "--stream b_in=ones.a_in: ones.a_in holds 32768 bytes, but stream 'b_in
   -- run mm.elf --stream a_in=ones.a_in --stream b_in=ones.a_in --stream c_out=kept.c_out
 expect 2 "--stream c_out=/nonexistent/c_out: cannot write /nonexistent/c_out" \
   -- run mm.elf --stream a_in=ones.a_in --stream b_in=halves.b_in --stream c_out=/nonexistent/c_out
+# Only a regular file of the stream's size is read (issue 39): a device of endless bytes is
+# refused before anything runs, as is a FIFO.
+expect 2 "--stream a_in=/dev/zero: /dev/zero: not a regular file \(a stream or tensor file must be one\)" \
+  -- run mm.elf --stream a_in=/dev/zero --stream b_in=halves.b_in --stream c_out=kept.c_out
+mkfifo fifo.a_in
+expect 2 "--stream a_in=fifo.a_in: fifo.a_in: not a regular file" \
+  -- run mm.elf --stream a_in=fifo.a_in --stream b_in=halves.b_in --stream c_out=kept.c_out
+rm -f fifo.a_in
 expect 2 "--stream a_in=missing.bin: cannot read missing.bin" \
   -- run mm.elf --stream a_in=missing.bin --stream b_in=halves.b_in --stream c_out=kept.c_out
 expect 2 "--stream a_in: give NAME=FILE \(the image's streams: a_in \(to the device\), b_in \(to the device\), c_out \(from the device\)\)" \
