@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -23,8 +24,8 @@ namespace ipu::sdk {
 namespace {
 
 // Runs `argv` (argv[0] a path, or a name found on PATH) without a shell, its standard error to
-// `log`; returns its wait status, or -1 when it could not start. Nothing in a name or path is ever
-// parsed as a command.
+// `log`; returns its wait status, and throws CompileError naming the program and the reason when
+// it cannot start. Nothing in a name or path is ever parsed as a command.
 int run_without_shell(const std::vector<std::string>& argv, const std::string& log) {
   std::vector<char*> args;
   args.reserve(argv.size() + 1);
@@ -37,10 +38,14 @@ int run_without_shell(const std::vector<std::string>& argv, const std::string& l
   pid_t pid = 0;
   const int error = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (error != 0) return -1;
+  if (error != 0)
+    throw CompileError(
+        fmt::format("cannot run the cross compiler {}: {}", argv[0], std::strerror(error)));
   int status = 0;
   while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return -1;
+    if (errno != EINTR)
+      throw CompileError(
+          fmt::format("lost the cross compiler {}: {}", argv[0], std::strerror(errno)));
   return status;
 }
 
@@ -84,12 +89,13 @@ std::string build_firmware(const Graph& graph, const std::string& dir) {
   const int status = run_without_shell(argv, log);
   std::ifstream in(log);
   std::string diagnostics((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (status == -1) throw CompileError(fmt::format("cannot run the cross compiler {}", paths.gcc));
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    const std::string ended = WIFEXITED(status)
+                                  ? fmt::format("exited with status {}", WEXITSTATUS(status))
+                                  : fmt::format("was killed by signal {}", WTERMSIG(status));
     throw CompileError(fmt::format("codelets failed to compile:\n{}",
-                                   diagnostics.empty()
-                                       ? fmt::format("{} exited with status {}", paths.gcc, status)
-                                       : diagnostics));
+                                   diagnostics.empty() ? paths.gcc + " " + ended : diagnostics));
+  }
   return elf;
 }
 
