@@ -191,9 +191,9 @@ leave:
 // Clang gives each computed goto every label of its function as a successor, and the fuzzing
 // build's edge coverage then grows with the square of the labels: seven copies had not compiled
 // after 20 minutes (the shared copy alone: 55 s). So a clang build with AddressSanitizer
-// (scripts/fuzz.sh) runs the shared copy for every slot. GCC's builds, sanitized or not, run the
-// slot copies; -DIPU_BARREL_SLOT_COPIES=0 builds the shared one
-// (tile_interpreter_shared_barrel_test).
+// (scripts/fuzz.sh) runs the shared copy for every slot, and so does the sanitizer build
+// (iss/CMakeLists.txt: the copies were its longest compile, 113 s). The Release build runs the
+// slot copies, and the shared one in tile_interpreter_shared_barrel_test.
 #if defined(__clang__) && defined(__has_feature)
 #if __has_feature(address_sanitizer)
 #define IPU_BARREL_SLOT_COPIES 0

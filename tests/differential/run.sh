@@ -9,9 +9,9 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/ipu-differential.XXXXXX")
 flags=(-march=rv32imf -mabi=ilp32f -nostdlib -nostartfiles -static)
 failures=0
+python3 "$here/rv32_random.py" "$first" "$last" "$work"
 for seed in $(seq "$first" "$last"); do
   program=$work/p$seed
-  python3 "$here/rv32_random.py" "$seed" "$program.S"
   # The tile takes the program inside its SRAM window; qemu-user, at Linux's usual place.
   "$gcc" "${flags[@]}" -Wl,-N -Wl,-Ttext=0x4c000 -Wl,--no-warn-rwx-segments -o "$program.tile.elf" "$program.S"
   "$gcc" "${flags[@]}" -DQEMU -o "$program.qemu.elf" "$program.S"

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Random RV32IMF programs for the differential test against qemu-riscv32 (issue 15).
 
-rv32_random.py SEED OUT.S writes one program, the same for every run of the same seed:
+rv32_random.py SEED OUT.S writes one program, the same for every run of the same seed;
+rv32_random.py FIRST LAST DIR writes DIR/pSEED.S for each seed FIRST..LAST (one Python start-up
+for a shard, which was half of the test's time). Each program has
 random values in x1..x26, f0..f31, the scratch memory and the rounding mode, then a random body
 of integer, multiply/divide, load/store, single-precision (every rounding mode) and forward
 branch instructions, then an epilogue that prints every integer and float register and fcsr in
@@ -31,8 +33,7 @@ SPECIAL_F32 = [0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0x7F8
 SPECIAL_INT = [0, 1, 0xFFFFFFFF, 0x80000000, 0x7FFFFFFF, 2, 0xFFFFFFFE, 31, 32]
 
 
-def main():
-    seed, out = int(sys.argv[1]), sys.argv[2]
+def write_program(seed, out):
     rng = random.Random(seed)
     xr = lambda: f"x{rng.randint(1, 26)}"
     xs = lambda: f"x{rng.randint(0, 26)}"
@@ -154,6 +155,16 @@ scratch:""".split("\n")
     lines += ["dump:", "  .space 240", "text:", "  .space 600", ""]
     with open(out, "w") as f:
         f.write("\n".join(lines))
+
+
+def main():
+    if len(sys.argv) == 3:
+        write_program(int(sys.argv[1]), sys.argv[2])
+    elif len(sys.argv) == 4:
+        for seed in range(int(sys.argv[1]), int(sys.argv[2]) + 1):
+            write_program(seed, f"{sys.argv[3]}/p{seed}.S")
+    else:
+        sys.exit("usage: rv32_random.py SEED OUT.S | rv32_random.py FIRST LAST DIR")
 
 
 if __name__ == "__main__":
