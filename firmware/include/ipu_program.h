@@ -54,7 +54,8 @@ struct ipu_action {
 };
 
 struct ipu_vertex {
-  uint32_t codelet; /* function address: void codelet(const void *state) */
+  uint32_t codelet; /* function address: void codelet(const void *state); 0: join the workers
+                     * first (before a six-worker vertex, so its copies take contexts 1-6) */
   uint32_t state;   /* address of the vertex's fields, one 32-bit word each */
 };
 

@@ -191,6 +191,36 @@ TEST(Sdk, SixWorkerVertexSplitsItsWorkOverTheWorkers) {
     EXPECT_EQ(device.machine().chip(0).tile(0).core().context(w).runs, 1u) << "worker " << w;
 }
 
+// A one-worker vertex, then two six-worker vertices, in one compute set on one tile: each
+// six-worker vertex's copies must take six different contexts to cover its six shares, though
+// ipu.run starts a copy on the lowest idle context (the runtime joins before each).
+TEST(Sdk, SixWorkerVerticesAfterOthersStillCoverEveryShare) {
+  Graph g(Target::preset("mk2", 1));
+  add_codelet_library(g);
+  constexpr size_t n = 600;
+  std::vector<float> av(n), bv(n);
+  for (size_t i = 0; i < n; ++i) av[i] = static_cast<float>(i), bv[i] = 0.25f;
+  const Tensor a = g.add_constant(DType::kF32, {n}, av.data(), "a"),
+               b = g.add_constant(DType::kF32, {n}, bv.data(), "b");
+  const Tensor out1 = g.add_variable(DType::kF32, {n}, "out1"),
+               out2 = g.add_variable(DType::kF32, {n}, "out2"),
+               out3 = g.add_variable(DType::kF32, {n}, "out3");
+  for (Tensor t : {a, b, out1, out2, out3}) g.set_tile_mapping(t, 0);
+  const ComputeSet cs = g.add_compute_set("add");
+  g.add_vertex(cs, "add_f32", 0,
+               {{"a", g.region(a)}, {"b", g.region(b)}, {"out", g.region(out1)}, {"n", 600u}});
+  for (Tensor out : {out2, out3})
+    g.add_vertex(cs, "add_f32_workers", 0,
+                 {{"a", g.region(a)}, {"b", g.region(b)}, {"out", g.region(out)}, {"n", 600u}}, 6);
+  Device device(compile(g, Execute(cs)));
+  device.run();
+  for (const char* name : {"out1", "out2", "out3"}) {
+    std::vector<float> result(n);
+    device.read_tensor(name, result.data(), n * 4);
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(result[i], av[i] + 0.25f) << name << " " << i;
+  }
+}
+
 // The profile against the barrel's issue model (docs/tile.md): a worker issues once every six
 // cycles, so a run of n integer instructions lasts 6(n - 1) + 1 cycles, and runs of one vertex
 // sum to 6 x instructions - 5 x runs. Compute set "sums" runs count_up(n = 10 (t + 1)) once on

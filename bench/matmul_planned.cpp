@@ -1,0 +1,163 @@
+// The planned matmul (sdk/ops/matmul.h) on a whole chip: for each shape and pass, the planner's
+// choice, its estimate beside the simulated cycles (target: within 10 %), the split of the
+// simulated cycles between exchange and each compute phase, TFLOP/s and the fraction of the
+// chip's AMP peak (targets from issue 33: >= 50 % for 1024 x 1024 x 4096 forward, >= 40 % for
+// each BERT-Large shape's passes). Each case runs in a child process (one SystemC design per
+// process); 64 sampled elements of each result are checked bit for bit against the host
+// reference.
+//   matmul_planned [--preset mk2|bow] [--quick]   --quick: the three smallest cases
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench/bench_help.h"
+#include "sdk/compiler/compiler.h"
+#include "sdk/ops/matmul.h"
+#include "sdk/runtime/device.h"
+
+namespace {
+
+using namespace ipu::sdk;
+
+struct Case {
+  const char* name;
+  size_t m, k, n;
+  bool ta, tb;
+};
+
+struct Figures {
+  double estimate, cycles, widen, pack, amp, reduce, exchange;
+  unsigned pm, pn, pk, mismatches, samples;
+  double clock_hz;
+};
+
+std::vector<uint16_t> random_f16(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<uint16_t> out(n);
+  for (uint16_t& h : out)
+    h = static_cast<uint16_t>((rng() & 1) << 15 | (15 - 4 + rng() % 6) << 10 | (rng() & 0x3ff));
+  return out;
+}
+
+Figures run_case(const std::string& preset, const Case& c) {
+  Graph g(Target::preset(preset));
+  ops::MatmulOptions o;
+  o.transpose_a = c.ta;
+  o.transpose_b = c.tb;
+  const ops::MatmulShape shape{c.m, c.k, c.n};
+  const ops::MatmulPlan plan = ops::plan_matmul(g.target(), shape, o);
+  const Tensor a = ops::create_matmul_input(g, shape, true, "a", o);
+  const Tensor b = ops::create_matmul_input(g, shape, false, "b", o);
+  Program program = Sequence({});
+  const Tensor result = ops::matmul(g, program, a, b, o, &plan);
+  const Executable exe = compile(g, program);
+  DeviceOptions options;
+  options.profile = true;
+  Device device(exe, options);
+  const std::vector<uint16_t> av = random_f16(c.m * c.k, 1), bv = random_f16(c.k * c.n, 2);
+  device.write_tensor("a", av.data(), av.size() * 2);
+  device.write_tensor("b", bv.data(), bv.size() * 2);
+  const DeviceReport& report = device.run();
+  Figures f{};
+  f.estimate = plan.estimate.total();
+  f.cycles = static_cast<double>(report.run.cycles - report.host_transfer_cycles);
+  f.clock_hz = report.run.clock_hz;
+  double compute = 0;
+  for (const ComputeSetProfile& cs : device.profile().compute_sets) {
+    const double cycles = static_cast<double>(cs.cycles);
+    compute += cycles;
+    const std::string& n = cs.name;
+    if (n.size() > 6 && n.compare(n.size() - 6, 6, ".widen") == 0) f.widen = cycles;
+    if (n.size() > 5 && n.compare(n.size() - 5, 5, ".pack") == 0) f.pack = cycles;
+    if (n.size() > 4 && n.compare(n.size() - 4, 4, ".amp") == 0) f.amp = cycles;
+    if (n.size() > 7 && n.compare(n.size() - 7, 7, ".reduce") == 0) f.reduce = cycles;
+  }
+  f.exchange = f.cycles - compute;  // the exchange phases and the syncs between the steps
+  f.pm = plan.pm;
+  f.pn = plan.pn;
+  f.pk = plan.pk;
+  std::vector<float> out(c.m * c.n);
+  device.read_tensor(g.tensor(result).name, out.data(), out.size() * 4);
+  std::mt19937 rng(3);
+  for (unsigned s = 0; s < 64; ++s) {
+    const size_t row = rng() % c.m, column = rng() % c.n;
+    const float want = ops::matmul_reference_at(plan, av, bv, row, column);
+    f.mismatches += std::memcmp(&want, &out[row * c.n + column], 4) != 0;
+    ++f.samples;
+  }
+  return f;
+}
+
+const std::vector<Case> kCases = {
+    {"square 256", 256, 256, 256, false, false},
+    {"square 512", 512, 512, 512, false, false},
+    {"head 512x64x512 fwd", 512, 64, 512, false, false},
+    {"head 512x512x64 fwd", 512, 512, 64, false, false},
+    {"square 1024", 1024, 1024, 1024, false, false},
+    {"1024x1024x1024 dA", 1024, 1024, 1024, false, true},
+    {"1024x1024x1024 dW", 1024, 1024, 1024, true, false},
+    {"1024x1024x4096 fwd", 1024, 1024, 4096, false, false},
+    {"1024x1024x4096 dA", 1024, 4096, 1024, false, true},
+    {"1024x1024x4096 dW", 1024, 1024, 4096, true, false},
+    {"1024x4096x1024 fwd", 1024, 4096, 1024, false, false},
+    {"square 2048", 2048, 2048, 2048, false, false},
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (ipu::bench::print_help(argc, argv, "[--preset mk2|bow] [--quick]",
+                             "The planned matmul on a whole chip: the planner's estimate beside "
+                             "the simulated cycles, and the fraction of the AMP's peak."))
+    return 0;
+  std::string preset = "mk2";
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--case=", 7) == 0 && i + 1 < argc) {  // a child: one case
+      const unsigned index = static_cast<unsigned>(std::stoul(argv[i] + 7));
+      const size_t colon = std::string(argv[i]).find(':');
+      preset = std::string(argv[i]).substr(colon + 1);
+      const Figures f = run_case(preset, kCases.at(index));
+      const int fd = std::stoi(argv[i + 1]);
+      return write(fd, &f, sizeof f) == static_cast<ssize_t>(sizeof f) ? 0 : 1;
+    }
+    if (std::strcmp(argv[i], "--preset") == 0 && i + 1 < argc)
+      preset = argv[++i];
+    else if (std::strcmp(argv[i], "--quick") == 0)
+      quick = true;
+  }
+  const double peak_flop_per_cycle = 128.0 * 1472;  // 64 f16 MACs a tile cycle (docs/xipu-model.md)
+  fmt::print("planned matmul on one {} chip, f16 in, f32 partials and out\n", preset);
+  fmt::print("{:<22} {:>14} {:>9} {:>9} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {}\n",
+             "case", "split", "estimate", "cycles", "est/sim", "exchange", "pack", "amp", "reduce",
+             "widen", "TFLOP/s", "% peak", "check");
+  int failures = 0;
+  for (size_t i = 0; i < (quick ? 3 : kCases.size()); ++i) {
+    const Case& c = kCases[i];
+    Figures f{};
+    const std::string arg = fmt::format("--case={}:{}", i, preset);
+    if (!ipu::bench::run_self_in_child(arg.c_str(), f)) {
+      fmt::print("{:<22} failed\n", c.name);
+      ++failures;
+      continue;
+    }
+    const double flops = 2.0 * c.m * c.n * c.k;
+    fmt::print(
+        "{:<22} {:>14} {:>9.0f} {:>9.0f} {:>7.2f} {:>8.0f} {:>8.0f} {:>8.0f} {:>8.0f} {:>8.0f} "
+        "{:>7.1f} {:>6.1f}% {}\n",
+        c.name, fmt::format("{}x{}x{}", f.pm, f.pn, f.pk), f.estimate, f.cycles,
+        f.estimate / f.cycles, f.exchange, f.pack, f.amp, f.reduce, f.widen,
+        flops / (f.cycles / f.clock_hz) / 1e12, 100.0 * flops / f.cycles / peak_flop_per_cycle,
+        f.mismatches == 0 ? fmt::format("{} equal", f.samples)
+                          : fmt::format("{} of {} DIFFER", f.mismatches, f.samples));
+    failures += f.mismatches != 0;
+  }
+  fmt::print(
+      "targets: estimate within 10% of the simulation (est/sim 0.90-1.10); >= 50% of peak "
+      "for 1024x1024x4096 fwd, >= 40% for the BERT-Large passes\n");
+  return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,173 @@
+/* Codelets of the planned matmul (sdk/ops/matmul.cpp, docs/ops.md). Each is a six-worker
+ * vertex (every worker runs it with the same fields and takes its share from ipu_context_id())
+ * unless it says otherwise.
+ *
+ * The AMP (docs/xipu-model.md) takes its weights as 16 rows x 4 values per phase and streams its
+ * input 16 k-values a column; the pack codelets turn a block gathered in row-major order into
+ * those layouts, padding rows and k beyond the matrix with zeros (0 x anything finite adds
+ * nothing), and the reduce codelet turns the AMP's column-major results back into rows. */
+#include <stdint.h>
+
+#include "ipu.h"
+
+/* Worker w's share [begin, end) of n items. */
+static inline void worker_share(uint32_t n, uint32_t *begin, uint32_t *end) {
+  const uint32_t w = ipu_context_id() - 1;
+  *begin = n * w / 6;
+  *end = n * (w + 1) / 6;
+}
+
+/* f16 bits of an f32 that f16 holds exactly (a widened f16), as the hardware converts it. */
+static inline uint16_t narrow_exact(float x) {
+  return (uint16_t)ipu_f16x2_bits(ipu_f32v2tof16(ipu_f32x2_make(x, 0.0f)));
+}
+
+/* pack_weights_{f16,f32}: out[group][pass][phase][row][j] (16 x 4 per phase, f16) =
+ *   in[group * group_stride + row * row_stride + k * k_stride], k = 16 pass + 4 phase + j,
+ *   for 16 group + row < rows and k < ks; else 0.
+ * fields: in (in f16 / f32), out (out f16), groups, passes, rows, ks, group_stride, row_stride,
+ *         k_stride */
+struct pack_weights_fields {
+  const void *in;
+  uint16_t *out;
+  uint32_t groups, passes, rows, ks, group_stride, row_stride, k_stride;
+};
+#define PACK_WEIGHTS(NAME, TYPE, LOAD)                                                    \
+  void NAME(const struct pack_weights_fields *v) {                                      \
+    uint32_t begin, end;                                                                \
+    worker_share(v->groups * v->passes * 4, &begin, &end); /* blocks of 16 x 4 */        \
+    for (uint32_t block = begin; block < end; ++block) {                                \
+      const uint32_t group = block / (v->passes * 4);                                   \
+      const uint32_t k0 = (block - group * v->passes * 4) * 4;                          \
+      const uint32_t row0 = group * 16;                                                 \
+      const TYPE *in = (const TYPE *)v->in + group * v->group_stride + k0 * v->k_stride; \
+      uint16_t *out = v->out + block * 64;                                              \
+      for (uint32_t row = 0; row < 16; ++row, out += 4, in += v->row_stride) {          \
+        if (row0 + row >= v->rows) {                                                    \
+          out[0] = out[1] = out[2] = out[3] = 0;                                        \
+        } else if (k0 + 4 <= v->ks) {                                                   \
+          const TYPE *at = in;                                                          \
+          out[0] = LOAD(at[0]);                                                         \
+          at += v->k_stride;                                                            \
+          out[1] = LOAD(at[0]);                                                         \
+          at += v->k_stride;                                                            \
+          out[2] = LOAD(at[0]);                                                         \
+          at += v->k_stride;                                                            \
+          out[3] = LOAD(at[0]);                                                         \
+        } else {                                                                        \
+          for (uint32_t j = 0; j < 4; ++j)                                              \
+            out[j] = k0 + j < v->ks ? LOAD(in[j * v->k_stride]) : 0;                    \
+        }                                                                               \
+      }                                                                                 \
+    }                                                                                   \
+  }
+#define LOAD_F16(x) (x)
+#define LOAD_F32(x) narrow_exact(x)
+PACK_WEIGHTS(pack_weights_f16, uint16_t, LOAD_F16)
+PACK_WEIGHTS(pack_weights_f32, float, LOAD_F32)
+
+/* pack_stream_{f16,f32}: out[pass][column][kk] (f16) = in[column * column_stride + k * k_stride],
+ *   k = 16 pass + kk, for k < ks; else 0.
+ * fields: in (in f16 / f32), out (out f16), passes, columns, ks, column_stride, k_stride */
+struct pack_stream_fields {
+  const void *in;
+  uint16_t *out;
+  uint32_t passes, columns, ks, column_stride, k_stride;
+};
+#define PACK_STREAM(NAME, TYPE, LOAD)                                                    \
+  void NAME(const struct pack_stream_fields *v) {                                       \
+    uint32_t begin, end;                                                                \
+    worker_share(v->passes * v->columns, &begin, &end); /* (pass, column) runs of 16 */  \
+    for (uint32_t item = begin; item < end; ++item) {                                   \
+      const uint32_t pass = item / v->columns, column = item - pass * v->columns;       \
+      uint16_t *out = v->out + item * 16;                                               \
+      const uint32_t k0 = pass * 16;                                                    \
+      const TYPE *from = (const TYPE *)v->in + column * v->column_stride + k0 * v->k_stride; \
+      const uint32_t valid = v->ks - k0 < 16 ? v->ks - k0 : 16;                         \
+      const uint32_t stride = v->k_stride;                                              \
+      uint32_t kk = 0;                                                                  \
+      for (; kk + 4 <= valid; kk += 4, from += 4 * stride) {                            \
+        out[kk] = LOAD(from[0]);                                                        \
+        out[kk + 1] = LOAD(from[stride]);                                               \
+        out[kk + 2] = LOAD(from[2 * stride]);                                           \
+        out[kk + 3] = LOAD(from[3 * stride]);                                           \
+      }                                                                                 \
+      for (; kk < valid; ++kk, from += stride) out[kk] = LOAD(from[0]);                 \
+      for (; kk < 16; ++kk) out[kk] = 0;                                                \
+    }                                                                                   \
+  }
+PACK_STREAM(pack_stream_f16, uint16_t, LOAD_F16)
+PACK_STREAM(pack_stream_f32, float, LOAD_F32)
+
+/* matmul_amp_f16 (one worker): for each group g of 16 rows and each column c,
+ *   ct[g * ct_group_stride + 16 c + r] = sum over passes p of (sum over its 16 k, in order, by
+ *   fma from 0) of weights x stream, the passes' sums added in order (AMP accumulation).
+ * The weights of (g, p) are a[g * a_group_stride + p * a_pass_stride] (256 f16, packed); the
+ * stream of pass p is b[p * b_pass_stride] (16 f16 a column, columns contiguous).
+ * fields: a (in f16), b (in f16), ct (out f32), groups, passes, columns, a_group_stride,
+ *         a_pass_stride, b_pass_stride, ct_group_stride */
+struct matmul_amp_f16_fields {
+  const uint16_t *a, *b;
+  float *ct;
+  uint32_t groups, passes, columns, a_group_stride, a_pass_stride, b_pass_stride, ct_group_stride;
+};
+void matmul_amp_f16(const struct matmul_amp_f16_fields *v) {
+  for (uint32_t g = 0; g < v->groups; ++g)
+    for (uint32_t p = 0; p < v->passes; ++p) {
+      ipu_amp_configure(IPU_AMP_F16, 4, p > 0, v->b + p * v->b_pass_stride,
+                        v->ct + g * v->ct_group_stride);
+      const uint16_t *w = v->a + g * v->a_group_stride + p * v->a_pass_stride;
+      ipu_amp_load_weights(w, 0);
+      ipu_amp_load_weights(w + 64, 1);
+      ipu_amp_load_weights(w + 128, 2);
+      ipu_amp_load_weights(w + 192, 3);
+      uint32_t c = 0;
+      for (; c + 4 <= v->columns; c += 4) {
+        ipu_amp(); ipu_amp(); ipu_amp(); ipu_amp();
+        ipu_amp(); ipu_amp(); ipu_amp(); ipu_amp();
+        ipu_amp(); ipu_amp(); ipu_amp(); ipu_amp();
+        ipu_amp(); ipu_amp(); ipu_amp(); ipu_amp();
+      }
+      for (; c < v->columns; ++c) {
+        ipu_amp(); ipu_amp(); ipu_amp(); ipu_amp();
+      }
+    }
+}
+
+/* reduce_rows_f32: out[row * columns + c] = in[0][row] + in[1][row] + ... (parts, added in
+ *   order), where in[l][row] = in[l * part_stride + (row / 16) * group_stride + 16 c + row % 16]
+ *   (the AMP's column-major groups of 16 rows), for row < rows.
+ * fields: in (in f32), out (out f32), parts, part_stride, group_stride, columns, rows */
+struct reduce_rows_f32_fields {
+  const float *in;
+  float *out;
+  uint32_t parts, part_stride, group_stride, columns, rows;
+};
+void reduce_rows_f32(const struct reduce_rows_f32_fields *v) {
+  uint32_t begin, end;
+  worker_share(v->rows, &begin, &end);
+  for (uint32_t row = begin; row < end; ++row) {
+    const float *from = v->in + (row / 16) * v->group_stride + row % 16;
+    float *out = v->out + row * v->columns;
+    for (uint32_t c = 0; c < v->columns; ++c) {
+      float sum = from[16 * c];
+      for (uint32_t l = 1; l < v->parts; ++l) sum += from[l * v->part_stride + 16 * c];
+      out[c] = sum;
+    }
+  }
+}
+
+/* cast_f16_f32: out[i] = in[i] widened (exact).  fields: in (in f16), out (out f32), n */
+struct cast_f16_f32_fields {
+  const uint16_t *in;
+  float *out;
+  uint32_t n;
+};
+void cast_f16_f32(const struct cast_f16_f32_fields *v) {
+  uint32_t begin, end;
+  worker_share(v->n, &begin, &end);
+  for (uint32_t i = begin; i < end; ++i) {
+    const ipu_f32x2 wide = ipu_f16v2tof32(ipu_f16x2_from_bits(v->in[i], 0));
+    v->out[i] = wide.r[0];
+  }
+}

@@ -1,0 +1,814 @@
+#include "sdk/ops/matmul.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <tuple>
+
+#include "sdk/graph/sdk_paths.h"
+
+namespace ipu::sdk::ops {
+namespace {
+
+// Part i of n items split into `parts` nearly equal contiguous parts.
+struct Range {
+  size_t begin = 0, end = 0;
+  size_t size() const { return end - begin; }
+};
+Range part(size_t n, unsigned parts, unsigned i) { return {n * i / parts, n * (i + 1) / parts}; }
+size_t round_even(size_t x) { return (x + 1) & ~size_t{1}; }
+
+// The cost model's figures (docs/ops.md says where each comes from).
+// Exchange: a tile receives one word a cycle; each receive after the first waits for the
+// previous one's last word plus the scheduler's slack and set-up (CompileOptions: 64 + 120), and
+// a tile's sends are at least an action gap (240) apart.
+constexpr double kReceiveGap = 64 + 120, kSendGap = 240;
+// A phase: its sync (about 150 cycles on a chip) and the scheduler's first action (240).
+constexpr double kPhaseCycles = 400;
+// Compute, in tile cycles (six workers issue one instruction a cycle between them), measured
+// on the codelets' compiled loops by bench/matmul_planned: per packed element; per AMP
+// configuration of a (group, pass); per column of a pass; per reduced element and part.
+constexpr double kPackWeightsCycles = 3.0, kPackStreamCycles = 2.4, kWidenCycles = 2.0;
+constexpr double kAmpPassCycles = 6 * (16 * 4 + 12), kAmpColumnCycles = 6 * 4.5;
+constexpr double kReduceCycles = 4.0, kReducePartCycles = 3.0;
+constexpr double kVertexCycles = 6 * 30;  // a vertex's start and end on its worker
+
+// The geometry of one plan: which rows, columns and passes each block covers.
+struct Geometry {
+  const MatmulPlan& p;
+  Range groups(unsigned i) const { return part(p.row_groups, p.pm, i); }
+  Range rows(unsigned i) const {
+    const Range g = groups(i);
+    return {16 * g.begin, std::min<size_t>(16 * g.end, p.shape.m)};
+  }
+  Range columns(unsigned j) const { return part(p.shape.n, p.pn, j); }
+  Range passes(unsigned l) const { return part(p.passes, p.pk, l); }
+  Range ks(unsigned l) const {
+    const Range q = passes(l);
+    return {16 * q.begin, std::min<size_t>(16 * q.end, p.shape.k)};
+  }
+  // The groups of block i that reducer c of its pk tiles sums.
+  Range reduce_groups(unsigned i, unsigned c) const { return part(groups(i).size(), p.pk, c); }
+  unsigned consumer(unsigned i, unsigned j, unsigned l) const {
+    return p.options.first_tile + (i * p.pn + j) * p.pk + l;
+  }
+};
+
+// The packing work: an item packs one piece of A or B on one tile (a "packer") after gathering
+// it in rows of the operand as stored.
+struct PackItem {
+  bool lhs;
+  unsigned x, y;  // A: (group, slice) or, transposed, (pass, block); B: (pass, block) or,
+                  // transposed, (block, slice)
+};
+
+std::vector<PackItem> pack_items(const MatmulPlan& p) {
+  std::vector<PackItem> items;
+  if (!p.options.transpose_a) {
+    for (unsigned g = 0; g < p.row_groups; ++g)
+      for (unsigned l = 0; l < p.pk; ++l)
+        if (Geometry{p}.passes(l).size() > 0) items.push_back({true, g, l});
+  } else {
+    for (unsigned q = 0; q < p.passes; ++q)
+      for (unsigned i = 0; i < p.pm; ++i)
+        if (Geometry{p}.groups(i).size() > 0) items.push_back({true, q, i});
+  }
+  if (!p.options.transpose_b) {
+    for (unsigned q = 0; q < p.passes; ++q)
+      for (unsigned j = 0; j < p.pn; ++j)
+        if (Geometry{p}.columns(j).size() > 0) items.push_back({false, q, j});
+  } else {
+    for (unsigned j = 0; j < p.pn; ++j)
+      for (unsigned l = 0; l < p.pk; ++l)
+        if (Geometry{p}.columns(j).size() > 0 && Geometry{p}.passes(l).size() > 0)
+          items.push_back({false, j, l});
+  }
+  return items;
+}
+
+// One packing item's shape: the operand rows it gathers (runs of the stored matrix), its
+// staging block (rows x row_stride elements) and its packed output (elements).
+struct ItemShape {
+  size_t first_row, rows;        // rows of the stored operand
+  size_t first_column, columns;  // the part of each row gathered
+  size_t row_stride;             // in the staging block (even: f16 pieces stay whole words)
+  size_t packed;                 // f16 elements out
+};
+
+ItemShape item_shape(const MatmulPlan& p, const PackItem& it) {
+  const Geometry geo{p};
+  const MatmulShape& s = p.shape;
+  ItemShape out{};
+  if (it.lhs && !p.options.transpose_a) {  // A [M,K]: rows of group x, the k of slice y
+    const Range k = geo.ks(it.y);
+    out.first_row = 16 * size_t{it.x};
+    out.rows = std::min<size_t>(16, s.m - out.first_row);
+    out.first_column = k.begin;
+    out.columns = k.size();
+    out.packed = geo.passes(it.y).size() * 256;
+  } else if (it.lhs) {  // A^T [K,M]: the 16 k-rows of pass x, the m of block y
+    const Range r = geo.rows(it.y);
+    out.first_row = 16 * size_t{it.x};
+    out.rows = std::min<size_t>(16, s.k - out.first_row);
+    out.first_column = r.begin;
+    out.columns = r.size();
+    out.packed = geo.groups(it.y).size() * 256;
+  } else if (!p.options.transpose_b) {  // B [K,N]: the 16 k-rows of pass x, columns of block y
+    const Range c = geo.columns(it.y);
+    out.first_row = 16 * size_t{it.x};
+    out.rows = std::min<size_t>(16, s.k - out.first_row);
+    out.first_column = c.begin;
+    out.columns = c.size();
+    out.packed = c.size() * 16;
+  } else {  // B^T [N,K]: the rows of block x's columns, the k of slice y
+    const Range c = geo.columns(it.x);
+    const Range k = geo.ks(it.y);
+    out.first_row = c.begin;
+    out.rows = c.size();
+    out.first_column = k.begin;
+    out.columns = k.size();
+    out.packed = geo.passes(it.y).size() * c.size() * 16;
+  }
+  out.row_stride = round_even(out.columns);
+  return out;
+}
+
+unsigned packer_tile(const MatmulPlan& p, size_t item) {
+  return p.options.first_tile + static_cast<unsigned>(item % p.tiles());
+}
+
+// The plan's estimate and its largest tile's bytes, from the geometry above.
+void estimate(MatmulPlan& p, size_t operand_bytes) {
+  const Geometry geo{p};
+  MatmulCycles c;
+  const unsigned tiles = p.tiles();
+  // Packing: each packer's gathered runs and packed elements, per tile.
+  std::vector<double> gather(tiles), pack(tiles), send(tiles);
+  std::vector<uint64_t> bytes(tiles);
+  const auto items = pack_items(p);
+  for (size_t n = 0; n < items.size(); ++n) {
+    const ItemShape s = item_shape(p, items[n]);
+    const unsigned t = packer_tile(p, n) - p.options.first_tile;
+    gather[t] += s.rows * (kReceiveGap + std::ceil(s.columns * operand_bytes / 4.0));
+    pack[t] += s.packed * (items[n].lhs ? kPackWeightsCycles : kPackStreamCycles) + kVertexCycles;
+    bytes[t] += s.rows * s.row_stride * operand_bytes + s.packed * 2;
+  }
+  // Consumers: the packed pieces they receive, their products, their partial sums.
+  double broadcast = 0, amp = 0, partials = 0, reduce = 0, scatter = 0;
+  for (unsigned i = 0; i < p.pm; ++i)
+    for (unsigned j = 0; j < p.pn; ++j)
+      for (unsigned l = 0; l < p.pk; ++l) {
+        const unsigned t = geo.consumer(i, j, l) - p.options.first_tile;
+        const size_t gm = geo.groups(i).size(), pp = geo.passes(l).size(),
+                     nb = geo.columns(j).size();
+        const size_t a_runs = p.options.transpose_a ? pp : gm;
+        const size_t b_runs = p.options.transpose_b ? 1 : pp;
+        const double words = (gm * pp * 256.0 + pp * nb * 16.0) / 2;
+        broadcast = std::max(broadcast, words + (a_runs + b_runs) * kReceiveGap);
+        // The AMP: six workers, each a share of the groups (6 or more) or of the columns.
+        const size_t worker_groups = gm >= 6 ? (gm + 5) / 6 : gm;
+        const size_t worker_columns = gm >= 6 ? nb : (nb + 5) / 6;
+        amp = std::max(amp,
+                       worker_groups * pp * (kAmpPassCycles + worker_columns * kAmpColumnCycles) +
+                           kVertexCycles);
+        bytes[t] += (gm * pp * 256 + pp * nb * 16) * 2 + gm * nb * 16 * 4;
+        // Reducer l of this block: its share of the groups, pk parts (the pk tiles' sums).
+        const Range rg = geo.reduce_groups(i, l);
+        const size_t rows = std::min(16 * (geo.groups(i).begin + rg.end), p.shape.m) -
+                            16 * (geo.groups(i).begin + rg.begin);
+        if (rg.size() == 0) continue;
+        if (p.pk > 1) {
+          partials = std::max(partials, p.pk * (kReceiveGap + rg.size() * nb * 16.0));
+          bytes[t] += p.pk * rg.size() * nb * 16 * 4;
+        }
+        reduce =
+            std::max(reduce, rows * nb * (kReduceCycles + (p.pk - 1) * kReducePartCycles) / 1.0 +
+                                 kVertexCycles);
+        bytes[t] += rows * nb * 4;
+        if (p.pn > 1)
+          scatter = std::max(scatter, rows * std::max(kSendGap, static_cast<double>(nb)));
+      }
+  for (unsigned t = 0; t < tiles; ++t) {
+    c.gather = std::max(c.gather, gather[t]);
+    c.pack = std::max(c.pack, pack[t]);
+  }
+  c.partials = partials;
+  c.amp = amp;
+  c.reduce = reduce;
+  c.scatter = scatter;
+  // The broadcast of packed pieces is counted with the gather's exchange cost model.
+  c.gather += broadcast;
+  const unsigned phases = 5 + (p.pk > 1 ? 1 : 0) + (p.pn > 1 ? 1 : 0);
+  c.syncs = phases * kPhaseCycles;
+  p.estimate = c;
+  p.tile_bytes = *std::max_element(bytes.begin(), bytes.end());
+}
+
+void check_options(const Target& target, MatmulShape shape, const MatmulOptions& o) {
+  if (shape.m == 0 || shape.k == 0 || shape.n == 0)
+    throw GraphError(fmt::format("{}: an empty product ({} x {} times {} x {})", o.name, shape.m,
+                                 shape.k, shape.k, shape.n));
+  if (!(o.available_memory_proportion > 0 && o.available_memory_proportion <= 1))
+    throw GraphError(fmt::format("{}: available_memory_proportion must be in (0, 1], not {}",
+                                 o.name, o.available_memory_proportion));
+  const unsigned tiles = target.replica_tiles();
+  if (o.first_tile >= tiles || (o.tiles != 0 && o.first_tile + o.tiles > tiles))
+    throw GraphError(fmt::format("{}: tiles {} to {} are not all in the graph's {} tiles", o.name,
+                                 o.first_tile, o.first_tile + std::max(o.tiles, 1u) - 1, tiles));
+}
+
+}  // namespace
+
+std::string MatmulPlan::describe() const {
+  const MatmulCycles& e = estimate;
+  return fmt::format(
+      "pm {} x pn {} x pk {} on {} tiles: {:.0f} cycles (widen {:.0f}, gather {:.0f}, pack {:.0f}, "
+      "amp {:.0f}, partials {:.0f}, reduce {:.0f}, scatter {:.0f}, syncs {:.0f}), {} KiB a tile",
+      pm, pn, pk, tiles(), e.total(), e.widen, e.gather, e.pack, e.amp, e.partials, e.reduce,
+      e.scatter, e.syncs, (tile_bytes + 1023) / 1024);
+}
+
+namespace {
+
+MatmulPlan make_plan(const Target& target, MatmulShape shape, const MatmulOptions& o, unsigned pm,
+                     unsigned pn, unsigned pk) {
+  MatmulPlan p;
+  p.shape = shape;
+  p.options = o;
+  p.pm = pm;
+  p.pn = pn;
+  p.pk = pk;
+  p.row_groups = static_cast<unsigned>((shape.m + 15) / 16);
+  p.passes = static_cast<unsigned>((shape.k + 15) / 16);
+  p.budget_bytes = static_cast<uint64_t>(
+      std::floor(o.available_memory_proportion * target.chip().tile.sram_bytes));
+  estimate(p, 2);
+  return p;
+}
+
+MatmulOptions with_tiles(const Target& target, const MatmulOptions& options) {
+  MatmulOptions o = options;
+  if (o.tiles == 0) o.tiles = target.replica_tiles() - o.first_tile;
+  return o;
+}
+
+}  // namespace
+
+MatmulPlan plan_matmul_split(const Target& target, MatmulShape shape, unsigned pm, unsigned pn,
+                             unsigned pk, const MatmulOptions& options) {
+  check_options(target, shape, options);
+  const MatmulOptions o = with_tiles(target, options);
+  const size_t row_groups = (shape.m + 15) / 16, passes = (shape.k + 15) / 16;
+  if (pm == 0 || pn == 0 || pk == 0 || pm > row_groups || pn > shape.n || pk > passes ||
+      size_t{pm} * pn * pk > o.tiles)
+    throw GraphError(fmt::format(
+        "{}: split pm {} x pn {} x pk {} does not fit {} x {} x {} ({} row groups of 16, {} "
+        "columns, {} passes of 16) on {} tiles",
+        o.name, pm, pn, pk, shape.m, shape.k, shape.n, row_groups, shape.n, passes, o.tiles));
+  return make_plan(target, shape, o, pm, pn, pk);
+}
+
+MatmulPlan plan_matmul(const Target& target, MatmulShape shape, const MatmulOptions& options,
+                       std::ostream* explain) {
+  check_options(target, shape, options);
+  const MatmulOptions o = with_tiles(target, options);
+  const unsigned row_groups = static_cast<unsigned>((shape.m + 15) / 16);
+  const unsigned passes = static_cast<unsigned>((shape.k + 15) / 16);
+  const uint64_t budget = static_cast<uint64_t>(
+      std::floor(o.available_memory_proportion * target.chip().tile.sram_bytes));
+  std::vector<MatmulPlan> fitting;
+  std::optional<MatmulPlan> smallest_overflow;
+  size_t considered = 0, overflowing = 0;
+  for (unsigned pm = 1; pm <= row_groups && pm <= o.tiles; ++pm)
+    for (unsigned pk = 1; pk <= passes && pm * pk <= o.tiles; ++pk) {
+      const unsigned most_pn =
+          static_cast<unsigned>(std::min<size_t>(shape.n, o.tiles / (pm * pk)));
+      // The most column blocks the tiles allow, and fewer by halves (fewer exchange runs).
+      for (unsigned pn = most_pn; pn >= 1; pn /= 2) {
+        const MatmulPlan p = make_plan(target, shape, o, pm, pn, pk);
+        ++considered;
+        if (p.tile_bytes > budget) {
+          ++overflowing;
+          if (!smallest_overflow || p.tile_bytes < smallest_overflow->tile_bytes)
+            smallest_overflow = p;
+          continue;
+        }
+        fitting.push_back(p);
+      }
+    }
+  if (fitting.empty())
+    throw GraphError(fmt::format(
+        "{}: no split of {} x {} x {} fits {} bytes a tile (available_memory_proportion {} of "
+        "{}): the smallest, {}, needs {} bytes on its fullest tile",
+        o.name, shape.m, shape.k, shape.n, budget, o.available_memory_proportion,
+        target.chip().tile.sram_bytes, smallest_overflow->describe(),
+        smallest_overflow->tile_bytes));
+  std::sort(fitting.begin(), fitting.end(), [](const MatmulPlan& a, const MatmulPlan& b) {
+    return std::make_tuple(a.estimate.total(), a.pm, a.pn, a.pk) <
+           std::make_tuple(b.estimate.total(), b.pm, b.pn, b.pk);
+  });
+  if (explain) {
+    *explain << fmt::format(
+        "{}: {} x {} x {}{}{} on up to {} tiles: {} plans considered, {} over the {}-byte budget; "
+        "the best:\n",
+        o.name, shape.m, shape.k, shape.n, o.transpose_a ? ", A transposed" : "",
+        o.transpose_b ? ", B transposed" : "", o.tiles, considered, overflowing, budget);
+    for (size_t i = 0; i < std::min<size_t>(fitting.size(), 8); ++i)
+      *explain << (i == 0 ? "  chosen: " : "          ") << fitting[i].describe() << '\n';
+  }
+  return fitting.front();
+}
+
+void add_matmul_codelets(Graph& g) {
+  if (g.codelets().count("matmul_amp_f16")) return;
+  const std::string file = sdk_paths().codelet_dir() + "/matmul_planned.c";
+  auto in = [](const char* n, DType t) { return Field{n, FieldKind::kInput, t}; };
+  auto out = [](const char* n, DType t) { return Field{n, FieldKind::kOutput, t}; };
+  auto scalar = [](const char* n) { return Field{n, FieldKind::kScalar, DType::kU32}; };
+  const DType f16 = DType::kF16, f32 = DType::kF32;
+  for (const DType t : {f16, f32}) {
+    const std::string suffix = t == f16 ? "_f16" : "_f32";
+    g.add_codelet("pack_weights" + suffix, file,
+                  {in("in", t), out("out", f16), scalar("groups"), scalar("passes"), scalar("rows"),
+                   scalar("ks"), scalar("group_stride"), scalar("row_stride"), scalar("k_stride")});
+    g.add_codelet("pack_stream" + suffix, file,
+                  {in("in", t), out("out", f16), scalar("passes"), scalar("columns"), scalar("ks"),
+                   scalar("column_stride"), scalar("k_stride")});
+  }
+  g.add_codelet("matmul_amp_f16", file,
+                {in("a", f16), in("b", f16), out("ct", f32), scalar("groups"), scalar("passes"),
+                 scalar("columns"), scalar("a_group_stride"), scalar("a_pass_stride"),
+                 scalar("b_pass_stride"), scalar("ct_group_stride")});
+  g.add_codelet("reduce_rows_f32", file,
+                {in("in", f32), out("out", f32), scalar("parts"), scalar("part_stride"),
+                 scalar("group_stride"), scalar("columns"), scalar("rows")});
+  g.add_codelet("cast_f16_f32", file, {in("in", f16), out("out", f32), scalar("n")});
+}
+
+namespace {
+
+// A tensor made of one chunk per listed tile, each `sizes[i]` elements: the chunks' offsets.
+struct Chunks {
+  Tensor tensor;
+  std::vector<size_t> offsets;
+};
+Chunks add_chunked(Graph& g, DType type, const std::vector<std::pair<unsigned, size_t>>& chunks,
+                   const std::string& name) {
+  Chunks out;
+  size_t total = 0;
+  std::vector<Interval> mapping;
+  for (const auto& [tile, size] : chunks) {
+    out.offsets.push_back(total);
+    if (size > 0) mapping.push_back({total, total + size, tile});
+    total += size;
+  }
+  out.tensor = g.add_variable(type, {total}, name);
+  // Intervals must be sorted and disjoint: they are, by construction, in offset order.
+  g.set_tile_mapping(out.tensor, mapping);
+  return out;
+}
+
+// Whether every piece of the runs (begin, length) of an f16 tensor moves as whole words into
+// an even destination offset: each piece starts at an even element of its interval, an even
+// distance from its run's start, and is of even length unless it ends its run.
+bool words_align(const TensorInfo& t, const std::vector<std::pair<size_t, size_t>>& runs) {
+  for (const auto& [begin, length] : runs) {
+    const size_t end = begin + length;
+    auto it = std::upper_bound(t.mapping.begin(), t.mapping.end(), begin,
+                               [](size_t x, const Interval& m) { return x < m.end; });
+    for (; it != t.mapping.end() && it->begin < end; ++it) {
+      const size_t lo = std::max(begin, it->begin), hi = std::min(end, it->end);
+      if ((lo - it->begin) % 2 != 0 || (lo - begin) % 2 != 0) return false;
+      if ((hi - lo) % 2 != 0 && hi != end) return false;
+    }
+  }
+  return true;
+}
+
+const TensorInfo& check_operand(const Graph& g, Tensor t, const char* which,
+                                const MatmulOptions& o) {
+  if (t.id >= g.tensors().size())
+    throw GraphError(fmt::format("{}: operand {} is not a tensor of this graph", o.name, which));
+  const TensorInfo& info = g.tensor(t);
+  if (info.type != DType::kF16)
+    throw GraphError(fmt::format("{}: operand {} '{}' is {}; the AMP product takes f16", o.name,
+                                 which, info.name, dtype_name(info.type)));
+  if (info.shape.size() != 2)
+    throw GraphError(fmt::format("{}: operand {} '{}' has {} dimensions; a matrix has 2", o.name,
+                                 which, info.name, info.shape.size()));
+  size_t mapped = 0;
+  for (const Interval& m : info.mapping) mapped += m.end - m.begin;
+  if (mapped != info.elements)
+    throw GraphError(
+        fmt::format("{}: operand {} '{}' is not mapped to tiles", o.name, which, info.name));
+  return info;
+}
+
+}  // namespace
+
+Tensor create_matmul_input(Graph& g, MatmulShape shape, bool lhs, const std::string& name,
+                           const MatmulOptions& options) {
+  check_options(g.target(), shape, options);
+  MatmulOptions o = options;
+  if (o.tiles == 0) o.tiles = g.tiles() - o.first_tile;
+  const bool transposed = lhs ? o.transpose_a : o.transpose_b;
+  const size_t rows = lhs ? (transposed ? shape.k : shape.m) : (transposed ? shape.n : shape.k);
+  const size_t columns = lhs ? (transposed ? shape.m : shape.k) : (transposed ? shape.k : shape.n);
+  const Tensor t = g.add_variable(DType::kF16, {rows, columns}, name);
+  // Whole rows, in pairs when a row is odd: every piece the gather moves is whole words.
+  g.map_evenly(t, o.first_tile, static_cast<unsigned>(std::min<size_t>(o.tiles, rows)),
+               columns % 2 ? 2 * columns : columns);
+  return t;
+}
+
+Tensor matmul(Graph& g, Program& program, Tensor a, Tensor b, const MatmulOptions& options,
+              const MatmulPlan* given_plan) {
+  if (program.kind != Program::Kind::kSequence)
+    throw GraphError(fmt::format("{}: the program to append to must be a Sequence", options.name));
+  // Copies: adding tensors below moves the graph's own.
+  const TensorInfo ai = check_operand(g, a, "A", options);
+  const TensorInfo bi = check_operand(g, b, "B", options);
+  const size_t m = options.transpose_a ? ai.shape[1] : ai.shape[0];
+  const size_t k = options.transpose_a ? ai.shape[0] : ai.shape[1];
+  const size_t kb = options.transpose_b ? bi.shape[1] : bi.shape[0];
+  const size_t n = options.transpose_b ? bi.shape[0] : bi.shape[1];
+  if (k != kb)
+    throw GraphError(fmt::format(
+        "{}: A '{}' {}[{} x {}] and B '{}' {}[{} x {}] do not agree in K ({} and {})", options.name,
+        ai.name, options.transpose_a ? "transposed " : "", ai.shape[0], ai.shape[1], bi.name,
+        options.transpose_b ? "transposed " : "", bi.shape[0], bi.shape[1], k, kb));
+  const MatmulShape shape{m, k, n};
+  const MatmulPlan p = given_plan ? *given_plan : plan_matmul(g.target(), shape, options);
+  if (p.shape.m != m || p.shape.k != k || p.shape.n != n)
+    throw GraphError(fmt::format("{}: the plan is for {} x {} x {}, the operands {} x {} x {}",
+                                 options.name, p.shape.m, p.shape.k, p.shape.n, m, k, n));
+  const MatmulOptions& o = p.options;
+  const Geometry geo{p};
+  add_matmul_codelets(g);
+  const auto items = pack_items(p);
+
+  // The gather's runs per item, and whether f16 can move as words or must widen to f32.
+  auto runs_of = [&](const PackItem& it, const ItemShape& s) {
+    const size_t row_length = it.lhs ? ai.shape[1] : bi.shape[1];
+    std::vector<std::pair<size_t, size_t>> runs;
+    for (size_t r = 0; r < s.rows; ++r)
+      runs.emplace_back((s.first_row + r) * row_length + s.first_column, s.columns);
+    return runs;
+  };
+  bool widen[2] = {false, false};  // A, B
+  for (const PackItem& it : items) {
+    const ItemShape s = item_shape(p, it);
+    if (!words_align(it.lhs ? ai : bi, runs_of(it, s))) widen[it.lhs ? 0 : 1] = true;
+  }
+  Tensor source[2] = {a, b};
+  if (widen[0] || widen[1]) {
+    const ComputeSet cs = g.add_compute_set(o.name + ".widen");
+    for (int w = 0; w < 2; ++w) {
+      if (!widen[w]) continue;
+      const TensorInfo& from = w ? bi : ai;
+      const Tensor wide = g.add_variable(DType::kF32, from.shape, o.name + (w ? ".b32" : ".a32"));
+      g.set_tile_mapping(wide, from.mapping);
+      for (const Interval& piece : from.mapping)
+        g.add_vertex(cs, "cast_f16_f32", piece.tile,
+                     {{"in", g.region(source[w], piece.begin, piece.end)},
+                      {"out", g.region(wide, piece.begin, piece.end)},
+                      {"n", static_cast<uint32_t>(piece.end - piece.begin)}},
+                     6);
+      source[w] = wide;
+    }
+    program.body.push_back(Execute(cs));
+  }
+
+  // Staging and packed chunks, one per item on its packer tile.
+  std::vector<std::pair<unsigned, size_t>> staging_a, staging_b, packed_a, packed_b;
+  std::vector<ItemShape> shapes;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const ItemShape s = item_shape(p, items[i]);
+    shapes.push_back(s);
+    const unsigned tile = packer_tile(p, i);
+    (items[i].lhs ? staging_a : staging_b).emplace_back(tile, s.rows * s.row_stride);
+    (items[i].lhs ? packed_a : packed_b).emplace_back(tile, s.packed);
+  }
+  const DType staged_type[2] = {widen[0] ? DType::kF32 : DType::kF16,
+                                widen[1] ? DType::kF32 : DType::kF16};
+  const Chunks sa = add_chunked(g, staged_type[0], staging_a, o.name + ".a_staged");
+  const Chunks sb = add_chunked(g, staged_type[1], staging_b, o.name + ".b_staged");
+  const Chunks pa = add_chunked(g, DType::kF16, packed_a, o.name + ".a_packed");
+  const Chunks pb = add_chunked(g, DType::kF16, packed_b, o.name + ".b_packed");
+
+  // Gather: each item's rows of the operand into its staging block.
+  std::vector<std::pair<Region, Region>> gather;
+  std::vector<size_t> item_index(items.size());  // the item's chunk among its operand's
+  {
+    size_t na = 0, nb = 0;
+    for (size_t i = 0; i < items.size(); ++i) item_index[i] = items[i].lhs ? na++ : nb++;
+  }
+  for (size_t i = 0; i < items.size(); ++i) {
+    const ItemShape& s = shapes[i];
+    const bool lhs = items[i].lhs;
+    const Chunks& staged = lhs ? sa : sb;
+    const size_t base = staged.offsets[item_index[i]];
+    size_t r = 0;
+    for (const auto& [begin, length] : runs_of(items[i], s)) {
+      gather.push_back(
+          {g.region(source[lhs ? 0 : 1], begin, begin + length),
+           g.region(staged.tensor, base + r * s.row_stride, base + r * s.row_stride + length)});
+      ++r;
+    }
+  }
+  program.body.push_back(Copy(gather));
+
+  // Pack: weights for A, the stream for B.
+  const ComputeSet pack = g.add_compute_set(o.name + ".pack");
+  for (size_t i = 0; i < items.size(); ++i) {
+    const ItemShape& s = shapes[i];
+    const PackItem& it = items[i];
+    const Chunks& staged = it.lhs ? sa : sb;
+    const Chunks& packed = it.lhs ? pa : pb;
+    const size_t in = staged.offsets[item_index[i]], out = packed.offsets[item_index[i]];
+    const Region in_region = g.region(staged.tensor, in, in + s.rows * s.row_stride);
+    const Region out_region = g.region(packed.tensor, out, out + s.packed);
+    const std::string type = staged_type[it.lhs ? 0 : 1] == DType::kF32 ? "_f32" : "_f16";
+    const auto u = [](size_t x) { return static_cast<uint32_t>(x); };
+    if (it.lhs && !o.transpose_a) {  // 16 rows x the slice's k
+      g.add_vertex(pack, "pack_weights" + type, packer_tile(p, i),
+                   {{"in", in_region},
+                    {"out", out_region},
+                    {"groups", 1u},
+                    {"passes", u(geo.passes(it.y).size())},
+                    {"rows", u(s.rows)},
+                    {"ks", u(s.columns)},
+                    {"group_stride", 0u},
+                    {"row_stride", u(s.row_stride)},
+                    {"k_stride", 1u}},
+                   6);
+    } else if (it.lhs) {  // 16 k-rows x the block's m: a pass of each group
+      g.add_vertex(pack, "pack_weights" + type, packer_tile(p, i),
+                   {{"in", in_region},
+                    {"out", out_region},
+                    {"groups", u(geo.groups(it.y).size())},
+                    {"passes", 1u},
+                    {"rows", u(s.columns)},
+                    {"ks", u(s.rows)},
+                    {"group_stride", 16u},
+                    {"row_stride", 1u},
+                    {"k_stride", u(s.row_stride)}},
+                   6);
+    } else if (!o.transpose_b) {  // 16 k-rows x the block's columns: one pass
+      g.add_vertex(pack, "pack_stream" + type, packer_tile(p, i),
+                   {{"in", in_region},
+                    {"out", out_region},
+                    {"passes", 1u},
+                    {"columns", u(s.columns)},
+                    {"ks", u(s.rows)},
+                    {"column_stride", 1u},
+                    {"k_stride", u(s.row_stride)}},
+                   6);
+    } else {  // the block's columns as rows x the slice's k
+      g.add_vertex(pack, "pack_stream" + type, packer_tile(p, i),
+                   {{"in", in_region},
+                    {"out", out_region},
+                    {"passes", u(geo.passes(it.y).size())},
+                    {"columns", u(s.rows)},
+                    {"ks", u(s.columns)},
+                    {"column_stride", u(s.row_stride)},
+                    {"k_stride", 1u}},
+                   6);
+    }
+  }
+  program.body.push_back(Execute(pack));
+
+  // Each consumer's buffers: A packed [gm][pp][256] (transposed A: [pp][gm][256]), B packed
+  // [pp][nb][16], and its sums C^T [gm][nb][16].
+  std::vector<std::pair<unsigned, size_t>> abuf, bbuf, ctbuf;
+  for (unsigned i = 0; i < p.pm; ++i)
+    for (unsigned j = 0; j < p.pn; ++j)
+      for (unsigned l = 0; l < p.pk; ++l) {
+        const size_t gm = geo.groups(i).size(), pp = geo.passes(l).size(),
+                     nb = geo.columns(j).size();
+        const unsigned tile = geo.consumer(i, j, l);
+        abuf.emplace_back(tile, gm * pp * 256);
+        bbuf.emplace_back(tile, pp * nb * 16);
+        ctbuf.emplace_back(tile, gm * nb * 16);
+      }
+  const Chunks ab = add_chunked(g, DType::kF16, abuf, o.name + ".a_blocks");
+  const Chunks bb = add_chunked(g, DType::kF16, bbuf, o.name + ".b_blocks");
+  const Chunks ct = add_chunked(g, DType::kF32, ctbuf, o.name + ".partials");
+
+  // Where each packed item lies, to find the pieces each consumer needs.
+  std::map<std::tuple<bool, unsigned, unsigned>, size_t> item_at;
+  for (size_t i = 0; i < items.size(); ++i)
+    item_at[{items[i].lhs, items[i].x, items[i].y}] =
+        (items[i].lhs ? pa : pb).offsets[item_index[i]];
+  std::vector<std::pair<Region, Region>> broadcast;
+  for (unsigned i = 0; i < p.pm; ++i)
+    for (unsigned j = 0; j < p.pn; ++j)
+      for (unsigned l = 0; l < p.pk; ++l) {
+        const size_t c = (size_t{i} * p.pn + j) * p.pk + l;
+        const Range gr = geo.groups(i), pr = geo.passes(l);
+        const size_t gm = gr.size(), pp = pr.size(), nb = geo.columns(j).size();
+        if (gm == 0 || pp == 0 || nb == 0) continue;
+        if (!o.transpose_a) {  // item (group, slice l): [pp][256] into [g][pp][256]
+          for (size_t gi = 0; gi < gm; ++gi) {
+            const size_t from = item_at.at({true, static_cast<unsigned>(gr.begin + gi), l});
+            const size_t to = ab.offsets[c] + gi * pp * 256;
+            broadcast.push_back({g.region(pa.tensor, from, from + pp * 256),
+                                 g.region(ab.tensor, to, to + pp * 256)});
+          }
+        } else {  // item (pass, block i): [gm][256] into [pp][gm][256]
+          for (size_t q = 0; q < pp; ++q) {
+            const size_t from = item_at.at({true, static_cast<unsigned>(pr.begin + q), i});
+            const size_t to = ab.offsets[c] + q * gm * 256;
+            broadcast.push_back({g.region(pa.tensor, from, from + gm * 256),
+                                 g.region(ab.tensor, to, to + gm * 256)});
+          }
+        }
+        if (!o.transpose_b) {  // item (pass, block j): [nb][16] into [pp][nb][16]
+          for (size_t q = 0; q < pp; ++q) {
+            const size_t from = item_at.at({false, static_cast<unsigned>(pr.begin + q), j});
+            const size_t to = bb.offsets[c] + q * nb * 16;
+            broadcast.push_back(
+                {g.region(pb.tensor, from, from + nb * 16), g.region(bb.tensor, to, to + nb * 16)});
+          }
+        } else {  // item (block j, slice l): [pp][nb][16] as is
+          const size_t from = item_at.at({false, j, l});
+          broadcast.push_back({g.region(pb.tensor, from, from + pp * nb * 16),
+                               g.region(bb.tensor, bb.offsets[c], bb.offsets[c] + pp * nb * 16)});
+        }
+      }
+  program.body.push_back(Copy(broadcast));
+
+  // The AMP: six vertices a tile, each a share of the groups (when there are six or more) or
+  // of the columns.
+  const ComputeSet amp = g.add_compute_set(o.name + ".amp");
+  for (unsigned i = 0; i < p.pm; ++i)
+    for (unsigned j = 0; j < p.pn; ++j)
+      for (unsigned l = 0; l < p.pk; ++l) {
+        const size_t c = (size_t{i} * p.pn + j) * p.pk + l;
+        const size_t gm = geo.groups(i).size(), pp = geo.passes(l).size(),
+                     nb = geo.columns(j).size();
+        if (gm == 0 || pp == 0 || nb == 0) continue;
+        const size_t a_group_stride = o.transpose_a ? 256 : pp * 256;
+        const size_t a_pass_stride = o.transpose_a ? gm * 256 : 256;
+        for (unsigned w = 0; w < 6; ++w) {
+          const Range wg = gm >= 6 ? part(gm, 6, w) : Range{0, gm};
+          const Range wc = gm >= 6 ? Range{0, nb} : part(nb, 6, w);
+          if (wg.size() == 0 || wc.size() == 0) continue;
+          const size_t a0 = ab.offsets[c] + wg.begin * a_group_stride;
+          const size_t b0 = bb.offsets[c] + wc.begin * 16;
+          const size_t c0 = ct.offsets[c] + (wg.begin * nb + wc.begin) * 16;
+          const auto u = [](size_t x) { return static_cast<uint32_t>(x); };
+          g.add_vertex(amp, "matmul_amp_f16", geo.consumer(i, j, l),
+                       {{"a", g.region(ab.tensor, a0, ab.offsets[c] + gm * pp * 256)},
+                        {"b", g.region(bb.tensor, b0, bb.offsets[c] + pp * nb * 16)},
+                        {"ct", g.region(ct.tensor, c0, ct.offsets[c] + gm * nb * 16)},
+                        {"groups", u(wg.size())},
+                        {"passes", u(pp)},
+                        {"columns", u(wc.size())},
+                        {"a_group_stride", u(a_group_stride)},
+                        {"a_pass_stride", u(a_pass_stride)},
+                        {"b_pass_stride", u(nb * 16)},
+                        {"ct_group_stride", u(nb * 16)}});
+        }
+      }
+  program.body.push_back(Execute(amp));
+
+  // Reduction: reducer l of block (i, j) sums its share of the block's groups over the pk
+  // tiles' partial sums (in slice order) into rows; with pn = 1 those rows are C's own.
+  const Tensor result = g.add_variable(DType::kF32, {m, n}, o.name + ".c");
+  std::vector<std::pair<unsigned, size_t>> received, rows_out;
+  struct Reducer {
+    unsigned i, j, l;
+    Range groups;
+    size_t rows, first_row;
+  };
+  std::vector<Reducer> reducers;
+  for (unsigned i = 0; i < p.pm; ++i)
+    for (unsigned j = 0; j < p.pn; ++j)
+      for (unsigned l = 0; l < p.pk; ++l) {
+        const Range rg = geo.reduce_groups(i, l);
+        const size_t nb = geo.columns(j).size();
+        if (rg.size() == 0 || nb == 0) continue;
+        const size_t first_row = 16 * (geo.groups(i).begin + rg.begin);
+        const size_t rows = std::min(16 * (geo.groups(i).begin + rg.end), m) - first_row;
+        reducers.push_back({i, j, l, rg, rows, first_row});
+        if (p.pk > 1) received.emplace_back(geo.consumer(i, j, l), p.pk * rg.size() * nb * 16);
+        if (p.pn > 1) rows_out.emplace_back(geo.consumer(i, j, l), rows * nb);
+      }
+  Chunks recv, staged_rows;
+  if (p.pk > 1) recv = add_chunked(g, DType::kF32, received, o.name + ".partials_received");
+  if (p.pn > 1) staged_rows = add_chunked(g, DType::kF32, rows_out, o.name + ".rows");
+  if (p.pn == 1) {
+    // C's rows lie where their reducer is: one interval a reducer, in row order.
+    std::vector<Interval> mapping;
+    for (const Reducer& r : reducers)
+      mapping.push_back({r.first_row * n, (r.first_row + r.rows) * n, geo.consumer(r.i, r.j, r.l)});
+    std::sort(mapping.begin(), mapping.end(),
+              [](const Interval& x, const Interval& y) { return x.begin < y.begin; });
+    g.set_tile_mapping(result, mapping);
+  } else {
+    g.map_evenly(result, o.first_tile, p.tiles());
+  }
+  if (p.pk > 1) {
+    std::vector<std::pair<Region, Region>> partials;
+    size_t at = 0;
+    for (const Reducer& r : reducers) {
+      const size_t nb = geo.columns(r.j).size(), part_size = r.groups.size() * nb * 16;
+      for (unsigned l = 0; l < p.pk; ++l) {
+        const size_t c = (size_t{r.i} * p.pn + r.j) * p.pk + l;
+        const size_t from = ct.offsets[c] + r.groups.begin * nb * 16;
+        partials.push_back({g.region(ct.tensor, from, from + part_size),
+                            g.region(recv.tensor, recv.offsets[at] + l * part_size,
+                                     recv.offsets[at] + (l + 1) * part_size)});
+      }
+      ++at;
+    }
+    program.body.push_back(Copy(partials));
+  }
+  const ComputeSet reduce = g.add_compute_set(o.name + ".reduce");
+  std::vector<std::pair<Region, Region>> scatter;
+  for (size_t at = 0; at < reducers.size(); ++at) {
+    const Reducer& r = reducers[at];
+    const Range cols = geo.columns(r.j);
+    const size_t nb = cols.size();
+    const size_t c = (size_t{r.i} * p.pn + r.j) * p.pk + r.l;
+    const Region in = p.pk > 1 ? g.region(recv.tensor, recv.offsets[at],
+                                          recv.offsets[at] + p.pk * r.groups.size() * nb * 16)
+                               : g.region(ct.tensor, ct.offsets[c] + r.groups.begin * nb * 16,
+                                          ct.offsets[c] + r.groups.end * nb * 16);
+    const Region out = p.pn == 1 ? g.region(result, r.first_row * n, (r.first_row + r.rows) * n)
+                                 : g.region(staged_rows.tensor, staged_rows.offsets[at],
+                                            staged_rows.offsets[at] + r.rows * nb);
+    g.add_vertex(reduce, "reduce_rows_f32", geo.consumer(r.i, r.j, r.l),
+                 {{"in", in},
+                  {"out", out},
+                  {"parts", p.pk},
+                  {"part_stride", static_cast<uint32_t>(r.groups.size() * nb * 16)},
+                  {"group_stride", static_cast<uint32_t>(nb * 16)},
+                  {"columns", static_cast<uint32_t>(nb)},
+                  {"rows", static_cast<uint32_t>(r.rows)}},
+                 6);
+    if (p.pn > 1)
+      for (size_t row = 0; row < r.rows; ++row) {
+        const size_t from = staged_rows.offsets[at] + row * nb;
+        const size_t to = (r.first_row + row) * n + cols.begin;
+        scatter.push_back(
+            {g.region(staged_rows.tensor, from, from + nb), g.region(result, to, to + nb)});
+      }
+  }
+  program.body.push_back(Execute(reduce));
+  if (!scatter.empty()) program.body.push_back(Copy(scatter));
+  return result;
+}
+
+float matmul_reference_at(const MatmulPlan& p, const std::vector<uint16_t>& a,
+                          const std::vector<uint16_t>& b, size_t row, size_t column) {
+  const MatmulShape& s = p.shape;
+  auto wide = [](uint16_t h) {
+    const uint32_t sign = (h & 0x8000u) << 16, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+    float f;
+    if (exponent == 0) {
+      f = std::ldexp(static_cast<float>(mantissa), -24);
+      return sign ? -f : f;
+    }
+    const uint32_t bits = exponent == 31 ? sign | 0x7f800000u | (mantissa << 13)
+                                         : sign | ((exponent + 112) << 23) | (mantissa << 13);
+    std::memcpy(&f, &bits, 4);
+    return f;
+  };
+  auto av = [&](size_t k) {
+    return wide(p.options.transpose_a ? a[k * s.m + row] : a[row * s.k + k]);
+  };
+  auto bv = [&](size_t k) {
+    return wide(p.options.transpose_b ? b[column * s.k + k] : b[k * s.n + column]);
+  };
+  const Geometry geo{p};
+  float total = 0;
+  for (unsigned l = 0; l < p.pk; ++l) {
+    const Range passes = geo.passes(l);
+    float slice = 0;
+    for (size_t q = passes.begin; q < passes.end; ++q) {
+      float acc = 0;
+      for (size_t k = 16 * q; k < std::min(16 * q + 16, s.k); ++k)
+        acc = std::fma(av(k), bv(k), acc);
+      slice = q == passes.begin ? acc : slice + acc;
+    }
+    total = l == 0 ? slice : total + slice;
+  }
+  return total;
+}
+
+std::vector<float> matmul_reference(const MatmulPlan& p, const std::vector<uint16_t>& a,
+                                    const std::vector<uint16_t>& b) {
+  std::vector<float> c(p.shape.m * p.shape.n);
+  for (size_t r = 0; r < p.shape.m; ++r)
+    for (size_t col = 0; col < p.shape.n; ++col)
+      c[r * p.shape.n + col] = matmul_reference_at(p, a, b, r, col);
+  return c;
+}
+
+}  // namespace ipu::sdk::ops

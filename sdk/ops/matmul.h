@@ -1,0 +1,107 @@
+// The planned matrix product on the AMP (docs/ops.md): C [M x N] = A [M x K] x B [K x N] across
+// the tiles of a graph, as poplin's matMul does for the IPU.
+//
+// A planner splits the product into pm x pn x pk blocks, one a tile: pm groups of 16-row blocks
+// of A, pn column blocks of B, pk slices of the K passes (16 k-values each). Each tile gathers
+// its blocks of A and B by exchange, packs them into the AMP's layouts (weights 16 rows x 4 a
+// phase, the stream 16 k-values a column), multiplies on the AMP, and, with pk > 1, the pk
+// tiles of a block exchange their f32 partial sums so that each reduces a share of the
+// block's columns. A cost model of those phases (exchange, pack, AMP, reduction) and of each
+// tile's memory picks the split; every candidate can be printed with its estimate.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "sdk/graph/graph.h"
+
+namespace ipu::sdk::ops {
+
+struct MatmulOptions {
+  // A is given transposed (a tensor [K x M]) / B is given transposed ([N x K]): the backward
+  // passes' products (dA = dC B^T, dB = A^T dC) without the caller moving data.
+  bool transpose_a = false, transpose_b = false;
+  // The share of each tile's memory the product's tensors may take (poplin's
+  // availableMemoryProportion), from 0 (exclusive) to 1.
+  double available_memory_proportion = 0.6;
+  // The tiles the product may use: first_tile .. first_tile + tiles - 1 (0: every tile of the
+  // graph from first_tile).
+  unsigned first_tile = 0, tiles = 0;
+  // Prefix of the tensors, compute sets and errors of this product.
+  std::string name = "matmul";
+};
+
+struct MatmulShape {
+  size_t m = 0, k = 0, n = 0;
+};
+
+// The cycles of each phase of a plan, from the planner's model (or measured, by a benchmark).
+struct MatmulCycles {
+  double widen = 0;     // f16 operands widened to f32 where the exchange cannot move them as is
+  double gather = 0;    // exchange: blocks of A and B to their tiles
+  double pack = 0;      // compute: into the AMP's layouts
+  double amp = 0;       // compute: the AMP's products
+  double partials = 0;  // exchange: partial sums to the tiles that reduce them (pk > 1)
+  double reduce = 0;    // compute: the sums, into rows
+  double scatter = 0;   // exchange: rows into C
+  double syncs = 0;     // the syncs between the phases
+  double total() const { return widen + gather + pack + amp + partials + reduce + scatter + syncs; }
+};
+
+struct MatmulPlan {
+  MatmulShape shape;
+  MatmulOptions options;
+  unsigned pm = 1, pn = 1, pk = 1;      // blocks of 16-row groups, of columns, of K passes
+  unsigned row_groups = 0, passes = 0;  // ceil(M / 16), ceil(K / 16)
+  MatmulCycles estimate;
+  uint64_t tile_bytes = 0;    // the most memory the plan's tensors take on one tile
+  uint64_t budget_bytes = 0;  // what the options allow a tile
+  unsigned tiles() const { return pm * pn * pk; }
+  double flops() const { return 2.0 * shape.m * shape.n * shape.k; }
+  // "pm 4 x pn 92 x pk 4 on 1472 tiles: 81234 cycles (gather 20000, ...), 200 KB a tile".
+  std::string describe() const;
+};
+
+// Chooses the plan with the fewest estimated cycles among those whose tensors fit every tile's
+// budget; ties go to the smaller split (pm, then pn, then pk), so the choice is deterministic.
+// With `explain`, writes each kind of candidate it rejected and the best ones it kept, with
+// their estimates. Throws GraphError for an empty shape, a budget outside (0, 1], tiles the
+// graph lacks, or when no split fits (naming the smallest plan's tile bytes and the budget).
+MatmulPlan plan_matmul(const Target& target, MatmulShape shape, const MatmulOptions& options = {},
+                       std::ostream* explain = nullptr);
+
+// Adds C = op(A) x op(B) to `program` (a Sequence: the product's steps are appended) and
+// returns C, an f32 tensor [M x N] named options.name + ".c", spread over the plan's tiles.
+// A and B are f16, mapped, two-dimensional and agree in K; anything else is refused with a
+// GraphError naming the tensor. `plan` (from plan_matmul for the same shape and options)
+// skips the planning.
+Tensor matmul(Graph& graph, Program& program, Tensor a, Tensor b, const MatmulOptions& options = {},
+              const MatmulPlan* plan = nullptr);
+
+// The planner's choice of how A or B should be laid out: each of the tiles that use a block of
+// it holds a share of that block's rows, so that the gathering exchange moves whole rows
+// (f16, in pieces of an even number of elements). `lhs` for A, else B.
+Tensor create_matmul_input(Graph& graph, MatmulShape shape, bool lhs, const std::string& name,
+                           const MatmulOptions& options = {});
+
+// The given split, estimated, as plan_matmul would weigh it (for tests and benchmarks that
+// compare splits); throws GraphError for a split the shape or the tiles cannot take.
+MatmulPlan plan_matmul_split(const Target& target, MatmulShape shape, unsigned pm, unsigned pn,
+                             unsigned pk, const MatmulOptions& options = {});
+
+// The codelets the product runs (firmware/codelets/matmul_planned.c); matmul() adds them to a
+// graph that lacks them.
+void add_matmul_codelets(Graph& graph);
+
+// C's value as the tiles compute it, on the host: per slice of the plan's K passes, per pass,
+// fma over its 16 k-values in order from 0 (f32), the passes' sums added in order, then the
+// slices' sums added in order. `a` and `b` are f16 bits, in the layouts the options say.
+std::vector<float> matmul_reference(const MatmulPlan& plan, const std::vector<uint16_t>& a,
+                                    const std::vector<uint16_t>& b);
+// One element of it, C[row][column].
+float matmul_reference_at(const MatmulPlan& plan, const std::vector<uint16_t>& a,
+                          const std::vector<uint16_t>& b, size_t row, size_t column);
+
+}  // namespace ipu::sdk::ops

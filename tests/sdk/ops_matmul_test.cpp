@@ -1,0 +1,169 @@
+// The planned matmul (sdk/ops/matmul.h) against its host reference, bit for bit, on shapes that
+// are not multiples of the AMP's grains or of the tile count, in both layouts of each operand
+// and over splits that reduce partial sums across tiles; and its refusals. One device runs per
+// process, so the products share one program.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <vector>
+
+#include "sdk/compiler/compiler.h"
+#include "sdk/ops/matmul.h"
+#include "sdk/runtime/device.h"
+
+namespace ipu::test {
+namespace {
+
+using namespace ipu::sdk;
+using ::testing::HasSubstr;
+
+// Random f16 values of magnitude 2^-6 .. 2^3 with full mantissas: their products' sums round,
+// so a different order of accumulation gives different bits.
+std::vector<uint16_t> random_f16(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<uint16_t> out(n);
+  for (uint16_t& h : out) {
+    const uint32_t sign = rng() & 1, exponent = 15 - 6 + rng() % 10, mantissa = rng() & 0x3ff;
+    h = static_cast<uint16_t>(sign << 15 | exponent << 10 | mantissa);
+  }
+  return out;
+}
+
+struct Product {
+  ops::MatmulPlan plan;
+  Tensor a, b, c;
+  std::vector<uint16_t> a_host, b_host;
+  std::vector<float> c_host;
+};
+
+TEST(OpsMatmul, ProductsEqualTheHostReferenceBitForBit) {
+  Graph g(Target::preset("mk2", 24));
+  Program program = Sequence({});
+  std::vector<Product> products;
+  auto add = [&](const std::string& name, ops::MatmulShape s, bool ta, bool tb, unsigned pm,
+                 unsigned pn, unsigned pk, bool planner_layout) {
+    ops::MatmulOptions o;
+    o.transpose_a = ta;
+    o.transpose_b = tb;
+    o.name = name;
+    Product p;
+    p.plan = pm == 0 ? ops::plan_matmul(g.target(), s, o)
+                     : ops::plan_matmul_split(g.target(), s, pm, pn, pk, o);
+    const std::vector<size_t> a_shape =
+        ta ? std::vector<size_t>{s.k, s.m} : std::vector<size_t>{s.m, s.k};
+    const std::vector<size_t> b_shape =
+        tb ? std::vector<size_t>{s.n, s.k} : std::vector<size_t>{s.k, s.n};
+    if (planner_layout) {
+      p.a = ops::create_matmul_input(g, s, true, name + "_a", o);
+      p.b = ops::create_matmul_input(g, s, false, name + "_b", o);
+    } else {  // spread element by element: odd pieces, so f16 must widen to move
+      p.a = g.add_variable(DType::kF16, a_shape, name + "_a");
+      p.b = g.add_variable(DType::kF16, b_shape, name + "_b");
+      g.map_evenly(p.a, 0, 7);
+      g.map_evenly(p.b, 3, 5);
+    }
+    p.c = ops::matmul(g, program, p.a, p.b, o, &p.plan);
+    p.a_host = random_f16(s.m * s.k, 11 + static_cast<uint32_t>(products.size()));
+    p.b_host = random_f16(s.k * s.n, 71 + static_cast<uint32_t>(products.size()));
+    p.c_host.assign(s.m * s.n, -1.0f);
+    products.push_back(std::move(p));
+  };
+  add("one", {1, 1, 1}, false, false, 0, 0, 0, false);
+  add("odd", {37, 45, 29}, false, false, 0, 0, 0, false);
+  add("at", {20, 33, 18}, true, false, 2, 2, 3, false);  // partial sums and scattered rows
+  add("bt", {48, 64, 40}, false, true, 3, 1, 2, true);   // partial sums into C's own rows
+  add("both", {33, 17, 35}, true, true, 2, 3, 1, true);
+  Program whole = Sequence({});
+  for (const Product& p : products) {
+    const std::string a = g.tensor(p.a).name, b = g.tensor(p.b).name, c = g.tensor(p.c).name;
+    g.add_host_stream(a, DType::kF16, p.a_host.size(), StreamDirection::kHostToDevice);
+    g.add_host_stream(b, DType::kF16, p.b_host.size(), StreamDirection::kHostToDevice);
+    g.add_host_stream(c, DType::kF32, p.c_host.size(), StreamDirection::kDeviceToHost);
+    whole.body.push_back(HostWrite(a, p.a));
+    whole.body.push_back(HostWrite(b, p.b));
+  }
+  whole.body.push_back(program);
+  for (const Product& p : products) whole.body.push_back(HostRead(p.c, g.tensor(p.c).name));
+  const Executable exe = compile(g, whole);
+  Device device(exe);
+  for (Product& p : products) {
+    device.connect_stream(g.tensor(p.a).name, p.a_host.data(), p.a_host.size() * 2);
+    device.connect_stream(g.tensor(p.b).name, p.b_host.data(), p.b_host.size() * 2);
+    device.connect_stream(g.tensor(p.c).name, p.c_host.data(), p.c_host.size() * 4);
+  }
+  device.run();
+  for (const Product& p : products) {
+    const std::vector<float> expected = ops::matmul_reference(p.plan, p.a_host, p.b_host);
+    size_t equal = 0;
+    for (size_t i = 0; i < expected.size(); ++i)
+      equal += std::memcmp(&expected[i], &p.c_host[i], 4) == 0;
+    EXPECT_EQ(equal, expected.size()) << p.plan.describe();
+  }
+  // The order matters: summing the slices' partial sums in another order changes some bits,
+  // so the comparison above checks the order the plan says.
+  const Product& at = products[3];  // 4 passes in 2 slices: (p0 + p1) + (p2 + p3)
+  ops::MatmulPlan one_slice = at.plan;
+  one_slice.pk = 1;
+  const std::vector<float> other = ops::matmul_reference(one_slice, at.a_host, at.b_host);
+  EXPECT_NE(std::memcmp(other.data(), at.c_host.data(), other.size() * 4), 0);
+}
+
+TEST(OpsMatmul, ThePlannerIsDeterministicAndExplainsItsChoice) {
+  const Target target = Target::preset("mk2");
+  std::ostringstream first, second;
+  const ops::MatmulPlan a = ops::plan_matmul(target, {1024, 1024, 4096}, {}, &first);
+  const ops::MatmulPlan b = ops::plan_matmul(target, {1024, 1024, 4096}, {}, &second);
+  EXPECT_EQ(first.str(), second.str());
+  EXPECT_EQ(a.describe(), b.describe());
+  EXPECT_THAT(first.str(), HasSubstr("chosen: " + a.describe()));
+  EXPECT_THAT(first.str(), HasSubstr("plans considered"));
+  EXPECT_LE(a.tiles(), 1472u);
+  EXPECT_LE(a.tile_bytes, a.budget_bytes);
+}
+
+TEST(OpsMatmul, BadOperandsAreRefusedBeforeAnythingRuns) {
+  Graph g(Target::preset("mk2", 8));
+  Program program = Sequence({});
+  const Tensor a = g.add_variable(DType::kF16, {8, 5}, "a");
+  const Tensor b = g.add_variable(DType::kF16, {6, 3}, "b");
+  const Tensor f = g.add_variable(DType::kF32, {5, 3}, "f");
+  const Tensor v = g.add_variable(DType::kF16, {5}, "v");
+  for (Tensor t : {a, b, f, v}) g.map_evenly(t, 0, 2);
+  auto message = [&](Tensor x, Tensor y, const ops::MatmulOptions& o = {}) {
+    try {
+      ops::matmul(g, program, x, y, o);
+    } catch (const GraphError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message(a, b), "matmul: A 'a' [8 x 5] and B 'b' [6 x 3] do not agree in K (5 and 6)");
+  EXPECT_EQ(message(a, f), "matmul: operand B 'f' is f32; the AMP product takes f16");
+  EXPECT_EQ(message(a, v), "matmul: operand B 'v' has 1 dimensions; a matrix has 2");
+  const Tensor unmapped = g.add_variable(DType::kF16, {5, 3}, "unmapped");
+  EXPECT_EQ(message(a, unmapped), "matmul: operand B 'unmapped' is not mapped to tiles");
+  ops::MatmulOptions tiny;
+  tiny.available_memory_proportion = 0.0001;
+  const Tensor b5 = g.add_variable(DType::kF16, {5, 3}, "b5");
+  g.map_evenly(b5, 0, 2);
+  EXPECT_THAT(message(a, b5, tiny),
+              HasSubstr("matmul: no split of 8 x 5 x 3 fits 63 bytes a tile"));
+  ops::MatmulOptions none;
+  none.available_memory_proportion = 0;
+  EXPECT_EQ(message(a, b5, none), "matmul: available_memory_proportion must be in (0, 1], not 0");
+  EXPECT_EQ(program.body.size(), 0u);  // nothing was added by a refused product
+  try {
+    ops::plan_matmul_split(g.target(), {8, 5, 3}, 1, 4, 1);
+    ADD_FAILURE() << "no error";
+  } catch (const GraphError& e) {
+    EXPECT_STREQ(e.what(),
+                 "matmul: split pm 1 x pn 4 x pk 1 does not fit 8 x 5 x 3 (1 row groups of 16, 3 "
+                 "columns, 1 passes of 16) on 8 tiles");
+  }
+}
+
+}  // namespace
+}  // namespace ipu::test
