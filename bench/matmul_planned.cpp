@@ -9,7 +9,10 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -55,6 +58,15 @@ Figures run_case(const std::string& preset, const Case& c) {
   Program program = Sequence({});
   const Tensor result = ops::matmul(g, program, a, b, o, &plan);
   const Executable exe = compile(g, program);
+  if (std::getenv("MATMUL_PLANNED_VERBOSE")) {  // the plans, and the schedule's exchange phases
+    std::ostringstream explain;
+    ops::plan_matmul(g.target(), shape, o, &explain);
+    std::fputs(explain.str().c_str(), stderr);
+    const nlohmann::json manifest = nlohmann::json::parse(exe.manifest);
+    for (const nlohmann::json& step : manifest.at("steps"))
+      if (step.contains("end_cycles"))
+        std::fprintf(stderr, "  exchange phase: %s cycles\n", step.at("end_cycles").dump().c_str());
+  }
   DeviceOptions options;
   options.profile = true;
   Device device(exe, options);
@@ -76,6 +88,12 @@ Figures run_case(const std::string& preset, const Case& c) {
     if (n.size() > 4 && n.compare(n.size() - 4, 4, ".amp") == 0) f.amp = cycles;
     if (n.size() > 7 && n.compare(n.size() - 7, 7, ".reduce") == 0) f.reduce = cycles;
   }
+  if (std::getenv("MATMUL_PLANNED_VERBOSE"))
+    for (const CodeletProfile& cp : device.profile().codelets)
+      std::fprintf(stderr, "  codelet %s: %llu runs, %.1f instructions and %.1f cycles a run\n",
+                   cp.codelet.c_str(), static_cast<unsigned long long>(cp.runs.runs),
+                   static_cast<double>(cp.runs.instructions) / cp.runs.runs,
+                   static_cast<double>(cp.runs.cycles) / cp.runs.runs);
   f.exchange = f.cycles - compute;  // the exchange phases and the syncs between the steps
   f.pm = plan.pm;
   f.pn = plan.pn;

@@ -1,6 +1,6 @@
-/* Codelets of the planned matmul (sdk/ops/matmul.cpp, docs/ops.md). Each is a six-worker
- * vertex (every worker runs it with the same fields and takes its share from ipu_context_id())
- * unless it says otherwise.
+/* Codelets of the planned matmul (sdk/ops/matmul.cpp, docs/ops.md). Each vertex runs on one
+ * worker; the product gives a tile's work to six or more vertices, each its own range of it
+ * (first, count fields), so that the workers share it without waiting for one another.
  *
  * The AMP (docs/xipu-model.md) takes its weights as 16 rows x 4 values per phase and streams its
  * input 16 k-values a column; the pack codelets turn a block gathered in row-major order into
@@ -10,13 +10,6 @@
 
 #include "ipu.h"
 
-/* Worker w's share [begin, end) of n items. */
-static inline void worker_share(uint32_t n, uint32_t *begin, uint32_t *end) {
-  const uint32_t w = ipu_context_id() - 1;
-  *begin = n * w / 6;
-  *end = n * (w + 1) / 6;
-}
-
 /* f16 bits of an f32 that f16 holds exactly (a widened f16), as the hardware converts it. */
 static inline uint16_t narrow_exact(float x) {
   return (uint16_t)ipu_f16x2_bits(ipu_f32v2tof16(ipu_f32x2_make(x, 0.0f)));
@@ -24,19 +17,19 @@ static inline uint16_t narrow_exact(float x) {
 
 /* pack_weights_{f16,f32}: out[group][pass][phase][row][j] (16 x 4 per phase, f16) =
  *   in[group * group_stride + row * row_stride + k * k_stride], k = 16 pass + 4 phase + j,
- *   for 16 group + row < rows and k < ks; else 0.
- * fields: in (in f16 / f32), out (out f16), groups, passes, rows, ks, group_stride, row_stride,
- *         k_stride */
+ *   for 16 group + row < rows and k < ks; else 0; blocks (group, pass, phase) first_block to
+ *   first_block + blocks - 1 of groups x passes x 4.
+ * fields: in (in f16 / f32), out (out f16), passes, rows, ks, group_stride, row_stride,
+ *         k_stride, first_block, blocks */
 struct pack_weights_fields {
   const void *in;
   uint16_t *out;
-  uint32_t groups, passes, rows, ks, group_stride, row_stride, k_stride;
+  uint32_t passes, rows, ks, group_stride, row_stride, k_stride, first_block, blocks;
 };
 #define PACK_WEIGHTS(NAME, TYPE, LOAD)                                                    \
   void NAME(const struct pack_weights_fields *v) {                                      \
-    uint32_t begin, end;                                                                \
-    worker_share(v->groups * v->passes * 4, &begin, &end); /* blocks of 16 x 4 */        \
-    for (uint32_t block = begin; block < end; ++block) {                                \
+    const uint32_t end = v->first_block + v->blocks;                                    \
+    for (uint32_t block = v->first_block; block < end; ++block) {                       \
       const uint32_t group = block / (v->passes * 4);                                   \
       const uint32_t k0 = (block - group * v->passes * 4) * 4;                          \
       const uint32_t row0 = group * 16;                                                 \
@@ -67,18 +60,18 @@ PACK_WEIGHTS(pack_weights_f16, uint16_t, LOAD_F16)
 PACK_WEIGHTS(pack_weights_f32, float, LOAD_F32)
 
 /* pack_stream_{f16,f32}: out[pass][column][kk] (f16) = in[column * column_stride + k * k_stride],
- *   k = 16 pass + kk, for k < ks; else 0.
- * fields: in (in f16 / f32), out (out f16), passes, columns, ks, column_stride, k_stride */
+ *   k = 16 pass + kk, for k < ks; else 0; items (pass, column) first_item to first_item + items - 1.
+ * fields: in (in f16 / f32), out (out f16), columns, ks, column_stride, k_stride, first_item,
+ *         items */
 struct pack_stream_fields {
   const void *in;
   uint16_t *out;
-  uint32_t passes, columns, ks, column_stride, k_stride;
+  uint32_t columns, ks, column_stride, k_stride, first_item, items;
 };
 #define PACK_STREAM(NAME, TYPE, LOAD)                                                    \
   void NAME(const struct pack_stream_fields *v) {                                       \
-    uint32_t begin, end;                                                                \
-    worker_share(v->passes * v->columns, &begin, &end); /* (pass, column) runs of 16 */  \
-    for (uint32_t item = begin; item < end; ++item) {                                   \
+    const uint32_t end = v->first_item + v->items;                                      \
+    for (uint32_t item = v->first_item; item < end; ++item) {                           \
       const uint32_t pass = item / v->columns, column = item - pass * v->columns;       \
       uint16_t *out = v->out + item * 16;                                               \
       const uint32_t k0 = pass * 16;                                                    \
@@ -134,25 +127,27 @@ void matmul_amp_f16(const struct matmul_amp_f16_fields *v) {
     }
 }
 
-/* reduce_rows_f32: out[row * columns + c] = in[0][row] + in[1][row] + ... (parts, added in
- *   order), where in[l][row] = in[l * part_stride + (row / 16) * group_stride + 16 c + row % 16]
- *   (the AMP's column-major groups of 16 rows), for row < rows.
- * fields: in (in f32), out (out f32), parts, part_stride, group_stride, columns, rows */
+/* reduce_rows_f32: out[(row - first_row) * columns + c] = in[0][row] + in[1][row] + ... (parts,
+ *   added in order), where in[l][row] = in[l * part_stride + (row / 16) * group_stride + 16 c +
+ *   row % 16] (the AMP's column-major groups of 16 rows), for rows first_row to first_row +
+ *   rows - 1.
+ * fields: in (in f32), out (out f32), parts, part_stride, group_stride, columns, first_row, rows */
 struct reduce_rows_f32_fields {
   const float *in;
   float *out;
-  uint32_t parts, part_stride, group_stride, columns, rows;
+  uint32_t parts, part_stride, group_stride, columns, first_row, rows;
 };
 void reduce_rows_f32(const struct reduce_rows_f32_fields *v) {
-  uint32_t begin, end;
-  worker_share(v->rows, &begin, &end);
-  for (uint32_t row = begin; row < end; ++row) {
+  for (uint32_t i = 0; i < v->rows; ++i) {
+    const uint32_t row = v->first_row + i;
     const float *from = v->in + (row / 16) * v->group_stride + row % 16;
-    float *out = v->out + row * v->columns;
-    for (uint32_t c = 0; c < v->columns; ++c) {
-      float sum = from[16 * c];
-      for (uint32_t l = 1; l < v->parts; ++l) sum += from[l * v->part_stride + 16 * c];
-      out[c] = sum;
+    float *out = v->out + i * v->columns;
+    /* Part 0, then each later part added in order: the same sums, a pass over the row each. */
+    const float *part = from;
+    for (uint32_t c = 0; c < v->columns; ++c) out[c] = part[16 * c];
+    for (uint32_t l = 1; l < v->parts; ++l) {
+      part += v->part_stride;
+      for (uint32_t c = 0; c < v->columns; ++c) out[c] += part[16 * c];
     }
   }
 }
@@ -164,9 +159,7 @@ struct cast_f16_f32_fields {
   uint32_t n;
 };
 void cast_f16_f32(const struct cast_f16_f32_fields *v) {
-  uint32_t begin, end;
-  worker_share(v->n, &begin, &end);
-  for (uint32_t i = begin; i < end; ++i) {
+  for (uint32_t i = 0; i < v->n; ++i) {
     const ipu_f32x2 wide = ipu_f16v2tof32(ipu_f16x2_from_bits(v->in[i], 0));
     v->out[i] = wide.r[0];
   }

@@ -22,6 +22,22 @@ struct Range {
 Range part(size_t n, unsigned parts, unsigned i) { return {n * i / parts, n * (i + 1) / parts}; }
 size_t round_even(size_t x) { return (x + 1) & ~size_t{1}; }
 
+using CopyPairs = std::vector<std::pair<Region, Region>>;
+// The lists' copies in rounds, list i starting at its element i (mod its length): every list's
+// first, then every list's second, and so on. The exchange scheduler places transfers greedily
+// in order: a list at a time would have tiles wait on chains of others' transfers (a 256 x 256
+// product's last exchange took 551,046 cycles so), and lists that read their rows from the same
+// tiles in the same order would all wait on one tile a round (86,615 cycles for its gather).
+CopyPairs interleave(const std::vector<CopyPairs>& lists) {
+  CopyPairs out;
+  size_t longest = 0;
+  for (const CopyPairs& l : lists) longest = std::max(longest, l.size());
+  for (size_t round = 0; round < longest; ++round)
+    for (size_t i = 0; i < lists.size(); ++i)
+      if (round < lists[i].size()) out.push_back(lists[i][(round + i) % lists[i].size()]);
+  return out;
+}
+
 // The cost model's figures (docs/ops.md says where each comes from).
 // Exchange: a tile receives one word a cycle; each receive after the first waits for the
 // previous one's last word plus the scheduler's slack and set-up (CompileOptions: 64 + 120), and
@@ -29,13 +45,15 @@ size_t round_even(size_t x) { return (x + 1) & ~size_t{1}; }
 constexpr double kReceiveGap = 64 + 120, kSendGap = 240;
 // A phase: its sync (about 150 cycles on a chip) and the scheduler's first action (240).
 constexpr double kPhaseCycles = 400;
-// Compute, in tile cycles (six workers issue one instruction a cycle between them), measured
-// on the codelets' compiled loops by bench/matmul_planned: per packed element; per AMP
-// configuration of a (group, pass); per column of a pass; per reduced element and part.
-constexpr double kPackWeightsCycles = 3.0, kPackStreamCycles = 2.4, kWidenCycles = 2.0;
-constexpr double kAmpPassCycles = 6 * (16 * 4 + 12), kAmpColumnCycles = 6 * 4.5;
-constexpr double kReduceCycles = 4.0, kReducePartCycles = 3.0;
-constexpr double kVertexCycles = 6 * 30;  // a vertex's start and end on its worker
+// Compute, in tile cycles (six workers issue one instruction a cycle between them), from the
+// codelets' instructions a run as bench/matmul_planned's verbose profile counts them (a worker
+// takes 6 cycles an instruction; an ipu.ampw 16 issue slots): per packed element; per AMP
+// (group, pass) of a worker (four weight loads, its set-up); per column of a pass; per
+// reduced element and part; a vertex's start and end.
+constexpr double kPackWeightsCycles = 6.0, kPackStreamCycles = 7.0;
+constexpr double kAmpPassCycles = 6 * (16 * 4 + 60), kAmpColumnCycles = 6 * 4.5;
+constexpr double kReduceCycles = 3.0, kReducePartCycles = 5.0;
+constexpr double kVertexCycles = 50;
 
 // The geometry of one plan: which rows, columns and passes each block covers.
 struct Geometry {
@@ -45,7 +63,11 @@ struct Geometry {
     const Range g = groups(i);
     return {16 * g.begin, std::min<size_t>(16 * g.end, p.shape.m)};
   }
-  Range columns(unsigned j) const { return part(p.shape.n, p.pn, j); }
+  // Column blocks start at even columns, so a block's f16 pieces are whole words.
+  Range columns(unsigned j) const {
+    const Range pairs = part((p.shape.n + 1) / 2, p.pn, j);
+    return {2 * pairs.begin, std::min<size_t>(2 * pairs.end, p.shape.n)};
+  }
   Range passes(unsigned l) const { return part(p.passes, p.pk, l); }
   Range ks(unsigned l) const {
     const Range q = passes(l);
@@ -141,68 +163,82 @@ unsigned packer_tile(const MatmulPlan& p, size_t item) {
   return p.options.first_tile + static_cast<unsigned>(item % p.tiles());
 }
 
-// The plan's estimate and its largest tile's bytes, from the geometry above.
+// The plan's estimate and its largest tile's bytes, from the geometry above: each phase lasts
+// as long as its busiest tile.
 void estimate(MatmulPlan& p, size_t operand_bytes) {
   const Geometry geo{p};
-  MatmulCycles c;
   const unsigned tiles = p.tiles();
-  // Packing: each packer's gathered runs and packed elements, per tile.
-  std::vector<double> gather(tiles), pack(tiles), send(tiles);
+  std::vector<double> gather(tiles), pack(tiles), send(tiles), packed_items(tiles);
   std::vector<uint64_t> bytes(tiles);
   const auto items = pack_items(p);
   for (size_t n = 0; n < items.size(); ++n) {
     const ItemShape s = item_shape(p, items[n]);
     const unsigned t = packer_tile(p, n) - p.options.first_tile;
     gather[t] += s.rows * (kReceiveGap + std::ceil(s.columns * operand_bytes / 4.0));
-    pack[t] += s.packed * (items[n].lhs ? kPackWeightsCycles : kPackStreamCycles) + kVertexCycles;
+    pack[t] += s.packed * (items[n].lhs ? kPackWeightsCycles : kPackStreamCycles) +
+               6 * kVertexCycles;
+    send[t] += std::max(kSendGap, s.packed / 2.0);  // once, to every consumer
+    packed_items[t] += 1;
     bytes[t] += s.rows * s.row_stride * operand_bytes + s.packed * 2;
   }
-  // Consumers: the packed pieces they receive, their products, their partial sums.
-  double broadcast = 0, amp = 0, partials = 0, reduce = 0, scatter = 0;
+  // The operands' tiles send those rows: with the rows spread evenly over the tiles (as
+  // create_matmul_input lays them out), each cut into a piece a block that uses it. Every send
+  // and every receive is an action of the tile's runtime, at least an action gap from its next:
+  // a tile that both sends pieces and receives runs for its packing takes the sum.
+  auto sends_a_tile = [&](bool lhs) {
+    const bool t = lhs ? p.options.transpose_a : p.options.transpose_b;
+    const size_t rows = lhs ? (t ? p.shape.k : p.shape.m) : (t ? p.shape.n : p.shape.k);
+    const unsigned pieces = lhs ? (t ? p.pm : p.pk) : (t ? p.pk : p.pn);
+    return std::ceil(static_cast<double>(rows) / std::min<size_t>(rows, p.options.tiles)) * pieces;
+  };
+  const double sends = sends_a_tile(true) + sends_a_tile(false);
+  std::vector<double> receives(tiles);
+  for (size_t n = 0; n < items.size(); ++n)
+    receives[packer_tile(p, n) - p.options.first_tile] += item_shape(p, items[n]).rows;
+  double gather_actions = 0;
+  for (unsigned t = 0; t < tiles; ++t) gather_actions = std::max(gather_actions, receives[t] + sends);
+  MatmulCycles c;
+  c.gather = gather_actions * kSendGap;
+  for (unsigned t = 0; t < tiles; ++t) {
+    c.gather = std::max(c.gather, gather[t]);
+    c.pack = std::max(c.pack, pack[t]);
+    c.broadcast = std::max(c.broadcast, send[t]);
+  }
   for (unsigned i = 0; i < p.pm; ++i)
     for (unsigned j = 0; j < p.pn; ++j)
       for (unsigned l = 0; l < p.pk; ++l) {
         const unsigned t = geo.consumer(i, j, l) - p.options.first_tile;
         const size_t gm = geo.groups(i).size(), pp = geo.passes(l).size(),
                      nb = geo.columns(j).size();
-        const size_t a_runs = p.options.transpose_a ? pp : gm;
-        const size_t b_runs = p.options.transpose_b ? 1 : pp;
+        // The packed pieces it receives: a run a group (a pass, for A^T) and a run a pass
+        // (one in all, for B^T).
+        const size_t runs = (p.options.transpose_a ? pp : gm) + (p.options.transpose_b ? 1 : pp);
         const double words = (gm * pp * 256.0 + pp * nb * 16.0) / 2;
-        broadcast = std::max(broadcast, words + (a_runs + b_runs) * kReceiveGap);
+        c.broadcast = std::max(c.broadcast, std::max(words + runs * kReceiveGap,
+                                                     (runs + packed_items[t]) * kSendGap));
         // The AMP: six workers, each a share of the groups (6 or more) or of the columns.
         const size_t worker_groups = gm >= 6 ? (gm + 5) / 6 : gm;
         const size_t worker_columns = gm >= 6 ? nb : (nb + 5) / 6;
-        amp = std::max(amp,
-                       worker_groups * pp * (kAmpPassCycles + worker_columns * kAmpColumnCycles) +
-                           kVertexCycles);
+        c.amp = std::max(c.amp, worker_groups * pp *
+                                        (kAmpPassCycles + worker_columns * kAmpColumnCycles) +
+                                    6 * kVertexCycles);
         bytes[t] += (gm * pp * 256 + pp * nb * 16) * 2 + gm * nb * 16 * 4;
-        // Reducer l of this block: its share of the groups, pk parts (the pk tiles' sums).
+        // Reducer l of this block: its share of the groups, pk parts (the pk tiles' sums),
+        // written into C's rows on this tile.
         const Range rg = geo.reduce_groups(i, l);
+        if (rg.size() == 0) continue;
         const size_t rows = std::min(16 * (geo.groups(i).begin + rg.end), p.shape.m) -
                             16 * (geo.groups(i).begin + rg.begin);
-        if (rg.size() == 0) continue;
         if (p.pk > 1) {
-          partials = std::max(partials, p.pk * (kReceiveGap + rg.size() * nb * 16.0));
+          c.partials = std::max(c.partials, p.pk * (kReceiveGap + rg.size() * nb * 16.0));
           bytes[t] += p.pk * rg.size() * nb * 16 * 4;
         }
-        reduce =
-            std::max(reduce, rows * nb * (kReduceCycles + (p.pk - 1) * kReducePartCycles) / 1.0 +
-                                 kVertexCycles);
+        const double vertices = p.pn == 1 ? 6 : static_cast<double>(rows);
+        c.reduce = std::max(c.reduce, rows * nb * (kReduceCycles + (p.pk - 1) * kReducePartCycles) +
+                                          vertices * kVertexCycles);
         bytes[t] += rows * nb * 4;
-        if (p.pn > 1)
-          scatter = std::max(scatter, rows * std::max(kSendGap, static_cast<double>(nb)));
       }
-  for (unsigned t = 0; t < tiles; ++t) {
-    c.gather = std::max(c.gather, gather[t]);
-    c.pack = std::max(c.pack, pack[t]);
-  }
-  c.partials = partials;
-  c.amp = amp;
-  c.reduce = reduce;
-  c.scatter = scatter;
-  // The broadcast of packed pieces is counted with the gather's exchange cost model.
-  c.gather += broadcast;
-  const unsigned phases = 5 + (p.pk > 1 ? 1 : 0) + (p.pn > 1 ? 1 : 0);
+  const unsigned phases = 5 + (p.pk > 1 ? 1 : 0);
   c.syncs = phases * kPhaseCycles;
   p.estimate = c;
   p.tile_bytes = *std::max_element(bytes.begin(), bytes.end());
@@ -226,10 +262,10 @@ void check_options(const Target& target, MatmulShape shape, const MatmulOptions&
 std::string MatmulPlan::describe() const {
   const MatmulCycles& e = estimate;
   return fmt::format(
-      "pm {} x pn {} x pk {} on {} tiles: {:.0f} cycles (widen {:.0f}, gather {:.0f}, pack {:.0f}, "
-      "amp {:.0f}, partials {:.0f}, reduce {:.0f}, scatter {:.0f}, syncs {:.0f}), {} KiB a tile",
-      pm, pn, pk, tiles(), e.total(), e.widen, e.gather, e.pack, e.amp, e.partials, e.reduce,
-      e.scatter, e.syncs, (tile_bytes + 1023) / 1024);
+      "pm {} x pn {} x pk {} on {} tiles: {:.0f} cycles (gather {:.0f}, pack {:.0f}, broadcast "
+      "{:.0f}, amp {:.0f}, partials {:.0f}, reduce {:.0f}, syncs {:.0f}), {} KiB a tile",
+      pm, pn, pk, tiles(), e.total(), e.gather, e.pack, e.broadcast, e.amp, e.partials, e.reduce,
+      e.syncs, (tile_bytes + 1023) / 1024);
 }
 
 namespace {
@@ -263,12 +299,13 @@ MatmulPlan plan_matmul_split(const Target& target, MatmulShape shape, unsigned p
   check_options(target, shape, options);
   const MatmulOptions o = with_tiles(target, options);
   const size_t row_groups = (shape.m + 15) / 16, passes = (shape.k + 15) / 16;
-  if (pm == 0 || pn == 0 || pk == 0 || pm > row_groups || pn > shape.n || pk > passes ||
+  if (pm == 0 || pn == 0 || pk == 0 || pm > row_groups || pn > (shape.n + 1) / 2 || pk > passes ||
       size_t{pm} * pn * pk > o.tiles)
     throw GraphError(fmt::format(
         "{}: split pm {} x pn {} x pk {} does not fit {} x {} x {} ({} row groups of 16, {} "
-        "columns, {} passes of 16) on {} tiles",
-        o.name, pm, pn, pk, shape.m, shape.k, shape.n, row_groups, shape.n, passes, o.tiles));
+        "column pairs, {} passes of 16) on {} tiles",
+        o.name, pm, pn, pk, shape.m, shape.k, shape.n, row_groups, (shape.n + 1) / 2, passes,
+        o.tiles));
   return make_plan(target, shape, o, pm, pn, pk);
 }
 
@@ -286,7 +323,7 @@ MatmulPlan plan_matmul(const Target& target, MatmulShape shape, const MatmulOpti
   for (unsigned pm = 1; pm <= row_groups && pm <= o.tiles; ++pm)
     for (unsigned pk = 1; pk <= passes && pm * pk <= o.tiles; ++pk) {
       const unsigned most_pn =
-          static_cast<unsigned>(std::min<size_t>(shape.n, o.tiles / (pm * pk)));
+          static_cast<unsigned>(std::min<size_t>((shape.n + 1) / 2, o.tiles / (pm * pk)));
       // The most column blocks the tiles allow, and fewer by halves (fewer exchange runs).
       for (unsigned pn = most_pn; pn >= 1; pn /= 2) {
         const MatmulPlan p = make_plan(target, shape, o, pm, pn, pk);
@@ -333,11 +370,13 @@ void add_matmul_codelets(Graph& g) {
   for (const DType t : {f16, f32}) {
     const std::string suffix = t == f16 ? "_f16" : "_f32";
     g.add_codelet("pack_weights" + suffix, file,
-                  {in("in", t), out("out", f16), scalar("groups"), scalar("passes"), scalar("rows"),
-                   scalar("ks"), scalar("group_stride"), scalar("row_stride"), scalar("k_stride")});
+                  {in("in", t), out("out", f16), scalar("passes"), scalar("rows"), scalar("ks"),
+                   scalar("group_stride"), scalar("row_stride"), scalar("k_stride"),
+                   scalar("first_block"), scalar("blocks")});
     g.add_codelet("pack_stream" + suffix, file,
-                  {in("in", t), out("out", f16), scalar("passes"), scalar("columns"), scalar("ks"),
-                   scalar("column_stride"), scalar("k_stride")});
+                  {in("in", t), out("out", f16), scalar("columns"), scalar("ks"),
+                   scalar("column_stride"), scalar("k_stride"), scalar("first_item"),
+                   scalar("items")});
   }
   g.add_codelet("matmul_amp_f16", file,
                 {in("a", f16), in("b", f16), out("ct", f32), scalar("groups"), scalar("passes"),
@@ -345,7 +384,7 @@ void add_matmul_codelets(Graph& g) {
                  scalar("b_pass_stride"), scalar("ct_group_stride")});
   g.add_codelet("reduce_rows_f32", file,
                 {in("in", f32), out("out", f32), scalar("parts"), scalar("part_stride"),
-                 scalar("group_stride"), scalar("columns"), scalar("rows")});
+                 scalar("group_stride"), scalar("columns"), scalar("first_row"), scalar("rows")});
   g.add_codelet("cast_f16_f32", file, {in("in", f16), out("out", f32), scalar("n")});
 }
 
@@ -473,11 +512,15 @@ Tensor matmul(Graph& g, Program& program, Tensor a, Tensor b, const MatmulOption
       const Tensor wide = g.add_variable(DType::kF32, from.shape, o.name + (w ? ".b32" : ".a32"));
       g.set_tile_mapping(wide, from.mapping);
       for (const Interval& piece : from.mapping)
-        g.add_vertex(cs, "cast_f16_f32", piece.tile,
-                     {{"in", g.region(source[w], piece.begin, piece.end)},
-                      {"out", g.region(wide, piece.begin, piece.end)},
-                      {"n", static_cast<uint32_t>(piece.end - piece.begin)}},
-                     6);
+        for (unsigned worker = 0; worker < 6; ++worker) {
+          const Range r = part(piece.end - piece.begin, 6, worker);
+          if (r.size() == 0) continue;
+          const size_t lo = piece.begin + r.begin, hi = piece.begin + r.end;
+          g.add_vertex(cs, "cast_f16_f32", piece.tile,
+                       {{"in", g.region(source[w], lo, hi)},
+                        {"out", g.region(wide, lo, hi)},
+                        {"n", static_cast<uint32_t>(hi - lo)}});
+        }
       source[w] = wide;
     }
     program.body.push_back(Execute(cs));
@@ -501,7 +544,9 @@ Tensor matmul(Graph& g, Program& program, Tensor a, Tensor b, const MatmulOption
   const Chunks pb = add_chunked(g, DType::kF16, packed_b, o.name + ".b_packed");
 
   // Gather: each item's rows of the operand into its staging block.
-  std::vector<std::pair<Region, Region>> gather;
+  // Listed by the tile a run starts on: those tiles send more pieces than any packer receives
+  // (a row is cut into a piece a block), so each sends one a round.
+  std::map<unsigned, CopyPairs> gather;
   std::vector<size_t> item_index(items.size());  // the item's chunk among its operand's
   {
     size_t na = 0, nb = 0;
@@ -514,13 +559,15 @@ Tensor matmul(Graph& g, Program& program, Tensor a, Tensor b, const MatmulOption
     const size_t base = staged.offsets[item_index[i]];
     size_t r = 0;
     for (const auto& [begin, length] : runs_of(items[i], s)) {
-      gather.push_back(
+      gather[g.tile_of(source[lhs ? 0 : 1], begin)].push_back(
           {g.region(source[lhs ? 0 : 1], begin, begin + length),
            g.region(staged.tensor, base + r * s.row_stride, base + r * s.row_stride + length)});
       ++r;
     }
   }
-  program.body.push_back(Copy(gather));
+    std::vector<CopyPairs> by_source;
+  for (auto& [tile, pairs] : gather) by_source.push_back(std::move(pairs));
+  program.body.push_back(Copy(interleave(by_source)));
 
   // Pack: weights for A, the stream for B.
   const ComputeSet pack = g.add_compute_set(o.name + ".pack");
@@ -534,50 +581,39 @@ Tensor matmul(Graph& g, Program& program, Tensor a, Tensor b, const MatmulOption
     const Region out_region = g.region(packed.tensor, out, out + s.packed);
     const std::string type = staged_type[it.lhs ? 0 : 1] == DType::kF32 ? "_f32" : "_f16";
     const auto u = [](size_t x) { return static_cast<uint32_t>(x); };
-    if (it.lhs && !o.transpose_a) {  // 16 rows x the slice's k
-      g.add_vertex(pack, "pack_weights" + type, packer_tile(p, i),
-                   {{"in", in_region},
-                    {"out", out_region},
-                    {"groups", 1u},
-                    {"passes", u(geo.passes(it.y).size())},
-                    {"rows", u(s.rows)},
-                    {"ks", u(s.columns)},
-                    {"group_stride", 0u},
-                    {"row_stride", u(s.row_stride)},
-                    {"k_stride", 1u}},
-                   6);
-    } else if (it.lhs) {  // 16 k-rows x the block's m: a pass of each group
-      g.add_vertex(pack, "pack_weights" + type, packer_tile(p, i),
-                   {{"in", in_region},
-                    {"out", out_region},
-                    {"groups", u(geo.groups(it.y).size())},
-                    {"passes", 1u},
-                    {"rows", u(s.columns)},
-                    {"ks", u(s.rows)},
-                    {"group_stride", 16u},
-                    {"row_stride", 1u},
-                    {"k_stride", u(s.row_stride)}},
-                   6);
-    } else if (!o.transpose_b) {  // 16 k-rows x the block's columns: one pass
-      g.add_vertex(pack, "pack_stream" + type, packer_tile(p, i),
-                   {{"in", in_region},
-                    {"out", out_region},
-                    {"passes", 1u},
-                    {"columns", u(s.columns)},
-                    {"ks", u(s.rows)},
-                    {"column_stride", 1u},
-                    {"k_stride", u(s.row_stride)}},
-                   6);
-    } else {  // the block's columns as rows x the slice's k
-      g.add_vertex(pack, "pack_stream" + type, packer_tile(p, i),
-                   {{"in", in_region},
-                    {"out", out_region},
-                    {"passes", u(geo.passes(it.y).size())},
-                    {"columns", u(s.rows)},
-                    {"ks", u(s.columns)},
-                    {"column_stride", u(s.row_stride)},
-                    {"k_stride", 1u}},
-                   6);
+    // The fields of each kind of item, then six vertices each a range of its blocks of 16 x 4
+    // (weights) or its columns of a pass (the stream).
+    std::map<std::string, Binding> fields{{"in", in_region}, {"out", out_region}};
+    size_t units = 0;
+    if (it.lhs) {
+      const bool t = o.transpose_a;  // A^T: 16 k-rows x the block's m, a pass of each group
+      const size_t groups = t ? geo.groups(it.y).size() : 1;
+      const size_t passes = t ? 1 : geo.passes(it.y).size();
+      fields.insert({{"passes", u(passes)},
+                     {"rows", u(t ? s.columns : s.rows)},
+                     {"ks", u(t ? s.rows : s.columns)},
+                     {"group_stride", u(t ? 16 : 0)},
+                     {"row_stride", u(t ? 1 : s.row_stride)},
+                     {"k_stride", u(t ? s.row_stride : 1)}});
+      units = groups * passes * 4;
+    } else {
+      const bool t = o.transpose_b;  // B^T: the block's columns as rows x the slice's k
+      const size_t passes = t ? geo.passes(it.y).size() : 1;
+      const size_t columns = t ? s.rows : s.columns;
+      fields.insert({{"columns", u(columns)},
+                     {"ks", u(t ? s.columns : s.rows)},
+                     {"column_stride", u(t ? s.row_stride : 1)},
+                     {"k_stride", u(t ? 1 : s.row_stride)}});
+      units = passes * columns;
+    }
+    const std::string codelet = (it.lhs ? "pack_weights" : "pack_stream") + type;
+    for (unsigned w = 0; w < 6; ++w) {
+      const Range r = part(units, 6, w);
+      if (r.size() == 0) continue;
+      auto mine = fields;
+      mine[it.lhs ? "first_block" : "first_item"] = u(r.begin);
+      mine[it.lhs ? "blocks" : "items"] = u(r.size());
+      g.add_vertex(pack, codelet, packer_tile(p, i), mine);
     }
   }
   program.body.push_back(Execute(pack));
@@ -604,7 +640,7 @@ Tensor matmul(Graph& g, Program& program, Tensor a, Tensor b, const MatmulOption
   for (size_t i = 0; i < items.size(); ++i)
     item_at[{items[i].lhs, items[i].x, items[i].y}] =
         (items[i].lhs ? pa : pb).offsets[item_index[i]];
-  std::vector<std::pair<Region, Region>> broadcast;
+  std::vector<CopyPairs> broadcast(size_t{p.pm} * p.pn * p.pk);
   for (unsigned i = 0; i < p.pm; ++i)
     for (unsigned j = 0; j < p.pn; ++j)
       for (unsigned l = 0; l < p.pk; ++l) {
@@ -616,14 +652,14 @@ Tensor matmul(Graph& g, Program& program, Tensor a, Tensor b, const MatmulOption
           for (size_t gi = 0; gi < gm; ++gi) {
             const size_t from = item_at.at({true, static_cast<unsigned>(gr.begin + gi), l});
             const size_t to = ab.offsets[c] + gi * pp * 256;
-            broadcast.push_back({g.region(pa.tensor, from, from + pp * 256),
+            broadcast[c].push_back({g.region(pa.tensor, from, from + pp * 256),
                                  g.region(ab.tensor, to, to + pp * 256)});
           }
         } else {  // item (pass, block i): [gm][256] into [pp][gm][256]
           for (size_t q = 0; q < pp; ++q) {
             const size_t from = item_at.at({true, static_cast<unsigned>(pr.begin + q), i});
             const size_t to = ab.offsets[c] + q * gm * 256;
-            broadcast.push_back({g.region(pa.tensor, from, from + gm * 256),
+            broadcast[c].push_back({g.region(pa.tensor, from, from + gm * 256),
                                  g.region(ab.tensor, to, to + gm * 256)});
           }
         }
@@ -631,16 +667,16 @@ Tensor matmul(Graph& g, Program& program, Tensor a, Tensor b, const MatmulOption
           for (size_t q = 0; q < pp; ++q) {
             const size_t from = item_at.at({false, static_cast<unsigned>(pr.begin + q), j});
             const size_t to = bb.offsets[c] + q * nb * 16;
-            broadcast.push_back(
+            broadcast[c].push_back(
                 {g.region(pb.tensor, from, from + nb * 16), g.region(bb.tensor, to, to + nb * 16)});
           }
         } else {  // item (block j, slice l): [pp][nb][16] as is
           const size_t from = item_at.at({false, j, l});
-          broadcast.push_back({g.region(pb.tensor, from, from + pp * nb * 16),
+          broadcast[c].push_back({g.region(pb.tensor, from, from + pp * nb * 16),
                                g.region(bb.tensor, bb.offsets[c], bb.offsets[c] + pp * nb * 16)});
         }
       }
-  program.body.push_back(Copy(broadcast));
+  program.body.push_back(Copy(interleave(broadcast)));
 
   // The AMP: six vertices a tile, each a share of the groups (when there are six or more) or
   // of the columns.
@@ -680,7 +716,7 @@ Tensor matmul(Graph& g, Program& program, Tensor a, Tensor b, const MatmulOption
   // Reduction: reducer l of block (i, j) sums its share of the block's groups over the pk
   // tiles' partial sums (in slice order) into rows; with pn = 1 those rows are C's own.
   const Tensor result = g.add_variable(DType::kF32, {m, n}, o.name + ".c");
-  std::vector<std::pair<unsigned, size_t>> received, rows_out;
+  std::vector<std::pair<unsigned, size_t>> received;
   struct Reducer {
     unsigned i, j, l;
     Range groups;
@@ -697,40 +733,44 @@ Tensor matmul(Graph& g, Program& program, Tensor a, Tensor b, const MatmulOption
         const size_t rows = std::min(16 * (geo.groups(i).begin + rg.end), m) - first_row;
         reducers.push_back({i, j, l, rg, rows, first_row});
         if (p.pk > 1) received.emplace_back(geo.consumer(i, j, l), p.pk * rg.size() * nb * 16);
-        if (p.pn > 1) rows_out.emplace_back(geo.consumer(i, j, l), rows * nb);
       }
-  Chunks recv, staged_rows;
+  Chunks recv;
   if (p.pk > 1) recv = add_chunked(g, DType::kF32, received, o.name + ".partials_received");
-  if (p.pn > 1) staged_rows = add_chunked(g, DType::kF32, rows_out, o.name + ".rows");
-  if (p.pn == 1) {
-    // C's rows lie where their reducer is: one interval a reducer, in row order.
+  // C lies where its reducers are: each reducer's rows, whole rows when pn is 1 (one interval a
+  // reducer), else the block's columns of each row (an interval a row), so that the reduction
+  // writes C in place and no exchange follows it.
+  {
     std::vector<Interval> mapping;
-    for (const Reducer& r : reducers)
-      mapping.push_back({r.first_row * n, (r.first_row + r.rows) * n, geo.consumer(r.i, r.j, r.l)});
+    for (const Reducer& r : reducers) {
+      const Range cols = geo.columns(r.j);
+      const unsigned tile = geo.consumer(r.i, r.j, r.l);
+      if (p.pn == 1)
+        mapping.push_back({r.first_row * n, (r.first_row + r.rows) * n, tile});
+      else
+        for (size_t row = r.first_row; row < r.first_row + r.rows; ++row)
+          mapping.push_back({row * n + cols.begin, row * n + cols.end, tile});
+    }
     std::sort(mapping.begin(), mapping.end(),
               [](const Interval& x, const Interval& y) { return x.begin < y.begin; });
     g.set_tile_mapping(result, mapping);
-  } else {
-    g.map_evenly(result, o.first_tile, p.tiles());
   }
   if (p.pk > 1) {
-    std::vector<std::pair<Region, Region>> partials;
+    std::vector<CopyPairs> partials(reducers.size());
     size_t at = 0;
     for (const Reducer& r : reducers) {
       const size_t nb = geo.columns(r.j).size(), part_size = r.groups.size() * nb * 16;
       for (unsigned l = 0; l < p.pk; ++l) {
         const size_t c = (size_t{r.i} * p.pn + r.j) * p.pk + l;
         const size_t from = ct.offsets[c] + r.groups.begin * nb * 16;
-        partials.push_back({g.region(ct.tensor, from, from + part_size),
+        partials[at].push_back({g.region(ct.tensor, from, from + part_size),
                             g.region(recv.tensor, recv.offsets[at] + l * part_size,
                                      recv.offsets[at] + (l + 1) * part_size)});
       }
       ++at;
     }
-    program.body.push_back(Copy(partials));
+    program.body.push_back(Copy(interleave(partials)));
   }
   const ComputeSet reduce = g.add_compute_set(o.name + ".reduce");
-  std::vector<std::pair<Region, Region>> scatter;
   for (size_t at = 0; at < reducers.size(); ++at) {
     const Reducer& r = reducers[at];
     const Range cols = geo.columns(r.j);
@@ -740,28 +780,26 @@ Tensor matmul(Graph& g, Program& program, Tensor a, Tensor b, const MatmulOption
                                           recv.offsets[at] + p.pk * r.groups.size() * nb * 16)
                                : g.region(ct.tensor, ct.offsets[c] + r.groups.begin * nb * 16,
                                           ct.offsets[c] + r.groups.end * nb * 16);
-    const Region out = p.pn == 1 ? g.region(result, r.first_row * n, (r.first_row + r.rows) * n)
-                                 : g.region(staged_rows.tensor, staged_rows.offsets[at],
-                                            staged_rows.offsets[at] + r.rows * nb);
-    g.add_vertex(reduce, "reduce_rows_f32", geo.consumer(r.i, r.j, r.l),
-                 {{"in", in},
-                  {"out", out},
-                  {"parts", p.pk},
-                  {"part_stride", static_cast<uint32_t>(r.groups.size() * nb * 16)},
-                  {"group_stride", static_cast<uint32_t>(nb * 16)},
-                  {"columns", static_cast<uint32_t>(nb)},
-                  {"rows", static_cast<uint32_t>(r.rows)}},
-                 6);
-    if (p.pn > 1)
-      for (size_t row = 0; row < r.rows; ++row) {
-        const size_t from = staged_rows.offsets[at] + row * nb;
-        const size_t to = (r.first_row + row) * n + cols.begin;
-        scatter.push_back(
-            {g.region(staged_rows.tensor, from, from + nb), g.region(result, to, to + nb)});
-      }
+    // Rows in six ranges (whole rows of C are contiguous), or a vertex a row (each its own
+    // interval of C); the workers take them as they come free.
+    const unsigned vertices = p.pn == 1 ? 6 : static_cast<unsigned>(r.rows);
+    for (unsigned v = 0; v < vertices; ++v) {
+      const Range rows = p.pn == 1 ? part(r.rows, 6, v) : Range{v, v + size_t{1}};
+      if (rows.size() == 0) continue;
+      const size_t first = (r.first_row + rows.begin) * n + cols.begin;
+      const size_t last = (r.first_row + rows.end - 1) * n + cols.end;
+      g.add_vertex(reduce, "reduce_rows_f32", geo.consumer(r.i, r.j, r.l),
+                   {{"in", in},
+                    {"out", g.region(result, first, last)},
+                    {"parts", p.pk},
+                    {"part_stride", static_cast<uint32_t>(r.groups.size() * nb * 16)},
+                    {"group_stride", static_cast<uint32_t>(nb * 16)},
+                    {"columns", static_cast<uint32_t>(nb)},
+                    {"first_row", static_cast<uint32_t>(rows.begin)},
+                    {"rows", static_cast<uint32_t>(rows.size())}});
+    }
   }
   program.body.push_back(Execute(reduce));
-  if (!scatter.empty()) program.body.push_back(Copy(scatter));
   return result;
 }
 

@@ -39,15 +39,14 @@ struct MatmulShape {
 
 // The cycles of each phase of a plan, from the planner's model (or measured, by a benchmark).
 struct MatmulCycles {
-  double widen = 0;     // f16 operands widened to f32 where the exchange cannot move them as is
-  double gather = 0;    // exchange: blocks of A and B to their tiles
-  double pack = 0;      // compute: into the AMP's layouts
-  double amp = 0;       // compute: the AMP's products
-  double partials = 0;  // exchange: partial sums to the tiles that reduce them (pk > 1)
-  double reduce = 0;    // compute: the sums, into rows
-  double scatter = 0;   // exchange: rows into C
-  double syncs = 0;     // the syncs between the phases
-  double total() const { return widen + gather + pack + amp + partials + reduce + scatter + syncs; }
+  double gather = 0;     // exchange: the operands' rows to the tiles that pack them
+  double pack = 0;       // compute: into the AMP's layouts
+  double broadcast = 0;  // exchange: the packed pieces to the tiles that multiply them
+  double amp = 0;        // compute: the AMP's products
+  double partials = 0;   // exchange: partial sums to the tiles that reduce them (pk > 1)
+  double reduce = 0;     // compute: the sums, into C's rows
+  double syncs = 0;      // the syncs between the phases
+  double total() const { return gather + pack + broadcast + amp + partials + reduce + syncs; }
 };
 
 struct MatmulPlan {

@@ -160,8 +160,8 @@ TEST(OpsMatmul, BadOperandsAreRefusedBeforeAnythingRuns) {
     ADD_FAILURE() << "no error";
   } catch (const GraphError& e) {
     EXPECT_STREQ(e.what(),
-                 "matmul: split pm 1 x pn 4 x pk 1 does not fit 8 x 5 x 3 (1 row groups of 16, 3 "
-                 "columns, 1 passes of 16) on 8 tiles");
+                 "matmul: split pm 1 x pn 4 x pk 1 does not fit 8 x 5 x 3 (1 row groups of 16, 2 "
+                 "column pairs, 1 passes of 16) on 8 tiles");
   }
 }
 
