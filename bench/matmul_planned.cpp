@@ -12,8 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 

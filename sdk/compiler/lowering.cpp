@@ -114,6 +114,17 @@ void Compilation::add_transfers(Transfers& out, Tensor source, size_t source_beg
       const unsigned source_tile = machine_tile(from, a.tile), tile = machine_tile(to, b.tile);
       const uint32_t address =
           b.address + static_cast<uint32_t>((destination_begin + lo - b.begin) * size);
+      // The exchange moves whole words: a piece of an f16 or u8 tensor that starts inside a
+      // word of either tile would land shifted (or corrupt its neighbours), so it is refused.
+      if (at % 4 != 0 || address % 4 != 0)
+        throw CompileError(fmt::format(
+            "a copy from '{}' element {} ({}) to '{}' element {} ({}) starts inside a 32-bit "
+            "word on {}: the exchange moves whole words, so each piece of a {} copy must start "
+            "at a multiple of {} elements from the start of its tile's interval on both sides",
+            s.name, source_begin + lo, graph_.describe_tile(a.tile), info(destination).name,
+            destination_begin + lo, graph_.describe_tile(b.tile),
+            at % 4 != 0 ? "the source tile" : "the destination tile", dtype_name(s.type),
+            4 / size));
       const uint32_t words = static_cast<uint32_t>(((hi - lo) * size + 3) / 4);
       // Multicast: the same source words to another receiver join one send.
       auto& sends = out.by_source[{source_tile, at, words}];

@@ -175,8 +175,8 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
     const ItemShape s = item_shape(p, items[n]);
     const unsigned t = packer_tile(p, n) - p.options.first_tile;
     gather[t] += s.rows * (kReceiveGap + std::ceil(s.columns * operand_bytes / 4.0));
-    pack[t] += s.packed * (items[n].lhs ? kPackWeightsCycles : kPackStreamCycles) +
-               6 * kVertexCycles;
+    pack[t] +=
+        s.packed * (items[n].lhs ? kPackWeightsCycles : kPackStreamCycles) + 6 * kVertexCycles;
     send[t] += std::max(kSendGap, s.packed / 2.0);  // once, to every consumer
     packed_items[t] += 1;
     bytes[t] += s.rows * s.row_stride * operand_bytes + s.packed * 2;
@@ -196,7 +196,8 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
   for (size_t n = 0; n < items.size(); ++n)
     receives[packer_tile(p, n) - p.options.first_tile] += item_shape(p, items[n]).rows;
   double gather_actions = 0;
-  for (unsigned t = 0; t < tiles; ++t) gather_actions = std::max(gather_actions, receives[t] + sends);
+  for (unsigned t = 0; t < tiles; ++t)
+    gather_actions = std::max(gather_actions, receives[t] + sends);
   MatmulCycles c;
   c.gather = gather_actions * kSendGap;
   for (unsigned t = 0; t < tiles; ++t) {
@@ -214,14 +215,14 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
         // (one in all, for B^T).
         const size_t runs = (p.options.transpose_a ? pp : gm) + (p.options.transpose_b ? 1 : pp);
         const double words = (gm * pp * 256.0 + pp * nb * 16.0) / 2;
-        c.broadcast = std::max(c.broadcast, std::max(words + runs * kReceiveGap,
-                                                     (runs + packed_items[t]) * kSendGap));
+        c.broadcast = std::max(
+            c.broadcast, std::max(words + runs * kReceiveGap, (runs + packed_items[t]) * kSendGap));
         // The AMP: six workers, each a share of the groups (6 or more) or of the columns.
         const size_t worker_groups = gm >= 6 ? (gm + 5) / 6 : gm;
         const size_t worker_columns = gm >= 6 ? nb : (nb + 5) / 6;
-        c.amp = std::max(c.amp, worker_groups * pp *
-                                        (kAmpPassCycles + worker_columns * kAmpColumnCycles) +
-                                    6 * kVertexCycles);
+        c.amp = std::max(c.amp,
+                         worker_groups * pp * (kAmpPassCycles + worker_columns * kAmpColumnCycles) +
+                             6 * kVertexCycles);
         bytes[t] += (gm * pp * 256 + pp * nb * 16) * 2 + gm * nb * 16 * 4;
         // Reducer l of this block: its share of the groups, pk parts (the pk tiles' sums),
         // written into C's rows on this tile.
@@ -373,10 +374,10 @@ void add_matmul_codelets(Graph& g) {
                   {in("in", t), out("out", f16), scalar("passes"), scalar("rows"), scalar("ks"),
                    scalar("group_stride"), scalar("row_stride"), scalar("k_stride"),
                    scalar("first_block"), scalar("blocks")});
-    g.add_codelet("pack_stream" + suffix, file,
-                  {in("in", t), out("out", f16), scalar("columns"), scalar("ks"),
-                   scalar("column_stride"), scalar("k_stride"), scalar("first_item"),
-                   scalar("items")});
+    g.add_codelet(
+        "pack_stream" + suffix, file,
+        {in("in", t), out("out", f16), scalar("columns"), scalar("ks"), scalar("column_stride"),
+         scalar("k_stride"), scalar("first_item"), scalar("items")});
   }
   g.add_codelet("matmul_amp_f16", file,
                 {in("a", f16), in("b", f16), out("ct", f32), scalar("groups"), scalar("passes"),
@@ -565,7 +566,7 @@ Tensor matmul(Graph& g, Program& program, Tensor a, Tensor b, const MatmulOption
       ++r;
     }
   }
-    std::vector<CopyPairs> by_source;
+  std::vector<CopyPairs> by_source;
   for (auto& [tile, pairs] : gather) by_source.push_back(std::move(pairs));
   program.body.push_back(Copy(interleave(by_source)));
 
@@ -653,14 +654,14 @@ Tensor matmul(Graph& g, Program& program, Tensor a, Tensor b, const MatmulOption
             const size_t from = item_at.at({true, static_cast<unsigned>(gr.begin + gi), l});
             const size_t to = ab.offsets[c] + gi * pp * 256;
             broadcast[c].push_back({g.region(pa.tensor, from, from + pp * 256),
-                                 g.region(ab.tensor, to, to + pp * 256)});
+                                    g.region(ab.tensor, to, to + pp * 256)});
           }
         } else {  // item (pass, block i): [gm][256] into [pp][gm][256]
           for (size_t q = 0; q < pp; ++q) {
             const size_t from = item_at.at({true, static_cast<unsigned>(pr.begin + q), i});
             const size_t to = ab.offsets[c] + q * gm * 256;
             broadcast[c].push_back({g.region(pa.tensor, from, from + gm * 256),
-                                 g.region(ab.tensor, to, to + gm * 256)});
+                                    g.region(ab.tensor, to, to + gm * 256)});
           }
         }
         if (!o.transpose_b) {  // item (pass, block j): [nb][16] into [pp][nb][16]
@@ -672,8 +673,9 @@ Tensor matmul(Graph& g, Program& program, Tensor a, Tensor b, const MatmulOption
           }
         } else {  // item (block j, slice l): [pp][nb][16] as is
           const size_t from = item_at.at({false, j, l});
-          broadcast[c].push_back({g.region(pb.tensor, from, from + pp * nb * 16),
-                               g.region(bb.tensor, bb.offsets[c], bb.offsets[c] + pp * nb * 16)});
+          broadcast[c].push_back(
+              {g.region(pb.tensor, from, from + pp * nb * 16),
+               g.region(bb.tensor, bb.offsets[c], bb.offsets[c] + pp * nb * 16)});
         }
       }
   program.body.push_back(Copy(interleave(broadcast)));
@@ -763,8 +765,8 @@ Tensor matmul(Graph& g, Program& program, Tensor a, Tensor b, const MatmulOption
         const size_t c = (size_t{r.i} * p.pn + r.j) * p.pk + l;
         const size_t from = ct.offsets[c] + r.groups.begin * nb * 16;
         partials[at].push_back({g.region(ct.tensor, from, from + part_size),
-                            g.region(recv.tensor, recv.offsets[at] + l * part_size,
-                                     recv.offsets[at] + (l + 1) * part_size)});
+                                g.region(recv.tensor, recv.offsets[at] + l * part_size,
+                                         recv.offsets[at] + (l + 1) * part_size)});
       }
       ++at;
     }

@@ -191,6 +191,24 @@ TEST(Sdk, SixWorkerVertexSplitsItsWorkOverTheWorkers) {
     EXPECT_EQ(device.machine().chip(0).tile(0).core().context(w).runs, 1u) << "worker " << w;
 }
 
+// A copy of f16 pieces that start inside a word is refused, not moved shifted.
+TEST(Sdk, CopyOfHalfWordPiecesStartingInsideAWordIsRefused) {
+  Graph g(Target::preset("mk2", 4));
+  const Tensor x = g.add_variable(DType::kF16, {6}, "x"), y = g.add_variable(DType::kF16, {6}, "y");
+  g.set_tile_mapping(x, 0);
+  g.set_tile_mapping(y, {{0, 2, 1}, {2, 6, 2}});
+  try {
+    compile(g, Copy({{g.region(x, 1, 3), g.region(y, 0, 2)}}));
+    ADD_FAILURE() << "compiled";
+  } catch (const CompileError& e) {
+    EXPECT_STREQ(e.what(),
+                 "a copy from 'x' element 1 (tile 0) to 'y' element 0 (tile 1) starts inside a "
+                 "32-bit word on the source tile: the exchange moves whole words, so each piece "
+                 "of a f16 copy must start at a multiple of 2 elements from the start of its "
+                 "tile's interval on both sides");
+  }
+}
+
 // A one-worker vertex, then two six-worker vertices, in one compute set on one tile: each
 // six-worker vertex's copies must take six different contexts to cover its six shares, though
 // ipu.run starts a copy on the lowest idle context (the runtime joins before each).
