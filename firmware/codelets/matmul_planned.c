@@ -105,26 +105,33 @@ struct matmul_amp_f16_fields {
   uint32_t groups, passes, columns, a_group_stride, a_pass_stride, b_pass_stride, ct_group_stride;
 };
 void matmul_amp_f16(const struct matmul_amp_f16_fields *v) {
-  for (uint32_t g = 0; g < v->groups; ++g)
-    for (uint32_t p = 0; p < v->passes; ++p) {
-      ipu_amp_configure(IPU_AMP_F16, 4, p > 0, v->b + p * v->b_pass_stride,
-                        v->ct + g * v->ct_group_stride);
-      const uint16_t *w = v->a + g * v->a_group_stride + p * v->a_pass_stride;
+  /* Locals: the AMP's inline assembly clobbers memory, so fields read through v would be
+   * loaded again for every pass. */
+  const uint32_t groups = v->groups, passes = v->passes, columns = v->columns;
+  const uint32_t a_group_stride = v->a_group_stride, a_pass_stride = v->a_pass_stride;
+  const uint32_t b_pass_stride = v->b_pass_stride, ct_group_stride = v->ct_group_stride;
+  const uint16_t *a_group = v->a;
+  float *ct = v->ct;
+  for (uint32_t g = 0; g < groups; ++g, a_group += a_group_stride, ct += ct_group_stride) {
+    const uint16_t *w = a_group, *b = v->b;
+    for (uint32_t p = 0; p < passes; ++p, w += a_pass_stride, b += b_pass_stride) {
+      ipu_amp_configure(IPU_AMP_F16, 4, p > 0, b, ct);
       ipu_amp_load_weights(w, 0);
       ipu_amp_load_weights(w + 64, 1);
       ipu_amp_load_weights(w + 128, 2);
       ipu_amp_load_weights(w + 192, 3);
-      uint32_t c = 0;
-      for (; c + 4 <= v->columns; c += 4) {
+      uint32_t c = columns;
+      for (; c >= 4; c -= 4) {
         ipu_amp(); ipu_amp(); ipu_amp(); ipu_amp();
         ipu_amp(); ipu_amp(); ipu_amp(); ipu_amp();
         ipu_amp(); ipu_amp(); ipu_amp(); ipu_amp();
         ipu_amp(); ipu_amp(); ipu_amp(); ipu_amp();
       }
-      for (; c < v->columns; ++c) {
+      for (; c > 0; --c) {
         ipu_amp(); ipu_amp(); ipu_amp(); ipu_amp();
       }
     }
+  }
 }
 
 /* reduce_rows_f32: out[(row - first_row) * columns + c] = in[0][row] + in[1][row] + ... (parts,

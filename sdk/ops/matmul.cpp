@@ -7,8 +7,11 @@
 #include <cstring>
 #include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 
+#include "sdk/compiler/compiler.h"
+#include "sdk/compiler/exchange_schedule.h"
 #include "sdk/graph/sdk_paths.h"
 
 namespace ipu::sdk::ops {
@@ -43,17 +46,22 @@ CopyPairs interleave(const std::vector<CopyPairs>& lists) {
 // previous one's last word plus the scheduler's slack and set-up (CompileOptions: 64 + 120), and
 // a tile's sends are at least an action gap (240) apart.
 constexpr double kReceiveGap = 64 + 120, kSendGap = 240;
-// A phase: its sync (about 150 cycles on a chip) and the scheduler's first action (240).
-constexpr double kPhaseCycles = 400;
-// Compute, in tile cycles (six workers issue one instruction a cycle between them), from the
-// codelets' instructions a run as bench/matmul_planned's verbose profile counts them (a worker
-// takes 6 cycles an instruction; an ipu.ampw 16 issue slots): per packed element; per AMP
-// (group, pass) of a worker (four weight loads, its set-up); per column of a pass; per
-// reduced element and part; a vertex's start and end.
-constexpr double kPackWeightsCycles = 6.0, kPackStreamCycles = 7.0;
-constexpr double kAmpPassCycles = 6 * (16 * 4 + 60), kAmpColumnCycles = 6 * 4.5;
-constexpr double kReduceCycles = 3.0, kReducePartCycles = 5.0;
-constexpr double kVertexCycles = 50;
+// A step of the program beyond its exchange's schedule or its compute set's vertices: its sync
+// and the runtime's dispatch (bench/matmul_planned: 4306 cycles over the 7 steps of every
+// case with pk > 1, whatever the shape).
+constexpr double kStepCycles = 615;
+// Compute, in worker instructions (a worker issues one every 6 cycles; six run side by side),
+// fitted to the codelets' instructions a run as bench/matmul_planned's verbose profile counts
+// them on three shapes: a vertex's entry and exit, then per packed element; per AMP (group,
+// pass), four weight loads of 16 issue slots and the set-up, and per column 4 ipu.amp and the
+// loop; per reduced row, per part, per element of a part.
+constexpr double kPackVertex = 40, kPackWeightsElement = 5.0, kPackStreamElement = 6.2;
+constexpr double kAmpVertex = 70, kAmpPass = 4 * 16 + 14, kAmpColumn = 4.25;
+constexpr double kReduceRow = 82, kReducePart = 6.4, kReduceElement = 6.67;
+// The supervisor starting a compute set's first six vertices one after another.
+constexpr double kDispatchCycles = 510;
+// How many of the model's best plans have their exchanges scheduled before the choice.
+constexpr size_t kScheduledCandidates = 6;
 
 // The geometry of one plan: which rows, columns and passes each block covers.
 struct Geometry {
@@ -73,8 +81,12 @@ struct Geometry {
     const Range q = passes(l);
     return {16 * q.begin, std::min<size_t>(16 * q.end, p.shape.k)};
   }
-  // The groups of block i that reducer c of its pk tiles sums.
-  Range reduce_groups(unsigned i, unsigned c) const { return part(groups(i).size(), p.pk, c); }
+  // The columns of C in block j that reducer c of its pk tiles sums.
+  Range reduce_columns(unsigned j, unsigned c) const {
+    const Range block = columns(j);
+    const Range share = part(block.size(), p.pk, c);
+    return {block.begin + share.begin, block.begin + share.end};
+  }
   unsigned consumer(unsigned i, unsigned j, unsigned l) const {
     return p.options.first_tile + (i * p.pn + j) * p.pk + l;
   }
@@ -175,8 +187,11 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
     const ItemShape s = item_shape(p, items[n]);
     const unsigned t = packer_tile(p, n) - p.options.first_tile;
     gather[t] += s.rows * (kReceiveGap + std::ceil(s.columns * operand_bytes / 4.0));
-    pack[t] +=
-        s.packed * (items[n].lhs ? kPackWeightsCycles : kPackStreamCycles) + 6 * kVertexCycles;
+    // Six vertices, each a sixth of the item's blocks of 64 (weights) or columns of 16.
+    const double unit = items[n].lhs ? 64 : 16;
+    const double units = std::ceil(s.packed / unit / 6);
+    pack[t] += 6 * (kPackVertex +
+                    units * unit * (items[n].lhs ? kPackWeightsElement : kPackStreamElement));
     send[t] += std::max(kSendGap, s.packed / 2.0);  // once, to every consumer
     packed_items[t] += 1;
     bytes[t] += s.rows * s.row_stride * operand_bytes + s.packed * 2;
@@ -202,7 +217,7 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
   c.gather = gather_actions * kSendGap;
   for (unsigned t = 0; t < tiles; ++t) {
     c.gather = std::max(c.gather, gather[t]);
-    c.pack = std::max(c.pack, pack[t]);
+    c.pack = std::max(c.pack, pack[t] > 0 ? pack[t] + kDispatchCycles : 0);
     c.broadcast = std::max(c.broadcast, send[t]);
   }
   for (unsigned i = 0; i < p.pm; ++i)
@@ -220,27 +235,33 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
         // The AMP: six workers, each a share of the groups (6 or more) or of the columns.
         const size_t worker_groups = gm >= 6 ? (gm + 5) / 6 : gm;
         const size_t worker_columns = gm >= 6 ? nb : (nb + 5) / 6;
-        c.amp = std::max(c.amp,
-                         worker_groups * pp * (kAmpPassCycles + worker_columns * kAmpColumnCycles) +
-                             6 * kVertexCycles);
+        c.amp = std::max(
+            c.amp,
+            kDispatchCycles +
+                6 * (kAmpVertex + worker_groups * pp * (kAmpPass + worker_columns * kAmpColumn)));
         bytes[t] += (gm * pp * 256 + pp * nb * 16) * 2 + gm * nb * 16 * 4;
-        // Reducer l of this block: its share of the groups, pk parts (the pk tiles' sums),
-        // written into C's rows on this tile.
-        const Range rg = geo.reduce_groups(i, l);
-        if (rg.size() == 0) continue;
-        const size_t rows = std::min(16 * (geo.groups(i).begin + rg.end), p.shape.m) -
-                            16 * (geo.groups(i).begin + rg.begin);
+        // Reducer l of this block: its share of the columns over every row of the block, pk
+        // parts (the pk tiles' sums), written into C on this tile.
+        const size_t cw = geo.reduce_columns(j, l).size();
+        if (cw == 0) continue;
+        const size_t rows = geo.rows(i).size();
         if (p.pk > 1) {
-          c.partials = std::max(c.partials, p.pk * (kReceiveGap + rg.size() * nb * 16.0));
-          bytes[t] += p.pk * rg.size() * nb * 16 * 4;
+          c.partials = std::max(c.partials, p.pk * gm * (kReceiveGap + cw * 16.0));
+          bytes[t] += p.pk * gm * cw * 16 * 4;
         }
-        const double vertices = p.pn == 1 ? 6 : static_cast<double>(rows);
-        c.reduce = std::max(c.reduce, rows * nb * (kReduceCycles + (p.pk - 1) * kReducePartCycles) +
-                                          vertices * kVertexCycles);
-        bytes[t] += rows * nb * 4;
+        // A vertex a row (six of a sixth of the rows each when the share is whole rows of C),
+        // six at a time.
+        const double vertices = cw == p.shape.n ? 6 : static_cast<double>(rows);
+        const double rows_a_vertex = std::ceil(rows / vertices);
+        c.reduce = std::max(
+            c.reduce, kDispatchCycles + std::ceil(vertices / 6) * 6 *
+                                            (kReduceRow + rows_a_vertex * p.pk *
+                                                              (kReducePart + cw * kReduceElement)));
+        bytes[t] += rows * cw * 4;
       }
-  const unsigned phases = 5 + (p.pk > 1 ? 1 : 0);
-  c.syncs = phases * kPhaseCycles;
+  // Steps: gather, pack, broadcast, amp, [partials], reduce.
+  const unsigned steps = 5 + (p.pk > 1 ? 1 : 0);
+  c.syncs = steps * kStepCycles;
   p.estimate = c;
   p.tile_bytes = *std::max_element(bytes.begin(), bytes.end());
 }
@@ -264,12 +285,24 @@ std::string MatmulPlan::describe() const {
   const MatmulCycles& e = estimate;
   return fmt::format(
       "pm {} x pn {} x pk {} on {} tiles: {:.0f} cycles (gather {:.0f}, pack {:.0f}, broadcast "
-      "{:.0f}, amp {:.0f}, partials {:.0f}, reduce {:.0f}, syncs {:.0f}), {} KiB a tile",
+      "{:.0f}, amp {:.0f}, partials {:.0f}, reduce {:.0f}, syncs {:.0f}{}), {} KiB a tile",
       pm, pn, pk, tiles(), e.total(), e.gather, e.pack, e.broadcast, e.amp, e.partials, e.reduce,
-      e.syncs, (tile_bytes + 1023) / 1024);
+      e.syncs, exchange_scheduled ? "; exchanges scheduled" : "", (tile_bytes + 1023) / 1024);
 }
 
 namespace {
+
+std::vector<double> scheduled_exchanges(const Target& target, const MatmulPlan& plan);
+
+// The exchange phases' cycles replaced by their schedule (gather, broadcast, partials).
+void schedule_exchanges(const Target& target, MatmulPlan& p) {
+  const std::vector<double> phases = scheduled_exchanges(target, p);
+  MatmulCycles& e = p.estimate;
+  e.gather = phases.size() > 0 ? phases[0] : 0;
+  e.broadcast = phases.size() > 1 ? phases[1] : 0;
+  e.partials = phases.size() > 2 ? phases[2] : 0;
+  p.exchange_scheduled = true;
+}
 
 MatmulPlan make_plan(const Target& target, MatmulShape shape, const MatmulOptions& o, unsigned pm,
                      unsigned pn, unsigned pk) {
@@ -307,7 +340,9 @@ MatmulPlan plan_matmul_split(const Target& target, MatmulShape shape, unsigned p
         "column pairs, {} passes of 16) on {} tiles",
         o.name, pm, pn, pk, shape.m, shape.k, shape.n, row_groups, (shape.n + 1) / 2, passes,
         o.tiles));
-  return make_plan(target, shape, o, pm, pn, pk);
+  MatmulPlan p = make_plan(target, shape, o, pm, pn, pk);
+  schedule_exchanges(target, p);
+  return p;
 }
 
 MatmulPlan plan_matmul(const Target& target, MatmulShape shape, const MatmulOptions& options,
@@ -345,10 +380,17 @@ MatmulPlan plan_matmul(const Target& target, MatmulShape shape, const MatmulOpti
         o.name, shape.m, shape.k, shape.n, budget, o.available_memory_proportion,
         target.chip().tile.sram_bytes, smallest_overflow->describe(),
         smallest_overflow->tile_bytes));
-  std::sort(fitting.begin(), fitting.end(), [](const MatmulPlan& a, const MatmulPlan& b) {
+  auto by_estimate = [](const MatmulPlan& a, const MatmulPlan& b) {
     return std::make_tuple(a.estimate.total(), a.pm, a.pn, a.pk) <
            std::make_tuple(b.estimate.total(), b.pm, b.pn, b.pk);
-  });
+  };
+  std::sort(fitting.begin(), fitting.end(), by_estimate);
+  // The best few by the model have their exchanges scheduled as the compiler will (a scratch
+  // build of each), and are ranked again: the model counts exchange actions but not the waits
+  // the greedy schedule leaves between them.
+  const size_t refined = std::min<size_t>(fitting.size(), kScheduledCandidates);
+  for (size_t i = 0; i < refined; ++i) schedule_exchanges(target, fitting[i]);
+  std::sort(fitting.begin(), fitting.begin() + static_cast<std::ptrdiff_t>(refined), by_estimate);
   if (explain) {
     *explain << fmt::format(
         "{}: {} x {} x {}{}{} on up to {} tiles: {} plans considered, {} over the {}-byte budget; "
@@ -715,58 +757,61 @@ Tensor matmul(Graph& g, Program& program, Tensor a, Tensor b, const MatmulOption
       }
   program.body.push_back(Execute(amp));
 
-  // Reduction: reducer l of block (i, j) sums its share of the block's groups over the pk
-  // tiles' partial sums (in slice order) into rows; with pn = 1 those rows are C's own.
+  // Reduction: reducer l of block (i, j) sums its share of the block's columns over the pk
+  // tiles' partial sums (in slice order), for every row of the block, into C, whose pieces lie
+  // where their reducer is (rows of the block's columns; whole rows when pn and pk are 1), so
+  // that no exchange follows.
   const Tensor result = g.add_variable(DType::kF32, {m, n}, o.name + ".c");
   std::vector<std::pair<unsigned, size_t>> received;
   struct Reducer {
     unsigned i, j, l;
-    Range groups;
-    size_t rows, first_row;
+    Range columns;  // of C
+    Range rows;     // of C
+    size_t groups;  // of the block
   };
   std::vector<Reducer> reducers;
   for (unsigned i = 0; i < p.pm; ++i)
     for (unsigned j = 0; j < p.pn; ++j)
       for (unsigned l = 0; l < p.pk; ++l) {
-        const Range rg = geo.reduce_groups(i, l);
-        const size_t nb = geo.columns(j).size();
-        if (rg.size() == 0 || nb == 0) continue;
-        const size_t first_row = 16 * (geo.groups(i).begin + rg.begin);
-        const size_t rows = std::min(16 * (geo.groups(i).begin + rg.end), m) - first_row;
-        reducers.push_back({i, j, l, rg, rows, first_row});
-        if (p.pk > 1) received.emplace_back(geo.consumer(i, j, l), p.pk * rg.size() * nb * 16);
+        const Range share = geo.reduce_columns(j, l);
+        if (share.size() == 0) continue;
+        reducers.push_back({i, j, l, share, geo.rows(i), geo.groups(i).size()});
+        if (p.pk > 1)
+          received.emplace_back(geo.consumer(i, j, l),
+                                p.pk * geo.groups(i).size() * share.size() * 16);
       }
   Chunks recv;
   if (p.pk > 1) recv = add_chunked(g, DType::kF32, received, o.name + ".partials_received");
-  // C lies where its reducers are: each reducer's rows, whole rows when pn is 1 (one interval a
-  // reducer), else the block's columns of each row (an interval a row), so that the reduction
-  // writes C in place and no exchange follows it.
   {
     std::vector<Interval> mapping;
     for (const Reducer& r : reducers) {
-      const Range cols = geo.columns(r.j);
       const unsigned tile = geo.consumer(r.i, r.j, r.l);
-      if (p.pn == 1)
-        mapping.push_back({r.first_row * n, (r.first_row + r.rows) * n, tile});
+      if (r.columns.size() == n)
+        mapping.push_back({r.rows.begin * n, r.rows.end * n, tile});
       else
-        for (size_t row = r.first_row; row < r.first_row + r.rows; ++row)
-          mapping.push_back({row * n + cols.begin, row * n + cols.end, tile});
+        for (size_t row = r.rows.begin; row < r.rows.end; ++row)
+          mapping.push_back({row * n + r.columns.begin, row * n + r.columns.end, tile});
     }
     std::sort(mapping.begin(), mapping.end(),
               [](const Interval& x, const Interval& y) { return x.begin < y.begin; });
     g.set_tile_mapping(result, mapping);
   }
   if (p.pk > 1) {
+    // Reducer (i, j, l) receives, from each of the block's pk tiles, each group's columns of
+    // its share: [pk][groups][columns][16].
     std::vector<CopyPairs> partials(reducers.size());
     size_t at = 0;
     for (const Reducer& r : reducers) {
-      const size_t nb = geo.columns(r.j).size(), part_size = r.groups.size() * nb * 16;
+      const size_t nb = geo.columns(r.j).size(), cw = r.columns.size();
+      const size_t c0 = r.columns.begin - geo.columns(r.j).begin;
       for (unsigned l = 0; l < p.pk; ++l) {
         const size_t c = (size_t{r.i} * p.pn + r.j) * p.pk + l;
-        const size_t from = ct.offsets[c] + r.groups.begin * nb * 16;
-        partials[at].push_back({g.region(ct.tensor, from, from + part_size),
-                                g.region(recv.tensor, recv.offsets[at] + l * part_size,
-                                         recv.offsets[at] + (l + 1) * part_size)});
+        for (size_t grp = 0; grp < r.groups; ++grp) {
+          const size_t from = ct.offsets[c] + (grp * nb + c0) * 16;
+          const size_t to = recv.offsets[at] + ((l * r.groups + grp) * cw) * 16;
+          partials[at].push_back(
+              {g.region(ct.tensor, from, from + cw * 16), g.region(recv.tensor, to, to + cw * 16)});
+        }
       }
       ++at;
     }
@@ -775,35 +820,102 @@ Tensor matmul(Graph& g, Program& program, Tensor a, Tensor b, const MatmulOption
   const ComputeSet reduce = g.add_compute_set(o.name + ".reduce");
   for (size_t at = 0; at < reducers.size(); ++at) {
     const Reducer& r = reducers[at];
-    const Range cols = geo.columns(r.j);
-    const size_t nb = cols.size();
+    const size_t nb = geo.columns(r.j).size(), cw = r.columns.size();
+    const size_t c0 = r.columns.begin - geo.columns(r.j).begin;
     const size_t c = (size_t{r.i} * p.pn + r.j) * p.pk + r.l;
-    const Region in = p.pk > 1 ? g.region(recv.tensor, recv.offsets[at],
-                                          recv.offsets[at] + p.pk * r.groups.size() * nb * 16)
-                               : g.region(ct.tensor, ct.offsets[c] + r.groups.begin * nb * 16,
-                                          ct.offsets[c] + r.groups.end * nb * 16);
-    // Rows in six ranges (whole rows of C are contiguous), or a vertex a row (each its own
-    // interval of C); the workers take them as they come free.
-    const unsigned vertices = p.pn == 1 ? 6 : static_cast<unsigned>(r.rows);
-    for (unsigned v = 0; v < vertices; ++v) {
-      const Range rows = p.pn == 1 ? part(r.rows, 6, v) : Range{v, v + size_t{1}};
-      if (rows.size() == 0) continue;
-      const size_t first = (r.first_row + rows.begin) * n + cols.begin;
-      const size_t last = (r.first_row + rows.end - 1) * n + cols.end;
+    const Region in =
+        p.pk > 1
+            ? g.region(recv.tensor, recv.offsets[at], recv.offsets[at] + p.pk * r.groups * cw * 16)
+            : g.region(ct.tensor, ct.offsets[c] + c0 * 16, ct.offsets[c] + r.groups * nb * 16);
+    // Six ranges of rows when the share is whole rows of C (contiguous), else a vertex a row
+    // (each its own interval of C); the workers take them as they come free.
+    const bool whole_rows = cw == n;
+    const size_t rows = r.rows.size();
+    const size_t vertices = whole_rows ? 6 : rows;
+    for (size_t v = 0; v < vertices; ++v) {
+      const Range mine = whole_rows ? part(rows, 6, static_cast<unsigned>(v)) : Range{v, v + 1};
+      if (mine.size() == 0) continue;
+      const size_t first = (r.rows.begin + mine.begin) * n + r.columns.begin;
+      const size_t last = (r.rows.begin + mine.end - 1) * n + r.columns.end;
       g.add_vertex(reduce, "reduce_rows_f32", geo.consumer(r.i, r.j, r.l),
                    {{"in", in},
                     {"out", g.region(result, first, last)},
                     {"parts", p.pk},
-                    {"part_stride", static_cast<uint32_t>(r.groups.size() * nb * 16)},
-                    {"group_stride", static_cast<uint32_t>(nb * 16)},
-                    {"columns", static_cast<uint32_t>(nb)},
-                    {"first_row", static_cast<uint32_t>(rows.begin)},
-                    {"rows", static_cast<uint32_t>(rows.size())}});
+                    {"part_stride", static_cast<uint32_t>(r.groups * cw * 16)},
+                    {"group_stride", static_cast<uint32_t>((p.pk > 1 ? cw : nb) * 16)},
+                    {"columns", static_cast<uint32_t>(cw)},
+                    {"first_row", static_cast<uint32_t>(mine.begin)},
+                    {"rows", static_cast<uint32_t>(mine.size())}});
     }
   }
   program.body.push_back(Execute(reduce));
   return result;
 }
+
+namespace {
+
+// The cycles of each exchange phase of the plan (in program order) as the compiler will schedule
+// them: the product built in a scratch graph on operands laid out by create_matmul_input, each
+// Copy's pairs cut at tile intervals and joined into multicasts as the compiler's lowering does
+// (sdk/compiler/lowering.cpp), and timed by the compiler's own ExchangeScheduler.
+std::vector<double> scheduled_exchanges(const Target& target, const MatmulPlan& plan) {
+  Graph g(target);
+  const Tensor a = create_matmul_input(g, plan.shape, true, "a", plan.options);
+  const Tensor b = create_matmul_input(g, plan.shape, false, "b", plan.options);
+  Program program = Sequence({});
+  matmul(g, program, a, b, plan.options, &plan);
+  std::set<unsigned> tiles;
+  for (const TensorInfo& t : g.tensors())
+    for (const Interval& m : t.mapping) tiles.insert(m.tile);
+  for (const VertexInfo& v : g.vertices()) tiles.insert(v.tile);
+  const CompileOptions defaults;
+  const ExchangeScheduler scheduler(
+      target.machine, {defaults.action_gap, defaults.receive_setup, defaults.action_slack});
+  // The interval of `t` holding element `at`, by binary search.
+  auto interval = [](const TensorInfo& t, size_t at) {
+    return std::upper_bound(t.mapping.begin(), t.mapping.end(), at,
+                            [](size_t x, const Interval& m) { return x < m.end; });
+  };
+  std::vector<double> out;
+  for (const Program& step : program.body) {
+    if (step.kind != Program::Kind::kCopy) continue;
+    std::vector<Transfer> transfers;
+    std::map<std::tuple<unsigned, unsigned, size_t, uint32_t>, std::vector<size_t>> by_source;
+    for (const auto& [from, to] : step.pairs) {
+      const TensorInfo& s = g.tensor(from.tensor);
+      const TensorInfo& d = g.tensor(to.tensor);
+      const size_t size = dtype_size(s.type), count = from.end - from.begin;
+      for (auto x = interval(s, from.begin); x != s.mapping.end() && x->begin < from.end; ++x) {
+        const size_t x_lo = std::max(x->begin, from.begin) - from.begin,
+                     x_hi = std::min(x->end, from.end) - from.begin;
+        for (auto y = interval(d, to.begin + x_lo);
+             y != d.mapping.end() && y->begin < to.begin + x_hi; ++y) {
+          const size_t lo = std::max(x_lo, y->begin - std::min(y->begin, to.begin));
+          const size_t hi = std::min(x_hi, std::min(y->end, to.begin + count) - to.begin);
+          if (lo >= hi) continue;
+          const auto words = static_cast<uint32_t>(((hi - lo) * size + 3) / 4);
+          auto& sends = by_source[{x->tile, from.tensor.id, from.begin + lo, words}];
+          const auto same = std::find_if(sends.begin(), sends.end(), [&](size_t i) {
+            const auto& dests = transfers[i].destinations;
+            return std::none_of(dests.begin(), dests.end(),
+                                [&](const auto& z) { return z.first == y->tile; });
+          });
+          if (same != sends.end()) {
+            transfers[*same].destinations.emplace_back(y->tile, 0);
+          } else {
+            sends.push_back(transfers.size());
+            transfers.push_back(
+                {x->tile, static_cast<uint32_t>(4 * transfers.size()), words, {{y->tile, 0}}});
+          }
+        }
+      }
+    }
+    out.push_back(scheduler.schedule(transfers, tiles).end);
+  }
+  return out;
+}
+
+}  // namespace
 
 float matmul_reference_at(const MatmulPlan& p, const std::vector<uint16_t>& a,
                           const std::vector<uint16_t>& b, size_t row, size_t column) {

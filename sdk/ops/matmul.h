@@ -57,6 +57,9 @@ struct MatmulPlan {
   MatmulCycles estimate;
   uint64_t tile_bytes = 0;    // the most memory the plan's tensors take on one tile
   uint64_t budget_bytes = 0;  // what the options allow a tile
+  // The exchange phases' estimates are their schedule, as the compiler will make it (only the
+  // best few plans by the model get one: it takes a scratch build of the product).
+  bool exchange_scheduled = false;
   unsigned tiles() const { return pm * pn * pk; }
   double flops() const { return 2.0 * shape.m * shape.n * shape.k; }
   // "pm 4 x pn 92 x pk 4 on 1472 tiles: 81234 cycles (gather 20000, ...), 200 KB a tile".
