@@ -1,0 +1,69 @@
+/* The transcendental functions of the operator library's codelets (docs/ops.md), in plain C
+ * that the tiles (RV32F) and the host references (x86-64 SSE, no fused multiply-add) evaluate
+ * with the same f32 operations in the same order, so their results are equal bit for bit.
+ * Both compile it without contraction (-ffp-contract=off on the tiles; no FMA on the host). */
+#ifndef IPU_OPS_MATH_H
+#define IPU_OPS_MATH_H
+
+#include <stdint.h>
+#include <string.h>
+
+/* e^x, within 2 ulp over [-87, 88]: x = n ln 2 + r, |r| <= ln 2 / 2, e^r by a degree-6
+ * polynomial (Taylor), scaled by 2^n through the exponent bits. Beyond the range: 0 or +inf. */
+static inline float ipu_ops_expf(float x) {
+  if (x != x) return x;
+  if (x > 88.7f) {
+    const uint32_t inf = 0x7f800000u;
+    float f;
+    memcpy(&f, &inf, 4);
+    return f;
+  }
+  if (x < -87.3f) return 0.0f;
+  const float t = x * 1.44269504f;
+  int32_t n = (int32_t)t;
+  if ((float)n > t) n -= 1;         /* floor */
+  if (t - (float)n >= 0.5f) n += 1; /* nearest */
+  const float r = (x - (float)n * 0.693359375f) - (float)n * -2.12194440e-4f;
+  float p = 1.0f / 720.0f;
+  p = p * r + 1.0f / 120.0f;
+  p = p * r + 1.0f / 24.0f;
+  p = p * r + 1.0f / 6.0f;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  /* 2^n as two factors, so that n down to -126 - 24 stays a normal number until the end. */
+  const int32_t n1 = n / 2, n2 = n - n1;
+  const uint32_t b1 = (uint32_t)(n1 + 127) << 23, b2 = (uint32_t)(n2 + 127) << 23;
+  float s1, s2;
+  memcpy(&s1, &b1, 4);
+  memcpy(&s2, &b2, 4);
+  return p * s1 * s2;
+}
+
+/* tanh x = 1 - 2 / (e^(2x) + 1), odd, 1 beyond |x| = 10 (f32 cannot tell). */
+static inline float ipu_ops_tanhf(float x) {
+  const float a = x < 0.0f ? -x : x;
+  if (a > 10.0f) return x < 0.0f ? -1.0f : 1.0f;
+  const float t = 1.0f - 2.0f / (ipu_ops_expf(2.0f * a) + 1.0f);
+  return x < 0.0f ? -t : t;
+}
+
+/* GeLU, tanh form (as BERT's implementations use): 0.5 x (1 + tanh(c (x + 0.044715 x^3))),
+ * c = sqrt(2 / pi). */
+static inline float ipu_ops_gelu(float x) {
+  const float u = 0.7978845608f * (x + 0.044715f * x * x * x);
+  return 0.5f * x * (1.0f + ipu_ops_tanhf(u));
+}
+
+/* Its derivative: 0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 0.044715 x^2), t = tanh(u). */
+static inline float ipu_ops_gelu_grad(float x) {
+  const float u = 0.7978845608f * (x + 0.044715f * x * x * x);
+  const float t = ipu_ops_tanhf(u);
+  return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * 0.7978845608f * (1.0f + 0.134145f * x * x);
+}
+
+/* 1 / sqrt(x) for layer norm, as the library computes it: the RV32F square root (IEEE, correctly
+ * rounded on both sides), then a division. */
+static inline float ipu_ops_rsqrtf(float x) { return 1.0f / __builtin_sqrtf(x); }
+
+#endif

@@ -1,0 +1,522 @@
+#include "sdk/ops/elementwise.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "firmware/codelets/ops_math.h"
+#include "sdk/graph/sdk_paths.h"
+
+namespace ipu::sdk::ops {
+namespace {
+
+uint32_t bits_of(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+uint32_t u32(size_t x) { return static_cast<uint32_t>(x); }
+
+void add_codelets(Graph& g) {
+  if (g.codelets().count("binary_f32")) return;
+  const std::string file = sdk_paths().codelet_dir() + "/ops_elementwise.c";
+  auto in = [](const char* n, DType t) { return Field{n, FieldKind::kInput, t}; };
+  auto out = [](const char* n, DType t) { return Field{n, FieldKind::kOutput, t}; };
+  auto scalar = [](const char* n) { return Field{n, FieldKind::kScalar, DType::kU32}; };
+  const DType f32 = DType::kF32, f16 = DType::kF16;
+  g.add_codelet("binary_f32", file,
+                {in("a", f32), in("b", f32), out("out", f32), scalar("n"), scalar("op"),
+                 scalar("period"), scalar("offset")});
+  g.add_codelet("unary_f32", file,
+                {in("a", f32), out("out", f32), scalar("n"), scalar("op"), scalar("k")});
+  g.add_codelet("cast_f32_f16", file, {in("a", f32), out("out", f16), scalar("n")});
+  g.add_codelet("cast_f16_f32", sdk_paths().codelet_dir() + "/matmul_planned.c",
+                {in("in", f16), out("out", f32), scalar("n")});
+  g.add_codelet("reduce_rows_op_f32", file,
+                {in("x", f32), out("out", f32), scalar("rows"), scalar("columns"), scalar("op")});
+  g.add_codelet("softmax_rows_f32", file,
+                {in("x", f32), in("mask", f32), out("out", f32), scalar("rows"), scalar("columns"),
+                 scalar("masked")});
+  g.add_codelet(
+      "layer_norm_rows_f32", file,
+      {in("x", f32), in("gamma", f32), in("beta", f32), out("y", f32), out("mean_out", f32),
+       out("inv_out", f32), scalar("rows"), scalar("columns"), scalar("eps")});
+}
+
+const TensorInfo& mapped(const Graph& g, Tensor t, const std::string& op, const char* which) {
+  if (t.id >= g.tensors().size())
+    throw GraphError(fmt::format("{}: {} is not a tensor of this graph", op, which));
+  const TensorInfo& info = g.tensor(t);
+  size_t covered = 0;
+  for (const Interval& m : info.mapping) covered += m.end - m.begin;
+  if (covered != info.elements)
+    throw GraphError(fmt::format("{}: {} '{}' is not mapped to tiles", op, which, info.name));
+  return info;
+}
+
+void require_type(const TensorInfo& t, DType type, const std::string& op, const char* which) {
+  if (t.type != type)
+    throw GraphError(fmt::format("{}: {} '{}' is {}; the operation takes {}", op, which, t.name,
+                                 dtype_name(t.type), dtype_name(type)));
+}
+
+// Six ranges of an interval, each at least `grain` elements apart (f16 pieces start on words).
+std::vector<std::pair<size_t, size_t>> six_ranges(const Interval& m, size_t grain = 1) {
+  std::vector<std::pair<size_t, size_t>> out;
+  const size_t units = (m.end - m.begin + grain - 1) / grain;
+  for (size_t w = 0; w < 6; ++w) {
+    const size_t lo = m.begin + grain * (units * w / 6);
+    const size_t hi = std::min(m.end, m.begin + grain * (units * (w + 1) / 6));
+    if (lo < hi) out.emplace_back(lo, hi);
+  }
+  return out;
+}
+
+// One copy of `v` (a vector) on each listed tile: a tensor [tiles x n], row i on tiles[i],
+// filled by a multicast of v.
+Tensor replicate(Graph& g, Program& program, Tensor v, const std::vector<unsigned>& tiles,
+                 const std::string& name) {
+  const TensorInfo info = g.tensor(v);
+  const Tensor copies = g.add_variable(info.type, {tiles.size(), info.elements}, name);
+  std::vector<Interval> mapping;
+  for (size_t i = 0; i < tiles.size(); ++i)
+    mapping.push_back({i * info.elements, (i + 1) * info.elements, tiles[i]});
+  g.set_tile_mapping(copies, mapping);
+  program.body.push_back(Broadcast(v, copies));
+  return copies;
+}
+
+std::vector<unsigned> tiles_of(const TensorInfo& t) {
+  std::vector<unsigned> out;
+  for (const Interval& m : t.mapping)
+    if (std::find(out.begin(), out.end(), m.tile) == out.end()) out.push_back(m.tile);
+  return out;
+}
+
+void require_sequence(const Program& program, const std::string& op) {
+  if (program.kind != Program::Kind::kSequence)
+    throw GraphError(fmt::format("{}: the program to append to must be a Sequence", op));
+}
+
+// x as a matrix with whole rows on tiles: x itself when every row lies on one tile, else a copy
+// laid out so (rows spread evenly over x's tiles), by an exchange.
+Tensor whole_rows(Graph& g, Program& program, Tensor x, const std::string& name) {
+  const TensorInfo info = g.tensor(x);
+  const size_t columns = info.shape.back();
+  bool whole = true;
+  for (const Interval& m : info.mapping) whole &= m.begin % columns == 0 && m.end % columns == 0;
+  if (whole) return x;
+  const Tensor rows = g.add_variable(info.type, info.shape, name + ".rows");
+  g.map_evenly(rows, 0,
+               std::min<unsigned>(g.tiles(), static_cast<unsigned>(info.elements / columns)),
+               columns);
+  program.body.push_back(Copy(x, rows));
+  return rows;
+}
+
+void require_matrix(const TensorInfo& t, const std::string& op) {
+  if (t.shape.size() != 2 || t.elements == 0)
+    throw GraphError(fmt::format("{}: '{}' must be a matrix [rows x columns], not {} dimensions",
+                                 op, t.name, t.shape.size()));
+}
+
+}  // namespace
+
+Tensor binary(Graph& g, Program& program, BinaryOp op, Tensor a, Tensor b,
+              const std::string& name) {
+  require_sequence(program, name);
+  const TensorInfo ai = mapped(g, a, name, "operand a");
+  const TensorInfo bi = mapped(g, b, name, "operand b");
+  require_type(ai, DType::kF32, name, "operand a");
+  require_type(bi, DType::kF32, name, "operand b");
+  const bool same = bi.shape == ai.shape;
+  const bool vector = bi.shape.size() == 1 && !ai.shape.empty() && bi.shape[0] == ai.shape.back();
+  if (!same && !vector)
+    throw GraphError(fmt::format(
+        "{}: '{}' [{}] and '{}' [{}] do not match: b must have a's shape or be a vector of a's "
+        "last dimension",
+        name, ai.name, fmt::join(ai.shape, " x "), bi.name, fmt::join(bi.shape, " x ")));
+  add_codelets(g);
+  const Tensor out = g.add_variable(DType::kF32, ai.shape, name);
+  g.set_tile_mapping(out, ai.mapping);
+  // b beside each of a's pieces: a copy with a's mapping, or the vector on each of a's tiles.
+  Tensor b_local = b;
+  const std::vector<unsigned> tiles = tiles_of(ai);
+  auto alike = [&] {
+    if (bi.mapping.size() != ai.mapping.size()) return false;
+    for (size_t i = 0; i < ai.mapping.size(); ++i)
+      if (ai.mapping[i].begin != bi.mapping[i].begin || ai.mapping[i].end != bi.mapping[i].end ||
+          ai.mapping[i].tile != bi.mapping[i].tile)
+        return false;
+    return true;
+  };
+  if (vector) {
+    b_local = replicate(g, program, b, tiles, name + ".b");
+  } else if (!alike()) {
+    b_local = g.add_variable(DType::kF32, ai.shape, name + ".b");
+    g.set_tile_mapping(b_local, ai.mapping);
+    program.body.push_back(Copy(b, b_local));
+  }
+  const ComputeSet cs = g.add_compute_set(name);
+  for (const Interval& m : ai.mapping)
+    for (const auto& [lo, hi] : six_ranges(m)) {
+      Region b_region;
+      uint32_t period = u32(hi - lo), offset = 0;
+      if (!vector) {
+        b_region = g.region(b_local, lo, hi);
+      } else {
+        const size_t row =
+            static_cast<size_t>(std::find(tiles.begin(), tiles.end(), m.tile) - tiles.begin());
+        b_region = g.region(b_local, row * bi.elements, (row + 1) * bi.elements);
+        period = u32(bi.elements);
+        offset = u32(lo % bi.elements);
+      }
+      g.add_vertex(cs, "binary_f32", m.tile,
+                   {{"a", g.region(a, lo, hi)},
+                    {"b", b_region},
+                    {"out", g.region(out, lo, hi)},
+                    {"n", u32(hi - lo)},
+                    {"op", static_cast<uint32_t>(op)},
+                    {"period", period},
+                    {"offset", offset}});
+    }
+  program.body.push_back(Execute(cs));
+  return out;
+}
+
+Tensor unary(Graph& g, Program& program, UnaryOp op, Tensor a, const std::string& name, float k) {
+  require_sequence(program, name);
+  const TensorInfo ai = mapped(g, a, name, "operand");
+  require_type(ai, DType::kF32, name, "operand");
+  add_codelets(g);
+  const Tensor out = g.add_variable(DType::kF32, ai.shape, name);
+  g.set_tile_mapping(out, ai.mapping);
+  const ComputeSet cs = g.add_compute_set(name);
+  for (const Interval& m : ai.mapping)
+    for (const auto& [lo, hi] : six_ranges(m))
+      g.add_vertex(cs, "unary_f32", m.tile,
+                   {{"a", g.region(a, lo, hi)},
+                    {"out", g.region(out, lo, hi)},
+                    {"n", u32(hi - lo)},
+                    {"op", static_cast<uint32_t>(op)},
+                    {"k", bits_of(k)}});
+  program.body.push_back(Execute(cs));
+  return out;
+}
+
+Tensor cast(Graph& g, Program& program, Tensor a, DType to, const std::string& name) {
+  require_sequence(program, name);
+  const TensorInfo ai = mapped(g, a, name, "operand");
+  const bool narrow = ai.type == DType::kF32 && to == DType::kF16;
+  const bool widen = ai.type == DType::kF16 && to == DType::kF32;
+  if (!narrow && !widen)
+    throw GraphError(fmt::format("{}: no cast from {} to {} ('{}'); the casts are f32 <-> f16",
+                                 name, dtype_name(ai.type), dtype_name(to), ai.name));
+  add_codelets(g);
+  // An f16 result's pieces start on words: with a's pieces moved to even starts (a copy of a
+  // laid out so, when any of its starts is odd).
+  std::vector<Interval> mapping;
+  for (const Interval& m : ai.mapping) {
+    const size_t begin = m.begin & ~size_t{1};
+    if (!mapping.empty() && mapping.back().tile == m.tile && mapping.back().end == begin)
+      mapping.back().end = m.end;
+    else if (begin < m.end)
+      mapping.push_back({begin, m.end, m.tile});
+    if (mapping.size() > 1) mapping[mapping.size() - 2].end = mapping.back().begin;
+  }
+  Tensor source = a;
+  bool moved = false;
+  for (const Interval& m : ai.mapping) moved |= m.begin % 2 != 0;
+  if (narrow && moved) {
+    source = g.add_variable(ai.type, ai.shape, name + ".even");
+    g.set_tile_mapping(source, mapping);
+    program.body.push_back(Copy(a, source));
+  }
+  const Tensor out = g.add_variable(to, ai.shape, name);
+  g.set_tile_mapping(out, narrow ? mapping : ai.mapping);
+  const ComputeSet cs = g.add_compute_set(name);
+  for (const Interval& m : narrow ? mapping : ai.mapping)
+    for (const auto& [lo, hi] : six_ranges(m, 2))  // f16 pieces of whole words
+      g.add_vertex(cs, narrow ? "cast_f32_f16" : "cast_f16_f32", m.tile,
+                   {{narrow ? "a" : "in", g.region(source, lo, hi)},
+                    {"out", g.region(out, lo, hi)},
+                    {"n", u32(hi - lo)}});
+  program.body.push_back(Execute(cs));
+  return out;
+}
+
+namespace {
+
+// Six ranges of the whole rows of each interval of a rows-laid matrix: (tile, first row, rows).
+struct RowRange {
+  unsigned tile;
+  size_t first, rows;
+};
+std::vector<RowRange> row_ranges(const TensorInfo& t) {
+  const size_t columns = t.shape.back();
+  std::vector<RowRange> out;
+  for (const Interval& m : t.mapping) {
+    const size_t r0 = m.begin / columns, rows = (m.end - m.begin) / columns;
+    for (size_t w = 0; w < 6; ++w) {
+      const size_t lo = rows * w / 6, hi = rows * (w + 1) / 6;
+      if (lo < hi) out.push_back({m.tile, r0 + lo, hi - lo});
+    }
+  }
+  return out;
+}
+
+// A vector per row: [R], each element on its row's tile.
+Tensor row_vector(Graph& g, const TensorInfo& rows_laid, const std::string& name) {
+  const size_t columns = rows_laid.shape.back();
+  const Tensor v = g.add_variable(DType::kF32, {rows_laid.elements / columns}, name);
+  std::vector<Interval> mapping;
+  for (const Interval& m : rows_laid.mapping)
+    mapping.push_back({m.begin / columns, m.end / columns, m.tile});
+  g.set_tile_mapping(v, mapping);
+  return v;
+}
+
+}  // namespace
+
+Tensor reduce_rows(Graph& g, Program& program, ReduceOp op, Tensor x, const std::string& name) {
+  require_sequence(program, name);
+  const TensorInfo xi0 = mapped(g, x, name, "operand");
+  require_type(xi0, DType::kF32, name, "operand");
+  require_matrix(xi0, name);
+  add_codelets(g);
+  const Tensor rows = whole_rows(g, program, x, name);
+  const TensorInfo xi = g.tensor(rows);
+  const size_t columns = xi.shape[1];
+  const Tensor out = row_vector(g, xi, name);
+  const ComputeSet cs = g.add_compute_set(name);
+  for (const RowRange& r : row_ranges(xi))
+    g.add_vertex(cs, "reduce_rows_op_f32", r.tile,
+                 {{"x", g.region(rows, r.first * columns, (r.first + r.rows) * columns)},
+                  {"out", g.region(out, r.first, r.first + r.rows)},
+                  {"rows", u32(r.rows)},
+                  {"columns", u32(columns)},
+                  {"op", static_cast<uint32_t>(op)}});
+  program.body.push_back(Execute(cs));
+  return out;
+}
+
+Tensor softmax_rows(Graph& g, Program& program, Tensor x, std::optional<Tensor> mask,
+                    const std::string& name) {
+  require_sequence(program, name);
+  const TensorInfo xi0 = mapped(g, x, name, "operand");
+  require_type(xi0, DType::kF32, name, "operand");
+  require_matrix(xi0, name);
+  if (mask) {
+    const TensorInfo mi = mapped(g, *mask, name, "mask");
+    require_type(mi, DType::kF32, name, "mask");
+    if (mi.shape.size() != 1 || mi.elements != xi0.shape[1])
+      throw GraphError(fmt::format("{}: mask '{}' must be a vector of {} (a row of '{}')", name,
+                                   mi.name, xi0.shape[1], xi0.name));
+  }
+  add_codelets(g);
+  const Tensor rows = whole_rows(g, program, x, name);
+  const TensorInfo xi = g.tensor(rows);
+  const size_t columns = xi.shape[1];
+  const Tensor out = g.add_variable(DType::kF32, xi.shape, name);
+  g.set_tile_mapping(out, xi.mapping);
+  const std::vector<unsigned> tiles = tiles_of(xi);
+  // Without a mask the codelet never reads its mask field: it points at x.
+  const std::optional<Tensor> masks =
+      mask ? std::optional<Tensor>(replicate(g, program, *mask, tiles, name + ".mask"))
+           : std::nullopt;
+  const ComputeSet cs = g.add_compute_set(name);
+  for (const RowRange& r : row_ranges(xi)) {
+    const Region xr = g.region(rows, r.first * columns, (r.first + r.rows) * columns);
+    const size_t at =
+        static_cast<size_t>(std::find(tiles.begin(), tiles.end(), r.tile) - tiles.begin());
+    g.add_vertex(cs, "softmax_rows_f32", r.tile,
+                 {{"x", xr},
+                  {"mask", masks ? g.region(*masks, at * columns, (at + 1) * columns) : xr},
+                  {"out", g.region(out, r.first * columns, (r.first + r.rows) * columns)},
+                  {"rows", u32(r.rows)},
+                  {"columns", u32(columns)},
+                  {"masked", masks ? 1u : 0u}});
+  }
+  program.body.push_back(Execute(cs));
+  return out;
+}
+
+LayerNorm layer_norm(Graph& g, Program& program, Tensor x, Tensor gamma, Tensor beta, float eps,
+                     const std::string& name) {
+  require_sequence(program, name);
+  const TensorInfo xi0 = mapped(g, x, name, "operand");
+  require_type(xi0, DType::kF32, name, "operand");
+  require_matrix(xi0, name);
+  for (const auto& [t, which] : {std::pair{gamma, "gamma"}, std::pair{beta, "beta"}}) {
+    const TensorInfo vi = mapped(g, t, name, which);
+    require_type(vi, DType::kF32, name, which);
+    if (vi.shape.size() != 1 || vi.elements != xi0.shape[1])
+      throw GraphError(fmt::format("{}: {} '{}' must be a vector of {} (a row of '{}')", name,
+                                   which, vi.name, xi0.shape[1], xi0.name));
+  }
+  if (!(eps > 0)) throw GraphError(fmt::format("{}: eps must be positive, not {}", name, eps));
+  add_codelets(g);
+  const Tensor rows = whole_rows(g, program, x, name);
+  const TensorInfo xi = g.tensor(rows);
+  const size_t columns = xi.shape[1];
+  LayerNorm out;
+  out.y = g.add_variable(DType::kF32, xi.shape, name);
+  g.set_tile_mapping(out.y, xi.mapping);
+  out.mean = row_vector(g, xi, name + ".mean");
+  out.inv_std = row_vector(g, xi, name + ".inv_std");
+  const std::vector<unsigned> tiles = tiles_of(xi);
+  const Tensor gammas = replicate(g, program, gamma, tiles, name + ".gamma");
+  const Tensor betas = replicate(g, program, beta, tiles, name + ".beta");
+  const ComputeSet cs = g.add_compute_set(name);
+  for (const RowRange& r : row_ranges(xi)) {
+    const size_t at =
+        static_cast<size_t>(std::find(tiles.begin(), tiles.end(), r.tile) - tiles.begin());
+    g.add_vertex(cs, "layer_norm_rows_f32", r.tile,
+                 {{"x", g.region(rows, r.first * columns, (r.first + r.rows) * columns)},
+                  {"gamma", g.region(gammas, at * columns, (at + 1) * columns)},
+                  {"beta", g.region(betas, at * columns, (at + 1) * columns)},
+                  {"y", g.region(out.y, r.first * columns, (r.first + r.rows) * columns)},
+                  {"mean_out", g.region(out.mean, r.first, r.first + r.rows)},
+                  {"inv_out", g.region(out.inv_std, r.first, r.first + r.rows)},
+                  {"rows", u32(r.rows)},
+                  {"columns", u32(columns)},
+                  {"eps", bits_of(eps)}});
+  }
+  program.body.push_back(Execute(cs));
+  return out;
+}
+
+namespace reference {
+
+std::vector<float> binary(BinaryOp op, const std::vector<float>& a, const std::vector<float>& b) {
+  std::vector<float> out(a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    const float x = a[i], y = b[i % b.size()];
+    switch (op) {
+      case BinaryOp::kAdd: out[i] = x + y; break;
+      case BinaryOp::kSub: out[i] = x - y; break;
+      case BinaryOp::kMul: out[i] = x * y; break;
+      case BinaryOp::kMulGeluGrad: out[i] = x * ipu_ops_gelu_grad(y); break;
+    }
+  }
+  return out;
+}
+
+std::vector<float> unary(UnaryOp op, const std::vector<float>& a, float k) {
+  std::vector<float> out(a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    const float x = a[i];
+    switch (op) {
+      case UnaryOp::kRelu: out[i] = x > 0.0f ? x : 0.0f; break;
+      case UnaryOp::kGelu: out[i] = ipu_ops_gelu(x); break;
+      case UnaryOp::kScale: out[i] = k * x; break;
+      case UnaryOp::kExp: out[i] = ipu_ops_expf(x); break;
+    }
+  }
+  return out;
+}
+
+std::vector<uint16_t> cast_to_f16(const std::vector<float>& a) {
+  std::vector<uint16_t> out(a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    const uint32_t u = bits_of(a[i]);
+    const uint32_t sign = (u >> 16) & 0x8000u, magnitude = u & 0x7fffffffu;
+    if (magnitude > 0x7f800000u) {  // NaN: the canonical one
+      out[i] = 0x7e00;
+      continue;
+    }
+    // Scale to units of the f16 result's last place, then round to nearest even.
+    const double x = std::fabs(static_cast<double>(a[i]));
+    int e;
+    std::frexp(x, &e);                          // x = m 2^e, m in [0.5, 1)
+    const int quantum = std::max(e - 11, -24);  // f16: 11 significant bits, subnormal from 2^-24
+    const double scaled = std::ldexp(x, -quantum);
+    double q = std::nearbyint(scaled);  // the host's default rounding: nearest even
+    const double rounded = std::ldexp(q, quantum);
+    uint16_t h;
+    if (rounded >= 65520.0 || magnitude == 0x7f800000u) {
+      h = 0x7c00;  // overflow to infinity
+    } else if (rounded == 0) {
+      h = 0;
+    } else {
+      int re;
+      const double m = std::frexp(rounded, &re);
+      if (re - 1 < -14) {  // subnormal: units of 2^-24
+        h = static_cast<uint16_t>(std::ldexp(rounded, 24));
+      } else {
+        h = static_cast<uint16_t>(((re - 1 + 15) << 10) |
+                                  (static_cast<uint32_t>(std::ldexp(m, 11)) & 0x3ff));
+      }
+    }
+    out[i] = static_cast<uint16_t>(sign | h);
+  }
+  return out;
+}
+
+std::vector<float> reduce_rows(ReduceOp op, const std::vector<float>& x, size_t columns) {
+  std::vector<float> out(x.size() / columns);
+  for (size_t r = 0; r < out.size(); ++r) {
+    const float* row = &x[r * columns];
+    float acc = op == ReduceOp::kSumSquares ? row[0] * row[0] : row[0];
+    for (size_t c = 1; c < columns; ++c) {
+      if (op == ReduceOp::kMax)
+        acc = row[c] > acc ? row[c] : acc;
+      else if (op == ReduceOp::kSumSquares)
+        acc += row[c] * row[c];
+      else
+        acc += row[c];
+    }
+    out[r] = op == ReduceOp::kMean ? acc / static_cast<float>(columns) : acc;
+  }
+  return out;
+}
+
+std::vector<float> softmax_rows(const std::vector<float>& x, const std::vector<float>* mask,
+                                size_t columns) {
+  std::vector<float> out(x.size());
+  for (size_t r = 0; r < x.size() / columns; ++r) {
+    const float* row = &x[r * columns];
+    float* o = &out[r * columns];
+    float m = mask ? row[0] + (*mask)[0] : row[0];
+    for (size_t c = 0; c < columns; ++c) {
+      o[c] = mask ? row[c] + (*mask)[c] : row[c];
+      m = o[c] > m ? o[c] : m;
+    }
+    float sum = 0.0f;
+    for (size_t c = 0; c < columns; ++c) {
+      o[c] = ipu_ops_expf(o[c] - m);
+      sum += o[c];
+    }
+    for (size_t c = 0; c < columns; ++c) o[c] = o[c] / sum;
+  }
+  return out;
+}
+
+std::vector<float> layer_norm(const std::vector<float>& x, const std::vector<float>& gamma,
+                              const std::vector<float>& beta, float eps, size_t columns,
+                              std::vector<float>* mean_out, std::vector<float>* inv_out) {
+  std::vector<float> y(x.size());
+  for (size_t r = 0; r < x.size() / columns; ++r) {
+    const float* row = &x[r * columns];
+    float sum = 0.0f;
+    for (size_t c = 0; c < columns; ++c) sum += row[c];
+    const float mean = sum / static_cast<float>(columns);
+    float squares = 0.0f;
+    for (size_t c = 0; c < columns; ++c) {
+      const float d = row[c] - mean;
+      squares += d * d;
+    }
+    const float inv = ipu_ops_rsqrtf(squares / static_cast<float>(columns) + eps);
+    for (size_t c = 0; c < columns; ++c)
+      y[r * columns + c] = ((row[c] - mean) * inv) * gamma[c] + beta[c];
+    if (mean_out) mean_out->push_back(mean);
+    if (inv_out) inv_out->push_back(inv);
+  }
+  return y;
+}
+
+}  // namespace reference
+}  // namespace ipu::sdk::ops

@@ -1,0 +1,65 @@
+// Elementwise operations and operations along a matrix's rows (docs/ops.md), as popops and popnn
+// offered them: each adds its vertices and programs to `program` (a Sequence) and returns its
+// result, laid out as its first operand is. Arithmetic is f32, one rounding per operation in a
+// fixed order; the `reference` functions compute the same on the host, bit for bit.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sdk/graph/graph.h"
+
+namespace ipu::sdk::ops {
+
+enum class BinaryOp : uint8_t {
+  kAdd,
+  kSub,
+  kMul,
+  kMulGeluGrad,  // a x GeLU'(b): GeLU's backward pass, a the gradient and b its input
+};
+enum class UnaryOp : uint8_t { kRelu, kGelu, kScale, kExp };
+enum class ReduceOp : uint8_t { kSum, kMax, kMean, kSumSquares };
+
+// out = a op b, f32. `b` has a's shape, or is a vector of a's last dimension (a bias: added to
+// every row). Refused (GraphError naming the tensors): other types or shapes, unmapped tensors.
+Tensor binary(Graph& graph, Program& program, BinaryOp op, Tensor a, Tensor b,
+              const std::string& name);
+// out = f(a), f32; `k` is the factor of kScale.
+Tensor unary(Graph& graph, Program& program, UnaryOp op, Tensor a, const std::string& name,
+             float k = 1.0f);
+// f32 -> f16 (the hardware's conversion, nearest even) or f16 -> f32 (exact). An f16 result is
+// laid out as `a`, with each tile's piece starting at an even element.
+Tensor cast(Graph& graph, Program& program, Tensor a, DType to, const std::string& name);
+
+// Along the rows of an f32 matrix x [R x C]: each row on one tile (a row split over tiles is
+// first gathered to one, by an exchange), reduced from left to right.
+Tensor reduce_rows(Graph& graph, Program& program, ReduceOp op, Tensor x, const std::string& name);
+// Softmax of each row of x + mask (mask: [C], added to every row; the attention mask's large
+// negative values for padding), with the row's max subtracted before e^x: [R x C].
+Tensor softmax_rows(Graph& graph, Program& program, Tensor x, std::optional<Tensor> mask,
+                    const std::string& name);
+struct LayerNorm {
+  Tensor y;        // [R x C]
+  Tensor mean;     // [R]
+  Tensor inv_std;  // [R]: 1 / sqrt(var + eps), for the backward pass
+};
+// Layer norm of each row: ((x - mean) / sqrt(var + eps)) x gamma + beta; gamma, beta: [C].
+LayerNorm layer_norm(Graph& graph, Program& program, Tensor x, Tensor gamma, Tensor beta, float eps,
+                     const std::string& name);
+
+// The same computations on the host, in the same order: the tests' references.
+namespace reference {
+std::vector<float> binary(BinaryOp op, const std::vector<float>& a, const std::vector<float>& b);
+std::vector<float> unary(UnaryOp op, const std::vector<float>& a, float k = 1.0f);
+std::vector<uint16_t> cast_to_f16(const std::vector<float>& a);
+std::vector<float> reduce_rows(ReduceOp op, const std::vector<float>& x, size_t columns);
+std::vector<float> softmax_rows(const std::vector<float>& x, const std::vector<float>* mask,
+                                size_t columns);
+// y, then mean and inv_std per row, appended.
+std::vector<float> layer_norm(const std::vector<float>& x, const std::vector<float>& gamma,
+                              const std::vector<float>& beta, float eps, size_t columns,
+                              std::vector<float>* mean, std::vector<float>* inv_std);
+}  // namespace reference
+
+}  // namespace ipu::sdk::ops

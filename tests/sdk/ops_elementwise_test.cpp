@@ -1,0 +1,203 @@
+// The operator library's elementwise and row operations (sdk/ops/elementwise.h) on the tiles
+// against their host references, bit for bit, on shapes that are not multiples of anything
+// (rows split over tiles, a 1 x 1 matrix), and their refusals. One device runs per process, so
+// every operation shares one program.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "sdk/compiler/compiler.h"
+#include "sdk/ops/elementwise.h"
+#include "sdk/runtime/device.h"
+
+namespace ipu::test {
+namespace {
+
+using namespace ipu::sdk;
+using ::testing::HasSubstr;
+
+std::vector<float> random_f32(size_t n, uint32_t seed, float lo, float hi) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> value(lo, hi);
+  std::vector<float> out(n);
+  for (float& x : out) x = value(rng);
+  return out;
+}
+
+size_t count_equal(const std::vector<float>& a, const std::vector<float>& b) {
+  size_t equal = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) equal += std::memcmp(&a[i], &b[i], 4) == 0;
+  return equal;
+}
+
+TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
+  Graph g(Target::preset("mk2", 8));
+  constexpr size_t rows = 7, columns = 13, n = rows * columns;
+  Program p = Sequence({});
+  // x spread element by element over 5 tiles: rows cross tiles, so the row operations gather.
+  const Tensor x = g.add_variable(DType::kF32, {rows, columns}, "x");
+  const Tensor y = g.add_variable(DType::kF32, {rows, columns}, "y");
+  const Tensor bias = g.add_variable(DType::kF32, {columns}, "bias");
+  const Tensor mask = g.add_variable(DType::kF32, {columns}, "mask");
+  const Tensor one = g.add_variable(DType::kF32, {1, 1}, "one");
+  g.map_evenly(x, 0, 5);
+  g.map_evenly(y, 2, 6);  // another mapping: the binary operation copies it beside x
+  g.set_tile_mapping(bias, 7);
+  g.set_tile_mapping(mask, 6);
+  g.set_tile_mapping(one, 3);
+  const Tensor sum = ops::binary(g, p, ops::BinaryOp::kAdd, x, y, "sum");
+  const Tensor diff = ops::binary(g, p, ops::BinaryOp::kSub, x, y, "diff");
+  const Tensor prod = ops::binary(g, p, ops::BinaryOp::kMul, x, y, "prod");
+  const Tensor biased = ops::binary(g, p, ops::BinaryOp::kAdd, x, bias, "biased");
+  const Tensor gelu_grad = ops::binary(g, p, ops::BinaryOp::kMulGeluGrad, y, x, "gelu_grad");
+  const Tensor relu = ops::unary(g, p, ops::UnaryOp::kRelu, x, "relu");
+  const Tensor gelu = ops::unary(g, p, ops::UnaryOp::kGelu, x, "gelu");
+  const Tensor scaled = ops::unary(g, p, ops::UnaryOp::kScale, x, "scaled", 0.125f);
+  const Tensor exps = ops::unary(g, p, ops::UnaryOp::kExp, x, "exps");
+  const Tensor half = ops::cast(g, p, x, DType::kF16, "half");
+  const Tensor back = ops::cast(g, p, half, DType::kF32, "back");
+  const Tensor sums = ops::reduce_rows(g, p, ops::ReduceOp::kSum, x, "sums");
+  const Tensor maxes = ops::reduce_rows(g, p, ops::ReduceOp::kMax, x, "maxes");
+  const Tensor means = ops::reduce_rows(g, p, ops::ReduceOp::kMean, x, "means");
+  const Tensor squares = ops::reduce_rows(g, p, ops::ReduceOp::kSumSquares, x, "squares");
+  const Tensor soft = ops::softmax_rows(g, p, x, std::nullopt, "soft");
+  const Tensor masked = ops::softmax_rows(g, p, x, mask, "masked");
+  const ops::LayerNorm norm = ops::layer_norm(g, p, x, bias, mask, 1e-5f, "norm");
+  const Tensor one_soft = ops::softmax_rows(g, p, one, std::nullopt, "one_soft");
+  const Executable exe = compile(g, p);
+  Device device(exe);
+
+  // Values over the ranges the functions treat differently: large for e^x's limits and GeLU's
+  // tails, exact halves and f16's overflow for the cast.
+  std::vector<float> xv = random_f32(n, 1, -12.0f, 12.0f), yv = random_f32(n, 2, -3.0f, 3.0f);
+  xv[0] = 100.0f, xv[1] = -100.0f, xv[2] = 70000.0f, xv[3] = -0.0f, xv[4] = 1.0f + 1.0f / 2048;
+  xv[5] = 6.1e-5f, xv[6] = 3e-8f, xv[7] = 65519.0f, xv[8] = 65520.0f;
+  const std::vector<float> bv = random_f32(columns, 3, -1.0f, 1.0f);
+  std::vector<float> mv(columns, 0.0f);
+  mv[3] = mv[11] = -10000.0f;  // masked positions
+  const float onev = 2.5f;
+  device.write_tensor("x", xv.data(), n * 4);
+  device.write_tensor("y", yv.data(), n * 4);
+  device.write_tensor("bias", bv.data(), columns * 4);
+  device.write_tensor("mask", mv.data(), columns * 4);
+  device.write_tensor("one", &onev, 4);
+  device.run();
+  auto read = [&](Tensor t) {
+    const TensorInfo& info = g.tensor(t);
+    std::vector<float> out(info.elements);
+    device.read_tensor(info.name, out.data(), out.size() * 4);
+    return out;
+  };
+  using ops::BinaryOp;
+  using ops::ReduceOp;
+  using ops::UnaryOp;
+  namespace ref = ops::reference;
+  const struct {
+    Tensor t;
+    std::vector<float> want;
+  } checks[] = {
+      {sum, ref::binary(BinaryOp::kAdd, xv, yv)},
+      {diff, ref::binary(BinaryOp::kSub, xv, yv)},
+      {prod, ref::binary(BinaryOp::kMul, xv, yv)},
+      {biased, ref::binary(BinaryOp::kAdd, xv, bv)},
+      {gelu_grad, ref::binary(BinaryOp::kMulGeluGrad, yv, xv)},
+      {relu, ref::unary(UnaryOp::kRelu, xv)},
+      {gelu, ref::unary(UnaryOp::kGelu, xv)},
+      {scaled, ref::unary(UnaryOp::kScale, xv, 0.125f)},
+      {exps, ref::unary(UnaryOp::kExp, xv)},
+      {sums, ref::reduce_rows(ReduceOp::kSum, xv, columns)},
+      {maxes, ref::reduce_rows(ReduceOp::kMax, xv, columns)},
+      {means, ref::reduce_rows(ReduceOp::kMean, xv, columns)},
+      {squares, ref::reduce_rows(ReduceOp::kSumSquares, xv, columns)},
+      {soft, ref::softmax_rows(xv, nullptr, columns)},
+      {masked, ref::softmax_rows(xv, &mv, columns)},
+      {one_soft, {1.0f}},
+  };
+  for (const auto& c : checks) {
+    const std::vector<float> got = read(c.t);
+    ASSERT_EQ(got.size(), c.want.size()) << g.tensor(c.t).name;
+    EXPECT_EQ(count_equal(got, c.want), c.want.size()) << g.tensor(c.t).name;
+  }
+  std::vector<float> mean_want, inv_want;
+  const std::vector<float> norm_want =
+      ref::layer_norm(xv, bv, mv, 1e-5f, columns, &mean_want, &inv_want);
+  EXPECT_EQ(count_equal(read(norm.y), norm_want), n);
+  EXPECT_EQ(count_equal(read(norm.mean), mean_want), rows);
+  EXPECT_EQ(count_equal(read(norm.inv_std), inv_want), rows);
+  // The cast: the reference's rounding, and back exactly.
+  std::vector<uint16_t> halves(n);
+  device.read_tensor("half", halves.data(), n * 2);
+  EXPECT_EQ(halves, ref::cast_to_f16(xv));
+  EXPECT_EQ(halves[2], 0x7c00);  // 70000 overflows to infinity
+  EXPECT_EQ(halves[3], 0x8000);  // -0 stays negative
+  EXPECT_EQ(halves[4], 0x3c00);  // 1 + 2^-11: a tie, to even
+  EXPECT_EQ(halves[7], 0x7bff);  // 65519 rounds down to f16's largest
+  EXPECT_EQ(halves[8], 0x7c00);  // 65520 rounds up to infinity
+  const std::vector<float> widened = read(back);
+  for (size_t i = 0; i < n; ++i)
+    if (std::isfinite(widened[i])) {
+      EXPECT_LE(std::fabs(widened[i] - xv[i]), std::fabs(xv[i]) / 1024 + 6e-8f) << i;
+    }
+  // Softmax rows sum to about 1, and the masked positions are 0.
+  const std::vector<float> m = read(masked);
+  for (size_t r = 0; r < rows; ++r) {
+    EXPECT_EQ(m[r * columns + 3], 0.0f);
+    EXPECT_EQ(m[r * columns + 11], 0.0f);
+  }
+}
+
+TEST(OpsElementwise, TheMathFunctionsAreCloseToTheLibraryOnes) {
+  // Our e^x and tanh are not glibc's, but within a few ulp of them: checked on a grid.
+  for (float x = -87.0f; x <= 88.0f; x += 0.37f) {
+    const float want = std::exp(x);
+    EXPECT_NEAR(ops::reference::unary(ops::UnaryOp::kExp, {x})[0], want, want * 3e-7f) << x;
+  }
+  for (float x = -6.0f; x <= 6.0f; x += 0.05f) {
+    const double want = 0.5 * x * (1 + std::tanh(0.7978845608 * (x + 0.044715 * x * x * x)));
+    EXPECT_NEAR(ops::reference::unary(ops::UnaryOp::kGelu, {x})[0], want,
+                1e-6 + std::fabs(want) * 1e-6)
+        << x;
+  }
+}
+
+TEST(OpsElementwise, BadOperandsAreRefused) {
+  Graph g(Target::preset("mk2", 4));
+  Program p = Sequence({});
+  const Tensor a = g.add_variable(DType::kF32, {4, 6}, "a");
+  const Tensor b = g.add_variable(DType::kF32, {5}, "b");
+  const Tensor h = g.add_variable(DType::kF16, {4, 6}, "h");
+  const Tensor v = g.add_variable(DType::kF32, {6}, "v");
+  const Tensor unmapped = g.add_variable(DType::kF32, {4, 6}, "unmapped");
+  for (Tensor t : {a, b, h, v}) g.map_evenly(t, 0, 2, 2);
+  auto message = [&](auto&& f) {
+    try {
+      f();
+    } catch (const GraphError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message([&] { ops::binary(g, p, ops::BinaryOp::kAdd, a, b, "add"); }),
+            "add: 'a' [4 x 6] and 'b' [5] do not match: b must have a's shape or be a vector of "
+            "a's last dimension");
+  EXPECT_EQ(message([&] { ops::binary(g, p, ops::BinaryOp::kAdd, a, h, "add"); }),
+            "add: operand b 'h' is f16; the operation takes f32");
+  EXPECT_EQ(message([&] { ops::unary(g, p, ops::UnaryOp::kRelu, unmapped, "relu"); }),
+            "relu: operand 'unmapped' is not mapped to tiles");
+  EXPECT_EQ(message([&] { ops::cast(g, p, v, DType::kI32, "cast"); }),
+            "cast: no cast from f32 to i32 ('v'); the casts are f32 <-> f16");
+  EXPECT_EQ(message([&] { ops::reduce_rows(g, p, ops::ReduceOp::kSum, v, "sum"); }),
+            "sum: 'v' must be a matrix [rows x columns], not 1 dimensions");
+  EXPECT_EQ(message([&] { ops::softmax_rows(g, p, a, b, "soft"); }),
+            "soft: mask 'b' must be a vector of 6 (a row of 'a')");
+  EXPECT_EQ(message([&] { ops::layer_norm(g, p, a, v, v, 0.0f, "norm"); }),
+            "norm: eps must be positive, not 0");
+  EXPECT_EQ(p.body.size(), 0u);
+}
+
+}  // namespace
+}  // namespace ipu::test
