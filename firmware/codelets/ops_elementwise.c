@@ -159,3 +159,130 @@ void layer_norm_rows_f32(const struct layer_norm_rows_f32_fields *v) {
     v->inv_out[r] = inv;
   }
 }
+
+/* softmax_grad_rows_f32: per row r < rows: s = the sum of dy y from left to right;
+ *   dx = y (dy - s).
+ * fields: y (in f32), dy (in f32), dx (out f32), rows, columns */
+struct softmax_grad_rows_f32_fields {
+  const float *y, *dy;
+  float *dx;
+  uint32_t rows, columns;
+};
+void softmax_grad_rows_f32(const struct softmax_grad_rows_f32_fields *v) {
+  const uint32_t columns = v->columns;
+  for (uint32_t r = 0; r < v->rows; ++r) {
+    const float *y = v->y + r * columns, *dy = v->dy + r * columns;
+    float s = 0.0f;
+    for (uint32_t c = 0; c < columns; ++c) s += dy[c] * y[c];
+    float *dx = v->dx + r * columns;
+    for (uint32_t c = 0; c < columns; ++c) dx[c] = y[c] * (dy[c] - s);
+  }
+}
+
+/* layer_norm_grad_rows_f32: per row r < rows, with xhat = (x - mean) inv and g = dy gamma:
+ *   a = (sum of g, left to right) / columns, b = (sum of g xhat) / columns,
+ *   dx = inv ((g - a) - xhat b); and, over the rows in order, dgamma += dy xhat, dbeta += dy
+ *   (this tile's partial sums, from 0).
+ * fields: x, dy, gamma, mean, inv (in f32), dx (out f32), dgamma, dbeta (out f32: a row of
+ *         columns each), rows, columns */
+struct layer_norm_grad_rows_f32_fields {
+  const float *x, *dy, *gamma, *mean, *inv;
+  float *dx, *dgamma, *dbeta;
+  uint32_t rows, columns;
+};
+void layer_norm_grad_rows_f32(const struct layer_norm_grad_rows_f32_fields *v) {
+  const uint32_t columns = v->columns;
+  for (uint32_t c = 0; c < columns; ++c) v->dgamma[c] = v->dbeta[c] = 0.0f;
+  for (uint32_t r = 0; r < v->rows; ++r) {
+    const float *x = v->x + r * columns, *dy = v->dy + r * columns;
+    const float mean = v->mean[r], inv = v->inv[r];
+    float sum_g = 0.0f, sum_gx = 0.0f;
+    for (uint32_t c = 0; c < columns; ++c) {
+      const float xhat = (x[c] - mean) * inv, g = dy[c] * v->gamma[c];
+      sum_g += g;
+      sum_gx += g * xhat;
+      v->dgamma[c] += dy[c] * xhat;
+      v->dbeta[c] += dy[c];
+    }
+    const float a = sum_g / (float)columns, b = sum_gx / (float)columns;
+    float *dx = v->dx + r * columns;
+    for (uint32_t c = 0; c < columns; ++c) {
+      const float xhat = (x[c] - mean) * inv, g = dy[c] * v->gamma[c];
+      dx[c] = inv * ((g - a) - xhat * b);
+    }
+  }
+}
+
+/* sum_rows_in_order_f32: out[c] = in[0][c] + in[1][c] + ... + in[rows-1][c], c < columns.
+ * fields: in (in f32), out (out f32), rows, columns */
+struct sum_rows_in_order_f32_fields {
+  const float *in;
+  float *out;
+  uint32_t rows, columns;
+};
+void sum_rows_in_order_f32(const struct sum_rows_in_order_f32_fields *v) {
+  for (uint32_t c = 0; c < v->columns; ++c) {
+    float s = v->in[c];
+    for (uint32_t r = 1; r < v->rows; ++r) s += v->in[r * v->columns + c];
+    v->out[c] = s;
+  }
+}
+
+/* dropout_f32: with the PRNG seeded (s0, s1) from the fields, per element i < n in order: keep
+ *   if the low 32 bits of the next output are below `keep` (the keep probability x 2^32), then
+ *   out = x scale, else 0.
+ * fields: x (in f32), out (out f32), n, keep, scale (f32 bits), s0_lo, s0_hi, s1_lo, s1_hi */
+struct dropout_f32_fields {
+  const float *x;
+  float *out;
+  uint32_t n, keep, scale, s0_lo, s0_hi, s1_lo, s1_hi;
+};
+void dropout_f32(const struct dropout_f32_fields *v) {
+  union {
+    uint32_t u;
+    float f;
+  } scale = {v->scale};
+  ipu_prng_seed((uint64_t)v->s0_hi << 32 | v->s0_lo, (uint64_t)v->s1_hi << 32 | v->s1_lo);
+  for (uint32_t i = 0; i < v->n; ++i) {
+    const uint32_t r = ipu_urand32();
+    v->out[i] = r < v->keep ? v->x[i] * scale.f : 0.0f;
+  }
+}
+
+/* cross_entropy_rows_f32: per row r < rows, label l = labels[r]: m = the row's max, s = the sum
+ *   of e^(x - m) from left to right, loss[r] = (m + ln s) - x[l]; dx = (e^(x - m) / s - [c == l])
+ *   x grad_scale (the loss's gradient, e.g. 1 / the batch's rows). A label >= columns gives a
+ *   NaN loss (the host cannot check labels that the program computes).
+ * fields: x (in f32), labels (in u32), loss (out f32), dx (out f32), rows, columns, grad_scale */
+struct cross_entropy_rows_f32_fields {
+  const float *x;
+  const uint32_t *labels;
+  float *loss, *dx;
+  uint32_t rows, columns, grad_scale;
+};
+void cross_entropy_rows_f32(const struct cross_entropy_rows_f32_fields *v) {
+  union {
+    uint32_t u;
+    float f;
+  } k = {v->grad_scale};
+  const uint32_t columns = v->columns;
+  for (uint32_t r = 0; r < v->rows; ++r) {
+    const float *x = v->x + r * columns;
+    float *dx = v->dx + r * columns;
+    float m = x[0];
+    for (uint32_t c = 1; c < columns; ++c) m = x[c] > m ? x[c] : m;
+    float s = 0.0f;
+    for (uint32_t c = 0; c < columns; ++c) {
+      dx[c] = ipu_ops_expf(x[c] - m);
+      s += dx[c];
+    }
+    const uint32_t label = v->labels[r];
+    if (label < columns) {
+      v->loss[r] = (m + ipu_ops_logf(s)) - x[label];
+    } else { /* a label outside the row: a quiet NaN loss, and no one-hot in the gradient */
+      const uint32_t nan = 0x7fc00000u;
+      memcpy(&v->loss[r], &nan, 4);
+    }
+    for (uint32_t c = 0; c < columns; ++c) dx[c] = (dx[c] / s - (c == label ? 1.0f : 0.0f)) * k.f;
+  }
+}

@@ -62,6 +62,37 @@ static inline float ipu_ops_gelu_grad(float x) {
   return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * 0.7978845608f * (1.0f + 0.134145f * x * x);
 }
 
+/* ln x for x > 0 (the log-sum-exp of cross-entropy): x = m 2^e with m in [sqrt(1/2), sqrt(2)),
+ * ln m = 2 atanh(s), s = (m - 1) / (m + 1), by its odd series to s^9; + e ln 2. */
+static inline float ipu_ops_logf(float x) {
+  uint32_t u;
+  memcpy(&u, &x, 4);
+  int32_t e = (int32_t)((u >> 23) & 0xff) - 127;
+  uint32_t mb = (u & 0x7fffffu) | 0x3f800000u;
+  float m;
+  memcpy(&m, &mb, 4);
+  if (m > 1.41421356f) {
+    m = m * 0.5f;
+    e += 1;
+  }
+  const float s = (m - 1.0f) / (m + 1.0f), s2 = s * s;
+  float p = 1.0f / 9.0f;
+  p = p * s2 + 1.0f / 7.0f;
+  p = p * s2 + 1.0f / 5.0f;
+  p = p * s2 + 1.0f / 3.0f;
+  p = p * s2 + 1.0f;
+  return 2.0f * s * p + (float)e * 0.693147181f;
+}
+
+/* The tiles' PRNG (docs/xipu-model.md, xoroshiro128aox): one step, its 64-bit output. */
+static inline uint64_t ipu_ops_prng_next(uint64_t* s0, uint64_t* s1) {
+  const uint64_t sx = *s0 ^ *s1, sa = *s0 & *s1;
+  const uint64_t out = sx ^ (((sa << 1) | (sa >> 63)) | ((sa << 2) | (sa >> 62)));
+  *s0 = ((*s0 << 55) | (*s0 >> 9)) ^ sx ^ (sx << 14);
+  *s1 = (sx << 36) | (sx >> 28);
+  return out;
+}
+
 /* 1 / sqrt(x) for layer norm, as the library computes it: the RV32F square root (IEEE, correctly
  * rounded on both sides), then a division. */
 static inline float ipu_ops_rsqrtf(float x) { return 1.0f / __builtin_sqrtf(x); }

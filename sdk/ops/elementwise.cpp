@@ -44,6 +44,51 @@ void add_codelets(Graph& g) {
       "layer_norm_rows_f32", file,
       {in("x", f32), in("gamma", f32), in("beta", f32), out("y", f32), out("mean_out", f32),
        out("inv_out", f32), scalar("rows"), scalar("columns"), scalar("eps")});
+  g.add_codelet("softmax_grad_rows_f32", file,
+                {in("y", f32), in("dy", f32), out("dx", f32), scalar("rows"), scalar("columns")});
+  g.add_codelet(
+      "layer_norm_grad_rows_f32", file,
+      {in("x", f32), in("dy", f32), in("gamma", f32), in("mean", f32), in("inv", f32),
+       out("dx", f32), out("dgamma", f32), out("dbeta", f32), scalar("rows"), scalar("columns")});
+  g.add_codelet("sum_rows_in_order_f32", file,
+                {in("in", f32), out("out", f32), scalar("rows"), scalar("columns")});
+  g.add_codelet("dropout_f32", file,
+                {in("x", f32), out("out", f32), scalar("n"), scalar("keep"), scalar("scale"),
+                 scalar("s0_lo"), scalar("s0_hi"), scalar("s1_lo"), scalar("s1_hi")});
+  g.add_codelet("cross_entropy_rows_f32", file,
+                {in("x", f32), in("labels", DType::kU32), out("loss", f32), out("dx", f32),
+                 scalar("rows"), scalar("columns"), scalar("grad_scale")});
+}
+
+// A tensor laid out as `like` (a copy by exchange when it is not already).
+Tensor laid_like(Graph& g, Program& program, Tensor t, const TensorInfo& like_info,
+                 const std::string& name) {
+  const TensorInfo info = g.tensor(t);
+  const std::vector<Interval> like = like_info.mapping;  // a copy: adding a tensor moves them
+  bool same = info.mapping.size() == like.size();
+  for (size_t i = 0; same && i < like.size(); ++i)
+    same = info.mapping[i].begin == like[i].begin && info.mapping[i].end == like[i].end &&
+           info.mapping[i].tile == like[i].tile;
+  if (same) return t;
+  const Tensor copy = g.add_variable(info.type, info.shape, name);
+  g.set_tile_mapping(copy, like);
+  program.body.push_back(Copy(t, copy));
+  return copy;
+}
+
+// The PRNG state of the dropout range starting at element `first`: splitmix64 of the seed and
+// the element, twice (never all zero).
+std::pair<uint64_t, uint64_t> dropout_state(uint64_t seed, size_t first) {
+  uint64_t z = seed ^ (0x9e3779b97f4a7c15ull * (first + 1));
+  auto mix = [&z] {
+    z += 0x9e3779b97f4a7c15ull;
+    uint64_t x = z;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+  };
+  const uint64_t s0 = mix(), s1 = mix();
+  return {s0, s1 == 0 && s0 == 0 ? 1 : s1};
 }
 
 const TensorInfo& mapped(const Graph& g, Tensor t, const std::string& op, const char* which) {
@@ -389,6 +434,202 @@ LayerNorm layer_norm(Graph& g, Program& program, Tensor x, Tensor gamma, Tensor 
   return out;
 }
 
+Tensor softmax_grad_rows(Graph& g, Program& program, Tensor y, Tensor dy, const std::string& name) {
+  require_sequence(program, name);
+  const TensorInfo yi0 = mapped(g, y, name, "y");
+  const TensorInfo di = mapped(g, dy, name, "dy");
+  require_type(yi0, DType::kF32, name, "y");
+  require_type(di, DType::kF32, name, "dy");
+  require_matrix(yi0, name);
+  if (di.shape != yi0.shape)
+    throw GraphError(fmt::format("{}: dy '{}' [{}] must have y '{}''s shape [{}]", name, di.name,
+                                 fmt::join(di.shape, " x "), yi0.name,
+                                 fmt::join(yi0.shape, " x ")));
+  add_codelets(g);
+  const Tensor rows = whole_rows(g, program, y, name);
+  const TensorInfo yi = g.tensor(rows);
+  const Tensor d = laid_like(g, program, dy, yi, name + ".dy");
+  const size_t columns = yi.shape[1];
+  const Tensor dx = g.add_variable(DType::kF32, yi.shape, name);
+  g.set_tile_mapping(dx, yi.mapping);
+  const ComputeSet cs = g.add_compute_set(name);
+  for (const RowRange& r : row_ranges(yi)) {
+    const size_t lo = r.first * columns, hi = (r.first + r.rows) * columns;
+    g.add_vertex(cs, "softmax_grad_rows_f32", r.tile,
+                 {{"y", g.region(rows, lo, hi)},
+                  {"dy", g.region(d, lo, hi)},
+                  {"dx", g.region(dx, lo, hi)},
+                  {"rows", u32(r.rows)},
+                  {"columns", u32(columns)}});
+  }
+  program.body.push_back(Execute(cs));
+  return dx;
+}
+
+LayerNormGrad layer_norm_grad(Graph& g, Program& program, Tensor x, Tensor dy, Tensor gamma,
+                              const LayerNorm& forward, const std::string& name) {
+  require_sequence(program, name);
+  const TensorInfo xi0 = mapped(g, x, name, "x");
+  const TensorInfo di = mapped(g, dy, name, "dy");
+  require_type(xi0, DType::kF32, name, "x");
+  require_type(di, DType::kF32, name, "dy");
+  require_matrix(xi0, name);
+  if (di.shape != xi0.shape)
+    throw GraphError(fmt::format("{}: dy '{}' [{}] must have x '{}''s shape [{}]", name, di.name,
+                                 fmt::join(di.shape, " x "), xi0.name,
+                                 fmt::join(xi0.shape, " x ")));
+  add_codelets(g);
+  const Tensor rows = whole_rows(g, program, x, name);
+  const TensorInfo xi = g.tensor(rows);
+  const size_t columns = xi.shape[1];
+  const Tensor d = laid_like(g, program, dy, xi, name + ".dy");
+  // The forward's statistics, one a row on its row's tile (they are, when x is the forward's).
+  const TensorInfo stats_like{name,
+                              DType::kF32,
+                              {xi.elements / columns},
+                              xi.elements / columns,
+                              [&] {
+                                std::vector<Interval> m;
+                                for (const Interval& i : xi.mapping)
+                                  m.push_back({i.begin / columns, i.end / columns, i.tile});
+                                return m;
+                              }(),
+                              {}};
+  const Tensor mean = laid_like(g, program, forward.mean, stats_like, name + ".mean");
+  const Tensor inv = laid_like(g, program, forward.inv_std, stats_like, name + ".inv_std");
+  LayerNormGrad out;
+  out.dx = g.add_variable(DType::kF32, xi.shape, name);
+  g.set_tile_mapping(out.dx, xi.mapping);
+  const std::vector<unsigned> tiles = tiles_of(xi);
+  const Tensor gammas = replicate(g, program, gamma, tiles, name + ".gamma");
+  const std::vector<RowRange> ranges = row_ranges(xi);
+  // Each range's partial sums of dgamma and dbeta, a row of columns on its tile.
+  std::vector<Interval> partial_mapping;
+  for (size_t i = 0; i < ranges.size(); ++i)
+    partial_mapping.push_back({i * columns, (i + 1) * columns, ranges[i].tile});
+  const Tensor dgamma_parts =
+      g.add_variable(DType::kF32, {ranges.size(), columns}, name + ".dgamma_parts");
+  const Tensor dbeta_parts =
+      g.add_variable(DType::kF32, {ranges.size(), columns}, name + ".dbeta_parts");
+  g.set_tile_mapping(dgamma_parts, partial_mapping);
+  g.set_tile_mapping(dbeta_parts, partial_mapping);
+  const ComputeSet cs = g.add_compute_set(name);
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const RowRange& r = ranges[i];
+    const size_t lo = r.first * columns, hi = (r.first + r.rows) * columns;
+    const size_t at =
+        static_cast<size_t>(std::find(tiles.begin(), tiles.end(), r.tile) - tiles.begin());
+    g.add_vertex(cs, "layer_norm_grad_rows_f32", r.tile,
+                 {{"x", g.region(rows, lo, hi)},
+                  {"dy", g.region(d, lo, hi)},
+                  {"gamma", g.region(gammas, at * columns, (at + 1) * columns)},
+                  {"mean", g.region(mean, r.first, r.first + r.rows)},
+                  {"inv", g.region(inv, r.first, r.first + r.rows)},
+                  {"dx", g.region(out.dx, lo, hi)},
+                  {"dgamma", g.region(dgamma_parts, i * columns, (i + 1) * columns)},
+                  {"dbeta", g.region(dbeta_parts, i * columns, (i + 1) * columns)},
+                  {"rows", u32(r.rows)},
+                  {"columns", u32(columns)}});
+    out.partial_rows.push_back(r.rows);
+  }
+  program.body.push_back(Execute(cs));
+  // The partials gathered on gamma's first tile and added there in order.
+  const unsigned home = g.tensor(gamma).mapping.front().tile;
+  const ComputeSet sum_cs = g.add_compute_set(name + ".sum");
+  for (const auto& [parts, which] :
+       {std::pair{dgamma_parts, ".dgamma"}, std::pair{dbeta_parts, ".dbeta"}}) {
+    const Tensor gathered =
+        g.add_variable(DType::kF32, {ranges.size(), columns}, name + which + "_gathered");
+    g.set_tile_mapping(gathered, home);
+    program.body.push_back(Copy(parts, gathered));
+    const Tensor total = g.add_variable(DType::kF32, {columns}, name + which);
+    g.set_tile_mapping(total, home);
+    g.add_vertex(sum_cs, "sum_rows_in_order_f32", home,
+                 {{"in", g.region(gathered)},
+                  {"out", g.region(total)},
+                  {"rows", u32(ranges.size())},
+                  {"columns", u32(columns)}});
+    (std::string(which) == ".dgamma" ? out.dgamma : out.dbeta) = total;
+  }
+  program.body.push_back(Execute(sum_cs));
+  return out;
+}
+
+std::vector<std::pair<size_t, size_t>> element_ranges(const Graph& g, Tensor x) {
+  std::vector<std::pair<size_t, size_t>> out;
+  for (const Interval& m : g.tensor(x).mapping)
+    for (const auto& range : six_ranges(m)) out.push_back(range);
+  return out;
+}
+
+Tensor dropout(Graph& g, Program& program, Tensor x, float rate, uint64_t seed,
+               const std::string& name) {
+  require_sequence(program, name);
+  const TensorInfo xi = mapped(g, x, name, "operand");
+  require_type(xi, DType::kF32, name, "operand");
+  if (!(rate >= 0.0f && rate < 1.0f))
+    throw GraphError(fmt::format("{}: the dropout rate must be in [0, 1), not {}", name, rate));
+  add_codelets(g);
+  const Tensor out = g.add_variable(DType::kF32, xi.shape, name);
+  g.set_tile_mapping(out, xi.mapping);
+  const auto keep = static_cast<uint32_t>(
+      std::min(4294967295.0, std::floor((1.0 - static_cast<double>(rate)) * 4294967296.0)));
+  const float scale = 1.0f / (1.0f - rate);
+  const ComputeSet cs = g.add_compute_set(name);
+  for (const Interval& m : xi.mapping)
+    for (const auto& [lo, hi] : six_ranges(m)) {
+      const auto [s0, s1] = dropout_state(seed, lo);
+      g.add_vertex(cs, "dropout_f32", m.tile,
+                   {{"x", g.region(x, lo, hi)},
+                    {"out", g.region(out, lo, hi)},
+                    {"n", u32(hi - lo)},
+                    {"keep", keep},
+                    {"scale", bits_of(scale)},
+                    {"s0_lo", static_cast<uint32_t>(s0)},
+                    {"s0_hi", static_cast<uint32_t>(s0 >> 32)},
+                    {"s1_lo", static_cast<uint32_t>(s1)},
+                    {"s1_hi", static_cast<uint32_t>(s1 >> 32)}});
+    }
+  program.body.push_back(Execute(cs));
+  return out;
+}
+
+CrossEntropy cross_entropy(Graph& g, Program& program, Tensor logits, Tensor labels,
+                           float grad_scale, const std::string& name) {
+  require_sequence(program, name);
+  const TensorInfo xi0 = mapped(g, logits, name, "logits");
+  const TensorInfo li = mapped(g, labels, name, "labels");
+  require_type(xi0, DType::kF32, name, "logits");
+  require_type(li, DType::kU32, name, "labels");
+  require_matrix(xi0, name);
+  if (li.shape.size() != 1 || li.elements != xi0.shape[0])
+    throw GraphError(fmt::format("{}: labels '{}' must be a vector of {} (one a row of '{}')", name,
+                                 li.name, xi0.shape[0], xi0.name));
+  add_codelets(g);
+  const Tensor rows = whole_rows(g, program, logits, name);
+  const TensorInfo xi = g.tensor(rows);
+  const size_t columns = xi.shape[1];
+  CrossEntropy out;
+  out.loss = row_vector(g, xi, name + ".loss");
+  out.dlogits = g.add_variable(DType::kF32, xi.shape, name + ".dlogits");
+  g.set_tile_mapping(out.dlogits, xi.mapping);
+  const Tensor l = laid_like(g, program, labels, g.tensor(out.loss), name + ".labels");
+  const ComputeSet cs = g.add_compute_set(name);
+  for (const RowRange& r : row_ranges(xi)) {
+    const size_t lo = r.first * columns, hi = (r.first + r.rows) * columns;
+    g.add_vertex(cs, "cross_entropy_rows_f32", r.tile,
+                 {{"x", g.region(rows, lo, hi)},
+                  {"labels", g.region(l, r.first, r.first + r.rows)},
+                  {"loss", g.region(out.loss, r.first, r.first + r.rows)},
+                  {"dx", g.region(out.dlogits, lo, hi)},
+                  {"rows", u32(r.rows)},
+                  {"columns", u32(columns)},
+                  {"grad_scale", bits_of(grad_scale)}});
+  }
+  program.body.push_back(Execute(cs));
+  return out;
+}
+
 namespace reference {
 
 std::vector<float> binary(BinaryOp op, const std::vector<float>& a, const std::vector<float>& b) {
@@ -516,6 +757,95 @@ std::vector<float> layer_norm(const std::vector<float>& x, const std::vector<flo
     if (inv_out) inv_out->push_back(inv);
   }
   return y;
+}
+
+std::vector<float> softmax_grad_rows(const std::vector<float>& y, const std::vector<float>& dy,
+                                     size_t columns) {
+  std::vector<float> dx(y.size());
+  for (size_t r = 0; r < y.size() / columns; ++r) {
+    float s = 0.0f;
+    for (size_t c = 0; c < columns; ++c) s += dy[r * columns + c] * y[r * columns + c];
+    for (size_t c = 0; c < columns; ++c)
+      dx[r * columns + c] = y[r * columns + c] * (dy[r * columns + c] - s);
+  }
+  return dx;
+}
+
+std::vector<float> layer_norm_grad(const std::vector<float>& x, const std::vector<float>& dy,
+                                   const std::vector<float>& gamma, const std::vector<float>& mean,
+                                   const std::vector<float>& inv_std, size_t columns,
+                                   const std::vector<size_t>& partial_rows,
+                                   std::vector<float>* dgamma, std::vector<float>* dbeta) {
+  std::vector<float> dx(x.size());
+  std::vector<float> dg(columns), db(columns), part_g(columns), part_b(columns);
+  size_t row = 0;
+  for (size_t part = 0; part < partial_rows.size(); ++part) {
+    std::fill(part_g.begin(), part_g.end(), 0.0f);
+    std::fill(part_b.begin(), part_b.end(), 0.0f);
+    for (size_t i = 0; i < partial_rows[part]; ++i, ++row) {
+      const float* xr = &x[row * columns];
+      const float* d = &dy[row * columns];
+      float sum_g = 0.0f, sum_gx = 0.0f;
+      for (size_t c = 0; c < columns; ++c) {
+        const float xhat = (xr[c] - mean[row]) * inv_std[row], g = d[c] * gamma[c];
+        sum_g += g;
+        sum_gx += g * xhat;
+        part_g[c] += d[c] * xhat;
+        part_b[c] += d[c];
+      }
+      const float a = sum_g / static_cast<float>(columns), b = sum_gx / static_cast<float>(columns);
+      for (size_t c = 0; c < columns; ++c) {
+        const float xhat = (xr[c] - mean[row]) * inv_std[row], g = d[c] * gamma[c];
+        dx[row * columns + c] = inv_std[row] * ((g - a) - xhat * b);
+      }
+    }
+    for (size_t c = 0; c < columns; ++c) {
+      dg[c] = part == 0 ? part_g[c] : dg[c] + part_g[c];
+      db[c] = part == 0 ? part_b[c] : db[c] + part_b[c];
+    }
+  }
+  if (dgamma) *dgamma = dg;
+  if (dbeta) *dbeta = db;
+  return dx;
+}
+
+std::vector<float> dropout(const std::vector<float>& x,
+                           const std::vector<std::pair<size_t, size_t>>& ranges, float rate,
+                           uint64_t seed) {
+  std::vector<float> out(x.size());
+  const auto keep = static_cast<uint32_t>(
+      std::min(4294967295.0, std::floor((1.0 - static_cast<double>(rate)) * 4294967296.0)));
+  const float scale = 1.0f / (1.0f - rate);
+  for (const auto& [lo, hi] : ranges) {
+    auto [s0, s1] = dropout_state(seed, lo);
+    for (size_t i = lo; i < hi; ++i) {
+      const auto r = static_cast<uint32_t>(ipu_ops_prng_next(&s0, &s1));
+      out[i] = r < keep ? x[i] * scale : 0.0f;
+    }
+  }
+  return out;
+}
+
+std::vector<float> cross_entropy(const std::vector<float>& logits,
+                                 const std::vector<uint32_t>& labels, size_t columns,
+                                 float grad_scale, std::vector<float>* loss) {
+  std::vector<float> dx(logits.size());
+  for (size_t r = 0; r < labels.size(); ++r) {
+    const float* x = &logits[r * columns];
+    float* d = &dx[r * columns];
+    float m = x[0];
+    for (size_t c = 1; c < columns; ++c) m = x[c] > m ? x[c] : m;
+    float s = 0.0f;
+    for (size_t c = 0; c < columns; ++c) {
+      d[c] = ipu_ops_expf(x[c] - m);
+      s += d[c];
+    }
+    const uint32_t label = labels[r];
+    if (loss) loss->push_back(label < columns ? (m + ipu_ops_logf(s)) - x[label] : std::nanf(""));
+    for (size_t c = 0; c < columns; ++c)
+      d[c] = (d[c] / s - (c == label ? 1.0f : 0.0f)) * grad_scale;
+  }
+  return dx;
 }
 
 }  // namespace reference

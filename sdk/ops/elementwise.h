@@ -48,6 +48,36 @@ struct LayerNorm {
 LayerNorm layer_norm(Graph& graph, Program& program, Tensor x, Tensor gamma, Tensor beta, float eps,
                      const std::string& name);
 
+// The backward passes. Softmax: dx = y (dy - sum(dy y)) per row, y the forward's result.
+Tensor softmax_grad_rows(Graph& graph, Program& program, Tensor y, Tensor dy,
+                         const std::string& name);
+struct LayerNormGrad {
+  Tensor dx;      // [R x C]
+  Tensor dgamma;  // [C]: over the rows, each tile's partial sums (rows in order, from 0), then
+  Tensor dbeta;   //      the partials added in order; partial_rows says how many rows each had
+  std::vector<size_t> partial_rows;
+};
+LayerNormGrad layer_norm_grad(Graph& graph, Program& program, Tensor x, Tensor dy, Tensor gamma,
+                              const LayerNorm& forward, const std::string& name);
+
+// Dropout: each element kept with probability 1 - rate and scaled by 1 / (1 - rate), else 0;
+// the random bits are the tiles' PRNG, seeded for each of the operation's element ranges
+// (element_ranges) from `seed` and the range's first element. The same seed on a tensor of the
+// same mapping (the gradient) drops the same elements.
+Tensor dropout(Graph& graph, Program& program, Tensor x, float rate, uint64_t seed,
+               const std::string& name);
+// The element ranges, in order, that the elementwise operations give one vertex each.
+std::vector<std::pair<size_t, size_t>> element_ranges(const Graph& graph, Tensor x);
+
+// Cross-entropy of each row of logits [R x C] with its label (u32 [R]): loss [R] =
+// logsumexp(row) - row[label], and dlogits = (softmax(row) - onehot(label)) x grad_scale. A
+// label outside the row gives a NaN loss.
+struct CrossEntropy {
+  Tensor loss, dlogits;
+};
+CrossEntropy cross_entropy(Graph& graph, Program& program, Tensor logits, Tensor labels,
+                           float grad_scale, const std::string& name);
+
 // The same computations on the host, in the same order: the tests' references.
 namespace reference {
 std::vector<float> binary(BinaryOp op, const std::vector<float>& a, const std::vector<float>& b);
@@ -60,6 +90,21 @@ std::vector<float> softmax_rows(const std::vector<float>& x, const std::vector<f
 std::vector<float> layer_norm(const std::vector<float>& x, const std::vector<float>& gamma,
                               const std::vector<float>& beta, float eps, size_t columns,
                               std::vector<float>* mean, std::vector<float>* inv_std);
+std::vector<float> softmax_grad_rows(const std::vector<float>& y, const std::vector<float>& dy,
+                                     size_t columns);
+// dx; and dgamma, dbeta over partials of partial_rows rows each.
+std::vector<float> layer_norm_grad(const std::vector<float>& x, const std::vector<float>& dy,
+                                   const std::vector<float>& gamma, const std::vector<float>& mean,
+                                   const std::vector<float>& inv_std, size_t columns,
+                                   const std::vector<size_t>& partial_rows,
+                                   std::vector<float>* dgamma, std::vector<float>* dbeta);
+std::vector<float> dropout(const std::vector<float>& x,
+                           const std::vector<std::pair<size_t, size_t>>& ranges, float rate,
+                           uint64_t seed);
+// dlogits; loss per row appended to `loss`.
+std::vector<float> cross_entropy(const std::vector<float>& logits,
+                                 const std::vector<uint32_t>& labels, size_t columns,
+                                 float grad_scale, std::vector<float>* loss);
 }  // namespace reference
 
 }  // namespace ipu::sdk::ops

@@ -5,11 +5,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
 #include <vector>
 
+#include "firmware/codelets/ops_math.h"
 #include "sdk/compiler/compiler.h"
 #include "sdk/ops/elementwise.h"
 #include "sdk/runtime/device.h"
@@ -68,6 +70,13 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
   const Tensor masked = ops::softmax_rows(g, p, x, mask, "masked");
   const ops::LayerNorm norm = ops::layer_norm(g, p, x, bias, mask, 1e-5f, "norm");
   const Tensor one_soft = ops::softmax_rows(g, p, one, std::nullopt, "one_soft");
+  // The backward passes, dropout and the loss.
+  const Tensor soft_grad = ops::softmax_grad_rows(g, p, soft, y, "soft_grad");
+  const ops::LayerNormGrad norm_grad = ops::layer_norm_grad(g, p, x, y, bias, norm, "norm_grad");
+  const Tensor dropped = ops::dropout(g, p, x, 0.25f, 42, "dropped");
+  const Tensor labels = g.add_variable(DType::kU32, {rows}, "labels");
+  g.map_evenly(labels, 1, 3);
+  const ops::CrossEntropy xent = ops::cross_entropy(g, p, x, labels, 1.0f / rows, "xent");
   const Executable exe = compile(g, p);
   Device device(exe);
 
@@ -85,6 +94,8 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
   device.write_tensor("bias", bv.data(), columns * 4);
   device.write_tensor("mask", mv.data(), columns * 4);
   device.write_tensor("one", &onev, 4);
+  const std::vector<uint32_t> label_values = {0, 12, 5, 99, 7, 1, 3};  // 99: outside a row
+  device.write_tensor("labels", label_values.data(), rows * 4);
   device.run();
   auto read = [&](Tensor t) {
     const TensorInfo& info = g.tensor(t);
@@ -128,6 +139,34 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
   EXPECT_EQ(count_equal(read(norm.y), norm_want), n);
   EXPECT_EQ(count_equal(read(norm.mean), mean_want), rows);
   EXPECT_EQ(count_equal(read(norm.inv_std), inv_want), rows);
+  const std::vector<float> soft_want = ref::softmax_rows(xv, nullptr, columns);
+  EXPECT_EQ(count_equal(read(soft_grad), ref::softmax_grad_rows(soft_want, yv, columns)), n);
+  std::vector<float> dgamma_want, dbeta_want;
+  const std::vector<float> dx_want = ref::layer_norm_grad(
+      xv, yv, bv, mean_want, inv_want, columns, norm_grad.partial_rows, &dgamma_want, &dbeta_want);
+  EXPECT_EQ(count_equal(read(norm_grad.dx), dx_want), n);
+  EXPECT_EQ(count_equal(read(norm_grad.dgamma), dgamma_want), columns);
+  EXPECT_EQ(count_equal(read(norm_grad.dbeta), dbeta_want), columns);
+  EXPECT_GT(norm_grad.partial_rows.size(), 1u);  // the rows' sums came from several tiles
+  const std::vector<float> dropped_got = read(dropped);
+  EXPECT_EQ(count_equal(dropped_got, ref::dropout(xv, ops::element_ranges(g, x), 0.25f, 42)), n);
+  const size_t kept = static_cast<size_t>(
+      std::count_if(dropped_got.begin(), dropped_got.end(), [](float v) { return v != 0.0f; }));
+  EXPECT_GT(kept, n / 2);
+  EXPECT_LT(kept, n);
+  std::vector<float> loss_want;
+  const std::vector<float> dlogits_want =
+      ref::cross_entropy(xv, label_values, columns, 1.0f / rows, &loss_want);
+  EXPECT_EQ(count_equal(read(xent.dlogits), dlogits_want), n);
+  const std::vector<float> loss_got = read(xent.loss);
+  for (size_t r = 0; r < rows; ++r) {
+    if (r == 3) {
+      EXPECT_TRUE(std::isnan(loss_got[r]));
+    } else {
+      EXPECT_EQ(std::memcmp(&loss_got[r], &loss_want[r], 4), 0) << r;
+      EXPECT_GE(loss_got[r], 0.0f);
+    }
+  }
   // The cast: the reference's rounding, and back exactly.
   std::vector<uint16_t> halves(n);
   device.read_tensor("half", halves.data(), n * 2);
@@ -156,6 +195,10 @@ TEST(OpsElementwise, TheMathFunctionsAreCloseToTheLibraryOnes) {
     const float want = std::exp(x);
     EXPECT_NEAR(ops::reference::unary(ops::UnaryOp::kExp, {x})[0], want, want * 3e-7f) << x;
   }
+  for (float x = 1e-30f; x < 1e30f; x *= 3.7f)
+    EXPECT_NEAR(ipu_ops_logf(x), std::log(static_cast<double>(x)),
+                4e-7 * std::fabs(std::log(x)) + 2e-7)
+        << x;
   for (float x = -6.0f; x <= 6.0f; x += 0.05f) {
     const double want = 0.5 * x * (1 + std::tanh(0.7978845608 * (x + 0.044715 * x * x * x)));
     EXPECT_NEAR(ops::reference::unary(ops::UnaryOp::kGelu, {x})[0], want,
