@@ -98,12 +98,23 @@ void Compilation::add_transfers(Transfers& out, Tensor source, size_t source_beg
   const size_t size = dtype_size(s.type);
   const auto& sp = exe_.tensors.at(s.name);
   const auto& dp = exe_.tensors.at(info(destination).name);
+  // Placements are in element order: only those that overlap the range are visited (a copy
+  // of a few elements of a tensor spread over every tile must not walk all its pieces).
+  const auto first_overlapping = [](const std::vector<Placement>& pieces, size_t at) {
+    return std::upper_bound(pieces.begin(), pieces.end(), at,
+                            [](size_t x, const Placement& p) { return x < p.end; });
+  };
   // In element offsets from the start of the range: [lo, hi) on both a and b.
-  for (const Placement& a : sp) {
+  for (auto ai = first_overlapping(sp, source_begin);
+       ai != sp.end() && ai->begin < source_begin + count; ++ai) {
+    const Placement& a = *ai;
     const size_t a_lo = std::max(a.begin, source_begin),
                  a_hi = std::min(a.end, source_begin + count);
     if (a_lo >= a_hi) continue;
-    for (const Placement& b : dp) {
+    const size_t offset = a_lo - source_begin;  // the destination's elements it meets
+    for (auto bi = first_overlapping(dp, destination_begin + offset);
+         bi != dp.end() && bi->begin < destination_begin + (a_hi - source_begin); ++bi) {
+      const Placement& b = *bi;
       const size_t b_lo = std::max(b.begin, destination_begin),
                    b_hi = std::min(b.end, destination_begin + count);
       if (b_lo >= b_hi) continue;

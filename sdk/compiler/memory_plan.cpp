@@ -40,9 +40,11 @@ void Compilation::allocate_tensors() {
 
 std::pair<unsigned, uint32_t> Compilation::address_of(Tensor t, size_t index) const {
   const TensorInfo& i = info(t);
-  for (const Placement& p : exe_.tensors.at(i.name))
-    if (index >= p.begin && index < p.end)
-      return {p.tile, p.address + static_cast<uint32_t>((index - p.begin) * dtype_size(i.type))};
+  const auto& pieces = exe_.tensors.at(i.name);  // in element order
+  const auto p = std::upper_bound(pieces.begin(), pieces.end(), index,
+                                  [](size_t x, const Placement& q) { return x < q.end; });
+  if (p != pieces.end() && index >= p->begin)
+    return {p->tile, p->address + static_cast<uint32_t>((index - p->begin) * dtype_size(i.type))};
   throw GraphError(fmt::format("element {} of tensor '{}' is not mapped", index, i.name));
 }
 

@@ -208,10 +208,18 @@ Region Graph::region(Tensor t, size_t begin, size_t end) const {
   return {t, begin, end};
 }
 
+// The interval of a mapping (sorted, disjoint) that could hold `index`: the first that ends
+// after it.
+static std::vector<Interval>::const_iterator interval_at(const std::vector<Interval>& mapping,
+                                                         size_t index) {
+  return std::upper_bound(mapping.begin(), mapping.end(), index,
+                          [](size_t x, const Interval& m) { return x < m.end; });
+}
+
 unsigned Graph::tile_of(Tensor t, size_t index) const {
   const TensorInfo& i = tensor(t);
-  for (const Interval& m : i.mapping)
-    if (index >= m.begin && index < m.end) return m.tile;
+  const auto m = interval_at(i.mapping, index);
+  if (m != i.mapping.end() && index >= m->begin) return m->tile;
   throw GraphError(
       fmt::format("tensor '{}' is not mapped to any tile (element {})", i.name, index));
 }
@@ -243,57 +251,60 @@ void Graph::add_vertex(ComputeSet cs, const std::string& codelet, unsigned tile,
                        std::map<std::string, Binding> fields, unsigned workers) {
   if (cs.id >= compute_sets_.size())
     throw GraphError("vertex added to a compute set that is not in this graph");
-  const std::string where = fmt::format("vertex {} of compute set '{}' on tile {}",
-                                        vertices_.size(), compute_sets_[cs.id], tile);
+  // Formatted only for an error: a large graph adds hundreds of thousands of vertices.
+  const auto where = [&] {
+    return fmt::format("vertex {} of compute set '{}' on tile {}", vertices_.size(),
+                       compute_sets_[cs.id], tile);
+  };
   const auto c = codelets_.find(codelet);
   if (c == codelets_.end())
-    throw GraphError(fmt::format("{}: unknown codelet '{}'", where, codelet));
+    throw GraphError(fmt::format("{}: unknown codelet '{}'", where(), codelet));
   if (tile >= tiles())
-    throw GraphError(fmt::format("{}: {} is not on the target, whose replica has {}", where,
+    throw GraphError(fmt::format("{}: {} is not on the target, whose replica has {}", where(),
                                  describe_tile(tile), describe_size()));
   for (const auto& entry : fields) {
     const std::string& name = entry.first;  // named: the lambda below captures it
     const auto f = std::find_if(c->second.fields.begin(), c->second.fields.end(),
                                 [&](const Field& x) { return x.name == name; });
     if (f == c->second.fields.end())
-      throw GraphError(fmt::format("{}: codelet '{}' has no field '{}'", where, codelet, name));
+      throw GraphError(fmt::format("{}: codelet '{}' has no field '{}'", where(), codelet, name));
   }
   for (const Field& f : c->second.fields) {
     const auto b = fields.find(f.name);
     if (b == fields.end())
-      throw GraphError(fmt::format("{}: field '{}' of '{}' is not bound", where, f.name, codelet));
+      throw GraphError(
+          fmt::format("{}: field '{}' of '{}' is not bound", where(), f.name, codelet));
     if (f.kind == FieldKind::kScalar) {
       if (!std::holds_alternative<uint32_t>(b->second))
         throw GraphError(
-            fmt::format("{}: field '{}' is a scalar but is bound to a tensor", where, f.name));
+            fmt::format("{}: field '{}' is a scalar but is bound to a tensor", where(), f.name));
       continue;
     }
     if (!std::holds_alternative<Region>(b->second))
       throw GraphError(
-          fmt::format("{}: field '{}' is a tensor but is bound to a scalar", where, f.name));
+          fmt::format("{}: field '{}' is a tensor but is bound to a scalar", where(), f.name));
     const Region& r = std::get<Region>(b->second);
     const TensorInfo& t = tensor(r.tensor);
     if (t.type != f.type)
-      throw GraphError(fmt::format("{}: field '{}' wants {} but tensor '{}' is {}", where, f.name,
+      throw GraphError(fmt::format("{}: field '{}' wants {} but tensor '{}' is {}", where(), f.name,
                                    dtype_name(f.type), t.name, dtype_name(t.type)));
     if (t.mapping.empty())
       throw GraphError(
           fmt::format("{}: field '{}' is bound to tensor '{}', which is not mapped to any tile",
-                      where, f.name, t.name));
+                      where(), f.name, t.name));
     // The whole region must sit in one interval on this tile: a vertex reads only its own tile.
-    const auto m = std::find_if(t.mapping.begin(), t.mapping.end(), [&](const Interval& x) {
-      return r.begin >= x.begin && r.begin < x.end;
-    });
+    auto m = interval_at(t.mapping, r.begin);
+    if (m != t.mapping.end() && r.begin < m->begin) m = t.mapping.end();
     if (m == t.mapping.end() || m->tile != tile || r.end > m->end)
       throw GraphError(fmt::format(
           "{}: field '{}' is bound to elements [{}, {}) of tensor '{}', which are not all "
           "on tile {} (element {} is on tile {})",
-          where, f.name, r.begin, r.end, t.name, tile, r.begin,
+          where(), f.name, r.begin, r.end, t.name, tile, r.begin,
           m == t.mapping.end() ? ~0u : m->tile));
   }
   if (workers != 1 && workers != 6)
     throw GraphError(
-        fmt::format("{}: a vertex runs on 1 worker or on all 6, not {}", where, workers));
+        fmt::format("{}: a vertex runs on 1 worker or on all 6, not {}", where(), workers));
   vertices_.push_back({codelet, tile, std::move(fields), cs.id, workers});
 }
 
