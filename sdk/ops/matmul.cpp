@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -60,8 +61,10 @@ constexpr double kAmpVertex = 70, kAmpPass = 4 * 16 + 14, kAmpColumn = 4.25;
 constexpr double kReduceRow = 82, kReducePart = 6.4, kReduceElement = 6.67;
 // The supervisor starting a compute set's first six vertices one after another.
 constexpr double kDispatchCycles = 510;
-// How many of the model's best plans have their exchanges scheduled before the choice.
-constexpr size_t kScheduledCandidates = 6;
+// How many of the model's best plans have their exchanges scheduled before the choice (about
+// a quarter of a second each on a full chip): the model misses how multicasts to many tiles
+// wait on one another, by up to 5x in the broadcast, so its ranking is only a first cut.
+constexpr size_t kScheduledCandidates = 16;
 
 // The geometry of one plan: which rows, columns and passes each block covers.
 struct Geometry {
@@ -345,9 +348,51 @@ MatmulPlan plan_matmul_split(const Target& target, MatmulShape shape, unsigned p
   return p;
 }
 
+namespace {
+MatmulPlan choose_plan(const Target& target, MatmulShape shape, const MatmulOptions& options,
+                       std::ostream* explain);
+}  // namespace
+
 MatmulPlan plan_matmul(const Target& target, MatmulShape shape, const MatmulOptions& options,
                        std::ostream* explain) {
   check_options(target, shape, options);
+  // Plans are deterministic: one per process for each target, shape and options (a model's
+  // layers ask for the same products again and again), unless the caller wants the reasons.
+  // The key holds every machine parameter (a configured machine may differ from its preset's).
+  std::string machine;
+  hw::visit_parameters(target.machine, [&machine](const hw::Parameter& p, const auto& value) {
+    machine += fmt::format("{}={};", p.name, value);
+  });
+  using Key = std::tuple<std::string, unsigned, size_t, size_t, size_t, bool, bool, double,
+                         unsigned, unsigned, std::string>;
+  static std::mutex cache_mutex;
+  static std::map<Key, MatmulPlan> cache;
+  const Key key{machine,
+                target.replicas,
+                shape.m,
+                shape.k,
+                shape.n,
+                options.transpose_a,
+                options.transpose_b,
+                options.available_memory_proportion,
+                options.first_tile,
+                options.tiles,
+                options.name};
+  if (explain == nullptr) {
+    const std::lock_guard<std::mutex> lock(cache_mutex);
+    const auto hit = cache.find(key);
+    if (hit != cache.end()) return hit->second;
+  }
+  MatmulPlan chosen = choose_plan(target, shape, options, explain);
+  const std::lock_guard<std::mutex> lock(cache_mutex);
+  cache.emplace(key, chosen);
+  return chosen;
+}
+
+namespace {
+
+MatmulPlan choose_plan(const Target& target, MatmulShape shape, const MatmulOptions& options,
+                       std::ostream* explain) {
   const MatmulOptions o = with_tiles(target, options);
   const unsigned row_groups = static_cast<unsigned>((shape.m + 15) / 16);
   const unsigned passes = static_cast<unsigned>((shape.k + 15) / 16);
@@ -402,6 +447,8 @@ MatmulPlan plan_matmul(const Target& target, MatmulShape shape, const MatmulOpti
   }
   return fitting.front();
 }
+
+}  // namespace
 
 void add_matmul_codelets(Graph& g) {
   if (g.codelets().count("matmul_amp_f16")) return;
