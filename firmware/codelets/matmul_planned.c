@@ -144,19 +144,67 @@ struct reduce_rows_f32_fields {
   float *out;
   uint32_t parts, part_stride, group_stride, columns, first_row, rows;
 };
+/* Rows r and r + 1 of a group are neighbours in each column: both lanes of one f32v2 addition
+ * (each lane rounds as a scalar addition would), a part at a time in order. */
+static void reduce_two_rows(const float *from, float *out0, float *out1, uint32_t columns,
+                            uint32_t parts, uint32_t part_stride) {
+  for (uint32_t c = 0; c < columns; ++c) {
+    const float *at = from + 16 * c;
+    ipu_f32x2 acc = ipu_f32x2_make(at[0], at[1]);
+    for (uint32_t l = 1; l < parts; ++l) {
+      at += part_stride;
+      acc = ipu_f32v2add(acc, ipu_f32x2_make(at[0], at[1]));
+    }
+    out0[c] = acc.r[0];
+    out1[c] = acc.r[1];
+  }
+}
+
+static void reduce_one_row(const float *from, float *out, uint32_t columns, uint32_t parts,
+                           uint32_t part_stride) {
+  for (uint32_t c = 0; c < columns; ++c) {
+    const float *at = from + 16 * c;
+    float sum = at[0];
+    for (uint32_t l = 1; l < parts; ++l) {
+      at += part_stride;
+      sum += at[0];
+    }
+    out[c] = sum;
+  }
+}
+
 void reduce_rows_f32(const struct reduce_rows_f32_fields *v) {
-  for (uint32_t i = 0; i < v->rows; ++i) {
+  uint32_t i = 0;
+  while (i < v->rows) {
     const uint32_t row = v->first_row + i;
     const float *from = v->in + (row / 16) * v->group_stride + row % 16;
     float *out = v->out + i * v->columns;
-    /* Part 0, then each later part added in order: the same sums, a pass over the row each. */
-    const float *part = from;
-    for (uint32_t c = 0; c < v->columns; ++c) out[c] = part[16 * c];
-    for (uint32_t l = 1; l < v->parts; ++l) {
-      part += v->part_stride;
-      for (uint32_t c = 0; c < v->columns; ++c) out[c] += part[16 * c];
+    if (row % 2 == 0 && i + 1 < v->rows) {
+      reduce_two_rows(from, out, out + v->columns, v->columns, v->parts, v->part_stride);
+      i += 2;
+    } else {
+      reduce_one_row(from, out, v->columns, v->parts, v->part_stride);
+      i += 1;
     }
   }
+}
+
+/* reduce_row_pair_f32: reduce_rows_f32 for row first_row into out and, when pair is 1, row
+ *   first_row + 1 (even first_row) into out_next: rows of C that are not neighbours in memory.
+ * fields: in (in f32), out (out f32), out_next (out f32), parts, part_stride, group_stride,
+ *         columns, first_row, pair */
+struct reduce_row_pair_f32_fields {
+  const float *in;
+  float *out, *out_next;
+  uint32_t parts, part_stride, group_stride, columns, first_row, pair;
+};
+void reduce_row_pair_f32(const struct reduce_row_pair_f32_fields *v) {
+  const uint32_t row = v->first_row;
+  const float *from = v->in + (row / 16) * v->group_stride + row % 16;
+  if (v->pair)
+    reduce_two_rows(from, v->out, v->out_next, v->columns, v->parts, v->part_stride);
+  else
+    reduce_one_row(from, v->out, v->columns, v->parts, v->part_stride);
 }
 
 /* cast_f16_f32: out[i] = in[i] widened (exact).  fields: in (in f16), out (out f32), n */

@@ -55,10 +55,10 @@ constexpr double kStepCycles = 615;
 // fitted to the codelets' instructions a run as bench/matmul_planned's verbose profile counts
 // them on three shapes: a vertex's entry and exit, then per packed element; per AMP (group,
 // pass), four weight loads of 16 issue slots and the set-up, and per column 4 ipu.amp and the
-// loop; per reduced row, per part, per element of a part.
+// loop; per reduced pair of rows, per column, per column and part.
 constexpr double kPackVertex = 40, kPackWeightsElement = 5.0, kPackStreamElement = 6.2;
 constexpr double kAmpVertex = 70, kAmpPass = 4 * 16 + 14, kAmpColumn = 4.25;
-constexpr double kReduceRow = 82, kReducePart = 6.4, kReduceElement = 6.67;
+constexpr double kReducePair = 70, kReduceColumn = 5.3, kReduceColumnPart = 7.8;  // 2 rows
 // The supervisor starting a compute set's first six vertices one after another.
 constexpr double kDispatchCycles = 510;
 // How many of the model's best plans have their exchanges scheduled before the choice (about
@@ -252,14 +252,15 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
           c.partials = std::max(c.partials, p.pk * gm * (kReceiveGap + cw * 16.0));
           bytes[t] += p.pk * gm * cw * 16 * 4;
         }
-        // A vertex a row (six of a sixth of the rows each when the share is whole rows of C),
-        // six at a time.
-        const double vertices = cw == p.shape.n ? 6 : static_cast<double>(rows);
-        const double rows_a_vertex = std::ceil(rows / vertices);
+        // A vertex a pair of rows (six of a sixth of the rows each when the share is whole
+        // rows of C), six at a time.
+        const double pairs = std::ceil(rows / 2.0);
+        const double vertices = cw == p.shape.n ? 6 : pairs;
+        const double pairs_a_vertex = std::ceil(pairs / vertices);
         c.reduce = std::max(
-            c.reduce, kDispatchCycles + std::ceil(vertices / 6) * 6 *
-                                            (kReduceRow + rows_a_vertex * p.pk *
-                                                              (kReducePart + cw * kReduceElement)));
+            c.reduce,
+            kDispatchCycles + std::ceil(vertices / 6) * 6 * pairs_a_vertex *
+                                  (kReducePair + cw * (kReduceColumn + p.pk * kReduceColumnPart)));
         bytes[t] += rows * cw * 4;
       }
   // Steps: gather, pack, broadcast, amp, [partials], reduce.
@@ -475,6 +476,10 @@ void add_matmul_codelets(Graph& g) {
   g.add_codelet("reduce_rows_f32", file,
                 {in("in", f32), out("out", f32), scalar("parts"), scalar("part_stride"),
                  scalar("group_stride"), scalar("columns"), scalar("first_row"), scalar("rows")});
+  g.add_codelet(
+      "reduce_row_pair_f32", file,
+      {in("in", f32), out("out", f32), out("out_next", f32), scalar("parts"), scalar("part_stride"),
+       scalar("group_stride"), scalar("columns"), scalar("first_row"), scalar("pair")});
   g.add_codelet("cast_f16_f32", file, {in("in", f16), out("out", f32), scalar("n")});
 }
 
@@ -874,25 +879,39 @@ Tensor matmul(Graph& g, Program& program, Tensor a, Tensor b, const MatmulOption
         p.pk > 1
             ? g.region(recv.tensor, recv.offsets[at], recv.offsets[at] + p.pk * r.groups * cw * 16)
             : g.region(ct.tensor, ct.offsets[c] + c0 * 16, ct.offsets[c] + r.groups * nb * 16);
-    // Six ranges of rows when the share is whole rows of C (contiguous), else a vertex a row
-    // (each its own interval of C); the workers take them as they come free.
+    // Six ranges of rows when the share is whole rows of C (contiguous), else a vertex a pair
+    // of rows (each row its own interval of C); the workers take them as they come free.
     const bool whole_rows = cw == n;
     const size_t rows = r.rows.size();
-    const size_t vertices = whole_rows ? 6 : rows;
-    for (size_t v = 0; v < vertices; ++v) {
-      const Range mine = whole_rows ? part(rows, 6, static_cast<unsigned>(v)) : Range{v, v + 1};
-      if (mine.size() == 0) continue;
-      const size_t first = (r.rows.begin + mine.begin) * n + r.columns.begin;
-      const size_t last = (r.rows.begin + mine.end - 1) * n + r.columns.end;
-      g.add_vertex(reduce, "reduce_rows_f32", geo.consumer(r.i, r.j, r.l),
-                   {{"in", in},
-                    {"out", g.region(result, first, last)},
-                    {"parts", p.pk},
-                    {"part_stride", static_cast<uint32_t>(r.groups * cw * 16)},
-                    {"group_stride", static_cast<uint32_t>((p.pk > 1 ? cw : nb) * 16)},
-                    {"columns", static_cast<uint32_t>(cw)},
-                    {"first_row", static_cast<uint32_t>(mine.begin)},
-                    {"rows", static_cast<uint32_t>(mine.size())}});
+    const auto u = [](size_t x) { return static_cast<uint32_t>(x); };
+    const std::map<std::string, Binding> common{{"in", in},
+                                                {"parts", p.pk},
+                                                {"part_stride", u(r.groups * cw * 16)},
+                                                {"group_stride", u((p.pk > 1 ? cw : nb) * 16)},
+                                                {"columns", u(cw)}};
+    if (whole_rows) {
+      for (unsigned v = 0; v < 6; ++v) {
+        const Range mine = part(rows, 6, v);
+        if (mine.size() == 0) continue;
+        auto fields = common;
+        fields["out"] =
+            g.region(result, (r.rows.begin + mine.begin) * n, (r.rows.begin + mine.end) * n);
+        fields["first_row"] = u(mine.begin);
+        fields["rows"] = u(mine.size());
+        g.add_vertex(reduce, "reduce_rows_f32", geo.consumer(r.i, r.j, r.l), fields);
+      }
+    } else {
+      for (size_t row = 0; row < rows; row += 2) {  // block rows start at multiples of 16
+        const bool pair = row + 1 < rows;
+        const size_t first = (r.rows.begin + row) * n + r.columns.begin;
+        const size_t next = pair ? first + n : first;
+        auto fields = common;
+        fields["out"] = g.region(result, first, first + cw);
+        fields["out_next"] = g.region(result, next, next + cw);
+        fields["first_row"] = u(row);
+        fields["pair"] = pair ? 1u : 0u;
+        g.add_vertex(reduce, "reduce_row_pair_f32", geo.consumer(r.i, r.j, r.l), fields);
+      }
     }
   }
   program.body.push_back(Execute(reduce));
