@@ -286,3 +286,78 @@ void cross_entropy_rows_f32(const struct cross_entropy_rows_f32_fields *v) {
     for (uint32_t c = 0; c < columns; ++c) dx[c] = (dx[c] / s - (c == label ? 1.0f : 0.0f)) * k.f;
   }
 }
+
+/* adam_f32: Adam (or LAMB's first half) over elements i < n:
+ *   m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g g;
+ *   u = (m c1) / (sqrt(v c2) + eps) + wd w   (c1, c2: the bias corrections, corr[0], corr[1]);
+ *   Adam: w = w - lr u.  LAMB (lamb = 1): u is stored, and partial[0] = the sum of w w and
+ *   partial[1] = the sum of u u over the range, from 0, in order (w before its update).
+ * fields: w (inout f32), g (in f32), m (inout f32), v (inout f32), u (out f32), corr (in f32),
+ *         partial (out f32), n, b1, b2, eps, wd, lr (f32 bits), lamb */
+struct adam_f32_fields {
+  float *w;
+  const float *g;
+  float *m, *v, *u;
+  const float *corr;
+  float *partial;
+  uint32_t n, b1, b2, eps, wd, lr, lamb;
+};
+static inline float f32_of(uint32_t bits) {
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+void adam_f32(const struct adam_f32_fields *v) {
+  const float b1 = f32_of(v->b1), b2 = f32_of(v->b2), eps = f32_of(v->eps), wd = f32_of(v->wd);
+  const float lr = f32_of(v->lr), c1 = v->corr[0], c2 = v->corr[1];
+  const float one_b1 = 1.0f - b1, one_b2 = 1.0f - b2;
+  float sum_w = 0.0f, sum_u = 0.0f;
+  for (uint32_t i = 0; i < v->n; ++i) {
+    const float g = v->g[i], w = v->w[i];
+    const float m = b1 * v->m[i] + one_b1 * g;
+    const float s = b2 * v->v[i] + one_b2 * (g * g);
+    v->m[i] = m;
+    v->v[i] = s;
+    const float u = (m * c1) / (__builtin_sqrtf(s * c2) + eps) + wd * w;
+    if (v->lamb) {
+      v->u[i] = u;
+      sum_w += w * w;
+      sum_u += u * u;
+    } else {
+      v->w[i] = w - lr * u;
+    }
+  }
+  if (v->lamb) {
+    v->partial[0] = sum_w;
+    v->partial[1] = sum_u;
+  }
+}
+
+/* lamb_ratio_f32: the trust ratio of LAMB from the ranges' partial sums (parts x 2, added in
+ *   order): r = sqrt(sum w w) / sqrt(sum u u), or 1 when either is 0.
+ * fields: partials (in f32), ratio (out f32), parts */
+struct lamb_ratio_f32_fields {
+  const float *partials;
+  float *ratio;
+  uint32_t parts;
+};
+void lamb_ratio_f32(const struct lamb_ratio_f32_fields *v) {
+  float sw = v->partials[0], su = v->partials[1];
+  for (uint32_t p = 1; p < v->parts; ++p) {
+    sw += v->partials[2 * p];
+    su += v->partials[2 * p + 1];
+  }
+  v->ratio[0] = sw > 0.0f && su > 0.0f ? __builtin_sqrtf(sw) / __builtin_sqrtf(su) : 1.0f;
+}
+
+/* lamb_apply_f32: w = w - (lr ratio) u, i < n.  fields: w (inout f32), u (in f32), ratio (in
+ *   f32), n, lr (f32 bits) */
+struct lamb_apply_f32_fields {
+  float *w;
+  const float *u, *ratio;
+  uint32_t n, lr;
+};
+void lamb_apply_f32(const struct lamb_apply_f32_fields *v) {
+  const float step = f32_of(v->lr) * v->ratio[0];
+  for (uint32_t i = 0; i < v->n; ++i) v->w[i] = v->w[i] - step * v->u[i];
+}

@@ -55,9 +55,25 @@ void add_codelets(Graph& g) {
   g.add_codelet("dropout_f32", file,
                 {in("x", f32), out("out", f32), scalar("n"), scalar("keep"), scalar("scale"),
                  scalar("s0_lo"), scalar("s0_hi"), scalar("s1_lo"), scalar("s1_hi")});
+  g.add_codelet("adam_f32", file,
+                {Field{"w", FieldKind::kInOut, f32}, in("g", f32),
+                 Field{"m", FieldKind::kInOut, f32}, Field{"v", FieldKind::kInOut, f32},
+                 out("u", f32), in("corr", f32), out("partial", f32), scalar("n"), scalar("b1"),
+                 scalar("b2"), scalar("eps"), scalar("wd"), scalar("lr"), scalar("lamb")});
+  g.add_codelet("lamb_ratio_f32", file, {in("partials", f32), out("ratio", f32), scalar("parts")});
+  g.add_codelet("lamb_apply_f32", file,
+                {Field{"w", FieldKind::kInOut, f32}, in("u", f32), in("ratio", f32), scalar("n"),
+                 scalar("lr")});
   g.add_codelet("cross_entropy_rows_f32", file,
                 {in("x", f32), in("labels", DType::kU32), out("loss", f32), out("dx", f32),
                  scalar("rows"), scalar("columns"), scalar("grad_scale")});
+}
+
+bool same_mapping(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].begin != b[i].begin || a[i].end != b[i].end || a[i].tile != b[i].tile) return false;
+  return true;
 }
 
 // A tensor laid out as `like` (a copy by exchange when it is not already).
@@ -65,11 +81,7 @@ Tensor laid_like(Graph& g, Program& program, Tensor t, const TensorInfo& like_in
                  const std::string& name) {
   const TensorInfo info = g.tensor(t);
   const std::vector<Interval> like = like_info.mapping;  // a copy: adding a tensor moves them
-  bool same = info.mapping.size() == like.size();
-  for (size_t i = 0; same && i < like.size(); ++i)
-    same = info.mapping[i].begin == like[i].begin && info.mapping[i].end == like[i].end &&
-           info.mapping[i].tile == like[i].tile;
-  if (same) return t;
+  if (same_mapping(info.mapping, like)) return t;
   const Tensor copy = g.add_variable(info.type, info.shape, name);
   g.set_tile_mapping(copy, like);
   program.body.push_back(Copy(t, copy));
@@ -630,6 +642,105 @@ CrossEntropy cross_entropy(Graph& g, Program& program, Tensor logits, Tensor lab
   return out;
 }
 
+void adam(Graph& graph, Program& program, Tensor w, Tensor g, Tensor m, Tensor v,
+          Tensor corrections, const AdamOptions& o, const std::string& name) {
+  Graph& gr = graph;  // g is the gradient here
+  require_sequence(program, name);
+  const TensorInfo wi = mapped(gr, w, name, "w");
+  require_type(wi, DType::kF32, name, "w");
+  for (const auto& [t, which] : {std::pair{g, "g"}, std::pair{m, "m"}, std::pair{v, "v"}}) {
+    const TensorInfo ti = mapped(gr, t, name, which);
+    require_type(ti, DType::kF32, name, which);
+    if (ti.shape != wi.shape)
+      throw GraphError(fmt::format("{}: {} '{}' [{}] must have w '{}''s shape [{}]", name, which,
+                                   ti.name, fmt::join(ti.shape, " x "), wi.name,
+                                   fmt::join(wi.shape, " x ")));
+  }
+  const TensorInfo ci = mapped(gr, corrections, name, "corrections");
+  require_type(ci, DType::kF32, name, "corrections");
+  if (ci.elements != 2)
+    throw GraphError(
+        fmt::format("{}: corrections '{}' must hold 2 values (1 / (1 - b1^t), 1 / (1 - "
+                    "b2^t)), not {}",
+                    name, ci.name, ci.elements));
+  if (m.id == v.id || m.id == w.id || v.id == w.id)
+    throw GraphError(fmt::format("{}: w, m and v must be three tensors", name));
+  // m and v are state: they must be w's layout already (a copy would not carry the update).
+  for (const auto& [t, which] : {std::pair{m, "m"}, std::pair{v, "v"}})
+    if (!same_mapping(gr.tensor(t).mapping, wi.mapping))
+      throw GraphError(
+          fmt::format("{}: {} '{}' must be laid out as w '{}' (the moments are "
+                      "updated in place)",
+                      name, which, gr.tensor(t).name, wi.name));
+  add_codelets(gr);
+  const Tensor gl = laid_like(gr, program, g, wi, name + ".g");
+  const std::vector<unsigned> tiles = tiles_of(wi);
+  const Tensor corr = replicate(gr, program, corrections, tiles, name + ".corrections");
+  const auto ranges = element_ranges(gr, w);
+  const Tensor u = gr.add_variable(DType::kF32, wi.shape, name + ".u");
+  gr.set_tile_mapping(u, wi.mapping);
+  std::vector<Interval> partial_mapping;
+  size_t r = 0;
+  for (const Interval& piece : wi.mapping)
+    for (size_t k = 0; k < six_ranges(piece).size(); ++k, ++r)
+      partial_mapping.push_back({2 * r, 2 * r + 2, piece.tile});
+  const Tensor partials = gr.add_variable(DType::kF32, {ranges.size(), 2}, name + ".partials");
+  gr.set_tile_mapping(partials, partial_mapping);
+  const ComputeSet cs = gr.add_compute_set(name);
+  r = 0;
+  for (const Interval& piece : wi.mapping) {
+    const size_t at =
+        static_cast<size_t>(std::find(tiles.begin(), tiles.end(), piece.tile) - tiles.begin());
+    for (const auto& [lo, hi] : six_ranges(piece)) {
+      gr.add_vertex(cs, "adam_f32", piece.tile,
+                    {{"w", gr.region(w, lo, hi)},
+                     {"g", gr.region(gl, lo, hi)},
+                     {"m", gr.region(m, lo, hi)},
+                     {"v", gr.region(v, lo, hi)},
+                     {"u", gr.region(u, lo, hi)},
+                     {"corr", gr.region(corr, 2 * at, 2 * at + 2)},
+                     {"partial", gr.region(partials, 2 * r, 2 * r + 2)},
+                     {"n", u32(hi - lo)},
+                     {"b1", bits_of(o.beta1)},
+                     {"b2", bits_of(o.beta2)},
+                     {"eps", bits_of(o.epsilon)},
+                     {"wd", bits_of(o.weight_decay)},
+                     {"lr", bits_of(o.learning_rate)},
+                     {"lamb", o.lamb ? 1u : 0u}});
+      ++r;
+    }
+  }
+  program.body.push_back(Execute(cs));
+  if (!o.lamb) return;
+  // The trust ratio on w's first tile from the ranges' partial sums, then to every tile.
+  const unsigned home = wi.mapping.front().tile;
+  const Tensor gathered = gr.add_variable(DType::kF32, {ranges.size(), 2}, name + ".gathered");
+  gr.set_tile_mapping(gathered, home);
+  program.body.push_back(Copy(partials, gathered));
+  const Tensor ratio = gr.add_variable(DType::kF32, {1}, name + ".ratio");
+  gr.set_tile_mapping(ratio, home);
+  const ComputeSet ratio_cs = gr.add_compute_set(name + ".ratio");
+  gr.add_vertex(ratio_cs, "lamb_ratio_f32", home,
+                {{"partials", gr.region(gathered)},
+                 {"ratio", gr.region(ratio)},
+                 {"parts", u32(ranges.size())}});
+  program.body.push_back(Execute(ratio_cs));
+  const Tensor ratios = replicate(gr, program, ratio, tiles, name + ".ratios");
+  const ComputeSet apply = gr.add_compute_set(name + ".apply");
+  for (const Interval& piece : wi.mapping) {
+    const size_t at =
+        static_cast<size_t>(std::find(tiles.begin(), tiles.end(), piece.tile) - tiles.begin());
+    for (const auto& [lo, hi] : six_ranges(piece))
+      gr.add_vertex(apply, "lamb_apply_f32", piece.tile,
+                    {{"w", gr.region(w, lo, hi)},
+                     {"u", gr.region(u, lo, hi)},
+                     {"ratio", gr.region(ratios, at, at + 1)},
+                     {"n", u32(hi - lo)},
+                     {"lr", bits_of(o.learning_rate)}});
+  }
+  program.body.push_back(Execute(apply));
+}
+
 namespace reference {
 
 std::vector<float> binary(BinaryOp op, const std::vector<float>& a, const std::vector<float>& b) {
@@ -846,6 +957,39 @@ std::vector<float> cross_entropy(const std::vector<float>& logits,
       d[c] = (d[c] / s - (c == label ? 1.0f : 0.0f)) * grad_scale;
   }
   return dx;
+}
+
+void adam(std::vector<float>& w, const std::vector<float>& g, std::vector<float>& m,
+          std::vector<float>& v, const float corrections[2], const AdamOptions& o,
+          const std::vector<std::pair<size_t, size_t>>& ranges) {
+  const float c1 = corrections[0], c2 = corrections[1];
+  const float one_b1 = 1.0f - o.beta1, one_b2 = 1.0f - o.beta2;
+  std::vector<float> u(w.size()), sums;
+  for (const auto& [lo, hi] : ranges) {
+    float sum_w = 0.0f, sum_u = 0.0f;
+    for (size_t i = lo; i < hi; ++i) {
+      m[i] = o.beta1 * m[i] + one_b1 * g[i];
+      v[i] = o.beta2 * v[i] + one_b2 * (g[i] * g[i]);
+      u[i] = (m[i] * c1) / (std::sqrt(v[i] * c2) + o.epsilon) + o.weight_decay * w[i];
+      if (o.lamb) {
+        sum_w += w[i] * w[i];
+        sum_u += u[i] * u[i];
+      } else {
+        w[i] = w[i] - o.learning_rate * u[i];
+      }
+    }
+    sums.push_back(sum_w);
+    sums.push_back(sum_u);
+  }
+  if (!o.lamb) return;
+  float sw = sums[0], su = sums[1];
+  for (size_t p = 1; p < ranges.size(); ++p) {
+    sw += sums[2 * p];
+    su += sums[2 * p + 1];
+  }
+  const float ratio = sw > 0.0f && su > 0.0f ? std::sqrt(sw) / std::sqrt(su) : 1.0f;
+  const float step = o.learning_rate * ratio;
+  for (size_t i = 0; i < w.size(); ++i) w[i] = w[i] - step * u[i];
 }
 
 }  // namespace reference

@@ -78,6 +78,21 @@ struct CrossEntropy {
 CrossEntropy cross_entropy(Graph& graph, Program& program, Tensor logits, Tensor labels,
                            float grad_scale, const std::string& name);
 
+// Optimizers, updating w in place from its gradient g (f32 tensors of one shape; g, m and v are
+// copied beside w first when laid out otherwise). Adam: m = b1 m + (1 - b1) g, v = b2 v +
+// (1 - b2) g^2, u = (m c1) / (sqrt(v c2) + eps) + weight_decay w, w -= lr u, with the bias
+// corrections c1 = 1 / (1 - b1^t), c2 = 1 / (1 - b2^t) read from `corrections` (f32 [2], which
+// the host or the program sets each step). LAMB also scales the step by the tensor's trust
+// ratio ||w|| / ||u|| (1 when either is 0): each element range's sums of squares, then the
+// ranges' in order.
+struct AdamOptions {
+  float learning_rate = 1e-3f, beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-6f;
+  float weight_decay = 0.0f;
+  bool lamb = false;
+};
+void adam(Graph& graph, Program& program, Tensor w, Tensor g, Tensor m, Tensor v,
+          Tensor corrections, const AdamOptions& options, const std::string& name);
+
 // The same computations on the host, in the same order: the tests' references.
 namespace reference {
 std::vector<float> binary(BinaryOp op, const std::vector<float>& a, const std::vector<float>& b);
@@ -105,6 +120,10 @@ std::vector<float> dropout(const std::vector<float>& x,
 std::vector<float> cross_entropy(const std::vector<float>& logits,
                                  const std::vector<uint32_t>& labels, size_t columns,
                                  float grad_scale, std::vector<float>* loss);
+// w, m and v updated in place over the element ranges (element_ranges of w).
+void adam(std::vector<float>& w, const std::vector<float>& g, std::vector<float>& m,
+          std::vector<float>& v, const float corrections[2], const AdamOptions& options,
+          const std::vector<std::pair<size_t, size_t>>& ranges);
 }  // namespace reference
 
 }  // namespace ipu::sdk::ops

@@ -77,6 +77,21 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
   const Tensor labels = g.add_variable(DType::kU32, {rows}, "labels");
   g.map_evenly(labels, 1, 3);
   const ops::CrossEntropy xent = ops::cross_entropy(g, p, x, labels, 1.0f / rows, "xent");
+  // One Adam step and one LAMB step (with weight decay) on parameters laid out as x.
+  std::vector<Tensor> params;
+  for (const char* t : {"w1", "m1", "v1", "w2", "m2", "v2"}) {
+    params.push_back(g.add_variable(DType::kF32, {rows, columns}, t));
+    g.set_tile_mapping(params.back(), g.tensor(x).mapping);
+  }
+  const Tensor corrections = g.add_variable(DType::kF32, {2}, "corrections");
+  g.set_tile_mapping(corrections, 4);
+  ops::AdamOptions adam_options;
+  adam_options.learning_rate = 0.01f;
+  ops::adam(g, p, params[0], y, params[1], params[2], corrections, adam_options, "adam");
+  ops::AdamOptions lamb_options = adam_options;
+  lamb_options.lamb = true;
+  lamb_options.weight_decay = 0.01f;
+  ops::adam(g, p, params[3], y, params[4], params[5], corrections, lamb_options, "lamb");
   const Executable exe = compile(g, p);
   Device device(exe);
 
@@ -96,6 +111,14 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
   device.write_tensor("one", &onev, 4);
   const std::vector<uint32_t> label_values = {0, 12, 5, 99, 7, 1, 3};  // 99: outside a row
   device.write_tensor("labels", label_values.data(), rows * 4);
+  std::vector<float> w1 = random_f32(n, 4, -1.0f, 1.0f), m1 = random_f32(n, 5, -0.1f, 0.1f),
+                     v1 = random_f32(n, 6, 0.0f, 0.01f);
+  std::vector<float> w2 = w1, m2 = m1, v2 = v1;
+  const float corr[2] = {1.0f / (1.0f - 0.9f * 0.9f), 1.0f / (1.0f - 0.999f * 0.999f)};  // t = 2
+  for (const char* t : {"w1", "w2"}) device.write_tensor(t, w1.data(), n * 4);
+  for (const char* t : {"m1", "m2"}) device.write_tensor(t, m1.data(), n * 4);
+  for (const char* t : {"v1", "v2"}) device.write_tensor(t, v1.data(), n * 4);
+  device.write_tensor("corrections", corr, 8);
   device.run();
   auto read = [&](Tensor t) {
     const TensorInfo& info = g.tensor(t);
@@ -167,6 +190,17 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
       EXPECT_GE(loss_got[r], 0.0f);
     }
   }
+  const auto ranges = ops::element_ranges(g, params[0]);
+  ref::adam(w1, yv, m1, v1, corr, adam_options, ranges);
+  ref::adam(w2, yv, m2, v2, corr, lamb_options, ranges);
+  const std::pair<const char*, const std::vector<float>*> updated[] = {
+      {"w1", &w1}, {"m1", &m1}, {"v1", &v1}, {"w2", &w2}, {"m2", &m2}, {"v2", &v2}};
+  for (const auto& [t, want] : updated) {
+    std::vector<float> got(n);
+    device.read_tensor(t, got.data(), n * 4);
+    EXPECT_EQ(count_equal(got, *want), n) << t;
+  }
+  EXPECT_NE(count_equal(w1, w2), n);  // the trust ratio and decay changed LAMB's step
   // The cast: the reference's rounding, and back exactly.
   std::vector<uint16_t> halves(n);
   device.read_tensor("half", halves.data(), n * 2);
@@ -239,6 +273,18 @@ TEST(OpsElementwise, BadOperandsAreRefused) {
             "soft: mask 'b' must be a vector of 6 (a row of 'a')");
   EXPECT_EQ(message([&] { ops::layer_norm(g, p, a, v, v, 0.0f, "norm"); }),
             "norm: eps must be positive, not 0");
+  const Tensor m_other = g.add_variable(DType::kF32, {4, 6}, "m_other");
+  const Tensor corr = g.add_variable(DType::kF32, {2}, "corr");
+  g.map_evenly(m_other, 1, 3);
+  g.set_tile_mapping(corr, 0);
+  EXPECT_EQ(message([&] { ops::adam(g, p, a, a, m_other, a, corr, {}, "adam"); }),
+            "adam: w, m and v must be three tensors");
+  const Tensor v2 = g.add_variable(DType::kF32, {4, 6}, "v2");
+  g.map_evenly(v2, 0, 2, 2);
+  EXPECT_EQ(message([&] { ops::adam(g, p, a, a, m_other, v2, corr, {}, "adam"); }),
+            "adam: m 'm_other' must be laid out as w 'a' (the moments are updated in place)");
+  EXPECT_EQ(message([&] { ops::adam(g, p, a, a, v2, m_other, b, {}, "adam"); }),
+            "adam: corrections 'b' must hold 2 values (1 / (1 - b1^t), 1 / (1 - b2^t)), not 5");
   EXPECT_EQ(p.body.size(), 0u);
 }
 
