@@ -180,6 +180,20 @@ void require_matrix(const TensorInfo& t, const std::string& op) {
                                  op, t.name, t.shape.size()));
 }
 
+// A backward pass's operands: an f32 matrix and its gradient of the same shape.
+void matrix_and_gradient(const Graph& g, Tensor t, Tensor dy, const std::string& op,
+                         const char* which) {
+  const TensorInfo ti = mapped(g, t, op, which);
+  const TensorInfo di = mapped(g, dy, op, "dy");
+  require_type(ti, DType::kF32, op, which);
+  require_type(di, DType::kF32, op, "dy");
+  require_matrix(ti, op);
+  if (di.shape != ti.shape)
+    throw GraphError(fmt::format("{}: dy '{}' [{}] must have {} '{}''s shape [{}]", op, di.name,
+                                 fmt::join(di.shape, " x "), which, ti.name,
+                                 fmt::join(ti.shape, " x ")));
+}
+
 }  // namespace
 
 Tensor binary(Graph& g, Program& program, BinaryOp op, Tensor a, Tensor b,
@@ -448,15 +462,7 @@ LayerNorm layer_norm(Graph& g, Program& program, Tensor x, Tensor gamma, Tensor 
 
 Tensor softmax_grad_rows(Graph& g, Program& program, Tensor y, Tensor dy, const std::string& name) {
   require_sequence(program, name);
-  const TensorInfo yi0 = mapped(g, y, name, "y");
-  const TensorInfo di = mapped(g, dy, name, "dy");
-  require_type(yi0, DType::kF32, name, "y");
-  require_type(di, DType::kF32, name, "dy");
-  require_matrix(yi0, name);
-  if (di.shape != yi0.shape)
-    throw GraphError(fmt::format("{}: dy '{}' [{}] must have y '{}''s shape [{}]", name, di.name,
-                                 fmt::join(di.shape, " x "), yi0.name,
-                                 fmt::join(yi0.shape, " x ")));
+  matrix_and_gradient(g, y, dy, name, "y");
   add_codelets(g);
   const Tensor rows = whole_rows(g, program, y, name);
   const TensorInfo yi = g.tensor(rows);
@@ -481,15 +487,7 @@ Tensor softmax_grad_rows(Graph& g, Program& program, Tensor y, Tensor dy, const 
 LayerNormGrad layer_norm_grad(Graph& g, Program& program, Tensor x, Tensor dy, Tensor gamma,
                               const LayerNorm& forward, const std::string& name) {
   require_sequence(program, name);
-  const TensorInfo xi0 = mapped(g, x, name, "x");
-  const TensorInfo di = mapped(g, dy, name, "dy");
-  require_type(xi0, DType::kF32, name, "x");
-  require_type(di, DType::kF32, name, "dy");
-  require_matrix(xi0, name);
-  if (di.shape != xi0.shape)
-    throw GraphError(fmt::format("{}: dy '{}' [{}] must have x '{}''s shape [{}]", name, di.name,
-                                 fmt::join(di.shape, " x "), xi0.name,
-                                 fmt::join(xi0.shape, " x ")));
+  matrix_and_gradient(g, x, dy, name, "x");
   add_codelets(g);
   const Tensor rows = whole_rows(g, program, x, name);
   const TensorInfo xi = g.tensor(rows);
