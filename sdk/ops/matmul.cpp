@@ -523,17 +523,18 @@ bool words_align(const TensorInfo& t, const std::vector<std::pair<size_t, size_t
   return true;
 }
 
-const TensorInfo& check_operand(const Graph& g, Tensor t, const char* which,
-                                const MatmulOptions& o) {
+const TensorInfo& check_operand(const Graph& g, Tensor t, const char* which, const MatmulOptions& o,
+                                size_t dims = 2) {
   if (t.id >= g.tensors().size())
     throw GraphError(fmt::format("{}: operand {} is not a tensor of this graph", o.name, which));
   const TensorInfo& info = g.tensor(t);
   if (info.type != DType::kF16)
     throw GraphError(fmt::format("{}: operand {} '{}' is {}; the AMP product takes f16", o.name,
                                  which, info.name, dtype_name(info.type)));
-  if (info.shape.size() != 2)
-    throw GraphError(fmt::format("{}: operand {} '{}' has {} dimensions; a matrix has 2", o.name,
-                                 which, info.name, info.shape.size()));
+  if (info.shape.size() != dims)
+    throw GraphError(fmt::format("{}: operand {} '{}' has {} dimensions; {} has {}", o.name, which,
+                                 info.name, info.shape.size(),
+                                 dims == 2 ? "a matrix" : "a group of matrices", dims));
   size_t mapped = 0;
   for (const Interval& m : info.mapping) mapped += m.end - m.begin;
   if (mapped != info.elements)
@@ -559,68 +560,107 @@ Tensor create_matmul_input(Graph& g, MatmulShape shape, bool lhs, const std::str
   return t;
 }
 
-Tensor matmul(Graph& g, Program& program, Tensor a, Tensor b, const MatmulOptions& options,
-              const MatmulPlan* given_plan) {
-  if (program.kind != Program::Kind::kSequence)
-    throw GraphError(fmt::format("{}: the program to append to must be a Sequence", options.name));
-  // Copies: adding tensors below moves the graph's own.
-  const TensorInfo ai = check_operand(g, a, "A", options);
-  const TensorInfo bi = check_operand(g, b, "B", options);
-  const size_t m = options.transpose_a ? ai.shape[1] : ai.shape[0];
-  const size_t k = options.transpose_a ? ai.shape[0] : ai.shape[1];
-  const size_t kb = options.transpose_b ? bi.shape[1] : bi.shape[0];
-  const size_t n = options.transpose_b ? bi.shape[0] : bi.shape[1];
-  if (k != kb)
-    throw GraphError(fmt::format(
-        "{}: A '{}' {}[{} x {}] and B '{}' {}[{} x {}] do not agree in K ({} and {})", options.name,
-        ai.name, options.transpose_a ? "transposed " : "", ai.shape[0], ai.shape[1], bi.name,
-        options.transpose_b ? "transposed " : "", bi.shape[0], bi.shape[1], k, kb));
-  const MatmulShape shape{m, k, n};
-  const MatmulPlan p = given_plan ? *given_plan : plan_matmul(g.target(), shape, options);
-  if (p.shape.m != m || p.shape.k != k || p.shape.n != n)
-    throw GraphError(fmt::format("{}: the plan is for {} x {} x {}, the operands {} x {} x {}",
-                                 options.name, p.shape.m, p.shape.k, p.shape.n, m, k, n));
+namespace {
+
+// The steps of one or several products built side by side (the groups of a grouped product,
+// each on its own tiles): one exchange and one compute set a phase for all of them.
+struct Phases {
+  ComputeSet pack, amp, reduce;
+  std::map<unsigned, CopyPairs> gather;  // by the tile a run starts on
+  std::vector<CopyPairs> broadcast;      // a list a consumer
+  std::vector<CopyPairs> partials;       // a list a reducer
+};
+
+Phases start_phases(Graph& g, const std::string& name) {
+  Phases ph;
+  ph.pack = g.add_compute_set(name + ".pack");
+  ph.amp = g.add_compute_set(name + ".amp");
+  ph.reduce = g.add_compute_set(name + ".reduce");
+  return ph;
+}
+
+// The phases' programs, in order. The gather is listed by the tile a run starts on: those tiles
+// send more pieces than any packer receives (a row is cut into a piece a block), so each sends
+// one a round.
+void finish_phases(Program& program, Phases& ph) {
+  std::vector<CopyPairs> by_source;
+  for (auto& [tile, pairs] : ph.gather) by_source.push_back(std::move(pairs));
+  program.body.push_back(Copy(interleave(by_source)));
+  program.body.push_back(Execute(ph.pack));
+  program.body.push_back(Copy(interleave(ph.broadcast)));
+  program.body.push_back(Execute(ph.amp));
+  if (!ph.partials.empty()) program.body.push_back(Copy(interleave(ph.partials)));
+  program.body.push_back(Execute(ph.reduce));
+}
+
+// A product's operands: A's rows (of a_row elements, from element a_base of `a`, as stored:
+// transposed or not) and B's likewise, each staged as f16 or, widened, f32.
+struct ProductOperands {
+  Tensor a, b;
+  size_t a_base = 0, b_base = 0, a_row = 0, b_row = 0;
+  DType staged_a = DType::kF16, staged_b = DType::kF16;
+};
+
+// The runs of the stored operand that a packing item gathers: (first element, length).
+std::vector<std::pair<size_t, size_t>> operand_runs(const MatmulPlan& p, const PackItem& it,
+                                                    const ItemShape& s, const ProductOperands& x) {
+  (void)p;
+  const size_t base = it.lhs ? x.a_base : x.b_base, row = it.lhs ? x.a_row : x.b_row;
+  std::vector<std::pair<size_t, size_t>> runs;
+  for (size_t r = 0; r < s.rows; ++r)
+    runs.emplace_back(base + (s.first_row + r) * row + s.first_column, s.columns);
+  return runs;
+}
+
+// Reducer l of block (i, j) sums its share of the block's columns over the pk tiles' partial
+// sums (in slice order), for every row of the block.
+struct Reducer {
+  unsigned i, j, l;
+  Range columns;  // of C
+  Range rows;     // of C
+  size_t groups;  // of the block
+};
+std::vector<Reducer> reducers_of(const MatmulPlan& p) {
+  const Geometry geo{p};
+  std::vector<Reducer> out;
+  for (unsigned i = 0; i < p.pm; ++i)
+    for (unsigned j = 0; j < p.pn; ++j)
+      for (unsigned l = 0; l < p.pk; ++l) {
+        const Range share = geo.reduce_columns(j, l);
+        if (share.size() > 0) out.push_back({i, j, l, share, geo.rows(i), geo.groups(i).size()});
+      }
+  return out;
+}
+
+// C's pieces (from element c_base) lie where their reducer is: rows of the block's columns, or
+// whole rows when a share is whole rows, so that the reduction writes C in place and no
+// exchange follows it. Sorted.
+std::vector<Interval> result_mapping(const MatmulPlan& p, size_t c_base) {
+  const Geometry geo{p};
+  const size_t n = p.shape.n;
+  std::vector<Interval> mapping;
+  for (const Reducer& r : reducers_of(p)) {
+    const unsigned tile = geo.consumer(r.i, r.j, r.l);
+    if (r.columns.size() == n)
+      mapping.push_back({c_base + r.rows.begin * n, c_base + r.rows.end * n, tile});
+    else
+      for (size_t row = r.rows.begin; row < r.rows.end; ++row)
+        mapping.push_back(
+            {c_base + row * n + r.columns.begin, c_base + row * n + r.columns.end, tile});
+  }
+  std::sort(mapping.begin(), mapping.end(),
+            [](const Interval& x, const Interval& y) { return x.begin < y.begin; });
+  return mapping;
+}
+
+// One product of a plan into C's elements from c_base (C's mapping already holds
+// result_mapping's pieces), its steps added to `phases`; its tensors are named from `prefix`.
+void build_product(Graph& g, const MatmulPlan& p, const ProductOperands& operands, Tensor result,
+                   size_t c_base, const std::string& prefix, Phases& phases) {
   const MatmulOptions& o = p.options;
   const Geometry geo{p};
-  add_matmul_codelets(g);
+  const size_t n = p.shape.n;
   const auto items = pack_items(p);
-
-  // The gather's runs per item, and whether f16 can move as words or must widen to f32.
-  auto runs_of = [&](const PackItem& it, const ItemShape& s) {
-    const size_t row_length = it.lhs ? ai.shape[1] : bi.shape[1];
-    std::vector<std::pair<size_t, size_t>> runs;
-    for (size_t r = 0; r < s.rows; ++r)
-      runs.emplace_back((s.first_row + r) * row_length + s.first_column, s.columns);
-    return runs;
-  };
-  bool widen[2] = {false, false};  // A, B
-  for (const PackItem& it : items) {
-    const ItemShape s = item_shape(p, it);
-    if (!words_align(it.lhs ? ai : bi, runs_of(it, s))) widen[it.lhs ? 0 : 1] = true;
-  }
-  Tensor source[2] = {a, b};
-  if (widen[0] || widen[1]) {
-    const ComputeSet cs = g.add_compute_set(o.name + ".widen");
-    for (int w = 0; w < 2; ++w) {
-      if (!widen[w]) continue;
-      const TensorInfo& from = w ? bi : ai;
-      const Tensor wide = g.add_variable(DType::kF32, from.shape, o.name + (w ? ".b32" : ".a32"));
-      g.set_tile_mapping(wide, from.mapping);
-      for (const Interval& piece : from.mapping)
-        for (unsigned worker = 0; worker < 6; ++worker) {
-          const Range r = part(piece.end - piece.begin, 6, worker);
-          if (r.size() == 0) continue;
-          const size_t lo = piece.begin + r.begin, hi = piece.begin + r.end;
-          g.add_vertex(cs, "cast_f16_f32", piece.tile,
-                       {{"in", g.region(source[w], lo, hi)},
-                        {"out", g.region(wide, lo, hi)},
-                        {"n", static_cast<uint32_t>(hi - lo)}});
-        }
-      source[w] = wide;
-    }
-    program.body.push_back(Execute(cs));
-  }
-
   // Staging and packed chunks, one per item on its packer tile.
   std::vector<std::pair<unsigned, size_t>> staging_a, staging_b, packed_a, packed_b;
   std::vector<ItemShape> shapes;
@@ -631,17 +671,16 @@ Tensor matmul(Graph& g, Program& program, Tensor a, Tensor b, const MatmulOption
     (items[i].lhs ? staging_a : staging_b).emplace_back(tile, s.rows * s.row_stride);
     (items[i].lhs ? packed_a : packed_b).emplace_back(tile, s.packed);
   }
-  const DType staged_type[2] = {widen[0] ? DType::kF32 : DType::kF16,
-                                widen[1] ? DType::kF32 : DType::kF16};
-  const Chunks sa = add_chunked(g, staged_type[0], staging_a, o.name + ".a_staged");
-  const Chunks sb = add_chunked(g, staged_type[1], staging_b, o.name + ".b_staged");
-  const Chunks pa = add_chunked(g, DType::kF16, packed_a, o.name + ".a_packed");
-  const Chunks pb = add_chunked(g, DType::kF16, packed_b, o.name + ".b_packed");
+  const DType staged_type[2] = {operands.staged_a, operands.staged_b};
+  const Chunks sa = add_chunked(g, staged_type[0], staging_a, prefix + ".a_staged");
+  const Chunks sb = add_chunked(g, staged_type[1], staging_b, prefix + ".b_staged");
+  const Chunks pa = add_chunked(g, DType::kF16, packed_a, prefix + ".a_packed");
+  const Chunks pb = add_chunked(g, DType::kF16, packed_b, prefix + ".b_packed");
 
   // Gather: each item's rows of the operand into its staging block.
   // Listed by the tile a run starts on: those tiles send more pieces than any packer receives
   // (a row is cut into a piece a block), so each sends one a round.
-  std::map<unsigned, CopyPairs> gather;
+  std::map<unsigned, CopyPairs>& gather = phases.gather;
   std::vector<size_t> item_index(items.size());  // the item's chunk among its operand's
   {
     size_t na = 0, nb = 0;
@@ -653,19 +692,17 @@ Tensor matmul(Graph& g, Program& program, Tensor a, Tensor b, const MatmulOption
     const Chunks& staged = lhs ? sa : sb;
     const size_t base = staged.offsets[item_index[i]];
     size_t r = 0;
-    for (const auto& [begin, length] : runs_of(items[i], s)) {
-      gather[g.tile_of(source[lhs ? 0 : 1], begin)].push_back(
-          {g.region(source[lhs ? 0 : 1], begin, begin + length),
+    const Tensor source = lhs ? operands.a : operands.b;
+    for (const auto& [begin, length] : operand_runs(p, items[i], s, operands)) {
+      gather[g.tile_of(source, begin)].push_back(
+          {g.region(source, begin, begin + length),
            g.region(staged.tensor, base + r * s.row_stride, base + r * s.row_stride + length)});
       ++r;
     }
   }
-  std::vector<CopyPairs> by_source;
-  for (auto& [tile, pairs] : gather) by_source.push_back(std::move(pairs));
-  program.body.push_back(Copy(interleave(by_source)));
 
   // Pack: weights for A, the stream for B.
-  const ComputeSet pack = g.add_compute_set(o.name + ".pack");
+  const ComputeSet pack = phases.pack;
   for (size_t i = 0; i < items.size(); ++i) {
     const ItemShape& s = shapes[i];
     const PackItem& it = items[i];
@@ -711,7 +748,6 @@ Tensor matmul(Graph& g, Program& program, Tensor a, Tensor b, const MatmulOption
       g.add_vertex(pack, codelet, packer_tile(p, i), mine);
     }
   }
-  program.body.push_back(Execute(pack));
 
   // Each consumer's buffers: A packed [gm][pp][256] (transposed A: [pp][gm][256]), B packed
   // [pp][nb][16], and its sums C^T [gm][nb][16].
@@ -726,16 +762,16 @@ Tensor matmul(Graph& g, Program& program, Tensor a, Tensor b, const MatmulOption
         bbuf.emplace_back(tile, pp * nb * 16);
         ctbuf.emplace_back(tile, gm * nb * 16);
       }
-  const Chunks ab = add_chunked(g, DType::kF16, abuf, o.name + ".a_blocks");
-  const Chunks bb = add_chunked(g, DType::kF16, bbuf, o.name + ".b_blocks");
-  const Chunks ct = add_chunked(g, DType::kF32, ctbuf, o.name + ".partials");
+  const Chunks ab = add_chunked(g, DType::kF16, abuf, prefix + ".a_blocks");
+  const Chunks bb = add_chunked(g, DType::kF16, bbuf, prefix + ".b_blocks");
+  const Chunks ct = add_chunked(g, DType::kF32, ctbuf, prefix + ".partials");
 
   // Where each packed item lies, to find the pieces each consumer needs.
   std::map<std::tuple<bool, unsigned, unsigned>, size_t> item_at;
   for (size_t i = 0; i < items.size(); ++i)
     item_at[{items[i].lhs, items[i].x, items[i].y}] =
         (items[i].lhs ? pa : pb).offsets[item_index[i]];
-  std::vector<CopyPairs> broadcast(size_t{p.pm} * p.pn * p.pk);
+  std::vector<CopyPairs> broadcast(size_t{p.pm} * p.pn * p.pk);  // a list a consumer
   for (unsigned i = 0; i < p.pm; ++i)
     for (unsigned j = 0; j < p.pn; ++j)
       for (unsigned l = 0; l < p.pk; ++l) {
@@ -772,11 +808,11 @@ Tensor matmul(Graph& g, Program& program, Tensor a, Tensor b, const MatmulOption
                g.region(bb.tensor, bb.offsets[c], bb.offsets[c] + pp * nb * 16)});
         }
       }
-  program.body.push_back(Copy(interleave(broadcast)));
+  for (CopyPairs& list : broadcast) phases.broadcast.push_back(std::move(list));
 
   // The AMP: six vertices a tile, each a share of the groups (when there are six or more) or
   // of the columns.
-  const ComputeSet amp = g.add_compute_set(o.name + ".amp");
+  const ComputeSet amp = phases.amp;
   for (unsigned i = 0; i < p.pm; ++i)
     for (unsigned j = 0; j < p.pn; ++j)
       for (unsigned l = 0; l < p.pk; ++l) {
@@ -807,47 +843,18 @@ Tensor matmul(Graph& g, Program& program, Tensor a, Tensor b, const MatmulOption
                         {"ct_group_stride", u(nb * 16)}});
         }
       }
-  program.body.push_back(Execute(amp));
 
   // Reduction: reducer l of block (i, j) sums its share of the block's columns over the pk
   // tiles' partial sums (in slice order), for every row of the block, into C, whose pieces lie
   // where their reducer is (rows of the block's columns; whole rows when pn and pk are 1), so
   // that no exchange follows.
-  const Tensor result = g.add_variable(DType::kF32, {m, n}, o.name + ".c");
+  const std::vector<Reducer> reducers = reducers_of(p);
   std::vector<std::pair<unsigned, size_t>> received;
-  struct Reducer {
-    unsigned i, j, l;
-    Range columns;  // of C
-    Range rows;     // of C
-    size_t groups;  // of the block
-  };
-  std::vector<Reducer> reducers;
-  for (unsigned i = 0; i < p.pm; ++i)
-    for (unsigned j = 0; j < p.pn; ++j)
-      for (unsigned l = 0; l < p.pk; ++l) {
-        const Range share = geo.reduce_columns(j, l);
-        if (share.size() == 0) continue;
-        reducers.push_back({i, j, l, share, geo.rows(i), geo.groups(i).size()});
-        if (p.pk > 1)
-          received.emplace_back(geo.consumer(i, j, l),
-                                p.pk * geo.groups(i).size() * share.size() * 16);
-      }
+  for (const Reducer& r : reducers)
+    if (p.pk > 1)
+      received.emplace_back(geo.consumer(r.i, r.j, r.l), p.pk * r.groups * r.columns.size() * 16);
   Chunks recv;
-  if (p.pk > 1) recv = add_chunked(g, DType::kF32, received, o.name + ".partials_received");
-  {
-    std::vector<Interval> mapping;
-    for (const Reducer& r : reducers) {
-      const unsigned tile = geo.consumer(r.i, r.j, r.l);
-      if (r.columns.size() == n)
-        mapping.push_back({r.rows.begin * n, r.rows.end * n, tile});
-      else
-        for (size_t row = r.rows.begin; row < r.rows.end; ++row)
-          mapping.push_back({row * n + r.columns.begin, row * n + r.columns.end, tile});
-    }
-    std::sort(mapping.begin(), mapping.end(),
-              [](const Interval& x, const Interval& y) { return x.begin < y.begin; });
-    g.set_tile_mapping(result, mapping);
-  }
+  if (p.pk > 1) recv = add_chunked(g, DType::kF32, received, prefix + ".partials_received");
   if (p.pk > 1) {
     // Reducer (i, j, l) receives, from each of the block's pk tiles, each group's columns of
     // its share: [pk][groups][columns][16].
@@ -867,9 +874,9 @@ Tensor matmul(Graph& g, Program& program, Tensor a, Tensor b, const MatmulOption
       }
       ++at;
     }
-    program.body.push_back(Copy(interleave(partials)));
+    for (CopyPairs& list : partials) phases.partials.push_back(std::move(list));
   }
-  const ComputeSet reduce = g.add_compute_set(o.name + ".reduce");
+  const ComputeSet reduce = phases.reduce;
   for (size_t at = 0; at < reducers.size(); ++at) {
     const Reducer& r = reducers[at];
     const size_t nb = geo.columns(r.j).size(), cw = r.columns.size();
@@ -894,8 +901,8 @@ Tensor matmul(Graph& g, Program& program, Tensor a, Tensor b, const MatmulOption
         const Range mine = part(rows, 6, v);
         if (mine.size() == 0) continue;
         auto fields = common;
-        fields["out"] =
-            g.region(result, (r.rows.begin + mine.begin) * n, (r.rows.begin + mine.end) * n);
+        fields["out"] = g.region(result, c_base + (r.rows.begin + mine.begin) * n,
+                                 c_base + (r.rows.begin + mine.end) * n);
         fields["first_row"] = u(mine.begin);
         fields["rows"] = u(mine.size());
         g.add_vertex(reduce, "reduce_rows_f32", geo.consumer(r.i, r.j, r.l), fields);
@@ -903,7 +910,7 @@ Tensor matmul(Graph& g, Program& program, Tensor a, Tensor b, const MatmulOption
     } else {
       for (size_t row = 0; row < rows; row += 2) {  // block rows start at multiples of 16
         const bool pair = row + 1 < rows;
-        const size_t first = (r.rows.begin + row) * n + r.columns.begin;
+        const size_t first = c_base + (r.rows.begin + row) * n + r.columns.begin;
         const size_t next = pair ? first + n : first;
         auto fields = common;
         fields["out"] = g.region(result, first, first + cw);
@@ -914,8 +921,125 @@ Tensor matmul(Graph& g, Program& program, Tensor a, Tensor b, const MatmulOption
       }
     }
   }
-  program.body.push_back(Execute(reduce));
+}
+
+}  // namespace
+
+namespace {
+
+// C = A B, or C[g] = A[g] B[g] for each of the groups (grouped: three-dimensional operands, each
+// group on its own equal share of the tiles, all groups' phases side by side).
+Tensor products(Graph& g, Program& program, Tensor a, Tensor b, bool grouped,
+                const MatmulOptions& options, const MatmulPlan* given_plan) {
+  if (program.kind != Program::Kind::kSequence)
+    throw GraphError(fmt::format("{}: the program to append to must be a Sequence", options.name));
+  const size_t dims = grouped ? 3 : 2;
+  // Copies: adding tensors below moves the graph's own.
+  const TensorInfo ai = check_operand(g, a, "A", options, dims);
+  const TensorInfo bi = check_operand(g, b, "B", options, dims);
+  const size_t groups = grouped ? ai.shape[0] : 1;
+  if (grouped && bi.shape[0] != groups)
+    throw GraphError(fmt::format("{}: A '{}' has {} groups and B '{}' {}", options.name, ai.name,
+                                 groups, bi.name, bi.shape[0]));
+  const size_t a0 = ai.shape[dims - 2], a1 = ai.shape[dims - 1];
+  const size_t b0 = bi.shape[dims - 2], b1 = bi.shape[dims - 1];
+  const size_t m = options.transpose_a ? a1 : a0, k = options.transpose_a ? a0 : a1;
+  const size_t kb = options.transpose_b ? b1 : b0, n = options.transpose_b ? b0 : b1;
+  if (k != kb)
+    throw GraphError(
+        fmt::format("{}: A '{}' {}[{} x {}] and B '{}' {}[{} x {}] do not agree in K ({} and {})",
+                    options.name, ai.name, options.transpose_a ? "transposed " : "", a0, a1,
+                    bi.name, options.transpose_b ? "transposed " : "", b0, b1, k, kb));
+  const MatmulShape shape{m, k, n};
+  // Each group gets an equal share of the tiles; its plan is the first group's, moved.
+  MatmulOptions first = options;
+  if (grouped) {
+    const unsigned tiles =
+        (options.tiles != 0 ? options.tiles : g.tiles() - std::min(options.first_tile, g.tiles()));
+    if (tiles < groups)
+      throw GraphError(fmt::format("{}: {} groups need at least as many tiles, not {}",
+                                   options.name, groups, tiles));
+    first.tiles = static_cast<unsigned>(tiles / groups);
+  }
+  const MatmulPlan p = given_plan ? *given_plan : plan_matmul(g.target(), shape, first);
+  if (p.shape.m != m || p.shape.k != k || p.shape.n != n)
+    throw GraphError(fmt::format("{}: the plan is for {} x {} x {}, the operands {} x {} x {}",
+                                 options.name, p.shape.m, p.shape.k, p.shape.n, m, k, n));
+  std::vector<MatmulPlan> plans(groups, p);
+  for (size_t group = 1; group < groups; ++group)
+    plans[group].options.first_tile =
+        p.options.first_tile + static_cast<unsigned>(group) * p.options.tiles;
+  const MatmulOptions& o = p.options;
+  add_matmul_codelets(g);
+
+  // Whether f16 can move as words or must widen to f32 first.
+  ProductOperands x{a, b, 0, 0, a1, b1, DType::kF16, DType::kF16};
+  bool widen[2] = {false, false};  // A, B
+  for (size_t group = 0; group < groups; ++group) {
+    x.a_base = group * a0 * a1;
+    x.b_base = group * b0 * b1;
+    for (const PackItem& it : pack_items(plans[group]))
+      if (!words_align(it.lhs ? ai : bi,
+                       operand_runs(plans[group], it, item_shape(plans[group], it), x)))
+        widen[it.lhs ? 0 : 1] = true;
+  }
+  Tensor source[2] = {a, b};
+  if (widen[0] || widen[1]) {
+    const ComputeSet cs = g.add_compute_set(o.name + ".widen");
+    for (int w = 0; w < 2; ++w) {
+      if (!widen[w]) continue;
+      const TensorInfo& from = w ? bi : ai;
+      const Tensor wide = g.add_variable(DType::kF32, from.shape, o.name + (w ? ".b32" : ".a32"));
+      g.set_tile_mapping(wide, from.mapping);
+      for (const Interval& piece : from.mapping)
+        for (unsigned worker = 0; worker < 6; ++worker) {
+          const Range r = part(piece.end - piece.begin, 6, worker);
+          if (r.size() == 0) continue;
+          const size_t lo = piece.begin + r.begin, hi = piece.begin + r.end;
+          g.add_vertex(cs, "cast_f16_f32", piece.tile,
+                       {{"in", g.region(source[w], lo, hi)},
+                        {"out", g.region(wide, lo, hi)},
+                        {"n", static_cast<uint32_t>(hi - lo)}});
+        }
+      source[w] = wide;
+    }
+    program.body.push_back(Execute(cs));
+  }
+  x.a = source[0];
+  x.b = source[1];
+  x.staged_a = widen[0] ? DType::kF32 : DType::kF16;
+  x.staged_b = widen[1] ? DType::kF32 : DType::kF16;
+
+  const Tensor result = g.add_variable(
+      DType::kF32, grouped ? std::vector<size_t>{groups, m, n} : std::vector<size_t>{m, n},
+      o.name + ".c");
+  std::vector<Interval> mapping;
+  for (size_t group = 0; group < groups; ++group) {
+    const auto pieces = result_mapping(plans[group], group * m * n);
+    mapping.insert(mapping.end(), pieces.begin(), pieces.end());
+  }
+  g.set_tile_mapping(result, mapping);
+  Phases phases = start_phases(g, o.name);
+  for (size_t group = 0; group < groups; ++group) {
+    x.a_base = group * a0 * a1;
+    x.b_base = group * b0 * b1;
+    build_product(g, plans[group], x, result, group * m * n,
+                  grouped ? fmt::format("{}.g{}", o.name, group) : o.name, phases);
+  }
+  finish_phases(program, phases);
   return result;
+}
+
+}  // namespace
+
+Tensor matmul(Graph& g, Program& program, Tensor a, Tensor b, const MatmulOptions& options,
+              const MatmulPlan* plan) {
+  return products(g, program, a, b, false, options, plan);
+}
+
+Tensor grouped_matmul(Graph& g, Program& program, Tensor a, Tensor b, const MatmulOptions& options,
+                      const MatmulPlan* plan) {
+  return products(g, program, a, b, true, options, plan);
 }
 
 namespace {

@@ -82,6 +82,13 @@ MatmulPlan plan_matmul(const Target& target, MatmulShape shape, const MatmulOpti
 Tensor matmul(Graph& graph, Program& program, Tensor a, Tensor b, const MatmulOptions& options = {},
               const MatmulPlan* plan = nullptr);
 
+// G independent products, as attention's heads need: A [G x M x K] (transposed: [G x K x M]) and
+// B [G x K x N] ([G x N x K]) give C [G x M x N]. Each group runs on its own equal share of the
+// options' tiles (at least one each), all groups' phases side by side; `plan` (for one group's
+// shape on its share, as plan_matmul gives it) skips the planning.
+Tensor grouped_matmul(Graph& graph, Program& program, Tensor a, Tensor b,
+                      const MatmulOptions& options = {}, const MatmulPlan* plan = nullptr);
+
 // The planner's choice of how A or B should be laid out: each of the tiles that use a block of
 // it holds a share of that block's rows, so that the gathering exchange moves whole rows
 // (f16, in pieces of an even number of elements). `lhs` for A, else B.

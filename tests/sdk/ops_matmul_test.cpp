@@ -76,7 +76,27 @@ TEST(OpsMatmul, ProductsEqualTheHostReferenceBitForBit) {
   add("at", {20, 33, 18}, true, false, 2, 2, 3, false);  // partial sums and scattered rows
   add("bt", {48, 64, 40}, false, true, 3, 1, 2, true);   // partial sums into C's own rows
   add("both", {33, 17, 35}, true, true, 2, 3, 1, true);
+  // Three groups (attention's heads) of 20 x 33 x 18, A transposed, each on 8 of the 24 tiles.
+  ops::MatmulOptions grouped_options;
+  grouped_options.transpose_a = true;
+  grouped_options.name = "heads";
+  const Tensor ga = g.add_variable(DType::kF16, {3, 33, 20}, "heads_a");
+  const Tensor gb = g.add_variable(DType::kF16, {3, 33, 18}, "heads_b");
+  g.map_evenly(ga, 0, 24, 2);
+  g.map_evenly(gb, 0, 24, 2);
+  const Tensor gc = ops::grouped_matmul(g, program, ga, gb, grouped_options);
+  ops::MatmulOptions one_group = grouped_options;
+  one_group.tiles = 8;
+  const ops::MatmulPlan group_plan = ops::plan_matmul(g.target(), {20, 33, 18}, one_group);
+  std::vector<uint16_t> ga_host = random_f16(3 * 33 * 20, 301),
+                        gb_host = random_f16(3 * 33 * 18, 302);
+  std::vector<float> gc_host(3 * 20 * 18, -1.0f);
   Program whole = Sequence({});
+  g.add_host_stream("heads_a", DType::kF16, ga_host.size(), StreamDirection::kHostToDevice);
+  g.add_host_stream("heads_b", DType::kF16, gb_host.size(), StreamDirection::kHostToDevice);
+  g.add_host_stream("heads_c", DType::kF32, gc_host.size(), StreamDirection::kDeviceToHost);
+  whole.body.push_back(HostWrite("heads_a", ga));
+  whole.body.push_back(HostWrite("heads_b", gb));
   for (const Product& p : products) {
     const std::string a = g.tensor(p.a).name, b = g.tensor(p.b).name, c = g.tensor(p.c).name;
     g.add_host_stream(a, DType::kF16, p.a_host.size(), StreamDirection::kHostToDevice);
@@ -87,6 +107,7 @@ TEST(OpsMatmul, ProductsEqualTheHostReferenceBitForBit) {
   }
   whole.body.push_back(program);
   for (const Product& p : products) whole.body.push_back(HostRead(p.c, g.tensor(p.c).name));
+  whole.body.push_back(HostRead(gc, "heads_c"));
   const Executable exe = compile(g, whole);
   Device device(exe);
   for (Product& p : products) {
@@ -94,7 +115,16 @@ TEST(OpsMatmul, ProductsEqualTheHostReferenceBitForBit) {
     device.connect_stream(g.tensor(p.b).name, p.b_host.data(), p.b_host.size() * 2);
     device.connect_stream(g.tensor(p.c).name, p.c_host.data(), p.c_host.size() * 4);
   }
+  device.connect_stream("heads_a", ga_host.data(), ga_host.size() * 2);
+  device.connect_stream("heads_b", gb_host.data(), gb_host.size() * 2);
+  device.connect_stream("heads_c", gc_host.data(), gc_host.size() * 4);
   device.run();
+  for (size_t head = 0; head < 3; ++head) {
+    const std::vector<uint16_t> a(ga_host.begin() + head * 660, ga_host.begin() + (head + 1) * 660);
+    const std::vector<uint16_t> b(gb_host.begin() + head * 594, gb_host.begin() + (head + 1) * 594);
+    const std::vector<float> want = ops::matmul_reference(group_plan, a, b);
+    EXPECT_EQ(std::memcmp(want.data(), gc_host.data() + head * 360, 360 * 4), 0) << "head " << head;
+  }
   for (const Product& p : products) {
     const std::vector<float> expected = ops::matmul_reference(p.plan, p.a_host, p.b_host);
     size_t equal = 0;
@@ -143,6 +173,16 @@ TEST(OpsMatmul, BadOperandsAreRefusedBeforeAnythingRuns) {
   EXPECT_EQ(message(a, b), "matmul: A 'a' [8 x 5] and B 'b' [6 x 3] do not agree in K (5 and 6)");
   EXPECT_EQ(message(a, f), "matmul: operand B 'f' is f32; the AMP product takes f16");
   EXPECT_EQ(message(a, v), "matmul: operand B 'v' has 1 dimensions; a matrix has 2");
+  const Tensor g3 = g.add_variable(DType::kF16, {2, 8, 5}, "g3"),
+               g4 = g.add_variable(DType::kF16, {3, 5, 3}, "g4");
+  g.map_evenly(g3, 0, 2, 2);
+  g.map_evenly(g4, 0, 2, 2);
+  try {
+    ops::grouped_matmul(g, program, g3, g4);
+    ADD_FAILURE() << "no error";
+  } catch (const GraphError& e) {
+    EXPECT_STREQ(e.what(), "matmul: A 'g3' has 2 groups and B 'g4' 3");
+  }
   const Tensor unmapped = g.add_variable(DType::kF16, {5, 3}, "unmapped");
   EXPECT_EQ(message(a, unmapped), "matmul: operand B 'unmapped' is not mapped to tiles");
   ops::MatmulOptions tiny;
