@@ -30,6 +30,7 @@ struct Case {
   const char* name;
   size_t m, k, n;
   bool ta, tb;
+  size_t groups = 1;  // > 1: that many products side by side (grouped_matmul), as attention's heads
 };
 
 struct Figures {
@@ -52,15 +53,26 @@ Figures run_case(const std::string& preset, const Case& c) {
   o.transpose_a = c.ta;
   o.transpose_b = c.tb;
   const ops::MatmulShape shape{c.m, c.k, c.n};
-  const ops::MatmulPlan plan = ops::plan_matmul(g.target(), shape, o);
-  const Tensor a = ops::create_matmul_input(g, shape, true, "a", o);
-  const Tensor b = ops::create_matmul_input(g, shape, false, "b", o);
+  ops::MatmulOptions one = o;  // a group's share of the tiles
+  if (c.groups > 1) one.tiles = static_cast<unsigned>(g.tiles() / c.groups);
+  const ops::MatmulPlan plan = ops::plan_matmul(g.target(), shape, one);
+  Tensor a, b;
+  if (c.groups == 1) {
+    a = ops::create_matmul_input(g, shape, true, "a", o);
+    b = ops::create_matmul_input(g, shape, false, "b", o);
+  } else {  // whole rows, spread over the chip
+    a = g.add_variable(DType::kF16, {c.groups, c.ta ? c.k : c.m, c.ta ? c.m : c.k}, "a");
+    b = g.add_variable(DType::kF16, {c.groups, c.tb ? c.n : c.k, c.tb ? c.k : c.n}, "b");
+    g.map_evenly(a, 0, g.tiles(), g.tensor(a).shape[2]);
+    g.map_evenly(b, 0, g.tiles(), g.tensor(b).shape[2]);
+  }
   Program program = Sequence({});
-  const Tensor result = ops::matmul(g, program, a, b, o, &plan);
+  const Tensor result = c.groups == 1 ? ops::matmul(g, program, a, b, o, &plan)
+                                      : ops::grouped_matmul(g, program, a, b, o, &plan);
   const Executable exe = compile(g, program);
   if (std::getenv("MATMUL_PLANNED_VERBOSE")) {  // the plans, and the schedule's exchange phases
     std::ostringstream explain;
-    ops::plan_matmul(g.target(), shape, o, &explain);
+    ops::plan_matmul(g.target(), shape, one, &explain);
     std::fputs(explain.str().c_str(), stderr);
     const nlohmann::json manifest = nlohmann::json::parse(exe.manifest);
     for (const nlohmann::json& step : manifest.at("steps"))
@@ -70,7 +82,9 @@ Figures run_case(const std::string& preset, const Case& c) {
   DeviceOptions options;
   options.profile = true;
   Device device(exe, options);
-  const std::vector<uint16_t> av = random_f16(c.m * c.k, 1), bv = random_f16(c.k * c.n, 2);
+  const size_t a_size = c.m * c.k, b_size = c.k * c.n, c_size = c.m * c.n;
+  const std::vector<uint16_t> av = random_f16(c.groups * a_size, 1),
+                              bv = random_f16(c.groups * b_size, 2);
   device.write_tensor("a", av.data(), av.size() * 2);
   device.write_tensor("b", bv.data(), bv.size() * 2);
   const DeviceReport& report = device.run();
@@ -98,13 +112,15 @@ Figures run_case(const std::string& preset, const Case& c) {
   f.pm = plan.pm;
   f.pn = plan.pn;
   f.pk = plan.pk;
-  std::vector<float> out(c.m * c.n);
+  std::vector<float> out(c.groups * c_size);
   device.read_tensor(g.tensor(result).name, out.data(), out.size() * 4);
   std::mt19937 rng(3);
   for (unsigned s = 0; s < 64; ++s) {
-    const size_t row = rng() % c.m, column = rng() % c.n;
-    const float want = ops::matmul_reference_at(plan, av, bv, row, column);
-    f.mismatches += std::memcmp(&want, &out[row * c.n + column], 4) != 0;
+    const size_t group = rng() % c.groups, row = rng() % c.m, column = rng() % c.n;
+    const std::vector<uint16_t> ag(av.begin() + group * a_size, av.begin() + (group + 1) * a_size);
+    const std::vector<uint16_t> bg(bv.begin() + group * b_size, bv.begin() + (group + 1) * b_size);
+    const float want = ops::matmul_reference_at(plan, ag, bg, row, column);
+    f.mismatches += std::memcmp(&want, &out[group * c_size + row * c.n + column], 4) != 0;
     ++f.samples;
   }
   return f;
@@ -113,8 +129,8 @@ Figures run_case(const std::string& preset, const Case& c) {
 const std::vector<Case> kCases = {
     {"square 256", 256, 256, 256, false, false},
     {"square 512", 512, 512, 512, false, false},
-    {"head 512x64x512 fwd", 512, 64, 512, false, false},
-    {"head 512x512x64 fwd", 512, 512, 64, false, false},
+    {"16 heads 512x64x512", 512, 64, 512, false, false, 16},
+    {"16 heads 512x512x64", 512, 512, 64, false, false, 16},
     {"square 1024", 1024, 1024, 1024, false, false},
     {"1024x1024x1024 dA", 1024, 1024, 1024, false, true},
     {"1024x1024x1024 dW", 1024, 1024, 1024, true, false},
@@ -122,6 +138,10 @@ const std::vector<Case> kCases = {
     {"1024x1024x4096 dA", 1024, 4096, 1024, false, true},
     {"1024x1024x4096 dW", 1024, 1024, 4096, true, false},
     {"1024x4096x1024 fwd", 1024, 4096, 1024, false, false},
+    {"16 heads 512x64x512 dA", 512, 512, 64, false, true, 16},
+    {"16 heads 512x64x512 dW", 64, 512, 512, true, false, 16},
+    {"16 heads 512x512x64 dA", 512, 64, 512, false, true, 16},
+    {"16 heads 512x512x64 dW", 512, 512, 64, true, false, 16},
     {"square 2048", 2048, 2048, 2048, false, false},
 };
 
@@ -150,7 +170,7 @@ int main(int argc, char** argv) {
   }
   const double peak_flop_per_cycle = 128.0 * 1472;  // 64 f16 MACs a tile cycle (docs/xipu-model.md)
   fmt::print("planned matmul on one {} chip, f16 in, f32 partials and out\n", preset);
-  fmt::print("{:<22} {:>14} {:>9} {:>9} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {}\n",
+  fmt::print("{:<24} {:>14} {:>9} {:>9} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {}\n",
              "case", "split", "estimate", "cycles", "est/sim", "exchange", "pack", "amp", "reduce",
              "widen", "TFLOP/s", "% peak", "check");
   int failures = 0;
@@ -159,13 +179,13 @@ int main(int argc, char** argv) {
     Figures f{};
     const std::string arg = fmt::format("--case={}:{}", i, preset);
     if (!ipu::bench::run_self_in_child(arg.c_str(), f)) {
-      fmt::print("{:<22} failed\n", c.name);
+      fmt::print("{:<24} failed\n", c.name);
       ++failures;
       continue;
     }
-    const double flops = 2.0 * c.m * c.n * c.k;
+    const double flops = 2.0 * c.m * c.n * c.k * c.groups;
     fmt::print(
-        "{:<22} {:>14} {:>9.0f} {:>9.0f} {:>7.2f} {:>8.0f} {:>8.0f} {:>8.0f} {:>8.0f} {:>8.0f} "
+        "{:<24} {:>14} {:>9.0f} {:>9.0f} {:>7.2f} {:>8.0f} {:>8.0f} {:>8.0f} {:>8.0f} {:>8.0f} "
         "{:>7.1f} {:>6.1f}% {}\n",
         c.name, fmt::format("{}x{}x{}", f.pm, f.pn, f.pk), f.estimate, f.cycles,
         f.estimate / f.cycles, f.exchange, f.pack, f.amp, f.reduce, f.widen,
