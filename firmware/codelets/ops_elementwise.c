@@ -361,3 +361,47 @@ void lamb_apply_f32(const struct lamb_apply_f32_fields *v) {
   const float step = f32_of(v->lr) * v->ratio[0];
   for (uint32_t i = 0; i < v->n; ++i) v->w[i] = v->w[i] - step * v->u[i];
 }
+
+/* embedding_lookup_f32: for each of rows feature rows h of the transposed table (V entries
+ *   each): out[h][r] = table[h][indices[r]], r < count; an index >= entries gives a NaN.
+ * fields: table (in f32), indices (in u32), out (out f32), rows, entries, count */
+struct embedding_lookup_f32_fields {
+  const float *table;
+  const uint32_t *indices;
+  float *out;
+  uint32_t rows, entries, count;
+};
+void embedding_lookup_f32(const struct embedding_lookup_f32_fields *v) {
+  const uint32_t nan_bits = 0x7fc00000u;
+  float nan;
+  memcpy(&nan, &nan_bits, 4);
+  for (uint32_t h = 0; h < v->rows; ++h) {
+    const float *table = v->table + h * v->entries;
+    float *out = v->out + h * v->count;
+    for (uint32_t r = 0; r < v->count; ++r) {
+      const uint32_t index = v->indices[r];
+      out[r] = index < v->entries ? table[index] : nan;
+    }
+  }
+}
+
+/* embedding_grad_f32: for each of rows feature rows h: grad[h][e] = the sum, from 0, over
+ *   r < count in order with indices[r] == e, of dout[h][r]; indices >= entries add nothing.
+ * fields: dout (in f32), indices (in u32), grad (out f32), rows, entries, count */
+struct embedding_grad_f32_fields {
+  const float *dout;
+  const uint32_t *indices;
+  float *grad;
+  uint32_t rows, entries, count;
+};
+void embedding_grad_f32(const struct embedding_grad_f32_fields *v) {
+  for (uint32_t h = 0; h < v->rows; ++h) {
+    float *grad = v->grad + h * v->entries;
+    const float *dout = v->dout + h * v->count;
+    for (uint32_t e = 0; e < v->entries; ++e) grad[e] = 0.0f;
+    for (uint32_t r = 0; r < v->count; ++r) {
+      const uint32_t index = v->indices[r];
+      if (index < v->entries) grad[index] += dout[r];
+    }
+  }
+}

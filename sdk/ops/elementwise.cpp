@@ -64,6 +64,12 @@ void add_codelets(Graph& g) {
   g.add_codelet("lamb_apply_f32", file,
                 {Field{"w", FieldKind::kInOut, f32}, in("u", f32), in("ratio", f32), scalar("n"),
                  scalar("lr")});
+  g.add_codelet("embedding_lookup_f32", file,
+                {in("table", f32), in("indices", DType::kU32), out("out", f32), scalar("rows"),
+                 scalar("entries"), scalar("count")});
+  g.add_codelet("embedding_grad_f32", file,
+                {in("dout", f32), in("indices", DType::kU32), out("grad", f32), scalar("rows"),
+                 scalar("entries"), scalar("count")});
   g.add_codelet("cross_entropy_rows_f32", file,
                 {in("x", f32), in("labels", DType::kU32), out("loss", f32), out("dx", f32),
                  scalar("rows"), scalar("columns"), scalar("grad_scale")});
@@ -739,6 +745,97 @@ void adam(Graph& graph, Program& program, Tensor w, Tensor g, Tensor m, Tensor v
   program.body.push_back(Execute(apply));
 }
 
+namespace {
+
+// The feature rows of a feature-major tensor, whole on tiles, as (tile, first row, rows), a
+// row range a vertex (six a tile piece).
+std::vector<RowRange> feature_ranges(const TensorInfo& t) { return row_ranges(t); }
+
+// A tensor [rows x columns] laid out by whole rows as `like` ([rows x other]) is.
+Tensor rows_like(Graph& g, const TensorInfo& like, size_t columns, const std::string& name) {
+  const size_t like_columns = like.shape[1];
+  const Tensor t = g.add_variable(DType::kF32, {like.shape[0], columns}, name);
+  std::vector<Interval> mapping;
+  for (const Interval& m : like.mapping)
+    mapping.push_back({m.begin / like_columns * columns, m.end / like_columns * columns, m.tile});
+  g.set_tile_mapping(t, mapping);
+  return t;
+}
+
+void require_indices(const TensorInfo& t, const std::string& op) {
+  if (t.type != DType::kU32 || t.shape.size() != 1)
+    throw GraphError(fmt::format("{}: indices '{}' must be a u32 vector, not {} [{}]", op, t.name,
+                                 dtype_name(t.type), fmt::join(t.shape, " x ")));
+}
+
+}  // namespace
+
+Tensor embedding_lookup(Graph& g, Program& program, Tensor table_t, Tensor indices,
+                        const std::string& name) {
+  require_sequence(program, name);
+  const TensorInfo ti0 = mapped(g, table_t, name, "table");
+  require_type(ti0, DType::kF32, name, "table");
+  require_matrix(ti0, name);
+  const TensorInfo ii = mapped(g, indices, name, "indices");
+  require_indices(ii, name);
+  add_codelets(g);
+  const Tensor table = whole_rows(g, program, table_t, name);
+  const TensorInfo ti = g.tensor(table);
+  const size_t entries = ti.shape[1], count = ii.elements;
+  const Tensor out = rows_like(g, ti, count, name);
+  const std::vector<unsigned> tiles = tiles_of(ti);
+  const Tensor copies = replicate(g, program, indices, tiles, name + ".indices");
+  const ComputeSet cs = g.add_compute_set(name);
+  for (const RowRange& r : feature_ranges(ti)) {
+    const size_t at =
+        static_cast<size_t>(std::find(tiles.begin(), tiles.end(), r.tile) - tiles.begin());
+    g.add_vertex(cs, "embedding_lookup_f32", r.tile,
+                 {{"table", g.region(table, r.first * entries, (r.first + r.rows) * entries)},
+                  {"indices", g.region(copies, at * count, (at + 1) * count)},
+                  {"out", g.region(out, r.first * count, (r.first + r.rows) * count)},
+                  {"rows", u32(r.rows)},
+                  {"entries", u32(entries)},
+                  {"count", u32(count)}});
+  }
+  program.body.push_back(Execute(cs));
+  return out;
+}
+
+Tensor embedding_grad(Graph& g, Program& program, Tensor dout_t, Tensor indices, size_t entries,
+                      const std::string& name) {
+  require_sequence(program, name);
+  const TensorInfo di0 = mapped(g, dout_t, name, "dout");
+  require_type(di0, DType::kF32, name, "dout");
+  require_matrix(di0, name);
+  const TensorInfo ii = mapped(g, indices, name, "indices");
+  require_indices(ii, name);
+  if (di0.shape[1] != ii.elements)
+    throw GraphError(fmt::format("{}: dout '{}' has {} columns for {} indices", name, di0.name,
+                                 di0.shape[1], ii.elements));
+  if (entries == 0) throw GraphError(fmt::format("{}: a table of no entries", name));
+  add_codelets(g);
+  const Tensor dout = whole_rows(g, program, dout_t, name);
+  const TensorInfo di = g.tensor(dout);
+  const size_t count = ii.elements;
+  const Tensor grad = rows_like(g, di, entries, name);
+  const std::vector<unsigned> tiles = tiles_of(di);
+  const Tensor copies = replicate(g, program, indices, tiles, name + ".indices");
+  const ComputeSet cs = g.add_compute_set(name);
+  for (const RowRange& r : feature_ranges(di)) {
+    const size_t at =
+        static_cast<size_t>(std::find(tiles.begin(), tiles.end(), r.tile) - tiles.begin());
+    g.add_vertex(cs, "embedding_grad_f32", r.tile,
+                 {{"dout", g.region(dout, r.first * count, (r.first + r.rows) * count)},
+                  {"indices", g.region(copies, at * count, (at + 1) * count)},
+                  {"grad", g.region(grad, r.first * entries, (r.first + r.rows) * entries)},
+                  {"rows", u32(r.rows)},
+                  {"entries", u32(entries)},
+                  {"count", u32(count)}});
+  }
+  program.body.push_back(Execute(cs));
+  return grad;
+}
+
 namespace reference {
 
 std::vector<float> binary(BinaryOp op, const std::vector<float>& a, const std::vector<float>& b) {
@@ -955,6 +1052,27 @@ std::vector<float> cross_entropy(const std::vector<float>& logits,
       d[c] = (d[c] / s - (c == label ? 1.0f : 0.0f)) * grad_scale;
   }
   return dx;
+}
+
+std::vector<float> embedding_lookup(const std::vector<float>& table_t, size_t entries,
+                                    const std::vector<uint32_t>& indices) {
+  const size_t features = table_t.size() / entries;
+  std::vector<float> out(features * indices.size());
+  for (size_t h = 0; h < features; ++h)
+    for (size_t r = 0; r < indices.size(); ++r)
+      out[h * indices.size() + r] =
+          indices[r] < entries ? table_t[h * entries + indices[r]] : std::nanf("");
+  return out;
+}
+
+std::vector<float> embedding_grad(const std::vector<float>& dout_t,
+                                  const std::vector<uint32_t>& indices, size_t entries) {
+  const size_t features = dout_t.size() / indices.size();
+  std::vector<float> grad(features * entries, 0.0f);
+  for (size_t h = 0; h < features; ++h)
+    for (size_t r = 0; r < indices.size(); ++r)
+      if (indices[r] < entries) grad[h * entries + indices[r]] += dout_t[h * indices.size() + r];
+  return grad;
 }
 
 void adam(std::vector<float>& w, const std::vector<float>& g, std::vector<float>& m,

@@ -93,6 +93,17 @@ struct AdamOptions {
 void adam(Graph& graph, Program& program, Tensor w, Tensor g, Tensor m, Tensor v,
           Tensor corrections, const AdamOptions& options, const std::string& name);
 
+// Embedding lookup and its gradient, feature-major: the table is stored transposed, [H x V]
+// (row h holds feature h of every entry), so that each tile owns whole features and looks up
+// every index on its own, with no exchange of data-dependent rows. The lookup gives out^T
+// [H x R] (out[r] = table[indices[r]]; an index >= V gives NaNs), which a matmul takes with
+// transpose_a; the gradient gives dtable^T [H x V] from dout^T [H x R]: each entry's sum, from 0,
+// of the rows r (in order) that looked it up.
+Tensor embedding_lookup(Graph& graph, Program& program, Tensor table_t, Tensor indices,
+                        const std::string& name);
+Tensor embedding_grad(Graph& graph, Program& program, Tensor dout_t, Tensor indices, size_t entries,
+                      const std::string& name);
+
 // The same computations on the host, in the same order: the tests' references.
 namespace reference {
 std::vector<float> binary(BinaryOp op, const std::vector<float>& a, const std::vector<float>& b);
@@ -120,6 +131,11 @@ std::vector<float> dropout(const std::vector<float>& x,
 std::vector<float> cross_entropy(const std::vector<float>& logits,
                                  const std::vector<uint32_t>& labels, size_t columns,
                                  float grad_scale, std::vector<float>* loss);
+// table_t [H x V], out^T [H x R].
+std::vector<float> embedding_lookup(const std::vector<float>& table_t, size_t entries,
+                                    const std::vector<uint32_t>& indices);
+std::vector<float> embedding_grad(const std::vector<float>& dout_t,
+                                  const std::vector<uint32_t>& indices, size_t entries);
 // w, m and v updated in place over the element ranges (element_ranges of w).
 void adam(std::vector<float>& w, const std::vector<float>& g, std::vector<float>& m,
           std::vector<float>& v, const float corrections[2], const AdamOptions& options,

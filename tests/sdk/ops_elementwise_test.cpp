@@ -77,6 +77,15 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
   const Tensor labels = g.add_variable(DType::kU32, {rows}, "labels");
   g.map_evenly(labels, 1, 3);
   const ops::CrossEntropy xent = ops::cross_entropy(g, p, x, labels, 1.0f / rows, "xent");
+  // Embedding lookup and gradient, feature-major: 5 features of 11 entries, 7 indices.
+  const Tensor table_t = g.add_variable(DType::kF32, {5, 11}, "table_t");
+  const Tensor indices = g.add_variable(DType::kU32, {7}, "indices");
+  const Tensor dout_t = g.add_variable(DType::kF32, {5, 7}, "dout_t");
+  g.map_evenly(table_t, 0, 4);  // features split over tiles: gathered into whole rows first
+  g.set_tile_mapping(indices, 5);
+  g.map_evenly(dout_t, 2, 3);
+  const Tensor looked_up = ops::embedding_lookup(g, p, table_t, indices, "lookup");
+  const Tensor table_grad = ops::embedding_grad(g, p, dout_t, indices, 11, "lookup_grad");
   // One Adam step and one LAMB step (with weight decay) on parameters laid out as x.
   std::vector<Tensor> params;
   for (const char* t : {"w1", "m1", "v1", "w2", "m2", "v2"}) {
@@ -119,6 +128,12 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
   for (const char* t : {"m1", "m2"}) device.write_tensor(t, m1.data(), n * 4);
   for (const char* t : {"v1", "v2"}) device.write_tensor(t, v1.data(), n * 4);
   device.write_tensor("corrections", corr, 8);
+  const std::vector<float> table_values = random_f32(55, 7, -1.0f, 1.0f),
+                           dout_values = random_f32(35, 8, -1.0f, 1.0f);
+  const std::vector<uint32_t> index_values = {3, 0, 10, 3, 12, 7, 3};  // 12: outside the table
+  device.write_tensor("table_t", table_values.data(), 55 * 4);
+  device.write_tensor("indices", index_values.data(), 7 * 4);
+  device.write_tensor("dout_t", dout_values.data(), 35 * 4);
   device.run();
   auto read = [&](Tensor t) {
     const TensorInfo& info = g.tensor(t);
@@ -190,6 +205,16 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
       EXPECT_GE(loss_got[r], 0.0f);
     }
   }
+  const std::vector<float> lookup_got = read(looked_up),
+                           lookup_want = ref::embedding_lookup(table_values, 11, index_values);
+  for (size_t i = 0; i < 35; ++i) {
+    if (i % 7 == 4) {
+      EXPECT_TRUE(std::isnan(lookup_got[i])) << i;  // the index outside the table
+    } else {
+      EXPECT_EQ(std::memcmp(&lookup_got[i], &lookup_want[i], 4), 0) << i;
+    }
+  }
+  EXPECT_EQ(count_equal(read(table_grad), ref::embedding_grad(dout_values, index_values, 11)), 55u);
   const auto ranges = ops::element_ranges(g, params[0]);
   ref::adam(w1, yv, m1, v1, corr, adam_options, ranges);
   ref::adam(w2, yv, m2, v2, corr, lamb_options, ranges);
@@ -285,6 +310,10 @@ TEST(OpsElementwise, BadOperandsAreRefused) {
             "adam: m 'm_other' must be laid out as w 'a' (the moments are updated in place)");
   EXPECT_EQ(message([&] { ops::adam(g, p, a, a, v2, m_other, b, {}, "adam"); }),
             "adam: corrections 'b' must hold 2 values (1 / (1 - b1^t), 1 / (1 - b2^t)), not 5");
+  const Tensor idx_f32 = g.add_variable(DType::kF32, {3}, "idx_f32");
+  g.set_tile_mapping(idx_f32, 0);
+  EXPECT_EQ(message([&] { ops::embedding_lookup(g, p, a, idx_f32, "lookup"); }),
+            "lookup: indices 'idx_f32' must be a u32 vector, not f32 [3]");
   EXPECT_EQ(p.body.size(), 0u);
 }
 
