@@ -405,3 +405,25 @@ void embedding_grad_f32(const struct embedding_grad_f32_fields *v) {
     }
   }
 }
+
+/* cast_f32_f16_sr: cast_f32_f16 with the hardware's stochastic rounding, its random bits from
+ *   the PRNG seeded (s0, s1) for this range: one 64-bit output a pair of elements, the low word
+ *   for the first. The worker's rounding mode is set back to nearest at the end.
+ * fields: a (in f32), out (out f16), n, s0_lo, s0_hi, s1_lo, s1_hi */
+struct cast_f32_f16_sr_fields {
+  const float *a;
+  uint16_t *out;
+  uint32_t n, s0_lo, s0_hi, s1_lo, s1_hi;
+};
+void cast_f32_f16_sr(const struct cast_f32_f16_sr_fields *v) {
+  ipu_prng_seed((uint64_t)v->s0_hi << 32 | v->s0_lo, (uint64_t)v->s1_hi << 32 | v->s1_lo);
+  ipu_set_stochastic_rounding(1);
+  uint32_t i = 0;
+  for (; i + 2 <= v->n; i += 2) {
+    const uint32_t bits = ipu_f16x2_bits(ipu_f32v2tof16(ipu_f32x2_make(v->a[i], v->a[i + 1])));
+    v->out[i] = (uint16_t)bits;
+    v->out[i + 1] = (uint16_t)(bits >> 16);
+  }
+  if (i < v->n) v->out[i] = (uint16_t)ipu_f16x2_bits(ipu_f32v2tof16(ipu_f32x2_make(v->a[i], 0.0f)));
+  ipu_set_stochastic_rounding(0);
+}

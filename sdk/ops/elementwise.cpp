@@ -33,6 +33,9 @@ void add_codelets(Graph& g) {
   g.add_codelet("unary_f32", file,
                 {in("a", f32), out("out", f32), scalar("n"), scalar("op"), scalar("k")});
   g.add_codelet("cast_f32_f16", file, {in("a", f32), out("out", f16), scalar("n")});
+  g.add_codelet("cast_f32_f16_sr", file,
+                {in("a", f32), out("out", f16), scalar("n"), scalar("s0_lo"), scalar("s0_hi"),
+                 scalar("s1_lo"), scalar("s1_hi")});
   g.add_codelet("cast_f16_f32", sdk_paths().codelet_dir() + "/matmul_planned.c",
                 {in("in", f16), out("out", f32), scalar("n")});
   g.add_codelet("reduce_rows_op_f32", file,
@@ -284,7 +287,8 @@ Tensor unary(Graph& g, Program& program, UnaryOp op, Tensor a, const std::string
   return out;
 }
 
-Tensor cast(Graph& g, Program& program, Tensor a, DType to, const std::string& name) {
+Tensor cast(Graph& g, Program& program, Tensor a, DType to, const std::string& name,
+            const CastOptions& options) {
   require_sequence(program, name);
   const TensorInfo ai = mapped(g, a, name, "operand");
   const bool narrow = ai.type == DType::kF32 && to == DType::kF16;
@@ -315,12 +319,25 @@ Tensor cast(Graph& g, Program& program, Tensor a, DType to, const std::string& n
   const Tensor out = g.add_variable(to, ai.shape, name);
   g.set_tile_mapping(out, narrow ? mapping : ai.mapping);
   const ComputeSet cs = g.add_compute_set(name);
+  const bool stochastic = narrow && options.stochastic;
   for (const Interval& m : narrow ? mapping : ai.mapping)
-    for (const auto& [lo, hi] : six_ranges(m, 2))  // f16 pieces of whole words
-      g.add_vertex(cs, narrow ? "cast_f32_f16" : "cast_f16_f32", m.tile,
-                   {{narrow ? "a" : "in", g.region(source, lo, hi)},
-                    {"out", g.region(out, lo, hi)},
-                    {"n", u32(hi - lo)}});
+    for (const auto& [lo, hi] : six_ranges(m, 2)) {  // f16 pieces of whole words
+      std::map<std::string, Binding> fields{{narrow ? "a" : "in", g.region(source, lo, hi)},
+                                            {"out", g.region(out, lo, hi)},
+                                            {"n", u32(hi - lo)}};
+      if (stochastic) {
+        const auto [s0, s1] = dropout_state(options.seed, lo);
+        fields.insert({{"s0_lo", static_cast<uint32_t>(s0)},
+                       {"s0_hi", static_cast<uint32_t>(s0 >> 32)},
+                       {"s1_lo", static_cast<uint32_t>(s1)},
+                       {"s1_hi", static_cast<uint32_t>(s1 >> 32)}});
+      }
+      g.add_vertex(cs,
+                   stochastic ? "cast_f32_f16_sr"
+                   : narrow   ? "cast_f32_f16"
+                              : "cast_f16_f32",
+                   m.tile, fields);
+    }
   program.body.push_back(Execute(cs));
   return out;
 }
@@ -571,10 +588,10 @@ LayerNormGrad layer_norm_grad(Graph& g, Program& program, Tensor x, Tensor dy, T
   return out;
 }
 
-std::vector<std::pair<size_t, size_t>> element_ranges(const Graph& g, Tensor x) {
+std::vector<std::pair<size_t, size_t>> element_ranges(const Graph& g, Tensor x, size_t grain) {
   std::vector<std::pair<size_t, size_t>> out;
   for (const Interval& m : g.tensor(x).mapping)
-    for (const auto& range : six_ranges(m)) out.push_back(range);
+    for (const auto& range : six_ranges(m, grain)) out.push_back(range);
   return out;
 }
 
@@ -899,6 +916,56 @@ std::vector<uint16_t> cast_to_f16(const std::vector<float>& a) {
       }
     }
     out[i] = static_cast<uint16_t>(sign | h);
+  }
+  return out;
+}
+
+std::vector<uint16_t> cast_to_f16_stochastic(const std::vector<float>& a,
+                                             const std::vector<std::pair<size_t, size_t>>& ranges,
+                                             uint64_t seed) {
+  std::vector<uint16_t> out(a.size());
+  for (const auto& [lo, hi] : ranges) {
+    auto [s0, s1] = dropout_state(seed, lo);
+    uint64_t bits = 0;
+    for (size_t i = lo; i < hi; ++i) {
+      if ((i - lo) % 2 == 0) bits = ipu_ops_prng_next(&s0, &s1);  // one draw a pair
+      const auto random = static_cast<uint32_t>((i - lo) % 2 == 0 ? bits : bits >> 32);
+      const uint32_t u = bits_of(a[i]);
+      const uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000u);
+      if ((u & 0x7fffffffu) > 0x7f800000u) {
+        out[i] = 0x7e00;
+        continue;
+      }
+      if ((u & 0x7fffffffu) == 0x7f800000u) {
+        out[i] = static_cast<uint16_t>(sign | 0x7c00);
+        continue;
+      }
+      // |x| between two multiples of the f16 unit at its magnitude (2^-24 at the least): up
+      // when the discarded fraction, as 32 bits truncated, plus the random word reaches 2^32.
+      const double x = std::fabs(static_cast<double>(a[i]));
+      int e;
+      std::frexp(x, &e);
+      const int quantum = std::max(e - 11, -24);
+      const double scaled = std::ldexp(x, -quantum);
+      double units = std::floor(scaled);
+      const auto fraction = static_cast<uint64_t>(std::ldexp(scaled - units, 32));
+      if (fraction + random >= (uint64_t{1} << 32)) units += 1;
+      const double rounded = std::ldexp(units, quantum);
+      uint16_t h;
+      if (rounded >= 65536.0) {
+        h = 0x7c00;
+      } else if (rounded == 0) {
+        h = 0;
+      } else {
+        int re;
+        const double mant = std::frexp(rounded, &re);
+        h = re - 1 < -14
+                ? static_cast<uint16_t>(std::ldexp(rounded, 24))
+                : static_cast<uint16_t>(((re - 1 + 15) << 10) |
+                                        (static_cast<uint32_t>(std::ldexp(mant, 11)) & 0x3ff));
+      }
+      out[i] = static_cast<uint16_t>(sign | h);
+    }
   }
   return out;
 }

@@ -28,9 +28,16 @@ Tensor binary(Graph& graph, Program& program, BinaryOp op, Tensor a, Tensor b,
 // out = f(a), f32; `k` is the factor of kScale.
 Tensor unary(Graph& graph, Program& program, UnaryOp op, Tensor a, const std::string& name,
              float k = 1.0f);
-// f32 -> f16 (the hardware's conversion, nearest even) or f16 -> f32 (exact). An f16 result is
-// laid out as `a`, with each tile's piece starting at an even element.
-Tensor cast(Graph& graph, Program& program, Tensor a, DType to, const std::string& name);
+// f32 -> f16 (the hardware's conversion, nearest even, or with `stochastic` its stochastic
+// rounding, the random bits from the tiles' PRNG seeded for each of the result's element
+// ranges, element_ranges(result, 2), from `seed`) or f16 -> f32 (exact). An f16 result is laid
+// out as `a`, with each tile's piece starting at an even element.
+struct CastOptions {
+  bool stochastic = false;
+  uint64_t seed = 0;
+};
+Tensor cast(Graph& graph, Program& program, Tensor a, DType to, const std::string& name,
+            const CastOptions& options = {});
 
 // Along the rows of an f32 matrix x [R x C]: each row on one tile (a row split over tiles is
 // first gathered to one, by an exchange), reduced from left to right.
@@ -66,8 +73,10 @@ LayerNormGrad layer_norm_grad(Graph& graph, Program& program, Tensor x, Tensor d
 // same mapping (the gradient) drops the same elements.
 Tensor dropout(Graph& graph, Program& program, Tensor x, float rate, uint64_t seed,
                const std::string& name);
-// The element ranges, in order, that the elementwise operations give one vertex each.
-std::vector<std::pair<size_t, size_t>> element_ranges(const Graph& graph, Tensor x);
+// The element ranges, in order, that the elementwise operations give one vertex each (of whole
+// words of f16, grain 2, for a cast's f16 result).
+std::vector<std::pair<size_t, size_t>> element_ranges(const Graph& graph, Tensor x,
+                                                      size_t grain = 1);
 
 // Cross-entropy of each row of logits [R x C] with its label (u32 [R]): loss [R] =
 // logsumexp(row) - row[label], and dlogits = (softmax(row) - onehot(label)) x grad_scale. A
@@ -109,6 +118,10 @@ namespace reference {
 std::vector<float> binary(BinaryOp op, const std::vector<float>& a, const std::vector<float>& b);
 std::vector<float> unary(UnaryOp op, const std::vector<float>& a, float k = 1.0f);
 std::vector<uint16_t> cast_to_f16(const std::vector<float>& a);
+// Stochastic rounding as docs/xipu-model.md defines it, the random bits as the tiles draw them.
+std::vector<uint16_t> cast_to_f16_stochastic(const std::vector<float>& a,
+                                             const std::vector<std::pair<size_t, size_t>>& ranges,
+                                             uint64_t seed);
 std::vector<float> reduce_rows(ReduceOp op, const std::vector<float>& x, size_t columns);
 std::vector<float> softmax_rows(const std::vector<float>& x, const std::vector<float>* mask,
                                 size_t columns);

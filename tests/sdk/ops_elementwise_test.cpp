@@ -62,6 +62,10 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
   const Tensor exps = ops::unary(g, p, ops::UnaryOp::kExp, x, "exps");
   const Tensor half = ops::cast(g, p, x, DType::kF16, "half");
   const Tensor back = ops::cast(g, p, half, DType::kF32, "back");
+  ops::CastOptions sr;
+  sr.stochastic = true;
+  sr.seed = 9;
+  const Tensor half_sr = ops::cast(g, p, x, DType::kF16, "half_sr", sr);
   const Tensor sums = ops::reduce_rows(g, p, ops::ReduceOp::kSum, x, "sums");
   const Tensor maxes = ops::reduce_rows(g, p, ops::ReduceOp::kMax, x, "maxes");
   const Tensor means = ops::reduce_rows(g, p, ops::ReduceOp::kMean, x, "means");
@@ -235,6 +239,11 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
   EXPECT_EQ(halves[4], 0x3c00);  // 1 + 2^-11: a tie, to even
   EXPECT_EQ(halves[7], 0x7bff);  // 65519 rounds down to f16's largest
   EXPECT_EQ(halves[8], 0x7c00);  // 65520 rounds up to infinity
+  std::vector<uint16_t> stochastic(n);
+  device.read_tensor("half_sr", stochastic.data(), n * 2);
+  EXPECT_EQ(stochastic, ref::cast_to_f16_stochastic(xv, ops::element_ranges(g, half_sr, 2), 9));
+  EXPECT_NE(stochastic, halves);  // some values rounded the other way
+  EXPECT_EQ(stochastic[4] == 0x3c00 || stochastic[4] == 0x3c01, true);  // a neighbour of 1 + 2^-11
   const std::vector<float> widened = read(back);
   for (size_t i = 0; i < n; ++i)
     if (std::isfinite(widened[i])) {
