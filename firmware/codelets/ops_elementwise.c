@@ -427,3 +427,19 @@ void cast_f32_f16_sr(const struct cast_f32_f16_sr_fields *v) {
   if (i < v->n) v->out[i] = (uint16_t)ipu_f16x2_bits(ipu_f32v2tof16(ipu_f32x2_make(v->a[i], 0.0f)));
   ipu_set_stochastic_rounding(0);
 }
+
+/* transpose_f32: out[c][r] = in[r][first + c] for c < columns, r < rows: a tile's columns
+ *   (gathered as in, rows x stride) as rows of the transposed matrix.
+ * fields: in (in f32), out (out f32), rows, stride, first, columns */
+struct transpose_f32_fields {
+  const float *in;
+  float *out;
+  uint32_t rows, stride, first, columns;
+};
+void transpose_f32(const struct transpose_f32_fields *v) {
+  for (uint32_t c = 0; c < v->columns; ++c) {
+    const float *in = v->in + v->first + c;
+    float *out = v->out + c * v->rows;
+    for (uint32_t r = 0; r < v->rows; ++r, in += v->stride) out[r] = *in;
+  }
+}

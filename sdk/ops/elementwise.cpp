@@ -9,6 +9,7 @@
 
 #include "firmware/codelets/ops_math.h"
 #include "sdk/graph/sdk_paths.h"
+#include "sdk/ops/pieces.h"
 
 namespace ipu::sdk::ops {
 namespace {
@@ -67,6 +68,9 @@ void add_codelets(Graph& g) {
   g.add_codelet("lamb_apply_f32", file,
                 {Field{"w", FieldKind::kInOut, f32}, in("u", f32), in("ratio", f32), scalar("n"),
                  scalar("lr")});
+  g.add_codelet("transpose_f32", file,
+                {in("in", f32), out("out", f32), scalar("rows"), scalar("stride"), scalar("first"),
+                 scalar("columns")});
   g.add_codelet("embedding_lookup_f32", file,
                 {in("table", f32), in("indices", DType::kU32), out("out", f32), scalar("rows"),
                  scalar("entries"), scalar("count")});
@@ -786,6 +790,55 @@ void require_indices(const TensorInfo& t, const std::string& op) {
 }
 
 }  // namespace
+
+Tensor transpose(Graph& g, Program& program, Tensor x, const std::string& name) {
+  require_sequence(program, name);
+  const TensorInfo xi = mapped(g, x, name, "operand");
+  require_type(xi, DType::kF32, name, "operand");
+  require_matrix(xi, name);
+  add_codelets(g);
+  const size_t rows = xi.shape[0], columns = xi.shape[1];
+  const Tensor y = g.add_variable(DType::kF32, {columns, rows}, name);
+  const unsigned tiles =
+      static_cast<unsigned>(std::min<size_t>(columns, std::max<size_t>(1, tiles_of(xi).size())));
+  g.map_evenly(y, 0, tiles, rows);
+  const TensorInfo yi = g.tensor(y);
+  // Each tile's columns of every row of x, gathered [rows x its columns].
+  std::vector<std::pair<unsigned, size_t>> chunks;
+  for (const Interval& m : yi.mapping) chunks.emplace_back(m.tile, (m.end - m.begin));
+  const Chunks staged = add_chunked(g, DType::kF32, chunks, name + ".columns");
+  std::map<unsigned, CopyPairs> by_source;
+  for (size_t i = 0; i < yi.mapping.size(); ++i) {
+    const Interval& m = yi.mapping[i];
+    const size_t c0 = m.begin / rows, cw = (m.end - m.begin) / rows;
+    for (size_t r = 0; r < rows; ++r)
+      by_source[g.tile_of(x, r * columns + c0)].push_back(
+          {g.region(x, r * columns + c0, r * columns + c0 + cw),
+           g.region(staged.tensor, staged.offsets[i] + r * cw, staged.offsets[i] + (r + 1) * cw)});
+  }
+  std::vector<CopyPairs> lists;
+  for (auto& [tile, pairs] : by_source) lists.push_back(std::move(pairs));
+  program.body.push_back(Copy(interleave(lists)));
+  const ComputeSet cs = g.add_compute_set(name);
+  for (size_t i = 0; i < yi.mapping.size(); ++i) {
+    const Interval& m = yi.mapping[i];
+    const size_t c0 = m.begin / rows, cw = (m.end - m.begin) / rows;
+    for (unsigned w = 0; w < 6; ++w) {
+      const size_t lo = cw * w / 6, hi = cw * (w + 1) / 6;
+      if (lo == hi) continue;
+      g.add_vertex(
+          cs, "transpose_f32", m.tile,
+          {{"in", g.region(staged.tensor, staged.offsets[i], staged.offsets[i] + rows * cw)},
+           {"out", g.region(y, (c0 + lo) * rows, (c0 + hi) * rows)},
+           {"rows", u32(rows)},
+           {"stride", u32(cw)},
+           {"first", u32(lo)},
+           {"columns", u32(hi - lo)}});
+    }
+  }
+  program.body.push_back(Execute(cs));
+  return y;
+}
 
 Tensor embedding_lookup(Graph& g, Program& program, Tensor table_t, Tensor indices,
                         const std::string& name) {

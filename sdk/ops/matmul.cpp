@@ -14,6 +14,7 @@
 #include "sdk/compiler/compiler.h"
 #include "sdk/compiler/exchange_schedule.h"
 #include "sdk/graph/sdk_paths.h"
+#include "sdk/ops/pieces.h"
 
 namespace ipu::sdk::ops {
 namespace {
@@ -25,22 +26,6 @@ struct Range {
 };
 Range part(size_t n, unsigned parts, unsigned i) { return {n * i / parts, n * (i + 1) / parts}; }
 size_t round_even(size_t x) { return (x + 1) & ~size_t{1}; }
-
-using CopyPairs = std::vector<std::pair<Region, Region>>;
-// The lists' copies in rounds, list i starting at its element i (mod its length): every list's
-// first, then every list's second, and so on. The exchange scheduler places transfers greedily
-// in order: a list at a time would have tiles wait on chains of others' transfers (a 256 x 256
-// product's last exchange took 551,046 cycles so), and lists that read their rows from the same
-// tiles in the same order would all wait on one tile a round (86,615 cycles for its gather).
-CopyPairs interleave(const std::vector<CopyPairs>& lists) {
-  CopyPairs out;
-  size_t longest = 0;
-  for (const CopyPairs& l : lists) longest = std::max(longest, l.size());
-  for (size_t round = 0; round < longest; ++round)
-    for (size_t i = 0; i < lists.size(); ++i)
-      if (round < lists[i].size()) out.push_back(lists[i][(round + i) % lists[i].size()]);
-  return out;
-}
 
 // The cost model's figures (docs/ops.md says where each comes from).
 // Exchange: a tile receives one word a cycle; each receive after the first waits for the
@@ -484,27 +469,6 @@ void add_matmul_codelets(Graph& g) {
 }
 
 namespace {
-
-// A tensor made of one chunk per listed tile, each `sizes[i]` elements: the chunks' offsets.
-struct Chunks {
-  Tensor tensor;
-  std::vector<size_t> offsets;
-};
-Chunks add_chunked(Graph& g, DType type, const std::vector<std::pair<unsigned, size_t>>& chunks,
-                   const std::string& name) {
-  Chunks out;
-  size_t total = 0;
-  std::vector<Interval> mapping;
-  for (const auto& [tile, size] : chunks) {
-    out.offsets.push_back(total);
-    if (size > 0) mapping.push_back({total, total + size, tile});
-    total += size;
-  }
-  out.tensor = g.add_variable(type, {total}, name);
-  // Intervals must be sorted and disjoint: they are, by construction, in offset order.
-  g.set_tile_mapping(out.tensor, mapping);
-  return out;
-}
 
 // Whether every piece of the runs (begin, length) of an f16 tensor moves as whole words into
 // an even destination offset: each piece starts at an even element of its interval, an even

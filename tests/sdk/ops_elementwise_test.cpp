@@ -90,6 +90,8 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
   g.map_evenly(dout_t, 2, 3);
   const Tensor looked_up = ops::embedding_lookup(g, p, table_t, indices, "lookup");
   const Tensor table_grad = ops::embedding_grad(g, p, dout_t, indices, 11, "lookup_grad");
+  const Tensor xt = ops::transpose(g, p, x, "xt");
+  const Tensor tokens = ops::transpose(g, p, looked_up, "tokens");  // token-major: [7 x 5]
   // One Adam step and one LAMB step (with weight decay) on parameters laid out as x.
   std::vector<Tensor> params;
   for (const char* t : {"w1", "m1", "v1", "w2", "m2", "v2"}) {
@@ -219,6 +221,12 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
     }
   }
   EXPECT_EQ(count_equal(read(table_grad), ref::embedding_grad(dout_values, index_values, 11)), 55u);
+  const std::vector<float> xt_got = read(xt), tokens_got = read(tokens);
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t c = 0; c < columns; ++c) EXPECT_EQ(xt_got[c * rows + r], xv[r * columns + c]);
+  for (size_t r = 0; r < 7; ++r)
+    for (size_t h = 0; h < 5; ++h)
+      EXPECT_EQ(std::memcmp(&tokens_got[r * 5 + h], &lookup_got[h * 7 + r], 4), 0);
   const auto ranges = ops::element_ranges(g, params[0]);
   ref::adam(w1, yv, m1, v1, corr, adam_options, ranges);
   ref::adam(w2, yv, m2, v2, corr, lamb_options, ranges);

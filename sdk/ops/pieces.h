@@ -1,0 +1,53 @@
+// Helpers the operator library's operations share (not part of the installed API): copies
+// listed so that the compiler's greedy exchange scheduler keeps tiles busy, and tensors made of
+// one chunk a tile.
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sdk/graph/graph.h"
+
+namespace ipu::sdk::ops {
+
+using CopyPairs = std::vector<std::pair<Region, Region>>;
+// The lists' copies in rounds, list i starting at its element i (mod its length): every list's
+// first, then every list's second, and so on. The exchange scheduler places transfers greedily
+// in order: a list at a time would have tiles wait on chains of others' transfers (a 256 x 256
+// product's last exchange took 551,046 cycles so), and lists that read their rows from the same
+// tiles in the same order would all wait on one tile a round (86,615 cycles for its gather).
+inline CopyPairs interleave(const std::vector<CopyPairs>& lists) {
+  CopyPairs out;
+  size_t longest = 0;
+  for (const CopyPairs& l : lists) longest = std::max(longest, l.size());
+  for (size_t round = 0; round < longest; ++round)
+    for (size_t i = 0; i < lists.size(); ++i)
+      if (round < lists[i].size()) out.push_back(lists[i][(round + i) % lists[i].size()]);
+  return out;
+}
+
+// A tensor made of one chunk per listed tile, each `sizes[i]` elements: the chunks' offsets.
+struct Chunks {
+  Tensor tensor;
+  std::vector<size_t> offsets;
+};
+inline Chunks add_chunked(Graph& g, DType type,
+                          const std::vector<std::pair<unsigned, size_t>>& chunks,
+                          const std::string& name) {
+  Chunks out;
+  size_t total = 0;
+  std::vector<Interval> mapping;
+  for (const auto& [tile, size] : chunks) {
+    out.offsets.push_back(total);
+    if (size > 0) mapping.push_back({total, total + size, tile});
+    total += size;
+  }
+  out.tensor = g.add_variable(type, {total}, name);
+  // Intervals must be sorted and disjoint: they are, by construction, in offset order.
+  g.set_tile_mapping(out.tensor, mapping);
+  return out;
+}
+
+}  // namespace ipu::sdk::ops
