@@ -18,13 +18,16 @@ using CopyPairs = std::vector<std::pair<Region, Region>>;
 // in order: a list at a time would have tiles wait on chains of others' transfers (a 256 x 256
 // product's last exchange took 551,046 cycles so), and lists that read their rows from the same
 // tiles in the same order would all wait on one tile a round (86,615 cycles for its gather).
-inline CopyPairs interleave(const std::vector<CopyPairs>& lists) {
+// Without `rotate`, every list starts at its first element: lists whose copies are multicasts
+// to one another's tiles (each tile's list in the same order) keep those receivers in step.
+inline CopyPairs interleave(const std::vector<CopyPairs>& lists, bool rotate = true) {
   CopyPairs out;
   size_t longest = 0;
   for (const CopyPairs& l : lists) longest = std::max(longest, l.size());
   for (size_t round = 0; round < longest; ++round)
     for (size_t i = 0; i < lists.size(); ++i)
-      if (round < lists[i].size()) out.push_back(lists[i][(round + i) % lists[i].size()]);
+      if (round < lists[i].size())
+        out.push_back(lists[i][rotate ? (round + i) % lists[i].size() : round]);
   return out;
 }
 
