@@ -38,6 +38,12 @@ struct pack_weights_fields {
       for (uint32_t row = 0; row < 16; ++row, out += 4, in += v->row_stride) {          \
         if (row0 + row >= v->rows) {                                                    \
           out[0] = out[1] = out[2] = out[3] = 0;                                        \
+        } else if (k0 + 4 <= v->ks && sizeof(TYPE) == 2 && v->k_stride == 1) {          \
+          /* four neighbouring f16 of a row: two words (the staging rows start on words) */ \
+          const uint32_t *words = (const uint32_t *)(const void *)in;                   \
+          uint32_t *to = (uint32_t *)(void *)out;                                       \
+          to[0] = words[0];                                                             \
+          to[1] = words[1];                                                             \
         } else if (k0 + 4 <= v->ks) {                                                   \
           const TYPE *at = in;                                                          \
           out[0] = LOAD(at[0]);                                                         \
@@ -79,6 +85,13 @@ struct pack_stream_fields {
       const uint32_t valid = v->ks - k0 < 16 ? v->ks - k0 : 16;                         \
       const uint32_t stride = v->k_stride;                                              \
       uint32_t kk = 0;                                                                  \
+      if (sizeof(TYPE) == 2 && stride == 1 && valid == 16) {                            \
+        /* a pass of a column, 16 neighbouring f16: eight words */                      \
+        const uint32_t *words = (const uint32_t *)(const void *)from;                   \
+        uint32_t *to = (uint32_t *)(void *)out;                                         \
+        for (uint32_t w = 0; w < 8; ++w) to[w] = words[w];                              \
+        continue;                                                                       \
+      }                                                                                 \
       for (; kk + 4 <= valid; kk += 4, from += 4 * stride) {                            \
         out[kk] = LOAD(from[0]);                                                        \
         out[kk + 1] = LOAD(from[stride]);                                               \
