@@ -187,6 +187,13 @@ Tensor whole_rows(Graph& g, Program& program, Tensor x, const std::string& name)
   return rows;
 }
 
+// Row operations take any tensor of two or more dimensions as rows of its last one.
+void require_rows(const TensorInfo& t, const std::string& op) {
+  if (t.shape.size() < 2 || t.elements == 0)
+    throw GraphError(fmt::format("{}: '{}' must be a matrix [rows x columns], not {} dimensions",
+                                 op, t.name, t.shape.size()));
+}
+
 void require_matrix(const TensorInfo& t, const std::string& op) {
   if (t.shape.size() != 2 || t.elements == 0)
     throw GraphError(fmt::format("{}: '{}' must be a matrix [rows x columns], not {} dimensions",
@@ -200,7 +207,7 @@ void matrix_and_gradient(const Graph& g, Tensor t, Tensor dy, const std::string&
   const TensorInfo di = mapped(g, dy, op, "dy");
   require_type(ti, DType::kF32, op, which);
   require_type(di, DType::kF32, op, "dy");
-  require_matrix(ti, op);
+  require_rows(ti, op);
   if (di.shape != ti.shape)
     throw GraphError(fmt::format("{}: dy '{}' [{}] must have {} '{}''s shape [{}]", op, di.name,
                                  fmt::join(di.shape, " x "), which, ti.name,
@@ -383,11 +390,11 @@ Tensor reduce_rows(Graph& g, Program& program, ReduceOp op, Tensor x, const std:
   require_sequence(program, name);
   const TensorInfo xi0 = mapped(g, x, name, "operand");
   require_type(xi0, DType::kF32, name, "operand");
-  require_matrix(xi0, name);
+  require_rows(xi0, name);
   add_codelets(g);
   const Tensor rows = whole_rows(g, program, x, name);
   const TensorInfo xi = g.tensor(rows);
-  const size_t columns = xi.shape[1];
+  const size_t columns = xi.shape.back();
   const Tensor out = row_vector(g, xi, name);
   const ComputeSet cs = g.add_compute_set(name);
   for (const RowRange& r : row_ranges(xi))
@@ -406,18 +413,18 @@ Tensor softmax_rows(Graph& g, Program& program, Tensor x, std::optional<Tensor> 
   require_sequence(program, name);
   const TensorInfo xi0 = mapped(g, x, name, "operand");
   require_type(xi0, DType::kF32, name, "operand");
-  require_matrix(xi0, name);
+  require_rows(xi0, name);
   if (mask) {
     const TensorInfo mi = mapped(g, *mask, name, "mask");
     require_type(mi, DType::kF32, name, "mask");
-    if (mi.shape.size() != 1 || mi.elements != xi0.shape[1])
+    if (mi.shape.size() != 1 || mi.elements != xi0.shape.back())
       throw GraphError(fmt::format("{}: mask '{}' must be a vector of {} (a row of '{}')", name,
-                                   mi.name, xi0.shape[1], xi0.name));
+                                   mi.name, xi0.shape.back(), xi0.name));
   }
   add_codelets(g);
   const Tensor rows = whole_rows(g, program, x, name);
   const TensorInfo xi = g.tensor(rows);
-  const size_t columns = xi.shape[1];
+  const size_t columns = xi.shape.back();
   const Tensor out = g.add_variable(DType::kF32, xi.shape, name);
   g.set_tile_mapping(out, xi.mapping);
   const std::vector<unsigned> tiles = tiles_of(xi);
@@ -447,19 +454,19 @@ LayerNorm layer_norm(Graph& g, Program& program, Tensor x, Tensor gamma, Tensor 
   require_sequence(program, name);
   const TensorInfo xi0 = mapped(g, x, name, "operand");
   require_type(xi0, DType::kF32, name, "operand");
-  require_matrix(xi0, name);
+  require_rows(xi0, name);
   for (const auto& [t, which] : {std::pair{gamma, "gamma"}, std::pair{beta, "beta"}}) {
     const TensorInfo vi = mapped(g, t, name, which);
     require_type(vi, DType::kF32, name, which);
-    if (vi.shape.size() != 1 || vi.elements != xi0.shape[1])
+    if (vi.shape.size() != 1 || vi.elements != xi0.shape.back())
       throw GraphError(fmt::format("{}: {} '{}' must be a vector of {} (a row of '{}')", name,
-                                   which, vi.name, xi0.shape[1], xi0.name));
+                                   which, vi.name, xi0.shape.back(), xi0.name));
   }
   if (!(eps > 0)) throw GraphError(fmt::format("{}: eps must be positive, not {}", name, eps));
   add_codelets(g);
   const Tensor rows = whole_rows(g, program, x, name);
   const TensorInfo xi = g.tensor(rows);
-  const size_t columns = xi.shape[1];
+  const size_t columns = xi.shape.back();
   LayerNorm out;
   out.y = g.add_variable(DType::kF32, xi.shape, name);
   g.set_tile_mapping(out.y, xi.mapping);
@@ -494,7 +501,7 @@ Tensor softmax_grad_rows(Graph& g, Program& program, Tensor y, Tensor dy, const 
   const Tensor rows = whole_rows(g, program, y, name);
   const TensorInfo yi = g.tensor(rows);
   const Tensor d = laid_like(g, program, dy, yi, name + ".dy");
-  const size_t columns = yi.shape[1];
+  const size_t columns = yi.shape.back();
   const Tensor dx = g.add_variable(DType::kF32, yi.shape, name);
   g.set_tile_mapping(dx, yi.mapping);
   const ComputeSet cs = g.add_compute_set(name);
@@ -518,7 +525,7 @@ LayerNormGrad layer_norm_grad(Graph& g, Program& program, Tensor x, Tensor dy, T
   add_codelets(g);
   const Tensor rows = whole_rows(g, program, x, name);
   const TensorInfo xi = g.tensor(rows);
-  const size_t columns = xi.shape[1];
+  const size_t columns = xi.shape.back();
   const Tensor d = laid_like(g, program, dy, xi, name + ".dy");
   // The forward's statistics, one a row on its row's tile (they are, when x is the forward's).
   const TensorInfo stats_like{name,
@@ -638,14 +645,14 @@ CrossEntropy cross_entropy(Graph& g, Program& program, Tensor logits, Tensor lab
   const TensorInfo li = mapped(g, labels, name, "labels");
   require_type(xi0, DType::kF32, name, "logits");
   require_type(li, DType::kU32, name, "labels");
-  require_matrix(xi0, name);
-  if (li.shape.size() != 1 || li.elements != xi0.shape[0])
+  require_rows(xi0, name);
+  if (li.shape.size() != 1 || li.elements != xi0.elements / xi0.shape.back())
     throw GraphError(fmt::format("{}: labels '{}' must be a vector of {} (one a row of '{}')", name,
-                                 li.name, xi0.shape[0], xi0.name));
+                                 li.name, xi0.elements / xi0.shape.back(), xi0.name));
   add_codelets(g);
   const Tensor rows = whole_rows(g, program, logits, name);
   const TensorInfo xi = g.tensor(rows);
-  const size_t columns = xi.shape[1];
+  const size_t columns = xi.shape.back();
   CrossEntropy out;
   out.loss = row_vector(g, xi, name + ".loss");
   out.dlogits = g.add_variable(DType::kF32, xi.shape, name + ".dlogits");
