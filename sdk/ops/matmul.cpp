@@ -41,7 +41,9 @@ constexpr double kStepCycles = 615;
 // them on three shapes: a vertex's entry and exit, then per packed element; per AMP (group,
 // pass), four weight loads of 16 issue slots and the set-up, and per column 4 ipu.amp and the
 // loop; per reduced pair of rows, per column, per column and part.
-constexpr double kPackVertex = 40, kPackWeightsElement = 5.0, kPackStreamElement = 6.2;
+// Packing moves neighbouring f16 as words where the stored operand has them (A's k-values, B^T's
+// k-values), and one at a time down a column where not (A^T, B).
+constexpr double kPackVertex = 40, kPackWordsElement = 4.0, kPackStridedElement = 6.0;
 constexpr double kAmpVertex = 70, kAmpPass = 4 * 16 + 14, kAmpColumn = 4.25;
 constexpr double kReducePair = 70, kReduceColumn = 5.3, kReduceColumnPart = 7.8;  // 2 rows
 // The supervisor starting a compute set's first six vertices one after another.
@@ -199,7 +201,10 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
     const double unit = items[n].lhs ? 64 : 16;
     const double units = std::ceil(s.packed / unit / 6);
     pack[t] += 6 * (kPackVertex +
-                    units * unit * (items[n].lhs ? kPackWeightsElement : kPackStreamElement));
+                    units * unit *
+                        ((items[n].lhs ? !p.options.transpose_a : p.options.transpose_b)
+                             ? kPackWordsElement
+                             : kPackStridedElement));
     send[t] += std::max(kSendGap, s.packed / 2.0);  // once, to every consumer
     packed_items[t] += 1;
     bytes[t] += s.rows * s.row_stride * operand_bytes + s.packed * 2;
