@@ -53,9 +53,9 @@ Figures run_case(const std::string& preset, const Case& c) {
   o.transpose_a = c.ta;
   o.transpose_b = c.tb;
   const ops::MatmulShape shape{c.m, c.k, c.n};
-  ops::MatmulOptions one = o;  // a group's share of the tiles
-  if (c.groups > 1) one.tiles = static_cast<unsigned>(g.tiles() / c.groups);
-  const ops::MatmulPlan plan = ops::plan_matmul(g.target(), shape, one);
+  const ops::MatmulPlan plan = c.groups > 1
+                                   ? ops::plan_grouped_matmul(g.target(), shape, c.groups, o)
+                                   : ops::plan_matmul(g.target(), shape, o);
   Tensor a, b;
   if (c.groups == 1) {
     a = ops::create_matmul_input(g, shape, true, "a", o);
@@ -72,7 +72,10 @@ Figures run_case(const std::string& preset, const Case& c) {
   const Executable exe = compile(g, program);
   if (std::getenv("MATMUL_PLANNED_VERBOSE")) {  // the plans, and the schedule's exchange phases
     std::ostringstream explain;
-    ops::plan_matmul(g.target(), shape, one, &explain);
+    if (c.groups > 1)
+      ops::plan_grouped_matmul(g.target(), shape, c.groups, o, &explain);
+    else
+      ops::plan_matmul(g.target(), shape, o, &explain);
     std::fputs(explain.str().c_str(), stderr);
     const nlohmann::json manifest = nlohmann::json::parse(exe.manifest);
     for (const nlohmann::json& step : manifest.at("steps"))

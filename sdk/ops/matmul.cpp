@@ -200,11 +200,11 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
     // Six vertices, each a sixth of the item's blocks of 64 (weights) or columns of 16.
     const double unit = items[n].lhs ? 64 : 16;
     const double units = std::ceil(s.packed / unit / 6);
-    pack[t] += 6 * (kPackVertex +
-                    units * unit *
-                        ((items[n].lhs ? !p.options.transpose_a : p.options.transpose_b)
-                             ? kPackWordsElement
-                             : kPackStridedElement));
+    pack[t] +=
+        6 * (kPackVertex + units * unit *
+                               ((items[n].lhs ? !p.options.transpose_a : p.options.transpose_b)
+                                    ? kPackWordsElement
+                                    : kPackStridedElement));
     send[t] += std::max(kSendGap, s.packed / 2.0);  // once, to every consumer
     packed_items[t] += 1;
     bytes[t] += s.rows * s.row_stride * operand_bytes + s.packed * 2;
@@ -302,11 +302,12 @@ std::string MatmulPlan::describe() const {
 
 namespace {
 
-std::vector<double> scheduled_exchanges(const Target& target, const MatmulPlan& plan);
+std::vector<double> scheduled_exchanges(const Target& target, const MatmulPlan& plan,
+                                        size_t groups = 1);
 
 // The exchange phases' cycles replaced by their schedule (gather, broadcast, partials).
-void schedule_exchanges(const Target& target, MatmulPlan& p) {
-  const std::vector<double> phases = scheduled_exchanges(target, p);
+void schedule_exchanges(const Target& target, MatmulPlan& p, size_t groups = 1) {
+  const std::vector<double> phases = scheduled_exchanges(target, p, groups);
   MatmulCycles& e = p.estimate;
   e.gather = phases.size() > 0 ? phases[0] : 0;
   e.broadcast = phases.size() > 1 ? phases[1] : 0;
@@ -942,16 +943,9 @@ Tensor products(Graph& g, Program& program, Tensor a, Tensor b, bool grouped,
                     bi.name, options.transpose_b ? "transposed " : "", b0, b1, k, kb));
   const MatmulShape shape{m, k, n};
   // Each group gets an equal share of the tiles; its plan is the first group's, moved.
-  MatmulOptions first = options;
-  if (grouped) {
-    const unsigned tiles =
-        (options.tiles != 0 ? options.tiles : g.tiles() - std::min(options.first_tile, g.tiles()));
-    if (tiles < groups)
-      throw GraphError(fmt::format("{}: {} groups need at least as many tiles, not {}",
-                                   options.name, groups, tiles));
-    first.tiles = static_cast<unsigned>(tiles / groups);
-  }
-  const MatmulPlan p = given_plan ? *given_plan : plan_matmul(g.target(), shape, first);
+  const MatmulPlan p = given_plan ? *given_plan
+                       : grouped  ? plan_grouped_matmul(g.target(), shape, groups, options)
+                                  : plan_matmul(g.target(), shape, options);
   if (p.shape.m != m || p.shape.k != k || p.shape.n != n)
     throw GraphError(fmt::format("{}: the plan is for {} x {} x {}, the operands {} x {} x {}",
                                  options.name, p.shape.m, p.shape.k, p.shape.n, m, k, n));
@@ -1032,18 +1026,51 @@ Tensor grouped_matmul(Graph& g, Program& program, Tensor a, Tensor b, const Matm
   return products(g, program, a, b, true, options, plan);
 }
 
+MatmulPlan plan_grouped_matmul(const Target& target, MatmulShape shape, size_t groups,
+                               const MatmulOptions& options, std::ostream* explain) {
+  check_options(target, shape, options);
+  const unsigned tiles =
+      options.tiles != 0
+          ? options.tiles
+          : target.replica_tiles() - std::min(options.first_tile, target.replica_tiles());
+  if (groups == 0 || tiles < groups)
+    throw GraphError(fmt::format("{}: {} groups need at least as many tiles, not {}", options.name,
+                                 groups, tiles));
+  MatmulOptions one = options;
+  one.tiles = static_cast<unsigned>(tiles / groups);
+  MatmulPlan p = plan_matmul(target, shape, one, explain);
+  if (groups > 1) schedule_exchanges(target, p, groups);
+  return p;
+}
+
 namespace {
 
 // The cycles of each exchange phase of the plan (in program order) as the compiler will schedule
 // them: the product built in a scratch graph on operands laid out by create_matmul_input, each
 // Copy's pairs cut at tile intervals and joined into multicasts as the compiler's lowering does
 // (sdk/compiler/lowering.cpp), and timed by the compiler's own ExchangeScheduler.
-std::vector<double> scheduled_exchanges(const Target& target, const MatmulPlan& plan) {
+std::vector<double> scheduled_exchanges(const Target& target, const MatmulPlan& plan,
+                                        size_t groups) {
   Graph g(target);
-  const Tensor a = create_matmul_input(g, plan.shape, true, "a", plan.options);
-  const Tensor b = create_matmul_input(g, plan.shape, false, "b", plan.options);
   Program program = Sequence({});
-  matmul(g, program, a, b, plan.options, &plan);
+  if (groups == 1) {
+    const Tensor a = create_matmul_input(g, plan.shape, true, "a", plan.options);
+    const Tensor b = create_matmul_input(g, plan.shape, false, "b", plan.options);
+    matmul(g, program, a, b, plan.options, &plan);
+  } else {  // every group's transfers share each phase: schedule them together
+    const MatmulShape& s = plan.shape;
+    const bool ta = plan.options.transpose_a, tb = plan.options.transpose_b;
+    const Tensor a = g.add_variable(DType::kF16, {groups, ta ? s.k : s.m, ta ? s.m : s.k}, "a");
+    const Tensor b = g.add_variable(DType::kF16, {groups, tb ? s.n : s.k, tb ? s.k : s.n}, "b");
+    for (const Tensor t : {a, b}) {
+      const size_t row = g.tensor(t).shape[2];
+      g.map_evenly(t, 0, g.tiles(), row % 2 ? 2 * row : row);
+    }
+    MatmulOptions all = plan.options;
+    all.first_tile = 0;
+    all.tiles = static_cast<unsigned>(plan.options.tiles * groups);
+    grouped_matmul(g, program, a, b, all, &plan);
+  }
   std::set<unsigned> tiles;
   for (const TensorInfo& t : g.tensors())
     for (const Interval& m : t.mapping) tiles.insert(m.tile);

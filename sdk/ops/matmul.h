@@ -88,6 +88,10 @@ Tensor matmul(Graph& graph, Program& program, Tensor a, Tensor b, const MatmulOp
 // shape on its share, as plan_matmul gives it) skips the planning.
 Tensor grouped_matmul(Graph& graph, Program& program, Tensor a, Tensor b,
                       const MatmulOptions& options = {}, const MatmulPlan* plan = nullptr);
+// That plan: one group's on its share of the tiles, its exchange phases scheduled with every
+// group's transfers in them (the groups share each phase).
+MatmulPlan plan_grouped_matmul(const Target& target, MatmulShape shape, size_t groups,
+                               const MatmulOptions& options = {}, std::ostream* explain = nullptr);
 
 // The planner's choice of how A or B should be laid out: each of the tiles that use a block of
 // it holds a share of that block's rows, so that the gathering exchange moves whole rows
