@@ -7,6 +7,13 @@
 #include "ipu.h"
 #include "ops_math.h"
 
+/* The f32 a 32-bit scalar field carries. */
+static inline float f32_of(uint32_t bits) {
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+
 /* binary_f32: out[i] = a[i] op b[(offset + i) % period], i < n; op 0 add, 1 sub, 2 mul,
  *   3 a x gelu'(b). period = n and offset = 0 for operands of one shape; a trailing vector
  *   (a bias) has its length as period.
@@ -42,17 +49,14 @@ struct unary_f32_fields {
   uint32_t n, op, k;
 };
 void unary_f32(const struct unary_f32_fields *v) {
-  union {
-    uint32_t u;
-    float f;
-  } k = {v->k};
+  const float k = f32_of(v->k);
   for (uint32_t i = 0; i < v->n; ++i) {
     const float x = v->a[i];
     float r;
     switch (v->op) {
       case 0: r = x > 0.0f ? x : 0.0f; break;
       case 1: r = ipu_ops_gelu(x); break;
-      case 2: r = k.f * x; break;
+      case 2: r = k * x; break;
       default: r = ipu_ops_expf(x); break;
     }
     v->out[i] = r;
@@ -66,15 +70,18 @@ struct cast_f32_f16_fields {
   uint16_t *out;
   uint32_t n;
 };
-void cast_f32_f16(const struct cast_f32_f16_fields *v) {
+/* a[0..n) to f16 in pairs, as the hardware converts them (one instruction a pair). */
+static void narrow_range(const float *a, uint16_t *out, uint32_t n) {
   uint32_t i = 0;
-  for (; i + 2 <= v->n; i += 2) {
-    const uint32_t bits = ipu_f16x2_bits(ipu_f32v2tof16(ipu_f32x2_make(v->a[i], v->a[i + 1])));
-    v->out[i] = (uint16_t)bits;
-    v->out[i + 1] = (uint16_t)(bits >> 16);
+  for (; i + 2 <= n; i += 2) {
+    const uint32_t bits = ipu_f16x2_bits(ipu_f32v2tof16(ipu_f32x2_make(a[i], a[i + 1])));
+    out[i] = (uint16_t)bits;
+    out[i + 1] = (uint16_t)(bits >> 16);
   }
-  if (i < v->n) v->out[i] = (uint16_t)ipu_f16x2_bits(ipu_f32v2tof16(ipu_f32x2_make(v->a[i], 0.0f)));
+  if (i < n) out[i] = (uint16_t)ipu_f16x2_bits(ipu_f32v2tof16(ipu_f32x2_make(a[i], 0.0f)));
 }
+
+void cast_f32_f16(const struct cast_f32_f16_fields *v) { narrow_range(v->a, v->out, v->n); }
 
 /* reduce_rows_op_f32: out[r] = op over x[r][0..columns-1] from left to right, r < rows; op 0
  *   sum, 1 max, 2 mean (the sum divided by columns), 3 sum of squares.
@@ -137,10 +144,7 @@ struct layer_norm_rows_f32_fields {
   uint32_t rows, columns, eps;
 };
 void layer_norm_rows_f32(const struct layer_norm_rows_f32_fields *v) {
-  union {
-    uint32_t u;
-    float f;
-  } eps = {v->eps};
+  const float eps = f32_of(v->eps);
   const uint32_t columns = v->columns;
   for (uint32_t r = 0; r < v->rows; ++r) {
     const float *x = v->x + r * columns;
@@ -152,7 +156,7 @@ void layer_norm_rows_f32(const struct layer_norm_rows_f32_fields *v) {
       const float d = x[c] - mean;
       squares += d * d;
     }
-    const float inv = ipu_ops_rsqrtf(squares / (float)columns + eps.f);
+    const float inv = ipu_ops_rsqrtf(squares / (float)columns + eps);
     float *y = v->y + r * columns;
     for (uint32_t c = 0; c < columns; ++c) y[c] = ((x[c] - mean) * inv) * v->gamma[c] + v->beta[c];
     v->mean_out[r] = mean;
@@ -238,14 +242,11 @@ struct dropout_f32_fields {
   uint32_t n, keep, scale, s0_lo, s0_hi, s1_lo, s1_hi;
 };
 void dropout_f32(const struct dropout_f32_fields *v) {
-  union {
-    uint32_t u;
-    float f;
-  } scale = {v->scale};
+  const float scale = f32_of(v->scale);
   ipu_prng_seed((uint64_t)v->s0_hi << 32 | v->s0_lo, (uint64_t)v->s1_hi << 32 | v->s1_lo);
   for (uint32_t i = 0; i < v->n; ++i) {
     const uint32_t r = ipu_urand32();
-    v->out[i] = r < v->keep ? v->x[i] * scale.f : 0.0f;
+    v->out[i] = r < v->keep ? v->x[i] * scale : 0.0f;
   }
 }
 
@@ -261,10 +262,7 @@ struct cross_entropy_rows_f32_fields {
   uint32_t rows, columns, grad_scale;
 };
 void cross_entropy_rows_f32(const struct cross_entropy_rows_f32_fields *v) {
-  union {
-    uint32_t u;
-    float f;
-  } k = {v->grad_scale};
+  const float k = f32_of(v->grad_scale);
   const uint32_t columns = v->columns;
   for (uint32_t r = 0; r < v->rows; ++r) {
     const float *x = v->x + r * columns;
@@ -283,7 +281,7 @@ void cross_entropy_rows_f32(const struct cross_entropy_rows_f32_fields *v) {
       const uint32_t nan = 0x7fc00000u;
       memcpy(&v->loss[r], &nan, 4);
     }
-    for (uint32_t c = 0; c < columns; ++c) dx[c] = (dx[c] / s - (c == label ? 1.0f : 0.0f)) * k.f;
+    for (uint32_t c = 0; c < columns; ++c) dx[c] = (dx[c] / s - (c == label ? 1.0f : 0.0f)) * k;
   }
 }
 
@@ -302,11 +300,6 @@ struct adam_f32_fields {
   float *partial;
   uint32_t n, b1, b2, eps, wd, lr, lamb;
 };
-static inline float f32_of(uint32_t bits) {
-  float f;
-  memcpy(&f, &bits, 4);
-  return f;
-}
 void adam_f32(const struct adam_f32_fields *v) {
   const float b1 = f32_of(v->b1), b2 = f32_of(v->b2), eps = f32_of(v->eps), wd = f32_of(v->wd);
   const float lr = f32_of(v->lr), c1 = v->corr[0], c2 = v->corr[1];
@@ -418,13 +411,7 @@ struct cast_f32_f16_sr_fields {
 void cast_f32_f16_sr(const struct cast_f32_f16_sr_fields *v) {
   ipu_prng_seed((uint64_t)v->s0_hi << 32 | v->s0_lo, (uint64_t)v->s1_hi << 32 | v->s1_lo);
   ipu_set_stochastic_rounding(1);
-  uint32_t i = 0;
-  for (; i + 2 <= v->n; i += 2) {
-    const uint32_t bits = ipu_f16x2_bits(ipu_f32v2tof16(ipu_f32x2_make(v->a[i], v->a[i + 1])));
-    v->out[i] = (uint16_t)bits;
-    v->out[i + 1] = (uint16_t)(bits >> 16);
-  }
-  if (i < v->n) v->out[i] = (uint16_t)ipu_f16x2_bits(ipu_f32v2tof16(ipu_f32x2_make(v->a[i], 0.0f)));
+  narrow_range(v->a, v->out, v->n);
   ipu_set_stochastic_rounding(0);
 }
 
