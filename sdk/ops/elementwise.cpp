@@ -37,8 +37,9 @@ void add_codelets(Graph& g) {
   g.add_codelet("cast_f32_f16_sr", file,
                 {in("a", f32), out("out", f16), scalar("n"), scalar("s0_lo"), scalar("s0_hi"),
                  scalar("s1_lo"), scalar("s1_hi")});
-  g.add_codelet("cast_f16_f32", sdk_paths().codelet_dir() + "/matmul_planned.c",
-                {in("in", f16), out("out", f32), scalar("n")});
+  if (g.codelets().count("cast_f16_f32") == 0)  // the matmul library may have declared it
+    g.add_codelet("cast_f16_f32", sdk_paths().codelet_dir() + "/matmul_planned.c",
+                  {in("in", f16), out("out", f32), scalar("n")});
   g.add_codelet("reduce_rows_op_f32", file,
                 {in("x", f32), out("out", f32), scalar("rows"), scalar("columns"), scalar("op")});
   g.add_codelet("softmax_rows_f32", file,
@@ -313,11 +314,14 @@ Tensor cast(Graph& g, Program& program, Tensor a, DType to, const std::string& n
   std::vector<Interval> mapping;
   for (const Interval& m : ai.mapping) {
     const size_t begin = m.begin & ~size_t{1};
+    if (!mapping.empty()) {  // the previous piece now ends where this one starts
+      mapping.back().end = begin;
+      if (mapping.back().end <= mapping.back().begin) mapping.pop_back();  // it held one element
+    }
     if (!mapping.empty() && mapping.back().tile == m.tile && mapping.back().end == begin)
       mapping.back().end = m.end;
-    else if (begin < m.end)
+    else
       mapping.push_back({begin, m.end, m.tile});
-    if (mapping.size() > 1) mapping[mapping.size() - 2].end = mapping.back().begin;
   }
   Tensor source = a;
   bool moved = false;

@@ -14,6 +14,7 @@
 #include "sdk/compiler/compiler.h"
 #include "sdk/compiler/exchange_schedule.h"
 #include "sdk/graph/sdk_paths.h"
+#include "sdk/ops/elementwise.h"
 #include "sdk/ops/pieces.h"
 
 namespace ipu::sdk::ops {
@@ -280,6 +281,9 @@ void check_options(const Target& target, MatmulShape shape, const MatmulOptions&
   if (shape.m == 0 || shape.k == 0 || shape.n == 0)
     throw GraphError(fmt::format("{}: an empty product ({} x {} times {} x {})", o.name, shape.m,
                                  shape.k, shape.k, shape.n));
+  if (o.output != DType::kF32 && o.output != DType::kF16)
+    throw GraphError(
+        fmt::format("{}: the result is f32 or f16, not {}", o.name, dtype_name(o.output)));
   if (!(o.available_memory_proportion > 0 && o.available_memory_proportion <= 1))
     throw GraphError(fmt::format("{}: available_memory_proportion must be in (0, 1], not {}",
                                  o.name, o.available_memory_proportion));
@@ -487,7 +491,8 @@ void add_matmul_codelets(Graph& g) {
       "reduce_row_pair_f32", file,
       {in("in", f32), out("out", f32), out("out_next", f32), scalar("parts"), scalar("part_stride"),
        scalar("group_stride"), scalar("columns"), scalar("first_row"), scalar("pair")});
-  g.add_codelet("cast_f16_f32", file, {in("in", f16), out("out", f32), scalar("n")});
+  if (g.codelets().count("cast_f16_f32") == 0)  // the elementwise library may have declared it
+    g.add_codelet("cast_f16_f32", file, {in("in", f16), out("out", f32), scalar("n")});
 }
 
 namespace {
@@ -1011,6 +1016,7 @@ Tensor products(Graph& g, Program& program, Tensor a, Tensor b, bool grouped,
                   grouped ? fmt::format("{}.g{}", o.name, group) : o.name, phases);
   }
   finish_phases(program, phases);
+  if (options.output == DType::kF16) return cast(g, program, result, DType::kF16, o.name + ".c16");
   return result;
 }
 

@@ -31,6 +31,9 @@ struct MatmulOptions {
   unsigned first_tile = 0, tiles = 0;
   // Prefix of the tensors, compute sets and errors of this product.
   std::string name = "matmul";
+  // The result's type: f32, or f16 (the f32 result rounded to nearest even by the hardware's
+  // conversion, a cast step after the reduction).
+  DType output = DType::kF32;
 };
 
 struct MatmulShape {

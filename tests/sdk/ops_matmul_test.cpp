@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sdk/compiler/compiler.h"
+#include "sdk/ops/elementwise.h"
 #include "sdk/ops/matmul.h"
 #include "sdk/runtime/device.h"
 
@@ -76,6 +77,16 @@ TEST(OpsMatmul, ProductsEqualTheHostReferenceBitForBit) {
   add("at", {20, 33, 18}, true, false, 2, 2, 3, false);  // partial sums and scattered rows
   add("bt", {48, 64, 40}, false, true, 3, 1, 2, true);   // partial sums into C's own rows
   add("both", {33, 17, 35}, true, true, 2, 3, 1, true);
+  // An f16 result: the f32 one rounded by the hardware's conversion.
+  ops::MatmulOptions half_options;
+  half_options.output = DType::kF16;
+  half_options.name = "half";
+  const ops::MatmulShape half_shape{40, 48, 30};
+  const ops::MatmulPlan half_plan = ops::plan_matmul(g.target(), half_shape, half_options);
+  const Tensor half_a = ops::create_matmul_input(g, half_shape, true, "half_a", half_options);
+  const Tensor half_b = ops::create_matmul_input(g, half_shape, false, "half_b", half_options);
+  const Tensor half_c = ops::matmul(g, program, half_a, half_b, half_options, &half_plan);
+  ASSERT_EQ(g.tensor(half_c).type, DType::kF16);
   // Three groups (attention's heads) of 20 x 33 x 18, A transposed, each on 8 of the 24 tiles.
   ops::MatmulOptions grouped_options;
   grouped_options.transpose_a = true;
@@ -118,7 +129,15 @@ TEST(OpsMatmul, ProductsEqualTheHostReferenceBitForBit) {
   device.connect_stream("heads_a", ga_host.data(), ga_host.size() * 2);
   device.connect_stream("heads_b", gb_host.data(), gb_host.size() * 2);
   device.connect_stream("heads_c", gc_host.data(), gc_host.size() * 4);
+  std::vector<uint16_t> half_a_host = random_f16(40 * 48, 501),
+                        half_b_host = random_f16(48 * 30, 502);
+  device.write_tensor("half_a", half_a_host.data(), half_a_host.size() * 2);
+  device.write_tensor("half_b", half_b_host.data(), half_b_host.size() * 2);
   device.run();
+  std::vector<uint16_t> half_got(40 * 30);
+  device.read_tensor(g.tensor(half_c).name, half_got.data(), half_got.size() * 2);
+  EXPECT_EQ(half_got, ops::reference::cast_to_f16(
+                          ops::matmul_reference(half_plan, half_a_host, half_b_host)));
   for (size_t head = 0; head < 3; ++head) {
     const std::vector<uint16_t> a(ga_host.begin() + head * 660, ga_host.begin() + (head + 1) * 660);
     const std::vector<uint16_t> b(gb_host.begin() + head * 594, gb_host.begin() + (head + 1) * 594);
@@ -194,6 +213,9 @@ TEST(OpsMatmul, BadOperandsAreRefusedBeforeAnythingRuns) {
   g.map_evenly(b5, 0, 2);
   EXPECT_THAT(message(a, b5, tiny),
               HasSubstr("matmul: no split of 8 x 5 x 3 fits 63 bytes a tile"));
+  ops::MatmulOptions int_result;
+  int_result.output = DType::kI32;
+  EXPECT_EQ(message(a, b5, int_result), "matmul: the result is f32 or f16, not i32");
   ops::MatmulOptions none;
   none.available_memory_proportion = 0;
   EXPECT_EQ(message(a, b5, none), "matmul: available_memory_proportion must be in (0, 1], not 0");
