@@ -619,14 +619,17 @@ std::string GdbServer::breakpoint(const std::string& args, bool insert) {
   }
 }
 
-std::string GdbServer::threads_xml() const {
+const std::string& GdbServer::threads_xml() const {
+  if (threads_xml_count_ == threads_.size()) return threads_xml_;
   std::string out = "<?xml version=\"1.0\"?>\n<threads>\n";
   for (unsigned id = 1; id <= threads_.size(); ++id) {
     const Thread& t = threads_[id - 1];
     out += fmt::format("<thread id=\"{:x}\" name=\"{} {}\"/>\n", id, t.core->tile_label(),
                        context_label(t.context));
   }
-  return out + "</threads>\n";
+  threads_xml_ = out + "</threads>\n";
+  threads_xml_count_ = threads_.size();
+  return threads_xml_;
 }
 
 // ---- monitor commands ----
