@@ -242,9 +242,18 @@ int run_sweep(int argc, char** argv) {
     if (p.exit_status != 0) p.error = first_line(f[2]);
     std::ifstream in(f[0]);
     if (in) {
+      // A point's program is any program: its statistics are read as untrusted input. Nesting
+      // is bounded (a deep document's destruction recurses), and a summary must be an object.
+      const Json::parser_callback_t bounded = [](int depth, Json::parse_event_t, Json&) {
+        if (depth > 64) throw std::runtime_error("nested deeper than 64 levels");
+        return true;
+      };
       try {
-        p.summary = Json::parse(in).value("summary", Json::object());
-      } catch (const Json::exception& e) {
+        Json stats = Json::parse(in, bounded);
+        if (!stats.is_object() || !stats.contains("summary") || !stats["summary"].is_object())
+          throw std::runtime_error("no \"summary\" object");
+        p.summary = std::move(stats["summary"]);
+      } catch (const std::exception& e) {
         if (p.error.empty()) p.error = fmt::format("unreadable statistics: {}", e.what());
         if (p.exit_status == 0) p.exit_status = 1;
       }
@@ -271,11 +280,12 @@ int run_sweep(int argc, char** argv) {
     row.push_back(figure(s, "tflops", "{:.3f}"));
     row.push_back(figure(s, "exchange_bytes", "{:.0f}"));
     row.push_back(figure(s, "ipulink_bytes", "{:.0f}"));
-    if (s.contains("streaming_bytes_read"))
-      row.push_back(fmt::format("{}", s["streaming_bytes_read"].get<uint64_t>() +
-                                          s["streaming_bytes_written"].get<uint64_t>()));
-    else
-      row.push_back("-");
+    const bool streaming =
+        s.contains("streaming_bytes_read") && s["streaming_bytes_read"].is_number_unsigned() &&
+        s.contains("streaming_bytes_written") && s["streaming_bytes_written"].is_number_unsigned();
+    row.push_back(streaming ? fmt::format("{}", s["streaming_bytes_read"].get<uint64_t>() +
+                                                    s["streaming_bytes_written"].get<uint64_t>())
+                            : "-");
     row.push_back(p.exit_status == 0 ? "ok" : fmt::format("exit {}: {}", p.exit_status, p.error));
     all_ok = all_ok && p.exit_status == 0;
     rows.push_back(std::move(row));

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# fake_stats.sh KIND [ARGS...]: a sweep point's program that writes statistics of a bad shape
+# to the file after --stats (issue 39, item 12): wrong-type, missing-key or deeply nested.
+kind=$1
+shift
+stats=
+while [[ $# -gt 0 ]]; do
+  [[ $1 == --stats ]] && stats=$2
+  shift
+done
+case $kind in
+  types) echo '{"summary": {"cycles": "many", "tflops": [1], "streaming_bytes_read": "x", "streaming_bytes_written": 1}}' > "$stats" ;;
+  missing) echo '{"summary": {"streaming_bytes_read": 5}}' > "$stats" ;;
+  not_object) echo '["summary"]' > "$stats" ;;
+  deep) python3 -c 'import sys; n = 200000; sys.stdout.write("{\"summary\": " + "[" * n + "]" * n + "}")' > "$stats" ;;
+esac
