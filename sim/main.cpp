@@ -339,6 +339,7 @@ int sc_main(int argc, char** argv) {
       static_cast<ipu::report::OutputOptions&>(device) = outputs;
       if (!gdb_port.empty())
         device.gdb_port = static_cast<int>(ipu::sdk::parse_count("--gdb", gdb_port, 0, 65535));
+      sdk_run.image_path = file;
       return ipu::sim::run_sdk_image(image, config, sdk_run, std::cout);
     }
     if (!sdk_run.streams.empty() || !sdk_run.programs.empty() || !sdk_run.write_tensors.empty() ||

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -190,6 +191,43 @@ std::vector<std::pair<std::string, DataFile>> tensor_files(const sdk::Executable
   return files;
 }
 
+// Every output is a file of its own: not the image, not an input (read before the run and then
+// written over) and not another output. Paths are compared as the file system resolves them.
+void check_output_paths(const SdkImageRun& run, const std::map<std::string, DataFile>& streams,
+                        const std::vector<std::pair<std::string, DataFile>>& tensors_in,
+                        const std::vector<std::pair<std::string, DataFile>>& tensors_out) {
+  struct File {
+    std::string option, path;
+    bool output;
+  };
+  std::vector<File> files;
+  if (!run.image_path.empty()) files.push_back({"the image", run.image_path, false});
+  for (const auto& [name, f] : streams) files.push_back({f.option, f.path, !f.input});
+  for (const auto& [name, f] : tensors_in) files.push_back({f.option, f.path, false});
+  for (const auto& [name, f] : tensors_out) files.push_back({f.option, f.path, true});
+  const report::OutputOptions& o = run.device;
+  for (const auto& [option, path] : {std::pair{"--stats", o.stats}, std::pair{"--trace", o.trace},
+                                     std::pair{"--report", o.report}})
+    if (!path.empty()) files.push_back({fmt::format("{} {}", option, path), path, true});
+  const auto resolved = [](const std::string& path) {
+    std::error_code error;
+    const std::filesystem::path p = std::filesystem::weakly_canonical(path, error);
+    return error ? std::filesystem::absolute(path).lexically_normal() : p;
+  };
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (!files[i].output) continue;
+    for (size_t j = 0; j < files.size(); ++j)
+      if (j != i && (j > i || !files[j].output) &&
+          resolved(files[i].path) == resolved(files[j].path))
+        throw std::invalid_argument(
+            fmt::format("{}: {} is also {}: an output must be a file of its own", files[i].option,
+                        files[i].path,
+                        files[j].option == "the image" ? "the image"
+                        : files[j].output ? fmt::format("written by {}", files[j].option)
+                                          : fmt::format("read by {}", files[j].option)));
+  }
+}
+
 }  // namespace
 
 int run_sdk_image(const sdk::ElfImage& image, const hw::MachineConfig& machine,
@@ -199,6 +237,7 @@ int run_sdk_image(const sdk::ElfImage& image, const hw::MachineConfig& machine,
   std::map<std::string, DataFile> streams = stream_files(exe, programs, run.streams);
   auto tensors_in = tensor_files(exe, run.write_tensors, true);
   auto tensors_out = tensor_files(exe, run.read_tensors, false);
+  check_output_paths(run, streams, tensors_in, tensors_out);
 
   sdk::Device device(exe, run.device);
   for (auto& [name, f] : streams) device.connect_stream(name, f.data.data(), f.data.size());

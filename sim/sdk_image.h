@@ -21,13 +21,15 @@ struct SdkImageRun {
   // --write-tensor NAME=FILE before the first program, --read-tensor NAME=FILE after the last.
   std::vector<std::string> write_tensors, read_tensors;
   sdk::DeviceOptions device;  // --stats, --trace, --report, --gdb, --threads, ...
+  std::string image_path;     // the image's file: no output may be written over it
 };
 
 // Runs the image and returns the exit status ipu-sim gives: the programs' (0 when each came
 // back to the host), a fault's, the cycle limit's or a deadlock's. Throws ImageError for an
 // image whose runtime section is unusable and std::invalid_argument for bad --stream and
-// --program options (naming the option, the stream and the file); writes no output file unless
-// every program ran to its end.
+// --program options (naming the option, the stream and the file), and for an output file that
+// is also the image, an input or another output; writes no output file unless every program
+// ran to its end.
 int run_sdk_image(const sdk::ElfImage& image, const hw::MachineConfig& machine,
                   const SdkImageRun& run, std::ostream& out);
 
