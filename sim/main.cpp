@@ -275,6 +275,17 @@ int sc_main(int argc, char** argv) {
     fmt::print(stderr, "ipu-sim: {}\n", e.what());
     return kExitUsage;
   }
+  // Far more threads than the host has cores give the same results, slower (they take turns);
+  // a few more (the tests' 4 on 2 cores) are a choice, not a slip.
+  if (!vm["threads"].defaulted() && job->rank() == 0 &&
+      run_options.threads * job->ranks_on_host() > 4 * ipu::hw::host_cores())
+    fmt::print(
+        stderr,
+        "ipu-sim: warning: --threads {}{} is more than four times this host's {} core{}: "
+        "the results are the same, the run slower\n",
+        run_options.threads,
+        job->ranks_on_host() > 1 ? fmt::format(" on each of {} ranks", job->ranks_on_host()) : "",
+        ipu::hw::host_cores(), ipu::hw::host_cores() == 1 ? "" : "s");
   if (job->spread()) {
     // Ranks on one host share its cores, unless --threads says otherwise.
     if (vm["threads"].defaulted())
