@@ -166,6 +166,9 @@ int sc_main(int argc, char** argv) {
       "trace-cycles", po::value<std::string>(&trace_text.cycles),
       "with --trace-instructions: only instructions issued in cycles FROM:TO (TO excluded; "
       "either may be left out)")(
+      "trace-instructions-limit", po::value<std::string>(&trace_text.limit),
+      "with --trace-instructions: print at most this many lines, then say the rest is left out "
+      "(0: no bound; default 10000000, about 1 GB)")(
       "trace-pc", po::value<std::string>(&trace_text.pc),
       "with --trace-instructions: only pcs in LOW:HIGH (HIGH excluded; 0x for hex) or in the "
       "named function")("config-dump", po::bool_switch(&config_dump),
@@ -253,7 +256,8 @@ int sc_main(int argc, char** argv) {
     ipu::hw::write_machine_config(std::cout, config);
     return 0;
   }
-  for (const char* name : {"trace-tiles", "trace-contexts", "trace-cycles", "trace-pc"})
+  for (const char* name :
+       {"trace-tiles", "trace-contexts", "trace-cycles", "trace-pc", "trace-instructions-limit"})
     if (vm.count(name) && !trace_instructions) {
       fmt::print(stderr, "ipu-sim: --{} filters --trace-instructions, which is not given\n", name);
       return kExitUsage;

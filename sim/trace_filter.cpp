@@ -52,6 +52,7 @@ uint32_t parse_address(const std::string& option, const std::string& text) {
 hw::TraceFilter parse_trace_filter(const TraceFilterText& text, const sdk::ElfImage& image,
                                    unsigned tiles, unsigned contexts) {
   hw::TraceFilter f;
+  if (!text.limit.empty()) f.limit = sdk::parse_count("--trace-instructions-limit", text.limit);
   if (!text.tiles.empty()) f.tiles = parse_list("--trace-tiles", text.tiles, tiles, "tile");
   if (!text.contexts.empty()) {
     f.contexts = 0;

@@ -14,6 +14,7 @@ struct TraceFilterText {
   std::string contexts;  // "0,2-4": 0 the supervisor, 1.. the workers
   std::string cycles;    // "FROM:TO", "FROM:" or ":TO": issue cycles, TO excluded
   std::string pc;        // "LOW:HIGH" (hex with 0x, HIGH excluded) or a function's name
+  std::string limit;     // the most lines printed ("": the default)
 };
 
 // Throws std::invalid_argument naming the option and what is wrong with its value: a tile the

@@ -69,9 +69,21 @@ Platform::Platform(const PlatformOptions& options, LoadedProgram program, std::o
       fmt::print(console, "[{}:c{}] {}\n", prefix, context, line);
     });
     if (options_.trace_instructions && options_.trace_filter.traces_tile(entry.first)) {
-      target.core().set_trace([&trace, prefix, filter = &options_.trace_filter](
-                                  const Context& c, uint32_t pc, uint32_t word) {
+      // Traced bursts run on the simulation thread: one count for every tile, no lock.
+      target.core().set_trace([&trace, prefix, filter = &options_.trace_filter,
+                               printed = &traced_lines_](const Context& c, uint32_t pc,
+                                                         uint32_t word) {
         if (!filter->accepts(c, pc)) return;
+        if (filter->limit != 0 && *printed >= filter->limit) {
+          if (*printed == filter->limit)
+            fmt::print(trace,
+                       "ipu-sim: --trace-instructions-limit {} reached: the rest of the trace is "
+                       "left out\n",
+                       filter->limit);
+          *printed = filter->limit + 1;
+          return;
+        }
+        ++*printed;
         fmt::print(trace, "[{}:c{}] cycle {:>10} pc 0x{:08x}: {:08x}  {}\n", prefix, c.id,
                    c.issue_cycle, pc, word, disassemble(word, pc));
       });
