@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -375,11 +376,21 @@ bool GdbServer::handle(const std::string& packet) {
     case 'z': reply(breakpoint(args, kind == 'Z')); return false;
     case 'c':
     case 's': return resume(packet);
+    // Exactly "D" (or "D;PID") and "k": a packet that only starts with them is malformed, and
+    // must not detach or kill.
     case 'D':
+      if (packet != "D" && packet.rfind("D;", 0) != 0) {
+        reply("E01");
+        return false;
+      }
       reply("OK");
       detach();
       return true;
     case 'k':
+      if (packet != "k") {
+        reply("E01");
+        return false;
+      }
       kill_();
       detach();
       return true;
@@ -459,6 +470,21 @@ bool GdbServer::resume(const std::string& packet) {
   if (packet[0] == 's') {
     step_thread = selected(continue_thread_);
   } else if (packet[0] == 'v') {  // vCont;action[:thread];...
+    // Every action is c, C sig, s or S sig: anything else is refused, not read as "continue".
+    for (size_t at = 5; at < packet.size();) {
+      const size_t end = std::min(packet.find(';', at + 1), packet.size());
+      const std::string action = packet.substr(at + 1, end - at - 1);
+      const std::string verb = action.substr(0, action.find(':'));
+      const bool known = verb == "c" || verb == "s" ||
+                         ((verb[0] == 'C' || verb[0] == 'S') && verb.size() == 3 &&
+                          std::isxdigit(static_cast<unsigned char>(verb[1])) &&
+                          std::isxdigit(static_cast<unsigned char>(verb[2])));
+      if (packet[at] != ';' || action.empty() || !known) {
+        connection_->send("E01");
+        return false;
+      }
+      at = end;
+    }
     size_t at = 5;
     while (at < packet.size() && packet[at] == ';') {
       const size_t end = std::min(packet.find(';', at + 1), packet.size());

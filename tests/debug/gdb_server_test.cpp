@@ -241,6 +241,13 @@ TEST(GdbServer, BadPacketsGetErrorsNotCrashes) {
     EXPECT_EQ(c.ask("vMustReplyEmpty"), "");
     EXPECT_EQ(c.ask("M4c000,4:0102"), "E01");  // length and data disagree
     EXPECT_EQ(c.ask("qXfer:threads:read::0,1000").substr(0, 1), "l");
+    // Issue 39: malformed resumes, kills and detaches are refused, and nothing runs or ends.
+    EXPECT_EQ(c.ask("vCont;x"), "E01");
+    EXPECT_EQ(c.ask("vCont;c;Q"), "E01");
+    EXPECT_EQ(c.ask("vCont;C1"), "E01");
+    EXPECT_EQ(c.ask("kill"), "E01");
+    EXPECT_EQ(c.ask("Dx"), "E01");
+    EXPECT_EQ(c.ask("qC").substr(0, 2), "QC");  // still connected, still stopped
     EXPECT_EQ(c.ask("D"), "OK");
   });
 }
