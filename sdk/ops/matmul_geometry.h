@@ -1,0 +1,185 @@
+// The planned matmul's geometry and cost figures, which its planner (matmul_plan.cpp) and its
+// graph building (matmul.cpp) share: how a plan cuts the product into blocks, packing items and
+// AMP work, and the cost model's measured figures. Internal: not part of the installed API.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "sdk/ops/matmul.h"
+
+namespace ipu::sdk::ops::detail {
+
+// Part i of n items split into `parts` nearly equal contiguous parts.
+struct Range {
+  size_t begin = 0, end = 0;
+  size_t size() const { return end - begin; }
+};
+inline Range part(size_t n, unsigned parts, unsigned i) {
+  return {n * i / parts, n * (i + 1) / parts};
+}
+inline size_t round_even(size_t x) { return (x + 1) & ~size_t{1}; }
+
+// The cost model's figures (docs/ops.md says where each comes from).
+// Exchange: a tile receives one word a cycle; each receive after the first waits for the
+// previous one's last word plus the scheduler's slack and set-up (CompileOptions: 64 + 120), and
+// a tile's sends are at least an action gap (240) apart.
+constexpr double kReceiveGap = 64 + 120, kSendGap = 240;
+// A step of the program beyond its exchange's schedule or its compute set's vertices: its sync
+// and the runtime's dispatch (bench/matmul_planned: 4306 cycles over the 7 steps of every
+// case with pk > 1, whatever the shape).
+constexpr double kStepCycles = 615;
+// Compute, in worker instructions (a worker issues one every 6 cycles; six run side by side),
+// fitted to the codelets' instructions a run as bench/matmul_planned's verbose profile counts
+// them on three shapes: a vertex's entry and exit, then per packed element; per AMP (group,
+// pass), four weight loads of 16 issue slots and the set-up, and per column 4 ipu.amp and the
+// loop; per reduced pair of rows, per column, per column and part.
+// Packing moves neighbouring f16 as words where the stored operand has them (A's k-values, B^T's
+// k-values), and one at a time down a column where not (A^T, B).
+constexpr double kPackVertex = 40, kPackWordsElement = 4.0, kPackStridedElement = 6.0;
+constexpr double kAmpVertex = 70, kAmpPass = 4 * 16 + 14, kAmpColumn = 4.25;
+constexpr double kReducePair = 70, kReduceColumn = 5.3, kReduceColumnPart = 7.8;  // 2 rows
+// The supervisor starting a compute set's first six vertices one after another.
+constexpr double kDispatchCycles = 510;
+
+// The geometry of one plan: which rows, columns and passes each block covers.
+struct Geometry {
+  const MatmulPlan& p;
+  Range groups(unsigned i) const { return part(p.row_groups, p.pm, i); }
+  Range rows(unsigned i) const {
+    const Range g = groups(i);
+    return {16 * g.begin, std::min<size_t>(16 * g.end, p.shape.m)};
+  }
+  // Column blocks start at even columns, so a block's f16 pieces are whole words.
+  Range columns(unsigned j) const {
+    const Range pairs = part((p.shape.n + 1) / 2, p.pn, j);
+    return {2 * pairs.begin, std::min<size_t>(2 * pairs.end, p.shape.n)};
+  }
+  Range passes(unsigned l) const { return part(p.passes, p.pk, l); }
+  Range ks(unsigned l) const {
+    const Range q = passes(l);
+    return {16 * q.begin, std::min<size_t>(16 * q.end, p.shape.k)};
+  }
+  // The columns of C in block j that reducer c of its pk tiles sums.
+  Range reduce_columns(unsigned j, unsigned c) const {
+    const Range block = columns(j);
+    const Range share = part(block.size(), p.pk, c);
+    return {block.begin + share.begin, block.begin + share.end};
+  }
+  unsigned consumer(unsigned i, unsigned j, unsigned l) const {
+    return p.options.first_tile + (i * p.pn + j) * p.pk + l;
+  }
+};
+
+// The packing work: an item packs one piece of A or B on one tile (a "packer") after gathering
+// it in rows of the operand as stored.
+struct PackItem {
+  bool lhs;
+  unsigned x, y;  // A: (group, slice) or, transposed, (pass, block); B: (pass, block) or,
+                  // transposed, (block, slice)
+};
+
+inline std::vector<PackItem> pack_items(const MatmulPlan& p) {
+  std::vector<PackItem> items;
+  if (!p.options.transpose_a) {
+    for (unsigned g = 0; g < p.row_groups; ++g)
+      for (unsigned l = 0; l < p.pk; ++l)
+        if (Geometry{p}.passes(l).size() > 0) items.push_back({true, g, l});
+  } else {
+    for (unsigned q = 0; q < p.passes; ++q)
+      for (unsigned i = 0; i < p.pm; ++i)
+        if (Geometry{p}.groups(i).size() > 0) items.push_back({true, q, i});
+  }
+  if (!p.options.transpose_b) {
+    for (unsigned q = 0; q < p.passes; ++q)
+      for (unsigned j = 0; j < p.pn; ++j)
+        if (Geometry{p}.columns(j).size() > 0) items.push_back({false, q, j});
+  } else {
+    for (unsigned j = 0; j < p.pn; ++j)
+      for (unsigned l = 0; l < p.pk; ++l)
+        if (Geometry{p}.columns(j).size() > 0 && Geometry{p}.passes(l).size() > 0)
+          items.push_back({false, j, l});
+  }
+  return items;
+}
+
+// One packing item's shape: the operand rows it gathers (runs of the stored matrix), its
+// staging block (rows x row_stride elements) and its packed output (elements).
+struct ItemShape {
+  size_t first_row, rows;        // rows of the stored operand
+  size_t first_column, columns;  // the part of each row gathered
+  size_t row_stride;             // in the staging block (even: f16 pieces stay whole words)
+  size_t packed;                 // f16 elements out
+};
+
+inline ItemShape item_shape(const MatmulPlan& p, const PackItem& it) {
+  const Geometry geo{p};
+  const MatmulShape& s = p.shape;
+  ItemShape out{};
+  if (it.lhs && !p.options.transpose_a) {  // A [M,K]: rows of group x, the k of slice y
+    const Range k = geo.ks(it.y);
+    out.first_row = 16 * size_t{it.x};
+    out.rows = std::min<size_t>(16, s.m - out.first_row);
+    out.first_column = k.begin;
+    out.columns = k.size();
+    out.packed = geo.passes(it.y).size() * 256;
+  } else if (it.lhs) {  // A^T [K,M]: the 16 k-rows of pass x, the m of block y
+    const Range r = geo.rows(it.y);
+    out.first_row = 16 * size_t{it.x};
+    out.rows = std::min<size_t>(16, s.k - out.first_row);
+    out.first_column = r.begin;
+    out.columns = r.size();
+    out.packed = geo.groups(it.y).size() * 256;
+  } else if (!p.options.transpose_b) {  // B [K,N]: the 16 k-rows of pass x, columns of block y
+    const Range c = geo.columns(it.y);
+    out.first_row = 16 * size_t{it.x};
+    out.rows = std::min<size_t>(16, s.k - out.first_row);
+    out.first_column = c.begin;
+    out.columns = c.size();
+    out.packed = c.size() * 16;
+  } else {  // B^T [N,K]: the rows of block x's columns, the k of slice y
+    const Range c = geo.columns(it.x);
+    const Range k = geo.ks(it.y);
+    out.first_row = c.begin;
+    out.rows = c.size();
+    out.first_column = k.begin;
+    out.columns = k.size();
+    out.packed = geo.passes(it.y).size() * c.size() * 16;
+  }
+  out.row_stride = round_even(out.columns);
+  return out;
+}
+
+inline unsigned packer_tile(const MatmulPlan& p, size_t item) {
+  return p.options.first_tile + static_cast<unsigned>(item % p.tiles());
+}
+
+// How a tile's six AMP vertices share its block of gm row groups x nb columns: the groups in
+// gs parts and the columns in 6 / gs, so that a worker's (group, pass) set-ups and weight loads
+// (kAmpPass) weigh least against its columns (kAmpColumn each).
+struct AmpSplit {
+  size_t group_parts, column_parts;
+  double worker_instructions(size_t gm, size_t pp, size_t nb) const {
+    const double groups = std::ceil(static_cast<double>(gm) / group_parts);
+    const double columns = std::ceil(static_cast<double>(nb) / column_parts);
+    return kAmpVertex + groups * pp * (kAmpPass + columns * kAmpColumn);
+  }
+};
+inline AmpSplit amp_split(size_t gm, size_t pp, size_t nb) {
+  AmpSplit best{1, 6};
+  for (const AmpSplit candidate : {AmpSplit{2, 3}, AmpSplit{3, 2}, AmpSplit{6, 1}})
+    if (candidate.group_parts <= gm &&
+        candidate.worker_instructions(gm, pp, nb) < best.worker_instructions(gm, pp, nb))
+      best = candidate;
+  return best;
+}
+
+// Throws GraphError for an empty shape, a budget outside (0, 1], a result type other than f32
+// and f16, or tiles the target lacks.
+void check_options(const Target& target, MatmulShape shape, const MatmulOptions& o);
+
+// The plan's estimate and its largest tile's bytes (matmul_plan.cpp).
+void estimate(MatmulPlan& p, size_t operand_bytes);
+
+}  // namespace ipu::sdk::ops::detail

@@ -1,0 +1,407 @@
+// The planned matmul's planner: the cost model's estimate of a split, the best candidates'
+// exchange phases timed by the compiler's own scheduler, the choice and its cache
+// (sdk/ops/matmul.h, docs/ops.md).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <tuple>
+
+#include "sdk/compiler/compiler.h"
+#include "sdk/compiler/exchange_schedule.h"
+#include "sdk/ops/matmul.h"
+#include "sdk/ops/matmul_geometry.h"
+
+namespace ipu::sdk::ops {
+namespace detail {
+
+// The plan's estimate and its largest tile's bytes, from the geometry above: each phase lasts
+// as long as its busiest tile.
+void estimate(MatmulPlan& p, size_t operand_bytes) {
+  const Geometry geo{p};
+  const unsigned tiles = p.tiles();
+  std::vector<double> gather(tiles), pack(tiles), send(tiles), packed_items(tiles);
+  std::vector<uint64_t> bytes(tiles);
+  const auto items = pack_items(p);
+  for (size_t n = 0; n < items.size(); ++n) {
+    const ItemShape s = item_shape(p, items[n]);
+    const unsigned t = packer_tile(p, n) - p.options.first_tile;
+    gather[t] += s.rows * (kReceiveGap + std::ceil(s.columns * operand_bytes / 4.0));
+    // Six vertices, each a sixth of the item's blocks of 64 (weights) or columns of 16.
+    const double unit = items[n].lhs ? 64 : 16;
+    const double units = std::ceil(s.packed / unit / 6);
+    pack[t] +=
+        6 * (kPackVertex + units * unit *
+                               ((items[n].lhs ? !p.options.transpose_a : p.options.transpose_b)
+                                    ? kPackWordsElement
+                                    : kPackStridedElement));
+    send[t] += std::max(kSendGap, s.packed / 2.0);  // once, to every consumer
+    packed_items[t] += 1;
+    bytes[t] += s.rows * s.row_stride * operand_bytes + s.packed * 2;
+  }
+  // The operands' tiles send those rows: with the rows spread evenly over the tiles (as
+  // create_matmul_input lays them out), each cut into a piece a block that uses it. Every send
+  // and every receive is an action of the tile's runtime, at least an action gap from its next:
+  // a tile that both sends pieces and receives runs for its packing takes the sum.
+  auto sends_a_tile = [&](bool lhs) {
+    const bool t = lhs ? p.options.transpose_a : p.options.transpose_b;
+    const size_t rows = lhs ? (t ? p.shape.k : p.shape.m) : (t ? p.shape.n : p.shape.k);
+    const unsigned pieces = lhs ? (t ? p.pm : p.pk) : (t ? p.pk : p.pn);
+    return std::ceil(static_cast<double>(rows) / std::min<size_t>(rows, p.options.tiles)) * pieces;
+  };
+  const double sends = sends_a_tile(true) + sends_a_tile(false);
+  std::vector<double> receives(tiles);
+  for (size_t n = 0; n < items.size(); ++n)
+    receives[packer_tile(p, n) - p.options.first_tile] += item_shape(p, items[n]).rows;
+  double gather_actions = 0;
+  for (unsigned t = 0; t < tiles; ++t)
+    gather_actions = std::max(gather_actions, receives[t] + sends);
+  MatmulCycles c;
+  c.gather = gather_actions * kSendGap;
+  for (unsigned t = 0; t < tiles; ++t) {
+    c.gather = std::max(c.gather, gather[t]);
+    c.pack = std::max(c.pack, pack[t] > 0 ? pack[t] + kDispatchCycles : 0);
+    c.broadcast = std::max(c.broadcast, send[t]);
+  }
+  for (unsigned i = 0; i < p.pm; ++i)
+    for (unsigned j = 0; j < p.pn; ++j)
+      for (unsigned l = 0; l < p.pk; ++l) {
+        const unsigned t = geo.consumer(i, j, l) - p.options.first_tile;
+        const size_t gm = geo.groups(i).size(), pp = geo.passes(l).size(),
+                     nb = geo.columns(j).size();
+        // The packed pieces it receives: a run a group (a pass, for A^T) and a run a pass
+        // (one in all, for B^T).
+        const size_t runs = (p.options.transpose_a ? pp : gm) + (p.options.transpose_b ? 1 : pp);
+        const double words = (gm * pp * 256.0 + pp * nb * 16.0) / 2;
+        c.broadcast = std::max(
+            c.broadcast, std::max(words + runs * kReceiveGap, (runs + packed_items[t]) * kSendGap));
+        // The AMP: six workers, each a part of the groups and of the columns.
+        c.amp = std::max(
+            c.amp, kDispatchCycles + 6 * amp_split(gm, pp, nb).worker_instructions(gm, pp, nb));
+        bytes[t] += (gm * pp * 256 + pp * nb * 16) * 2 + gm * nb * 16 * 4;
+        // Reducer l of this block: its share of the columns over every row of the block, pk
+        // parts (the pk tiles' sums), written into C on this tile.
+        const size_t cw = geo.reduce_columns(j, l).size();
+        if (cw == 0) continue;
+        const size_t rows = geo.rows(i).size();
+        if (p.pk > 1) {
+          c.partials = std::max(c.partials, p.pk * gm * (kReceiveGap + cw * 16.0));
+          bytes[t] += p.pk * gm * cw * 16 * 4;
+        }
+        // A vertex a pair of rows (six of a sixth of the rows each when the share is whole
+        // rows of C), six at a time.
+        const double pairs = std::ceil(rows / 2.0);
+        const double vertices = cw == p.shape.n ? 6 : pairs;
+        const double pairs_a_vertex = std::ceil(pairs / vertices);
+        c.reduce = std::max(
+            c.reduce,
+            kDispatchCycles + std::ceil(vertices / 6) * 6 * pairs_a_vertex *
+                                  (kReducePair + cw * (kReduceColumn + p.pk * kReduceColumnPart)));
+        bytes[t] += rows * cw * 4;
+      }
+  // Steps: gather, pack, broadcast, amp, [partials], reduce.
+  const unsigned steps = 5 + (p.pk > 1 ? 1 : 0);
+  c.syncs = steps * kStepCycles;
+  p.estimate = c;
+  p.tile_bytes = *std::max_element(bytes.begin(), bytes.end());
+}
+
+void check_options(const Target& target, MatmulShape shape, const MatmulOptions& o) {
+  if (shape.m == 0 || shape.k == 0 || shape.n == 0)
+    throw GraphError(fmt::format("{}: an empty product ({} x {} times {} x {})", o.name, shape.m,
+                                 shape.k, shape.k, shape.n));
+  if (o.output != DType::kF32 && o.output != DType::kF16)
+    throw GraphError(
+        fmt::format("{}: the result is f32 or f16, not {}", o.name, dtype_name(o.output)));
+  if (!(o.available_memory_proportion > 0 && o.available_memory_proportion <= 1))
+    throw GraphError(fmt::format("{}: available_memory_proportion must be in (0, 1], not {}",
+                                 o.name, o.available_memory_proportion));
+  const unsigned tiles = target.replica_tiles();
+  if (o.first_tile >= tiles || (o.tiles != 0 && o.first_tile + o.tiles > tiles))
+    throw GraphError(fmt::format("{}: tiles {} to {} are not all in the graph's {} tiles", o.name,
+                                 o.first_tile, o.first_tile + std::max(o.tiles, 1u) - 1, tiles));
+}
+
+}  // namespace detail
+
+using namespace detail;
+
+namespace {
+
+// How many of the model's best plans have their exchanges scheduled before the choice (about
+// a quarter of a second each on a full chip): the model misses how multicasts to many tiles
+// wait on one another, by up to 5x in the broadcast, so its ranking is only a first cut.
+constexpr size_t kScheduledCandidates = 16;
+
+}  // namespace
+
+std::string MatmulPlan::describe() const {
+  const MatmulCycles& e = estimate;
+  return fmt::format(
+      "pm {} x pn {} x pk {} on {} tiles: {:.0f} cycles (gather {:.0f}, pack {:.0f}, broadcast "
+      "{:.0f}, amp {:.0f}, partials {:.0f}, reduce {:.0f}, syncs {:.0f}{}), {} KiB a tile",
+      pm, pn, pk, tiles(), e.total(), e.gather, e.pack, e.broadcast, e.amp, e.partials, e.reduce,
+      e.syncs, exchange_scheduled ? "; exchanges scheduled" : "", (tile_bytes + 1023) / 1024);
+}
+
+namespace {
+
+std::vector<double> scheduled_exchanges(const Target& target, const MatmulPlan& plan,
+                                        size_t groups = 1);
+
+// The exchange phases' cycles replaced by their schedule (gather, broadcast, partials).
+void schedule_exchanges(const Target& target, MatmulPlan& p, size_t groups = 1) {
+  const std::vector<double> phases = scheduled_exchanges(target, p, groups);
+  MatmulCycles& e = p.estimate;
+  e.gather = phases.size() > 0 ? phases[0] : 0;
+  e.broadcast = phases.size() > 1 ? phases[1] : 0;
+  e.partials = phases.size() > 2 ? phases[2] : 0;
+  p.exchange_scheduled = true;
+}
+
+MatmulPlan make_plan(const Target& target, MatmulShape shape, const MatmulOptions& o, unsigned pm,
+                     unsigned pn, unsigned pk) {
+  MatmulPlan p;
+  p.shape = shape;
+  p.options = o;
+  p.pm = pm;
+  p.pn = pn;
+  p.pk = pk;
+  p.row_groups = static_cast<unsigned>((shape.m + 15) / 16);
+  p.passes = static_cast<unsigned>((shape.k + 15) / 16);
+  p.budget_bytes = static_cast<uint64_t>(
+      std::floor(o.available_memory_proportion * target.chip().tile.sram_bytes));
+  estimate(p, 2);
+  return p;
+}
+
+MatmulOptions with_tiles(const Target& target, const MatmulOptions& options) {
+  MatmulOptions o = options;
+  if (o.tiles == 0) o.tiles = target.replica_tiles() - o.first_tile;
+  return o;
+}
+
+}  // namespace
+
+MatmulPlan plan_matmul_split(const Target& target, MatmulShape shape, unsigned pm, unsigned pn,
+                             unsigned pk, const MatmulOptions& options) {
+  check_options(target, shape, options);
+  const MatmulOptions o = with_tiles(target, options);
+  const size_t row_groups = (shape.m + 15) / 16, passes = (shape.k + 15) / 16;
+  if (pm == 0 || pn == 0 || pk == 0 || pm > row_groups || pn > (shape.n + 1) / 2 || pk > passes ||
+      size_t{pm} * pn * pk > o.tiles)
+    throw GraphError(fmt::format(
+        "{}: split pm {} x pn {} x pk {} does not fit {} x {} x {} ({} row groups of 16, {} "
+        "column pairs, {} passes of 16) on {} tiles",
+        o.name, pm, pn, pk, shape.m, shape.k, shape.n, row_groups, (shape.n + 1) / 2, passes,
+        o.tiles));
+  MatmulPlan p = make_plan(target, shape, o, pm, pn, pk);
+  schedule_exchanges(target, p);
+  return p;
+}
+
+namespace {
+MatmulPlan choose_plan(const Target& target, MatmulShape shape, const MatmulOptions& options,
+                       std::ostream* explain);
+}  // namespace
+
+MatmulPlan plan_matmul(const Target& target, MatmulShape shape, const MatmulOptions& options,
+                       std::ostream* explain) {
+  check_options(target, shape, options);
+  // Plans are deterministic: one per process for each target, shape and options (a model's
+  // layers ask for the same products again and again), unless the caller wants the reasons.
+  // The key holds every machine parameter (a configured machine may differ from its preset's).
+  std::string machine;
+  hw::visit_parameters(target.machine, [&machine](const hw::Parameter& p, const auto& value) {
+    machine += fmt::format("{}={};", p.name, value);
+  });
+  using Key = std::tuple<std::string, unsigned, size_t, size_t, size_t, bool, bool, double,
+                         unsigned, unsigned, std::string>;
+  static std::mutex cache_mutex;
+  static std::map<Key, MatmulPlan> cache;
+  const Key key{machine,
+                target.replicas,
+                shape.m,
+                shape.k,
+                shape.n,
+                options.transpose_a,
+                options.transpose_b,
+                options.available_memory_proportion,
+                options.first_tile,
+                options.tiles,
+                options.name};
+  if (explain == nullptr) {
+    const std::lock_guard<std::mutex> lock(cache_mutex);
+    const auto hit = cache.find(key);
+    if (hit != cache.end()) return hit->second;
+  }
+  MatmulPlan chosen = choose_plan(target, shape, options, explain);
+  const std::lock_guard<std::mutex> lock(cache_mutex);
+  cache.emplace(key, chosen);
+  return chosen;
+}
+
+namespace {
+
+MatmulPlan choose_plan(const Target& target, MatmulShape shape, const MatmulOptions& options,
+                       std::ostream* explain) {
+  const MatmulOptions o = with_tiles(target, options);
+  const unsigned row_groups = static_cast<unsigned>((shape.m + 15) / 16);
+  const unsigned passes = static_cast<unsigned>((shape.k + 15) / 16);
+  const uint64_t budget = static_cast<uint64_t>(
+      std::floor(o.available_memory_proportion * target.chip().tile.sram_bytes));
+  std::vector<MatmulPlan> fitting;
+  std::optional<MatmulPlan> smallest_overflow;
+  size_t considered = 0, overflowing = 0;
+  for (unsigned pm = 1; pm <= row_groups && pm <= o.tiles; ++pm)
+    for (unsigned pk = 1; pk <= passes && pm * pk <= o.tiles; ++pk) {
+      const unsigned most_pn =
+          static_cast<unsigned>(std::min<size_t>((shape.n + 1) / 2, o.tiles / (pm * pk)));
+      // The most column blocks the tiles allow, and fewer by halves (fewer exchange runs).
+      for (unsigned pn = most_pn; pn >= 1; pn /= 2) {
+        const MatmulPlan p = make_plan(target, shape, o, pm, pn, pk);
+        ++considered;
+        if (p.tile_bytes > budget) {
+          ++overflowing;
+          if (!smallest_overflow || p.tile_bytes < smallest_overflow->tile_bytes)
+            smallest_overflow = p;
+          continue;
+        }
+        fitting.push_back(p);
+      }
+    }
+  if (fitting.empty())
+    throw GraphError(fmt::format(
+        "{}: no split of {} x {} x {} fits {} bytes a tile (available_memory_proportion {} of "
+        "{}): the smallest, {}, needs {} bytes on its fullest tile",
+        o.name, shape.m, shape.k, shape.n, budget, o.available_memory_proportion,
+        target.chip().tile.sram_bytes, smallest_overflow->describe(),
+        smallest_overflow->tile_bytes));
+  auto by_estimate = [](const MatmulPlan& a, const MatmulPlan& b) {
+    return std::make_tuple(a.estimate.total(), a.pm, a.pn, a.pk) <
+           std::make_tuple(b.estimate.total(), b.pm, b.pn, b.pk);
+  };
+  std::sort(fitting.begin(), fitting.end(), by_estimate);
+  // The best few by the model have their exchanges scheduled as the compiler will (a scratch
+  // build of each), and are ranked again: the model counts exchange actions but not the waits
+  // the greedy schedule leaves between them.
+  const size_t refined = std::min<size_t>(fitting.size(), kScheduledCandidates);
+  for (size_t i = 0; i < refined; ++i) schedule_exchanges(target, fitting[i]);
+  std::sort(fitting.begin(), fitting.begin() + static_cast<std::ptrdiff_t>(refined), by_estimate);
+  if (explain) {
+    *explain << fmt::format(
+        "{}: {} x {} x {}{}{} on up to {} tiles: {} plans considered, {} over the {}-byte budget; "
+        "the best:\n",
+        o.name, shape.m, shape.k, shape.n, o.transpose_a ? ", A transposed" : "",
+        o.transpose_b ? ", B transposed" : "", o.tiles, considered, overflowing, budget);
+    for (size_t i = 0; i < std::min<size_t>(fitting.size(), 8); ++i)
+      *explain << (i == 0 ? "  chosen: " : "          ") << fitting[i].describe() << '\n';
+  }
+  return fitting.front();
+}
+
+}  // namespace
+
+MatmulPlan plan_grouped_matmul(const Target& target, MatmulShape shape, size_t groups,
+                               const MatmulOptions& options, std::ostream* explain) {
+  check_options(target, shape, options);
+  const unsigned tiles =
+      options.tiles != 0
+          ? options.tiles
+          : target.replica_tiles() - std::min(options.first_tile, target.replica_tiles());
+  if (groups == 0 || tiles < groups)
+    throw GraphError(fmt::format("{}: {} groups need at least as many tiles, not {}", options.name,
+                                 groups, tiles));
+  MatmulOptions one = options;
+  one.tiles = static_cast<unsigned>(tiles / groups);
+  MatmulPlan p = plan_matmul(target, shape, one, explain);
+  if (groups > 1) schedule_exchanges(target, p, groups);
+  return p;
+}
+
+namespace {
+
+// The cycles of each exchange phase of the plan (in program order) as the compiler will schedule
+// them: the product built in a scratch graph on operands laid out by create_matmul_input, each
+// Copy's pairs cut at tile intervals and joined into multicasts as the compiler's lowering does
+// (sdk/compiler/lowering.cpp), and timed by the compiler's own ExchangeScheduler.
+std::vector<double> scheduled_exchanges(const Target& target, const MatmulPlan& plan,
+                                        size_t groups) {
+  Graph g(target);
+  Program program = Sequence({});
+  if (groups == 1) {
+    const Tensor a = create_matmul_input(g, plan.shape, true, "a", plan.options);
+    const Tensor b = create_matmul_input(g, plan.shape, false, "b", plan.options);
+    matmul(g, program, a, b, plan.options, &plan);
+  } else {  // every group's transfers share each phase: schedule them together
+    const MatmulShape& s = plan.shape;
+    const bool ta = plan.options.transpose_a, tb = plan.options.transpose_b;
+    const Tensor a = g.add_variable(DType::kF16, {groups, ta ? s.k : s.m, ta ? s.m : s.k}, "a");
+    const Tensor b = g.add_variable(DType::kF16, {groups, tb ? s.n : s.k, tb ? s.k : s.n}, "b");
+    for (const Tensor t : {a, b}) {
+      const size_t row = g.tensor(t).shape[2];
+      g.map_evenly(t, 0, g.tiles(), row % 2 ? 2 * row : row);
+    }
+    MatmulOptions all = plan.options;
+    all.first_tile = 0;
+    all.tiles = static_cast<unsigned>(plan.options.tiles * groups);
+    grouped_matmul(g, program, a, b, all, &plan);
+  }
+  std::set<unsigned> tiles;
+  for (const TensorInfo& t : g.tensors())
+    for (const Interval& m : t.mapping) tiles.insert(m.tile);
+  for (const VertexInfo& v : g.vertices()) tiles.insert(v.tile);
+  const CompileOptions defaults;
+  const ExchangeScheduler scheduler(
+      target.machine, {defaults.action_gap, defaults.receive_setup, defaults.action_slack});
+  // The interval of `t` holding element `at`, by binary search.
+  auto interval = [](const TensorInfo& t, size_t at) {
+    return std::upper_bound(t.mapping.begin(), t.mapping.end(), at,
+                            [](size_t x, const Interval& m) { return x < m.end; });
+  };
+  std::vector<double> out;
+  for (const Program& step : program.body) {
+    if (step.kind != Program::Kind::kCopy) continue;
+    std::vector<Transfer> transfers;
+    std::map<std::tuple<unsigned, unsigned, size_t, uint32_t>, std::vector<size_t>> by_source;
+    for (const auto& [from, to] : step.pairs) {
+      const TensorInfo& s = g.tensor(from.tensor);
+      const TensorInfo& d = g.tensor(to.tensor);
+      const size_t size = dtype_size(s.type), count = from.end - from.begin;
+      for (auto x = interval(s, from.begin); x != s.mapping.end() && x->begin < from.end; ++x) {
+        const size_t x_lo = std::max(x->begin, from.begin) - from.begin,
+                     x_hi = std::min(x->end, from.end) - from.begin;
+        for (auto y = interval(d, to.begin + x_lo);
+             y != d.mapping.end() && y->begin < to.begin + x_hi; ++y) {
+          const size_t lo = std::max(x_lo, y->begin - std::min(y->begin, to.begin));
+          const size_t hi = std::min(x_hi, std::min(y->end, to.begin + count) - to.begin);
+          if (lo >= hi) continue;
+          const auto words = static_cast<uint32_t>(((hi - lo) * size + 3) / 4);
+          auto& sends = by_source[{x->tile, from.tensor.id, from.begin + lo, words}];
+          const auto same = std::find_if(sends.begin(), sends.end(), [&](size_t i) {
+            const auto& dests = transfers[i].destinations;
+            return std::none_of(dests.begin(), dests.end(),
+                                [&](const auto& z) { return z.first == y->tile; });
+          });
+          if (same != sends.end()) {
+            transfers[*same].destinations.emplace_back(y->tile, 0);
+          } else {
+            sends.push_back(transfers.size());
+            transfers.push_back(
+                {x->tile, static_cast<uint32_t>(4 * transfers.size()), words, {{y->tile, 0}}});
+          }
+        }
+      }
+    }
+    out.push_back(scheduler.schedule(transfers, tiles).end);
+  }
+  return out;
+}
+
+}  // namespace
+
+}  // namespace ipu::sdk::ops

@@ -1,0 +1,63 @@
+// Helpers the operator library's elementwise, row and training operations share: operand
+// checks that name the operation and the tensor, layouts (whole rows, a tensor laid out as
+// another, a vector on every tile) and the split of a tile's work over six vertices. Internal:
+// not part of the installed API.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sdk/graph/graph.h"
+
+namespace ipu::sdk::ops {
+
+uint32_t bits_of(float f);  // an f32 as a scalar field carries it
+uint32_t u32(size_t x);
+
+// Declares the codelets of firmware/codelets/ops_elementwise.c (once a graph).
+void add_ops_codelets(Graph& g);
+
+// ---- checks: each throws GraphError naming the operation `op` and the tensor ----
+void require_sequence(const Program& program, const std::string& op);
+const TensorInfo& mapped(const Graph& g, Tensor t, const std::string& op, const char* which);
+void require_type(const TensorInfo& t, DType type, const std::string& op, const char* which);
+void require_rows(const TensorInfo& t, const std::string& op);     // two or more dimensions
+void require_matrix(const TensorInfo& t, const std::string& op);   // exactly two
+void require_indices(const TensorInfo& t, const std::string& op);  // a u32 vector
+// A backward pass's operands: an f32 tensor of rows and its gradient of the same shape.
+void matrix_and_gradient(const Graph& g, Tensor t, Tensor dy, const std::string& op,
+                         const char* which);
+
+// ---- layouts ----
+bool same_mapping(const std::vector<Interval>& a, const std::vector<Interval>& b);
+// A tensor laid out as `like` (a copy by exchange when it is not already).
+Tensor laid_like(Graph& g, Program& program, Tensor t, const TensorInfo& like_info,
+                 const std::string& name);
+// One copy of `v` (a vector) on each listed tile: [tiles x n], filled by a multicast of v.
+Tensor replicate(Graph& g, Program& program, Tensor v, const std::vector<unsigned>& tiles,
+                 const std::string& name);
+std::vector<unsigned> tiles_of(const TensorInfo& t);  // in the order of its pieces
+// x with whole rows on tiles: x itself when every row lies on one tile, else a copy.
+Tensor whole_rows(Graph& g, Program& program, Tensor x, const std::string& name);
+// A vector per row: [R], each element on its row's tile.
+Tensor row_vector(Graph& g, const TensorInfo& rows_laid, const std::string& name);
+// A tensor [rows x columns] laid out by whole rows as `like` ([rows x other]) is.
+Tensor rows_like(Graph& g, const TensorInfo& like, size_t columns, const std::string& name);
+
+// ---- a tile's work over six vertices ----
+// Six ranges of an interval, each at least `grain` elements apart (f16 pieces start on words).
+std::vector<std::pair<size_t, size_t>> six_ranges(const Interval& m, size_t grain = 1);
+// Six ranges of the whole rows of each interval of a rows-laid tensor.
+struct RowRange {
+  unsigned tile;
+  size_t first, rows;
+};
+std::vector<RowRange> row_ranges(const TensorInfo& t);
+
+// The PRNG state of a random range starting at element `first` (dropout, stochastic rounding):
+// splitmix64 of the seed and the element, twice (never all zero).
+std::pair<uint64_t, uint64_t> dropout_state(uint64_t seed, size_t first);
+
+}  // namespace ipu::sdk::ops

@@ -1,0 +1,213 @@
+// A training step's other operations: dropout, Adam and LAMB, embedding lookup and its
+// gradient (sdk/ops/elementwise.h).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "sdk/ops/elementwise.h"
+#include "sdk/ops/op_support.h"
+#include "sdk/ops/pieces.h"
+
+namespace ipu::sdk::ops {
+
+Tensor dropout(Graph& g, Program& program, Tensor x, float rate, uint64_t seed,
+               const std::string& name) {
+  require_sequence(program, name);
+  const TensorInfo xi = mapped(g, x, name, "operand");
+  require_type(xi, DType::kF32, name, "operand");
+  if (!(rate >= 0.0f && rate < 1.0f))
+    throw GraphError(fmt::format("{}: the dropout rate must be in [0, 1), not {}", name, rate));
+  add_ops_codelets(g);
+  const Tensor out = g.add_variable(DType::kF32, xi.shape, name);
+  g.set_tile_mapping(out, xi.mapping);
+  const auto keep = static_cast<uint32_t>(
+      std::min(4294967295.0, std::floor((1.0 - static_cast<double>(rate)) * 4294967296.0)));
+  const float scale = 1.0f / (1.0f - rate);
+  const ComputeSet cs = g.add_compute_set(name);
+  for (const Interval& m : xi.mapping)
+    for (const auto& [lo, hi] : six_ranges(m)) {
+      const auto [s0, s1] = dropout_state(seed, lo);
+      g.add_vertex(cs, "dropout_f32", m.tile,
+                   {{"x", g.region(x, lo, hi)},
+                    {"out", g.region(out, lo, hi)},
+                    {"n", u32(hi - lo)},
+                    {"keep", keep},
+                    {"scale", bits_of(scale)},
+                    {"s0_lo", static_cast<uint32_t>(s0)},
+                    {"s0_hi", static_cast<uint32_t>(s0 >> 32)},
+                    {"s1_lo", static_cast<uint32_t>(s1)},
+                    {"s1_hi", static_cast<uint32_t>(s1 >> 32)}});
+    }
+  program.body.push_back(Execute(cs));
+  return out;
+}
+
+void adam(Graph& graph, Program& program, Tensor w, Tensor g, Tensor m, Tensor v,
+          Tensor corrections, const AdamOptions& o, const std::string& name) {
+  Graph& gr = graph;  // g is the gradient here
+  require_sequence(program, name);
+  const TensorInfo wi = mapped(gr, w, name, "w");
+  require_type(wi, DType::kF32, name, "w");
+  for (const auto& [t, which] : {std::pair{g, "g"}, std::pair{m, "m"}, std::pair{v, "v"}}) {
+    const TensorInfo ti = mapped(gr, t, name, which);
+    require_type(ti, DType::kF32, name, which);
+    if (ti.shape != wi.shape)
+      throw GraphError(fmt::format("{}: {} '{}' [{}] must have w '{}''s shape [{}]", name, which,
+                                   ti.name, fmt::join(ti.shape, " x "), wi.name,
+                                   fmt::join(wi.shape, " x ")));
+  }
+  const TensorInfo ci = mapped(gr, corrections, name, "corrections");
+  require_type(ci, DType::kF32, name, "corrections");
+  if (ci.elements != 2)
+    throw GraphError(
+        fmt::format("{}: corrections '{}' must hold 2 values (1 / (1 - b1^t), 1 / (1 - "
+                    "b2^t)), not {}",
+                    name, ci.name, ci.elements));
+  if (m.id == v.id || m.id == w.id || v.id == w.id)
+    throw GraphError(fmt::format("{}: w, m and v must be three tensors", name));
+  // m and v are state: they must be w's layout already (a copy would not carry the update).
+  for (const auto& [t, which] : {std::pair{m, "m"}, std::pair{v, "v"}})
+    if (!same_mapping(gr.tensor(t).mapping, wi.mapping))
+      throw GraphError(
+          fmt::format("{}: {} '{}' must be laid out as w '{}' (the moments are "
+                      "updated in place)",
+                      name, which, gr.tensor(t).name, wi.name));
+  add_ops_codelets(gr);
+  const Tensor gl = laid_like(gr, program, g, wi, name + ".g");
+  const std::vector<unsigned> tiles = tiles_of(wi);
+  const Tensor corr = replicate(gr, program, corrections, tiles, name + ".corrections");
+  const auto ranges = element_ranges(gr, w);
+  const Tensor u = gr.add_variable(DType::kF32, wi.shape, name + ".u");
+  gr.set_tile_mapping(u, wi.mapping);
+  std::vector<Interval> partial_mapping;
+  size_t r = 0;
+  for (const Interval& piece : wi.mapping)
+    for (size_t k = 0; k < six_ranges(piece).size(); ++k, ++r)
+      partial_mapping.push_back({2 * r, 2 * r + 2, piece.tile});
+  const Tensor partials = gr.add_variable(DType::kF32, {ranges.size(), 2}, name + ".partials");
+  gr.set_tile_mapping(partials, partial_mapping);
+  const ComputeSet cs = gr.add_compute_set(name);
+  r = 0;
+  for (const Interval& piece : wi.mapping) {
+    const size_t at =
+        static_cast<size_t>(std::find(tiles.begin(), tiles.end(), piece.tile) - tiles.begin());
+    for (const auto& [lo, hi] : six_ranges(piece)) {
+      gr.add_vertex(cs, "adam_f32", piece.tile,
+                    {{"w", gr.region(w, lo, hi)},
+                     {"g", gr.region(gl, lo, hi)},
+                     {"m", gr.region(m, lo, hi)},
+                     {"v", gr.region(v, lo, hi)},
+                     {"u", gr.region(u, lo, hi)},
+                     {"corr", gr.region(corr, 2 * at, 2 * at + 2)},
+                     {"partial", gr.region(partials, 2 * r, 2 * r + 2)},
+                     {"n", u32(hi - lo)},
+                     {"b1", bits_of(o.beta1)},
+                     {"b2", bits_of(o.beta2)},
+                     {"eps", bits_of(o.epsilon)},
+                     {"wd", bits_of(o.weight_decay)},
+                     {"lr", bits_of(o.learning_rate)},
+                     {"lamb", o.lamb ? 1u : 0u}});
+      ++r;
+    }
+  }
+  program.body.push_back(Execute(cs));
+  if (!o.lamb) return;
+  // The trust ratio on w's first tile from the ranges' partial sums, then to every tile.
+  const unsigned home = wi.mapping.front().tile;
+  const Tensor gathered = gr.add_variable(DType::kF32, {ranges.size(), 2}, name + ".gathered");
+  gr.set_tile_mapping(gathered, home);
+  program.body.push_back(Copy(partials, gathered));
+  const Tensor ratio = gr.add_variable(DType::kF32, {1}, name + ".ratio");
+  gr.set_tile_mapping(ratio, home);
+  const ComputeSet ratio_cs = gr.add_compute_set(name + ".ratio");
+  gr.add_vertex(ratio_cs, "lamb_ratio_f32", home,
+                {{"partials", gr.region(gathered)},
+                 {"ratio", gr.region(ratio)},
+                 {"parts", u32(ranges.size())}});
+  program.body.push_back(Execute(ratio_cs));
+  const Tensor ratios = replicate(gr, program, ratio, tiles, name + ".ratios");
+  const ComputeSet apply = gr.add_compute_set(name + ".apply");
+  for (const Interval& piece : wi.mapping) {
+    const size_t at =
+        static_cast<size_t>(std::find(tiles.begin(), tiles.end(), piece.tile) - tiles.begin());
+    for (const auto& [lo, hi] : six_ranges(piece))
+      gr.add_vertex(apply, "lamb_apply_f32", piece.tile,
+                    {{"w", gr.region(w, lo, hi)},
+                     {"u", gr.region(u, lo, hi)},
+                     {"ratio", gr.region(ratios, at, at + 1)},
+                     {"n", u32(hi - lo)},
+                     {"lr", bits_of(o.learning_rate)}});
+  }
+  program.body.push_back(Execute(apply));
+}
+
+Tensor embedding_lookup(Graph& g, Program& program, Tensor table_t, Tensor indices,
+                        const std::string& name) {
+  require_sequence(program, name);
+  const TensorInfo ti0 = mapped(g, table_t, name, "table");
+  require_type(ti0, DType::kF32, name, "table");
+  require_matrix(ti0, name);
+  const TensorInfo ii = mapped(g, indices, name, "indices");
+  require_indices(ii, name);
+  add_ops_codelets(g);
+  const Tensor table = whole_rows(g, program, table_t, name);
+  const TensorInfo ti = g.tensor(table);
+  const size_t entries = ti.shape[1], count = ii.elements;
+  const Tensor out = rows_like(g, ti, count, name);
+  const std::vector<unsigned> tiles = tiles_of(ti);
+  const Tensor copies = replicate(g, program, indices, tiles, name + ".indices");
+  const ComputeSet cs = g.add_compute_set(name);
+  for (const RowRange& r : row_ranges(ti)) {
+    const size_t at =
+        static_cast<size_t>(std::find(tiles.begin(), tiles.end(), r.tile) - tiles.begin());
+    g.add_vertex(cs, "embedding_lookup_f32", r.tile,
+                 {{"table", g.region(table, r.first * entries, (r.first + r.rows) * entries)},
+                  {"indices", g.region(copies, at * count, (at + 1) * count)},
+                  {"out", g.region(out, r.first * count, (r.first + r.rows) * count)},
+                  {"rows", u32(r.rows)},
+                  {"entries", u32(entries)},
+                  {"count", u32(count)}});
+  }
+  program.body.push_back(Execute(cs));
+  return out;
+}
+
+Tensor embedding_grad(Graph& g, Program& program, Tensor dout_t, Tensor indices, size_t entries,
+                      const std::string& name) {
+  require_sequence(program, name);
+  const TensorInfo di0 = mapped(g, dout_t, name, "dout");
+  require_type(di0, DType::kF32, name, "dout");
+  require_matrix(di0, name);
+  const TensorInfo ii = mapped(g, indices, name, "indices");
+  require_indices(ii, name);
+  if (di0.shape[1] != ii.elements)
+    throw GraphError(fmt::format("{}: dout '{}' has {} columns for {} indices", name, di0.name,
+                                 di0.shape[1], ii.elements));
+  if (entries == 0) throw GraphError(fmt::format("{}: a table of no entries", name));
+  add_ops_codelets(g);
+  const Tensor dout = whole_rows(g, program, dout_t, name);
+  const TensorInfo di = g.tensor(dout);
+  const size_t count = ii.elements;
+  const Tensor grad = rows_like(g, di, entries, name);
+  const std::vector<unsigned> tiles = tiles_of(di);
+  const Tensor copies = replicate(g, program, indices, tiles, name + ".indices");
+  const ComputeSet cs = g.add_compute_set(name);
+  for (const RowRange& r : row_ranges(di)) {
+    const size_t at =
+        static_cast<size_t>(std::find(tiles.begin(), tiles.end(), r.tile) - tiles.begin());
+    g.add_vertex(cs, "embedding_grad_f32", r.tile,
+                 {{"dout", g.region(dout, r.first * count, (r.first + r.rows) * count)},
+                  {"indices", g.region(copies, at * count, (at + 1) * count)},
+                  {"grad", g.region(grad, r.first * entries, (r.first + r.rows) * entries)},
+                  {"rows", u32(r.rows)},
+                  {"entries", u32(entries)},
+                  {"count", u32(count)}});
+  }
+  program.body.push_back(Execute(cs));
+  return grad;
+}
+
+}  // namespace ipu::sdk::ops
