@@ -95,10 +95,7 @@ class Compilation {
   void lower(const Program& p);
   void execute(unsigned compute_set);
   // A phase's transfers, indexed by their source words so that a multicast joins in log time.
-  struct Transfers {
-    std::vector<Transfer> list;
-    std::map<std::tuple<unsigned, uint32_t, uint32_t>, std::vector<size_t>> by_source;
-  };
+  using Transfers = TransferList;
   void exchange(const Transfers& transfers);
   // Transfers moving `count` elements of `source` from element `source_begin` on replica
   // `from` to `destination` from `destination_begin` on replica `to`.

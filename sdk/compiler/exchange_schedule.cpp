@@ -158,4 +158,60 @@ PhaseSchedule ExchangeScheduler::schedule(const std::vector<Transfer>& transfers
   return out;
 }
 
+void TransferList::add_copy(const CopySide& from, const CopySide& to, size_t count, DType type,
+                            const std::function<std::string(unsigned)>& describe_tile) {
+  const size_t size = dtype_size(type);
+  const auto& sp = from.pieces;
+  const auto& dp = to.pieces;
+  // Pieces are in element order: only those that overlap the range are visited (a copy of a
+  // few elements of a tensor spread over every tile must not walk all its pieces).
+  const auto first_overlapping = [](const std::vector<Placement>& pieces, size_t at) {
+    return std::upper_bound(pieces.begin(), pieces.end(), at,
+                            [](size_t x, const Placement& p) { return x < p.end; });
+  };
+  // In element offsets from the start of the range: [lo, hi) on both a and b.
+  for (auto ai = first_overlapping(sp, from.begin);
+       ai != sp.end() && ai->begin < from.begin + count; ++ai) {
+    const Placement& a = *ai;
+    const size_t a_lo = std::max(a.begin, from.begin), a_hi = std::min(a.end, from.begin + count);
+    if (a_lo >= a_hi) continue;
+    const size_t offset = a_lo - from.begin;  // the destination's elements it meets
+    for (auto bi = first_overlapping(dp, to.begin + offset);
+         bi != dp.end() && bi->begin < to.begin + (a_hi - from.begin); ++bi) {
+      const Placement& b = *bi;
+      const size_t b_lo = std::max(b.begin, to.begin), b_hi = std::min(b.end, to.begin + count);
+      if (b_lo >= b_hi) continue;
+      const size_t lo = std::max(a_lo - from.begin, b_lo - to.begin);
+      const size_t hi = std::min(a_hi - from.begin, b_hi - to.begin);
+      if (lo >= hi) continue;
+      const uint32_t at = a.address + static_cast<uint32_t>((from.begin + lo - a.begin) * size);
+      const unsigned source_tile = from.tile_offset + a.tile, tile = to.tile_offset + b.tile;
+      const uint32_t address = b.address + static_cast<uint32_t>((to.begin + lo - b.begin) * size);
+      // The exchange moves whole words: a piece of an f16 or u8 tensor that starts inside a
+      // word of either tile would land shifted (or corrupt its neighbours), so it is refused.
+      if (at % 4 != 0 || address % 4 != 0)
+        throw CompileError(fmt::format(
+            "a copy from '{}' element {} ({}) to '{}' element {} ({}) starts inside a 32-bit "
+            "word on {}: the exchange moves whole words, so each piece of a {} copy must start "
+            "at a multiple of {} elements from the start of its tile's interval on both sides",
+            from.tensor, from.begin + lo, describe_tile(a.tile), to.tensor, to.begin + lo,
+            describe_tile(b.tile), at % 4 != 0 ? "the source tile" : "the destination tile",
+            dtype_name(type), 4 / size));
+      const uint32_t words = static_cast<uint32_t>(((hi - lo) * size + 3) / 4);
+      // Multicast: the same source words to another receiver join one send.
+      auto& sends = by_source[{source_tile, at, words}];
+      const auto same = std::find_if(sends.begin(), sends.end(), [&](size_t i) {
+        const auto& d = list[i].destinations;
+        return std::none_of(d.begin(), d.end(), [&](const auto& x) { return x.first == tile; });
+      });
+      if (same != sends.end()) {
+        list[*same].destinations.emplace_back(tile, address);
+      } else {
+        sends.push_back(list.size());
+        list.push_back({source_tile, at, words, {{tile, address}}});
+      }
+    }
+  }
+}
+
 }  // namespace ipu::sdk

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "firmware/include/ipu_program.h"
 #include "hw/machine/machine_config.h"
+#include "sdk/compiler/compiler.h"
 
 namespace ipu::sdk {
 
@@ -23,6 +25,29 @@ struct Transfer {
   uint32_t source_address;
   uint32_t words;
   std::vector<std::pair<unsigned, uint32_t>> destinations;  // (tile, address)
+};
+
+// One side of a copy: a tensor's placed pieces (in element order), the first element of the
+// copied range, and what to add to a piece's tile to name a machine tile (its replica's first).
+struct CopySide {
+  const std::string& tensor;  // for errors
+  const std::vector<Placement>& pieces;
+  size_t begin;
+  unsigned tile_offset;
+};
+
+// An exchange phase's transfers as copies add them: each copy cut where either side's pieces
+// end, and the same source words to another receiver joined into one multicast send. The
+// compiler lowers every copy so; the operator library's planner times its candidates' phases
+// with it before compiling them.
+struct TransferList {
+  std::vector<Transfer> list;
+  std::map<std::tuple<unsigned, uint32_t, uint32_t>, std::vector<size_t>> by_source;
+  // `count` elements of `type` from `from` to `to`. Throws CompileError naming both tensors,
+  // the elements and the tiles (`describe_tile` of a piece's tile) for a piece that starts
+  // inside a 32-bit word on either side: the exchange moves whole words.
+  void add_copy(const CopySide& from, const CopySide& to, size_t count, DType type,
+                const std::function<std::string(unsigned)>& describe_tile);
 };
 
 struct ScheduleMargins {

@@ -95,62 +95,10 @@ void Compilation::add_transfers(Transfers& out, Tensor source, size_t source_beg
                                 Tensor destination, size_t destination_begin, unsigned to,
                                 size_t count) const {
   const TensorInfo& s = info(source);
-  const size_t size = dtype_size(s.type);
-  const auto& sp = exe_.tensors.at(s.name);
-  const auto& dp = exe_.tensors.at(info(destination).name);
-  // Placements are in element order: only those that overlap the range are visited (a copy
-  // of a few elements of a tensor spread over every tile must not walk all its pieces).
-  const auto first_overlapping = [](const std::vector<Placement>& pieces, size_t at) {
-    return std::upper_bound(pieces.begin(), pieces.end(), at,
-                            [](size_t x, const Placement& p) { return x < p.end; });
-  };
-  // In element offsets from the start of the range: [lo, hi) on both a and b.
-  for (auto ai = first_overlapping(sp, source_begin);
-       ai != sp.end() && ai->begin < source_begin + count; ++ai) {
-    const Placement& a = *ai;
-    const size_t a_lo = std::max(a.begin, source_begin),
-                 a_hi = std::min(a.end, source_begin + count);
-    if (a_lo >= a_hi) continue;
-    const size_t offset = a_lo - source_begin;  // the destination's elements it meets
-    for (auto bi = first_overlapping(dp, destination_begin + offset);
-         bi != dp.end() && bi->begin < destination_begin + (a_hi - source_begin); ++bi) {
-      const Placement& b = *bi;
-      const size_t b_lo = std::max(b.begin, destination_begin),
-                   b_hi = std::min(b.end, destination_begin + count);
-      if (b_lo >= b_hi) continue;
-      const size_t lo = std::max(a_lo - source_begin, b_lo - destination_begin);
-      const size_t hi = std::min(a_hi - source_begin, b_hi - destination_begin);
-      if (lo >= hi) continue;
-      const uint32_t at = a.address + static_cast<uint32_t>((source_begin + lo - a.begin) * size);
-      const unsigned source_tile = machine_tile(from, a.tile), tile = machine_tile(to, b.tile);
-      const uint32_t address =
-          b.address + static_cast<uint32_t>((destination_begin + lo - b.begin) * size);
-      // The exchange moves whole words: a piece of an f16 or u8 tensor that starts inside a
-      // word of either tile would land shifted (or corrupt its neighbours), so it is refused.
-      if (at % 4 != 0 || address % 4 != 0)
-        throw CompileError(fmt::format(
-            "a copy from '{}' element {} ({}) to '{}' element {} ({}) starts inside a 32-bit "
-            "word on {}: the exchange moves whole words, so each piece of a {} copy must start "
-            "at a multiple of {} elements from the start of its tile's interval on both sides",
-            s.name, source_begin + lo, graph_.describe_tile(a.tile), info(destination).name,
-            destination_begin + lo, graph_.describe_tile(b.tile),
-            at % 4 != 0 ? "the source tile" : "the destination tile", dtype_name(s.type),
-            4 / size));
-      const uint32_t words = static_cast<uint32_t>(((hi - lo) * size + 3) / 4);
-      // Multicast: the same source words to another receiver join one send.
-      auto& sends = out.by_source[{source_tile, at, words}];
-      const auto same = std::find_if(sends.begin(), sends.end(), [&](size_t i) {
-        const auto& d = out.list[i].destinations;
-        return std::none_of(d.begin(), d.end(), [&](const auto& x) { return x.first == tile; });
-      });
-      if (same != sends.end()) {
-        out.list[*same].destinations.emplace_back(tile, address);
-      } else {
-        sends.push_back(out.list.size());
-        out.list.push_back({source_tile, at, words, {{tile, address}}});
-      }
-    }
-  }
+  const TensorInfo& d = info(destination);
+  out.add_copy({s.name, exe_.tensors.at(s.name), source_begin, machine_tile(from, 0)},
+               {d.name, exe_.tensors.at(d.name), destination_begin, machine_tile(to, 0)}, count,
+               s.type, [this](unsigned tile) { return graph_.describe_tile(tile); });
 }
 
 void Compilation::lower(const Program& p) {

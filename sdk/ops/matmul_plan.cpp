@@ -327,8 +327,8 @@ namespace {
 
 // The cycles of each exchange phase of the plan (in program order) as the compiler will schedule
 // them: the product built in a scratch graph on operands laid out by create_matmul_input, each
-// Copy's pairs cut at tile intervals and joined into multicasts as the compiler's lowering does
-// (sdk/compiler/lowering.cpp), and timed by the compiler's own ExchangeScheduler.
+// Copy's pairs cut at tile intervals and joined into multicasts by the compiler's own
+// TransferList, and timed by its ExchangeScheduler.
 std::vector<double> scheduled_exchanges(const Target& target, const MatmulPlan& plan,
                                         size_t groups) {
   Graph g(target);
@@ -358,46 +358,30 @@ std::vector<double> scheduled_exchanges(const Target& target, const MatmulPlan& 
   const CompileOptions defaults;
   const ExchangeScheduler scheduler(
       target.machine, {defaults.action_gap, defaults.receive_setup, defaults.action_slack});
-  // The interval of `t` holding element `at`, by binary search.
-  auto interval = [](const TensorInfo& t, size_t at) {
-    return std::upper_bound(t.mapping.begin(), t.mapping.end(), at,
-                            [](size_t x, const Interval& m) { return x < m.end; });
-  };
+  // Each tensor placed as the compiler would (each piece at a word-aligned address of its
+  // own on its tile), so that TransferList cuts and joins the copies as the compilation will.
+  std::vector<std::vector<Placement>> placed(g.tensors().size());
+  std::map<unsigned, uint32_t> next;
+  for (size_t i = 0; i < g.tensors().size(); ++i) {
+    const TensorInfo& t = g.tensors()[i];
+    for (const Interval& m : t.mapping) {
+      uint32_t& at = next[m.tile];
+      placed[i].push_back({m.tile, m.begin, m.end, at});
+      at += static_cast<uint32_t>(((m.end - m.begin) * dtype_size(t.type) + 3) & ~size_t{3});
+    }
+  }
   std::vector<double> out;
   for (const Program& step : program.body) {
     if (step.kind != Program::Kind::kCopy) continue;
-    std::vector<Transfer> transfers;
-    std::map<std::tuple<unsigned, unsigned, size_t, uint32_t>, std::vector<size_t>> by_source;
+    TransferList transfers;
     for (const auto& [from, to] : step.pairs) {
       const TensorInfo& s = g.tensor(from.tensor);
       const TensorInfo& d = g.tensor(to.tensor);
-      const size_t size = dtype_size(s.type), count = from.end - from.begin;
-      for (auto x = interval(s, from.begin); x != s.mapping.end() && x->begin < from.end; ++x) {
-        const size_t x_lo = std::max(x->begin, from.begin) - from.begin,
-                     x_hi = std::min(x->end, from.end) - from.begin;
-        for (auto y = interval(d, to.begin + x_lo);
-             y != d.mapping.end() && y->begin < to.begin + x_hi; ++y) {
-          const size_t lo = std::max(x_lo, y->begin - std::min(y->begin, to.begin));
-          const size_t hi = std::min(x_hi, std::min(y->end, to.begin + count) - to.begin);
-          if (lo >= hi) continue;
-          const auto words = static_cast<uint32_t>(((hi - lo) * size + 3) / 4);
-          auto& sends = by_source[{x->tile, from.tensor.id, from.begin + lo, words}];
-          const auto same = std::find_if(sends.begin(), sends.end(), [&](size_t i) {
-            const auto& dests = transfers[i].destinations;
-            return std::none_of(dests.begin(), dests.end(),
-                                [&](const auto& z) { return z.first == y->tile; });
-          });
-          if (same != sends.end()) {
-            transfers[*same].destinations.emplace_back(y->tile, 0);
-          } else {
-            sends.push_back(transfers.size());
-            transfers.push_back(
-                {x->tile, static_cast<uint32_t>(4 * transfers.size()), words, {{y->tile, 0}}});
-          }
-        }
-      }
+      transfers.add_copy({s.name, placed[from.tensor.id], from.begin, 0},
+                         {d.name, placed[to.tensor.id], to.begin, 0}, from.end - from.begin, s.type,
+                         [&g](unsigned tile) { return g.describe_tile(tile); });
     }
-    out.push_back(scheduler.schedule(transfers, tiles).end);
+    out.push_back(scheduler.schedule(transfers.list, tiles).end);
   }
   return out;
 }
