@@ -14,6 +14,7 @@
 #include <random>
 #include <sstream>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "debug/remote_connection.h"
@@ -169,14 +170,20 @@ TEST(Sdk, MatmulOnTheAmpMatchesTheHostReferenceBitForBit) {
   EXPECT_GT(r.compute_cycles, 0u);
 }
 
+// Constants a = 0, 1, ..., n - 1 and b = 0.25 on tile 0 (each a + b exact in f32), and a's values.
+std::tuple<Tensor, Tensor, std::vector<float>> add_inputs(Graph& g, size_t n) {
+  std::vector<float> av(n), bv(n, 0.25f);
+  for (size_t i = 0; i < n; ++i) av[i] = static_cast<float>(i);
+  const Tensor a = g.add_constant(DType::kF32, {n}, av.data(), "a");
+  const Tensor b = g.add_constant(DType::kF32, {n}, bv.data(), "b");
+  return {a, b, av};
+}
+
 TEST(Sdk, SixWorkerVertexSplitsItsWorkOverTheWorkers) {
   Graph g(Target::preset("mk2", 1));
   add_codelet_library(g);
   constexpr size_t n = 600;
-  std::vector<float> av(n), bv(n);
-  for (size_t i = 0; i < n; ++i) av[i] = static_cast<float>(i), bv[i] = 0.25f;
-  const Tensor a = g.add_constant(DType::kF32, {n}, av.data(), "a"),
-               b = g.add_constant(DType::kF32, {n}, bv.data(), "b");
+  const auto [a, b, av] = add_inputs(g, n);
   const Tensor out = g.add_variable(DType::kF32, {n}, "out");
   for (Tensor t : {a, b, out}) g.set_tile_mapping(t, 0);
   const ComputeSet cs = g.add_compute_set("add");
@@ -216,10 +223,7 @@ TEST(Sdk, SixWorkerVerticesAfterOthersStillCoverEveryShare) {
   Graph g(Target::preset("mk2", 1));
   add_codelet_library(g);
   constexpr size_t n = 600;
-  std::vector<float> av(n), bv(n);
-  for (size_t i = 0; i < n; ++i) av[i] = static_cast<float>(i), bv[i] = 0.25f;
-  const Tensor a = g.add_constant(DType::kF32, {n}, av.data(), "a"),
-               b = g.add_constant(DType::kF32, {n}, bv.data(), "b");
+  const auto [a, b, av] = add_inputs(g, n);
   const Tensor out1 = g.add_variable(DType::kF32, {n}, "out1"),
                out2 = g.add_variable(DType::kF32, {n}, "out2"),
                out3 = g.add_variable(DType::kF32, {n}, "out3");
