@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
@@ -37,11 +38,35 @@ struct Parameter {
 template <typename C, typename Config>
 using if_config_t = std::enable_if_t<std::is_same_v<std::remove_const_t<C>, Config>, int>;
 
+// A value with a text form of its own (a list of blocks, say): `T::parse(text)` reads it,
+// throwing std::invalid_argument naming what is wrong, and `value.text()` writes it back.
+template <typename T, typename = void>
+struct has_text_form : std::false_type {};
+template <typename T>
+struct has_text_form<
+    T, std::void_t<decltype(T::parse(std::string())), decltype(std::declval<const T&>().text())>>
+    : std::true_type {};
+
+template <typename T>
+struct is_optional : std::false_type {};
+template <typename T>
+struct is_optional<std::optional<T>> : std::true_type {};
+
 // Parses one value: strings as they are (quotes removed), booleans as true/false/yes/no/1/0,
-// integers whole and non-negative in decimal, hex (0x4c000) or 1e9 form, reals as numbers.
+// integers whole and non-negative in decimal, hex (0x4c000) or 1e9 form, reals as numbers,
+// optional values as "none" (or nothing) or their value, and values with a text form of their
+// own by their parse() (which throws its own message).
 template <typename T>
 bool parse_parameter_value(const std::string& text, T& out) {
-  if constexpr (std::is_same_v<T, std::string>) {
+  if constexpr (has_text_form<T>::value) {
+    out = T::parse(text);
+    return true;
+  } else if constexpr (is_optional<T>::value) {
+    if (text.empty() || text == "none") return out.reset(), true;
+    typename T::value_type value{};
+    if (!parse_parameter_value(text, value)) return false;
+    return out = value, true;
+  } else if constexpr (std::is_same_v<T, std::string>) {
     out = text.size() >= 2 && text.front() == '"' && text.back() == '"'
               ? text.substr(1, text.size() - 2)
               : text;
@@ -80,6 +105,7 @@ bool parse_parameter_value(const std::string& text, T& out) {
 // "bad value 'TEXT' for NAME (what it takes)": the error for text a parameter cannot hold.
 template <typename T>
 std::string bad_value_message(const Parameter& p, const std::string& text) {
+  if constexpr (is_optional<T>::value) return bad_value_message<typename T::value_type>(p, text);
   std::string takes;
   if constexpr (std::is_same_v<T, bool>)
     takes = "yes or no";
@@ -163,15 +189,29 @@ void apply_config_file(const std::string& path, Config& config) {
   });
 }
 
-// A value as configuration files and --help write it: strings quoted, yes/no, numbers.
+// A value as the command line takes it: strings as they are, yes/no, numbers, "none" for an
+// optional value without one, and a value's own text form.
 template <typename T>
-std::string parameter_text(const T& value) {
-  if constexpr (std::is_same_v<T, std::string>)
-    return fmt::format("\"{}\"", value);
+std::string value_text(const T& value) {
+  if constexpr (has_text_form<T>::value)
+    return value.text();
+  else if constexpr (is_optional<T>::value)
+    return value ? value_text(*value) : "none";
+  else if constexpr (std::is_same_v<T, std::string>)
+    return value;
   else if constexpr (std::is_same_v<T, bool>)
     return value ? "yes" : "no";
   else
     return fmt::format("{}", value);
+}
+
+// A value as configuration files write it: as the command line takes it, strings quoted.
+template <typename T>
+std::string parameter_text(const T& value) {
+  if constexpr (std::is_same_v<T, std::string>)
+    return fmt::format("\"{}\"", value);
+  else
+    return value_text(value);
 }
 
 // "meaning [unit; LOW to HIGH]": a parameter's line in --help.
@@ -198,12 +238,19 @@ void write_config_file(std::ostream& out, const Config& config) {
 template <typename Config>
 void check_ranges(const Config& config, const char* prefix = "") {
   visit_parameters(config, [prefix](const Parameter& p, const auto& member) {
+    auto check = [&](const auto& value) {
+      using T = std::remove_cv_t<std::remove_reference_t<decltype(value)>>;
+      if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+        if (!(static_cast<double>(value) >= p.low && static_cast<double>(value) <= p.high))
+          throw std::invalid_argument(
+              fmt::format("{}{} must be {} to {}, not {}", prefix, p.name, p.low, p.high, value));
+      }
+    };
     using T = std::remove_cv_t<std::remove_reference_t<decltype(member)>>;
-    if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
-      const double value = static_cast<double>(member);
-      if (!(value >= p.low && value <= p.high))
-        throw std::invalid_argument(
-            fmt::format("{}{} must be {} to {}, not {}", prefix, p.name, p.low, p.high, member));
+    if constexpr (is_optional<T>::value) {
+      if (member) check(*member);
+    } else {
+      check(member);
     }
   });
 }

@@ -2,12 +2,12 @@
 // with defaults. Bad input (an unknown option, a missing value, a count that is not a whole
 // number in range) is an OptionError that names the option and the text given. Every example
 // also takes the machine as ipu-sim does (--preset, --config FILE and every configuration
-// parameter, e.g. --exchange.base-latency 32), the device options --rtl BLOCKS, --rtl-trace
-// FILE.fst, the run options (hw/machine/run_options.h: --max-cycles N, --threads N (0: the
-// host's cores), --interpreter fast|general, --memory-hash yes|no), --stats FILE (ipu-sim's
-// statistics JSON, with the example's flops), --trace FILE (the BSP trace as ipu-sim run --trace
-// writes it; --trace-workers yes adds a lane per worker), --report FILE.html (the run report as
-// ipu-sim run --report writes it), --profile yes (prints where the
+// parameter, e.g. --exchange.base-latency 32), the debugging options (sdk/runtime/debug_options.h:
+// --gdb PORT, --rtl BLOCKS, --rtl-trace FILE.fst), the run options (hw/machine/run_options.h:
+// --max-cycles N, --threads N (0: the host's cores), --interpreter fast|general, --memory-hash
+// yes|no), --stats FILE (ipu-sim's statistics JSON, with the example's flops), --trace FILE (the
+// BSP trace as ipu-sim run --trace writes it; --trace-workers yes adds a lane per worker), --report
+// FILE.html (the run report as ipu-sim run --report writes it), --profile yes (prints where the
 // workers' cycles went by compute set and codelet), and --help. run_example() gives them all the
 // same handling and exit statuses.
 #pragma once
@@ -42,11 +42,12 @@ class ExampleOptions {
   // `defaults`: every option the example knows (without "--"), with its default value.
   ExampleOptions(int argc, char** argv, std::map<std::string, std::string> defaults)
       : values_(std::move(defaults)) {
-    values_.insert({{"rtl", "none"}, {"rtl-trace", ""}, {"profile", "no"}});
-    // The run and output options, from their one declaration each (hw/machine/run_options.h,
-    // report/output_options.h).
+    values_.insert({"profile", "no"});
+    // The run, output and debugging options, from their one declaration each
+    // (hw/machine/run_options.h, report/output_options.h, sdk/runtime/debug_options.h).
     declare(hw::RunOptions{}, run_options_);
     declare(report::OutputOptions{}, output_options_);
+    declare(sdk::DebugOptions{}, debug_options_);
     values_.insert({"config", ""});
     hw::MachineConfig any_machine;
     hw::visit_parameters(any_machine, [this](const hw::Parameter& p, const auto&) {
@@ -103,17 +104,10 @@ class ExampleOptions {
 
   sdk::DeviceOptions device() const {
     sdk::DeviceOptions d;
-    try {
-      d.rtl = tlm_rtl::RtlSelection::parse(text("rtl"));
-    } catch (const std::invalid_argument& e) {
-      throw OptionError(e.what());
-    }
-    d.rtl_trace = text("rtl-trace");
-    if (!d.rtl_trace.empty() && !d.rtl.any())
-      throw OptionError("--rtl-trace needs --rtl: it traces the RTL blocks in use");
     d.profile = yes("profile");
     set_declared(static_cast<hw::RunOptions&>(d), run_options_);
     set_declared(static_cast<report::OutputOptions&>(d), output_options_);
+    set_declared(static_cast<sdk::DebugOptions&>(d), debug_options_);
     return d;
   }
 
@@ -122,16 +116,14 @@ class ExampleOptions {
   std::vector<std::string> parameters_;      // the machine's configuration parameters
   std::vector<std::string> run_options_;     // hw::RunOptions's
   std::vector<std::string> output_options_;  // report::OutputOptions's
+  std::vector<std::string> debug_options_;   // sdk::DebugOptions's
 
   // Adds the options a struct declares (visit_parameters), with its defaults, to the table.
   template <typename Options>
   void declare(const Options& defaults, std::vector<std::string>& names) {
     visit_parameters(defaults, [&](const hw::Parameter& p, const auto& member) {
       names.emplace_back(p.name);
-      if constexpr (std::is_same_v<std::decay_t<decltype(member)>, bool>)
-        values_.insert({p.name, member ? "yes" : "no"});
-      else
-        values_.insert({p.name, fmt::format("{}", member)});
+      values_.insert({p.name, hw::value_text(member)});
     });
   }
   // Sets each declared option from its text and validates the struct.

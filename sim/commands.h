@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -15,7 +16,7 @@
 #include "report/output_options.h"
 #include "report/run_statistics.h"
 #include "sdk/image/elf_reader.h"
-#include "tlm/rtl_selection.h"
+#include "sdk/runtime/debug_options.h"
 
 namespace ipu::sim {
 
@@ -26,14 +27,8 @@ struct Outputs : report::OutputOptions {
   report::TraceOptions trace_options;
 };
 
-// What `run` needs beyond the platform's options: the RTL blocks and their waveforms.
-struct RtlOptions {
-  tlm_rtl::RtlSelection blocks;
-  std::string trace;
-};
-
 // --gdb PORT: a GDB server the platform stops in before its first instruction (null: none).
-std::unique_ptr<debug::GdbServer> open_gdb_server(const std::string& port_text);
+std::unique_ptr<debug::GdbServer> open_gdb_server(const std::optional<unsigned>& port);
 
 // The machine run-elf and demo run on: one chip of one tile, its tile and clock configured as
 // `config`'s, without the sync groups that name other tiles and chips.
@@ -41,7 +36,7 @@ hw::MachineConfig one_tile(hw::MachineConfig config);
 
 // `ipu-sim run IMAGE` of a bare image, `run-elf` and `demo`: the machine runs it, prints its
 // report and writes the outputs; returns the exit status (sim/exit_status.h).
-int run_machine(hw::PlatformOptions options, const RtlOptions& rtl_options,
+int run_machine(hw::PlatformOptions options, const sdk::DebugOptions& debug,
                 const sdk::ElfImage& image, const Outputs& outputs, debug::GdbServer* gdb);
 
 // `ipu-sim info IMAGE`: what an image holds, chip by chip and tile by tile, and its manifest.

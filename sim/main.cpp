@@ -49,8 +49,7 @@ namespace po = boost::program_options;
 namespace {
 
 using ipu::sim::kExitImage, ipu::sim::kExitRtlMismatch, ipu::sim::kExitUsage;
-using ipu::sim::Outputs, ipu::sim::RtlOptions, ipu::sim::open_gdb_server, ipu::sim::print_info,
-    ipu::sim::run_machine;
+using ipu::sim::Outputs, ipu::sim::open_gdb_server, ipu::sim::print_info, ipu::sim::run_machine;
 
 void add_parameter_options(po::options_description& desc, const ipu::hw::MachineConfig& defaults) {
   ipu::hw::visit_parameters(defaults, [&desc](const ipu::hw::Parameter& p, const auto& member) {
@@ -61,9 +60,7 @@ void add_parameter_options(po::options_description& desc, const ipu::hw::Machine
   });
 }
 
-// The run options (hw/machine/run_options.h), bound from their one declaration: yes/no ones as
-// switches, the others taken as text and set by ipu::hw::set_parameter.
-// Binds the options a struct declares (its visit_parameters: the run options, the output
+// Binds the options a struct declares (its visit_parameters: the run, output and debugging
 // options): switches for yes/no, text for the rest, each checked by set_parameter when read.
 template <typename Options>
 void add_declared_options(po::options_description& desc, const Options& defaults) {
@@ -71,8 +68,8 @@ void add_declared_options(po::options_description& desc, const Options& defaults
     if constexpr (std::is_same_v<std::decay_t<decltype(member)>, bool>)
       desc.add_options()(p.name, po::bool_switch(), p.meaning);
     else
-      desc.add_options()(p.name, po::value<std::string>()->default_value(fmt::format("{}", member)),
-                         p.meaning);
+      desc.add_options()(
+          p.name, po::value<std::string>()->default_value(ipu::hw::value_text(member)), p.meaning);
   });
 }
 
@@ -138,11 +135,10 @@ int sc_main(int argc, char** argv) {
   }
   std::string command, file, preset = "mk2", config_file;
   ipu::hw::RunOptions run_options;
-  std::string rtl_text, rtl_trace, gdb_port;
   std::vector<std::pair<std::string, std::string>> explicit_parameters;
   bool trace_instructions = false, config_dump = false;
   Outputs outputs;
-  RtlOptions rtl_options;
+  ipu::sdk::DebugOptions debug;
   ipu::sim::TraceFilterText trace_text;
   ipu::sim::SdkImageRun sdk_run;
 
@@ -153,9 +149,6 @@ int sc_main(int argc, char** argv) {
       "pod16, bow-pod16, pod64, bow-pod64")(
       "config", po::value<std::string>(&config_file),
       "configuration file of 'name = value' lines (after the preset)")(
-      "gdb", po::value<std::string>(&gdb_port),
-      "run, run-elf: wait for GDB (gdb-multiarch) on localhost:PORT and start stopped; every "
-      "context of every tile is a thread (0: any free port, printed on stderr)")(
       "trace-instructions", po::bool_switch(&trace_instructions),
       "print every executed instruction (tile, context, cycle, pc, disassembly) to stderr, or "
       "those the --trace-* filters below let through")(
@@ -173,11 +166,6 @@ int sc_main(int argc, char** argv) {
       "with --trace-instructions: only pcs in LOW:HIGH (HIGH excluded; 0x for hex) or in the "
       "named function")("config-dump", po::bool_switch(&config_dump),
                         "print the effective configuration and exit")(
-      "rtl", po::value<std::string>(&rtl_text)->default_value("none"),
-      "compute these blocks with their verilated RTL instead of the C++ models: a list of prng, "
-      "sr, amp, sync, xmux, or all (docs/rtl.md)")(
-      "rtl-trace", po::value<std::string>(&rtl_trace),
-      "write an FST waveform per --rtl block: FILE.fst gives FILE.<block>.fst")(
       "stream", po::value<std::vector<std::string>>(&sdk_run.streams)->composing(),
       "run, of an image the SDK saved: NAME=FILE feeds host stream NAME from FILE (raw "
       "little-endian elements, replica after replica), or writes what the device sends on it to "
@@ -193,6 +181,7 @@ int sc_main(int argc, char** argv) {
       "default: the image's only one)");
   add_declared_options(general, run_options);
   add_declared_options(general, ipu::report::OutputOptions{});
+  add_declared_options(general, ipu::sdk::DebugOptions{});
   po::options_description parameters("Configuration parameters (override the preset and --config)");
   ipu::hw::MachineConfig defaults;
   add_parameter_options(parameters, defaults);
@@ -220,10 +209,7 @@ int sc_main(int argc, char** argv) {
         declared_options_of<ipu::report::OutputOptions>(vm);
     outputs.trace_options.tiles_per_track = outputs.trace_tiles_per_track;
     outputs.trace_options.worker_lanes = outputs.trace_workers;
-    rtl_options.blocks = ipu::tlm_rtl::RtlSelection::parse(rtl_text);
-    rtl_options.trace = rtl_trace;
-    if (!rtl_trace.empty() && !rtl_options.blocks.any())
-      throw std::invalid_argument("--rtl-trace needs --rtl: it traces the RTL blocks in use");
+    debug = declared_options_of<ipu::sdk::DebugOptions>(vm);
   } catch (const po::error& e) {
     fmt::print(stderr, "ipu-sim: {}\nTry 'ipu-sim --help'.\n", e.what());
     return kExitUsage;
@@ -295,10 +281,10 @@ int sc_main(int argc, char** argv) {
     if (vm["threads"].defaulted())
       run_options.threads = std::max(1u, ipu::hw::host_cores() / job->ranks_on_host());
     std::string alone =
-        command != "run"           ? "only 'ipu-sim run' splits a machine over MPI ranks"
-        : !gdb_port.empty()        ? "--gdb needs the whole machine in one process"
-        : trace_instructions       ? "--trace-instructions needs the whole machine in one process"
-        : rtl_options.blocks.any() ? "--rtl blocks need the whole machine in one process"
+        command != "run"     ? "only 'ipu-sim run' splits a machine over MPI ranks"
+        : debug.gdb_port     ? "--gdb needs the whole machine in one process"
+        : trace_instructions ? "--trace-instructions needs the whole machine in one process"
+        : debug.rtl.any()    ? "--rtl blocks need the whole machine in one process"
         : job->size() > config.chips
             ? fmt::format("each rank simulates whole chips, and the machine has {} chip{}",
                           config.chips, config.chips == 1 ? "" : "s")
@@ -349,11 +335,8 @@ int sc_main(int argc, char** argv) {
       }
       ipu::sdk::DeviceOptions& device = sdk_run.device;
       static_cast<ipu::hw::RunOptions&>(device) = run_options;
-      device.rtl = rtl_options.blocks;
-      device.rtl_trace = rtl_options.trace;
       static_cast<ipu::report::OutputOptions&>(device) = outputs;
-      if (!gdb_port.empty())
-        device.gdb_port = static_cast<int>(ipu::sdk::parse_count("--gdb", gdb_port, 0, 65535));
+      static_cast<ipu::sdk::DebugOptions&>(device) = debug;
       sdk_run.image_path = file;
       return ipu::sim::run_sdk_image(image, config, sdk_run, std::cout);
     }
@@ -397,8 +380,8 @@ int sc_main(int argc, char** argv) {
     outputs.source.image_checksum = ipu::sdk::image_checksum(image);
     outputs.source.function_name = function_name;
     outputs.trace_options.function_name = function_name;
-    const auto gdb = open_gdb_server(gdb_port);
-    return run_machine(options, rtl_options, image, outputs, gdb.get());
+    const auto gdb = open_gdb_server(debug.gdb_port);
+    return run_machine(options, debug, image, outputs, gdb.get());
   } catch (const ipu::sdk::ImageError& e) {
     return fail(*job, kExitImage, e.what());
   } catch (const ipu::tlm_rtl::RtlMismatch& e) {

@@ -17,10 +17,9 @@
 
 namespace ipu::sim {
 
-std::unique_ptr<debug::GdbServer> open_gdb_server(const std::string& port_text) {
-  if (port_text.empty()) return nullptr;
-  const uint64_t port = sdk::parse_count("--gdb", port_text, 0, 65535);
-  return std::make_unique<debug::GdbServer>(static_cast<uint16_t>(port), "ipu-sim");
+std::unique_ptr<debug::GdbServer> open_gdb_server(const std::optional<unsigned>& port) {
+  if (!port) return nullptr;
+  return std::make_unique<debug::GdbServer>(static_cast<uint16_t>(*port), "ipu-sim");
 }
 
 hw::MachineConfig one_tile(hw::MachineConfig config) {
@@ -32,7 +31,7 @@ hw::MachineConfig one_tile(hw::MachineConfig config) {
   return config;
 }
 
-int run_machine(hw::PlatformOptions options, const RtlOptions& rtl_options,
+int run_machine(hw::PlatformOptions options, const sdk::DebugOptions& debug,
                 const sdk::ElfImage& image, const Outputs& outputs, debug::GdbServer* gdb) {
   options.debugger = gdb;
   // --stats, --trace and --report show what the workers ran: every function's runs, and with
@@ -57,9 +56,9 @@ int run_machine(hw::PlatformOptions options, const RtlOptions& rtl_options,
     for (const unsigned tile : platform.machine().active_tiles())
       gdb->add_core(platform.machine().tile(tile).core());
   std::unique_ptr<tlm_rtl::RtlPlatform> rtl;
-  if (rtl_options.blocks.any())
-    rtl = std::make_unique<tlm_rtl::RtlPlatform>("rtl", options.machine.chip, rtl_options.blocks,
-                                                 rtl_options.trace);
+  if (debug.rtl.any())
+    rtl = std::make_unique<tlm_rtl::RtlPlatform>("rtl", options.machine.chip, debug.rtl,
+                                                 debug.rtl_trace);
   const hw::RunReport report = tlm_rtl::run_platform(platform, rtl.get());
   std::cout.flush();
   if (gdb != nullptr) gdb->finish(report.outcome);

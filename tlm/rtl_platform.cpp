@@ -33,14 +33,14 @@ RtlSelection RtlSelection::parse(const std::string& list) {
       s.xmux = true;
     else
       throw std::invalid_argument(fmt::format(
-          "--rtl: unknown block '{}' in '{}'; the blocks are prng, sr, amp, sync and xmux (or all, "
+          "unknown block '{}' in '{}'; the blocks are prng, sr, amp, sync and xmux (or all, "
           "or none)",
           name, list));
   }
   return s;
 }
 
-std::string RtlSelection::names() const {
+std::string RtlSelection::text() const {
   std::string out;
   for (auto [on, name] : {std::pair{prng, "prng"}, std::pair{sr, "sr"}, std::pair{amp, "amp"},
                           std::pair{sync, "sync"}, std::pair{xmux, "xmux"}})

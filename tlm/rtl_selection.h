@@ -17,7 +17,7 @@ struct RtlSelection {
   // block; "" too); throws std::invalid_argument naming an unknown block.
   static RtlSelection parse(const std::string& list);
   bool any() const { return prng || sr || amp || sync || xmux; }
-  std::string names() const;  // "prng,sr,..." or "none"
+  std::string text() const;  // "prng,sr,..." or "none", as parse() reads it
 };
 
 // Transactions and RTL clocks of one block in a run.

@@ -41,12 +41,10 @@ DeviceImpl::DeviceImpl(const Executable& executable, DeviceOptions options)
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);  // the program's output is its own
   try {
     hw::validate(static_cast<const hw::RunOptions&>(options_));
+    validate(static_cast<const DebugOptions&>(options_));
   } catch (const std::invalid_argument& e) {
     throw DeviceError(fmt::format("DeviceOptions: {}", e.what()));
   }
-  if (options_.gdb_port > 65535)
-    throw DeviceError(fmt::format("DeviceOptions::gdb_port {} is not a TCP port (0 to 65535)",
-                                  options_.gdb_port));
   if (const unsigned ranks = hw::MpiJob::launched_ranks(); ranks > 1)
     throw DeviceError(fmt::format(
         "started as one of {} MPI ranks: the SDK runtime drives a machine from one process and "
@@ -73,8 +71,8 @@ DeviceImpl::DeviceImpl(const Executable& executable, DeviceOptions options)
   run.profile_workers = profiling();
   if (!options_.trace.empty() && options_.trace_workers) run.worker_run_log = hw::kTraceWorkerRuns;
   if (!options_.trace.empty()) run.trace_flows = hw::kTraceFlows;
-  if (options_.gdb_port >= 0) {
-    gdb_ = std::make_unique<debug::GdbServer>(static_cast<uint16_t>(options_.gdb_port));
+  if (options_.gdb_port) {
+    gdb_ = std::make_unique<debug::GdbServer>(static_cast<uint16_t>(*options_.gdb_port));
     run.debugger = gdb_.get();
   }
   sc_core::sc_set_time_resolution(1, sc_core::SC_FS);

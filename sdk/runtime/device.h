@@ -26,6 +26,7 @@
 #include "hw/machine/run_options.h"
 #include "report/output_options.h"
 #include "sdk/compiler/compiler.h"
+#include "sdk/runtime/debug_options.h"
 #include "sdk/runtime/profile.h"
 #include "tlm/rtl_selection.h"
 
@@ -51,16 +52,11 @@ class DeviceError : public std::runtime_error {
 };
 
 // The run options (hw/machine/run_options.h), the output files written after every run
-// (report/output_options.h: stats, trace, report), and the device's own.
-struct DeviceOptions : hw::RunOptions, report::OutputOptions {
-  tlm_rtl::RtlSelection rtl;  // blocks computed by their verilated RTL (ipu-sim --rtl)
-  std::string rtl_trace;      // FST waveforms of those blocks
+// (report/output_options.h: stats, trace, report), the debugging aids (debug_options.h: GDB,
+// RTL blocks) and the device's own.
+struct DeviceOptions : hw::RunOptions, report::OutputOptions, DebugOptions {
   // Profile what the workers run (profile()); on whenever stats, trace or report is written.
   bool profile = false;
-  // >= 0: a GDB server on localhost:gdb_port (0: any free port, Device::gdb_port() says which)
-  // that stops the tiles before their first instruction until gdb-multiarch attaches
-  // (docs/debugging.md). The executable's image (Executable::save) gives GDB the symbols.
-  int gdb_port = -1;
 };
 
 // What one run() did: its counts and times are that run's alone.

@@ -204,11 +204,11 @@ TEST(TlmRtl, WrappersRefuseAPayloadOfTheWrongShape) {
 }
 
 TEST(TlmRtl, SelectionsParseAndNameTheirBlocks) {
-  EXPECT_EQ(RtlSelection::parse("sync,prng").names(), "prng,sync");
-  EXPECT_EQ(RtlSelection::parse("all").names(), "prng,sr,amp,sync,xmux");
+  EXPECT_EQ(RtlSelection::parse("sync,prng").text(), "prng,sync");
+  EXPECT_EQ(RtlSelection::parse("all").text(), "prng,sr,amp,sync,xmux");
   EXPECT_FALSE(RtlSelection::parse("none").any());
   EXPECT_FALSE(RtlSelection::parse("").any());
-  EXPECT_EQ(RtlSelection::parse("sync,all").names(), "prng,sr,amp,sync,xmux");
+  EXPECT_EQ(RtlSelection::parse("sync,all").text(), "prng,sr,amp,sync,xmux");
   try {
     RtlSelection::parse("prng,,sr");  // an empty name is no block either
     FAIL() << "accepted";

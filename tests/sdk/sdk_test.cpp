@@ -632,7 +632,7 @@ TEST(SdkErrors, AGdbPortThatIsNoTcpPortIsRefused) {
   const Executable exe = compile(g, Sync());
   EXPECT_THAT([&] { Device device(exe, options); },
               ::testing::ThrowsMessage<DeviceError>(
-                  HasSubstr("DeviceOptions::gdb_port 70000 is not a TCP port (0 to 65535)")));
+                  HasSubstr("DeviceOptions: --gdb must be 0 to 65535, not 70000")));
   Device device(exe);  // refused before it took the process's one simulation
   device.run();
 }
