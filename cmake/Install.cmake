@@ -24,6 +24,7 @@ set(IPU_PUBLIC_HEADERS
     hw/common/machine_shape.h base/parameters.h base/input_file.h hw/ipu/chip_config.h
     iss/tile_config.h hw/exchange/exchange_config.h hw/sync/sync_config.h
     hw/pcie/pcie_config.h hw/ipulink/ipulink_config.h hw/gateway/gateway_config.h
+    hw/energy/energy_config.h hw/energy/energy.h iss/insn_class.h
     tlm/rtl_selection.h report/output_options.h)
 foreach(header IN LISTS IPU_PUBLIC_HEADERS)
   get_filename_component(dir ${header} DIRECTORY)

@@ -333,6 +333,20 @@ uint64_t Core::instructions_retired() const {
   return n;
 }
 
+ActionCounts Core::actions() const {
+  ActionCounts sum;
+  for (unsigned i = 0; i <= workers_; ++i) {
+    // Integer instructions are those the other classes leave (count_retired).
+    ActionCounts a = contexts_[i].actions;
+    uint64_t others = 0;
+    for (size_t k = 0; k < kInsnClasses; ++k)
+      if (k != static_cast<size_t>(InsnClass::kInteger)) others += a.instructions[k];
+    a.instructions[static_cast<size_t>(InsnClass::kInteger)] = contexts_[i].instret - others;
+    sum += a;
+  }
+  return sum;
+}
+
 // ---- scheduling ----
 
 uint64_t Core::supervisor_issue_cycle(uint64_t earliest) const {
@@ -638,6 +652,10 @@ void Core::save_status(ByteWriter& out) const {
     out.put(c.issue_cycle), out.put(c.next_issue), out.put(c.runs), out.put(c.active_cycles);
     out.put(c.started_at), out.put(read_word(c.pc));
   }
+  // The tile's action counts, summed: a replica keeps them in its supervisor's context.
+  const ActionCounts actions = this->actions();
+  for (const uint64_t n : actions.instructions) out.put(n);
+  out.put(actions.sram_read_bytes), out.put(actions.sram_written_bytes);
   if (profile_.enabled()) profile_.save(out);
 }
 
@@ -654,7 +672,11 @@ void Core::load_status(ByteReader& in) {
     in.get(c.issue_cycle), in.get(c.next_issue), in.get(c.runs), in.get(c.active_cycles);
     in.get(c.started_at);
     status_words_.emplace_back(c.pc, in.get<uint32_t>());
+    c.actions = {};
   }
+  ActionCounts& actions = contexts_[0].actions;
+  for (uint64_t& n : actions.instructions) in.get(n);
+  in.get(actions.sram_read_bytes), in.get(actions.sram_written_bytes);
   if (profile_.enabled()) profile_.load(in);
 }
 

@@ -57,6 +57,19 @@ inline constexpr uint32_t kMstatusMpp = 3u << 11;
 inline constexpr uint32_t kMstatusFs = 3u << 13;
 inline constexpr uint32_t kMstatusFsInitial = 1u << 13;
 
+// What a context's retired instructions did, for the energy model (hw/energy/): instructions
+// by class and SRAM bytes (iss/isa.h, InsnCost). Counted as they retire, the same in every loop.
+struct ActionCounts {
+  std::array<uint64_t, kInsnClasses> instructions{};
+  uint64_t sram_read_bytes = 0, sram_written_bytes = 0;
+  ActionCounts& operator+=(const ActionCounts& o) {
+    for (size_t i = 0; i < kInsnClasses; ++i) instructions[i] += o.instructions[i];
+    sram_read_bytes += o.sram_read_bytes, sram_written_bytes += o.sram_written_bytes;
+    return *this;
+  }
+  void count(InsnClass cls) { ++instructions[static_cast<size_t>(cls)]; }
+};
+
 struct Context {
   unsigned id = 0;  // 0 = supervisor, 1..N = workers
   ContextState state = ContextState::kIdle;
@@ -80,6 +93,7 @@ struct Context {
   uint32_t stack_low = 0, stack_high = 0;
   Xoroshiro128aox prng;  // this context's PRNG stream (kept across worker runs)
   AmpUnit amp;           // this context's AMP weights and accumulators
+  ActionCounts actions;
   std::string console_line;
   // The fast barrel's program counter for this worker while it runs (fast_loops.cpp).
   const Decoded* fast_entry = nullptr;
@@ -231,6 +245,7 @@ class Core {
   // Tile cycles elapsed: one past the last issue cycle.
   uint64_t cycles() const { return cycles_; }
   uint64_t instructions_retired() const;
+  ActionCounts actions() const;  // every context's, summed
   unsigned worker_contexts() const { return workers_; }
   const Context& context(unsigned id) const { return contexts_.at(id); }
   Context& context(unsigned id) { return contexts_.at(id); }

@@ -45,12 +45,14 @@ void Core::execute(Context& c, uint64_t budget) {
     bool stalled = false, scheduling_changed = false, worker_exit = false;
     uint64_t wait_until = 0;  // ipu.waitc: earliest next issue
     uint32_t npc = pc + 4;
+    Op op = Op::kIllegal;  // the instruction run, for its action counts when it retires
 
     const uint32_t off = pc - base;
     if (off > size - 4) TRAP(TrapCause::kInstrAccessFault, pc);
     {
       Decoded& d = decoded[off >> 2];
       if (d.op == Op::kUndecoded) predecode(off);
+      op = d.op;  // a store may forget d (self-modifying code)
       if constexpr (kObserved) {
         if (trace_) trace_(c, pc, read_word(pc));
       }
@@ -80,6 +82,7 @@ void Core::execute(Context& c, uint64_t budget) {
                            (block != StopReason::kRunning) | (event != StopReason::kRunning)),
                          1)) {
       ++c.instret;
+      count_retired(c.actions, op);
       pc = npc;
       continue;
     }
@@ -101,6 +104,7 @@ void Core::execute(Context& c, uint64_t budget) {
       return;
     }
     ++c.instret;
+    count_retired(c.actions, op);
     pc = npc;
     c.pc = pc;
     if (event != StopReason::kRunning) {

@@ -36,6 +36,30 @@ constexpr std::array<uint8_t, static_cast<size_t>(Op::kCount)> make_issue_slots(
 }
 inline constexpr auto kIssueSlots = make_issue_slots();
 
+constexpr std::array<InsnCost, static_cast<size_t>(Op::kCount)> make_insn_costs() {
+  std::array<InsnCost, static_cast<size_t>(Op::kCount)> costs{};
+  costs[static_cast<size_t>(Op::kUndecoded)] = {InsnClass::kCount};
+  costs[static_cast<size_t>(Op::kIllegal)] = {InsnClass::kCount};
+#define INSN(id, mnemonic, ...) costs[static_cast<size_t>(Op::id)] = insn_cost(mnemonic);
+#define XINSN(id, mnemonic, ...) costs[static_cast<size_t>(Op::id)] = insn_cost(mnemonic);
+#include "rv32imf.def"
+#include "xipu.def"
+#undef XINSN
+#undef INSN
+  return costs;
+}
+inline constexpr auto kInsnCosts = make_insn_costs();
+
+// Counts a retired instruction's actions (the AMP's count themselves in their bodies). Integer
+// instructions, the most common, are not counted one by one: they are the retired instructions
+// the other classes leave (Core::actions), which spares the fast loops a chain of increments.
+inline void count_retired(ActionCounts& a, Op op) {
+  const InsnCost& k = kInsnCosts[static_cast<size_t>(op)];
+  if (k.cls != InsnClass::kCount && k.cls != InsnClass::kInteger) a.count(k.cls);
+  a.sram_read_bytes += k.read_bytes;
+  a.sram_written_bytes += k.written_bytes;
+}
+
 // Lane `lane` (0-3) of the f16x4 value in the register pair starting at `reg`.
 inline uint32_t half(const Context& c, unsigned reg, unsigned lane) {
   return (c.f[reg + lane / 2] >> (16 * (lane & 1))) & 0xffffu;
@@ -304,6 +328,8 @@ using fpu::float_of;
     if (a_ - base > size - n_) TRAP(TrapCause::kLoadAccessFault, a_); \
     WATCH_ACCESS(a_, n_, false);                                      \
     load_amp_weights(amp_, phase_, mem + (a_ - base));                \
+    c.actions.count(InsnClass::kAmpWeights);                          \
+    c.actions.sram_read_bytes += n_;                                  \
   } while (0)
 #define AMP_STEP()                                                                        \
   do {                                                                                    \
@@ -323,6 +349,9 @@ using fpu::float_of;
     else                                                                                  \
       RTL_CALL(amp_step(amp_, mem + (in_ - base), result_, datapaths_.amp))               \
     if (last_) invalidate(out_, n_);                                                      \
+    c.actions.count(amp_.f32_mode() ? InsnClass::kAmpF32 : InsnClass::kAmpF16);           \
+    c.actions.sram_read_bytes += AmpUnit::kInputBytes;                                    \
+    if (last_) c.actions.sram_written_bytes += n_;                                        \
   } while (0)
 
 // ---- sync and exchange (docs/chip.md) ----

@@ -178,4 +178,12 @@ std::string disassemble(uint32_t word, uint32_t pc) {
   return out;
 }
 
+std::string_view insn_class_name(InsnClass cls) {
+  static constexpr std::string_view kNames[] = {"integer",     "branch", "load",    "store",
+                                                "fpu",         "simd",   "amp-f16", "amp-f32",
+                                                "amp-weights", "control"};
+  static_assert(std::size(kNames) == kInsnClasses);
+  return cls < InsnClass::kCount ? kNames[static_cast<size_t>(cls)] : "?";
+}
+
 }  // namespace ipu::hw

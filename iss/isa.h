@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "iss/insn_class.h"
+
 namespace ipu::hw {
 
 // How the immediate is assembled from the instruction word (RISC-V unprivileged spec, ch. 2).

@@ -151,6 +151,33 @@ std::string tile_memory_json(const std::vector<TileMemory>& tiles, uint32_t sram
 
 }  // namespace
 
+std::string energy_json(const EnergyReport& energy) {
+  auto block = [](const BlockEnergy& b) {
+    nlohmann::ordered_json j;
+    j["block"] = b.block;
+    j["dynamic_joules"] = b.dynamic_joules;
+    j["static_joules"] = b.static_joules;
+    j["joules"] = b.joules();
+    nlohmann::ordered_json lines = nlohmann::ordered_json::array();
+    for (const EnergyLine& l : b.lines)
+      lines.push_back(
+          {{"action", l.action}, {"unit", l.unit}, {"count", l.count}, {"joules", l.joules}});
+    j["actions"] = lines;
+    return j;
+  };
+  nlohmann::ordered_json j;
+  j["seconds"] = energy.seconds;
+  j["joules"] = energy.joules;
+  j["watts"] = energy.watts();
+  j["watts_per_chip"] = energy.watts_per_chip();
+  j["chips"] = nlohmann::ordered_json::array();
+  for (const BlockEnergy& b : energy.chips) j["chips"].push_back(block(b));
+  j["gateways"] = nlohmann::ordered_json::array();
+  for (const BlockEnergy& b : energy.gateways) j["gateways"].push_back(block(b));
+  j["ipulinks"] = block(energy.links);
+  return json_text(j);
+}
+
 void write_stats_json(std::ostream& out, const Machine& machine, const StatsSource& source) {
   const ChipConfig& c = machine.config().chip;
   std::map<uint64_t, const ExchangeRecord*> exchanges;
@@ -172,6 +199,10 @@ void write_stats_json(std::ostream& out, const Machine& machine, const StatsSour
   summary["ipulink_bytes"] = r.ipulink_bytes;
   summary["streaming_bytes_written"] = r.streaming_bytes_written;
   summary["streaming_bytes_read"] = r.streaming_bytes_read;
+  const EnergyReport energy = price_energy(machine.config(), r);
+  summary["energy_joules"] = energy.joules;
+  summary["watts"] = energy.watts();
+  summary["watts_per_chip"] = energy.watts_per_chip();
   if (source.outcome) {
     static const char* const kResults[] = {"exited", "fault", "cycle limit", "deadlock"};
     summary["result"] = kResults[static_cast<int>(source.outcome->result)];
@@ -182,6 +213,7 @@ void write_stats_json(std::ostream& out, const Machine& machine, const StatsSour
              "{{\n  \"config\": {},\n  \"image\": {},\n  \"summary\": {},\n  \"contexts\": {},\n",
              config_json(machine.config()), json_text(image), json_text(summary),
              contexts_json(r.per_tile));
+  fmt::print(out, "  \"energy\": {},\n", energy_json(energy));
   if (profiled(machine))
     fmt::print(out, "  \"worker_functions\": {},\n",
                worker_functions_json(machine, source.function_name));

@@ -11,6 +11,7 @@
 
 #include "hw/common/loaded_program.h"
 #include "hw/common/run_report.h"
+#include "hw/energy/energy.h"
 #include "hw/machine/machine.h"
 
 namespace ipu::report {
@@ -19,6 +20,9 @@ namespace ipu::report {
 // context's counts summed over `tiles` as a JSON array: parts of the statistics files.
 std::string config_json(const hw::MachineConfig& machine);
 std::string contexts_json(const std::vector<hw::TileCounts>& tiles);
+// A run's energy (hw/energy/energy.h) as a JSON object: totals, then each chip's, gateway's and
+// the IPU-Links' dynamic and static joules with every priced action.
+std::string energy_json(const hw::EnergyReport& energy);
 
 // What ran, for the statistics: the image's file (or a name) and its checksum, the name of the
 // function at an address, for the workers' functions (unset: their addresses alone), the

@@ -40,7 +40,7 @@ void print_exit_statuses(std::ostream& out, const RunReport& r) {
 
 }  // namespace
 
-void print_report(std::ostream& out, const RunReport& r) {
+void print_report(std::ostream& out, const RunReport& r, const EnergyReport& energy) {
   const double seconds = static_cast<double>(r.cycles) / r.clock_hz;
   const double mips =
       r.host_seconds > 0 ? static_cast<double>(r.instructions) / r.host_seconds / 1e6 : 0;
@@ -73,6 +73,7 @@ void print_report(std::ostream& out, const RunReport& r) {
                r.streaming_bytes_written, r.streaming_bytes_read, r.gateways,
                r.gateways > 1 ? "s" : "");
   fmt::print(out, "instructions retired {}\n", r.instructions);
+  print_energy(out, energy);
   fmt::print(out, "host time            {:.3f} s\n", r.host_seconds);
   fmt::print(out, "simulator speed      {:.1f} MIPS\n", mips);
   if (r.ranks > 1)
@@ -85,6 +86,17 @@ void print_report(std::ostream& out, const RunReport& r) {
   if (r.memory_hash) fmt::print(out, "memory hash          {:016x}\n", *r.memory_hash);
   print_exit_statuses(out, r);
   print_context_table(out, r.per_tile, r.tiles_per_chip, r.chips);
+}
+
+void print_energy(std::ostream& out, const EnergyReport& e) {
+  double gateways = 0;
+  for (const BlockEnergy& g : e.gateways) gateways += g.joules();
+  std::string parts = fmt::format("chips {:.4g} J", e.chip_joules());
+  if (!e.gateways.empty()) parts += fmt::format(", gateways {:.4g} J", gateways);
+  if (!e.links.lines.empty()) parts += fmt::format(", IPU-Links {:.4g} J", e.links.joules());
+  fmt::print(out, "energy               {:.4g} J ({}; docs/energy.md)\n", e.joules, parts);
+  fmt::print(out, "power                {:.1f} W per chip, {:.1f} W in all (averages)\n",
+             e.watts_per_chip(), e.watts());
 }
 
 void print_context_table(std::ostream& out, const std::vector<TileCounts>& tiles,

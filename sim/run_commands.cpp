@@ -62,7 +62,7 @@ int run_machine(hw::PlatformOptions options, const sdk::DebugOptions& debug,
   const hw::RunReport report = tlm_rtl::run_platform(platform, rtl.get());
   std::cout.flush();
   if (gdb != nullptr) gdb->finish(report.outcome);
-  report::print_report(out, report);
+  report::print_report(out, report, hw::price_energy(options.machine, report));
   if (rtl) tlm_rtl::print_rtl_stats(std::cout, rtl->stats(), rtl->trace_files());
   // The outcome first, then the files: a path that cannot be written must not hide the report.
   const int status = [&] {

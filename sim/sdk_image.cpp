@@ -254,7 +254,7 @@ int run_sdk_image(const sdk::ElfImage& image, const hw::MachineConfig& machine,
       out << console.substr(std::min(console_shown, console.size()));
       console_shown = console.size();
       fmt::print(out, "\n== program '{}' ({} of {}) ==", p->name, device.runs(), programs.size());
-      report::print_report(out, report.run);
+      report::print_report(out, report.run, report.energy);
       fmt::print(out,
                  "host streams         {} bytes to the device, {} bytes from it; {} tile "
                  "cycles in host syncs\n",

@@ -2,11 +2,14 @@
 // SystemC, so the SDK's public headers can carry it.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "iss/insn_class.h"
 
 namespace ipu::hw {
 
@@ -38,6 +41,29 @@ struct TileCounts {
   std::vector<ContextCounts> contexts;
 };
 
+// What the energy model prices (hw/energy/energy.h) on one chip: its tiles' retired
+// instructions by class (InsnClass order) and SRAM bytes, the exchange words delivered to its
+// tiles, its tiles' arrivals at internal barriers, the external barriers it took part in, and
+// the bytes its PCIe endpoint moved.
+struct ChipActions {
+  std::array<uint64_t, kInsnClasses> instructions{};
+  uint64_t sram_read_bytes = 0, sram_written_bytes = 0;
+  uint64_t exchange_bytes = 0;
+  uint64_t sync_arrivals = 0;
+  uint64_t external_syncs = 0;
+  uint64_t pcie_bytes = 0;
+  ChipActions& operator-=(const ChipActions& o);
+};
+
+// The same for one IPU-Gateway: the bytes its DIMMs moved (tiles' and hosts' reads and writes),
+// its chips' PCIe links and its RoCE host ports.
+struct GatewayActions {
+  uint64_t ddr_bytes = 0;
+  uint64_t chip_link_bytes = 0;
+  uint64_t host_port_bytes = 0;
+  GatewayActions& operator-=(const GatewayActions& o);
+};
+
 struct RunReport {
   ChipOutcome outcome;
   unsigned chips = 1;
@@ -64,6 +90,24 @@ struct RunReport {
   std::optional<uint64_t> memory_hash;  // FNV-1a over the active tiles' SRAM, in tile order
   unsigned tiles_per_chip = 1;
   std::vector<TileCounts> per_tile;  // every active tile, in machine-tile order
+  // For the energy model: every chip's and gateway's actions, and the machine's IPU-Links.
+  std::vector<ChipActions> chip_actions;
+  std::vector<GatewayActions> gateway_actions;
+  unsigned ipulinks = 0;
 };
+
+inline ChipActions& ChipActions::operator-=(const ChipActions& o) {
+  for (size_t i = 0; i < kInsnClasses; ++i) instructions[i] -= o.instructions[i];
+  sram_read_bytes -= o.sram_read_bytes, sram_written_bytes -= o.sram_written_bytes;
+  exchange_bytes -= o.exchange_bytes, sync_arrivals -= o.sync_arrivals;
+  external_syncs -= o.external_syncs, pcie_bytes -= o.pcie_bytes;
+  return *this;
+}
+
+inline GatewayActions& GatewayActions::operator-=(const GatewayActions& o) {
+  ddr_bytes -= o.ddr_bytes;
+  chip_link_bytes -= o.chip_link_bytes, host_port_bytes -= o.host_port_bytes;
+  return *this;
+}
 
 }  // namespace ipu::hw

@@ -428,6 +428,9 @@ std::string Exchange::resolve(Phase& p) {
     record.end = std::max(record.end, receivers[i].second->boundary);
     record.words += r.words;
     record.chip_words += r.chip_words;
+    const unsigned chip = receivers[i].first / shape_.tiles_per_chip;
+    if (chip >= words_to_chip_.size()) words_to_chip_.resize(chip + 1);
+    words_to_chip_[chip] += r.words;
     record.last_arrival = std::max(record.last_arrival, r.last_arrival);
     // At most 16 errors and then the rest of a receive cycle's: as if one receiver after
     // another were checked until the report is full.

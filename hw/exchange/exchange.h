@@ -149,6 +149,10 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   void set_receive_mux(ReceiveMuxIf* mux) { receive_mux_ = mux != nullptr ? mux : &model_mux_; }
 
   const std::vector<ExchangeRecord>& records() const { return records_; }
+  // Words delivered to chip `chip`'s tiles over the whole run (for the energy model).
+  uint64_t words_to_chip(unsigned chip) const {
+    return chip < words_to_chip_.size() ? words_to_chip_[chip] : 0;
+  }
   // Keeps up to `limit` ExchangeFlows of resolved phases, in phase and receiver order (0:
   // none, the default); flows_dropped() counts the rest.
   void record_flows(size_t limit) { flow_limit_ = limit; }
@@ -238,6 +242,7 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   std::map<unsigned, unsigned> socket_of_;  // tile -> socket index
   std::map<uint64_t, Phase> phases_;
   std::vector<ExchangeRecord> records_;
+  std::vector<uint64_t> words_to_chip_;
   size_t flow_limit_ = 0;
   std::vector<ExchangeFlow> flows_;
   uint64_t flows_dropped_ = 0;

@@ -76,6 +76,7 @@ void validate(const MachineConfig& m) {
         uint64_t{m.chips} * m.chip.tiles));
   validate(m.ipulink, m.chips);
   validate(m.gateway);
+  validate(m.energy);
 }
 
 }  // namespace ipu::hw

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "hw/energy/energy_config.h"
 #include "hw/gateway/gateway_config.h"
 #include "hw/ipu/chip_config.h"
 #include "hw/ipulink/ipulink_config.h"
@@ -23,6 +24,7 @@ struct MachineConfig {
   ChipConfig chip;
   IpuLinkConfig ipulink;
   GatewayConfig gateway;
+  EnergyConfig energy;
 
   MachineShape shape() const { return chip.shape(chips); }
 };
@@ -37,6 +39,7 @@ void visit_parameters(C& m, Visitor&& v) {
   visit_parameters(m.chip, v);
   visit_parameters(m.ipulink, v);
   visit_parameters(m.gateway, v);
+  visit_parameters(m.energy, v);
 }
 
 // The named preset; throws std::invalid_argument for an unknown name, listing the known ones.

@@ -43,6 +43,42 @@ RunReport count_run(const Machine& machine) {
     r.streaming_bytes_read += g->bytes_read();
   }
   r.clock_hz = machine.config().chip.tile.clock_hz;
+
+  // The energy model's counts, chip by chip.
+  const unsigned per_chip = machine.config().chip.tiles;
+  r.chip_actions.resize(machine.chips());
+  for (unsigned id : machine.active_tiles()) {
+    ChipActions& a = r.chip_actions.at(id / per_chip);
+    const ActionCounts n = machine.tile(id).core().actions();
+    for (size_t k = 0; k < kInsnClasses; ++k) a.instructions[k] += n.instructions[k];
+    a.sram_read_bytes += n.sram_read_bytes;
+    a.sram_written_bytes += n.sram_written_bytes;
+  }
+  for (unsigned chip = 0; chip < machine.chips(); ++chip) {
+    ChipActions& a = r.chip_actions[chip];
+    a.exchange_bytes = 4 * machine.exchange().words_to_chip(chip);
+    const PcieEndpoint& pcie = machine.chip(chip).pcie();
+    a.pcie_bytes = pcie.bytes_moved(0) + pcie.bytes_moved(1);
+  }
+  for (const BarrierRecord& b : machine.sync_network().barriers()) {
+    if (b.chip >= 0) {
+      r.chip_actions.at(b.chip).sync_arrivals += b.tiles.size();
+      continue;
+    }
+    std::vector<bool> taking_part(machine.chips());
+    for (unsigned tile : b.tiles) taking_part.at(tile / per_chip) = true;
+    for (unsigned chip = 0; chip < machine.chips(); ++chip)
+      r.chip_actions[chip].external_syncs += taking_part[chip];
+  }
+  for (const auto& g : machine.gateways().all()) {
+    GatewayActions& a = r.gateway_actions.emplace_back();
+    for (unsigned d = 0; d < g->config().dimms; ++d) a.ddr_bytes += g->dimm(d).bytes;
+    for (unsigned k = 0; k < g->chips(); ++k)
+      a.chip_link_bytes += g->chip_link(k, true).bytes + g->chip_link(k, false).bytes;
+    for (unsigned p = 0; p < g->config().host_ports; ++p)
+      a.host_port_bytes += g->host_port(p, true).bytes + g->host_port(p, false).bytes;
+  }
+  r.ipulinks = static_cast<unsigned>(machine.links().links().size());
   return r;
 }
 

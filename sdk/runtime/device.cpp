@@ -289,6 +289,10 @@ hw::RunReport since(const hw::RunReport& now, const hw::RunReport& before) {
   r.ipulink_bytes -= before.ipulink_bytes;
   r.streaming_bytes_written -= before.streaming_bytes_written;
   r.streaming_bytes_read -= before.streaming_bytes_read;
+  for (size_t i = 0; i < r.chip_actions.size() && i < before.chip_actions.size(); ++i)
+    r.chip_actions[i] -= before.chip_actions[i];
+  for (size_t i = 0; i < r.gateway_actions.size() && i < before.gateway_actions.size(); ++i)
+    r.gateway_actions[i] -= before.gateway_actions[i];
   return r;
 }
 
@@ -334,6 +338,7 @@ const DeviceReport& DeviceImpl::run(const std::string& name) {
   if (runs_++ > 0) resume_.notify(sc_core::SC_ZERO_TIME);
   const hw::RunReport total = tlm_rtl::run_platform(*platform_, rtl_.get());
   report_.run = since(total, total_);
+  report_.energy = hw::price_energy(exe_.machine, report_.run);
   total_ = total;
   for (const auto& [tile, segments] : platform_->program().tiles)
     for (const auto& s : segments) report_.image_bytes += s.bytes.size();

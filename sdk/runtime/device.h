@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "hw/common/run_report.h"
+#include "hw/energy/energy.h"
 #include "hw/machine/run_options.h"
 #include "report/output_options.h"
 #include "sdk/compiler/compiler.h"
@@ -63,6 +64,7 @@ struct DeviceOptions : hw::RunOptions, report::OutputOptions, DebugOptions {
 struct DeviceReport {
   std::string program;
   hw::RunReport run;
+  hw::EnergyReport energy;                  // that run's energy and average power (docs/energy.md)
   std::vector<tlm_rtl::RtlBlockStats> rtl;  // the --rtl blocks' transactions and clocks
   std::vector<std::string> rtl_trace_files;
   double load_seconds = 0;  // loading the image over PCIe, before the first run

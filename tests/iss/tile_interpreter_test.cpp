@@ -4,6 +4,7 @@
 // context's registers, pc, counters and trap CSRs, the console, the SRAM, the cycle count and
 // the stop reason or fault report.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <array>
@@ -36,7 +37,10 @@ std::string snapshot(const CoreHarness& h, StopReason reason) {
     for (unsigned r = 0; r < 32; ++r) s += fmt::format(" {:08x}", c.x[r]);
     s += "\n  f";
     for (unsigned r = 0; r < 32; ++r) s += fmt::format(" {:08x}", c.f[r]);
-    s += "\n";
+    // The energy model's counts: every loop counts the same actions.
+    s += fmt::format("\n  actions {} sram read {} written {}\n",
+                     fmt::join(c.actions.instructions, " "), c.actions.sram_read_bytes,
+                     c.actions.sram_written_bytes);
   }
   for (const std::string& line : h.console) s += "console " + line + "\n";
   return s;

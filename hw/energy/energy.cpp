@@ -1,0 +1,86 @@
+#include "hw/energy/energy.h"
+
+#include <fmt/format.h>
+
+namespace ipu::hw {
+
+namespace {
+
+constexpr double kPico = 1e-12;
+
+void add(BlockEnergy& b, std::string action, std::string unit, double count, double pj) {
+  const double joules = count * pj * kPico;
+  b.dynamic_joules += joules;
+  b.lines.push_back({std::move(action), std::move(unit), count, joules});
+}
+
+void add_static(BlockEnergy& b, double seconds, double watts) {
+  b.static_joules += seconds * watts;
+  b.lines.push_back({"static", "s", seconds, seconds * watts});
+}
+
+}  // namespace
+
+double EnergyReport::chip_joules() const {
+  double j = 0;
+  for (const BlockEnergy& c : chips) j += c.joules();
+  return j;
+}
+
+double EnergyReport::watts_per_chip() const {
+  return chips.empty() || seconds <= 0 ? 0 : chip_joules() / seconds / chips.size();
+}
+
+EnergyReport price_energy(const MachineConfig& machine, const RunReport& run) {
+  const EnergyConfig& e = machine.energy;
+  EnergyReport r;
+  r.seconds = run.clock_hz > 0 ? static_cast<double>(run.cycles) / run.clock_hz : 0;
+  for (size_t chip = 0; chip < run.chip_actions.size(); ++chip) {
+    const ChipActions& a = run.chip_actions[chip];
+    BlockEnergy& b = r.chips.emplace_back();
+    b.block = fmt::format("chip {}", chip);
+    auto n = [&a](InsnClass cls) {
+      return static_cast<double>(a.instructions[static_cast<size_t>(cls)]);
+    };
+    add(b, "tile.integer", "instructions", n(InsnClass::kInteger), e.integer_pj);
+    add(b, "tile.branch", "instructions", n(InsnClass::kBranch), e.branch_pj);
+    add(b, "tile.load", "instructions", n(InsnClass::kLoad), e.load_pj);
+    add(b, "tile.store", "instructions", n(InsnClass::kStore), e.store_pj);
+    add(b, "tile.fpu", "instructions", n(InsnClass::kFpu), e.fpu_pj);
+    add(b, "tile.simd", "instructions", n(InsnClass::kSimd), e.simd_pj);
+    add(b, "tile.control", "instructions", n(InsnClass::kControl), e.control_pj);
+    add(b, "tile.amp-f16-mac", "MACs", 64 * n(InsnClass::kAmpF16), e.amp_f16_mac_pj);
+    add(b, "tile.amp-f32-mac", "MACs", 16 * n(InsnClass::kAmpF32), e.amp_f32_mac_pj);
+    add(b, "tile.amp-weights", "instructions", n(InsnClass::kAmpWeights), e.amp_weights_pj);
+    add(b, "tile.sram-read", "bytes", static_cast<double>(a.sram_read_bytes),
+        e.sram_read_pj_per_byte);
+    add(b, "tile.sram-write", "bytes", static_cast<double>(a.sram_written_bytes),
+        e.sram_write_pj_per_byte);
+    add(b, "exchange.byte", "bytes", static_cast<double>(a.exchange_bytes), e.exchange_pj_per_byte);
+    add(b, "sync.arrival", "arrivals", static_cast<double>(a.sync_arrivals), e.sync_arrival_pj);
+    add(b, "sync.external", "barriers", static_cast<double>(a.external_syncs), e.external_sync_pj);
+    add(b, "pcie.byte", "bytes", static_cast<double>(a.pcie_bytes), e.pcie_pj_per_byte);
+    add_static(b, r.seconds, machine.chip.tiles * e.tile_static_w + e.chip_static_w);
+  }
+  for (size_t g = 0; g < run.gateway_actions.size(); ++g) {
+    const GatewayActions& a = run.gateway_actions[g];
+    BlockEnergy& b = r.gateways.emplace_back();
+    b.block = fmt::format("gateway {}", g);
+    add(b, "gateway.ddr-byte", "bytes", static_cast<double>(a.ddr_bytes), e.ddr_pj_per_byte);
+    add(b, "pcie.byte", "bytes", static_cast<double>(a.chip_link_bytes), e.pcie_pj_per_byte);
+    add(b, "gateway.roce-byte", "bytes", static_cast<double>(a.host_port_bytes),
+        e.roce_pj_per_byte);
+    add_static(b, r.seconds, machine.gateway.dimms * e.dimm_background_w + e.gateway_static_w);
+  }
+  r.links.block = "ipulinks";
+  if (run.ipulinks > 0) {
+    add(r.links, "ipulink.byte", "bytes", static_cast<double>(run.ipulink_bytes),
+        e.ipulink_pj_per_byte);
+    add_static(r.links, r.seconds, run.ipulinks * e.ipulink_idle_w);
+  }
+  r.joules = r.chip_joules() + r.links.joules();
+  for (const BlockEnergy& b : r.gateways) r.joules += b.joules();
+  return r;
+}
+
+}  // namespace ipu::hw

@@ -1,0 +1,88 @@
+// The action counts the energy model prices (iss/insn_class.h, Core::actions): a program of
+// known instructions, counted by hand, gives exactly those counts in both interpreter loops.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "tests/support/core_harness.h"
+#include "tests/support/rv_asm.h"
+
+namespace ipu::test {
+namespace {
+
+using hw::InsnClass;
+namespace asm_ = rv;
+
+uint64_t count(const hw::ActionCounts& a, InsnClass cls) {
+  return a.instructions[static_cast<size_t>(cls)];
+}
+
+// A loop of 10 passes: addi, lw, sw, sb, addi (counter), bne; then the exit ecall sequence.
+hw::ActionCounts run_loop(bool fast) {
+  CoreHarness h;
+  h.core.set_fast_path(fast);
+  const uint32_t data = h.base() + 0x1000;
+  const std::vector<uint32_t> program = {
+      asm_::lui(asm_::s0, data >> 12),          // s0 = data
+      asm_::addi(asm_::t0, 0, 10),              // t0 = 10 passes
+      asm_::addi(asm_::t1, asm_::t1, 3),        // loop:
+      asm_::lw(asm_::t2, asm_::s0, 0),          //   4 bytes read
+      asm_::sw(asm_::t2, asm_::s0, 4),          //   4 bytes written
+      asm_::S(0x23, 0, asm_::s0, asm_::t1, 8),  //   sb: 1 byte written
+      asm_::addi(asm_::t0, asm_::t0, -1),       //
+      asm_::B(1, asm_::t0, 0, -20),             //   bne t0, zero, loop
+      asm_::addi(asm_::a0, 0, 0),               // exit status 0
+      asm_::addi(asm_::a7, 0, 93),              // exit
+      asm_::ecall(),
+  };
+  h.load_words(program);
+  EXPECT_EQ(h.run(), hw::StopReason::kExited);
+  return h.core.actions();
+}
+
+TEST(ActionCounts, AKnownLoopCountsEachClassAndByte) {
+  for (const bool fast : {false, true}) {
+    const hw::ActionCounts a = run_loop(fast);
+    // Integer: lui, addi before the loop; 2 addi a pass; addi, addi after: 2 + 20 + 2.
+    EXPECT_EQ(count(a, InsnClass::kInteger), 24u) << "fast " << fast;
+    EXPECT_EQ(count(a, InsnClass::kLoad), 10u);
+    EXPECT_EQ(count(a, InsnClass::kStore), 20u);
+    EXPECT_EQ(count(a, InsnClass::kBranch), 10u);
+    EXPECT_EQ(count(a, InsnClass::kControl), 1u);  // the ecall
+    EXPECT_EQ(count(a, InsnClass::kFpu), 0u);
+    EXPECT_EQ(a.sram_read_bytes, 40u);
+    EXPECT_EQ(a.sram_written_bytes, 50u);
+  }
+}
+
+TEST(ActionCounts, EveryMnemonicHasTheClassItsNameSays) {
+  EXPECT_EQ(hw::insn_cost("fmadd.s").cls, InsnClass::kFpu);
+  EXPECT_EQ(hw::insn_cost("flw").cls, InsnClass::kLoad);
+  EXPECT_EQ(hw::insn_cost("flw").read_bytes, 4);
+  EXPECT_EQ(hw::insn_cost("fence").cls, InsnClass::kControl);
+  EXPECT_EQ(hw::insn_cost("bgeu").cls, InsnClass::kBranch);
+  EXPECT_EQ(hw::insn_cost("mulhu").cls, InsnClass::kInteger);
+  EXPECT_EQ(hw::insn_cost("ipu.f16v4fma").cls, InsnClass::kSimd);
+  EXPECT_EQ(hw::insn_cost("ipu.ld2x64st64").read_bytes, 16);
+  EXPECT_EQ(hw::insn_cost("ipu.ld2x64st64").written_bytes, 8);
+  EXPECT_EQ(hw::insn_cost("ipu.send").cls, InsnClass::kControl);
+  EXPECT_EQ(hw::insn_cost("ipu.amp").cls, InsnClass::kCount);  // counted by its body
+  EXPECT_EQ(hw::insn_class_name(InsnClass::kAmpF16), "amp-f16");
+}
+
+// The AMP firmware: six workers' ipu.amp and ipu.ampw counted by mode, with their bytes.
+TEST(ActionCounts, TheAmpCountsItsIssuesByMode) {
+  CoreHarness h;
+  h.load_elf(std::string(IPU_TEST_FIRMWARE_DIR) + "/amp_matmul.elf");
+  ASSERT_EQ(h.run(), hw::StopReason::kExited);
+  const hw::ActionCounts a = h.core.actions();
+  const uint64_t f16 = count(a, InsnClass::kAmpF16), f32 = count(a, InsnClass::kAmpF32);
+  EXPECT_GT(f16 + f32, 0u);
+  EXPECT_GT(count(a, InsnClass::kAmpWeights), 0u);
+  uint64_t total = 0;
+  for (const uint64_t n : a.instructions) total += n;
+  EXPECT_EQ(total, h.core.instructions_retired());  // every instruction in one class
+}
+
+}  // namespace
+}  // namespace ipu::test
