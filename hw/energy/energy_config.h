@@ -26,8 +26,8 @@ struct EnergyConfig {
   double fpu_pj = 9;
   double simd_pj = 14;
   double control_pj = 5;
-  double amp_f16_mac_pj = 1.6;  // per multiply-accumulate: 64 an ipu.amp in f16 mode
-  double amp_f32_mac_pj = 6.4;  // 16 an ipu.amp in f32 mode: the same energy per issue
+  double amp_f16_mac_pj = 1.8;  // per multiply-accumulate: 64 an ipu.amp in f16 mode
+  double amp_f32_mac_pj = 7.2;  // 16 an ipu.amp in f32 mode: the same energy per issue
   double amp_weights_pj = 40;   // an ipu.ampw: one phase of weights into the unit
   double sram_read_pj_per_byte = 0.8;
   double sram_write_pj_per_byte = 1.0;

@@ -64,13 +64,13 @@ TEST(Energy, ExchangeSyncLinksAndStreamingMemoryArePricedPerBlock) {
   EXPECT_DOUBLE_EQ(line(e.chips[1], "exchange.byte"), 4096 * 8e-12);
   EXPECT_DOUBLE_EQ(line(e.chips[1], "sync.arrival"), 1472 * 2e-12);
   EXPECT_DOUBLE_EQ(line(e.chips[2], "sync.external"), 200e-12);
-  EXPECT_DOUBLE_EQ(line(e.chips[2], "tile.amp-f16-mac"), 640 * 1.6e-12);  // 64 MACs an issue
+  EXPECT_DOUBLE_EQ(line(e.chips[2], "tile.amp-f16-mac"), 640 * 1.8e-12);  // 64 MACs an issue
   EXPECT_DOUBLE_EQ(line(e.gateways[0], "gateway.ddr-byte"), 1000 * 120e-12);
   EXPECT_DOUBLE_EQ(line(e.gateways[0], "gateway.roce-byte"), 10 * 100e-12);
   EXPECT_DOUBLE_EQ(line(e.links, "ipulink.byte"), 256 * 40e-12);
   EXPECT_DOUBLE_EQ(e.links.static_joules, 0);
   EXPECT_NEAR(e.joules,
-              4096 * 8e-12 + 1472 * 2e-12 + 200e-12 + 640 * 1.6e-12 + 1000 * 120e-12 +
+              4096 * 8e-12 + 1472 * 2e-12 + 200e-12 + 640 * 1.8e-12 + 1000 * 120e-12 +
                   10 * 100e-12 + 256 * 40e-12,
               1e-18);
 }
