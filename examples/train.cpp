@@ -72,6 +72,11 @@ int main(int argc, char** argv) {
             "achieved             {:.4f} TFLOP/s ({:.3g} flops a step: forward and backward)\n",
             r.flops_per_step / step_seconds / 1e12, r.flops_per_step);
         fmt::print(
+            "energy               {:.4g} J a step ({:.3g} J a sample); {:.1f} W per chip, "
+            "{:.1f} W in all; {:.3g} TFLOP/s per W (docs/energy.md)\n",
+            last.joules, last.joules / r.batch, last.watts_per_chip, last.joules / step_seconds,
+            r.flops_per_step / last.joules / 1e12);
+        fmt::print(
             "IPU-Links            {} bytes a step; {:.2f}% of {} links x 2 directions x {:.0f} "
             "GB/s\n",
             last.ipulink_bytes,

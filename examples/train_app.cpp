@@ -390,6 +390,8 @@ TrainResult run_training(const TrainConfig& config) {
     st.instructions = report.run.instructions;
     st.supersteps = report.run.supersteps;
     st.ipulink_bytes = report.run.ipulink_bytes;
+    st.joules = report.energy.joules;
+    st.watts_per_chip = report.energy.watts_per_chip();
     out.profile = report.profile;
     st.streaming_bytes = report.run.streaming_bytes_written + report.run.streaming_bytes_read;
     for (unsigned r = 0; r < R; ++r) st.loss += loss_host[r];

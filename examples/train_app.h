@@ -39,6 +39,7 @@ struct TrainStep {
   uint64_t cycles = 0;
   double host_seconds = 0;
   uint64_t ipulink_bytes = 0, streaming_bytes = 0;
+  double joules = 0, watts_per_chip = 0;  // the step's energy (docs/energy.md)
   uint64_t instructions = 0;
   size_t supersteps = 0;
 };
