@@ -11,7 +11,8 @@
 // Each runs in a process of its own (SystemC elaborates one design per process).
 #include <string>
 
-#define BENCH_RUNS {"amp-mk2", "amp-bow", "amp-m2000", "idle-mk2", "exchange-mk2"}
+#define BENCH_RUNS \
+  { "amp-mk2", "amp-bow", "amp-m2000", "idle-mk2", "exchange-mk2" }
 #include "bench/chip_bench.h"
 #include "hw/energy/energy.h"
 
@@ -42,10 +43,10 @@ std::string shares(const ipu::hw::EnergyReport& e) {
 int bench_body(const std::string& run) {
   const std::string preset = run.substr(run.find('-') + 1);
   const std::string kind = run.substr(0, run.find('-'));
-  const std::string image = kind == "amp"        ? (preset == "m2000" ? AMP_POWER_M2000_IMAGE
-                                                                      : AMP_POWER_IMAGE)
-                            : kind == "idle"     ? SYNC_LOOP_IMAGE
-                                                 : ALL_TO_ALL_IMAGE;
+  const std::string image = kind == "amp"
+                                ? (preset == "m2000" ? AMP_POWER_M2000_IMAGE : AMP_POWER_IMAGE)
+                            : kind == "idle" ? SYNC_LOOP_IMAGE
+                                             : ALL_TO_ALL_IMAGE;
   std::unique_ptr<ipu::hw::Platform> platform;
   std::ostringstream console;
   const ipu::hw::RunReport r = ipu::bench::run_image(preset, image, 1472, platform, console);
@@ -54,11 +55,10 @@ int bench_body(const std::string& run) {
   const double chip_w = e.watts_per_chip();
   double macs = 0;
   for (const auto& a : r.chip_actions)
-    macs += 64.0 * static_cast<double>(
-                       a.instructions[static_cast<size_t>(ipu::hw::InsnClass::kAmpF16)]);
+    macs += 64.0 *
+            static_cast<double>(a.instructions[static_cast<size_t>(ipu::hw::InsnClass::kAmpF16)]);
   const double tflops = 2 * macs / e.seconds / 1e12;
-  const double peak_tflops =
-      2.0 * 64 * 1472 * machine.chips * machine.chip.tile.clock_hz / 1e12;
+  const double peak_tflops = 2.0 * 64 * 1472 * machine.chips * machine.chip.tile.clock_hz / 1e12;
   if (kind == "amp" && machine.chips == 1) {
     const bool mk2 = preset == "mk2";
     fmt::print(

@@ -268,8 +268,8 @@ int run_sweep(int argc, char** argv) {
   header.reserve(axes.size());
   for (const Axis& a : axes) header.push_back(a.name);
   const std::vector<std::string> figures = {
-      "cycles",        "time (us)",     "TFLOP/s", "energy (J)", "W", "TFLOP/s/W", "exchange (B)",
-      "IPU-Links (B)", "streaming (B)", "status"};
+      "cycles",    "time (us)",    "TFLOP/s",       "energy (J)",    "W",
+      "TFLOP/s/W", "exchange (B)", "IPU-Links (B)", "streaming (B)", "status"};
   header.insert(header.end(), figures.begin(), figures.end());
   std::vector<std::vector<std::string>> rows;
   bool all_ok = true;
@@ -281,12 +281,11 @@ int run_sweep(int argc, char** argv) {
     row.push_back(figure(s, "tflops", "{:.3f}"));
     row.push_back(figure(s, "energy_joules", "{:.4g}"));
     row.push_back(figure(s, "watts", "{:.1f}"));
-    const bool per_watt = s.contains("tflops") && s["tflops"].is_number() &&
-                          s.contains("watts") && s["watts"].is_number() &&
-                          s["watts"].get<double>() > 0;
-    row.push_back(per_watt ? fmt::format("{:.3f}", s["tflops"].get<double>() /
-                                                       s["watts"].get<double>())
-                           : "-");
+    const bool per_watt = s.contains("tflops") && s["tflops"].is_number() && s.contains("watts") &&
+                          s["watts"].is_number() && s["watts"].get<double>() > 0;
+    row.push_back(per_watt
+                      ? fmt::format("{:.3f}", s["tflops"].get<double>() / s["watts"].get<double>())
+                      : "-");
     row.push_back(figure(s, "exchange_bytes", "{:.0f}"));
     row.push_back(figure(s, "ipulink_bytes", "{:.0f}"));
     const bool streaming =
