@@ -496,9 +496,11 @@ void Core::start_worker(Context& supervisor, Context& worker, uint32_t function,
   const uint64_t runs = worker.runs, active = worker.active_cycles, instret = worker.instret,
                  issues = worker.issues;
   std::string pending_console = std::move(worker.console_line);
-  const Xoroshiro128aox prng = worker.prng;  // a worker's random stream continues across runs
+  const Xoroshiro128aox prng = worker.prng;     // a worker's random stream continues across runs
+  const ActionCounts actions = worker.actions;  // counted over the whole run, as instret
   worker = Context{};
   worker.prng = prng;
+  worker.actions = actions;
   worker.id = id;
   worker.runs = runs + 1;
   worker.active_cycles = active;

@@ -70,18 +70,28 @@ TEST(ActionCounts, EveryMnemonicHasTheClassItsNameSays) {
   EXPECT_EQ(hw::insn_class_name(InsnClass::kAmpF16), "amp-f16");
 }
 
-// The AMP firmware: six workers' ipu.amp and ipu.ampw counted by mode, with their bytes.
+// The AMP firmware (tests/firmware/amp_matmul.c): ipu.amp counted by mode and ipu.ampw once a
+// phase. By hand: f16, K = 32 is 2 passes of 4 phases over 48 columns: 48 x 4 x 2 = 384 issues;
+// f32, K = 16 is 2 passes over 24 columns: 24 x 4 x 2 = 192; each of the 6 workers loads 4 phases
+// a pass in each mode: 6 x 4 x 2 x 2 = 96 ipu.ampw.
 TEST(ActionCounts, TheAmpCountsItsIssuesByMode) {
-  CoreHarness h;
-  h.load_elf(std::string(IPU_TEST_FIRMWARE_DIR) + "/amp_matmul.elf");
-  ASSERT_EQ(h.run(), hw::StopReason::kExited);
-  const hw::ActionCounts a = h.core.actions();
-  const uint64_t f16 = count(a, InsnClass::kAmpF16), f32 = count(a, InsnClass::kAmpF32);
-  EXPECT_GT(f16 + f32, 0u);
-  EXPECT_GT(count(a, InsnClass::kAmpWeights), 0u);
-  uint64_t total = 0;
-  for (const uint64_t n : a.instructions) total += n;
-  EXPECT_EQ(total, h.core.instructions_retired());  // every instruction in one class
+  for (const bool fast : {false, true}) {
+    CoreHarness h;
+    h.core.set_fast_path(fast);
+    h.load_elf(std::string(IPU_TEST_FIRMWARE_DIR) + "/amp_matmul.elf");
+    ASSERT_EQ(h.run(), hw::StopReason::kExited);
+    const hw::ActionCounts a = h.core.actions();
+    EXPECT_EQ(count(a, InsnClass::kAmpF16), 384u) << "fast " << fast;
+    EXPECT_EQ(count(a, InsnClass::kAmpF32), 192u);
+    EXPECT_EQ(count(a, InsnClass::kAmpWeights), 96u);
+    // Their SRAM bytes at least: 8 B an issue read, 128 B (f16) or 64 B (f32) a phase of
+    // weights, and each column's results written once a pass (16 f32 or 8 f32).
+    EXPECT_GE(a.sram_read_bytes, (384u + 192u) * 8 + 48u * 128 + 48u * 64);
+    EXPECT_GE(a.sram_written_bytes, 48u * 2 * 64 + 24u * 2 * 32);
+    uint64_t total = 0;
+    for (const uint64_t n : a.instructions) total += n;
+    EXPECT_EQ(total, h.core.instructions_retired());  // every instruction in one class
+  }
 }
 
 }  // namespace
