@@ -10,7 +10,7 @@
 #include <type_traits>
 #include <vector>
 
-namespace ipu::hw {
+namespace ipu::base {
 
 class ByteWriter {
  public:
@@ -86,4 +86,4 @@ class ByteReader {
   const uint8_t* end_;
 };
 
-}  // namespace ipu::hw
+}  // namespace ipu::base

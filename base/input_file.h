@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace ipu::hw {
+namespace ipu::base {
 
 // The file's bytes; throws std::invalid_argument naming the file and what is wrong with it.
 inline std::vector<uint8_t> read_input_file(const std::string& path, uint64_t max_bytes,
@@ -39,4 +39,4 @@ inline std::vector<uint8_t> read_input_file(const std::string& path, uint64_t ma
   return bytes;
 }
 
-}  // namespace ipu::hw
+}  // namespace ipu::base

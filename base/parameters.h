@@ -22,7 +22,7 @@
 
 #include "base/input_file.h"
 
-namespace ipu::hw {
+namespace ipu::base {
 
 // One parameter: its name on the command line and in files, its unit, what it means, and the
 // values it may take (numbers only; strings and yes/no parameters have no range).
@@ -255,4 +255,4 @@ void check_ranges(const Config& config, const char* prefix = "") {
   });
 }
 
-}  // namespace ipu::hw
+}  // namespace ipu::base

@@ -56,7 +56,7 @@ int bench_body(const std::string& run) {
   double macs = 0;
   for (const auto& a : r.chip_actions)
     macs += 64.0 *
-            static_cast<double>(a.instructions[static_cast<size_t>(ipu::hw::InsnClass::kAmpF16)]);
+            static_cast<double>(a.instructions[static_cast<size_t>(ipu::iss::InsnClass::kAmpF16)]);
   const double tflops = 2 * macs / e.seconds / 1e12;
   const double peak_tflops = 2.0 * 64 * 1472 * machine.chips * machine.chip.tile.clock_hz / 1e12;
   if (kind == "amp" && machine.chips == 1) {

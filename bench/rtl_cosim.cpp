@@ -47,11 +47,11 @@ int child(const std::string& mode, int fd) {
   if (mode == "--child-streams") {  // the blocks matmul leaves idle
     ipu::tlm_rtl::RtlPlatform streams("streams", ipu::hw::chip_preset("mk2"),
                                       ipu::tlm_rtl::RtlSelection::parse("prng,sr,sync"), "");
-    ipu::hw::Xoroshiro128aox state = ipu::hw::Xoroshiro128aox::reset_state(0, 1);
+    ipu::iss::Xoroshiro128aox state = ipu::iss::Xoroshiro128aox::reset_state(0, 1);
     uint32_t flags = 0;
     for (uint32_t i = 0; i < 1'000'000; ++i) {
       const uint64_t random = streams.next(state);
-      streams.convert(static_cast<uint32_t>(random >> 32) ^ i, ipu::hw::fpu::kStochastic, flags,
+      streams.convert(static_cast<uint32_t>(random >> 32) ^ i, ipu::iss::fpu::kStochastic, flags,
                       static_cast<uint32_t>(random));
     }
     // Full-chip barriers: 1472 tiles arriving over 100 cycles, released 150 cycles later.

@@ -57,7 +57,7 @@ const std::vector<RegisterSpec>& registers() {
     t.push_back({RegisterSpec::Kind::kPc, 0, "pc", "code_ptr", kCpu});
     for (unsigned i = 0; i < 32; ++i)
       t.push_back({RegisterSpec::Kind::kF, i, kFNames[i], "ieee_single", kFpu});
-    for (const hw::CsrInfo& csr : hw::kCsrTable) {
+    for (const iss::CsrInfo& csr : iss::kCsrTable) {
       const std::string name(csr.name);
       // The counters' user aliases repeat mcycle/minstret; a console write prints a byte.
       if (name == "cycle" || name == "instret" || name == "cycleh" || name == "instreth" ||
@@ -65,7 +65,7 @@ const std::vector<RegisterSpec>& registers() {
         continue;
       const bool fp = csr.number <= 3;  // fflags, frm, fcsr belong to the FPU feature
       t.push_back({RegisterSpec::Kind::kCsr, csr.number, name, "int", fp ? kFpu : kCsr,
-                   csr.access == hw::CsrAccess::kReadWrite});
+                   csr.access == iss::CsrAccess::kReadWrite});
     }
     return t;
   }();
@@ -166,13 +166,13 @@ GdbServer::~GdbServer() = default;
 
 uint16_t GdbServer::port() const { return listener_->port(); }
 
-void GdbServer::add_core(hw::Core& core) {
+void GdbServer::add_core(iss::Core& core) {
   first_thread_[&core] = static_cast<unsigned>(threads_.size()) + 1;
   for (unsigned c = 0; c <= core.worker_contexts(); ++c) threads_.push_back({&core, c});
   core.set_debug(this);
 }
 
-unsigned GdbServer::thread_id(const hw::Core& core, unsigned context) const {
+unsigned GdbServer::thread_id(const iss::Core& core, unsigned context) const {
   return first_thread_.at(&core) + context;
 }
 
@@ -180,7 +180,7 @@ const GdbServer::Thread* GdbServer::thread(unsigned id) const {
   return id >= 1 && id <= threads_.size() ? &threads_[id - 1] : nullptr;
 }
 
-hw::Context* GdbServer::context_of(unsigned id) const {
+iss::Context* GdbServer::context_of(unsigned id) const {
   const Thread* t = thread(id);
   return t != nullptr ? &t->core->context(t->context) : nullptr;
 }
@@ -189,7 +189,7 @@ unsigned GdbServer::selected(unsigned id) const { return id == 0 ? last_stop_.th
 
 // ---- the hooks ----
 
-void GdbServer::before_issue(hw::Core& core, hw::Context& c) {
+void GdbServer::before_issue(iss::Core& core, iss::Context& c) {
   if (detached_) return;
   const unsigned id = thread_id(core, c.id);
   if (!attached_) {  // the platform starts stopped, at the first instruction
@@ -200,10 +200,10 @@ void GdbServer::before_issue(hw::Core& core, hw::Context& c) {
     return;
   }
   if (step_) {
-    const hw::Context* stepping = context_of(step_->thread);
+    const iss::Context* stepping = context_of(step_->thread);
     const bool done = id == step_->thread ? c.pc != step_->pc || c.instret != step_->instret
                                           // the stepped worker exited: stop on its tile
-                                          : stepping->state != hw::ContextState::kRunning &&
+                                          : stepping->state != iss::ContextState::kRunning &&
                                                 thread(step_->thread)->core == &core;
     if (done) {
       stop({id == step_->thread ? id : step_->thread, kSigTrap, ""});
@@ -224,7 +224,7 @@ void GdbServer::before_issue(hw::Core& core, hw::Context& c) {
 // The access has not happened yet (nor has anything else of its instruction): the stop is
 // before the instruction, as RISC-V debug triggers fire and as GDB expects of this architecture
 // (it steps the instruction with the watchpoint removed, then compares the values).
-void GdbServer::on_access(hw::Core& core, const hw::Context& c, uint32_t address, uint32_t bytes,
+void GdbServer::on_access(iss::Core& core, const iss::Context& c, uint32_t address, uint32_t bytes,
                           bool write) {
   if (detached_ || (watch_tile_ && *watch_tile_ != core.machine_tile_id())) return;
   for (const Watchpoint& w : watchpoints_) {
@@ -242,18 +242,18 @@ void GdbServer::on_access(hw::Core& core, const hw::Context& c, uint32_t address
   }
 }
 
-void GdbServer::on_fault(hw::Core& core, hw::Context& c) {
+void GdbServer::on_fault(iss::Core& core, iss::Context& c) {
   if (detached_ || !attached_) return;
   int signal = kSigAbrt;  // an IPU program error (exchange or sync misuse)
   switch (core.fault().cause) {
-    case hw::TrapCause::kIllegalInstruction: signal = kSigIll; break;
-    case hw::TrapCause::kBreakpoint: signal = kSigTrap; break;
-    case hw::TrapCause::kInstrMisaligned:
-    case hw::TrapCause::kLoadMisaligned:
-    case hw::TrapCause::kStoreMisaligned: signal = kSigBus; break;
-    case hw::TrapCause::kInstrAccessFault:
-    case hw::TrapCause::kLoadAccessFault:
-    case hw::TrapCause::kStoreAccessFault: signal = kSigSegv; break;
+    case iss::TrapCause::kIllegalInstruction: signal = kSigIll; break;
+    case iss::TrapCause::kBreakpoint: signal = kSigTrap; break;
+    case iss::TrapCause::kInstrMisaligned:
+    case iss::TrapCause::kLoadMisaligned:
+    case iss::TrapCause::kStoreMisaligned: signal = kSigBus; break;
+    case iss::TrapCause::kInstrAccessFault:
+    case iss::TrapCause::kLoadAccessFault:
+    case iss::TrapCause::kStoreAccessFault: signal = kSigSegv; break;
     default: break;
   }
   if (waiting_) send_console(core.fault().message + "\n");
@@ -333,7 +333,7 @@ bool GdbServer::handle(const std::string& packet) {
     case 'G': reply(write_registers(selected(general_thread_), args)); return false;
     case 'p': {
       const uint64_t n = parse_number(args);
-      hw::Context* c = context_of(selected(general_thread_));
+      iss::Context* c = context_of(selected(general_thread_));
       const std::optional<uint32_t> v =
           c != nullptr && n < registers().size()
               ? read_register(*c, *thread(selected(general_thread_))->core,
@@ -347,7 +347,7 @@ bool GdbServer::handle(const std::string& packet) {
       const uint64_t n = eq == std::string::npos ? kBad : parse_number(args.substr(0, eq));
       const std::optional<uint32_t> v =
           eq == std::string::npos ? std::nullopt : parse_hex32_le(args.substr(eq + 1));
-      hw::Context* c = context_of(selected(general_thread_));
+      iss::Context* c = context_of(selected(general_thread_));
       const bool ok = v && c != nullptr && n < registers().size() &&
                       write_register(*c, *thread(selected(general_thread_))->core,
                                      static_cast<unsigned>(n), *v);
@@ -435,9 +435,9 @@ bool GdbServer::handle(const std::string& packet) {
         if (t == nullptr) {
           reply("E01");
         } else {
-          const hw::Context& c = t->core->context(t->context);
+          const iss::Context& c = t->core->context(t->context);
           reply(to_hex(fmt::format("{} {}{}", t->core->tile_label(), context_label(t->context),
-                                   c.state == hw::ContextState::kRunning ? "" : ", idle")));
+                                   c.state == iss::ContextState::kRunning ? "" : ", idle")));
         }
       } else if (packet.rfind("qRcmd,", 0) == 0) {
         const std::optional<std::string> command = from_hex(std::string_view(packet).substr(6));
@@ -503,7 +503,7 @@ bool GdbServer::resume(const std::string& packet) {
     }
   } else if (packet.size() > 1) {  // c ADDR: continue from ADDR
     const uint64_t address = parse_number(std::string_view(packet).substr(1));
-    hw::Context* c = context_of(selected(continue_thread_));
+    iss::Context* c = context_of(selected(continue_thread_));
     if (address > 0xffffffffu || c == nullptr) {
       connection_->send("E01");
       return false;
@@ -511,7 +511,7 @@ bool GdbServer::resume(const std::string& packet) {
     c->pc = static_cast<uint32_t>(address);
   }
   if (step_thread) {
-    const hw::Context* c = context_of(*step_thread);
+    const iss::Context* c = context_of(*step_thread);
     step_ = Step{*step_thread, c->pc, c->instret};
   }
   waiting_ = true;
@@ -520,7 +520,7 @@ bool GdbServer::resume(const std::string& packet) {
 
 // ---- registers and memory ----
 
-std::optional<uint32_t> GdbServer::read_register(hw::Context& c, hw::Core& core,
+std::optional<uint32_t> GdbServer::read_register(iss::Context& c, iss::Core& core,
                                                  unsigned index) const {
   const RegisterSpec& r = registers().at(index);
   switch (r.kind) {
@@ -536,7 +536,7 @@ std::optional<uint32_t> GdbServer::read_register(hw::Context& c, hw::Core& core,
   return std::nullopt;
 }
 
-bool GdbServer::write_register(hw::Context& c, hw::Core& core, unsigned index,
+bool GdbServer::write_register(iss::Context& c, iss::Core& core, unsigned index,
                                uint32_t value) const {
   const RegisterSpec& r = registers().at(index);
   switch (r.kind) {
@@ -551,7 +551,7 @@ bool GdbServer::write_register(hw::Context& c, hw::Core& core, unsigned index,
 }
 
 std::string GdbServer::read_registers(unsigned id) const {
-  hw::Context* c = context_of(id);
+  iss::Context* c = context_of(id);
   if (c == nullptr) return "E01";
   std::string out;
   for (unsigned i = 0; i < registers().size(); ++i) {
@@ -564,9 +564,9 @@ std::string GdbServer::read_registers(unsigned id) const {
 // All or nothing: every value must parse and every register it changes must be writable before
 // any is written.
 std::string GdbServer::write_registers(unsigned id, std::string_view hex) const {
-  hw::Context* c = context_of(id);
+  iss::Context* c = context_of(id);
   if (c == nullptr || hex.size() != 8 * registers().size()) return "E01";
-  hw::Core& core = *thread(id)->core;
+  iss::Core& core = *thread(id)->core;
   std::vector<std::pair<unsigned, uint32_t>> changes;
   for (unsigned i = 0; i < registers().size(); ++i) {
     const std::optional<uint32_t> v = parse_hex32_le(hex.substr(8 * i, 8));
@@ -676,7 +676,7 @@ std::string GdbServer::monitor(const std::string& command) {
   }
   if (cmd == "cycle") {
     // A tile mid-burst has issued past its last recorded cycle count.
-    const auto now = [](const hw::Core& core) {
+    const auto now = [](const iss::Core& core) {
       uint64_t cycle = core.cycles();
       for (unsigned i = 0; i <= core.worker_contexts(); ++i)
         cycle = std::max(cycle, core.context(i).issue_cycle + 1);
@@ -687,7 +687,7 @@ std::string GdbServer::monitor(const std::string& command) {
       low = std::min(low, now(*core));
       high = std::max(high, now(*core));
     }
-    const hw::Context& c = t->core->context(t->context);
+    const iss::Context& c = t->core->context(t->context);
     return fmt::format(
         "{} {}: issues in cycle {}\n{}: {} cycles simulated\nevery tile: {} to {} cycles "
         "simulated\n",
@@ -695,7 +695,7 @@ std::string GdbServer::monitor(const std::string& command) {
         now(*t->core), low, high);
   }
   if (cmd == "tile") {
-    const hw::Core* core = t->core;
+    const iss::Core* core = t->core;
     if (!arg.empty()) {
       const uint64_t n = parse_number(arg, 10);
       core = nullptr;
@@ -705,10 +705,10 @@ std::string GdbServer::monitor(const std::string& command) {
     }
     std::string out = fmt::format("{}: {} cycles simulated\n", core->tile_label(), core->cycles());
     for (unsigned i = 0; i <= core->worker_contexts(); ++i) {
-      const hw::Context& c = core->context(i);
+      const iss::Context& c = core->context(i);
       out +=
           fmt::format("  thread {:>5}  {:<10} {:<7} {} instructions  {}\n", thread_id(*core, i),
-                      context_label(i), c.state == hw::ContextState::kRunning ? "running" : "idle",
+                      context_label(i), c.state == iss::ContextState::kRunning ? "running" : "idle",
                       c.instret, core->where(c.pc));
     }
     return out;
@@ -717,18 +717,18 @@ std::string GdbServer::monitor(const std::string& command) {
     std::string out;
     for (const Thread& th : threads_) {
       if (th.context != 0) continue;
-      const hw::Core& core = *th.core;
+      const iss::Core& core = *th.core;
       std::string phase;
       switch (core.stop_reason()) {
-        case hw::StopReason::kSync:
+        case iss::StopReason::kSync:
           phase = fmt::format("waiting at a sync (group 0x{:x}) since cycle {}", core.sync_group(),
                               core.blocked_at());
           break;
-        case hw::StopReason::kExchangeEnd:
+        case iss::StopReason::kExchangeEnd:
           phase = fmt::format("at the end of its exchange phase (cycle {})", core.blocked_at());
           break;
-        case hw::StopReason::kExited: phase = "exited"; break;
-        case hw::StopReason::kFault: phase = "stopped by a fault"; break;
+        case iss::StopReason::kExited: phase = "exited"; break;
+        case iss::StopReason::kFault: phase = "stopped by a fault"; break;
         default:
           phase = fmt::format("{} phase", core.in_exchange_phase() ? "exchange" : "compute");
           break;

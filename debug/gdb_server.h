@@ -3,7 +3,7 @@
 // with the registers of RV32IMF and the machine CSRs, the tile's SRAM as its memory,
 // breakpoints, watchpoints, single steps, Ctrl-C and `monitor` commands.
 //
-// It is a hw::DebugHook: attached to the cores, it runs on the simulation thread inside the
+// It is a iss::DebugHook: attached to the cores, it runs on the simulation thread inside the
 // interpreter and blocks there while GDB has the platform stopped, so nothing else moves. The
 // platform must run every compute burst on that thread (PlatformOptions::debugger does this).
 // Stopping, inspecting and continuing change no result and no cycle count.
@@ -30,7 +30,7 @@ class RemoteConnection;
 // The process's exit status after GDB's kill (ipu-sim and SDK programs alike).
 inline constexpr int kKilledExitStatus = 8;
 
-class GdbServer final : public hw::DebugHook {
+class GdbServer final : public iss::DebugHook {
  public:
   // Listens on localhost:port (0: any free port) and says so on stderr, after `program: ` when
   // `program` is given. Throws std::runtime_error naming the port when it cannot listen.
@@ -40,7 +40,7 @@ class GdbServer final : public hw::DebugHook {
 
   // The tiles whose contexts are GDB's threads, in thread order (before the run). The server
   // installs itself as each core's debug hook.
-  void add_core(hw::Core& core);
+  void add_core(iss::Core& core);
   // What GDB's kill and `monitor kill` do. By default: flush stdout, say so on stderr and end
   // the process with kKilledExitStatus (the simulation is mid-instruction: nothing to unwind).
   void set_kill(std::function<void()> kill) { kill_ = std::move(kill); }
@@ -50,11 +50,11 @@ class GdbServer final : public hw::DebugHook {
   // outcome's report, and closes the connection.
   void finish(const hw::ChipOutcome& outcome);
 
-  // hw::DebugHook: the first call waits for GDB to connect and stops there.
-  void before_issue(hw::Core& core, hw::Context& c) override;
-  void on_access(hw::Core& core, const hw::Context& c, uint32_t address, uint32_t bytes,
+  // iss::DebugHook: the first call waits for GDB to connect and stops there.
+  void before_issue(iss::Core& core, iss::Context& c) override;
+  void on_access(iss::Core& core, const iss::Context& c, uint32_t address, uint32_t bytes,
                  bool write) override;
-  void on_fault(hw::Core& core, hw::Context& c) override;
+  void on_fault(iss::Core& core, iss::Context& c) override;
 
   // The target description GDB reads (qXfer:features:read:target.xml), and the number of
   // registers in it, in `g` packet order.
@@ -63,7 +63,7 @@ class GdbServer final : public hw::DebugHook {
 
  private:
   struct Thread {
-    hw::Core* core;
+    iss::Core* core;
     unsigned context;
   };
   struct Stop {
@@ -77,9 +77,9 @@ class GdbServer final : public hw::DebugHook {
     WatchKind kind;
   };
 
-  unsigned thread_id(const hw::Core& core, unsigned context) const;
+  unsigned thread_id(const iss::Core& core, unsigned context) const;
   const Thread* thread(unsigned id) const;
-  hw::Context* context_of(unsigned id) const;
+  iss::Context* context_of(unsigned id) const;
   unsigned selected(unsigned id) const;  // 0 / -1 (any, all) mean the last stopped thread
   // Reports `stop` to GDB (if it waits for one) and serves packets until GDB resumes the run.
   void stop(const Stop& stop);
@@ -90,8 +90,8 @@ class GdbServer final : public hw::DebugHook {
   std::string stop_reply(const Stop& stop) const;
   std::string read_registers(unsigned id) const;
   std::string write_registers(unsigned id, std::string_view hex) const;
-  std::optional<uint32_t> read_register(hw::Context& c, hw::Core& core, unsigned index) const;
-  bool write_register(hw::Context& c, hw::Core& core, unsigned index, uint32_t value) const;
+  std::optional<uint32_t> read_register(iss::Context& c, iss::Core& core, unsigned index) const;
+  bool write_register(iss::Context& c, iss::Core& core, unsigned index, uint32_t value) const;
   std::string read_memory(const std::string& args) const;
   std::string write_memory(const std::string& args);
   std::string breakpoint(const std::string& args, bool insert);
@@ -108,7 +108,7 @@ class GdbServer final : public hw::DebugHook {
   std::vector<Thread> threads_;
   mutable std::string threads_xml_;  // threads_xml() for threads_xml_count_ threads
   mutable size_t threads_xml_count_ = ~size_t{0};
-  std::unordered_map<const hw::Core*, unsigned> first_thread_;  // core -> its supervisor's id
+  std::unordered_map<const iss::Core*, unsigned> first_thread_;  // core -> its supervisor's id
   std::string program_;  // prefixes the server's own messages on stderr
   std::function<void()> kill_;
   int fault_signal_ = 11;  // of the last fault (SIGSEGV until one comes)

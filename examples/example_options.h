@@ -50,7 +50,7 @@ class ExampleOptions {
     declare(sdk::DebugOptions{}, debug_options_);
     values_.insert({"config", ""});
     hw::MachineConfig any_machine;
-    hw::visit_parameters(any_machine, [this](const hw::Parameter& p, const auto&) {
+    hw::visit_parameters(any_machine, [this](const base::Parameter& p, const auto&) {
       parameters_.emplace_back(p.name);
       values_.insert({p.name, ""});  // "": the preset's (or the --config file's) value
     });
@@ -121,9 +121,9 @@ class ExampleOptions {
   // Adds the options a struct declares (visit_parameters), with its defaults, to the table.
   template <typename Options>
   void declare(const Options& defaults, std::vector<std::string>& names) {
-    visit_parameters(defaults, [&](const hw::Parameter& p, const auto& member) {
+    visit_parameters(defaults, [&](const base::Parameter& p, const auto& member) {
       names.emplace_back(p.name);
-      values_.insert({p.name, hw::value_text(member)});
+      values_.insert({p.name, base::value_text(member)});
     });
   }
   // Sets each declared option from its text and validates the struct.
@@ -131,7 +131,7 @@ class ExampleOptions {
   void set_declared(Options& options, const std::vector<std::string>& names) const {
     for (const std::string& name : names) {
       try {
-        hw::set_parameter(options, name, text(name));
+        base::set_parameter(options, name, text(name));
       } catch (const std::invalid_argument& e) {
         throw OptionError("option --" + name + ": " + e.what());
       }

@@ -13,7 +13,7 @@
 
 // The host reference: the codelets themselves, with the tile's f16 rounding and PRNG.
 namespace {
-ipu::hw::Xoroshiro128aox host_prng;
+ipu::iss::Xoroshiro128aox host_prng;
 unsigned host_worker = 1;
 }  // namespace
 
@@ -21,7 +21,7 @@ extern "C" {
 unsigned train_host_worker_id(void) { return host_worker; }
 void train_host_seed(uint64_t s0, uint64_t s1) { host_prng = {s0, s1}; }
 uint32_t train_host_to_f16x2(float a, float b) {
-  namespace fpu = ipu::hw::fpu;
+  namespace fpu = ipu::iss::fpu;
   // As ipu.f32v2tof16 under stochastic rounding: one 64-bit draw, lane 0 the low word.
   const uint64_t r = host_prng.next();
   uint32_t flags = 0;
@@ -30,7 +30,7 @@ uint32_t train_host_to_f16x2(float a, float b) {
   return lo | hi << 16;
 }
 void train_host_from_f16x2(uint32_t w, float* a, float* b) {
-  namespace fpu = ipu::hw::fpu;
+  namespace fpu = ipu::iss::fpu;
   uint32_t flags = 0;
   *a = fpu::float_of(fpu::f16_to_f32(w & 0xffff, flags));
   *b = fpu::float_of(fpu::f16_to_f32(w >> 16, flags));

@@ -23,7 +23,7 @@
 
 namespace {
 
-using ipu::hw::InsnSpec;
+using ipu::iss::InsnSpec;
 
 std::vector<std::string> split(std::string_view text, char sep) {
   std::vector<std::string> out;
@@ -199,8 +199,8 @@ std::string header() {
          "from\n"
          " * iss/xipu.def; do not edit. Include ipu.h, which defines the vector types. */\n"
          "#ifndef IPU_XIPU_H\n#define IPU_XIPU_H\n\n#include <stdint.h>\n\n";
-  for (const InsnSpec& s : ipu::hw::instruction_table())
-    if (s.isa == ipu::hw::Isa::kXipu) out << intrinsic(s);
+  for (const InsnSpec& s : ipu::iss::instruction_table())
+    if (s.isa == ipu::iss::Isa::kXipu) out << intrinsic(s);
   out << "#endif /* IPU_XIPU_H */\n";
   return out.str();
 }
@@ -215,8 +215,8 @@ std::string docs() {
          "| instruction | operands | encoding (match / mask) | issue slots | C intrinsic | what it "
          "does |\n"
          "|---|---|---|---|---|---|\n";
-  for (const InsnSpec& s : ipu::hw::instruction_table()) {
-    if (s.isa != ipu::hw::Isa::kXipu) continue;
+  for (const InsnSpec& s : ipu::iss::instruction_table()) {
+    if (s.isa != ipu::iss::Isa::kXipu) continue;
     out << fmt::format("| `{}` | `{}` | `{:08x}` / `{:08x}` | {} | `{} {}({})` | {} |\n",
                        s.mnemonic, s.operands.empty() ? "-" : s.operands, s.match, s.mask,
                        s.issue_slots, s.c_return, s.c_name,
@@ -229,7 +229,7 @@ std::string docs() {
          "register read as an accumulator and written. An odd pair register is an illegal "
          "instruction.\n\n"
          "## Xipu CSRs\n\n| CSR | number | meaning |\n|---|---|---|\n";
-  for (const ipu::hw::CsrInfo& c : ipu::hw::kCsrTable)
+  for (const ipu::iss::CsrInfo& c : ipu::iss::kCsrTable)
     if (c.name.rfind("ipu_", 0) == 0)
       out << fmt::format("| `{}` | `0x{:03x}` | {} |\n", c.name, c.number, c.meaning);
   return out.str();

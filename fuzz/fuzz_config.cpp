@@ -21,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string file = newline == std::string::npos ? "" : input.substr(newline + 1);
   try {
     ipu::hw::MachineConfig config = ipu::hw::machine_preset("mk2");
-    ipu::hw::apply_config_text(file, "<fuzz>", config, [&config](const std::string& name) {
+    ipu::base::apply_config_text(file, "<fuzz>", config, [&config](const std::string& name) {
       config = ipu::hw::machine_preset(name);
     });
     for (size_t begin = 0; begin <= options.size();) {
@@ -29,7 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const std::string option = options.substr(begin, end - begin);
       const size_t eq = option.find('=');
       if (eq != std::string::npos)
-        ipu::hw::set_parameter(config, option.substr(0, eq), option.substr(eq + 1));
+        ipu::base::set_parameter(config, option.substr(0, eq), option.substr(eq + 1));
       begin = end + 1;
     }
     ipu::hw::validate(config);

@@ -14,7 +14,7 @@
 namespace {
 
 // Sends go nowhere; the core only needs the cycle its send port frees.
-class NullExchange : public ipu::hw::ExchangeSink {
+class NullExchange : public ipu::iss::ExchangeSink {
  public:
   uint64_t send(uint64_t cycle, uint32_t, std::vector<uint32_t> words,
                 std::vector<unsigned>) override {
@@ -31,22 +31,22 @@ class NullExchange : public ipu::hw::ExchangeSink {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using ipu::hw::StopReason;
-  static const ipu::hw::TileConfig config;
+  using ipu::iss::StopReason;
+  static const ipu::iss::TileConfig config;
   static std::vector<uint8_t> sram(config.sram_bytes);
   std::memset(sram.data(), 0, sram.size());
   std::memcpy(sram.data(), data, std::min(size, sram.size()));
   NullExchange exchange;
-  ipu::hw::Core core(config, sram.data());
+  ipu::iss::Core core(config, sram.data());
   core.set_exchange(&exchange);
   core.set_streaming_memory(1 << 20);
   core.reset(config.sram_base);
   constexpr uint64_t kCycles = 20000;
   for (int stops = 0; stops < 1000; ++stops) {
-    const StopReason why = core.run(kCycles);
-    if (why == StopReason::kSync)
+    const iss::StopReason why = core.run(kCycles);
+    if (why == iss::StopReason::kSync)
       core.resume_after_sync(core.blocked_at() + 1);
-    else if (why == StopReason::kExchangeEnd)
+    else if (why == iss::StopReason::kExchangeEnd)
       core.resume_after_exchange();
     else
       break;  // exited, faulted, or at the cycle limit

@@ -12,7 +12,7 @@
 #include <cmath>
 #include <cstdint>
 
-namespace ipu::hw {
+namespace ipu::iss {
 
 struct AmpUnit {
   static constexpr unsigned kPhases = 4;
@@ -55,4 +55,4 @@ struct AmpUnit {
   }
 };
 
-}  // namespace ipu::hw
+}  // namespace ipu::iss

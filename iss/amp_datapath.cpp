@@ -6,7 +6,7 @@
 
 #include "fpu.h"
 
-namespace ipu::hw {
+namespace ipu::iss {
 namespace {
 
 using fpu::bits_of;
@@ -105,4 +105,4 @@ void amp_step(AmpUnit& amp, const uint8_t* in, uint8_t* out, AmpDatapath* lanes)
   amp.phase = 0;
 }
 
-}  // namespace ipu::hw
+}  // namespace ipu::iss

@@ -8,7 +8,7 @@
 #include "amp.h"
 #include "datapaths.h"
 
-namespace ipu::hw {
+namespace ipu::iss {
 
 // Loads one phase of weights (row-major, f16 or f32 per the mode) as f32 values.
 void load_amp_weights(AmpUnit& amp, unsigned phase, const uint8_t* src);
@@ -18,4 +18,4 @@ void load_amp_weights(AmpUnit& amp, unsigned phase, const uint8_t* src);
 // the arithmetic runs on the AMP lane RTL.
 void amp_step(AmpUnit& amp, const uint8_t* in, uint8_t* out, AmpDatapath* lanes);
 
-}  // namespace ipu::hw
+}  // namespace ipu::iss

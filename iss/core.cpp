@@ -11,7 +11,7 @@
 #include "csr.h"
 #include "fpu.h"
 
-namespace ipu::hw {
+namespace ipu::iss {
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "tile memory is accessed in host order");
 
@@ -642,7 +642,7 @@ void Core::report_fault(Context& c, uint32_t pc, TrapCause cause, uint32_t tval)
   end_run(StopReason::kFault, c.issue_cycle);
 }
 
-void Core::save_status(ByteWriter& out) const {
+void Core::save_status(base::ByteWriter& out) const {
   out.put(cycles_), out.put(time_), out.put(blocked_at_), out.put(send_port_free_at_);
   out.put(sync_group_), out.put(exchange_phase_), out.put(sync_released_);
   out.put(stop_), out.put(exit_status_);
@@ -661,7 +661,7 @@ void Core::save_status(ByteWriter& out) const {
   if (profile_.enabled()) profile_.save(out);
 }
 
-void Core::load_status(ByteReader& in) {
+void Core::load_status(base::ByteReader& in) {
   in.get(cycles_), in.get(time_), in.get(blocked_at_), in.get(send_port_free_at_);
   in.get(sync_group_), in.get(exchange_phase_), in.get(sync_released_);
   in.get(stop_), in.get(exit_status_);
@@ -692,4 +692,4 @@ std::string Core::describe_running_contexts() const {
   return out;
 }
 
-}  // namespace ipu::hw
+}  // namespace ipu::iss

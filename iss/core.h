@@ -28,7 +28,12 @@
 #include "worker_profile.h"
 #include "zero_pages.h"
 
-namespace ipu::hw {
+namespace ipu::base {
+class ByteWriter;
+class ByteReader;
+}  // namespace ipu::base
+
+namespace ipu::iss {
 
 enum class TrapCause : uint32_t {
   kInstrMisaligned = 0,
@@ -146,8 +151,6 @@ struct FaultReport {
 };
 
 class Core;
-class ByteWriter;
-class ByteReader;
 
 // A debugger's hooks into the core (the GDB server, debug/gdb_server.h). While one is attached
 // every instruction goes through the interpreter's general loop, which calls it; a hook may block
@@ -269,8 +272,8 @@ class Core {
   // state, each context's state, pc and counters, the fault): the simulator process that runs
   // the tile sends it to those that keep a replica of it (hw/parallel/ranks.h). A replica's
   // registers and memory stay as they were.
-  void save_status(ByteWriter& out) const;
-  void load_status(ByteReader& in);
+  void save_status(base::ByteWriter& out) const;
+  void load_status(base::ByteReader& in);
 
  private:
   enum class CsrOp : uint8_t { kWrite, kSet, kClear };
@@ -352,4 +355,4 @@ class Core {
   WorkerProfile profile_;
 };
 
-}  // namespace ipu::hw
+}  // namespace ipu::iss

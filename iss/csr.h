@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace ipu::hw {
+namespace ipu::iss {
 
 enum class CsrAccess : uint8_t { kReadOnly, kReadWrite };
 
@@ -90,4 +90,4 @@ std::string_view csr_name(unsigned number);
 // Index into kCsrTable, or -1 when the CSR is not implemented.
 int csr_index(unsigned number);
 
-}  // namespace ipu::hw
+}  // namespace ipu::iss

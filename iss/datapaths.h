@@ -10,7 +10,7 @@
 
 #include "prng.h"
 
-namespace ipu::hw {
+namespace ipu::iss {
 
 // A datapath that departed from its C++ model (the RTL wrappers raise it). The core turns it
 // into a report naming tile, context, pc and cycle, and stops the tile.
@@ -53,4 +53,4 @@ struct TileDatapaths {
   AmpDatapath* amp = nullptr;
 };
 
-}  // namespace ipu::hw
+}  // namespace ipu::iss

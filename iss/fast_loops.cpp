@@ -4,7 +4,7 @@
 // leaves the loop for the general loop (general_loop.cpp).
 #include "instruction_bodies.h"
 
-namespace ipu::hw {
+namespace ipu::iss {
 
 using namespace bodies;  // NOLINT(google-build-using-namespace): the bodies' vocabulary
 
@@ -383,4 +383,4 @@ leave:
 #undef BARREL_RETIRE
 #undef FAST_LEAVE
 
-}  // namespace ipu::hw
+}  // namespace ipu::iss

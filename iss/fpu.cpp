@@ -10,7 +10,7 @@
 #include <cfenv>
 #endif
 
-namespace ipu::hw::fpu {
+namespace ipu::iss::fpu {
 namespace {
 
 uint64_t bits_of(double d) {
@@ -434,4 +434,4 @@ uint32_t from_u32(uint32_t v, unsigned rm, uint32_t& flags) {
   return round_to_f32(static_cast<double>(v), rm, flags);
 }
 
-}  // namespace ipu::hw::fpu
+}  // namespace ipu::iss::fpu

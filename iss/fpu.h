@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace ipu::hw::fpu {
+namespace ipu::iss::fpu {
 
 enum RoundingMode : unsigned {
   kRne = 0,
@@ -93,4 +93,4 @@ uint32_t eq16(uint32_t a, uint32_t b, uint32_t& flags);
 uint32_t lt16(uint32_t a, uint32_t b, uint32_t& flags);
 uint32_t le16(uint32_t a, uint32_t b, uint32_t& flags);
 
-}  // namespace ipu::hw::fpu
+}  // namespace ipu::iss::fpu

@@ -3,7 +3,7 @@
 // are the tables' (rv32imf.def, xipu.def) in the vocabulary of instruction_bodies.h.
 #include "instruction_bodies.h"
 
-namespace ipu::hw {
+namespace ipu::iss {
 
 using namespace bodies;  // NOLINT(google-build-using-namespace): the bodies' vocabulary
 
@@ -143,4 +143,4 @@ void Core::execute(Context& c, uint64_t budget) {
 template void Core::execute<true>(Context&, uint64_t);
 template void Core::execute<false>(Context&, uint64_t);
 
-}  // namespace ipu::hw
+}  // namespace ipu::iss

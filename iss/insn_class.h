@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace ipu::hw {
+namespace ipu::iss {
 
 // What a retired instruction did, as the energy model counts it (hw/energy/): its class and
 // the SRAM bytes it read and wrote. The AMP's classes depend on its mode and phase, so
@@ -57,4 +57,4 @@ constexpr InsnCost insn_cost(std::string_view mnemonic) {
   return {C::kInteger};
 }
 
-}  // namespace ipu::hw
+}  // namespace ipu::iss

@@ -16,7 +16,7 @@
 #include "core.h"
 #include "fpu.h"
 
-namespace ipu::hw::bodies {
+namespace ipu::iss::bodies {
 
 inline constexpr uint8_t kZeroSink = 32;  // index of the register that absorbs writes to x0
 
@@ -73,7 +73,7 @@ inline void set_half(Context& c, unsigned reg, unsigned lane, uint32_t value) {
 using fpu::bits_of;
 using fpu::float_of;
 
-}  // namespace ipu::hw::bodies
+}  // namespace ipu::iss::bodies
 
 // Names the semantic bodies of rv32imf.def and xipu.def use.
 // A debugger's watchpoints see every load and store of the general loop while it is attached.

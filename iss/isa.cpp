@@ -6,7 +6,7 @@
 
 #include "csr.h"
 
-namespace ipu::hw {
+namespace ipu::iss {
 namespace {
 
 constexpr bool first_operand_is(std::string_view operands, std::string_view name) {
@@ -186,4 +186,4 @@ std::string_view insn_class_name(InsnClass cls) {
   return cls < InsnClass::kCount ? kNames[static_cast<size_t>(cls)] : "?";
 }
 
-}  // namespace ipu::hw
+}  // namespace ipu::iss

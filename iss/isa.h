@@ -8,7 +8,7 @@
 
 #include "iss/insn_class.h"
 
-namespace ipu::hw {
+namespace ipu::iss {
 
 // How the immediate is assembled from the instruction word (RISC-V unprivileged spec, ch. 2).
 enum class ImmKind : uint8_t { ImmNone, ImmI, ImmS, ImmB, ImmU, ImmJ, Shamt, Csr };
@@ -76,4 +76,4 @@ std::string disassemble(uint32_t word, uint32_t pc);
 std::string_view x_register_name(unsigned index);
 std::string_view f_register_name(unsigned index);
 
-}  // namespace ipu::hw
+}  // namespace ipu::iss

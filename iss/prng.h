@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-namespace ipu::hw {
+namespace ipu::iss {
 
 struct Xoroshiro128aox {
   uint64_t s0 = 0, s1 = 0;
@@ -38,4 +38,4 @@ struct Xoroshiro128aox {
   }
 };
 
-}  // namespace ipu::hw
+}  // namespace ipu::iss

@@ -8,7 +8,7 @@
 
 #include "base/parameters.h"
 
-namespace ipu::hw {
+namespace ipu::iss {
 
 // The most worker contexts a tile can have (the CSR encodings leave room for 15).
 inline constexpr unsigned kMaxWorkerContexts = 15;
@@ -20,27 +20,29 @@ struct TileConfig {
   double clock_hz = 1.325e9;         // Mk2 GC200 tile clock (Bow: 1.85e9)
 };
 
-template <typename C, typename Visitor, if_config_t<C, TileConfig> = 0>
+template <typename C, typename Visitor, base::if_config_t<C, TileConfig> = 0>
 void visit_parameters(C& c, Visitor&& v) {
-  v(Parameter{"tile.sram-base", "address", "first address of the tile's SRAM window", 0, 1 << 20},
+  v(base::Parameter{"tile.sram-base", "address", "first address of the tile's SRAM window", 0,
+                    1 << 20},
     c.sram_base);
-  v(Parameter{"tile.sram-bytes", "bytes", "SRAM per tile (624 KiB on Mk2 and Bow)", 4, 1 << 20},
+  v(base::Parameter{"tile.sram-bytes", "bytes", "SRAM per tile (624 KiB on Mk2 and Bow)", 4,
+                    1 << 20},
     c.sram_bytes);
-  v(Parameter{"tile.worker-contexts", "contexts",
-              "worker contexts, one per round-robin issue slot (6 on Mk2 and Bow)", 1,
-              kMaxWorkerContexts},
+  v(base::Parameter{"tile.worker-contexts", "contexts",
+                    "worker contexts, one per round-robin issue slot (6 on Mk2 and Bow)", 1,
+                    kMaxWorkerContexts},
     c.worker_contexts);
-  v(Parameter{"tile.clock-hz", "Hz", "tile clock (Mk2 1.325e9, Bow 1.85e9)", 1e6, 1e11},
+  v(base::Parameter{"tile.clock-hz", "Hz", "tile clock (Mk2 1.325e9, Bow 1.85e9)", 1e6, 1e11},
     c.clock_hz);
 }
 
 // Throws std::invalid_argument naming the parameter.
 inline void validate(const TileConfig& c) {
-  check_ranges(c);
+  base::check_ranges(c);
   if (c.sram_base + uint64_t{c.sram_bytes} > (1u << 20))
     throw std::invalid_argument(
         "tile SRAM must end below 1 MiB: images carry the tile number above bit 20 of each "
         "address");
 }
 
-}  // namespace ipu::hw
+}  // namespace ipu::iss

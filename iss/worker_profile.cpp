@@ -4,7 +4,7 @@
 
 #include "base/byte_stream.h"
 
-namespace ipu::hw {
+namespace ipu::iss {
 
 void RunTotals::add(uint64_t run_cycles, uint64_t run_instructions) {
   ++runs;
@@ -83,14 +83,14 @@ struct TotalsEntry {  // a map entry as plain bytes
   RunTotals totals;
 };
 
-void put_totals(ByteWriter& out, const std::map<WorkerProfile::Key, RunTotals>& totals) {
+void put_totals(base::ByteWriter& out, const std::map<WorkerProfile::Key, RunTotals>& totals) {
   std::vector<TotalsEntry> entries;
   entries.reserve(totals.size());
   for (const auto& [key, t] : totals) entries.push_back({key.first, key.second, t});
   out.put(entries);
 }
 
-void get_totals(ByteReader& in, std::map<WorkerProfile::Key, RunTotals>& totals) {
+void get_totals(base::ByteReader& in, std::map<WorkerProfile::Key, RunTotals>& totals) {
   std::vector<TotalsEntry> entries;
   in.get(entries);
   totals.clear();
@@ -99,7 +99,7 @@ void get_totals(ByteReader& in, std::map<WorkerProfile::Key, RunTotals>& totals)
 
 }  // namespace
 
-void WorkerProfile::save(ByteWriter& out) const {
+void WorkerProfile::save(base::ByteWriter& out) const {
   for (const auto& open : open_) {
     out.put(open.has_value());
     out.put(open.value_or(WorkerRun{}));
@@ -116,7 +116,7 @@ void WorkerProfile::save(ByteWriter& out) const {
   out.put(batch_start_), out.put(batch_end_), out.put(batch_instructions_);
 }
 
-void WorkerProfile::load(ByteReader& in) {
+void WorkerProfile::load(base::ByteReader& in) {
   for (auto& open : open_) {
     const bool running = in.get<bool>();
     const auto run = in.get<WorkerRun>();
@@ -135,4 +135,4 @@ void WorkerProfile::load(ByteReader& in) {
   in.get(batch_start_), in.get(batch_end_), in.get(batch_instructions_);
 }
 
-}  // namespace ipu::hw
+}  // namespace ipu::iss

@@ -11,10 +11,12 @@
 #include <utility>
 #include <vector>
 
-namespace ipu::hw {
-
+namespace ipu::base {
 class ByteWriter;
 class ByteReader;
+}  // namespace ipu::base
+
+namespace ipu::iss {
 
 // One run of a worker, from its first issue to its exit.
 struct WorkerRun {
@@ -63,8 +65,8 @@ class WorkerProfile {
 
   // For the replicas of other simulator processes (hw/parallel/ranks.h): everything, but only
   // the log entries added since the last save.
-  void save(ByteWriter& out) const;
-  void load(ByteReader& in);
+  void save(base::ByteWriter& out) const;
+  void load(base::ByteReader& in);
 
  private:
   static constexpr unsigned kWorkers = 16;
@@ -81,4 +83,4 @@ class WorkerProfile {
   uint64_t batch_start_ = 0, batch_end_ = 0, batch_instructions_ = 0;
 };
 
-}  // namespace ipu::hw
+}  // namespace ipu::iss

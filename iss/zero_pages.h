@@ -9,7 +9,7 @@
 #include <new>
 #include <type_traits>
 
-namespace ipu::hw {
+namespace ipu::iss {
 
 template <typename T>
 class ZeroPages {
@@ -45,4 +45,4 @@ class ZeroPages {
   T* data_ = nullptr;
 };
 
-}  // namespace ipu::hw
+}  // namespace ipu::iss

@@ -20,32 +20,38 @@ struct OutputOptions {
   bool any() const { return !stats.empty() || !trace.empty() || !report.empty(); }
 };
 
-template <typename C, typename Visitor, hw::if_config_t<C, OutputOptions> = 0>
+template <typename C, typename Visitor, base::if_config_t<C, OutputOptions> = 0>
 void visit_parameters(C& o, Visitor&& v) {
-  using hw::Parameter;
-  v(Parameter{"stats", "file",
-              "write statistics as JSON to this file (the configuration, the image, the summary, "
-              "every context and superstep)"},
-    o.stats);
-  v(Parameter{"trace", "file",
-              "write the BSP execution trace (Chrome/Perfetto trace-event JSON) to this file"},
-    o.trace);
-  v(Parameter{"trace-workers", "yes/no",
-              "in --trace, a lane per worker under each tile's track with a slice per run, named "
-              "by the function it ran"},
-    o.trace_workers);
-  v(Parameter{"trace-tiles-per-track", "tiles",
-              "tiles per track in --trace (each track shows its first tile)", 1, 1 << 20},
+  using base::Parameter;
+  v(
+      base::Parameter{
+          "stats", "file",
+          "write statistics as JSON to this file (the configuration, the image, the summary, "
+          "every context and superstep)"},
+      o.stats);
+  v(
+      base::Parameter{
+          "trace", "file",
+          "write the BSP execution trace (Chrome/Perfetto trace-event JSON) to this file"},
+      o.trace);
+  v(
+      base::Parameter{
+          "trace-workers", "yes/no",
+          "in --trace, a lane per worker under each tile's track with a slice per run, named "
+          "by the function it ran"},
+      o.trace_workers);
+  v(base::Parameter{"trace-tiles-per-track", "tiles",
+                    "tiles per track in --trace (each track shows its first tile)", 1, 1 << 20},
     o.trace_tiles_per_track);
-  v(Parameter{"report", "file",
-              "write the run report, one self-contained HTML page (tile memory heatmap, BSP "
-              "timeline and tile balance, compute, traffic, configuration), to this file"},
+  v(base::Parameter{"report", "file",
+                    "write the run report, one self-contained HTML page (tile memory heatmap, BSP "
+                    "timeline and tile balance, compute, traffic, configuration), to this file"},
     o.report);
 }
 
 // Throws std::invalid_argument naming the option.
 inline void validate(const OutputOptions& o) {
-  hw::check_ranges(o, "--");
+  base::check_ranges(o, "--");
   if (o.trace_workers && o.trace.empty())
     throw std::invalid_argument("--trace-workers adds lanes to --trace, which is not given");
 }

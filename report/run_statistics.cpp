@@ -57,8 +57,9 @@ uint64_t compute_before(const Tile& tile, uint64_t arrival) {
 std::string config_json(const MachineConfig& machine) {
   nlohmann::ordered_json config;
   config["preset"] = machine.preset;
-  visit_parameters(machine,
-                   [&config](const Parameter& p, const auto& member) { config[p.name] = member; });
+  visit_parameters(machine, [&config](const base::Parameter& p, const auto& member) {
+    config[p.name] = member;
+  });
   return json_text(config);
 }
 
@@ -80,7 +81,7 @@ std::string contexts_json(const std::vector<TileCounts>& tiles) {
 }
 
 std::vector<WorkerFunction> worker_functions(const Machine& machine,
-                                             const Core::PcLocator& function_name) {
+                                             const iss::Core::PcLocator& function_name) {
   std::map<uint32_t, WorkerFunction> by_address;
   for (unsigned id : machine.active_tiles()) {
     uint32_t last = 0;
@@ -112,7 +113,8 @@ bool profiled(const Machine& machine) {
   return !active.empty() && machine.tile(active.front()).core().profile().enabled();
 }
 
-std::string worker_functions_json(const Machine& machine, const Core::PcLocator& function_name) {
+std::string worker_functions_json(const Machine& machine,
+                                  const iss::Core::PcLocator& function_name) {
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
   for (const WorkerFunction& f : worker_functions(machine, function_name)) {
     nlohmann::ordered_json j;
@@ -379,7 +381,7 @@ void write_trace_json(std::ostream& out, const Machine& machine, const TraceOpti
     if (!lanes) continue;
     // A worker's runs never overlap (it starts again only after its exit), so its lane's
     // slices do not either.
-    auto run_event = [&](const WorkerRun& r, bool finished) {
+    auto run_event = [&](const iss::WorkerRun& r, bool finished) {
       event(fmt::format(
           R"({{"name": {}, "cat": "worker", "ph": "X", "pid": {}, "tid": {}, {}, )"
           R"("args": {{"tile": {}, "worker": {}, "function": "0x{:08x}", "argument": "0x{:08x}", )"
@@ -387,8 +389,8 @@ void write_trace_json(std::ostream& out, const Machine& machine, const TraceOpti
           function_name(r.function), chip, lane + r.worker, span(r.start, r.end), id, r.worker,
           r.function, r.argument, r.end - r.start, r.instructions, r.start, finished));
     };
-    const WorkerProfile& profile = tile.core().profile();
-    for (const WorkerRun& r : profile.log()) run_event(r, true);
+    const iss::WorkerProfile& profile = tile.core().profile();
+    for (const iss::WorkerRun& r : profile.log()) run_event(r, true);
     runs_dropped += profile.dropped();
     if (profile.dropped() == 0)
       for (unsigned w = 1; w <= workers; ++w)

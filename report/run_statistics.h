@@ -31,7 +31,7 @@ std::string energy_json(const hw::EnergyReport& energy);
 struct StatsSource {
   std::string image;
   std::optional<uint32_t> image_checksum;
-  hw::Core::PcLocator function_name;
+  iss::Core::PcLocator function_name;
   const hw::LoadedProgram* program = nullptr;
   std::optional<hw::ChipOutcome> outcome;
 };
@@ -47,18 +47,18 @@ void write_stats_json(std::ostream& out, const hw::Machine& machine,
 struct WorkerFunction {
   uint32_t function = 0;
   std::string name;
-  hw::RunTotals totals;
+  iss::RunTotals totals;
   unsigned tiles = 0;
 };
 std::vector<WorkerFunction> worker_functions(const hw::Machine& machine,
-                                             const hw::Core::PcLocator& function_name);
+                                             const iss::Core::PcLocator& function_name);
 
 struct TraceOptions {
   unsigned tiles_per_track = 1;
   // A lane per worker under each tile's track, with a slice per run named by its function
   // (PlatformOptions::profile_workers keeps the runs).
   bool worker_lanes = false;
-  hw::Core::PcLocator function_name;  // unset: functions by address
+  iss::Core::PcLocator function_name;  // unset: functions by address
 };
 // Chrome/Perfetto trace-event JSON of the BSP phases: a process per chip, and in it one track
 // per tile, or per group of `tiles_per_track` tiles (showing the group's first tile).

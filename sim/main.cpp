@@ -52,11 +52,11 @@ using ipu::sim::kExitImage, ipu::sim::kExitRtlMismatch, ipu::sim::kExitUsage;
 using ipu::sim::Outputs, ipu::sim::open_gdb_server, ipu::sim::print_info, ipu::sim::run_machine;
 
 void add_parameter_options(po::options_description& desc, const ipu::hw::MachineConfig& defaults) {
-  ipu::hw::visit_parameters(defaults, [&desc](const ipu::hw::Parameter& p, const auto& member) {
-    // Taken as text and set by ipu::hw::set_parameter, which checks it as the --config file's
+  ipu::hw::visit_parameters(defaults, [&desc](const ipu::base::Parameter& p, const auto& member) {
+    // Taken as text and set by ipu::base::set_parameter, which checks it as the --config file's
     // values are checked (Boost would wrap "-3" into a huge unsigned).
     desc.add_options()(p.name, po::value<std::string>()->default_value(fmt::format("{}", member)),
-                       ipu::hw::parameter_help(p).c_str());
+                       ipu::base::parameter_help(p).c_str());
   });
 }
 
@@ -64,12 +64,13 @@ void add_parameter_options(po::options_description& desc, const ipu::hw::Machine
 // options): switches for yes/no, text for the rest, each checked by set_parameter when read.
 template <typename Options>
 void add_declared_options(po::options_description& desc, const Options& defaults) {
-  visit_parameters(defaults, [&desc](const ipu::hw::Parameter& p, const auto& member) {
+  visit_parameters(defaults, [&desc](const ipu::base::Parameter& p, const auto& member) {
     if constexpr (std::is_same_v<std::decay_t<decltype(member)>, bool>)
       desc.add_options()(p.name, po::bool_switch(), p.meaning);
     else
-      desc.add_options()(
-          p.name, po::value<std::string>()->default_value(ipu::hw::value_text(member)), p.meaning);
+      desc.add_options()(p.name,
+                         po::value<std::string>()->default_value(ipu::base::value_text(member)),
+                         p.meaning);
   });
 }
 
@@ -79,7 +80,7 @@ template <typename Options>
 Options declared_options_of(const po::variables_map& vm) {
   Options options;
   std::vector<std::pair<std::string, std::string>> given;  // (name, text), switches as yes
-  visit_parameters(options, [&](const ipu::hw::Parameter& p, const auto& member) {
+  visit_parameters(options, [&](const ipu::base::Parameter& p, const auto& member) {
     if (!vm.count(p.name) || vm[p.name].defaulted()) return;
     if constexpr (std::is_same_v<std::decay_t<decltype(member)>, bool>)
       given.emplace_back(p.name, vm[p.name].as<bool>() ? "yes" : "no");
@@ -88,7 +89,7 @@ Options declared_options_of(const po::variables_map& vm) {
   });
   for (const auto& [name, text] : given) {
     try {
-      ipu::hw::set_parameter(options, name, text);
+      ipu::base::set_parameter(options, name, text);
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(fmt::format("option --{}: {}", name, e.what()));
     }
@@ -199,7 +200,7 @@ int sc_main(int argc, char** argv) {
     po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
     po::notify(vm);
     // Parameters given explicitly override the preset and the file.
-    ipu::hw::visit_parameters(defaults, [&](const ipu::hw::Parameter& p, const auto&) {
+    ipu::hw::visit_parameters(defaults, [&](const ipu::base::Parameter& p, const auto&) {
       if (vm.count(p.name) && !vm[p.name].defaulted())
         explicit_parameters.emplace_back(p.name, vm[p.name].as<std::string>());
     });
@@ -360,7 +361,7 @@ int sc_main(int argc, char** argv) {
     sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
     // Reports name the function and source line of the pcs they mention.
     std::shared_ptr<const ipu::sdk::Symbolizer> symbolizer;
-    ipu::hw::Core::PcLocator locate_pc, function_name;
+    ipu::iss::Core::PcLocator locate_pc, function_name;
     if (command != "demo") {
       symbolizer = std::make_shared<const ipu::sdk::Symbolizer>(file);
       locate_pc = [symbolizer](uint32_t pc) { return symbolizer->locate(pc); };

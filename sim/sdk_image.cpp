@@ -62,7 +62,7 @@ void open_data_file(DataFile& f, size_t bytes, const std::string& what) {
     throw std::invalid_argument(
         fmt::format("{}: {} holds {} bytes, but {}", f.option, f.path, info.st_size, what));
   try {
-    f.data = hw::read_input_file(f.path, bytes, "stream or tensor file");
+    f.data = base::read_input_file(f.path, bytes, "stream or tensor file");
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(fmt::format("{}: {}", f.option, e.what()));
   }

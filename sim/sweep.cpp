@@ -49,7 +49,7 @@ Axis parse_axis(const std::string& text) {
       throw std::invalid_argument(fmt::format("--vary '{}': an empty value", text));
     hw::MachineConfig probe;
     try {
-      hw::set_parameter(probe, axis.name, value);
+      base::set_parameter(probe, axis.name, value);
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(fmt::format("--vary '{}': {}", text, e.what()));
     }

@@ -27,10 +27,10 @@ namespace ipu::tlm_rtl {
 
 // The RTL did not behave as its C++ model: a different latency, a flag the model would not
 // raise, a block that never answers. Names the block and what it did; a tile that meets one
-// reports it with its tile, context, pc and cycle (hw::DatapathMismatch).
-class RtlMismatch : public hw::DatapathMismatch {
+// reports it with its tile, context, pc and cycle (iss::DatapathMismatch).
+class RtlMismatch : public iss::DatapathMismatch {
  public:
-  using hw::DatapathMismatch::DatapathMismatch;
+  using iss::DatapathMismatch::DatapathMismatch;
 };
 
 template <class Model, class Transaction>

@@ -93,8 +93,8 @@ void RtlPlatform::call(Socket& socket, Transaction& transaction, const char* blo
   }
 }
 
-hw::TileDatapaths RtlPlatform::tile_datapaths() {
-  hw::TileDatapaths tile;
+iss::TileDatapaths RtlPlatform::tile_datapaths() {
+  iss::TileDatapaths tile;
   if (prng_) tile.prng = this;
   if (sr_) tile.f32_to_f16 = this;
   if (amp_) tile.amp = this;
@@ -140,7 +140,7 @@ std::vector<RtlBlockStats> RtlPlatform::stats() const {
   return out;
 }
 
-uint64_t RtlPlatform::next(hw::Xoroshiro128aox& state) {
+uint64_t RtlPlatform::next(iss::Xoroshiro128aox& state) {
   PrngTransaction t{state, 0};
   call(*to_prng_, t, "prng");
   state = t.state;
@@ -154,7 +154,7 @@ uint32_t RtlPlatform::convert(uint32_t a, unsigned rm, uint32_t& flags, uint32_t
   return t.y;
 }
 
-void RtlPlatform::run(std::vector<hw::AmpLaneRow>& rows) {
+void RtlPlatform::run(std::vector<iss::AmpLaneRow>& rows) {
   AmpLaneTransaction t{&rows};
   call(*to_amp_, t, "amp");
 }

@@ -28,9 +28,9 @@ struct RunReport;
 namespace ipu::tlm_rtl {
 
 class RtlPlatform : public sc_core::sc_module,
-                    public hw::PrngDatapath,
-                    public hw::F32ToF16Datapath,
-                    public hw::AmpDatapath,
+                    public iss::PrngDatapath,
+                    public iss::F32ToF16Datapath,
+                    public iss::AmpDatapath,
                     public hw::BarrierDatapath,
                     public hw::ReceiveMuxIf {
  public:
@@ -44,16 +44,16 @@ class RtlPlatform : public sc_core::sc_module,
   // throws std::invalid_argument. Once per machine: a second call does nothing.
   void install(hw::Machine& machine);
   // The selected tile blocks, for a tile outside a chip (ipu-sim demo / run-elf).
-  hw::TileDatapaths tile_datapaths();
+  iss::TileDatapaths tile_datapaths();
   std::vector<RtlBlockStats> stats() const;
   std::vector<std::string> trace_files() const { return trace_files_; }
   // The first RtlMismatch a block raised ("" if none): the exception itself unwinds through
   // SystemC, which reports it as a generic error; the platform rethrows it with this text.
   const std::string& mismatch() const { return mismatch_; }
 
-  uint64_t next(hw::Xoroshiro128aox& state) override;
+  uint64_t next(iss::Xoroshiro128aox& state) override;
   uint32_t convert(uint32_t a, unsigned rm, uint32_t& flags, uint32_t random) override;
-  void run(std::vector<hw::AmpLaneRow>& rows) override;
+  void run(std::vector<iss::AmpLaneRow>& rows) override;
   uint64_t release(const std::vector<unsigned>& members,
                    const std::vector<std::pair<unsigned, uint64_t>>& arrivals,
                    unsigned latency) override;

@@ -52,12 +52,12 @@ void F32ToF16Rtl::execute(F32ToF16Transaction& t) {
 
 void AmpLaneRtl::execute(AmpLaneTransaction& t) {
   auto& r = rtl();
-  std::vector<hw::AmpLaneRow>& rows = *t.rows;
-  const size_t latency = hw::AmpUnit::kLaneLatency;
+  std::vector<iss::AmpLaneRow>& rows = *t.rows;
+  const size_t latency = iss::AmpUnit::kLaneLatency;
   for (size_t i = 0; i < rows.size() + latency - 1; ++i) {
     r.in_valid = i < rows.size();
     if (i < rows.size()) {
-      const hw::AmpLaneRow& row = rows[i];
+      const iss::AmpLaneRow& row = rows[i];
       r.half = row.half;
       r.terms = row.terms;
       for (unsigned j = 0; j < 4; ++j) {

@@ -24,7 +24,7 @@ using sc_core::sc_time_stamp;
 namespace ipu::tlm_rtl {
 
 struct PrngTransaction {
-  hw::Xoroshiro128aox state;  // in and out
+  iss::Xoroshiro128aox state;  // in and out
   uint64_t out = 0;
 };
 // Seeds the RTL with the context's state (unless it holds it already), steps it once.
@@ -51,7 +51,7 @@ class F32ToF16Rtl : public RtlBlock<Vipu_f32_to_f16, F32ToF16Transaction> {
 };
 
 struct AmpLaneTransaction {
-  std::vector<hw::AmpLaneRow>* rows = nullptr;  // acc in and out
+  std::vector<iss::AmpLaneRow>* rows = nullptr;  // acc in and out
 };
 // The rows of one issue streamed through one lane, one per clock (the unit's lanes work in
 // parallel; one instance stands for all of them); each result exactly kLaneLatency clocks on.

@@ -46,7 +46,7 @@ struct TileCounts {
 // tiles, its tiles' arrivals at internal barriers, the external barriers it took part in, and
 // the bytes its PCIe endpoint moved.
 struct ChipActions {
-  std::array<uint64_t, kInsnClasses> instructions{};
+  std::array<uint64_t, iss::kInsnClasses> instructions{};
   uint64_t sram_read_bytes = 0, sram_written_bytes = 0;
   uint64_t exchange_bytes = 0;
   uint64_t sync_arrivals = 0;
@@ -97,7 +97,7 @@ struct RunReport {
 };
 
 inline ChipActions& ChipActions::operator-=(const ChipActions& o) {
-  for (size_t i = 0; i < kInsnClasses; ++i) instructions[i] -= o.instructions[i];
+  for (size_t i = 0; i < iss::kInsnClasses; ++i) instructions[i] -= o.instructions[i];
   sram_read_bytes -= o.sram_read_bytes, sram_written_bytes -= o.sram_written_bytes;
   exchange_bytes -= o.exchange_bytes, sync_arrivals -= o.sync_arrivals;
   external_syncs -= o.external_syncs, pcie_bytes -= o.pcie_bytes;

@@ -39,19 +39,19 @@ EnergyReport price_energy(const MachineConfig& machine, const RunReport& run) {
     const ChipActions& a = run.chip_actions[chip];
     BlockEnergy& b = r.chips.emplace_back();
     b.block = fmt::format("chip {}", chip);
-    auto n = [&a](InsnClass cls) {
+    auto n = [&a](iss::InsnClass cls) {
       return static_cast<double>(a.instructions[static_cast<size_t>(cls)]);
     };
-    add(b, "tile.integer", "instructions", n(InsnClass::kInteger), e.integer_pj);
-    add(b, "tile.branch", "instructions", n(InsnClass::kBranch), e.branch_pj);
-    add(b, "tile.load", "instructions", n(InsnClass::kLoad), e.load_pj);
-    add(b, "tile.store", "instructions", n(InsnClass::kStore), e.store_pj);
-    add(b, "tile.fpu", "instructions", n(InsnClass::kFpu), e.fpu_pj);
-    add(b, "tile.simd", "instructions", n(InsnClass::kSimd), e.simd_pj);
-    add(b, "tile.control", "instructions", n(InsnClass::kControl), e.control_pj);
-    add(b, "tile.amp-f16-mac", "MACs", 64 * n(InsnClass::kAmpF16), e.amp_f16_mac_pj);
-    add(b, "tile.amp-f32-mac", "MACs", 16 * n(InsnClass::kAmpF32), e.amp_f32_mac_pj);
-    add(b, "tile.amp-weights", "instructions", n(InsnClass::kAmpWeights), e.amp_weights_pj);
+    add(b, "tile.integer", "instructions", n(iss::InsnClass::kInteger), e.integer_pj);
+    add(b, "tile.branch", "instructions", n(iss::InsnClass::kBranch), e.branch_pj);
+    add(b, "tile.load", "instructions", n(iss::InsnClass::kLoad), e.load_pj);
+    add(b, "tile.store", "instructions", n(iss::InsnClass::kStore), e.store_pj);
+    add(b, "tile.fpu", "instructions", n(iss::InsnClass::kFpu), e.fpu_pj);
+    add(b, "tile.simd", "instructions", n(iss::InsnClass::kSimd), e.simd_pj);
+    add(b, "tile.control", "instructions", n(iss::InsnClass::kControl), e.control_pj);
+    add(b, "tile.amp-f16-mac", "MACs", 64 * n(iss::InsnClass::kAmpF16), e.amp_f16_mac_pj);
+    add(b, "tile.amp-f32-mac", "MACs", 16 * n(iss::InsnClass::kAmpF32), e.amp_f32_mac_pj);
+    add(b, "tile.amp-weights", "instructions", n(iss::InsnClass::kAmpWeights), e.amp_weights_pj);
     add(b, "tile.sram-read", "bytes", static_cast<double>(a.sram_read_bytes),
         e.sram_read_pj_per_byte);
     add(b, "tile.sram-write", "bytes", static_cast<double>(a.sram_written_bytes),

@@ -46,81 +46,94 @@ struct EnergyConfig {
   double gateway_static_w = 250;    // a gateway with its board: SoC, fans, conversion
 };
 
-template <typename C, typename Visitor, if_config_t<C, EnergyConfig> = 0>
+template <typename C, typename Visitor, base::if_config_t<C, EnergyConfig> = 0>
 void visit_parameters(C& e, Visitor&& v) {
   constexpr double kMax = 1e6;
-  v(Parameter{"energy.tile.integer", "pJ", "an integer instruction (an assumption)", 0, kMax},
+  v(base::Parameter{"energy.tile.integer", "pJ", "an integer instruction (an assumption)", 0, kMax},
     e.integer_pj);
-  v(Parameter{"energy.tile.branch", "pJ", "a jump or branch (an assumption)", 0, kMax},
+  v(base::Parameter{"energy.tile.branch", "pJ", "a jump or branch (an assumption)", 0, kMax},
     e.branch_pj);
-  v(Parameter{"energy.tile.load", "pJ", "a load, besides its bytes (an assumption)", 0, kMax},
+  v(base::Parameter{"energy.tile.load", "pJ", "a load, besides its bytes (an assumption)", 0, kMax},
     e.load_pj);
-  v(Parameter{"energy.tile.store", "pJ", "a store, besides its bytes (an assumption)", 0, kMax},
+  v(base::Parameter{"energy.tile.store", "pJ", "a store, besides its bytes (an assumption)", 0,
+                    kMax},
     e.store_pj);
-  v(Parameter{"energy.tile.fpu", "pJ", "a scalar f32 instruction (an assumption)", 0, kMax},
+  v(base::Parameter{"energy.tile.fpu", "pJ", "a scalar f32 instruction (an assumption)", 0, kMax},
     e.fpu_pj);
-  v(Parameter{"energy.tile.simd", "pJ", "an f16x4 or f32x2 vector instruction (an assumption)", 0,
-              kMax},
+  v(base::Parameter{"energy.tile.simd", "pJ",
+                    "an f16x4 or f32x2 vector instruction (an assumption)", 0, kMax},
     e.simd_pj);
-  v(Parameter{"energy.tile.control", "pJ",
-              "a CSR, worker-control, sync or exchange instruction (an assumption)", 0, kMax},
+  v(base::Parameter{"energy.tile.control", "pJ",
+                    "a CSR, worker-control, sync or exchange instruction (an assumption)", 0, kMax},
     e.control_pj);
-  v(Parameter{"energy.tile.amp-f16-mac", "pJ",
-              "an f16 multiply-accumulate of the AMP (calibrated: a chip at AMP peak draws its "
-              "rated 300 W)",
-              0, kMax},
-    e.amp_f16_mac_pj);
-  v(Parameter{"energy.tile.amp-f32-mac", "pJ", "an f32 multiply-accumulate of the AMP", 0, kMax},
+  v(
+      base::Parameter{
+          "energy.tile.amp-f16-mac", "pJ",
+          "an f16 multiply-accumulate of the AMP (calibrated: a chip at AMP peak draws its "
+          "rated 300 W)",
+          0, kMax},
+      e.amp_f16_mac_pj);
+  v(base::Parameter{"energy.tile.amp-f32-mac", "pJ", "an f32 multiply-accumulate of the AMP", 0,
+                    kMax},
     e.amp_f32_mac_pj);
-  v(Parameter{"energy.tile.amp-weights", "pJ",
-              "an ipu.ampw (one phase of weights), besides its bytes (an assumption)", 0, kMax},
+  v(base::Parameter{"energy.tile.amp-weights", "pJ",
+                    "an ipu.ampw (one phase of weights), besides its bytes (an assumption)", 0,
+                    kMax},
     e.amp_weights_pj);
-  v(Parameter{"energy.tile.sram-read", "pJ/B", "a byte read from tile SRAM (an assumption)", 0,
-              kMax},
+  v(base::Parameter{"energy.tile.sram-read", "pJ/B", "a byte read from tile SRAM (an assumption)",
+                    0, kMax},
     e.sram_read_pj_per_byte);
-  v(Parameter{"energy.tile.sram-write", "pJ/B", "a byte written to tile SRAM (an assumption)", 0,
-              kMax},
+  v(base::Parameter{"energy.tile.sram-write", "pJ/B", "a byte written to tile SRAM (an assumption)",
+                    0, kMax},
     e.sram_write_pj_per_byte);
-  v(Parameter{"energy.tile.static", "W",
-              "static power of one tile and its share of the exchange fabric, busy or not (an "
-              "assumption)",
-              0, 1e3},
-    e.tile_static_w);
-  v(Parameter{"energy.chip.static", "W",
-              "static power of a chip beside its tiles: PLLs, sync, I/O (an assumption)", 0, 1e4},
+  v(
+      base::Parameter{
+          "energy.tile.static", "W",
+          "static power of one tile and its share of the exchange fabric, busy or not (an "
+          "assumption)",
+          0, 1e3},
+      e.tile_static_w);
+  v(base::Parameter{"energy.chip.static", "W",
+                    "static power of a chip beside its tiles: PLLs, sync, I/O (an assumption)", 0,
+                    1e4},
     e.chip_static_w);
-  v(Parameter{"energy.exchange.byte", "pJ/B", "a byte delivered over the exchange (an assumption)",
-              0, kMax},
+  v(base::Parameter{"energy.exchange.byte", "pJ/B",
+                    "a byte delivered over the exchange (an assumption)", 0, kMax},
     e.exchange_pj_per_byte);
-  v(Parameter{"energy.sync.arrival", "pJ", "a tile's arrival at an internal barrier", 0, kMax},
+  v(base::Parameter{"energy.sync.arrival", "pJ", "a tile's arrival at an internal barrier", 0,
+                    kMax},
     e.sync_arrival_pj);
-  v(Parameter{"energy.sync.external", "pJ", "a chip's part in an external barrier", 0, kMax},
+  v(base::Parameter{"energy.sync.external", "pJ", "a chip's part in an external barrier", 0, kMax},
     e.external_sync_pj);
-  v(Parameter{"energy.ipulink.byte", "pJ/B", "a byte over one IPU-Link hop (an assumption)", 0,
-              kMax},
+  v(base::Parameter{"energy.ipulink.byte", "pJ/B", "a byte over one IPU-Link hop (an assumption)",
+                    0, kMax},
     e.ipulink_pj_per_byte);
-  v(Parameter{"energy.ipulink.idle", "W", "static power of one IPU-Link (an assumption)", 0, 1e3},
+  v(base::Parameter{"energy.ipulink.idle", "W", "static power of one IPU-Link (an assumption)", 0,
+                    1e3},
     e.ipulink_idle_w);
-  v(Parameter{"energy.pcie.byte", "pJ/B",
-              "a byte over a chip's PCIe endpoint or its gateway link (an assumption)", 0, kMax},
+  v(base::Parameter{"energy.pcie.byte", "pJ/B",
+                    "a byte over a chip's PCIe endpoint or its gateway link (an assumption)", 0,
+                    kMax},
     e.pcie_pj_per_byte);
-  v(Parameter{"energy.gateway.ddr-byte", "pJ/B",
-              "a streaming-memory byte read or written (an assumption)", 0, kMax},
+  v(base::Parameter{"energy.gateway.ddr-byte", "pJ/B",
+                    "a streaming-memory byte read or written (an assumption)", 0, kMax},
     e.ddr_pj_per_byte);
-  v(Parameter{"energy.gateway.dimm-background", "W", "static power of one DIMM (an assumption)", 0,
-              1e3},
+  v(base::Parameter{"energy.gateway.dimm-background", "W",
+                    "static power of one DIMM (an assumption)", 0, 1e3},
     e.dimm_background_w);
-  v(Parameter{"energy.gateway.roce-byte", "pJ/B",
-              "a byte through a gateway's RoCE host port (an assumption)", 0, kMax},
+  v(base::Parameter{"energy.gateway.roce-byte", "pJ/B",
+                    "a byte through a gateway's RoCE host port (an assumption)", 0, kMax},
     e.roce_pj_per_byte);
-  v(Parameter{"energy.gateway.static", "W",
-              "static power of a gateway and its board (calibrated: an M2000 at AMP peak draws "
-              "its rated 1.5 kW)",
-              0, 1e5},
-    e.gateway_static_w);
+  v(
+      base::Parameter{
+          "energy.gateway.static", "W",
+          "static power of a gateway and its board (calibrated: an M2000 at AMP peak draws "
+          "its rated 1.5 kW)",
+          0, 1e5},
+      e.gateway_static_w);
 }
 
 // Throws std::invalid_argument naming the parameter.
-inline void validate(const EnergyConfig& e) { check_ranges(e); }
+inline void validate(const EnergyConfig& e) { base::check_ranges(e); }
 
 }  // namespace ipu::hw

@@ -72,7 +72,7 @@ void DeferredExchange::commit(ExchangeIf& exchange, unsigned tile, uint64_t phas
   calls_.clear();
 }
 
-void DeferredExchange::save(ByteWriter& out) const {
+void DeferredExchange::save(base::ByteWriter& out) const {
   out.put(static_cast<uint64_t>(calls_.size()));
   for (const Call& c : calls_) {
     out.put(c.kind), out.put(c.cycle), out.put(c.address), out.put(c.count), out.put(c.source);
@@ -81,7 +81,7 @@ void DeferredExchange::save(ByteWriter& out) const {
   }
 }
 
-void DeferredExchange::load(ByteReader& in) {
+void DeferredExchange::load(base::ByteReader& in) {
   calls_.resize(in.count(sizeof(Call::Kind) + sizeof(uint64_t)));
   for (Call& c : calls_) {
     in.get(c.kind), in.get(c.cycle), in.get(c.address), in.get(c.count), in.get(c.source);

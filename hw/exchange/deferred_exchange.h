@@ -36,8 +36,8 @@ class DeferredExchange {
 
   // The recorded calls, for a simulator process that keeps a replica of the tile
   // (hw/parallel/ranks.h); load() replaces what was recorded here.
-  void save(ByteWriter& out) const;
-  void load(ByteReader& in);
+  void save(base::ByteWriter& out) const;
+  void load(base::ByteReader& in);
 
  private:
   struct Call {

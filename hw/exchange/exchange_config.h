@@ -21,22 +21,23 @@ struct ExchangeConfig {
 
 // The ranges are wide enough for any design study and narrow enough that no computed latency
 // or cycle count can wrap: a latency is at most base + per-column x 4096 columns < 2^32.
-template <typename C, typename Visitor, if_config_t<C, ExchangeConfig> = 0>
+template <typename C, typename Visitor, base::if_config_t<C, ExchangeConfig> = 0>
 void visit_parameters(C& c, Visitor&& v) {
-  v(Parameter{"exchange.words-per-cycle", "words",
-              "32-bit words a tile sends, and receives, per cycle (1 = 4 B/cycle)", 1, 64},
+  v(base::Parameter{"exchange.words-per-cycle", "words",
+                    "32-bit words a tile sends, and receives, per cycle (1 = 4 B/cycle)", 1, 64},
     c.words_per_cycle);
-  v(Parameter{"exchange.tiles-per-column", "tiles",
-              "tiles per column of the exchange layout (tile t is in column t / this)", 1, 4096},
+  v(base::Parameter{"exchange.tiles-per-column", "tiles",
+                    "tiles per column of the exchange layout (tile t is in column t / this)", 1,
+                    4096},
     c.tiles_per_column);
-  v(Parameter{"exchange.base-latency", "cycles",
-              "send-to-arrival latency between tiles of the same column", 0, 1e6},
+  v(base::Parameter{"exchange.base-latency", "cycles",
+                    "send-to-arrival latency between tiles of the same column", 0, 1e6},
     c.base_latency);
-  v(Parameter{"exchange.latency-per-column", "cycles",
-              "extra latency per column between sender and receiver", 0, 1e5},
+  v(base::Parameter{"exchange.latency-per-column", "cycles",
+                    "extra latency per column between sender and receiver", 0, 1e5},
     c.latency_per_column);
 }
 
-inline void validate(const ExchangeConfig& c) { check_ranges(c); }
+inline void validate(const ExchangeConfig& c) { base::check_ranges(c); }
 
 }  // namespace ipu::hw

@@ -29,51 +29,55 @@ struct GatewayConfig {
   double host_latency_ns = 2000;  // RoCE message, host to streaming memory (assumption)
 };
 
-template <typename C, typename Visitor, if_config_t<C, GatewayConfig> = 0>
+template <typename C, typename Visitor, base::if_config_t<C, GatewayConfig> = 0>
 void visit_parameters(C& g, Visitor&& v) {
-  v(Parameter{"machine.gateway", "yes/no",
-              "IPU-Gateways with streaming memory (m2000 and larger; a PCIe card has none)"},
+  v(base::Parameter{"machine.gateway", "yes/no",
+                    "IPU-Gateways with streaming memory (m2000 and larger; a PCIe card has none)"},
     g.present);
-  v(Parameter{"gateway.chips-per-gateway", "chips",
-              "chips sharing one gateway and its streaming memory (4: an IPU-Machine)", 1, 64},
+  v(base::Parameter{"gateway.chips-per-gateway", "chips",
+                    "chips sharing one gateway and its streaming memory (4: an IPU-Machine)", 1,
+                    64},
     g.chips_per_gateway);
-  v(Parameter{"gateway.dimms", "DIMMs", "DDR4 DIMMs of a gateway's streaming memory", 1, 16},
+  v(base::Parameter{"gateway.dimms", "DIMMs", "DDR4 DIMMs of a gateway's streaming memory", 1, 16},
     g.dimms);
-  v(Parameter{"gateway.dimm-bytes", "bytes", "capacity of each DIMM (64 GiB or 128 GiB)", 1 << 20,
-              0x1p40},
+  v(base::Parameter{"gateway.dimm-bytes", "bytes", "capacity of each DIMM (64 GiB or 128 GiB)",
+                    1 << 20, 0x1p40},
     g.dimm_bytes);
-  v(Parameter{"gateway.dimm-bytes-per-second", "B/s",
-              "bandwidth of each DIMM, reads and writes together (DDR4-2400 x 64 bits: 19.2e9)",
-              1e6, 1e13},
-    g.dimm_bytes_per_second);
-  v(Parameter{"gateway.ddr-latency-ns", "ns",
-              "streaming-memory read latency after the DIMM's transfer (an assumption)", 0, 1e9},
+  v(
+      base::Parameter{
+          "gateway.dimm-bytes-per-second", "B/s",
+          "bandwidth of each DIMM, reads and writes together (DDR4-2400 x 64 bits: 19.2e9)", 1e6,
+          1e13},
+      g.dimm_bytes_per_second);
+  v(base::Parameter{"gateway.ddr-latency-ns", "ns",
+                    "streaming-memory read latency after the DIMM's transfer (an assumption)", 0,
+                    1e9},
     g.ddr_latency_ns);
-  v(Parameter{"gateway.interleave-bytes", "bytes",
-              "consecutive blocks of this size alternate DIMMs", 4, 0x1p40},
+  v(base::Parameter{"gateway.interleave-bytes", "bytes",
+                    "consecutive blocks of this size alternate DIMMs", 4, 0x1p40},
     g.interleave_bytes);
-  v(Parameter{"gateway.burst-bytes", "bytes",
-              "unit a tile's streaming-memory transfer moves in (a multiple of 4)", 4, 4096},
+  v(base::Parameter{"gateway.burst-bytes", "bytes",
+                    "unit a tile's streaming-memory transfer moves in (a multiple of 4)", 4, 4096},
     g.burst_bytes);
-  v(Parameter{"gateway.chip-link-bytes-per-second", "B/s",
-              "each chip's PCIe link to the gateway, each way (Gen4 x8: 16e9)", 1e6, 1e13},
+  v(base::Parameter{"gateway.chip-link-bytes-per-second", "B/s",
+                    "each chip's PCIe link to the gateway, each way (Gen4 x8: 16e9)", 1e6, 1e13},
     g.chip_link_bytes_per_second);
-  v(Parameter{"gateway.chip-link-latency-ns", "ns",
-              "chip edge to gateway, one way (an assumption: no public figure)", 0, 1e9},
+  v(base::Parameter{"gateway.chip-link-latency-ns", "ns",
+                    "chip edge to gateway, one way (an assumption: no public figure)", 0, 1e9},
     g.chip_link_latency_ns);
-  v(Parameter{"gateway.host-ports", "ports", "100 GbE RoCE host ports of a gateway", 1, 16},
+  v(base::Parameter{"gateway.host-ports", "ports", "100 GbE RoCE host ports of a gateway", 1, 16},
     g.host_ports);
-  v(Parameter{"gateway.host-port-bytes-per-second", "B/s",
-              "each host port's bandwidth each way (100 GbE: 12.5e9)", 1e6, 1e13},
+  v(base::Parameter{"gateway.host-port-bytes-per-second", "B/s",
+                    "each host port's bandwidth each way (100 GbE: 12.5e9)", 1e6, 1e13},
     g.host_port_bytes_per_second);
-  v(Parameter{"gateway.host-latency-ns", "ns",
-              "host to streaming memory over RoCE, per message (an assumption)", 0, 1e9},
+  v(base::Parameter{"gateway.host-latency-ns", "ns",
+                    "host to streaming memory over RoCE, per message (an assumption)", 0, 1e9},
     g.host_latency_ns);
 }
 
 // Throws std::invalid_argument naming the parameter.
 inline void validate(const GatewayConfig& g) {
-  check_ranges(g);
+  base::check_ranges(g);
   if (g.burst_bytes % 4 != 0)
     throw std::invalid_argument("gateway.burst-bytes must be a multiple of 4 from 4 to 4096");
   if (g.interleave_bytes % g.burst_bytes != 0)

@@ -18,7 +18,7 @@ namespace ipu::hw {
 struct ChipConfig {
   std::string preset = "mk2";
   unsigned tiles = 1472;
-  TileConfig tile;
+  iss::TileConfig tile;
   ExchangeConfig exchange;
   SyncConfig sync;
   PcieConfig pcie;
@@ -27,10 +27,10 @@ struct ChipConfig {
   MachineShape shape(unsigned chips = 1) const { return {chips, tiles, tile.clock_hz}; }
 };
 
-template <typename C, typename Visitor, if_config_t<C, ChipConfig> = 0>
+template <typename C, typename Visitor, base::if_config_t<C, ChipConfig> = 0>
 void visit_parameters(C& c, Visitor&& v) {
-  v(Parameter{"chip.tiles", "tiles",
-              "tiles on the chip (1472 on Mk2 and Bow; any count from 1 for tests)", 1, 4096},
+  v(base::Parameter{"chip.tiles", "tiles",
+                    "tiles on the chip (1472 on Mk2 and Bow; any count from 1 for tests)", 1, 4096},
     c.tiles);
   visit_parameters(c.tile, v);
   visit_parameters(c.exchange, v);

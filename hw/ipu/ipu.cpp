@@ -94,9 +94,9 @@ std::string where(const Tile& t) {
   switch (t.waiting()) {
     case TileWait::kFinished: {
       const TileOutcome& o = t.outcome();
-      if (o.reason == StopReason::kExited)
+      if (o.reason == iss::StopReason::kExited)
         return fmt::format("{} exited with status {}", name, o.exit_status);
-      if (o.reason == StopReason::kFault) return fmt::format("{} stopped by a fault", name);
+      if (o.reason == iss::StopReason::kFault) return fmt::format("{} stopped by a fault", name);
       return fmt::format("{} stopped at the cycle limit ({} cycles)", name, t.core().cycles());
     }
     case TileWait::kSync:
@@ -140,10 +140,10 @@ ChipOutcome bsp_outcome(const std::vector<const Tile*>& tiles, const SyncNetwork
       continue;
     }
     const TileOutcome& o = t->outcome();
-    if (o.reason == StopReason::kFault) {
+    if (o.reason == iss::StopReason::kFault) {
       if (std::find(faults.begin(), faults.end(), o.message) == faults.end())
         faults.push_back(o.message);
-    } else if (o.reason == StopReason::kCycleLimit) {
+    } else if (o.reason == iss::StopReason::kCycleLimit) {
       limits.push_back(o.message);
     } else if (out.exit_status == 0) {
       out.exit_status = o.exit_status;
@@ -160,7 +160,8 @@ ChipOutcome bsp_outcome(const std::vector<const Tile*>& tiles, const SyncNetwork
     for (unsigned m : p.missing) {
       stuck += "\n    " + where(tile(m));
       const Tile& t = tile(m);
-      if (t.waiting() != TileWait::kFinished || t.outcome().reason == StopReason::kCycleLimit) {
+      if (t.waiting() != TileWait::kFinished ||
+          t.outcome().reason == iss::StopReason::kCycleLimit) {
         std::string contexts = t.core().describe_running_contexts();
         if (!contexts.empty() && contexts.back() == '\n') contexts.pop_back();
         if (!contexts.empty()) stuck += "\n    " + contexts.substr(2);

@@ -25,24 +25,26 @@ struct IpuLinkConfig {
   double bytes_per_cycle(double clock_hz) const { return bytes_per_second / clock_hz; }
 };
 
-template <typename C, typename Visitor, if_config_t<C, IpuLinkConfig> = 0>
+template <typename C, typename Visitor, base::if_config_t<C, IpuLinkConfig> = 0>
 void visit_parameters(C& c, Visitor&& v) {
-  v(Parameter{"ipulink.bytes-per-second", "B/s",
-              "IPU-Link bandwidth each way (x8 lanes at PCIe Gen4 rate: 16e9)", 1e6, 1e13},
+  v(base::Parameter{"ipulink.bytes-per-second", "B/s",
+                    "IPU-Link bandwidth each way (x8 lanes at PCIe Gen4 rate: 16e9)", 1e6, 1e13},
     c.bytes_per_second);
-  v(Parameter{"ipulink.latency-ns", "ns",
-              "IPU-Link latency per hop, port to port (an assumption: no public figure)", 0, 1e9},
+  v(base::Parameter{"ipulink.latency-ns", "ns",
+                    "IPU-Link latency per hop, port to port (an assumption: no public figure)", 0,
+                    1e9},
     c.latency_ns);
-  v(Parameter{"ipulink.rung-links", "links", "IPU-Links between the chips of a rung (2k and 2k+1)",
-              0, 64},
+  v(base::Parameter{"ipulink.rung-links", "links",
+                    "IPU-Links between the chips of a rung (2k and 2k+1)", 0, 64},
     c.rung_links);
-  v(Parameter{"ipulink.column-links", "links",
-              "IPU-Links from a chip to the next rung up its column (and as many down)", 0, 64},
+  v(base::Parameter{"ipulink.column-links", "links",
+                    "IPU-Links from a chip to the next rung up its column (and as many down)", 0,
+                    64},
     c.column_links);
-  v(Parameter{"ipulink.ports-per-chip", "ports", "IPU-Link ports of a chip", 0, 256},
+  v(base::Parameter{"ipulink.ports-per-chip", "ports", "IPU-Link ports of a chip", 0, 256},
     c.ports_per_chip);
-  v(Parameter{"ipulink.torus", "yes/no",
-              "close each column of the ladder into a ring (POD64's torus)"},
+  v(base::Parameter{"ipulink.torus", "yes/no",
+                    "close each column of the ladder into a ring (POD64's torus)"},
     c.torus);
 }
 

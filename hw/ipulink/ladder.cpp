@@ -35,7 +35,7 @@ std::vector<unsigned> ipulinks_per_chip(unsigned chips, const IpuLinkConfig& con
 }
 
 void validate(const IpuLinkConfig& config, unsigned chips) {
-  check_ranges(config);
+  base::check_ranges(config);
   ipulinks_per_chip(chips, config);  // throws when a chip has too few ports
 }
 

@@ -77,6 +77,6 @@ RunReport count_run(const Machine& machine);
 
 // Context `context`'s counts on `core`; a worker still running when the run ended counts its
 // cycles up to its last issue.
-ContextCounts context_counts(const Core& core, unsigned context);
+ContextCounts context_counts(const iss::Core& core, unsigned context);
 
 }  // namespace ipu::hw

@@ -47,11 +47,11 @@ MachineConfig configure_machine(const std::string& preset, const std::string& co
                                 const std::vector<std::pair<std::string, std::string>>& overrides) {
   MachineConfig config = machine_preset(preset);
   if (!config_file.empty())
-    apply_config_file(config_file, config,
-                      [&config](const std::string& name) { config = machine_preset(name); });
+    base::apply_config_file(config_file, config,
+                            [&config](const std::string& name) { config = machine_preset(name); });
   for (const auto& [name, value] : overrides) {
     try {
-      set_parameter(config, name, value);
+      base::set_parameter(config, name, value);
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(fmt::format("option --{}: {}", name, e.what()));
     }
@@ -62,7 +62,7 @@ MachineConfig configure_machine(const std::string& preset, const std::string& co
 
 void write_machine_config(std::ostream& out, const MachineConfig& config) {
   out << fmt::format("preset = {}\n", config.preset);
-  write_config_file(out, config);
+  base::write_config_file(out, config);
 }
 
 void validate(const MachineConfig& m) {

@@ -29,13 +29,15 @@ struct MachineConfig {
   MachineShape shape() const { return chip.shape(chips); }
 };
 
-template <typename C, typename Visitor, if_config_t<C, MachineConfig> = 0>
+template <typename C, typename Visitor, base::if_config_t<C, MachineConfig> = 0>
 void visit_parameters(C& m, Visitor&& v) {
-  v(Parameter{"machine.chips", "chips",
-              "chips in the machine, a power of two: 1 (PCIe card), 4 (IPU-Machine), 16 (POD16), "
-              "64 (POD64)",
-              1, 1024},
-    m.chips);
+  v(
+      base::Parameter{
+          "machine.chips", "chips",
+          "chips in the machine, a power of two: 1 (PCIe card), 4 (IPU-Machine), 16 (POD16), "
+          "64 (POD64)",
+          1, 1024},
+      m.chips);
   visit_parameters(m.chip, v);
   visit_parameters(m.ipulink, v);
   visit_parameters(m.gateway, v);

@@ -40,7 +40,7 @@ Platform::Platform(const PlatformOptions& options, LoadedProgram program, std::o
     ranks->assign(options_.machine.chips, options_.machine.chip.tiles);
     machine_->compute_pool().set_share(ranks);
   }
-  const TileConfig& t = options_.machine.chip.tile;
+  const iss::TileConfig& t = options_.machine.chip.tile;
   for (const auto& entry : program_.tiles) {
     Tile& target = machine_->tile(entry.first);
     target.set_replica(ranks != nullptr && !ranks->runs_here(entry.first));
@@ -71,7 +71,7 @@ Platform::Platform(const PlatformOptions& options, LoadedProgram program, std::o
     if (options_.trace_instructions && options_.trace_filter.traces_tile(entry.first)) {
       // Traced bursts run on the simulation thread: one count for every tile, no lock.
       target.core().set_trace([&trace, prefix, filter = &options_.trace_filter,
-                               printed = &traced_lines_](const Context& c, uint32_t pc,
+                               printed = &traced_lines_](const iss::Context& c, uint32_t pc,
                                                          uint32_t word) {
         if (!filter->accepts(c, pc)) return;
         if (filter->limit != 0 && *printed >= filter->limit) {
@@ -85,7 +85,7 @@ Platform::Platform(const PlatformOptions& options, LoadedProgram program, std::o
         }
         ++*printed;
         fmt::print(trace, "[{}:c{}] cycle {:>10} pc 0x{:08x}: {:08x}  {}\n", prefix, c.id,
-                   c.issue_cycle, pc, word, disassemble(word, pc));
+                   c.issue_cycle, pc, word, iss::disassemble(word, pc));
       });
     }
   }
@@ -106,9 +106,9 @@ RunReport Platform::run() {
   r.share_seconds = machine_->compute_pool().share_seconds();
   if (options_.ranks != nullptr && options_.ranks->spread()) {
     std::vector<uint8_t> mine;
-    ByteWriter(mine).put(r.burst_seconds);
+    base::ByteWriter(mine).put(r.burst_seconds);
     const std::vector<uint8_t> all = options_.ranks->all_gather(mine);
-    ByteReader in(all.data(), all.size());
+    base::ByteReader in(all.data(), all.size());
     for (unsigned rank = 0; !in.done(); ++rank) {
       const auto seconds = in.get<double>();
       if (seconds > r.slowest_burst_seconds)
@@ -124,7 +124,7 @@ uint64_t Platform::memory_hash() {
   // that ranks hash their own tiles and the result does not depend on how tiles are shared.
   constexpr uint64_t kBasis = 0xcbf29ce484222325u, kPrime = 0x100000001b3u;
   auto fnv = [](uint64_t h, uint8_t byte) { return (h ^ byte) * kPrime; };
-  const TileConfig& t = options_.machine.chip.tile;
+  const iss::TileConfig& t = options_.machine.chip.tile;
   const std::vector<unsigned>& active = machine_->active_tiles();
   std::vector<uint64_t> hashes(active.size());
   machine_->compute_pool().for_each(active.size(), [&](size_t i) {
@@ -139,11 +139,11 @@ uint64_t Platform::memory_hash() {
   });
   if (options_.ranks != nullptr && options_.ranks->spread()) {
     std::vector<uint8_t> mine;
-    ByteWriter out(mine);
+    base::ByteWriter out(mine);
     for (size_t i = 0; i < active.size(); ++i)
       if (!machine_->tile(active[i]).replica()) out.put(i), out.put(hashes[i]);
     const std::vector<uint8_t> all = options_.ranks->all_gather(mine);
-    ByteReader in(all.data(), all.size());
+    base::ByteReader in(all.data(), all.size());
     while (!in.done()) {
       const auto i = in.get<size_t>();
       in.get(hashes.at(i));

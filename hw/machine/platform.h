@@ -33,7 +33,7 @@ struct TraceFilter {
   // in 30 s).
   uint64_t limit = 10'000'000;
   bool traces_tile(unsigned tile) const { return tiles.empty() || tiles.count(tile) != 0; }
-  bool accepts(const Context& c, uint32_t pc) const {
+  bool accepts(const iss::Context& c, uint32_t pc) const {
     return (contexts >> c.id & 1) != 0 && c.issue_cycle >= cycle_from && c.issue_cycle < cycle_to &&
            pc >= pc_from && pc < pc_to;
   }
@@ -59,11 +59,11 @@ struct PlatformOptions : RunOptions {
   TraceFilter trace_filter;         // what of it to print
   // Names the source of a pc in fault, stall and deadlock reports (sdk::Symbolizer); unset: the
   // reports name pcs alone.
-  Core::PcLocator locate_pc;
+  iss::Core::PcLocator locate_pc;
   // A debugger (debug/gdb_server.h) hooked into every active tile's core; every compute burst
   // then runs on the simulation thread, so a stop holds the whole platform. Changes nothing but
   // the host time while it only watches.
-  DebugHook* debugger = nullptr;
+  iss::DebugHook* debugger = nullptr;
   // Exchange flows to keep for the trace's arrows (Exchange::record_flows; 0: none).
   size_t trace_flows = 0;
   // Profile what every active tile's workers run (iss/worker_profile.h: each function's

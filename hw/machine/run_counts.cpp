@@ -4,12 +4,12 @@
 
 namespace ipu::hw {
 
-ContextCounts context_counts(const Core& core, unsigned context) {
-  const Context& c = core.context(context);
+ContextCounts context_counts(const iss::Core& core, unsigned context) {
+  const iss::Context& c = core.context(context);
   ContextCounts n{c.instret, c.issues, c.runs, c.active_cycles};
   if (context == 0)
     n.active_cycles = core.cycles();
-  else if (c.state == ContextState::kRunning && c.issue_cycle + 1 > c.started_at)
+  else if (c.state == iss::ContextState::kRunning && c.issue_cycle + 1 > c.started_at)
     n.active_cycles += c.issue_cycle + 1 - c.started_at;  // stopped by a fault or the limit
   return n;
 }
@@ -21,7 +21,7 @@ RunReport count_run(const Machine& machine) {
     const Tile& t = machine.tile(id);
     TileCounts& counts = r.per_tile.emplace_back();
     counts.tile = id;
-    counts.exited = t.finished() && t.outcome().reason == StopReason::kExited;
+    counts.exited = t.finished() && t.outcome().reason == iss::StopReason::kExited;
     counts.exit_status = counts.exited ? t.outcome().exit_status : 0;
     for (unsigned i = 0; i <= t.core().worker_contexts(); ++i)
       counts.contexts.push_back(context_counts(t.core(), i));
@@ -49,8 +49,8 @@ RunReport count_run(const Machine& machine) {
   r.chip_actions.resize(machine.chips());
   for (unsigned id : machine.active_tiles()) {
     ChipActions& a = r.chip_actions.at(id / per_chip);
-    const ActionCounts n = machine.tile(id).core().actions();
-    for (size_t k = 0; k < kInsnClasses; ++k) a.instructions[k] += n.instructions[k];
+    const iss::ActionCounts n = machine.tile(id).core().actions();
+    for (size_t k = 0; k < iss::kInsnClasses; ++k) a.instructions[k] += n.instructions[k];
     a.sram_read_bytes += n.sram_read_bytes;
     a.sram_written_bytes += n.sram_written_bytes;
   }

@@ -26,28 +26,35 @@ struct RunOptions {
   unsigned host_threads() const;
 };
 
-template <typename C, typename Visitor, if_config_t<C, RunOptions> = 0>
+template <typename C, typename Visitor, base::if_config_t<C, RunOptions> = 0>
 void visit_parameters(C& o, Visitor&& v) {
-  v(Parameter{"max-cycles", "cycles",
-              "stop with a report when a tile reaches this many cycles (0: no limit)", 0, 1e18},
+  v(base::Parameter{"max-cycles", "cycles",
+                    "stop with a report when a tile reaches this many cycles (0: no limit)", 0,
+                    1e18},
     o.max_cycles);
-  v(Parameter{"threads", "threads",
-              "host threads for the tiles' compute (0: this host's cores); results, cycles and "
-              "statistics are the same for every count",
-              0, 1024},
-    o.threads);
-  v(Parameter{"interpreter", "fast|general",
-              "the tile interpreter: fast, or general (every instruction through the reference "
-              "loop the fast one must match; slower, same results, cycles and statistics)"},
-    o.interpreter);
-  v(Parameter{"memory-hash", "yes/no",
-              "print a hash of every active tile's SRAM after the run (for determinism checks)"},
-    o.memory_hash);
+  v(
+      base::Parameter{
+          "threads", "threads",
+          "host threads for the tiles' compute (0: this host's cores); results, cycles and "
+          "statistics are the same for every count",
+          0, 1024},
+      o.threads);
+  v(
+      base::Parameter{
+          "interpreter", "fast|general",
+          "the tile interpreter: fast, or general (every instruction through the reference "
+          "loop the fast one must match; slower, same results, cycles and statistics)"},
+      o.interpreter);
+  v(
+      base::Parameter{
+          "memory-hash", "yes/no",
+          "print a hash of every active tile's SRAM after the run (for determinism checks)"},
+      o.memory_hash);
 }
 
 // Throws std::invalid_argument naming the option.
 inline void validate(const RunOptions& o) {
-  check_ranges(o, "--");
+  base::check_ranges(o, "--");
   if (o.interpreter != "fast" && o.interpreter != "general")
     throw std::invalid_argument("--interpreter must be fast or general, not '" + o.interpreter +
                                 "'");

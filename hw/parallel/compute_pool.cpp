@@ -104,11 +104,11 @@ void ComputePool::run_bursts(const std::vector<ComputeBurst*>& bursts) {
 void ComputePool::share_results(const std::vector<bool>& ran_here) {
   // Each record: the machine tile, then what its burst did.
   std::vector<uint8_t> mine, record;
-  ByteWriter out(mine);
+  base::ByteWriter out(mine);
   for (size_t i = 0; i < batch_.size(); ++i) {
     if (!ran_here[i]) continue;
     record.clear();
-    ByteWriter r(record);
+    base::ByteWriter r(record);
     batch_[i].burst->save_burst(r);
     out.put(batch_[i].tile);
     out.put(record);
@@ -116,7 +116,7 @@ void ComputePool::share_results(const std::vector<bool>& ran_here) {
   // Every process's records, this one's among them: each tile of the batch exactly once.
   const std::vector<uint8_t> all = share_->all_gather(mine);
   std::vector<bool> seen(batch_.size());
-  ByteReader in(all.data(), all.size());
+  base::ByteReader in(all.data(), all.size());
   while (!in.done()) {
     const auto tile = in.get<unsigned>();
     in.get(record);
@@ -130,7 +130,7 @@ void ComputePool::share_results(const std::vector<bool>& ran_here) {
           tile));
     seen[i] = true;
     if (ran_here[i]) continue;
-    ByteReader r(record.data(), record.size());
+    base::ByteReader r(record.data(), record.size());
     it->burst->load_burst(r);
     if (!r.done())
       throw std::logic_error(

@@ -13,10 +13,12 @@
 #include <systemc>
 #include <vector>
 
-namespace ipu::hw {
-
+namespace ipu::base {
 class ByteWriter;
 class ByteReader;
+}  // namespace ipu::base
+
+namespace ipu::hw {
 
 // One tile's burst, as the pool sees it.
 class ComputeBurst {
@@ -29,8 +31,8 @@ class ComputeBurst {
   virtual void commit_burst() = 0;
   // What the burst did that the rest of the machine sees, as written by the simulator process
   // that ran it, and read into the tile's replica by every other process (BurstShare).
-  virtual void save_burst(ByteWriter& out) const = 0;
-  virtual void load_burst(ByteReader& in) = 0;
+  virtual void save_burst(base::ByteWriter& out) const = 0;
+  virtual void load_burst(base::ByteReader& in) = 0;
   // After commit_burst: how long after the batch the tile resumes, its burst's length in
   // simulated time. The pool wakes it then, which saves the tile a timed wait of its own.
   virtual sc_core::sc_time resume_delay() const { return sc_core::SC_ZERO_TIME; }

@@ -11,17 +11,19 @@ struct PcieConfig {
   double latency_ns = 1000;        // per DMA transaction: descriptor fetch to first data
 };
 
-template <typename C, typename Visitor, if_config_t<C, PcieConfig> = 0>
+template <typename C, typename Visitor, base::if_config_t<C, PcieConfig> = 0>
 void visit_parameters(C& c, Visitor&& v) {
-  v(Parameter{"pcie.bytes-per-second", "B/s",
-              "host link DMA bandwidth in each direction (PCIe Gen4 x16: 32e9; both directions "
-              "at once)",
-              1e6, 1e13},
-    c.bytes_per_second);
-  v(Parameter{"pcie.latency-ns", "ns", "host link latency per DMA transaction", 0, 1e9},
+  v(
+      base::Parameter{
+          "pcie.bytes-per-second", "B/s",
+          "host link DMA bandwidth in each direction (PCIe Gen4 x16: 32e9; both directions "
+          "at once)",
+          1e6, 1e13},
+      c.bytes_per_second);
+  v(base::Parameter{"pcie.latency-ns", "ns", "host link latency per DMA transaction", 0, 1e9},
     c.latency_ns);
 }
 
-inline void validate(const PcieConfig& c) { check_ranges(c); }
+inline void validate(const PcieConfig& c) { base::check_ranges(c); }
 
 }  // namespace ipu::hw

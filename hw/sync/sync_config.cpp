@@ -100,7 +100,7 @@ uint64_t external_sync_cycles(const SyncConfig& config, double clock_hz, unsigne
 }
 
 void validate(const SyncConfig& c, const MachineShape& shape) {
-  check_ranges(c);
+  base::check_ranges(c);
   parse_sync_groups(c.groups, shape.tiles_per_chip);  // each throws naming the bad entry
   parse_chip_groups("sync.gs1", c.gs1, shape.chips);
   parse_chip_groups("sync.gs2", c.gs2, shape.chips);

@@ -26,24 +26,32 @@ struct SyncConfig {
   std::string gs1, gs2;
 };
 
-template <typename C, typename Visitor, if_config_t<C, SyncConfig> = 0>
+template <typename C, typename Visitor, base::if_config_t<C, SyncConfig> = 0>
 void visit_parameters(C& c, Visitor&& v) {
-  v(Parameter{"sync.internal-cycles", "cycles",
-              "internal sync: cycles from the last tile's arrival to the release (~150 on Mk2)", 0,
-              1e9},
-    c.internal_cycles);
-  v(Parameter{"sync.groups", "groups",
-              "sync groups for GSP, e.g. \"1:0-31;2:32-63\"; group 0 is every tile with a program"},
-    c.groups);
-  v(Parameter{"sync.external-ns-per-hop", "ns",
-              "external sync: latency per hop, counted there and back (hops = 1 + (chips/2)/2)", 0,
-              1e9},
-    c.external_ns_per_hop);
-  v(Parameter{"sync.gs1", "chips",
-              "chips of hardware sync group GS1, e.g. \"0-1;2-3\" (each part syncs alone); empty: "
-              "all"},
-    c.gs1);
-  v(Parameter{"sync.gs2", "chips", "chips of hardware sync group GS2, as sync.gs1"}, c.gs2);
+  v(
+      base::Parameter{
+          "sync.internal-cycles", "cycles",
+          "internal sync: cycles from the last tile's arrival to the release (~150 on Mk2)", 0,
+          1e9},
+      c.internal_cycles);
+  v(
+      base::Parameter{
+          "sync.groups", "groups",
+          "sync groups for GSP, e.g. \"1:0-31;2:32-63\"; group 0 is every tile with a program"},
+      c.groups);
+  v(
+      base::Parameter{
+          "sync.external-ns-per-hop", "ns",
+          "external sync: latency per hop, counted there and back (hops = 1 + (chips/2)/2)", 0,
+          1e9},
+      c.external_ns_per_hop);
+  v(
+      base::Parameter{
+          "sync.gs1", "chips",
+          "chips of hardware sync group GS1, e.g. \"0-1;2-3\" (each part syncs alone); empty: "
+          "all"},
+      c.gs1);
+  v(base::Parameter{"sync.gs2", "chips", "chips of hardware sync group GS2, as sync.gs1"}, c.gs2);
 }
 
 // The sync groups a tile names in ipu.sync (the firmware's ipu.h numbers them alike): 0 is

@@ -10,7 +10,7 @@
 
 namespace ipu::hw {
 
-Tile::Tile(const sc_core::sc_module_name& name, const TileConfig& config, unsigned tile_id)
+Tile::Tile(const sc_core::sc_module_name& name, const iss::TileConfig& config, unsigned tile_id)
     : sc_module(name),
       memory("memory"),
       sync("sync"),
@@ -37,7 +37,7 @@ void Tile::set_machine(unsigned chip, unsigned chips, unsigned tiles_per_chip,
   machine_id_ = chip * tiles_per_chip + id_;
 }
 
-void Tile::set_console(Core::ConsoleSink sink) {
+void Tile::set_console(iss::Core::ConsoleSink sink) {
   console_ = std::move(sink);
   core_.set_console([this](unsigned context, std::string_view line) {
     if (deferring_)
@@ -63,7 +63,7 @@ void Tile::run_burst() noexcept {
   deferring_ = false;
 }
 
-void Tile::save_burst(ByteWriter& out) const {
+void Tile::save_burst(base::ByteWriter& out) const {
   out.put(burst_result_);
   std::string error;
   if (burst_error_) {
@@ -82,7 +82,7 @@ void Tile::save_burst(ByteWriter& out) const {
   deferred_exchange_.save(out);
 }
 
-void Tile::load_burst(ByteReader& in) {
+void Tile::load_burst(base::ByteReader& in) {
   in.get(burst_result_);
   std::string error;
   in.get(error);
@@ -120,14 +120,14 @@ bool Tile::wait_for_cycle(uint64_t cycle, Step next) {
   return true;
 }
 
-void Tile::finish(StopReason reason) {
+void Tile::finish(iss::StopReason reason) {
   if (core_.cycles() > compute_begin_)
     timeline_.push_back({TileSegment::kCompute, compute_begin_, core_.cycles(), phase_});
   outcome_.reason = reason;
   waiting_ = TileWait::kFinished;
-  if (reason == StopReason::kExited) {
+  if (reason == iss::StopReason::kExited) {
     outcome_.exit_status = core_.exit_status();
-  } else if (reason == StopReason::kFault) {
+  } else if (reason == iss::StopReason::kFault) {
     outcome_.message = core_.fault().message;
   } else {
     outcome_.message = fmt::format(
@@ -171,11 +171,11 @@ void Tile::step() {
         break;
 
       case Step::kStopped:
-        if (stop_ == StopReason::kCycleLimit && core_.cycles() < max_cycles_) {
+        if (stop_ == iss::StopReason::kCycleLimit && core_.cycles() < max_cycles_) {
           step_ = Step::kRun;
           break;
         }
-        if (stop_ == StopReason::kSync) {
+        if (stop_ == iss::StopReason::kSync) {
           // A sync waits for the tile's streaming-memory transfers (the gateway takes part).
           const uint64_t arrival = std::max(core_.blocked_at(), streaming_done_);
           timeline_.push_back({TileSegment::kCompute, compute_begin_, core_.blocked_at(), phase_});
@@ -184,7 +184,7 @@ void Tile::step() {
             core_.stop_with_error(
                 fmt::format("{}: ipu.sync on a platform without a sync network (cycle {})",
                             core_.tile_label(), arrival));
-            return finish(StopReason::kFault);
+            return finish(iss::StopReason::kFault);
           }
           const SyncArrival a = sync->arrive(machine_id_, core_.sync_group(), arrival);
           step_ = Step::kReleased;
@@ -197,7 +197,7 @@ void Tile::step() {
           release_ = a.now;
           break;
         }
-        if (stop_ == StopReason::kExchangeEnd) {
+        if (stop_ == iss::StopReason::kExchangeEnd) {
           const uint64_t boundary = core_.blocked_at();
           timeline_.push_back({TileSegment::kExchange, exchange_begin_, boundary, phase_});
           compute_begin_ = boundary;
@@ -218,7 +218,7 @@ void Tile::step() {
         if (!release_.error.empty()) {
           core_.stop_with_error(fmt::format("{} context 0 (supervisor): {} (cycle {})",
                                             core_.tile_label(), release_.error, compute_begin_));
-          return finish(StopReason::kFault);
+          return finish(iss::StopReason::kFault);
         }
         timeline_.push_back(
             {TileSegment::kSync, core_.blocked_at(), release_.cycle, release_.phase});
@@ -236,7 +236,7 @@ void Tile::step() {
         streaming_done_ = std::max(streaming_done_, end.streaming_done);
         if (!end.error.empty()) {
           core_.stop_with_error(end.error);
-          return finish(StopReason::kFault);
+          return finish(iss::StopReason::kFault);
         }
         core_.resume_after_exchange();
         step_ = Step::kRun;

@@ -29,7 +29,7 @@
 namespace ipu::hw {
 
 struct TileOutcome {
-  StopReason reason = StopReason::kRunning;
+  iss::StopReason reason = iss::StopReason::kRunning;
   int exit_status = 0;
   std::string message;  // fault or cycle-limit report; empty on a normal exit
 };
@@ -44,7 +44,7 @@ struct TileSegment {
 // Where a tile is blocked (for deadlock reports).
 enum class TileWait : uint8_t { kRunning, kSync, kExchange, kFinished };
 
-class Tile : public sc_core::sc_module, private ExchangeSink, private ComputeBurst {
+class Tile : public sc_core::sc_module, private iss::ExchangeSink, private ComputeBurst {
  public:
   // SRAM as seen from outside the tile: the exchange, the PCIe DMA engine, test benches.
   tlm_utils::multi_passthrough_target_socket<Tile> memory;
@@ -52,7 +52,7 @@ class Tile : public sc_core::sc_module, private ExchangeSink, private ComputeBur
   sc_core::sc_port<SyncIf, 1, sc_core::SC_ZERO_OR_MORE_BOUND> sync;
   sc_core::sc_port<ExchangeIf, 1, sc_core::SC_ZERO_OR_MORE_BOUND> exchange;
 
-  Tile(const sc_core::sc_module_name& name, const TileConfig& config, unsigned tile_id = 0);
+  Tile(const sc_core::sc_module_name& name, const iss::TileConfig& config, unsigned tile_id = 0);
 
   // Starts the supervisor at `entry` when simulation runs; the run ends at exit, at a fault,
   // or when the tile reaches max_cycles.
@@ -68,18 +68,18 @@ class Tile : public sc_core::sc_module, private ExchangeSink, private ComputeBur
   void set_replica(bool replica) { replica_ = replica; }
   bool replica() const { return replica_; }
   // Where the core's console lines go (a line is passed without its newline).
-  void set_console(Core::ConsoleSink sink);
+  void set_console(iss::Core::ConsoleSink sink);
   // Places the tile on chip `chip` of a machine of `chips` chips of `tiles_per_chip` tiles: its
   // sync and exchange traffic then carries its machine tile number.
   void set_machine(unsigned chip, unsigned chips, unsigned tiles_per_chip, unsigned program_tiles);
 
-  Core& core() { return core_; }
-  const Core& core() const { return core_; }
-  const TileConfig& config() const { return config_; }
+  iss::Core& core() { return core_; }
+  const iss::Core& core() const { return core_; }
+  const iss::TileConfig& config() const { return config_; }
   unsigned id() const { return id_; }  // the tile's number on its chip
   unsigned machine_id() const { return machine_id_; }
   unsigned chip() const { return core_.chip(); }
-  bool finished() const { return outcome_.reason != StopReason::kRunning; }
+  bool finished() const { return outcome_.reason != iss::StopReason::kRunning; }
   const TileOutcome& outcome() const { return outcome_; }
   const sc_core::sc_event& finished_event() const { return finished_event_; }
   sc_core::sc_time cycle_time() const { return period_; }
@@ -111,12 +111,12 @@ class Tile : public sc_core::sc_module, private ExchangeSink, private ComputeBur
   unsigned transport_dbg(int initiator, tlm::tlm_generic_payload& payload);
   // Checks the payload's range; on success returns the SRAM offset.
   bool access(tlm::tlm_generic_payload& payload, uint32_t& offset);
-  void finish(StopReason reason);
+  void finish(iss::StopReason reason);
   // ComputeBurst: the burst on a host thread, then its effects on the simulation thread.
   void run_burst() noexcept override;
   void commit_burst() override;
-  void save_burst(ByteWriter& out) const override;
-  void load_burst(ByteReader& in) override;
+  void save_burst(base::ByteWriter& out) const override;
+  void load_burst(base::ByteReader& in) override;
   sc_core::sc_time resume_delay() const override;
   // Simulated time from the cycle simulated time is at (synced_) to `cycle`.
   sc_core::sc_time time_until(uint64_t cycle) const;
@@ -128,11 +128,11 @@ class Tile : public sc_core::sc_module, private ExchangeSink, private ComputeBur
   uint64_t stream(uint64_t cycle, bool write, uint64_t sm_address, uint32_t address, uint32_t count,
                   std::vector<uint32_t> words) override;
 
-  TileConfig config_;
+  iss::TileConfig config_;
   unsigned id_;
   unsigned machine_id_;
-  ZeroPages<uint8_t> sram_;
-  Core core_;
+  iss::ZeroPages<uint8_t> sram_;
+  iss::Core core_;
   sc_core::sc_time period_;
   uint64_t quantum_cycles_ = 1u << 20;
   uint64_t max_cycles_ = 0;
@@ -147,9 +147,9 @@ class Tile : public sc_core::sc_module, private ExchangeSink, private ComputeBur
   std::vector<TileSegment> timeline_;
   TileWait waiting_ = TileWait::kRunning;
   Step step_ = Step::kStart;
-  StopReason stop_ = StopReason::kRunning;        // why the last burst stopped
-  SyncRelease release_;                           // the last barrier's outcome
-  const SyncRelease* awaited_release_ = nullptr;  // where it appears when the barrier releases
+  iss::StopReason stop_ = iss::StopReason::kRunning;  // why the last burst stopped
+  SyncRelease release_;                               // the last barrier's outcome
+  const SyncRelease* awaited_release_ = nullptr;      // where it appears when the barrier releases
   uint64_t exchange_begin_ = 0;
 
   // A burst on the pool and what it buffers (exchange calls, console lines) until committed.
@@ -158,11 +158,11 @@ class Tile : public sc_core::sc_module, private ExchangeSink, private ComputeBur
   sc_core::sc_event burst_done_;
   bool deferring_ = false;
   uint64_t burst_until_ = 0;
-  StopReason burst_result_ = StopReason::kRunning;
+  iss::StopReason burst_result_ = iss::StopReason::kRunning;
   std::exception_ptr burst_error_;
   DeferredExchange deferred_exchange_;
   std::vector<std::pair<unsigned, std::string>> deferred_console_;
-  Core::ConsoleSink console_;
+  iss::Core::ConsoleSink console_;
 };
 
 }  // namespace ipu::hw

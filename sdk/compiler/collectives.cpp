@@ -172,7 +172,7 @@ void Compilation::reduce_scatter(Tensor data, Tensor acc, CollectiveOp op,
     const float inverse = 1.0f / static_cast<float>(R);
     uint32_t k = 0, flags = 0;
     std::memcpy(&k, &inverse, 4);
-    if (d.type == DType::kF16) k = hw::fpu::f32_to_f16(k, hw::fpu::kRne, flags, 0);
+    if (d.type == DType::kF16) k = iss::fpu::f32_to_f16(k, iss::fpu::kRne, flags, 0);
     for (unsigned r = 0; r < R; ++r) {
       const auto [lo, hi] = chunk_range(d.elements, r, granule);
       for (const Placement& piece : exe_.tensors.at(d.name)) {

@@ -48,7 +48,7 @@ std::string ExchangeScheduler::tile_name(unsigned tile) const {
 uint32_t ExchangeScheduler::reference(unsigned tile, unsigned other) const {
   const unsigned per_chip = machine_.chip.tiles;
   if (tile / per_chip == other / per_chip) return other % per_chip;
-  return hw::remote_tile(other / per_chip, other % per_chip);
+  return iss::remote_tile(other / per_chip, other % per_chip);
 }
 
 PhaseSchedule ExchangeScheduler::schedule(const std::vector<Transfer>& transfers,

@@ -176,7 +176,7 @@ ElfImage parse_elf(const std::string& name, const std::vector<uint8_t>& bytes) {
 ElfImage read_elf(const std::string& path) {
   std::vector<uint8_t> bytes;
   try {
-    bytes = hw::read_input_file(path, kMaxImageBytes, "tile image");
+    bytes = base::read_input_file(path, kMaxImageBytes, "tile image");
   } catch (const std::invalid_argument& e) {
     throw ImageError(e.what());
   }

@@ -62,7 +62,7 @@ uint32_t code_bytes(const ElfImage& image, uint32_t begin, uint32_t end, const E
 
 hw::LoadedProgram load_program(const ElfImage& image, const hw::MachineConfig& machine) {
   check_manifest(image, machine);
-  const hw::TileConfig& t = machine.chip.tile;
+  const iss::TileConfig& t = machine.chip.tile;
   const uint32_t base = t.sram_base, bytes = t.sram_bytes;
   hw::LoadedProgram program;
   struct Placed {

@@ -216,7 +216,7 @@ MatmulPlan plan_matmul(const Target& target, MatmulShape shape, const MatmulOpti
   // layers ask for the same products again and again), unless the caller wants the reasons.
   // The key holds every machine parameter (a configured machine may differ from its preset's).
   std::string machine;
-  hw::visit_parameters(target.machine, [&machine](const hw::Parameter& p, const auto& value) {
+  hw::visit_parameters(target.machine, [&machine](const base::Parameter& p, const auto& value) {
     machine += fmt::format("{}={};", p.name, value);
   });
   using Key = std::tuple<std::string, unsigned, size_t, size_t, size_t, bool, bool, double,

@@ -22,9 +22,9 @@ struct DebugOptions {
   std::string rtl_trace;      // FST waveforms of those blocks ("": none)
 };
 
-template <typename C, typename Visitor, hw::if_config_t<C, DebugOptions> = 0>
+template <typename C, typename Visitor, base::if_config_t<C, DebugOptions> = 0>
 void visit_parameters(C& o, Visitor&& v) {
-  using hw::Parameter;
+  using base::Parameter;
   v(Parameter{"gdb", "port",
               "wait for GDB (gdb-multiarch) on localhost:PORT and start stopped; every context of "
               "every tile is a thread (0: any free port, printed on stderr)",
@@ -41,7 +41,7 @@ void visit_parameters(C& o, Visitor&& v) {
 
 // Throws std::invalid_argument naming the option.
 inline void validate(const DebugOptions& o) {
-  hw::check_ranges(o, "--");
+  base::check_ranges(o, "--");
   if (!o.rtl_trace.empty() && !o.rtl.any())
     throw std::invalid_argument("--rtl-trace needs --rtl: it traces the RTL blocks in use");
 }

@@ -14,7 +14,7 @@
 namespace ipu::sdk {
 namespace {
 
-nlohmann::ordered_json totals_json(const hw::RunTotals& t) {
+nlohmann::ordered_json totals_json(const iss::RunTotals& t) {
   nlohmann::ordered_json j;
   j["runs"] = t.runs;
   j["cycles"] = t.cycles;
@@ -42,7 +42,7 @@ Profile make_profile(const Executable& executable, const hw::Machine& machine,
     return name.empty() ? fmt::format("0x{:08x}", function) : name;
   };
   for (unsigned tile : machine.active_tiles()) {
-    const hw::WorkerProfile& profile = machine.tile(tile).core().profile();
+    const iss::WorkerProfile& profile = machine.tile(tile).core().profile();
     std::set<unsigned> sets_here;
     for (const auto& [key, totals] : profile.runs()) {
       const auto site = executable.vertex_sites.find({tile, key.second});
@@ -64,7 +64,7 @@ Profile make_profile(const Executable& executable, const hw::Machine& machine,
       codelet_tiles[v.codelet].insert(tile);
     }
     // Executions: each joined batch, by its first run's vertex.
-    std::map<unsigned, hw::RunTotals> spans;
+    std::map<unsigned, iss::RunTotals> spans;
     for (const auto& [key, batches] : profile.batches()) {
       const auto site = executable.vertex_sites.find({tile, key.second});
       if (site != executable.vertex_sites.end() && site->second < sets)
@@ -98,10 +98,10 @@ Profile make_profile(const Executable& executable, const hw::Machine& machine,
 
 void print_profile(std::ostream& out, const Profile& p, unsigned tiles_per_chip, unsigned chips,
                    size_t rows) {
-  auto mean = [](const hw::RunTotals& t) {
+  auto mean = [](const iss::RunTotals& t) {
     return t.runs == 0 ? 0.0 : static_cast<double>(t.cycles) / static_cast<double>(t.runs);
   };
-  auto least = [](const hw::RunTotals& t) { return t.runs == 0 ? 0 : t.min_cycles; };
+  auto least = [](const iss::RunTotals& t) { return t.runs == 0 ? 0 : t.min_cycles; };
   // Compute sets: the busiest tile's cycles over every execution (what the superstep waits
   // for), then every vertex run's cycles summed over the tiles.
   fmt::print(out, "{:<34} {:>10}  {:<16} {:>10} {:>9} {:>6} {:>10} {:>14}\n", "compute set",

@@ -25,19 +25,19 @@ struct VertexProfile {
   uint32_t state = 0;  // its state's address on the tile
   unsigned compute_set = 0;
   std::string codelet;
-  hw::RunTotals runs;  // every run (a six-worker vertex runs six times an execution)
+  iss::RunTotals runs;  // every run (a six-worker vertex runs six times an execution)
 };
 
 struct CodeletProfile {
   std::string codelet;
-  hw::RunTotals runs;  // of every vertex of the codelet
+  iss::RunTotals runs;  // of every vertex of the codelet
   unsigned vertices = 0, tiles = 0;
 };
 
 struct ComputeSetProfile {
   unsigned id = 0;
   std::string name;
-  hw::RunTotals runs;  // of its vertices, over every tile
+  iss::RunTotals runs;  // of its vertices, over every tile
   unsigned vertices = 0, tiles = 0;
   // On each tile, each execution lasts from its first vertex's start to its last vertex's end;
   // summed over the executions: the most any tile took (the compute set's cycles, as the
@@ -52,7 +52,7 @@ struct Profile {
   std::vector<ComputeSetProfile> compute_sets;  // the most cycles first
   std::vector<CodeletProfile> codelets;         // the most cycles first
   std::vector<VertexProfile> vertices;          // by tile, then state address
-  hw::RunTotals other_runs;  // worker runs of no vertex (none in a program the SDK compiled)
+  iss::RunTotals other_runs;  // worker runs of no vertex (none in a program the SDK compiled)
 };
 
 // The profile of everything the machine's workers ran so far. `function_name` names a codelet

@@ -39,50 +39,50 @@ struct Sample {
   Colours colours;
 };
 
-template <typename C, typename Visitor, hw::if_config_t<C, Sample> = 0>
+template <typename C, typename Visitor, base::if_config_t<C, Sample> = 0>
 void visit_parameters(C& s, Visitor&& v) {
-  v(hw::Parameter{"count", "items", "how many", 1, 100}, s.count);
-  v(hw::Parameter{"rate", "Hz", "how fast", 0, 10}, s.rate);
-  v(hw::Parameter{"on", "yes/no", "whether"}, s.on);
-  v(hw::Parameter{"name", "text", "what"}, s.name);
-  v(hw::Parameter{"port", "port", "where", 0, 65535}, s.port);
-  v(hw::Parameter{"colours", "colours", "which"}, s.colours);
+  v(base::Parameter{"count", "items", "how many", 1, 100}, s.count);
+  v(base::Parameter{"rate", "Hz", "how fast", 0, 10}, s.rate);
+  v(base::Parameter{"on", "yes/no", "whether"}, s.on);
+  v(base::Parameter{"name", "text", "what"}, s.name);
+  v(base::Parameter{"port", "port", "where", 0, 65535}, s.port);
+  v(base::Parameter{"colours", "colours", "which"}, s.colours);
 }
 
 TEST(Parameters, EachKindParsesFromItsText) {
   Sample s;
-  hw::set_parameter(s, "count", "0x10");
+  base::set_parameter(s, "count", "0x10");
   EXPECT_EQ(s.count, 16u);
-  hw::set_parameter(s, "count", "1e1");
+  base::set_parameter(s, "count", "1e1");
   EXPECT_EQ(s.count, 10u);
-  hw::set_parameter(s, "rate", "2.25");
+  base::set_parameter(s, "rate", "2.25");
   EXPECT_DOUBLE_EQ(s.rate, 2.25);
-  hw::set_parameter(s, "on", "yes");
+  base::set_parameter(s, "on", "yes");
   EXPECT_TRUE(s.on);
-  hw::set_parameter(s, "name", "\"quoted\"");
+  base::set_parameter(s, "name", "\"quoted\"");
   EXPECT_EQ(s.name, "quoted");
-  hw::set_parameter(s, "port", "1234");
+  base::set_parameter(s, "port", "1234");
   EXPECT_EQ(s.port, std::optional<unsigned>(1234));
-  hw::set_parameter(s, "port", "none");
+  base::set_parameter(s, "port", "none");
   EXPECT_FALSE(s.port.has_value());
-  hw::set_parameter(s, "colours", "both");
+  base::set_parameter(s, "colours", "both");
   EXPECT_TRUE(s.colours.red && s.colours.blue);
 }
 
 TEST(Parameters, MalformedTextIsRefusedByName) {
   Sample s;
-  EXPECT_THAT([&] { hw::set_parameter(s, "count", "-3"); },
+  EXPECT_THAT([&] { base::set_parameter(s, "count", "-3"); },
               ThrowsMessage<std::invalid_argument>(
                   HasSubstr("bad value '-3' for count (a whole number from 1 to 100)")));
-  EXPECT_THAT([&] { hw::set_parameter(s, "count", "0x1ffffffff"); },  // beyond 32 bits
+  EXPECT_THAT([&] { base::set_parameter(s, "count", "0x1ffffffff"); },  // beyond 32 bits
               ThrowsMessage<std::invalid_argument>(HasSubstr("bad value '0x1ffffffff'")));
-  EXPECT_THAT([&] { hw::set_parameter(s, "port", "http"); },
+  EXPECT_THAT([&] { base::set_parameter(s, "port", "http"); },
               ThrowsMessage<std::invalid_argument>(HasSubstr("bad value 'http' for port")));
-  EXPECT_THAT([&] { hw::set_parameter(s, "on", "maybe"); },
+  EXPECT_THAT([&] { base::set_parameter(s, "on", "maybe"); },
               ThrowsMessage<std::invalid_argument>(HasSubstr("for on (yes or no)")));
-  EXPECT_THAT([&] { hw::set_parameter(s, "colours", "green"); },
+  EXPECT_THAT([&] { base::set_parameter(s, "colours", "green"); },
               ThrowsMessage<std::invalid_argument>(HasSubstr("unknown colour 'green'")));
-  EXPECT_THAT([&] { hw::set_parameter(s, "size", "1"); },
+  EXPECT_THAT([&] { base::set_parameter(s, "size", "1"); },
               ThrowsMessage<std::invalid_argument>(HasSubstr("unknown parameter 'size'")));
   EXPECT_EQ(s.count, 8u);  // nothing changed by the refusals
   EXPECT_FALSE(s.port.has_value());
@@ -90,14 +90,14 @@ TEST(Parameters, MalformedTextIsRefusedByName) {
 
 TEST(Parameters, RangesAreCheckedOptionalValuesOnlyWhenGiven) {
   Sample s;
-  hw::check_ranges(s, "--");  // port: none
+  base::check_ranges(s, "--");  // port: none
   s.port = 70000;
   EXPECT_THAT(
-      [&] { hw::check_ranges(s, "--"); },
+      [&] { base::check_ranges(s, "--"); },
       ThrowsMessage<std::invalid_argument>(HasSubstr("--port must be 0 to 65535, not 70000")));
   s.port.reset();
   s.count = 0;
-  EXPECT_THAT([&] { hw::check_ranges(s); },
+  EXPECT_THAT([&] { base::check_ranges(s); },
               ThrowsMessage<std::invalid_argument>(HasSubstr("count must be 1 to 100, not 0")));
 }
 
@@ -110,31 +110,31 @@ TEST(Parameters, AWrittenFileReadsBackToTheSameValues) {
   s.port = 0;
   s.colours = Colours::parse("blue");
   std::ostringstream out;
-  hw::write_config_file(out, s);
+  base::write_config_file(out, s);
   EXPECT_THAT(out.str(), HasSubstr("name = \"a b\"  # text\n"));
   EXPECT_THAT(out.str(), HasSubstr("port = 0  # port\n"));
   Sample back;
-  hw::apply_config_text(out.str(), "sample.cfg", back,
-                        [](const std::string&) { FAIL() << "no preset line"; });
+  base::apply_config_text(out.str(), "sample.cfg", back,
+                          [](const std::string&) { FAIL() << "no preset line"; });
   EXPECT_EQ(back.count, 42u);
   EXPECT_DOUBLE_EQ(back.rate, 0.125);
   EXPECT_TRUE(back.on);
   EXPECT_EQ(back.name, "a b");
   EXPECT_EQ(back.port, std::optional<unsigned>(0));
   EXPECT_EQ(back.colours.text(), "blue");
-  EXPECT_EQ(hw::value_text(Sample{}.port), "none");
+  EXPECT_EQ(base::value_text(Sample{}.port), "none");
 }
 
 TEST(Parameters, FileErrorsNameTheFileAndLine) {
   Sample s;
   EXPECT_THAT(
-      [&] { hw::apply_config_text("count = 4\n\nrate = fast\n", "run.cfg", s, [](auto&&) {}); },
+      [&] { base::apply_config_text("count = 4\n\nrate = fast\n", "run.cfg", s, [](auto&&) {}); },
       ThrowsMessage<std::invalid_argument>(HasSubstr("run.cfg:3: bad value 'fast' for rate")));
-  EXPECT_THAT([&] { hw::apply_config_text("count 4\n", "run.cfg", s, [](auto&&) {}); },
+  EXPECT_THAT([&] { base::apply_config_text("count 4\n", "run.cfg", s, [](auto&&) {}); },
               ThrowsMessage<std::invalid_argument>(
                   HasSubstr("run.cfg:1: expected 'name = value', got 'count 4'")));
   EXPECT_THAT(
-      [&] { hw::apply_config_text("count = 4\npreset = mk2\n", "run.cfg", s, [](auto&&) {}); },
+      [&] { base::apply_config_text("count = 4\npreset = mk2\n", "run.cfg", s, [](auto&&) {}); },
       ThrowsMessage<std::invalid_argument>(
           HasSubstr("run.cfg:2: 'preset' must come before every parameter")));
 }

@@ -53,7 +53,7 @@ constexpr unsigned kPc = 32;  // the target description's order: x0..x31, pc, ..
 // Runs `program` on a bare core under the server while `session` talks to it; returns the
 // core's final state for comparison.
 struct Result {
-  hw::StopReason reason;
+  iss::StopReason reason;
   uint64_t cycles;
   uint64_t instret;
   uint32_t data;
@@ -70,11 +70,11 @@ Result debug_run(const std::vector<uint32_t>& program,
     GdbClient c(server.port());
     session(c);
   });
-  const hw::StopReason reason = h.run(1'000'000'000'000);
+  const iss::StopReason reason = h.run(1'000'000'000'000);
   using Ended = hw::ChipOutcome::Result;
-  server.finish({reason == hw::StopReason::kExited  ? Ended::kExited
-                 : reason == hw::StopReason::kFault ? Ended::kFault
-                                                    : Ended::kCycleLimit,
+  server.finish({reason == iss::StopReason::kExited  ? Ended::kExited
+                 : reason == iss::StopReason::kFault ? Ended::kFault
+                                                     : Ended::kCycleLimit,
                  h.core.exit_status(), ""});
   client.join();
   return {reason, h.core.cycles(), h.core.instructions_retired(), h.read_word(kData)};
@@ -84,7 +84,7 @@ Result plain_run(const std::vector<uint32_t>& program) {
   CoreHarness h;
   h.load_words(program);
   h.core.set_tohost(kTohost);
-  const hw::StopReason reason = h.run(10'000'000);
+  const iss::StopReason reason = h.run(10'000'000);
   return {reason, h.core.cycles(), h.core.instructions_retired(), h.read_word(kData)};
 }
 
@@ -137,7 +137,7 @@ TEST(GdbServer, ContinueIsAnsweredByTheEndOfTheRun) {
     EXPECT_EQ(c.ask("c"), "W00");
     EXPECT_EQ(c.packet(), "<closed>");
   });
-  EXPECT_EQ(debugged.reason, hw::StopReason::kExited);
+  EXPECT_EQ(debugged.reason, iss::StopReason::kExited);
 }
 
 TEST(GdbServer, CtrlCStopsARunningProgram) {
@@ -175,7 +175,7 @@ TEST(GdbServer, KillRunsTheEmbeddersKillAction) {
     EXPECT_EQ(c.ask("vKill;1"), "OK");
     EXPECT_EQ(c.packet(), "<closed>");
   });
-  EXPECT_EQ(h.run(1'000'000'000'000), hw::StopReason::kExited);
+  EXPECT_EQ(h.run(1'000'000'000'000), iss::StopReason::kExited);
   client.join();
   EXPECT_TRUE(killed);
 }
@@ -201,7 +201,7 @@ TEST(GdbServer, FaultStopsWithASignalBeforeTheRunEnds) {
     EXPECT_EQ(c.reg(kPc), kBase + 4);
     EXPECT_EQ(c.ask("c"), "X0b");
   });
-  EXPECT_EQ(r.reason, hw::StopReason::kFault);
+  EXPECT_EQ(r.reason, iss::StopReason::kFault);
   // An illegal instruction word: SIGILL at the stop, and as the end of the run.
   debug_run({nop(), 0xffffffffu}, [](GdbClient& c) {
     EXPECT_EQ(c.ask("c"), "T04thread:1;");
@@ -266,7 +266,7 @@ TEST(GdbServer, APacketLongerThanPacketSizeDropsTheConnection) {
     c.raw("$" + std::string(debug::kMaxPacketBytes + 1, 'a'));
     EXPECT_EQ(c.byte(), '\0') << "the server kept the connection";
   });
-  EXPECT_EQ(debugged.reason, hw::StopReason::kExited);
+  EXPECT_EQ(debugged.reason, iss::StopReason::kExited);
   EXPECT_EQ(debugged.cycles, plain.cycles);
   EXPECT_EQ(debugged.data, kLoops);
 }

@@ -10,15 +10,15 @@
 namespace ipu::test {
 namespace {
 
-using hw::InsnClass;
+using iss::InsnClass;
 namespace asm_ = rv;
 
-uint64_t count(const hw::ActionCounts& a, InsnClass cls) {
+uint64_t count(const iss::ActionCounts& a, InsnClass cls) {
   return a.instructions[static_cast<size_t>(cls)];
 }
 
 // A loop of 10 passes: addi, lw, sw, sb, addi (counter), bne; then the exit ecall sequence.
-hw::ActionCounts run_loop(bool fast) {
+iss::ActionCounts run_loop(bool fast) {
   CoreHarness h;
   h.core.set_fast_path(fast);
   const uint32_t data = h.base() + 0x1000;
@@ -36,13 +36,13 @@ hw::ActionCounts run_loop(bool fast) {
       asm_::ecall(),
   };
   h.load_words(program);
-  EXPECT_EQ(h.run(), hw::StopReason::kExited);
+  EXPECT_EQ(h.run(), iss::StopReason::kExited);
   return h.core.actions();
 }
 
 TEST(ActionCounts, AKnownLoopCountsEachClassAndByte) {
   for (const bool fast : {false, true}) {
-    const hw::ActionCounts a = run_loop(fast);
+    const iss::ActionCounts a = run_loop(fast);
     // Integer: lui, addi before the loop; 2 addi a pass; addi, addi after: 2 + 20 + 2.
     EXPECT_EQ(count(a, InsnClass::kInteger), 24u) << "fast " << fast;
     EXPECT_EQ(count(a, InsnClass::kLoad), 10u);
@@ -56,18 +56,18 @@ TEST(ActionCounts, AKnownLoopCountsEachClassAndByte) {
 }
 
 TEST(ActionCounts, EveryMnemonicHasTheClassItsNameSays) {
-  EXPECT_EQ(hw::insn_cost("fmadd.s").cls, InsnClass::kFpu);
-  EXPECT_EQ(hw::insn_cost("flw").cls, InsnClass::kLoad);
-  EXPECT_EQ(hw::insn_cost("flw").read_bytes, 4);
-  EXPECT_EQ(hw::insn_cost("fence").cls, InsnClass::kControl);
-  EXPECT_EQ(hw::insn_cost("bgeu").cls, InsnClass::kBranch);
-  EXPECT_EQ(hw::insn_cost("mulhu").cls, InsnClass::kInteger);
-  EXPECT_EQ(hw::insn_cost("ipu.f16v4fma").cls, InsnClass::kSimd);
-  EXPECT_EQ(hw::insn_cost("ipu.ld2x64st64").read_bytes, 16);
-  EXPECT_EQ(hw::insn_cost("ipu.ld2x64st64").written_bytes, 8);
-  EXPECT_EQ(hw::insn_cost("ipu.send").cls, InsnClass::kControl);
-  EXPECT_EQ(hw::insn_cost("ipu.amp").cls, InsnClass::kCount);  // counted by its body
-  EXPECT_EQ(hw::insn_class_name(InsnClass::kAmpF16), "amp-f16");
+  EXPECT_EQ(iss::insn_cost("fmadd.s").cls, InsnClass::kFpu);
+  EXPECT_EQ(iss::insn_cost("flw").cls, InsnClass::kLoad);
+  EXPECT_EQ(iss::insn_cost("flw").read_bytes, 4);
+  EXPECT_EQ(iss::insn_cost("fence").cls, InsnClass::kControl);
+  EXPECT_EQ(iss::insn_cost("bgeu").cls, InsnClass::kBranch);
+  EXPECT_EQ(iss::insn_cost("mulhu").cls, InsnClass::kInteger);
+  EXPECT_EQ(iss::insn_cost("ipu.f16v4fma").cls, InsnClass::kSimd);
+  EXPECT_EQ(iss::insn_cost("ipu.ld2x64st64").read_bytes, 16);
+  EXPECT_EQ(iss::insn_cost("ipu.ld2x64st64").written_bytes, 8);
+  EXPECT_EQ(iss::insn_cost("ipu.send").cls, InsnClass::kControl);
+  EXPECT_EQ(iss::insn_cost("ipu.amp").cls, InsnClass::kCount);  // counted by its body
+  EXPECT_EQ(iss::insn_class_name(InsnClass::kAmpF16), "amp-f16");
 }
 
 // The AMP firmware (tests/firmware/amp_matmul.c): ipu.amp counted by mode and ipu.ampw once a
@@ -79,8 +79,8 @@ TEST(ActionCounts, TheAmpCountsItsIssuesByMode) {
     CoreHarness h;
     h.core.set_fast_path(fast);
     h.load_elf(std::string(IPU_TEST_FIRMWARE_DIR) + "/amp_matmul.elf");
-    ASSERT_EQ(h.run(), hw::StopReason::kExited);
-    const hw::ActionCounts a = h.core.actions();
+    ASSERT_EQ(h.run(), iss::StopReason::kExited);
+    const iss::ActionCounts a = h.core.actions();
     EXPECT_EQ(count(a, InsnClass::kAmpF16), 384u) << "fast " << fast;
     EXPECT_EQ(count(a, InsnClass::kAmpF32), 192u);
     EXPECT_EQ(count(a, InsnClass::kAmpWeights), 96u);

@@ -8,8 +8,8 @@
 namespace ipu::test {
 namespace {
 
-using hw::StopReason;
-using hw::TrapCause;
+using iss::StopReason;
+using iss::TrapCause;
 using ::testing::HasSubstr;
 
 struct BadProgram : ::testing::Test {
@@ -23,7 +23,7 @@ struct BadProgram : ::testing::Test {
     h.core.reset(symbol(entry));
     return h.run(max_cycles);
   }
-  const hw::FaultReport& fault() { return h.core.fault(); }
+  const iss::FaultReport& fault() { return h.core.fault(); }
 };
 
 TEST_F(BadProgram, IllegalInstruction) {

@@ -19,14 +19,14 @@
 namespace ipu::test {
 namespace {
 
-using hw::StopReason;
+using iss::StopReason;
 
 // Everything a program can observe or a report can print, as text (a difference reads well).
 std::string snapshot(const CoreHarness& h, StopReason reason) {
   std::string s = fmt::format("stop {} status {} cycles {}\nfault {}\n", static_cast<int>(reason),
                               h.core.exit_status(), h.core.cycles(), h.core.fault().message);
   for (unsigned i = 0; i <= h.core.worker_contexts(); ++i) {
-    const hw::Context& c = h.core.context(i);
+    const iss::Context& c = h.core.context(i);
     s += fmt::format(
         "context {} state {} pc {:08x} instret {} issues {} issue_cycle {} next_issue {} runs {} "
         "active {} mstatus {:x} fflags {:x} frm {} mepc {:08x} mcause {} mtval {:08x} "
@@ -55,7 +55,7 @@ struct Outcome {
 // cycles, with the fast loops on or off, on a tile with `workers` worker contexts.
 Outcome run(const std::function<void(CoreHarness&)>& load, bool fast, uint64_t slice,
             uint64_t limit = 20'000'000, unsigned workers = 6) {
-  hw::TileConfig config;
+  iss::TileConfig config;
   config.worker_contexts = workers;
   CoreHarness h(config);
   h.core.set_fast_path(fast);
@@ -81,7 +81,7 @@ void expect_same(const std::function<void(CoreHarness&)>& load, const std::strin
     while (first < general.sram.size() && general.sram[first] == fast.sram[first]) ++first;
     EXPECT_EQ(first, general.sram.size())
         << what << ", slices of " << slice << ": SRAM differs from 0x" << std::hex
-        << (hw::TileConfig{}.sram_base + first);
+        << (iss::TileConfig{}.sram_base + first);
   }
 }
 
@@ -235,7 +235,7 @@ class RandomProgram {
 std::vector<uint32_t> random_program(uint32_t seed, unsigned workers, size_t length) {
   using namespace asm_;
   RandomProgram p(seed);
-  const uint32_t base = hw::TileConfig{}.sram_base;
+  const uint32_t base = iss::TileConfig{}.sram_base;
   const uint32_t data = base + 0x8000;
   std::vector<uint32_t> code;
   // 0: jump over the handler. 1-5: handler: skip the trapping instruction.
@@ -308,7 +308,7 @@ TEST(TileInterpreter, FastLoopsMatchTheGeneralLoopWithOtherWorkerCounts) {
 // Hand-made cases at the edges of the fast loops.
 TEST(TileInterpreter, FallingOffTheEndOfSramAndJumpingOutOfItFaultTheSameWay) {
   using namespace asm_;
-  const hw::TileConfig config;
+  const iss::TileConfig config;
   const uint32_t last = config.sram_base + config.sram_bytes - 8;
   // Two nops in the last two words of SRAM: the fetch after them faults.
   expect_same(

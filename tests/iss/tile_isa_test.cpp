@@ -13,7 +13,7 @@
 namespace ipu::test {
 namespace {
 
-using hw::StopReason;
+using iss::StopReason;
 using namespace rv;
 
 // Runs `insn` then `ecall` (a7 = 93) on the supervisor, with the given register set-up.
@@ -279,7 +279,7 @@ TEST(Zicsr, WritingReadOnlyOrUnknownCsrIsIllegal) {
   for (uint32_t insn : {csrrw(a0, 0xf14, a1), csrrw(a0, 0xc00, a1), csrrs(a0, 0x7ff, zero)}) {
     OneInstruction t(insn);
     EXPECT_EQ(t.run(), StopReason::kFault);
-    EXPECT_EQ(t.h.core.fault().cause, hw::TrapCause::kIllegalInstruction);
+    EXPECT_EQ(t.h.core.fault().cause, iss::TrapCause::kIllegalInstruction);
     EXPECT_EQ(t.h.core.fault().tval, insn);
   }
   // Reading a read-only CSR with csrrs x0 source is legal (no write happens).
@@ -539,19 +539,19 @@ TEST(Rv32f, ReservedRoundingModesAreIllegal) {
   for (uint32_t rm : {5u, 6u}) {
     OneInstruction t(R(0x53, rm, 0x00, 10, 11, 12));
     EXPECT_EQ(t.run(), StopReason::kFault);
-    EXPECT_EQ(t.h.core.fault().cause, hw::TrapCause::kIllegalInstruction);
+    EXPECT_EQ(t.h.core.fault().cause, iss::TrapCause::kIllegalInstruction);
   }
   OneInstruction t(R(0x53, DYN, 0x00, 10, 11, 12));
   t.h.supervisor().frm = 5;  // dynamic with an invalid frm
   EXPECT_EQ(t.run(), StopReason::kFault);
-  EXPECT_EQ(t.h.core.fault().cause, hw::TrapCause::kIllegalInstruction);
+  EXPECT_EQ(t.h.core.fault().cause, iss::TrapCause::kIllegalInstruction);
 }
 
 TEST(Rv32f, FloatingPointOffInMstatusIsIllegal) {
   OneInstruction t(R(0x53, RNE, 0x00, 10, 11, 12));
-  t.h.supervisor().mstatus &= ~hw::kMstatusFs;
+  t.h.supervisor().mstatus &= ~iss::kMstatusFs;
   EXPECT_EQ(t.run(), StopReason::kFault);
-  EXPECT_EQ(t.h.core.fault().cause, hw::TrapCause::kIllegalInstruction);
+  EXPECT_EQ(t.h.core.fault().cause, iss::TrapCause::kIllegalInstruction);
 }
 
 TEST(Rv32f, FlagsAccrueAcrossInstructions) {

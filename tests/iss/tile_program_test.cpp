@@ -14,7 +14,7 @@
 namespace ipu::test {
 namespace {
 
-using hw::StopReason;
+using iss::StopReason;
 using ::testing::ElementsAre;
 
 std::string firmware(const char* name) {
@@ -66,11 +66,11 @@ TEST(TileProgram, WorkerStartAndJoinCyclesMatchTheHandDerivation) {
   ASSERT_EQ(h.run(), StopReason::kExited) << h.core.fault().message;
   EXPECT_EQ(h.core.exit_status(), 186);  // mcycle read after the join
   EXPECT_EQ(h.core.cycles(), 199u);
-  const hw::Context& supervisor = h.core.context(0);
+  const iss::Context& supervisor = h.core.context(0);
   EXPECT_EQ(supervisor.instret, 12u);  // auipc addi 6xrun join csrr li ecall
   EXPECT_EQ(supervisor.issues, 17u);   // plus five stalled join retries
   for (unsigned w = 1; w <= 6; ++w) {
-    const hw::Context& c = h.core.context(w);
+    const iss::Context& c = h.core.context(w);
     EXPECT_EQ(c.instret, 22u) << "worker " << w;                // L = 2N + 2
     EXPECT_EQ(c.active_cycles, 6u * 21 + 1) << "worker " << w;  // first issue to wexit
     EXPECT_EQ(c.started_at, 18u + 7 * (w - 1)) << "worker " << w;

@@ -15,13 +15,13 @@
 namespace ipu::test {
 namespace {
 
-using hw::InsnSpec;
+using iss::InsnSpec;
 
 TEST(InstructionTable, NoTwoEncodingsOverlap) {
   // Two entries overlap when some word matches both: their fixed bits agree wherever both masks
   // fix a bit.
-  for (const InsnSpec& a : hw::instruction_table()) {
-    for (const InsnSpec& b : hw::instruction_table()) {
+  for (const InsnSpec& a : iss::instruction_table()) {
+    for (const InsnSpec& b : iss::instruction_table()) {
       if (&a == &b) continue;
       const uint32_t common = a.mask & b.mask;
       EXPECT_NE(a.match & common, b.match & common) << a.mnemonic << " overlaps " << b.mnemonic;
@@ -30,38 +30,38 @@ TEST(InstructionTable, NoTwoEncodingsOverlap) {
 }
 
 TEST(InstructionTable, MatchBitsLieInsideMaskAndDecodeToThemselves) {
-  for (const InsnSpec& s : hw::instruction_table()) {
+  for (const InsnSpec& s : iss::instruction_table()) {
     EXPECT_EQ(s.match & ~s.mask, 0u) << s.mnemonic;
     EXPECT_EQ(s.match & 3, 3u) << s.mnemonic << ": not a 32-bit encoding";
     // Use a valid static rounding mode (RNE) for instructions with an rm field.
-    EXPECT_EQ(hw::decode(s.match).op, s.op) << s.mnemonic;
+    EXPECT_EQ(iss::decode(s.match).op, s.op) << s.mnemonic;
   }
 }
 
 TEST(InstructionTable, XipuLivesInTheCustomOpcodesOnly) {
   // custom-0 0x0b, custom-1 0x2b, custom-2 0x5b, custom-3 0x7b: reserved for extensions by the
   // RISC-V base opcode map, so Xipu can never take an encoding from a standard extension.
-  for (const InsnSpec& s : hw::instruction_table()) {
+  for (const InsnSpec& s : iss::instruction_table()) {
     const uint32_t opcode = s.match & 0x7f;
     const bool custom = opcode == 0x0b || opcode == 0x2b || opcode == 0x5b || opcode == 0x7b;
-    EXPECT_EQ(custom, s.isa == hw::Isa::kXipu) << s.mnemonic;
+    EXPECT_EQ(custom, s.isa == iss::Isa::kXipu) << s.mnemonic;
     EXPECT_EQ(s.mask & 0x7f, 0x7fu) << s.mnemonic << ": opcode not fully decoded";
   }
 }
 
 TEST(InstructionTable, UnknownWordsAreIllegal) {
-  EXPECT_EQ(hw::decode(0x00000000).op, hw::Op::kIllegal);  // all zeros is defined illegal
-  EXPECT_EQ(hw::decode(0xffffffff).op, hw::Op::kIllegal);
-  EXPECT_EQ(hw::decode(0x0200003b).op, hw::Op::kIllegal);  // mulw: RV64 only
-  EXPECT_EQ(hw::decode(0x0000700b).op, hw::Op::kIllegal);  // custom-0 funct3 7: unassigned
+  EXPECT_EQ(iss::decode(0x00000000).op, iss::Op::kIllegal);  // all zeros is defined illegal
+  EXPECT_EQ(iss::decode(0xffffffff).op, iss::Op::kIllegal);
+  EXPECT_EQ(iss::decode(0x0200003b).op, iss::Op::kIllegal);  // mulw: RV64 only
+  EXPECT_EQ(iss::decode(0x0000700b).op, iss::Op::kIllegal);  // custom-0 funct3 7: unassigned
 }
 
 TEST(CsrTable, NumbersAreUniqueAndAccessMatchesTheSpecConvention) {
-  for (const hw::CsrInfo& a : hw::kCsrTable) {
-    EXPECT_EQ(hw::csr_name(a.number), a.name);
+  for (const iss::CsrInfo& a : iss::kCsrTable) {
+    EXPECT_EQ(iss::csr_name(a.number), a.name);
     // CSR numbers with bits 11:10 == 3 are read-only by the privileged spec's convention.
     if (((a.number >> 10) & 3) == 3) {
-      EXPECT_EQ(a.access, hw::CsrAccess::kReadOnly) << a.name;
+      EXPECT_EQ(a.access, iss::CsrAccess::kReadOnly) << a.name;
     }
   }
 }
@@ -86,7 +86,7 @@ TEST(Disassembler, AgreesWithGnuObjdump) {
     const uint32_t word = std::stoul(m[2], nullptr, 16);
     std::string mnemonic = m[3], operands = m[4];
     if (mnemonic == "fence" || mnemonic[0] == '.' || mnemonic.rfind("0x", 0) == 0) continue;
-    if (hw::decode(word).op == hw::Op::kIllegal) continue;  // data in .text, custom words
+    if (iss::decode(word).op == iss::Op::kIllegal) continue;  // data in .text, custom words
     operands = std::regex_replace(operands, std::regex(R"(\s*<[^>]*>)"), "");
     operands = std::regex_replace(operands, std::regex(R"(\s*#.*$)"), "");
     // objdump prints absolute targets as bare hex.
@@ -99,7 +99,7 @@ TEST(Disassembler, AgreesWithGnuObjdump) {
     expected = std::regex_replace(expected, std::regex("0x7c1"), "ipu_wentry");
     expected = std::regex_replace(expected, std::regex("0x7cd"), "ipu_stacklo");
     expected = std::regex_replace(expected, std::regex("0x7ce"), "ipu_stackhi");
-    EXPECT_EQ(hw::disassemble(word, pc), expected)
+    EXPECT_EQ(iss::disassemble(word, pc), expected)
         << fmt::format("pc 0x{:x} word 0x{:08x}", pc, word);
     ++compared;
   }

@@ -15,7 +15,7 @@
 namespace ipu::test {
 namespace {
 
-using hw::StopReason;
+using iss::StopReason;
 using namespace rv;
 
 // ---- independent references ----
@@ -371,10 +371,10 @@ TEST(XipuPrng, OutputFollowsThePublishedXoroshiro128aox) {
 
 // A PRNG datapath as ipu-sim --rtl prng installs one: it gives the model's draws and counts
 // them, or departs from the model at draw `fail_at`.
-struct CountingPrng : hw::PrngDatapath {
+struct CountingPrng : iss::PrngDatapath {
   int draws = 0, fail_at = -1;
-  uint64_t next(hw::Xoroshiro128aox& state) override {
-    if (draws++ == fail_at) throw hw::DatapathMismatch("the PRNG RTL gave 0x1, the model 0x2");
+  uint64_t next(iss::Xoroshiro128aox& state) override {
+    if (draws++ == fail_at) throw iss::DatapathMismatch("the PRNG RTL gave 0x1, the model 0x2");
     return state.next();
   }
 };
@@ -385,7 +385,7 @@ TEST(XipuPrng, EveryDrawGoesThroughAnInstalledDatapath) {
   h.core.set_datapaths({&prng, nullptr, nullptr});
   h.load_words({urand32(a5), urand64(28), urand32(30), ecall()});
   h.x(a7) = 93;
-  const hw::Xoroshiro128aox reset = h.supervisor().prng;
+  const iss::Xoroshiro128aox reset = h.supervisor().prng;
   ASSERT_EQ(h.run(), StopReason::kExited) << h.core.fault().message;
   EXPECT_EQ(prng.draws, 3);
   ReferencePrng ref{reset.s0, reset.s1};
@@ -410,7 +410,7 @@ TEST(XipuPrng, ADatapathMismatchStopsTheTileNamingContextPcAndCycle) {
             std::string::npos)
       << report;
   EXPECT_NE(report.find("(cycle 6)"), std::string::npos) << report;
-  EXPECT_EQ(h.core.fault().cause, hw::TrapCause::kIpuError);
+  EXPECT_EQ(h.core.fault().cause, iss::TrapCause::kIpuError);
 }
 
 TEST(XipuPrng, EveryContextStartsOnItsOwnStream) {
@@ -427,7 +427,7 @@ TEST(XipuPrng, EveryContextStartsOnItsOwnStream) {
 TEST(XipuPrng, OddRegisterPairIsIllegal) {
   Program p({urand64(a1)});
   ASSERT_EQ(p.h.run(), StopReason::kFault);
-  EXPECT_EQ(p.h.core.fault().cause, hw::TrapCause::kIllegalInstruction);
+  EXPECT_EQ(p.h.core.fault().cause, iss::TrapCause::kIllegalInstruction);
 }
 
 // ---- SIMD lanes ----
@@ -539,7 +539,7 @@ TEST(XipuSimd, OddPairRegistersAreIllegal) {
         simd(CONV, kToF32x4, 10, 8, 0), fma_v(0, 8, 2, 4, 7)}) {
     Program p({insn});
     ASSERT_EQ(p.h.run(), StopReason::kFault);
-    EXPECT_EQ(p.h.core.fault().cause, hw::TrapCause::kIllegalInstruction);
+    EXPECT_EQ(p.h.core.fault().cause, iss::TrapCause::kIllegalInstruction);
     EXPECT_EQ(p.h.core.fault().tval, insn);
   }
 }
@@ -587,7 +587,7 @@ TEST(XipuAmp, IssueCostsAndResultOfOnePass) {
 TEST(XipuAmp, InputOutsideSramFaultsNamingTheInstruction) {
   Program p({amp()});  // ipu_ampin is 0 after reset
   ASSERT_EQ(p.h.run(), StopReason::kFault);
-  EXPECT_EQ(p.h.core.fault().cause, hw::TrapCause::kLoadAccessFault);
+  EXPECT_EQ(p.h.core.fault().cause, iss::TrapCause::kLoadAccessFault);
   EXPECT_EQ(p.h.core.fault().tval, 0u);
   EXPECT_NE(p.h.core.fault().message.find("ipu.amp"), std::string::npos)
       << p.h.core.fault().message;
@@ -598,14 +598,14 @@ TEST(XipuAmp, WeightPhaseBeyondThreeIsIllegal) {
   p.h.x(a0) = p.h.base() + 0x1000;
   p.h.x(a1) = 4;
   ASSERT_EQ(p.h.run(), StopReason::kFault);
-  EXPECT_EQ(p.h.core.fault().cause, hw::TrapCause::kIllegalInstruction);
+  EXPECT_EQ(p.h.core.fault().cause, iss::TrapCause::kIllegalInstruction);
 }
 
 TEST(XipuDisassembly, PairsPrintTheirFirstRegister) {
-  EXPECT_EQ(hw::disassemble(simd(F16, kAdd, 8, 2, 4), 0), "ipu.f16v4add fs0,ft2,ft4");
-  EXPECT_EQ(hw::disassemble(fma_v(0, 8, 2, 4, 6), 0), "ipu.f32v2fma fs0,ft2,ft4,ft6");
-  EXPECT_EQ(hw::disassemble(urand64(28), 0), "ipu.urand64 t3");
-  EXPECT_EQ(hw::disassemble(R(0x0b, 4, 1, 0, 0, 0), 0), "ipu.amp");
+  EXPECT_EQ(iss::disassemble(simd(F16, kAdd, 8, 2, 4), 0), "ipu.f16v4add fs0,ft2,ft4");
+  EXPECT_EQ(iss::disassemble(fma_v(0, 8, 2, 4, 6), 0), "ipu.f32v2fma fs0,ft2,ft4,ft6");
+  EXPECT_EQ(iss::disassemble(urand64(28), 0), "ipu.urand64 t3");
+  EXPECT_EQ(iss::disassemble(R(0x0b, 4, 1, 0, 0, 0), 0), "ipu.amp");
 }
 
 }  // namespace

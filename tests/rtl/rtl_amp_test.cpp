@@ -1,5 +1,5 @@
 // The AMP lane in Verilog (rtl/amp/ipu_amp_lane.v with ipu_fma32.v), verilated, against the
-// C++ AMP model the fast platform uses (hw::AmpUnit): each row's accumulator after one issue's
+// C++ AMP model the fast platform uses (iss::AmpUnit): each row's accumulator after one issue's
 // MACs equal bit for bit (any NaN is the canonical NaN the AMP writes), in the f16 mode (4 f16
 // terms), the f32 mode (2 f32 terms) and the write-back add (one term, w = 1.0), over random and
 // directed corner inputs streamed one row per clock, each result arriving exactly
@@ -22,9 +22,9 @@
 namespace ipu::test {
 namespace {
 
-using hw::AmpUnit;
-using hw::fpu::bits_of;
-using hw::fpu::float_of;
+using iss::AmpUnit;
+using iss::fpu::bits_of;
+using iss::fpu::float_of;
 
 struct Row {
   bool half;
@@ -34,7 +34,7 @@ struct Row {
 };
 
 float operand(bool half, uint32_t v) {
-  return half ? static_cast<float>(hw::fpu::f16_value(v & 0xffff)) : float_of(v);
+  return half ? static_cast<float>(iss::fpu::f16_value(v & 0xffff)) : float_of(v);
 }
 
 // The model's result for one row: AmpUnit::multiply_accumulate on row 0, or the write-back add.
@@ -84,7 +84,7 @@ void expect_equal_to_model(const std::vector<Row>& rows) {
     const Row r = in_flight.front();
     in_flight.pop_front();
     uint32_t expected = model(r);
-    if (std::isnan(float_of(expected))) expected = hw::fpu::kCanonicalNaN;
+    if (std::isnan(float_of(expected))) expected = iss::fpu::kCanonicalNaN;
     ASSERT_EQ(rtl->acc_out, expected)
         << std::hex << "first mismatch: " << (r.half ? "f16" : "f32") << " terms " << r.terms
         << " w {0x" << r.w[0] << " 0x" << r.w[1] << " 0x" << r.w[2] << " 0x" << r.w[3] << "} x {0x"

@@ -51,7 +51,7 @@ TEST(RtlPrng, EqualsTheCppModelOutputForOutput) {
   uint64_t compared = 0;
   for (const auto& [s0, s1] : seeds) {
     rtl.seed(s0, s1);
-    hw::Xoroshiro128aox model{s0, s1};
+    iss::Xoroshiro128aox model{s0, s1};
     for (int i = 0; i < 65536; ++i, ++compared) {
       const uint64_t expected = model.next(), got = rtl.step();
       ASSERT_EQ(got, expected) << "first mismatch: seed s0 0x" << std::hex << s0 << " s1 0x" << s1

@@ -1,5 +1,5 @@
 // The f32 -> f16 converter in Verilog (rtl/sr/ipu_f32_to_f16.v), verilated, against the C++
-// model the fast platform uses (hw::fpu::f32_to_f16): results and flags equal for every
+// model the fast platform uses (iss::fpu::f32_to_f16): results and flags equal for every
 // rounding mode over random and directed corner inputs, streamed one per clock, each output
 // arriving exactly two clocks after its input. The first mismatch is reported with its inputs.
 #include <gtest/gtest.h>
@@ -17,7 +17,7 @@
 namespace ipu::test {
 namespace {
 
-namespace fpu = hw::fpu;
+namespace fpu = iss::fpu;
 
 struct Conversion {
   uint32_t a, rm, random;

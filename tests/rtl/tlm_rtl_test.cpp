@@ -24,8 +24,8 @@
 namespace ipu::test {
 namespace {
 
-using hw::fpu::bits_of;
-using hw::fpu::float_of;
+using iss::fpu::bits_of;
+using iss::fpu::float_of;
 using tlm_rtl::RtlPlatform;
 using tlm_rtl::RtlSelection;
 
@@ -40,9 +40,9 @@ uint64_t clocks_of(const RtlPlatform& p, const std::string& block) {
 
 TEST(TlmRtl, PrngDrawsEqualTheModelAcrossInterleavedContexts) {
   RtlPlatform rtl("rtl", chip(), all(), "");
-  std::array<hw::Xoroshiro128aox, 7> model, through_rtl;
+  std::array<iss::Xoroshiro128aox, 7> model, through_rtl;
   for (unsigned c = 0; c < 7; ++c)
-    model[c] = through_rtl[c] = hw::Xoroshiro128aox::reset_state(3, c);
+    model[c] = through_rtl[c] = iss::Xoroshiro128aox::reset_state(3, c);
   std::mt19937 rng(1);
   uint64_t expected_clocks = 0;
   int loaded = -1;
@@ -60,13 +60,13 @@ TEST(TlmRtl, PrngDrawsEqualTheModelAcrossInterleavedContexts) {
 TEST(TlmRtl, ConversionsEqualTheModelInTwoClocksEach) {
   RtlPlatform rtl("rtl", chip(), all(), "");
   std::mt19937 rng(2);
-  const unsigned modes[] = {hw::fpu::kRne, hw::fpu::kRtz, hw::fpu::kRdn,
-                            hw::fpu::kRup, hw::fpu::kRmm, hw::fpu::kStochastic};
+  const unsigned modes[] = {iss::fpu::kRne, iss::fpu::kRtz, iss::fpu::kRdn,
+                            iss::fpu::kRup, iss::fpu::kRmm, iss::fpu::kStochastic};
   for (int i = 0; i < 100'000; ++i) {
     const uint32_t a = static_cast<uint32_t>(rng()), random = static_cast<uint32_t>(rng());
     const unsigned rm = modes[i % 6];
     uint32_t model_flags = 0, rtl_flags = 0;
-    const uint32_t expected = hw::fpu::f32_to_f16(a, rm, model_flags, random);
+    const uint32_t expected = iss::fpu::f32_to_f16(a, rm, model_flags, random);
     ASSERT_EQ(rtl.convert(a, rm, rtl_flags, random), expected) << std::hex << "a 0x" << a;
     ASSERT_EQ(rtl_flags, model_flags) << std::hex << "a 0x" << a;
   }
@@ -78,16 +78,16 @@ TEST(TlmRtl, AmpIssuesEqualTheModelRowForRow) {
   std::mt19937 rng(3);
   uint64_t expected_clocks = 0;
   for (int issue = 0; issue < 20'000; ++issue) {
-    hw::AmpUnit amp;
+    iss::AmpUnit amp;
     amp.config = issue % 3 == 0 ? 1 : 0;  // f32 or f16 mode
     const unsigned n = amp.inputs();
-    std::vector<hw::AmpLaneRow> rows(amp.rows());
-    std::array<float, hw::AmpUnit::kInputsF16> x{};
+    std::vector<iss::AmpLaneRow> rows(amp.rows());
+    std::array<float, iss::AmpUnit::kInputsF16> x{};
     std::array<uint32_t, 4> x_bits{};
     for (unsigned j = 0; j < n; ++j) {
       x_bits[j] = amp.f32_mode() ? static_cast<uint32_t>(rng()) : rng() & 0xffff;
       x[j] =
-          amp.f32_mode() ? float_of(x_bits[j]) : static_cast<float>(hw::fpu::f16_value(x_bits[j]));
+          amp.f32_mode() ? float_of(x_bits[j]) : static_cast<float>(iss::fpu::f16_value(x_bits[j]));
     }
     for (unsigned r = 0; r < amp.rows(); ++r) {
       rows[r] = {!amp.f32_mode(), n, {}, x_bits, static_cast<uint32_t>(rng())};
@@ -95,17 +95,17 @@ TEST(TlmRtl, AmpIssuesEqualTheModelRowForRow) {
         rows[r].w[j] = amp.f32_mode() ? static_cast<uint32_t>(rng()) : rng() & 0xffff;
         amp.weights[0][r * n + j] = amp.f32_mode()
                                         ? float_of(rows[r].w[j])
-                                        : static_cast<float>(hw::fpu::f16_value(rows[r].w[j]));
+                                        : static_cast<float>(iss::fpu::f16_value(rows[r].w[j]));
       }
       amp.acc[r] = float_of(rows[r].acc);
     }
     amp.multiply_accumulate(x.data());
     rtl.run(rows);
-    expected_clocks += rows.size() + hw::AmpUnit::kLaneLatency - 1;
+    expected_clocks += rows.size() + iss::AmpUnit::kLaneLatency - 1;
     for (unsigned r = 0; r < amp.rows(); ++r) {
       uint32_t expected;
       std::memcpy(&expected, &amp.acc[r], 4);
-      if (std::isnan(amp.acc[r])) expected = hw::fpu::kCanonicalNaN;
+      if (std::isnan(amp.acc[r])) expected = iss::fpu::kCanonicalNaN;
       ASSERT_EQ(rows[r].acc, expected) << "issue " << issue << " row " << r;
     }
   }
@@ -190,7 +190,7 @@ TEST(TlmRtl, WrappersRefuseAPayloadOfTheWrongShape) {
   payload.set_data_length(sizeof too_small);
   socket->b_transport(payload, delay);
   EXPECT_EQ(payload.get_response_status(), tlm::TLM_COMMAND_ERROR_RESPONSE);
-  tlm_rtl::PrngTransaction t{hw::Xoroshiro128aox::reset_state(0, 0), 0};  // not the RTL's state
+  tlm_rtl::PrngTransaction t{iss::Xoroshiro128aox::reset_state(0, 0), 0};  // not the RTL's state
   payload.set_data_ptr(reinterpret_cast<unsigned char*>(&t));
   payload.set_data_length(sizeof t);
   payload.set_command(tlm::TLM_READ_COMMAND);
@@ -238,7 +238,7 @@ TEST(TlmRtl, TraceWritesOneFstWaveformPerBlock) {
     RtlPlatform rtl("rtl", chip(), RtlSelection::parse("prng,sync"), base + ".fst");
     EXPECT_EQ(rtl.trace_files(),
               (std::vector<std::string>{base + ".prng.fst", base + ".sync.fst"}));
-    hw::Xoroshiro128aox s = hw::Xoroshiro128aox::reset_state(0, 0);
+    iss::Xoroshiro128aox s = iss::Xoroshiro128aox::reset_state(0, 0);
     for (int i = 0; i < 100; ++i) rtl.next(s);
     rtl.release({0, 1}, {{0, 3}, {1, 5}}, 4);
   }  // the wrappers close their files

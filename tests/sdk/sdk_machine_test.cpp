@@ -412,7 +412,7 @@ TEST(SdkMachine, AllReduceSumsInTheRingsOrderBitForBit) {
 // even), the mean scaled by f16 1/4, the max; an odd f16 size is refused. The expectation uses
 // the tile model's f16 operations (iss/fpu.h, whose conversion the RTL co-simulation checks).
 TEST(SdkMachine, F16CollectivesFollowTheRingInF16Arithmetic) {
-  namespace fpu = ipu::hw::fpu;
+  namespace fpu = ipu::iss::fpu;
   Graph g(Target::preset("m2000", 4, 4));
   constexpr size_t n = 200;  // 25 f16 pairs per replica's chunk
   const Tensor sum = g.add_variable(DType::kF16, {n}, "sum"),

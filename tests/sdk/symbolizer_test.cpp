@@ -35,7 +35,7 @@ TEST(Symbolizer, AFaultNamesTheFunctionAndTheSourceLineOfThePc) {
   CoreHarness h;
   h.core.set_locator([&symbols](uint32_t pc) { return symbols.locate(pc); });
   h.load_elf(firmware("null_deref"));
-  ASSERT_EQ(h.run(), hw::StopReason::kFault);
+  ASSERT_EQ(h.run(), iss::StopReason::kFault);
   const int line = line_of(IPU_TEST_SOURCE_DIR "/firmware/null_deref.c", "return *p;");
   ASSERT_GT(line, 0);
   EXPECT_THAT(h.core.fault().message,
@@ -59,7 +59,7 @@ TEST(Symbolizer, EveryFunctionSymbolNamesItsOwnFirstInstruction) {
 
 TEST(Symbolizer, APcNoFunctionCoversIsNotNamed) {
   const sdk::Symbolizer symbols(firmware("hello"));
-  const hw::TileConfig tile;
+  const iss::TileConfig tile;
   EXPECT_EQ(symbols.locate(0), "");
   EXPECT_EQ(symbols.locate(tile.sram_base + tile.sram_bytes - 4), "");  // the stacks
 }
@@ -103,7 +103,7 @@ TEST(Symbolizer, AStallReportNamesTheFunctionEachContextIsIn) {
   CoreHarness h;
   h.core.set_locator([&symbols](uint32_t pc) { return symbols.locate(pc); });
   h.load_elf(firmware("hello"));
-  ASSERT_EQ(h.run(600), hw::StopReason::kCycleLimit);
+  ASSERT_EQ(h.run(600), iss::StopReason::kCycleLimit);
   const std::string report = h.core.describe_running_contexts();
   // "... pc 0x0004c140: <instruction> in <function>[ at <file>:<line>]": the function's symbol
   // starts at or below the pc.

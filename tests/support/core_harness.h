@@ -13,12 +13,12 @@
 namespace ipu::test {
 
 struct CoreHarness {
-  hw::TileConfig config;
+  iss::TileConfig config;
   std::vector<uint8_t> sram;
-  hw::Core core;
+  iss::Core core;
   std::vector<std::string> console;  // "c<context>: <line>"
 
-  explicit CoreHarness(const hw::TileConfig& c = {})
+  explicit CoreHarness(const iss::TileConfig& c = {})
       : config(c), sram(c.sram_bytes, 0), core(config, sram.data()) {
     core.set_console([this](unsigned context, std::string_view line) {
       console.push_back(fmt::format("c{}: {}", context, line));
@@ -52,9 +52,9 @@ struct CoreHarness {
     core.reset(image.entry);
   }
 
-  hw::StopReason run(uint64_t max_cycles = 1'000'000'000) { return core.run(max_cycles); }
+  iss::StopReason run(uint64_t max_cycles = 1'000'000'000) { return core.run(max_cycles); }
 
-  hw::Context& supervisor() { return core.context(0); }
+  iss::Context& supervisor() { return core.context(0); }
   uint32_t& x(unsigned r) { return core.context(0).x[r]; }
   uint32_t& f(unsigned r) { return core.context(0).f[r]; }
 };

@@ -15,7 +15,7 @@
 namespace ipu::test {
 namespace {
 
-using hw::InsnClass;
+using iss::InsnClass;
 using ::testing::HasSubstr;
 
 double line(const hw::BlockEnergy& b, const std::string& action) {

@@ -38,7 +38,7 @@ struct Stimulus : sc_core::sc_module {
 };
 
 TEST(TileModule, SocketAccessDmiAndTimedRun) {
-  hw::TileConfig config;
+  iss::TileConfig config;
   config.clock_hz = 1.25e9;  // 0.8 ns: exact in SystemC's fs resolution
   sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
   hw::Tile tile("tile", config);
@@ -103,7 +103,7 @@ TEST(TileModule, SocketAccessDmiAndTimedRun) {
   tile.set_quantum_cycles(500);  // several decoupled bursts
   sc_core::sc_start();
   ASSERT_TRUE(tile.finished());
-  EXPECT_EQ(tile.outcome().reason, hw::StopReason::kExited);
+  EXPECT_EQ(tile.outcome().reason, iss::StopReason::kExited);
   EXPECT_EQ(tile.outcome().exit_status, 9);
   EXPECT_EQ(tile.core().instructions_retired(), 204u);
   EXPECT_EQ(tile.core().cycles(), 6u * 203 + 1);
