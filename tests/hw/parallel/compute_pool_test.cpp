@@ -3,7 +3,6 @@
 // has one or runs serially, and are committed in machine-tile order whatever order the tiles
 // asked in; and the DeferredExchange that holds a tile's exchange calls meanwhile. SystemC
 // elaborates one design per process: ctest runs each test in its own.
-#define SC_INCLUDE_DYNAMIC_PROCESSES  // sc_spawn
 #include "hw/parallel/compute_pool.h"
 
 #include <fmt/format.h>
@@ -52,8 +51,8 @@ struct Requesters : sc_core::sc_module {
     }
     void commit_burst() override { owner->commits.push_back(tile); }
     // The burst's result: what another process would have computed for this tile.
-    void save_burst(hw::ByteWriter& out) const override { out.put(result); }
-    void load_burst(hw::ByteReader& in) override { in.get(result); }
+    void save_burst(base::ByteWriter& out) const override { out.put(result); }
+    void load_burst(base::ByteReader& in) override { in.get(result); }
     uint32_t result = 0;
   };
 
@@ -137,8 +136,8 @@ struct EvenTilesHere : hw::BurstShare {
   }
   void add(unsigned tile, uint32_t result) {
     std::vector<uint8_t> record;
-    hw::ByteWriter(record).put(result);
-    hw::ByteWriter out(other);
+    base::ByteWriter(record).put(result);
+    base::ByteWriter out(other);
     out.put(tile);
     out.put(record);
   }
@@ -163,12 +162,12 @@ TEST(ComputePool, ASharedPoolRunsItsOwnTilesAndTakesTheOthersResults) {
   EXPECT_EQ(r.commits, (std::vector<unsigned>{0, 1, 2, 3}));  // every tile, in order
   // This process sent its own two results, in tile order, once.
   ASSERT_EQ(share.sent.size(), 1u);
-  hw::ByteReader in(share.sent[0].data(), share.sent[0].size());
+  base::ByteReader in(share.sent[0].data(), share.sent[0].size());
   for (unsigned t : {0u, 2u}) {
     EXPECT_EQ(in.get<unsigned>(), t);
     std::vector<uint8_t> record;
     in.get(record);
-    hw::ByteReader rec(record.data(), record.size());
+    base::ByteReader rec(record.data(), record.size());
     EXPECT_EQ(rec.get<uint32_t>(), 10 * t + 1);
     EXPECT_TRUE(rec.done());
   }
@@ -196,14 +195,14 @@ TEST(ComputePool, ATileNoProcessRanIsAnErrorNamingIt) {
 
 TEST(ByteReader, RefusesToReadPastItsEnd) {
   std::vector<uint8_t> bytes;
-  hw::ByteWriter out(bytes);
+  base::ByteWriter out(bytes);
   out.put(uint32_t{7});
   out.put(uint64_t{1} << 40);  // a count far beyond the bytes that follow
-  hw::ByteReader in(bytes.data(), bytes.size());
+  base::ByteReader in(bytes.data(), bytes.size());
   EXPECT_EQ(in.get<uint32_t>(), 7u);
   std::vector<uint32_t> v;
   EXPECT_THROW(in.get(v), std::runtime_error);
-  hw::ByteReader again(bytes.data(), 2);
+  base::ByteReader again(bytes.data(), 2);
   EXPECT_THROW(again.get<uint32_t>(), std::runtime_error);
 }
 
