@@ -3,8 +3,8 @@
 // the same order of operations. Prints the run's report.
 //
 //   matmul [--preset mk2|bow] [--tiles N|all] [--n COLUMNS] [--k DEPTH] [--save IMAGE]
-//          [--save-streams PREFIX] [--memory-report yes] [--rtl BLOCKS] [--rtl-trace FILE.fst]
-//          [--memory-hash yes]
+//          [--save-streams PREFIX] [--memory-report] [--rtl BLOCKS] [--rtl-trace FILE.fst]
+//          [--memory-hash]
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -35,16 +35,12 @@ int main(int argc, char** argv) {
   return ipu::examples::run_example(
       "matmul",
       "[--preset mk2|bow] [--tiles N|all] [--n COLUMNS] [--k DEPTH (multiple of 16)] [--save "
-      "IMAGE] [--save-streams PREFIX] [--memory-report yes] [--rtl BLOCKS] [--rtl-trace FILE.fst] "
-      "[--memory-hash yes]",
+      "IMAGE] [--save-streams PREFIX] [--memory-report] [--rtl BLOCKS] [--rtl-trace FILE.fst] "
+      "[--memory-hash]",
       argc, argv,
-      {{"preset", "mk2"},
-       {"tiles", "all"},
-       {"n", "384"},
-       {"k", "64"},
-       {"save", ""},
-       {"save-streams", ""},
-       {"memory-report", "no"}},
+      {"mk2",
+       {{"tiles", "all"}, {"n", "384"}, {"k", "64"}, {"save", ""}, {"save-streams", ""}},
+       {"memory-report"}},
       [](const ipu::examples::ExampleOptions& options) {
         const ipu::hw::MachineConfig machine = options.machine();
         const std::string& preset = machine.preset;
@@ -71,7 +67,7 @@ int main(int argc, char** argv) {
           fmt::print("== tile memory (compiler) ==\n{}", r.executable.memory_report);
         const double clock = chip.tile.clock_hz;
         const double flops = 2.0 * static_cast<double>(r.m) * r.n * r.k;
-        ipu::examples::record_flops(options.text("stats"), flops);
+        ipu::examples::record_flops(options.device().stats, flops);
         const double seconds = static_cast<double>(r.report.run.cycles) / clock;
         const double peak = 128.0 * r.tiles * clock;  // f16 AMP peak of the tiles used
         const double compute_seconds = static_cast<double>(r.compute_cycles) / clock;

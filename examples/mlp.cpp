@@ -15,8 +15,8 @@ int main(int argc, char** argv) {
   return ipu::examples::run_example(
       "mlp",
       "[--preset mk2|bow] [--tiles N] [--steps S] [--rtl BLOCKS] [--rtl-trace FILE.fst] "
-      "[--memory-hash yes]",
-      argc, argv, {{"preset", "mk2"}, {"tiles", "16"}, {"steps", "10"}},
+      "[--memory-hash]",
+      argc, argv, {"mk2", {{"tiles", "16"}, {"steps", "10"}}, {}},
       [](const ipu::examples::ExampleOptions& options) {
         const ipu::hw::MachineConfig machine = options.machine();
         const std::string& preset = machine.preset;

@@ -3,7 +3,7 @@
 // every loss and the trained weights are checked bit for bit against the host.
 //
 //   pipeline [--preset m2000|pod16|...] [--tiles N] [--width W] [--micro-batches M]
-//            [--steps S] [--recompute yes|no]
+//            [--steps S] [--recompute]
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -16,14 +16,11 @@ int main(int argc, char** argv) {
   return ipu::examples::run_example(
       "pipeline",
       "[--preset m2000|pod16|...] [--tiles N] [--width W] [--micro-batches M] [--steps S] "
-      "[--recompute yes|no]",
+      "[--recompute]",
       argc, argv,
-      {{"preset", "m2000"},
-       {"tiles", "16"},
-       {"width", "64"},
-       {"micro-batches", "4"},
-       {"steps", "6"},
-       {"recompute", "no"}},
+      {"m2000",
+       {{"tiles", "16"}, {"width", "64"}, {"micro-batches", "4"}, {"steps", "6"}},
+       {"recompute"}},
       [](const ipu::examples::ExampleOptions& options) {
         ipu::examples::PipelineConfig c;
         c.machine = options.machine();

@@ -17,8 +17,8 @@ int main(int argc, char** argv) {
   return ipu::examples::run_example(
       "train",
       "[--preset m2000|bow2000|pod16|...] [--tiles N] [--steps S] [--seed N] [--rtl BLOCKS] "
-      "[--rtl-trace FILE.fst] [--memory-hash yes]",
-      argc, argv, {{"preset", "m2000"}, {"tiles", "0"}, {"steps", "8"}, {"seed", "2026"}},
+      "[--rtl-trace FILE.fst] [--memory-hash]",
+      argc, argv, {"m2000", {{"tiles", "0"}, {"steps", "8"}, {"seed", "2026"}}, {}},
       [](const ipu::examples::ExampleOptions& options) {
         ipu::examples::TrainConfig c;
         c.machine = options.machine();
@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
         c.seed = static_cast<uint32_t>(options.count("seed", 0, 0xffffffffu));
         c.device = options.device();
         const auto r = ipu::examples::run_training(c);
-        ipu::examples::record_flops(options.text("stats"), r.flops_per_step * r.steps.size());
+        ipu::examples::record_flops(options.device().stats, r.flops_per_step * r.steps.size());
 
         const double clock = r.clock_hz;
         fmt::print("== data-parallel training on a virtual {} ==\n", c.machine.preset);

@@ -22,7 +22,6 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "debug/gdb_server.h"
@@ -34,7 +33,7 @@
 #include "sdk/image/elf_writer.h"
 #include "sdk/image/program.h"
 #include "sdk/image/symbolizer.h"
-#include "sdk/tools/parse_count.h"
+#include "sdk/tools/device_command_line.h"
 #include "sdk/tools/standard_streams.h"
 #include "sim/commands.h"
 #include "sim/demo_image.h"
@@ -50,53 +49,6 @@ namespace {
 
 using ipu::sim::kExitImage, ipu::sim::kExitRtlMismatch, ipu::sim::kExitUsage;
 using ipu::sim::Outputs, ipu::sim::open_gdb_server, ipu::sim::print_info, ipu::sim::run_machine;
-
-void add_parameter_options(po::options_description& desc, const ipu::hw::MachineConfig& defaults) {
-  ipu::hw::visit_parameters(defaults, [&desc](const ipu::base::Parameter& p, const auto& member) {
-    // Taken as text and set by ipu::base::set_parameter, which checks it as the --config file's
-    // values are checked (Boost would wrap "-3" into a huge unsigned).
-    desc.add_options()(p.name, po::value<std::string>()->default_value(fmt::format("{}", member)),
-                       ipu::base::parameter_help(p).c_str());
-  });
-}
-
-// Binds the options a struct declares (its visit_parameters: the run, output and debugging
-// options): switches for yes/no, text for the rest, each checked by set_parameter when read.
-template <typename Options>
-void add_declared_options(po::options_description& desc, const Options& defaults) {
-  visit_parameters(defaults, [&desc](const ipu::base::Parameter& p, const auto& member) {
-    if constexpr (std::is_same_v<std::decay_t<decltype(member)>, bool>)
-      desc.add_options()(p.name, po::bool_switch(), p.meaning);
-    else
-      desc.add_options()(p.name,
-                         po::value<std::string>()->default_value(ipu::base::value_text(member)),
-                         p.meaning);
-  });
-}
-
-// The declared options the command line gives, over the defaults, validated; throws
-// std::invalid_argument naming the option.
-template <typename Options>
-Options declared_options_of(const po::variables_map& vm) {
-  Options options;
-  std::vector<std::pair<std::string, std::string>> given;  // (name, text), switches as yes
-  visit_parameters(options, [&](const ipu::base::Parameter& p, const auto& member) {
-    if (!vm.count(p.name) || vm[p.name].defaulted()) return;
-    if constexpr (std::is_same_v<std::decay_t<decltype(member)>, bool>)
-      given.emplace_back(p.name, vm[p.name].as<bool>() ? "yes" : "no");
-    else
-      given.emplace_back(p.name, vm[p.name].as<std::string>());
-  });
-  for (const auto& [name, text] : given) {
-    try {
-      ipu::base::set_parameter(options, name, text);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(fmt::format("option --{}: {}", name, e.what()));
-    }
-  }
-  validate(options);
-  return options;
-}
 
 // An error that ends the run: every rank of an MPI job may not have met it, so it ends them all
 // rather than leave the others waiting for this one.
@@ -134,22 +86,21 @@ int sc_main(int argc, char** argv) {
     }
     return ipu::sim::run_sweep(argc - 1, argv + 1);
   }
-  std::string command, file, preset = "mk2", config_file;
+  std::string command, file;
   ipu::hw::RunOptions run_options;
-  std::vector<std::pair<std::string, std::string>> explicit_parameters;
   bool trace_instructions = false, config_dump = false;
   Outputs outputs;
   ipu::sdk::DebugOptions debug;
   ipu::sim::TraceFilterText trace_text;
   ipu::sim::SdkImageRun sdk_run;
 
+  // The machine and the declared run, output and debugging options
+  // (sdk/tools/device_command_line.h).
+  const ipu::sdk::DeviceCommandLine device_command_line("mk2");
   po::options_description general("Options");
-  general.add_options()("help,h", "print this help and exit")(
-      "preset", po::value<std::string>(&preset)->default_value(preset),
-      "machine preset: mk2 or bow (one chip), m2000 or bow2000 (an IPU-Machine, 4 chips), "
-      "pod16, bow-pod16, pod64, bow-pod64")(
-      "config", po::value<std::string>(&config_file),
-      "configuration file of 'name = value' lines (after the preset)")(
+  general.add_options()("help,h", "print this help and exit");
+  device_command_line.add_options(general);
+  general.add_options()(
       "trace-instructions", po::bool_switch(&trace_instructions),
       "print every executed instruction (tile, context, cycle, pc, disassembly) to stderr, or "
       "those the --trace-* filters below let through")(
@@ -180,12 +131,6 @@ int sc_main(int argc, char** argv) {
       "program", po::value<std::vector<std::string>>(&sdk_run.programs)->composing(),
       "run, of an image the SDK saved: run this program (repeat to run several, in order; "
       "default: the image's only one)");
-  add_declared_options(general, run_options);
-  add_declared_options(general, ipu::report::OutputOptions{});
-  add_declared_options(general, ipu::sdk::DebugOptions{});
-  po::options_description parameters("Configuration parameters (override the preset and --config)");
-  ipu::hw::MachineConfig defaults;
-  add_parameter_options(parameters, defaults);
   po::options_description hidden;
   hidden.add_options()("command", po::value<std::string>(&command))("file",
                                                                     po::value<std::string>(&file));
@@ -193,24 +138,18 @@ int sc_main(int argc, char** argv) {
   positional.add("command", 1).add("file", 1);
 
   po::options_description all;
-  all.add(general).add(parameters).add(hidden);
+  all.add(general).add(device_command_line.parameters()).add(hidden);
   po::variables_map vm;
   ipu::hw::MachineConfig config;
   try {
     po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
     po::notify(vm);
-    // Parameters given explicitly override the preset and the file.
-    ipu::hw::visit_parameters(defaults, [&](const ipu::base::Parameter& p, const auto&) {
-      if (vm.count(p.name) && !vm[p.name].defaulted())
-        explicit_parameters.emplace_back(p.name, vm[p.name].as<std::string>());
-    });
-    config = ipu::hw::configure_machine(preset, config_file, explicit_parameters);
-    run_options = declared_options_of<ipu::hw::RunOptions>(vm);
-    static_cast<ipu::report::OutputOptions&>(outputs) =
-        declared_options_of<ipu::report::OutputOptions>(vm);
+    config = device_command_line.machine(vm);
+    run_options = device_command_line.run_options(vm);
+    static_cast<ipu::report::OutputOptions&>(outputs) = device_command_line.output_options(vm);
     outputs.trace_options.tiles_per_track = outputs.trace_tiles_per_track;
     outputs.trace_options.worker_lanes = outputs.trace_workers;
-    debug = declared_options_of<ipu::sdk::DebugOptions>(vm);
+    debug = device_command_line.debug_options(vm);
   } catch (const po::error& e) {
     fmt::print(stderr, "ipu-sim: {}\nTry 'ipu-sim --help'.\n", e.what());
     return kExitUsage;
@@ -236,7 +175,7 @@ int sc_main(int argc, char** argv) {
         "  info       summarise an image: target, tiles used, memory per tile, manifest\n"
         "  sweep      run an image or an example over values of one or two parameters and\n"
         "             tabulate cycles, time, TFLOP/s, exchange and link bytes (sweep --help)\n\n");
-    std::cout << general << "\n" << parameters << "\n";
+    std::cout << general << "\n" << device_command_line.parameters() << "\n";
     return vm.count("help") ? 0 : kExitUsage;
   }
   if (config_dump) {

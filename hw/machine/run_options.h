@@ -1,8 +1,8 @@
 // How one run of the platform goes, whoever starts it: ipu-sim run, the SDK's Device, the
 // examples. Declared once, here, with each option's command-line name, unit, meaning and range:
-// ipu-sim (sim/main.cpp) and the examples (examples/example_options.h) bind their options from
-// this list, PlatformOptions and sdk::DeviceOptions embed the struct, and nothing resolves a
-// default a second time. Only max-cycles changes what a run does; the others change host time.
+// ipu-sim and the examples bind their options from this list (sdk/tools/device_command_line.h),
+// PlatformOptions and sdk::DeviceOptions embed the struct, and nothing resolves a default a
+// second time. Only max-cycles changes what a run does; the others change host time.
 #pragma once
 
 #include <cstdint>

@@ -13,7 +13,7 @@ mkdir -p "$dir"
 cd "$dir"
 rm -f ./*.c_out ./*.txt
 
-"$matmul" --tiles 16 --save mm.elf --save-streams mm --memory-hash yes >example.txt
+"$matmul" --tiles 16 --save mm.elf --save-streams mm --memory-hash >example.txt
 grep -q "98304 of 98304 values equal the host reference bit for bit" example.txt ||
   fail "the example's own result is wrong"
 cycles=$(sed -n 's/^simulated  *\([0-9]*\) cycles.*/\1/p' example.txt)
