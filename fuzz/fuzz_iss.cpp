@@ -43,10 +43,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   core.reset(config.sram_base);
   constexpr uint64_t kCycles = 20000;
   for (int stops = 0; stops < 1000; ++stops) {
-    const iss::StopReason why = core.run(kCycles);
-    if (why == iss::StopReason::kSync)
+    const StopReason why = core.run(kCycles);
+    if (why == StopReason::kSync)
       core.resume_after_sync(core.blocked_at() + 1);
-    else if (why == iss::StopReason::kExchangeEnd)
+    else if (why == StopReason::kExchangeEnd)
       core.resume_after_exchange();
     else
       break;  // exited, faulted, or at the cycle limit

@@ -1,3 +1,5 @@
+// sc_spawn (the gateways' host links run at once) needs SystemC's dynamic processes.
+#define SC_INCLUDE_DYNAMIC_PROCESSES
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 

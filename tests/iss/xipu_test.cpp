@@ -216,24 +216,42 @@ TEST(XipuConvert, NearestEvenTiesSubnormalsOverflowAndNaNs) {
 }
 
 TEST(XipuConvert, RandomF32ValuesMatchTheBruteForceReference) {
-  // 20,000 random f32 values spread over f16's range, two per instruction.
+  // 20,000 random f32 values spread over f16's range, two per instruction, converted by one
+  // program looping over them in memory (a core a value took a minute under the sanitizers):
+  //   flw f2, 0(a0); flw f3, 4(a0); ipu.f32v2tof16 f4, f2; fsw f4, 0(a1); a0 += 8; a1 += 4.
   uint64_t state = 0x243f6a8885a308d3u;
   auto next = [&state] {
     state = state * 6364136223846793005u + 1442695040888963407u;
     return static_cast<uint32_t>(state >> 32);
   };
-  for (int i = 0; i < 10000; ++i) {
-    uint32_t lanes[2];
-    for (uint32_t& lane : lanes) {
-      const uint32_t exponent = 127 - 26 + next() % 44;  // 2^-26 .. 2^17
-      lane = (next() & 0x80000000u) | (exponent << 23) | (next() & 0x7fffffu);
-    }
-    const Narrowed r = narrow(lanes[0], lanes[1]);
+  constexpr uint32_t kPairs = 10000;
+  CoreHarness h;
+  const uint32_t src = h.base() + 0x1000, dst = src + 8 * kPairs;
+  h.load_words({I(0x07, 2, 2, a0, 0),           // flw f2, 0(a0)
+                I(0x07, 2, 3, a0, 4),           // flw f3, 4(a0)
+                simd(CONV, kToF16x2, 4, 2, 0),  // ipu.f32v2tof16 f4, f2
+                S(0x27, 2, a1, 4, 0),           // fsw f4, 0(a1)
+                addi(a0, a0, 8), addi(a1, a1, 4), addi(a2, a2, -1),
+                B(1, a2, zero, -28),  // bne a2, zero, loop
+                ecall()});
+  std::vector<uint32_t> lanes(2 * kPairs);
+  for (uint32_t& lane : lanes) {
+    const uint32_t exponent = 127 - 26 + next() % 44;  // 2^-26 .. 2^17
+    lane = (next() & 0x80000000u) | (exponent << 23) | (next() & 0x7fffffu);
+  }
+  for (uint32_t i = 0; i < lanes.size(); ++i) h.write_word(src + 4 * i, lanes[i]);
+  h.x(a7) = 93;
+  h.x(a0) = src;
+  h.x(a1) = dst;
+  h.x(a2) = kPairs;
+  ASSERT_EQ(h.run(), StopReason::kExited) << h.core.fault().message;
+  for (uint32_t i = 0; i < kPairs; ++i) {
+    const uint32_t out = h.read_word(dst + 4 * i);
     float x0, x1;
-    std::memcpy(&x0, &lanes[0], 4);
-    std::memcpy(&x1, &lanes[1], 4);
-    ASSERT_EQ(r.lane0, f16_nearest_even(x0)) << std::hexfloat << x0;
-    ASSERT_EQ(r.lane1, f16_nearest_even(x1)) << std::hexfloat << x1;
+    std::memcpy(&x0, &lanes[2 * i], 4);
+    std::memcpy(&x1, &lanes[2 * i + 1], 4);
+    ASSERT_EQ(out & 0xffff, f16_nearest_even(x0)) << std::hexfloat << x0;
+    ASSERT_EQ(out >> 16, f16_nearest_even(x1)) << std::hexfloat << x1;
   }
 }
 

@@ -3,6 +3,7 @@
 // has one or runs serially, and are committed in machine-tile order whatever order the tiles
 // asked in; and the DeferredExchange that holds a tile's exchange calls meanwhile. SystemC
 // elaborates one design per process: ctest runs each test in its own.
+#define SC_INCLUDE_DYNAMIC_PROCESSES  // sc_spawn
 #include "hw/parallel/compute_pool.h"
 
 #include <fmt/format.h>
