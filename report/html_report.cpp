@@ -10,154 +10,12 @@
 #include <utility>
 #include <vector>
 
+#include "report/html_parts.h"
+
 namespace ipu::report {
 namespace {
 
-using Json = nlohmann::ordered_json;
-
-// Colours: one per memory kind and per BSP phase, the same in every chart and legend.
-constexpr const char* kCode = "#4e79a7";
-constexpr const char* kData = "#f28e2b";
-constexpr const char* kStacks = "#b07aa1";
-constexpr const char* kFree = "#e6e6e6";
-constexpr const char* kCompute = "#59a14f";
-constexpr const char* kSync = "#e15759";
-constexpr const char* kExchange = "#4e79a7";
-constexpr const char* kIdle = "#ffffff";  // a tile nothing was loaded on (outlined)
-
-std::string escape(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-// 1234567 -> "1,234,567": figures of up to 20 digits stay readable.
-std::string grouped(uint64_t n) {
-  std::string digits = std::to_string(n), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i != 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
-std::string bytes_text(double bytes) {
-  if (bytes >= 1 << 30) return fmt::format("{:.2f} GiB", bytes / (1 << 30));
-  if (bytes >= 1 << 20) return fmt::format("{:.2f} MiB", bytes / (1 << 20));
-  if (bytes >= 1 << 10) return fmt::format("{:.1f} KiB", bytes / (1 << 10));
-  return fmt::format("{:.0f} B", bytes);
-}
-
-std::string seconds_text(double s) {
-  if (s >= 1) return fmt::format("{:.3f} s", s);
-  if (s >= 1e-3) return fmt::format("{:.3f} ms", s * 1e3);
-  return fmt::format("{:.3f} us", s * 1e6);
-}
-
-std::string percent(double part, double whole) {
-  return whole > 0 ? fmt::format("{:.1f}%", 100.0 * part / whole) : std::string("-");
-}
-
-// Reading the statistics: a missing member is 0 (or empty), one of the wrong type a
-// ReportError naming it.
-const Json& member(const Json& j, const char* key) {
-  static const Json kNull;
-  return j.is_object() && j.contains(key) ? j.at(key) : kNull;
-}
-double number(const Json& j, const char* key) {
-  const Json& v = member(j, key);
-  if (v.is_null()) return 0;
-  if (!v.is_number()) throw ReportError(fmt::format("'{}' is {}, not a number", key, v.dump()));
-  return v.get<double>();
-}
-uint64_t count(const Json& j, const char* key) {
-  const double v = number(j, key);
-  if (v < 0) throw ReportError(fmt::format("'{}' is negative ({})", key, v));
-  return static_cast<uint64_t>(v);
-}
-std::string text(const Json& j, const char* key) {
-  const Json& v = member(j, key);
-  if (v.is_null()) return {};
-  return v.is_string() ? v.get<std::string>() : v.dump();
-}
-const Json& array(const Json& j, const char* key) {
-  static const Json kEmpty = Json::array();
-  const Json& v = member(j, key);
-  if (v.is_null()) return kEmpty;
-  if (!v.is_array()) throw ReportError(fmt::format("'{}' is not an array", key));
-  return v;
-}
-
-// A superstep's chip: that of a chip's own sync, -1 for syncs across chips and with the host.
-int64_t chip_of(const Json& step) { return static_cast<int64_t>(number(step, "chip")); }
-std::string chip_text(int64_t chip) { return chip < 0 ? std::string("all") : std::to_string(chip); }
-
-// A sortable table: a header row, then rows of cells (already escaped HTML).
-class Table {
- public:
-  explicit Table(std::vector<std::string> columns) : columns_(std::move(columns)) {}
-  void row(std::vector<std::string> cells) { rows_.push_back(std::move(cells)); }
-  size_t size() const { return rows_.size(); }
-  std::string html(const std::string& id = "") const {
-    std::string out = fmt::format("<table class=\"sortable\"{}><thead><tr>",
-                                  id.empty() ? "" : " id=\"" + id + "\"");
-    for (const std::string& c : columns_) out += "<th>" + escape(c) + "</th>";
-    out += "</tr></thead><tbody>\n";
-    for (const auto& r : rows_) {
-      out += "<tr>";
-      for (const std::string& c : r) out += "<td>" + c + "</td>";
-      out += "</tr>\n";
-    }
-    return out + "</tbody></table>\n";
-  }
-
- private:
-  std::vector<std::string> columns_;
-  std::vector<std::vector<std::string>> rows_;
-};
-
-std::string legend(const std::vector<std::pair<const char*, std::string>>& keys) {
-  std::string out = "<div class=\"legend\">";
-  for (const auto& [colour, label] : keys)
-    out += fmt::format("<span><i style=\"background:{}\"></i>{}</span>", colour, escape(label));
-  return out + "</div>\n";
-}
-
-// A horizontal bar per label, longest first as given; values in `unit`.
-std::string bar_chart(const std::vector<std::pair<std::string, double>>& bars, const char* colour,
-                      const char* unit) {
-  if (bars.empty()) return {};
-  double most = 0;
-  for (const auto& b : bars) most = std::max(most, b.second);
-  const int label_width = 300, plot = 560, row = 18;
-  std::string out = fmt::format("<svg class=\"chart\" width=\"{}\" height=\"{}\" role=\"img\">\n",
-                                label_width + plot + 140, row * static_cast<int>(bars.size()) + 4);
-  for (size_t i = 0; i < bars.size(); ++i) {
-    const double w = most > 0 ? plot * bars[i].second / most : 0;
-    const double y = static_cast<double>(i * row);
-    std::string label = bars[i].first;
-    if (label.size() > 44) label = label.substr(0, 41) + "...";
-    out += fmt::format(
-        "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>"
-        "<rect x=\"{}\" y=\"{}\" width=\"{:.2f}\" height=\"{}\" fill=\"{}\"><title>{}: {} "
-        "{}</title></rect>"
-        "<text x=\"{:.2f}\" y=\"{}\">{}</text>\n",
-        label_width - 6, y + 13, escape(label), label_width, y + 2, std::max(w, 0.5), row - 4,
-        colour, escape(bars[i].first), grouped(static_cast<uint64_t>(bars[i].second)), unit,
-        label_width + w + 4, y + 13, grouped(static_cast<uint64_t>(bars[i].second)));
-  }
-  return out + "</svg>\n";
-}
+using namespace html;  // the parts (html_parts.h)
 
 // ---- sections ----
 
@@ -182,6 +40,9 @@ std::string summary_section(const Json& stats, const std::string& title) {
   cards.push_back({"chips", fmt::format("{} ({} at {:.0f} MHz)", chips, text(chip, "preset"),
                                         number(chip, "clock_hz") / 1e6)});
   cards.push_back({"exchange", bytes_text(number(s, "exchange_bytes"))});
+  if (number(s, "energy_joules") > 0)
+    cards.push_back({"energy", fmt::format("{:.4g} J, {:.1f} W", number(s, "energy_joules"),
+                                           number(s, "watts"))});
   if (chips > 1) cards.push_back({"between chips", bytes_text(number(s, "inter_chip_bytes"))});
   if (number(s, "streaming_bytes_written") + number(s, "streaming_bytes_read") > 0)
     cards.push_back(
@@ -198,20 +59,6 @@ std::string summary_section(const Json& stats, const std::string& title) {
     out += fmt::format("<div class=\"card\"><b>{}</b><span>{}</span></div>", escape(value),
                        escape(name));
   return out + "</div>\n";
-}
-
-// Used SRAM 0 (light) to full (dark): five stops of a sequential orange scale, whose lightest
-// still stands apart from a tile that was not loaded.
-std::string heat_colour(double used) {
-  static const int kStops[5][3] = {
-      {254, 230, 206}, {253, 174, 107}, {253, 141, 60}, {217, 72, 1}, {127, 39, 4}};
-  used = std::clamp(used, 0.0, 1.0) * 4;
-  const int i = std::min(static_cast<int>(used), 3);
-  const double f = used - i;
-  int rgb[3];
-  for (int k = 0; k < 3; ++k)
-    rgb[k] = static_cast<int>(std::lround(kStops[i][k] + f * (kStops[i + 1][k] - kStops[i][k])));
-  return fmt::format("#{:02x}{:02x}{:02x}", rgb[0], rgb[1], rgb[2]);
 }
 
 std::string memory_section(const Json& stats) {
@@ -283,7 +130,6 @@ std::string memory_section(const Json& stats) {
                  {kFree, "free"}});
   // A heatmap per chip: a row per exchange column, a cell per tile, shaded by the SRAM used.
   const uint64_t columns = (per_chip + per_column - 1) / per_column;
-  const int cell = per_column > 96 ? 6 : 10, pitch = cell + 1, left = 64;
   out += fmt::format(
       "<p>Each cell is a tile, shaded by the share of its SRAM in use; a row is one of the chip's "
       "{} exchange columns of {} tiles (exchange latency grows with the columns between "
@@ -304,33 +150,16 @@ std::string memory_section(const Json& stats) {
   for (size_t k = 0; k < drawn; ++k) {
     const uint64_t c = shown_chips[k];
     if (chips > 1) out += fmt::format("<h3>IPU {}</h3>\n", c);
-    out += fmt::format(
-        "<svg class=\"heatmap\" data-chip=\"{}\" width=\"{}\" height=\"{}\" role=\"img\">\n", c,
-        left + per_column * pitch, columns * pitch + 2);
-    for (uint64_t col = 0; col < columns; ++col)
-      out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">col {}</text>\n", left - 4,
-                         col * pitch + cell, col);
-    for (uint64_t id = 0; id < per_chip; ++id) {
-      const uint64_t t = c * per_chip + id;
+    out += tile_heatmap("heatmap", c, per_chip, per_column, [&](uint64_t t) {
       const auto it = use.find(t);
-      const uint64_t col = id / per_column, row = id % per_column;
-      const std::string where = fmt::format("x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"",
-                                            left + row * pitch, col * pitch, cell, cell);
-      if (it == use.end()) {
-        out += fmt::format(
-            "<rect class=\"tile idle\" {} fill=\"{}\"><title>{}: not loaded</title></rect>\n",
-            where, kIdle, tile_label(t));
-        continue;
-      }
+      if (it == use.end()) return HeatCell{false, 0, tile_label(t) + ": not loaded"};
       const Use& u = it->second;
-      out += fmt::format(
-          "<rect class=\"tile\" {} fill=\"{}\"><title>{}: {} used ({}): code {}, data {}, "
-          "stacks {}, free {}</title></rect>\n",
-          where, heat_colour(sram > 0 ? u.used() / sram : 0), tile_label(t), bytes_text(u.used()),
-          percent(u.used(), sram), grouped(u.code), grouped(u.data), grouped(u.stacks),
-          grouped(u.free));
-    }
-    out += "</svg>\n";
+      return HeatCell{
+          true, sram > 0 ? u.used() / sram : 0,
+          fmt::format("{}: {} used ({}): code {}, data {}, stacks {}, free {}", tile_label(t),
+                      bytes_text(u.used()), percent(u.used(), sram), grouped(u.code),
+                      grouped(u.data), grouped(u.stacks), grouped(u.free))};
+    });
   }
   if (drawn < shown_chips.size())
     out += fmt::format("<p>{} more chips are not drawn; the table below has them all.</p>\n",
@@ -723,7 +552,8 @@ document.addEventListener('DOMContentLoaded', function () {
     });
   });
   var root = document.documentElement;
-  root.setAttribute('data-heatmap-cells', String(document.querySelectorAll('svg.heatmap rect.tile').length));
+  root.setAttribute('data-heatmap-cells', String(document.querySelectorAll('svg.heatmap:not(.tile-energy) rect.tile').length));
+  root.setAttribute('data-energy-cells', String(document.querySelectorAll('svg.tile-energy rect.tile').length));
   root.setAttribute('data-rendered', 'yes');
 });
 )";
@@ -743,9 +573,9 @@ void write_html_report(std::ostream& out, const std::string& stats_text, const s
     body = summary_section(stats, title) +
            "<nav><a href=\"#memory\">tile memory</a><a href=\"#bsp\">BSP timeline</a><a "
            "href=\"#compute\">compute</a><a href=\"#traffic\">traffic</a><a "
-           "href=\"#config\">configuration</a></nav>\n" +
+           "href=\"#energy\">energy</a><a href=\"#config\">configuration</a></nav>\n" +
            memory_section(stats) + timeline_section(stats) + compute_section(stats) +
-           traffic_section(stats) + config_section(stats);
+           traffic_section(stats) + energy_section(stats) + config_section(stats);
   } catch (const Json::exception& e) {
     throw ReportError(fmt::format("the statistics are not as ipu-sim writes them: {}", e.what()));
   }

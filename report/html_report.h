@@ -6,7 +6,8 @@
 // Sections: the run's summary; each tile's memory (code, data, stacks, free) as a heatmap laid
 // out as the chip's exchange columns; the BSP timeline and each superstep's tile balance; the
 // compute sets and codelets (or the workers' functions); exchange, IPU-Link and
-// streaming-memory traffic; the per-context counts; and the configuration.
+// streaming-memory traffic; the energy by block and action, each superstep's power and each
+// tile's energy as a heatmap; the per-context counts; and the configuration.
 #pragma once
 
 #include <ostream>

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "hw/energy/tile_prices.h"
+
 namespace ipu::report {
 using namespace hw;  // the machine this file reads
 namespace {
@@ -153,7 +155,9 @@ std::string tile_memory_json(const std::vector<TileMemory>& tiles, uint32_t sram
 
 }  // namespace
 
-std::string energy_json(const EnergyReport& energy) {
+namespace {
+
+nlohmann::ordered_json energy_object(const EnergyReport& energy) {
   auto block = [](const BlockEnergy& b) {
     nlohmann::ordered_json j;
     j["block"] = b.block;
@@ -177,8 +181,60 @@ std::string energy_json(const EnergyReport& energy) {
   j["gateways"] = nlohmann::ordered_json::array();
   for (const BlockEnergy& b : energy.gateways) j["gateways"].push_back(block(b));
   j["ipulinks"] = block(energy.links);
-  return json_text(j);
+  return j;
 }
+
+// Each released barrier's superstep priced (hw/energy/energy.h, SuperstepActions), in the sync
+// network's order: its tiles' instructions since their previous arrival (the dynamic energy of
+// the compute segment that ends at each arrival, less the previous one's), its exchange, its
+// barrier, and its chips' static power from the end of its sync group's previous superstep to
+// the end of its exchange.
+std::vector<SuperstepEnergy> superstep_energies(
+    const Machine& machine, const std::map<uint64_t, const ExchangeRecord*>& exchanges) {
+  const MachineConfig& config = machine.config();
+  const unsigned per_chip = config.chip.tiles;
+  // Each tile's dynamic energy at each of its arrivals: a compute segment followed by a sync.
+  std::map<unsigned, std::vector<double>> arrivals_pj;
+  for (unsigned t : machine.active_tiles()) {
+    const std::vector<TileSegment>& line = machine.tile(t).timeline();
+    std::vector<double>& pj = arrivals_pj[t];
+    for (size_t i = 0; i + 1 < line.size(); ++i)
+      if (line[i].kind == TileSegment::kCompute && line[i + 1].kind == TileSegment::kSync)
+        pj.push_back(line[i].dynamic_pj);
+  }
+  std::map<unsigned, size_t> arrived;                      // tile -> its arrivals counted so far
+  std::map<std::pair<unsigned, int>, uint64_t> group_end;  // (group, chip) -> its last end
+  std::vector<SuperstepEnergy> energies;
+  for (const BarrierRecord& b : machine.sync_network().barriers()) {
+    SuperstepActions step;
+    std::vector<bool> taking_part(machine.chips());
+    for (unsigned t : b.tiles) {
+      const std::vector<double>& pj = arrivals_pj[t];
+      const size_t k = arrived[t]++;
+      if (k < pj.size()) step.tile_pj += pj[k] - (k > 0 ? pj[k - 1] : 0.0);
+      taking_part.at(t / per_chip) = true;
+    }
+    const auto e = exchanges.find(b.phase);
+    step.exchange_bytes = e == exchanges.end() ? 0 : 4 * e->second->words;
+    const uint64_t end = e == exchanges.end() ? b.release : std::max(b.release, e->second->end);
+    const unsigned chips_taking_part =
+        static_cast<unsigned>(std::count(taking_part.begin(), taking_part.end(), true));
+    if (b.chip >= 0)
+      step.arrivals = b.tiles.size();
+    else
+      step.external_chips = chips_taking_part;
+    step.chips = b.chip >= 0 ? 1 : chips_taking_part;
+    uint64_t& begin = group_end[{b.group, b.chip}];
+    step.seconds = static_cast<double>(end - std::min(begin, end)) / config.chip.tile.clock_hz;
+    begin = end;
+    energies.push_back(price_superstep(config, step));
+  }
+  return energies;
+}
+
+}  // namespace
+
+std::string energy_json(const EnergyReport& energy) { return json_text(energy_object(energy)); }
 
 void write_stats_json(std::ostream& out, const Machine& machine, const StatsSource& source) {
   const ChipConfig& c = machine.config().chip;
@@ -215,7 +271,31 @@ void write_stats_json(std::ostream& out, const Machine& machine, const StatsSour
              "{{\n  \"config\": {},\n  \"image\": {},\n  \"summary\": {},\n  \"contexts\": {},\n",
              config_json(machine.config()), json_text(image), json_text(summary),
              contexts_json(r.per_tile));
-  fmt::print(out, "  \"energy\": {},\n", energy_json(energy));
+  // The energy, with each superstep's (peak and mean power) and each tile's dynamic energy.
+  const std::vector<SuperstepEnergy> step_energy = superstep_energies(machine, exchanges);
+  nlohmann::ordered_json energy_block = energy_object(energy);
+  {
+    double joules = 0, seconds = 0, peak = 0;
+    size_t peak_index = 0;
+    for (size_t i = 0; i < step_energy.size(); ++i) {
+      joules += step_energy[i].joules(), seconds += step_energy[i].seconds;
+      if (step_energy[i].watts() > peak) peak = step_energy[i].watts(), peak_index = i;
+    }
+    energy_block["supersteps"] = {{"count", step_energy.size()},
+                                  {"joules", joules},
+                                  {"mean_watts", seconds > 0 ? joules / seconds : 0.0},
+                                  {"peak_watts", peak},
+                                  {"peak_superstep", peak_index}};
+    const TilePrices prices = tile_prices(machine.config().energy);
+    nlohmann::ordered_json tiles = nlohmann::ordered_json::array(),
+                           joules_of = nlohmann::ordered_json::array();
+    for (unsigned t : machine.active_tiles()) {
+      tiles.push_back(t);
+      joules_of.push_back(prices.pj(machine.tile(t).core().actions()) * 1e-12);
+    }
+    energy_block["tiles"] = {{"tiles", tiles}, {"dynamic_joules", joules_of}};
+  }
+  fmt::print(out, "  \"energy\": {},\n", json_text(energy_block));
   if (profiled(machine))
     fmt::print(out, "  \"worker_functions\": {},\n",
                worker_functions_json(machine, source.function_name));
@@ -300,10 +380,12 @@ void write_stats_json(std::ostream& out, const Machine& machine, const StatsSour
         "     \"exchange\": {{\"words\": {}, \"bytes\": {}, \"inter_chip_bytes\": {}, "
         "\"cycles\": {}, \"last_arrival_cycle\": {}}},\n"
         "     \"streaming\": {{\"bytes_written\": {}, \"bytes_read\": {}, "
-        "\"done_cycle\": {}}}}}",
+        "\"done_cycle\": {}}},\n"
+        "     \"energy\": {{\"joules\": {}, \"seconds\": {}, \"watts\": {}}}}}",
         i ? "," : "", i, b.group, SyncNetwork::kind(b.group), b.chip, b.tiles.size(), b.release,
         compute.json(), wait.json(), words, 4 * words, 4 * chip_words, end - b.release, last,
-        x.streaming_bytes_written, x.streaming_bytes_read, x.streaming_done);
+        x.streaming_bytes_written, x.streaming_bytes_read, x.streaming_done,
+        step_energy[i].joules(), step_energy[i].seconds, step_energy[i].watts());
   }
   fmt::print(out, "\n  ]\n}}\n");
 }

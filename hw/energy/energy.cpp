@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "hw/energy/tile_prices.h"
+
 namespace ipu::hw {
 
 namespace {
@@ -31,31 +33,47 @@ double EnergyReport::watts_per_chip() const {
   return chips.empty() || seconds <= 0 ? 0 : chip_joules() / seconds / chips.size();
 }
 
+SuperstepEnergy price_superstep(const MachineConfig& machine, const SuperstepActions& step) {
+  const EnergyConfig& e = machine.energy;
+  SuperstepEnergy r;
+  r.seconds = step.seconds;
+  r.dynamic_joules =
+      kPico * (step.tile_pj + e.exchange_pj_per_byte * step.exchange_bytes +
+               e.sync_arrival_pj * step.arrivals + e.external_sync_pj * step.external_chips);
+  r.static_joules =
+      step.seconds * step.chips * (machine.chip.tiles * e.tile_static_w + e.chip_static_w);
+  return r;
+}
+
 EnergyReport price_energy(const MachineConfig& machine, const RunReport& run) {
   const EnergyConfig& e = machine.energy;
   EnergyReport r;
   r.seconds = run.clock_hz > 0 ? static_cast<double>(run.cycles) / run.clock_hz : 0;
+  const TilePrices tile = tile_prices(e);
   for (size_t chip = 0; chip < run.chip_actions.size(); ++chip) {
     const ChipActions& a = run.chip_actions[chip];
     BlockEnergy& b = r.chips.emplace_back();
     b.block = fmt::format("chip {}", chip);
-    auto n = [&a](iss::InsnClass cls) {
-      return static_cast<double>(a.instructions[static_cast<size_t>(cls)]);
+    // The tile's lines at the prices its timeline charges (tile_prices.h).
+    auto line = [&](const char* action, const char* unit, iss::InsnClass cls, double per) {
+      const auto i = static_cast<size_t>(cls);
+      const auto n = static_cast<double>(a.instructions[i]);
+      add(b, action, unit, n * per, tile.instruction_pj[i] / per);
     };
-    add(b, "tile.integer", "instructions", n(iss::InsnClass::kInteger), e.integer_pj);
-    add(b, "tile.branch", "instructions", n(iss::InsnClass::kBranch), e.branch_pj);
-    add(b, "tile.load", "instructions", n(iss::InsnClass::kLoad), e.load_pj);
-    add(b, "tile.store", "instructions", n(iss::InsnClass::kStore), e.store_pj);
-    add(b, "tile.fpu", "instructions", n(iss::InsnClass::kFpu), e.fpu_pj);
-    add(b, "tile.simd", "instructions", n(iss::InsnClass::kSimd), e.simd_pj);
-    add(b, "tile.control", "instructions", n(iss::InsnClass::kControl), e.control_pj);
-    add(b, "tile.amp-f16-mac", "MACs", 64 * n(iss::InsnClass::kAmpF16), e.amp_f16_mac_pj);
-    add(b, "tile.amp-f32-mac", "MACs", 16 * n(iss::InsnClass::kAmpF32), e.amp_f32_mac_pj);
-    add(b, "tile.amp-weights", "instructions", n(iss::InsnClass::kAmpWeights), e.amp_weights_pj);
+    line("tile.integer", "instructions", iss::InsnClass::kInteger, 1);
+    line("tile.branch", "instructions", iss::InsnClass::kBranch, 1);
+    line("tile.load", "instructions", iss::InsnClass::kLoad, 1);
+    line("tile.store", "instructions", iss::InsnClass::kStore, 1);
+    line("tile.fpu", "instructions", iss::InsnClass::kFpu, 1);
+    line("tile.simd", "instructions", iss::InsnClass::kSimd, 1);
+    line("tile.control", "instructions", iss::InsnClass::kControl, 1);
+    line("tile.amp-f16-mac", "MACs", iss::InsnClass::kAmpF16, kAmpF16Macs);
+    line("tile.amp-f32-mac", "MACs", iss::InsnClass::kAmpF32, kAmpF32Macs);
+    line("tile.amp-weights", "instructions", iss::InsnClass::kAmpWeights, 1);
     add(b, "tile.sram-read", "bytes", static_cast<double>(a.sram_read_bytes),
-        e.sram_read_pj_per_byte);
+        tile.sram_read_pj_per_byte);
     add(b, "tile.sram-write", "bytes", static_cast<double>(a.sram_written_bytes),
-        e.sram_write_pj_per_byte);
+        tile.sram_write_pj_per_byte);
     add(b, "exchange.byte", "bytes", static_cast<double>(a.exchange_bytes), e.exchange_pj_per_byte);
     add(b, "sync.arrival", "arrivals", static_cast<double>(a.sync_arrivals), e.sync_arrival_pj);
     add(b, "sync.external", "barriers", static_cast<double>(a.external_syncs), e.external_sync_pj);

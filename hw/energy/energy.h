@@ -40,6 +40,28 @@ struct EnergyReport {
   double watts_per_chip() const;
 };
 
+// What one superstep did, as its energy counts it: its tiles' instructions since their previous
+// superstep (their timelines' dynamic energy, tile_prices.h), its exchange and its barrier, and
+// the static power of its chips over its span (the end of the previous superstep of its sync
+// group to the end of its own exchange). The IPU-Links, PCIe and gateways are in the run's
+// totals only.
+struct SuperstepActions {
+  double tile_pj = 0;
+  uint64_t exchange_bytes = 0;
+  uint64_t arrivals = 0;        // tiles arriving at an internal barrier
+  uint64_t external_chips = 0;  // chips taking part in an external barrier
+  unsigned chips = 0;           // chips whose static power its span draws
+  double seconds = 0;           // its span
+};
+
+struct SuperstepEnergy {
+  double dynamic_joules = 0, static_joules = 0, seconds = 0;
+  double joules() const { return dynamic_joules + static_joules; }
+  double watts() const { return seconds > 0 ? joules() / seconds : 0; }
+};
+
+SuperstepEnergy price_superstep(const MachineConfig& machine, const SuperstepActions& step);
+
 // Prices `run` with `machine.energy`; the static lines cover every tile of every chip (idle
 // tiles leak too), each link, DIMM and gateway, for run.cycles at the tile clock.
 EnergyReport price_energy(const MachineConfig& machine, const RunReport& run);

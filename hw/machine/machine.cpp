@@ -38,7 +38,11 @@ Machine::Machine(const sc_core::sc_module_name& name, const MachineConfig& confi
     chips_.push_back(std::make_unique<Ipu>(fmt::format("ipu{}", c).c_str(), config_.chip, local, c,
                                            config_.chips, sync_, exchange_));
   }
-  for (unsigned t : active_) tile(t).set_compute_pool(&compute_);
+  const TilePrices prices = tile_prices(config_.energy);
+  for (unsigned t : active_) {
+    tile(t).set_compute_pool(&compute_);
+    tile(t).set_energy_prices(prices);
+  }
   exchange_.set_parallel_for(
       [this](size_t n, const std::function<void(size_t)>& fn) { compute_.for_each(n, fn); });
   if (gateways_.present()) {

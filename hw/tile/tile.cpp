@@ -112,6 +112,10 @@ void Tile::start(uint32_t entry, uint64_t max_cycles) {
   start_event_.notify(sc_core::SC_ZERO_TIME);
 }
 
+void Tile::add_segment(TileSegment::Kind kind, uint64_t begin, uint64_t end, uint64_t phase) {
+  timeline_.push_back({kind, begin, end, phase, prices_.pj(core_.actions())});
+}
+
 bool Tile::wait_for_cycle(uint64_t cycle, Step next) {
   step_ = next;
   if (cycle <= synced_) return false;
@@ -122,7 +126,7 @@ bool Tile::wait_for_cycle(uint64_t cycle, Step next) {
 
 void Tile::finish(iss::StopReason reason) {
   if (core_.cycles() > compute_begin_)
-    timeline_.push_back({TileSegment::kCompute, compute_begin_, core_.cycles(), phase_});
+    add_segment(TileSegment::kCompute, compute_begin_, core_.cycles(), phase_);
   outcome_.reason = reason;
   waiting_ = TileWait::kFinished;
   if (reason == iss::StopReason::kExited) {
@@ -178,7 +182,7 @@ void Tile::step() {
         if (stop_ == iss::StopReason::kSync) {
           // A sync waits for the tile's streaming-memory transfers (the gateway takes part).
           const uint64_t arrival = std::max(core_.blocked_at(), streaming_done_);
-          timeline_.push_back({TileSegment::kCompute, compute_begin_, core_.blocked_at(), phase_});
+          add_segment(TileSegment::kCompute, compute_begin_, core_.blocked_at(), phase_);
           compute_begin_ = arrival;  // nothing is computed again before the release
           if (sync.size() == 0) {
             core_.stop_with_error(
@@ -199,7 +203,7 @@ void Tile::step() {
         }
         if (stop_ == iss::StopReason::kExchangeEnd) {
           const uint64_t boundary = core_.blocked_at();
-          timeline_.push_back({TileSegment::kExchange, exchange_begin_, boundary, phase_});
+          add_segment(TileSegment::kExchange, exchange_begin_, boundary, phase_);
           compute_begin_ = boundary;
           if (exchange.size() > 0) {
             waiting_ = TileWait::kExchange;
@@ -220,8 +224,7 @@ void Tile::step() {
                                             core_.tile_label(), release_.error, compute_begin_));
           return finish(iss::StopReason::kFault);
         }
-        timeline_.push_back(
-            {TileSegment::kSync, core_.blocked_at(), release_.cycle, release_.phase});
+        add_segment(TileSegment::kSync, core_.blocked_at(), release_.cycle, release_.phase);
         phase_ = release_.phase;
         exchange_begin_ = release_.cycle;
         compute_begin_ = release_.cycle;

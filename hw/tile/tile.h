@@ -19,6 +19,7 @@
 #include <tlm>
 #include <vector>
 
+#include "hw/energy/tile_prices.h"
 #include "hw/exchange/deferred_exchange.h"
 #include "hw/exchange/exchange.h"
 #include "hw/parallel/compute_pool.h"
@@ -34,11 +35,14 @@ struct TileOutcome {
   std::string message;  // fault or cycle-limit report; empty on a normal exit
 };
 
-// What a tile spent a stretch of cycles on, for statistics and traces.
+// What a tile spent a stretch of cycles on, for statistics, traces and energy.
 struct TileSegment {
   enum Kind : uint8_t { kCompute, kSync, kExchange } kind;
   uint64_t begin, end;  // tile cycles [begin, end)
   uint64_t phase;       // the exchange phase it belongs to or precedes
+  // The tile's dynamic energy since the run began, at the segment's end (the instructions it
+  // retired, priced with set_energy_prices): a superstep's is the difference of two.
+  double dynamic_pj = 0;
 };
 
 // Where a tile is blocked (for deadlock reports).
@@ -62,6 +66,8 @@ class Tile : public sc_core::sc_module, private iss::ExchangeSink, private Compu
   // the pool, the tile buffers its exchange instructions and console lines, and the pool
   // commits them in machine-tile order.
   void set_compute_pool(ComputePool* pool) { pool_ = pool; }
+  // What the timeline's segments charge for the instructions retired (hw/energy/).
+  void set_energy_prices(const TilePrices& prices) { prices_ = prices; }
   // Another simulator process runs this tile (hw/parallel/ranks.h): this one keeps a replica
   // whose core status follows the bursts' results, and leaves its memory untouched (writes into
   // it are dropped, so its pages are never allocated here).
@@ -106,6 +112,8 @@ class Tile : public sc_core::sc_module, private iss::ExchangeSink, private Compu
   // Waits until simulated time reaches tile cycle `cycle`, then goes on with `next`; false
   // when time is there already.
   bool wait_for_cycle(uint64_t cycle, Step next);
+  // Adds a segment to the timeline with the tile's dynamic energy so far.
+  void add_segment(TileSegment::Kind kind, uint64_t begin, uint64_t end, uint64_t phase);
   void b_transport(int initiator, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
   bool get_direct_mem_ptr(int initiator, tlm::tlm_generic_payload& payload, tlm::tlm_dmi& dmi);
   unsigned transport_dbg(int initiator, tlm::tlm_generic_payload& payload);
@@ -145,6 +153,7 @@ class Tile : public sc_core::sc_module, private iss::ExchangeSink, private Compu
   uint64_t compute_begin_ = 0;
   uint64_t streaming_done_ = 0;  // when the last phase's streaming-memory transfers completed
   std::vector<TileSegment> timeline_;
+  TilePrices prices_;
   TileWait waiting_ = TileWait::kRunning;
   Step step_ = Step::kStart;
   iss::StopReason stop_ = iss::StopReason::kRunning;  // why the last burst stopped

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # report_renders.sh REPORT.html CELLS SCREENSHOT.png: opens the run report (ipu-sim run --report,
 # the SDK's --report) in Debian's headless Chromium and fails unless its scripts ran without an
-# error, it says it rendered, and its memory heatmap holds CELLS cells (one per tile of the
-# machine); then saves a screenshot of it. The page is opened from a file, with the network
+# error, it says it rendered, and its memory and tile-energy heatmaps hold CELLS cells each (one
+# per tile of the machine); then saves a screenshot of it. The page is opened from a file, with the network
 # unreachable, as a user would open it offline.
 set -u
 report=$1 cells=$2 screenshot=$3
@@ -18,7 +18,8 @@ root=$(grep -m1 -o '<html[^>]*>' <<< "$dom")
 [[ $root == *'data-rendered="yes"'* ]] || { echo "the page did not finish rendering: $root"; exit 1; }
 [[ $root != *data-errors* ]] || { echo "script errors: $root"; exit 1; }
 [[ $root == *"data-heatmap-cells=\"$cells\""* ]] || { echo "expected $cells heatmap cells: $root"; exit 1; }
+[[ $root == *"data-energy-cells=\"$cells\""* ]] || { echo "expected $cells tile-energy cells: $root"; exit 1; }
 rm -f "$screenshot"
 timeout 180 "$chromium" "${flags[@]}" --window-size=1300,2400 --screenshot="$screenshot" "$url" >/dev/null 2>&1
 [[ -s $screenshot ]] || { echo "no screenshot written to $screenshot"; exit 1; }
-echo "$report renders: $cells heatmap cells, no script errors; screenshot $screenshot"
+echo "$report renders: $cells cells in each heatmap, no script errors; screenshot $screenshot"

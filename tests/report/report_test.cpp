@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -96,6 +97,82 @@ TEST(Report, TimelineDrawsEachPhaseOfTheBusiestTile) {
   // The superstep table names a sync by its kind, or by its group without one.
   EXPECT_THAT(html, HasSubstr("<tr><td>0</td><td>external</td><td>all</td>"));
   EXPECT_THAT(html, HasSubstr("<tr><td>1</td><td>7</td><td>all</td>"));
+}
+
+// kStats with an energy block: two chips of 1000 integer instructions each (4 nJ a chip) and
+// 50 uJ of static energy each; superstep 0 drew 100 W, superstep 1 250 W (the peak); tiles
+// 0, 1 and 5 drew 1, 2 and 4 uJ.
+std::string stats_with_energy() {
+  nlohmann::ordered_json s = nlohmann::ordered_json::parse(kStats);
+  auto chip = [](int c) {
+    return nlohmann::ordered_json{
+        {"block", "chip " + std::to_string(c)},
+        {"dynamic_joules", 4e-9},
+        {"static_joules", 5e-5},
+        {"joules", 5e-5 + 4e-9},
+        {"actions",
+         {{{"action", "tile.integer"}, {"unit", "instructions"}, {"count", 1000}, {"joules", 4e-9}},
+          {{"action", "static"}, {"unit", "s"}, {"count", 1e-6}, {"joules", 5e-5}}}}};
+  };
+  s["energy"] = {{"seconds", 1e-6},
+                 {"joules", 1.00008e-4},
+                 {"watts", 100.008},
+                 {"watts_per_chip", 50.004},
+                 {"chips", {chip(0), chip(1)}},
+                 {"gateways", nlohmann::ordered_json::array()},
+                 {"ipulinks",
+                  {{"block", "ipulinks"},
+                   {"dynamic_joules", 0},
+                   {"static_joules", 0},
+                   {"joules", 0},
+                   {"actions", nlohmann::ordered_json::array()}}},
+                 {"supersteps",
+                  {{"count", 2},
+                   {"joules", 6e-5},
+                   {"mean_watts", 200},
+                   {"peak_watts", 250},
+                   {"peak_superstep", 1}}},
+                 {"tiles", {{"tiles", {0, 1, 5}}, {"dynamic_joules", {1e-6, 2e-6, 4e-6}}}}};
+  s["supersteps"][0]["energy"] = {{"joules", 1e-5}, {"seconds", 1e-7}, {"watts", 100}};
+  s["supersteps"][1]["energy"] = {{"joules", 5e-5}, {"seconds", 2e-7}, {"watts", 250}};
+  return s.dump();
+}
+
+TEST(Report, EnergyShowsTheBreakdownEachSuperstepsPowerAndEachTilesEnergy) {
+  const std::string html = report(stats_with_energy());
+  EXPECT_THAT(html, HasSubstr("The run drew 100.008 uJ in 1.000 us: 100.0 W on average, 50.0 W "
+                              "a chip."));
+  // The chips' lines summed: 2000 instructions, 8 nJ; 2 us of static time, 100 uJ (99.99%).
+  EXPECT_THAT(html, HasSubstr("<td>2 chips</td><td>tile.integer</td><td>2,000</td>"
+                              "<td>instructions</td><td>0.008 uJ</td><td>0.0%</td>"));
+  EXPECT_THAT(html, HasSubstr("<td>2 chips</td><td>static</td><td>2.000 us</td><td>block "
+                              "time</td><td>100.000 uJ</td><td>100.0%</td>"));
+  EXPECT_THAT(html, HasSubstr("<td>chip 1</td><td>0.004 uJ</td><td>50.000 uJ</td>"));
+  // Power: 250 W is the full 120 pixels; superstep 0's 100 W is 48 high, from y = 72, its
+  // column 400 of 500 pixels wide; the mean, 200 W, is the dashed line at y = 24.
+  EXPECT_THAT(html, HasSubstr("the peak, superstep 1, drew 250.0 W"));
+  EXPECT_THAT(html, HasSubstr("<rect x=\"150.00\" y=\"72.00\" width=\"400.00\" height=\"48.00\" "
+                              "fill=\"#f28e2b\"><title>superstep 0: 100.0 W, 10.000 uJ over "
+                              "0.100 us</title></rect>"));
+  EXPECT_THAT(html, HasSubstr("<rect x=\"650.00\" y=\"0.00\" width=\"400.00\" height=\"120.00\""));
+  EXPECT_THAT(html, HasSubstr("y1=\"24.00\" y2=\"24.00\""));
+  // Tiles: a heatmap per chip with a tile; chip 1 tile 1 drew the most (the darkest stop),
+  // tile 0 a quarter of it (the scale's second stop).
+  EXPECT_EQ(occurrences(html, "<svg class=\"heatmap tile-energy\""), 2u);
+  EXPECT_THAT(html, HasSubstr("fill=\"#7f2704\"><title>chip 1 tile 1: 4.000 uJ dynamic</title>"));
+  EXPECT_THAT(html, HasSubstr("fill=\"#fdae6b\"><title>chip 0 tile 0: 1.000 uJ dynamic</title>"));
+  EXPECT_THAT(html, HasSubstr("<title>chip 0 tile 2: not loaded</title>"));
+}
+
+TEST(Report, EnergyTilesOfDifferentLengthsOrBeyondTheMachineAreRefused) {
+  nlohmann::ordered_json s = nlohmann::ordered_json::parse(stats_with_energy());
+  s["energy"]["tiles"]["dynamic_joules"] = {1e-6};
+  EXPECT_THAT([&] { report(s.dump()); }, ::testing::ThrowsMessage<ReportError>(HasSubstr(
+                                             "'energy.tiles' has columns of different lengths")));
+  s["energy"]["tiles"] = {{"tiles", {8}}, {"dynamic_joules", {1e-6}}};
+  EXPECT_THAT([&] { report(s.dump()); },
+              ::testing::ThrowsMessage<ReportError>(
+                  HasSubstr("'energy.tiles' names tile 8, but the machine has 8")));
 }
 
 TEST(Report, EscapesWhatItQuotesAndLoadsNothing) {

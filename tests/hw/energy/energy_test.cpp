@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "hw/energy/tile_prices.h"
 #include "hw/machine/machine_config.h"
 
 namespace ipu::test {
@@ -89,6 +90,47 @@ TEST(Energy, BowSpendsTheSameEnergyPerOperationAndLessStaticEnergyOnTheSameWork)
   EXPECT_DOUBLE_EQ(a.chips[0].dynamic_joules, b.chips[0].dynamic_joules);
   EXPECT_NEAR(b.chips[0].static_joules / a.chips[0].static_joules, mk2.clock_hz / bow.clock_hz,
               1e-12);
+}
+
+// A tile's timeline charges what price_energy charges its chip: the same prices per class.
+TEST(Energy, TilePricesChargeWhatTheChipLinesCharge) {
+  const hw::MachineConfig m = hw::machine_preset("mk2");
+  iss::ActionCounts a;
+  a.instructions[static_cast<size_t>(InsnClass::kInteger)] = 100;   // 100 x 4 pJ
+  a.instructions[static_cast<size_t>(InsnClass::kAmpF16)] = 10;     // 640 MACs x 1.8 pJ
+  a.instructions[static_cast<size_t>(InsnClass::kAmpF32)] = 2;      // 32 MACs x 7.2 pJ
+  a.instructions[static_cast<size_t>(InsnClass::kAmpWeights)] = 3;  // 3 x 40 pJ
+  a.sram_read_bytes = 1000, a.sram_written_bytes = 10;              // 0.8 and 1.0 pJ/B
+  const double by_hand = 400 + 640 * 1.8 + 32 * 7.2 + 120 + 800 + 10;
+  EXPECT_NEAR(hw::tile_prices(m.energy).pj(a), by_hand, 1e-9);
+  hw::RunReport run;
+  run.clock_hz = m.chip.tile.clock_hz;
+  run.chip_actions.resize(1);
+  run.chip_actions[0].instructions = a.instructions;
+  run.chip_actions[0].sram_read_bytes = a.sram_read_bytes;
+  run.chip_actions[0].sram_written_bytes = a.sram_written_bytes;
+  EXPECT_NEAR(hw::price_energy(m, run).chips[0].dynamic_joules, by_hand * 1e-12, 1e-21);
+}
+
+// One superstep: its tiles' energy, 1 KiB exchanged, an internal barrier of 64 tiles, over
+// 1000 cycles of one Mk2 chip; then the same as an external barrier of 4 chips.
+TEST(Energy, ASuperstepIsItsActionsPlusItsChipsStaticPowerOverItsSpan) {
+  const hw::MachineConfig m = hw::machine_preset("m2000");
+  hw::SuperstepActions step;
+  step.tile_pj = 5000;
+  step.exchange_bytes = 1024;
+  step.arrivals = 64;
+  step.chips = 1;
+  step.seconds = 1000 / m.chip.tile.clock_hz;
+  hw::SuperstepEnergy e = hw::price_superstep(m, step);
+  // 5000 + 1024 x 8 + 64 x 2 pJ; (1472 x 0.035 + 10) W x 1000 cycles.
+  EXPECT_NEAR(e.dynamic_joules, (5000 + 8192 + 128) * 1e-12, 1e-21);
+  EXPECT_NEAR(e.static_joules, 61.52 * 1000 / 1.325e9, 1e-15);
+  EXPECT_NEAR(e.watts(), e.joules() / (1000 / 1.325e9), 1e-9);
+  step.arrivals = 0, step.external_chips = 4, step.chips = 4;
+  e = hw::price_superstep(m, step);
+  EXPECT_NEAR(e.dynamic_joules, (5000 + 8192 + 4 * 200) * 1e-12, 1e-21);
+  EXPECT_NEAR(e.static_joules, 4 * 61.52 * 1000 / 1.325e9, 1e-15);
 }
 
 TEST(Energy, TheTableIsReadFromAConfigurationFileAndBadValuesAreRefusedByName) {
