@@ -18,6 +18,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "base/input_file.h"
@@ -187,6 +188,19 @@ void apply_config_file(const std::string& path, Config& config) {
   apply_config_file(path, config, [](const std::string&) {
     throw std::invalid_argument("unknown parameter 'preset'");
   });
+}
+
+// Sets each (name, text) a command line gives; throws std::invalid_argument "option --NAME:
+// ..." for the first one refused.
+template <typename Config>
+void set_options(Config& config, const std::vector<std::pair<std::string, std::string>>& given) {
+  for (const auto& [name, text] : given) {
+    try {
+      set_parameter(config, name, text);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("option --{}: {}", name, e.what()));
+    }
+  }
 }
 
 // A value as the command line takes it: strings as they are, yes/no, numbers, "none" for an

@@ -31,7 +31,7 @@ std::string shares(const ipu::hw::EnergyReport& e) {
   std::string out;
   const double total = e.chip_joules();
   for (const char* action : {"tile.amp-f16-mac", "tile.sram-read", "tile.integer", "tile.control",
-                             "exchange.byte", "sync.arrival", "static"}) {
+                             "exchange.byte", "exchange.distance", "sync.arrival", "static"}) {
     const double j = line(e, action);
     if (j > 0.005 * total) out += fmt::format(" {} {:.1f}%", action, 100 * j / total);
   }
@@ -87,7 +87,7 @@ int bench_body(const std::string& run) {
         preset, r.supersteps, chip_w, static_w, 100 * static_w / chip_w,
         ipu::bench::verdict(static_w >= 0.95 * chip_w));
   } else {
-    const double exchange_w = line(e, "exchange.byte") / e.seconds;
+    const double exchange_w = (line(e, "exchange.byte") + line(e, "exchange.distance")) / e.seconds;
     fmt::print(
         "power {}: all-to-all exchange on 1472 tiles ({:.1f} MB delivered): {:.1f} W per chip, "
         "the exchange {:.1f} W ({:.0f}%; expected: below the AMP's draw at peak, as Graphcore "

@@ -216,6 +216,7 @@ std::vector<SuperstepEnergy> superstep_energies(
     }
     const auto e = exchanges.find(b.phase);
     step.exchange_bytes = e == exchanges.end() ? 0 : 4 * e->second->words;
+    step.exchange_column_bytes = e == exchanges.end() ? 0 : 4 * e->second->column_words;
     const uint64_t end = e == exchanges.end() ? b.release : std::max(b.release, e->second->end);
     const unsigned chips_taking_part =
         static_cast<unsigned>(std::count(taking_part.begin(), taking_part.end(), true));
@@ -378,13 +379,14 @@ void write_stats_json(std::ostream& out, const Machine& machine, const StatsSour
         "\"release_cycle\": {},\n"
         "     \"compute_cycles\": {},\n     \"sync_wait_cycles\": {},\n"
         "     \"exchange\": {{\"words\": {}, \"bytes\": {}, \"inter_chip_bytes\": {}, "
+        "\"column_bytes\": {}, "
         "\"cycles\": {}, \"last_arrival_cycle\": {}}},\n"
         "     \"streaming\": {{\"bytes_written\": {}, \"bytes_read\": {}, "
         "\"done_cycle\": {}}},\n"
         "     \"energy\": {{\"joules\": {}, \"seconds\": {}, \"watts\": {}}}}}",
         i ? "," : "", i, b.group, SyncNetwork::kind(b.group), b.chip, b.tiles.size(), b.release,
-        compute.json(), wait.json(), words, 4 * words, 4 * chip_words, end - b.release, last,
-        x.streaming_bytes_written, x.streaming_bytes_read, x.streaming_done,
+        compute.json(), wait.json(), words, 4 * words, 4 * chip_words, 4 * x.column_words,
+        end - b.release, last, x.streaming_bytes_written, x.streaming_bytes_read, x.streaming_done,
         step_energy[i].joules(), step_energy[i].seconds, step_energy[i].watts());
   }
   fmt::print(out, "\n  ]\n}}\n");

@@ -49,6 +49,7 @@ struct ChipActions {
   std::array<uint64_t, iss::kInsnClasses> instructions{};
   uint64_t sram_read_bytes = 0, sram_written_bytes = 0;
   uint64_t exchange_bytes = 0;
+  uint64_t exchange_column_bytes = 0;  // of those within the chip, each x the columns crossed
   uint64_t sync_arrivals = 0;
   uint64_t external_syncs = 0;
   uint64_t pcie_bytes = 0;
@@ -100,6 +101,7 @@ inline ChipActions& ChipActions::operator-=(const ChipActions& o) {
   for (size_t i = 0; i < iss::kInsnClasses; ++i) instructions[i] -= o.instructions[i];
   sram_read_bytes -= o.sram_read_bytes, sram_written_bytes -= o.sram_written_bytes;
   exchange_bytes -= o.exchange_bytes, sync_arrivals -= o.sync_arrivals;
+  exchange_column_bytes -= o.exchange_column_bytes;
   external_syncs -= o.external_syncs, pcie_bytes -= o.pcie_bytes;
   return *this;
 }

@@ -39,6 +39,7 @@ SuperstepEnergy price_superstep(const MachineConfig& machine, const SuperstepAct
   r.seconds = step.seconds;
   r.dynamic_joules =
       kPico * (step.tile_pj + e.exchange_pj_per_byte * step.exchange_bytes +
+               e.exchange_pj_per_byte_column * step.exchange_column_bytes +
                e.sync_arrival_pj * step.arrivals + e.external_sync_pj * step.external_chips);
   r.static_joules =
       step.seconds * step.chips * (machine.chip.tiles * e.tile_static_w + e.chip_static_w);
@@ -75,6 +76,8 @@ EnergyReport price_energy(const MachineConfig& machine, const RunReport& run) {
     add(b, "tile.sram-write", "bytes", static_cast<double>(a.sram_written_bytes),
         tile.sram_write_pj_per_byte);
     add(b, "exchange.byte", "bytes", static_cast<double>(a.exchange_bytes), e.exchange_pj_per_byte);
+    add(b, "exchange.distance", "byte-columns", static_cast<double>(a.exchange_column_bytes),
+        e.exchange_pj_per_byte_column);
     add(b, "sync.arrival", "arrivals", static_cast<double>(a.sync_arrivals), e.sync_arrival_pj);
     add(b, "sync.external", "barriers", static_cast<double>(a.external_syncs), e.external_sync_pj);
     add(b, "pcie.byte", "bytes", static_cast<double>(a.pcie_bytes), e.pcie_pj_per_byte);

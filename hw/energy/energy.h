@@ -48,10 +48,11 @@ struct EnergyReport {
 struct SuperstepActions {
   double tile_pj = 0;
   uint64_t exchange_bytes = 0;
-  uint64_t arrivals = 0;        // tiles arriving at an internal barrier
-  uint64_t external_chips = 0;  // chips taking part in an external barrier
-  unsigned chips = 0;           // chips whose static power its span draws
-  double seconds = 0;           // its span
+  uint64_t exchange_column_bytes = 0;  // each byte within a chip x the columns it crossed
+  uint64_t arrivals = 0;               // tiles arriving at an internal barrier
+  uint64_t external_chips = 0;         // chips taking part in an external barrier
+  unsigned chips = 0;                  // chips whose static power its span draws
+  double seconds = 0;                  // its span
 };
 
 struct SuperstepEnergy {

@@ -322,8 +322,14 @@ Exchange::Received Exchange::receive(const Phase& p, unsigned tile, const TileSt
           else
             runs.push_back({address, {data}});
           ++r.words;
-          if (schedule.words[w].source / shape_.tiles_per_chip != tile / shape_.tiles_per_chip)
+          const unsigned source = schedule.words[w].source;
+          if (source / shape_.tiles_per_chip != tile / shape_.tiles_per_chip) {
             ++r.chip_words;
+          } else {
+            const unsigned from = source % shape_.tiles_per_chip / config_.tiles_per_column,
+                           to = tile % shape_.tiles_per_chip / config_.tiles_per_column;
+            r.column_words += from > to ? from - to : to - from;
+          }
           r.last_arrival = std::max(r.last_arrival, c.cycle);
           if (flow_limit_ != 0) {
             const Send& send = p.sends[a.send];
@@ -428,9 +434,14 @@ std::string Exchange::resolve(Phase& p) {
     record.end = std::max(record.end, receivers[i].second->boundary);
     record.words += r.words;
     record.chip_words += r.chip_words;
+    record.column_words += r.column_words;
     const unsigned chip = receivers[i].first / shape_.tiles_per_chip;
-    if (chip >= words_to_chip_.size()) words_to_chip_.resize(chip + 1);
+    if (chip >= words_to_chip_.size()) {
+      words_to_chip_.resize(chip + 1);
+      column_words_to_chip_.resize(chip + 1);
+    }
     words_to_chip_[chip] += r.words;
+    column_words_to_chip_[chip] += r.column_words;
     record.last_arrival = std::max(record.last_arrival, r.last_arrival);
     // At most 16 errors and then the rest of a receive cycle's: as if one receiver after
     // another were checked until the report is full.

@@ -90,10 +90,13 @@ class ExchangeIf : public virtual sc_core::sc_interface {
 struct ExchangeRecord {
   uint64_t phase = 0;
   unsigned group = 0;
-  uint64_t release = 0;       // cycle the phase began (the sync release)
-  uint64_t end = 0;           // latest boundary of its tiles
-  uint64_t words = 0;         // words delivered (a multicast word counts once per receiver)
-  uint64_t chip_words = 0;    // of those, words delivered to a tile of another chip
+  uint64_t release = 0;     // cycle the phase began (the sync release)
+  uint64_t end = 0;         // latest boundary of its tiles
+  uint64_t words = 0;       // words delivered (a multicast word counts once per receiver)
+  uint64_t chip_words = 0;  // of those, words delivered to a tile of another chip
+  // Of those within a chip, each word times the exchange columns between sender and receiver
+  // (the energy model's distance term).
+  uint64_t column_words = 0;
   uint64_t last_arrival = 0;  // cycle of the last word's arrival (0: no traffic)
   uint64_t streaming_bytes_written = 0, streaming_bytes_read = 0;
   uint64_t streaming_done = 0;  // cycle the phase's last streaming-memory transfer completed
@@ -149,9 +152,13 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   void set_receive_mux(ReceiveMuxIf* mux) { receive_mux_ = mux != nullptr ? mux : &model_mux_; }
 
   const std::vector<ExchangeRecord>& records() const { return records_; }
-  // Words delivered to chip `chip`'s tiles over the whole run (for the energy model).
+  // Words delivered to chip `chip`'s tiles over the whole run, and of those from its own tiles
+  // each times the exchange columns it crossed (for the energy model).
   uint64_t words_to_chip(unsigned chip) const {
     return chip < words_to_chip_.size() ? words_to_chip_[chip] : 0;
+  }
+  uint64_t column_words_to_chip(unsigned chip) const {
+    return chip < column_words_to_chip_.size() ? column_words_to_chip_[chip] : 0;
   }
   // Keeps up to `limit` ExchangeFlows of resolved phases, in phase and receiver order (0:
   // none, the default); flows_dropped() counts the rest.
@@ -216,7 +223,7 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   struct Received {
     std::vector<std::pair<size_t, std::string>> errors;            // (receive cycle, report)
     std::vector<std::pair<uint32_t, std::vector<uint32_t>>> runs;  // contiguous writes
-    uint64_t words = 0, chip_words = 0, last_arrival = 0;
+    uint64_t words = 0, chip_words = 0, column_words = 0, last_arrival = 0;
     std::vector<ExchangeFlow> flows;  // when record_flows() asks for them
   };
 
@@ -242,7 +249,7 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   std::map<unsigned, unsigned> socket_of_;  // tile -> socket index
   std::map<uint64_t, Phase> phases_;
   std::vector<ExchangeRecord> records_;
-  std::vector<uint64_t> words_to_chip_;
+  std::vector<uint64_t> words_to_chip_, column_words_to_chip_;
   size_t flow_limit_ = 0;
   std::vector<ExchangeFlow> flows_;
   uint64_t flows_dropped_ = 0;

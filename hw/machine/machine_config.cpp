@@ -49,13 +49,7 @@ MachineConfig configure_machine(const std::string& preset, const std::string& co
   if (!config_file.empty())
     base::apply_config_file(config_file, config,
                             [&config](const std::string& name) { config = machine_preset(name); });
-  for (const auto& [name, value] : overrides) {
-    try {
-      base::set_parameter(config, name, value);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(fmt::format("option --{}: {}", name, e.what()));
-    }
-  }
+  base::set_options(config, overrides);
   validate(config);
   return config;
 }

@@ -57,6 +57,7 @@ RunReport count_run(const Machine& machine) {
   for (unsigned chip = 0; chip < machine.chips(); ++chip) {
     ChipActions& a = r.chip_actions[chip];
     a.exchange_bytes = 4 * machine.exchange().words_to_chip(chip);
+    a.exchange_column_bytes = 4 * machine.exchange().column_words_to_chip(chip);
     const PcieEndpoint& pcie = machine.chip(chip).pcie();
     a.pcie_bytes = pcie.bytes_moved(0) + pcie.bytes_moved(1);
   }

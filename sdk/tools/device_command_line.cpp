@@ -37,13 +37,7 @@ Options declared_of(const po::variables_map& vm) {
     else
       given.emplace_back(p.name, vm[p.name].as<std::string>());
   });
-  for (const auto& [name, text] : given) {
-    try {
-      base::set_parameter(options, name, text);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(fmt::format("option --{}: {}", name, e.what()));
-    }
-  }
+  base::set_options(options, given);
   validate(options);
   return options;
 }

@@ -5,7 +5,8 @@ configuration, each figure recomputed here from the others:
   is their count, sum, mean (joules over seconds) and peak;
 - a superstep's static joules are its span x its chips x (tiles x energy.tile.static +
   energy.chip.static), and what is left, its dynamic energy, covers at least its exchange bytes
-  and its barrier's arrivals at their prices;
+  and columns crossed and its barrier's arrivals at their prices;
+- the supersteps' bytes x columns crossed sum to the chips' exchange.distance line;
 - the tiles' dynamic energy (energy.tiles) sums to the chips' tile.* lines;
 - the supersteps' tile energy (their dynamic energy less exchange and barrier) is at most the
   tiles' total and most of it: the tail after the last sync is short."""
@@ -32,7 +33,8 @@ for i, step in enumerate(steps):
     chips = 1 if step["chip"] >= 0 else s["machine"]["chips"]
     static = e["seconds"] * chips * chip_watts
     dynamic = e["joules"] - static
-    exchange = step["exchange"]["bytes"] * config["energy.exchange.byte"] * 1e-12
+    exchange = (step["exchange"]["bytes"] * config["energy.exchange.byte"] +
+                step["exchange"]["column_bytes"] * config["energy.exchange.byte-column"]) * 1e-12
     barrier = (step["tiles"] * config["energy.sync.arrival"] if step["chip"] >= 0
                else chips * config["energy.sync.external"]) * 1e-12
     assert dynamic >= exchange + barrier - 1e-15, f"superstep {i}: dynamic {dynamic} too small"
@@ -46,6 +48,13 @@ close(summary["joules"], total, "superstep joules")
 close(summary["mean_watts"], total / seconds, "mean superstep watts")
 peak = max(range(len(steps)), key=lambda i: steps[i]["energy"]["watts"])
 close(summary["peak_watts"], steps[peak]["energy"]["watts"], "peak watts")
+
+# The distance term: the supersteps' byte-columns are the chips' exchange.distance count.
+columns = sum(st["exchange"]["column_bytes"] for st in steps)
+priced = sum(line["count"] for chip in energy["chips"] for line in chip["actions"]
+             if line["action"] == "exchange.distance")
+close(columns, priced, "byte-columns of the supersteps against the chips' distance line")
+assert columns > 0, "expected words across exchange columns"
 
 tiles = sum(energy["tiles"]["dynamic_joules"])
 lines = sum(line["joules"] for chip in energy["chips"] for line in chip["actions"]

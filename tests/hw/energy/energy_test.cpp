@@ -52,8 +52,9 @@ TEST(Energy, ExchangeSyncLinksAndStreamingMemoryArePricedPerBlock) {
   run.clock_hz = m.chip.tile.clock_hz;
   run.cycles = 0;  // dynamic energy alone
   run.chip_actions.resize(4);
-  run.chip_actions[1].exchange_bytes = 4096;  // one exchange of 4 KiB to chip 1
-  run.chip_actions[1].sync_arrivals = 1472;   // one internal barrier of the whole chip
+  run.chip_actions[1].exchange_bytes = 4096;             // one exchange of 4 KiB to chip 1,
+  run.chip_actions[1].exchange_column_bytes = 3 * 4096;  // 3 columns from sender to receiver
+  run.chip_actions[1].sync_arrivals = 1472;              // one internal barrier of the whole chip
   run.chip_actions[2].external_syncs = 1;
   run.chip_actions[2].instructions[static_cast<size_t>(InsnClass::kAmpF16)] = 10;
   run.gateway_actions.resize(1);
@@ -62,7 +63,8 @@ TEST(Energy, ExchangeSyncLinksAndStreamingMemoryArePricedPerBlock) {
   run.ipulinks = 12;
   run.ipulink_bytes = 256;
   const hw::EnergyReport e = hw::price_energy(m, run);
-  EXPECT_DOUBLE_EQ(line(e.chips[1], "exchange.byte"), 4096 * 8e-12);
+  EXPECT_DOUBLE_EQ(line(e.chips[1], "exchange.byte"), 4096 * 7e-12);
+  EXPECT_DOUBLE_EQ(line(e.chips[1], "exchange.distance"), 3 * 4096 * 0.1e-12);
   EXPECT_DOUBLE_EQ(line(e.chips[1], "sync.arrival"), 1472 * 2e-12);
   EXPECT_DOUBLE_EQ(line(e.chips[2], "sync.external"), 200e-12);
   EXPECT_DOUBLE_EQ(line(e.chips[2], "tile.amp-f16-mac"), 640 * 1.8e-12);  // 64 MACs an issue
@@ -71,8 +73,8 @@ TEST(Energy, ExchangeSyncLinksAndStreamingMemoryArePricedPerBlock) {
   EXPECT_DOUBLE_EQ(line(e.links, "ipulink.byte"), 256 * 40e-12);
   EXPECT_DOUBLE_EQ(e.links.static_joules, 0);
   EXPECT_NEAR(e.joules,
-              4096 * 8e-12 + 1472 * 2e-12 + 200e-12 + 640 * 1.8e-12 + 1000 * 120e-12 +
-                  10 * 100e-12 + 256 * 40e-12,
+              4096 * 7e-12 + 3 * 4096 * 0.1e-12 + 1472 * 2e-12 + 200e-12 + 640 * 1.8e-12 +
+                  1000 * 120e-12 + 10 * 100e-12 + 256 * 40e-12,
               1e-18);
 }
 
@@ -112,24 +114,26 @@ TEST(Energy, TilePricesChargeWhatTheChipLinesCharge) {
   EXPECT_NEAR(hw::price_energy(m, run).chips[0].dynamic_joules, by_hand * 1e-12, 1e-21);
 }
 
-// One superstep: its tiles' energy, 1 KiB exchanged, an internal barrier of 64 tiles, over
+// One superstep: its tiles' energy, 1 KiB exchanged 5 columns apart, an internal barrier of 64
+// tiles, over
 // 1000 cycles of one Mk2 chip; then the same as an external barrier of 4 chips.
 TEST(Energy, ASuperstepIsItsActionsPlusItsChipsStaticPowerOverItsSpan) {
   const hw::MachineConfig m = hw::machine_preset("m2000");
   hw::SuperstepActions step;
   step.tile_pj = 5000;
   step.exchange_bytes = 1024;
+  step.exchange_column_bytes = 5 * 1024;  // 5 columns apart
   step.arrivals = 64;
   step.chips = 1;
   step.seconds = 1000 / m.chip.tile.clock_hz;
   hw::SuperstepEnergy e = hw::price_superstep(m, step);
-  // 5000 + 1024 x 8 + 64 x 2 pJ; (1472 x 0.035 + 10) W x 1000 cycles.
-  EXPECT_NEAR(e.dynamic_joules, (5000 + 8192 + 128) * 1e-12, 1e-21);
+  // 5000 + 1024 x 7 + 5120 x 0.1 + 64 x 2 pJ; (1472 x 0.035 + 10) W x 1000 cycles.
+  EXPECT_NEAR(e.dynamic_joules, (5000 + 7168 + 512 + 128) * 1e-12, 1e-21);
   EXPECT_NEAR(e.static_joules, 61.52 * 1000 / 1.325e9, 1e-15);
   EXPECT_NEAR(e.watts(), e.joules() / (1000 / 1.325e9), 1e-9);
   step.arrivals = 0, step.external_chips = 4, step.chips = 4;
   e = hw::price_superstep(m, step);
-  EXPECT_NEAR(e.dynamic_joules, (5000 + 8192 + 4 * 200) * 1e-12, 1e-21);
+  EXPECT_NEAR(e.dynamic_joules, (5000 + 7168 + 512 + 4 * 200) * 1e-12, 1e-21);
   EXPECT_NEAR(e.static_joules, 4 * 61.52 * 1000 / 1.325e9, 1e-15);
 }
 
