@@ -54,16 +54,23 @@ class ExampleOptions {
     general_.add_options()("profile", po::bool_switch(),
                            "print where the workers' cycles went, by compute set and codelet");
     command_line_.add_options(general_);
+    // Words that are no option's value are collected, so that the first can be named.
+    po::options_description stray;
+    stray.add_options()("stray", po::value<std::vector<std::string>>());
+    po::positional_options_description words;
+    words.add("stray", -1);
     po::options_description all;
-    all.add(general_).add(command_line_.parameters());
+    all.add(general_).add(command_line_.parameters()).add(stray);
     try {
-      // No positional arguments: a stray word is an error, not ignored.
-      const po::positional_options_description none;
-      po::store(po::command_line_parser(argc, argv).options(all).positional(none).run(), vm_);
+      po::store(po::command_line_parser(argc, argv).options(all).positional(words).run(), vm_);
       po::notify(vm_);
     } catch (const po::error& e) {
       throw OptionError(e.what());
     }
+    if (vm_.count("stray"))
+      throw OptionError(fmt::format(
+          "unexpected word '{}': every option is --name value, and a switch takes no value",
+          vm_["stray"].as<std::vector<std::string>>().front()));
   }
 
   bool help() const { return vm_.count("help") != 0; }

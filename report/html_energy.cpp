@@ -153,17 +153,14 @@ std::string energy_section(const Json& stats) {
   if (ids.size() != tile_joules.size())
     throw ReportError("'energy.tiles' has columns of different lengths");
   if (ids.empty()) return out;
-  const uint64_t per_chip_tiles = std::max<uint64_t>(count(member(stats, "chip"), "tiles"), 1);
-  const uint64_t machine_chips = std::max<uint64_t>(count(member(stats, "machine"), "chips"), 1);
-  const uint64_t per_column =
-      std::max<uint64_t>(count(member(stats, "config"), "exchange.tiles-per-column"), 1);
+  const TileLayout layout(stats);
   std::map<uint64_t, double> of_tile;
   double most = 0;
   for (size_t i = 0; i < ids.size(); ++i) {
     const uint64_t t = ids[i].get<uint64_t>();
-    if (t >= machine_chips * per_chip_tiles)
-      throw ReportError(fmt::format("'energy.tiles' names tile {}, but the machine has {}", t,
-                                    machine_chips * per_chip_tiles));
+    if (t >= layout.tiles())
+      throw ReportError(
+          fmt::format("'energy.tiles' names tile {}, but the machine has {}", t, layout.tiles()));
     of_tile[t] = tile_joules[i].get<double>();
     most = std::max(most, of_tile[t]);
   }
@@ -172,25 +169,17 @@ std::string energy_section(const Json& stats) {
       "instructions it retired against the most any tile drew ({}); rows are exchange columns, "
       "as in the memory heatmap.</p>\n",
       joules_text(most));
-  std::vector<uint64_t> shown_chips;
-  for (uint64_t c = 0; c < machine_chips; ++c) {
-    const auto first = of_tile.lower_bound(c * per_chip_tiles);
-    if (first != of_tile.end() && first->first < (c + 1) * per_chip_tiles) shown_chips.push_back(c);
-  }
-  for (size_t k = 0; k < std::min<size_t>(shown_chips.size(), kHeatmapChips); ++k) {
-    const uint64_t c = shown_chips[k];
-    if (machine_chips > 1) out += fmt::format("<h4>IPU {}</h4>\n", c);
-    out += tile_heatmap("heatmap tile-energy", c, per_chip_tiles, per_column, [&](uint64_t t) {
-      const std::string name =
-          machine_chips > 1 ? fmt::format("chip {} tile {}", t / per_chip_tiles, t % per_chip_tiles)
-                            : fmt::format("tile {}", t);
-      const auto it = of_tile.find(t);
-      if (it == of_tile.end()) return HeatCell{false, 0, name + ": not loaded"};
-      return HeatCell{true, most > 0 ? it->second / most : 0,
-                      fmt::format("{}: {} dynamic", name, joules_text(it->second))};
-    });
-  }
-  return out;
+  std::vector<uint64_t> loaded;
+  for (const auto& [t, j] : of_tile) loaded.push_back(t);
+  return out + chip_heatmaps(layout, layout.chips_holding(loaded), "heatmap tile-energy", "h4",
+                             [&](uint64_t t) {
+                               const auto it = of_tile.find(t);
+                               if (it == of_tile.end())
+                                 return HeatCell{false, 0, layout.label(t) + ": not loaded"};
+                               return HeatCell{true, most > 0 ? it->second / most : 0,
+                                               fmt::format("{}: {} dynamic", layout.label(t),
+                                                           joules_text(it->second))};
+                             });
 }
 
 }  // namespace ipu::report::html

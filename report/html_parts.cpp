@@ -153,4 +153,37 @@ std::string tile_heatmap(const std::string& svg_class, uint64_t chip, uint64_t p
   return out + "</svg>\n";
 }
 
+TileLayout::TileLayout(const Json& stats)
+    : per_chip(std::max<uint64_t>(count(member(stats, "chip"), "tiles"), 1)),
+      chips(std::max<uint64_t>(count(member(stats, "machine"), "chips"), 1)),
+      per_column(
+          std::max<uint64_t>(count(member(stats, "config"), "exchange.tiles-per-column"), 1)) {}
+
+std::string TileLayout::label(uint64_t machine_tile) const {
+  return chips > 1
+             ? fmt::format("chip {} tile {}", machine_tile / per_chip, machine_tile % per_chip)
+             : fmt::format("tile {}", machine_tile);
+}
+
+std::vector<uint64_t> TileLayout::chips_holding(const std::vector<uint64_t>& tiles) const {
+  std::vector<uint64_t> out;
+  for (const uint64_t t : tiles)
+    if (out.empty() || out.back() != t / per_chip) out.push_back(t / per_chip);
+  return out;
+}
+
+std::string chip_heatmaps(const TileLayout& layout, const std::vector<uint64_t>& chips,
+                          const std::string& svg_class, const char* heading,
+                          const std::function<HeatCell(uint64_t)>& cell) {
+  std::string out;
+  const size_t drawn = std::min<size_t>(chips.size(), kHeatmapChips);
+  for (size_t k = 0; k < drawn; ++k) {
+    if (layout.chips > 1) out += fmt::format("<{0}>IPU {1}</{0}>\n", heading, chips[k]);
+    out += tile_heatmap(svg_class, chips[k], layout.per_chip, layout.per_column, cell);
+  }
+  if (drawn < chips.size())
+    out += fmt::format("<p>{} more chips are not drawn.</p>\n", chips.size() - drawn);
+  return out;
+}
+
 }  // namespace ipu::report::html

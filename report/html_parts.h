@@ -86,6 +86,23 @@ struct HeatCell {
 std::string tile_heatmap(const std::string& svg_class, uint64_t chip, uint64_t per_chip,
                          uint64_t per_column, const std::function<HeatCell(uint64_t)>& cell);
 
+// The machine's layout as the statistics give it: tiles a chip, chips, tiles an exchange column.
+struct TileLayout {
+  explicit TileLayout(const Json& stats);
+  uint64_t per_chip = 1, chips = 1, per_column = 1;
+  uint64_t tiles() const { return per_chip * chips; }
+  // "tile T" on one chip, "chip C tile T" on a machine.
+  std::string label(uint64_t machine_tile) const;
+  // The chips holding at least one of `tiles` (machine tile numbers, ascending), in order.
+  std::vector<uint64_t> chips_holding(const std::vector<uint64_t>& tiles) const;
+};
+
+// tile_heatmap for each of `chips` (at most kHeatmapChips, each headed "IPU C" by `heading` on a
+// machine), then how many more are not drawn.
+std::string chip_heatmaps(const TileLayout& layout, const std::vector<uint64_t>& chips,
+                          const std::string& svg_class, const char* heading,
+                          const std::function<HeatCell(uint64_t)>& cell);
+
 // The energy section (html_energy.cpp): totals, the breakdown by block and action, each
 // superstep's power, and a heatmap of each tile's dynamic energy.
 std::string energy_section(const Json& stats);

@@ -73,10 +73,8 @@ std::string memory_section(const Json& stats) {
       free.size() != tiles.size())
     throw ReportError("'tile_memory' has columns of different lengths");
   const double sram = number(m, "sram_bytes");
-  const uint64_t per_chip = std::max<uint64_t>(count(member(stats, "chip"), "tiles"), 1);
-  const uint64_t chips = std::max<uint64_t>(count(member(stats, "machine"), "chips"), 1);
-  const uint64_t per_column =
-      std::max<uint64_t>(count(member(stats, "config"), "exchange.tiles-per-column"), 1);
+  const TileLayout layout(stats);
+  const uint64_t per_chip = layout.per_chip, chips = layout.chips, per_column = layout.per_column;
   struct Use {
     uint64_t code, data, stacks, free;
     uint64_t used() const { return code + data + stacks; }
@@ -97,17 +95,13 @@ std::string memory_section(const Json& stats) {
     if (u.used() > busiest_used || busiest_used == 0) busiest = t, busiest_used = u.used();
   }
   const double all = static_cast<double>(total.used() + total.free);
-  auto tile_label = [&](uint64_t t) {
-    return chips > 1 ? fmt::format("chip {} tile {}", t / per_chip, t % per_chip)
-                     : fmt::format("tile {}", t);
-  };
   out += fmt::format(
       "<p>{} tiles loaded, {} of SRAM each. In all: code {} ({}), data {} ({}), stacks {} ({}), "
       "free {} ({}). The fullest is {}: {} used ({}).</p>\n",
       grouped(use.size()), bytes_text(sram), bytes_text(total.code), percent(total.code, all),
       bytes_text(total.data), percent(total.data, all), bytes_text(total.stacks),
       percent(total.stacks, all), bytes_text(total.free), percent(total.free, all),
-      tile_label(busiest), bytes_text(busiest_used), percent(busiest_used, sram));
+      layout.label(busiest), bytes_text(busiest_used), percent(busiest_used, sram));
   // The whole machine's SRAM by kind, as one stacked bar.
   out += "<svg class=\"chart\" width=\"900\" height=\"26\" role=\"img\">";
   double x = 0;
@@ -141,29 +135,19 @@ std::string memory_section(const Json& stats) {
   out += fmt::format(
       "<span>100% used</span><i style=\"background:{}\"></i><span>not loaded</span></div>\n",
       kIdle);
-  std::vector<uint64_t> shown_chips;
-  for (uint64_t c = 0; c < chips; ++c) {
-    const auto first = use.lower_bound(c * per_chip);
-    if (first != use.end() && first->first < (c + 1) * per_chip) shown_chips.push_back(c);
-  }
-  const size_t drawn = std::min<size_t>(shown_chips.size(), kHeatmapChips);
-  for (size_t k = 0; k < drawn; ++k) {
-    const uint64_t c = shown_chips[k];
-    if (chips > 1) out += fmt::format("<h3>IPU {}</h3>\n", c);
-    out += tile_heatmap("heatmap", c, per_chip, per_column, [&](uint64_t t) {
-      const auto it = use.find(t);
-      if (it == use.end()) return HeatCell{false, 0, tile_label(t) + ": not loaded"};
-      const Use& u = it->second;
-      return HeatCell{
-          true, sram > 0 ? u.used() / sram : 0,
-          fmt::format("{}: {} used ({}): code {}, data {}, stacks {}, free {}", tile_label(t),
-                      bytes_text(u.used()), percent(u.used(), sram), grouped(u.code),
-                      grouped(u.data), grouped(u.stacks), grouped(u.free))};
-    });
-  }
-  if (drawn < shown_chips.size())
-    out += fmt::format("<p>{} more chips are not drawn; the table below has them all.</p>\n",
-                       shown_chips.size() - drawn);
+  std::vector<uint64_t> loaded;
+  for (const auto& [t, u] : use) loaded.push_back(t);
+  const std::vector<uint64_t> shown_chips = layout.chips_holding(loaded);
+  out += chip_heatmaps(layout, shown_chips, "heatmap", "h3", [&](uint64_t t) {
+    const auto it = use.find(t);
+    if (it == use.end()) return HeatCell{false, 0, layout.label(t) + ": not loaded"};
+    const Use& u = it->second;
+    return HeatCell{
+        true, sram > 0 ? u.used() / sram : 0,
+        fmt::format("{}: {} used ({}): code {}, data {}, stacks {}, free {}", layout.label(t),
+                    bytes_text(u.used()), percent(u.used(), sram), grouped(u.code), grouped(u.data),
+                    grouped(u.stacks), grouped(u.free))};
+  });
   if (chips > 1) {
     Table table(
         {"chip", "tiles loaded", "code", "data", "stacks", "free", "fullest tile", "its use"});
