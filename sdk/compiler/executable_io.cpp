@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -163,6 +164,20 @@ Executable read_executable(const ElfImage& image, const hw::MachineConfig& machi
                            exe.replicas, exe.replica_tiles, machine_tiles));
   const uint64_t sram_begin = machine.chip.tile.sram_base,
                  sram_end = sram_begin + machine.chip.tile.sram_bytes;
+  // What a replica's tiles can hold: no tensor or stream of a replica is larger, so no crafted
+  // size makes the runtime (or ipu-sim's files) allocate more than the machine's own memory.
+  const uint64_t replica_bytes_held = uint64_t{exe.replica_tiles} * machine.chip.tile.sram_bytes;
+  // The runtime's DMA reaches only tiles the image gives a program: a piece elsewhere would stop
+  // a run half way, so it is refused here, before anything runs.
+  const hw::LoadedProgram loaded = load_program(image, machine);
+  auto check_loaded = [&](unsigned graph_tile, const std::string& where) {
+    for (unsigned replica = 0; replica < exe.replicas; ++replica) {
+      const unsigned tile = replica * exe.replica_tiles + graph_tile;
+      if (loaded.tiles.count(tile) == 0)
+        r.fail(where, fmt::format("lies on tile {} (replica {}), which the image gives no program",
+                                  tile, replica));
+    }
+  };
   // [address, address + bytes) inside a tile's SRAM.
   auto check_sram = [&](uint64_t address, uint64_t bytes, const std::string& where) {
     if (address < sram_begin || address + bytes > sram_end)
@@ -176,7 +191,11 @@ Executable read_executable(const ElfImage& image, const hw::MachineConfig& machi
   const Json& tensors = r.array(j, "tensors", "");
   for (size_t i = 0; i < tensors.size(); ++i) {
     const std::string where = at("tensors", i);
-    const auto [name, type, elements] = r.typed(tensors[i], where, sram_end * machine_tiles);
+    const auto [name, type, elements] = r.typed(tensors[i], where, replica_bytes_held);
+    if (elements * dtype_size(type) > replica_bytes_held)
+      r.fail(where,
+             fmt::format("has {} bytes, more than a replica's {} tiles hold ({})",
+                         elements * dtype_size(type), exe.replica_tiles, replica_bytes_held));
     TensorInfo info;
     info.name = name, info.type = type, info.elements = elements;
     const Json& shape = r.array(tensors[i], "shape", where);
@@ -197,7 +216,28 @@ Executable read_executable(const ElfImage& image, const hw::MachineConfig& machi
       if (p.begin >= p.end)
         r.fail(piece, fmt::format("runs from element {} to {}", p.begin, p.end));
       check_sram(p.address, (p.end - p.begin) * size, piece);
+      check_loaded(p.tile, piece);
       placed.push_back(p);
+    }
+    // A mapped tensor's pieces hold each of its elements once (as the graph maps it): its
+    // size is then what its pieces hold.
+    if (!placed.empty()) {
+      std::vector<std::pair<uint64_t, uint64_t>> spans;
+      for (const Placement& p : placed) spans.emplace_back(p.begin, p.end);
+      std::sort(spans.begin(), spans.end());
+      uint64_t next = 0;
+      for (const auto& [begin, end] : spans) {
+        if (begin > next)
+          r.fail(where + ".pieces", fmt::format("hold no element {}-{} of the tensor's {}", next,
+                                                begin - 1, info.elements));
+        if (begin < next)
+          r.fail(where + ".pieces", fmt::format("hold elements {}-{} twice (of the tensor's {})",
+                                                begin, std::min(next, end) - 1, info.elements));
+        next = end;
+      }
+      if (next != info.elements)
+        r.fail(where + ".pieces", fmt::format("hold no element {}-{} of the tensor's {}", next,
+                                              info.elements - 1, info.elements));
     }
     if (!exe.tensor_info.emplace(info.name, info).second)
       r.fail(where, fmt::format("names tensor '{}' a second time", info.name));
@@ -206,7 +246,11 @@ Executable read_executable(const ElfImage& image, const hw::MachineConfig& machi
   const Json& streams = r.array(j, "streams", "");
   for (size_t i = 0; i < streams.size(); ++i) {
     const std::string where = at("streams", i);
-    const auto [name, type, elements] = r.typed(streams[i], where, sram_end * machine_tiles);
+    const auto [name, type, elements] = r.typed(streams[i], where, replica_bytes_held);
+    if (elements * dtype_size(type) > replica_bytes_held)
+      r.fail(where,
+             fmt::format("carries {} bytes, more than a replica's {} tiles hold ({})",
+                         elements * dtype_size(type), exe.replica_tiles, replica_bytes_held));
     StreamInfo s{name, type, elements, StreamDirection::kHostToDevice};
     s.direction = r.flag(streams[i], "to_device", where) ? StreamDirection::kHostToDevice
                                                          : StreamDirection::kDeviceToHost;
@@ -317,6 +361,8 @@ Executable read_executable(const ElfImage& image, const hw::MachineConfig& machi
     if (!sites[i].is_array() || sites[i].size() != 3 || sets.empty())
       r.fail(where, "is not [machine tile, vertex state address, compute set]");
     const auto tile = static_cast<unsigned>(r.count(sites[i][0], where + "[0]", machine_tiles - 1));
+    if (loaded.tiles.count(tile) == 0)
+      r.fail(where, fmt::format("names tile {}, which the image gives no program", tile));
     const auto address = static_cast<uint32_t>(r.count(sites[i][1], where + "[1]", UINT32_MAX));
     exe.vertex_sites[{tile, address}] =
         static_cast<unsigned>(r.count(sites[i][2], where + "[2]", sets.size() - 1));

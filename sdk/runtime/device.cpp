@@ -17,6 +17,7 @@
 #include "hw/gateway/host_link.h"
 #include "report/html_report.h"
 #include "report/run_statistics.h"
+#include "sdk/compiler/executable_io.h"
 #include "sdk/image/program.h"
 #include "sdk/image/symbolizer.h"
 #include "sdk/runtime/device_impl.h"
@@ -76,6 +77,10 @@ DeviceImpl::DeviceImpl(const Executable& executable, DeviceOptions options)
     run.debugger = gdb_.get();
   }
   sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
+  // sc_stop() (a failed load or host sync) prints "Simulation stopped by user." as an info: the
+  // run's own failure says why it stopped.
+  sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO,
+                                          sc_core::SC_DO_NOTHING);
   platform_ =
       std::make_unique<hw::Platform>(run, load_program(exe_.image, run.machine), console_, trace_);
   if (gdb_)
@@ -87,7 +92,7 @@ DeviceImpl::DeviceImpl(const Executable& executable, DeviceOptions options)
   driver_ = std::make_unique<HostDriver>("host", platform_->machine());
   driver_->boot(platform_->program(), platform_->max_cycles());
   platform_->machine().sync_network().on_host_sync(
-      [this](unsigned transfer, uint64_t) { return host_sync(transfer); });
+      [this](unsigned transfer, uint64_t) { return serve_host_sync(transfer); });
 }
 
 DeviceImpl::~DeviceImpl() {
@@ -209,6 +214,7 @@ uint64_t DeviceImpl::dispatch() {
   }
   uint32_t command = *command_;
   command_.reset();
+  running_ = command;
   // NOLINTNEXTLINE(performance-unnecessary-copy-initialization): the kernel's clock moves on
   const sc_core::sc_time begin = sc_core::sc_time_stamp();
   std::vector<HostDriver::Piece> pieces;
@@ -227,8 +233,31 @@ uint64_t DeviceImpl::host_cycles_since(const sc_core::sc_time& begin) {
   return cycles;
 }
 
+uint64_t DeviceImpl::serve_host_sync(unsigned transfer) {
+  try {
+    return host_sync(transfer);
+  } catch (const std::exception& e) {
+    if (failure_.empty()) failure_ = e.what(), host_failure_ = std::current_exception();
+    sc_core::sc_stop();
+    return 0;
+  }
+}
+
 uint64_t DeviceImpl::host_sync(unsigned transfer) {
   if (transfer == hw::SyncNetwork::kHostCommand) return dispatch();
+  // The firmware asks for transfers by number: one its program does not list means the image's
+  // firmware and its .ipu.runtime section disagree.
+  const ProgramInfo& program = exe_.programs.at(running_);
+  if (std::find(program.host_transfers.begin(), program.host_transfers.end(), transfer) ==
+      program.host_transfers.end())
+    throw ImageError(
+        fmt::format("{}: program '{}' asked the host for transfer {}, which it does not list ({} "
+                    "transfers{}): the image's firmware and its {} section disagree",
+                    exe_.image.path, program.name, transfer, program.host_transfers.size(),
+                    program.host_transfers.empty()
+                        ? ""
+                        : fmt::format(": {}", fmt::join(program.host_transfers, ", ")),
+                    kRuntimeSection));
   const HostTransfer& t = exe_.host_transfers.at(transfer);
   const auto s = streams_.find(t.stream);
   if (s == streams_.end())
@@ -348,9 +377,11 @@ const DeviceReport& DeviceImpl::run(const std::string& name) {
   }
   report_.load_seconds = driver_->load_seconds();
   console_text_ = console_.str();
-  if (!driver_->error().empty())
+  if (!failure_.empty()) {
+    // A host sync stopped the run (serve_host_sync): failure_ says why.
+  } else if (!driver_->error().empty()) {
     failure_ = driver_->error();
-  else if (!at_dispatch_) {
+  } else if (!at_dispatch_) {
     // The simulation ran out before the program came back to its dispatch sync.
     const hw::ChipOutcome& o = report_.run.outcome;
     failure_ =
@@ -376,6 +407,7 @@ const DeviceReport& DeviceImpl::run(const std::string& name) {
     const hw::ChipOutcome outcome{report_.run.outcome.result, report_.run.outcome.exit_status,
                                   failure_};
     if (gdb_) gdb_->finish(outcome);
+    if (host_failure_) std::rethrow_exception(std::exchange(host_failure_, nullptr));
     throw DeviceError(failure_, outcome);
   }
   report_.run.outcome = {};  // every tile is back at its dispatch sync: the program ended

@@ -104,8 +104,10 @@ class Device {
                    size_t bytes) const;
 
   // Runs the named program to its end; throws DeviceError with the platform's report if a tile
-  // faults, hangs or stops, or for a name the executable lacks (which runs nothing). Host
-  // buffers may be refilled, and streams reconnected, between runs.
+  // faults, hangs or stops, or for a name the executable lacks (which runs nothing); throws
+  // ImageError, the device stopped for good, when the image's firmware asks the host for a
+  // transfer its runtime section does not list. Host buffers may be refilled, and streams
+  // reconnected, between runs.
   const DeviceReport& run(const std::string& program);
   // Runs the executable's only program.
   const DeviceReport& run();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -47,6 +48,9 @@ class DeviceImpl {
 
  private:
   uint64_t host_sync(unsigned transfer);
+  // host_sync() for the sync network: what it cannot do stops the simulation, and run() reports
+  // why, instead of an exception through the SystemC kernel.
+  uint64_t serve_host_sync(unsigned transfer);
   bool profiling() const {
     return options_.profile || !options_.stats.empty() || !options_.trace.empty() ||
            !options_.report.empty();
@@ -83,9 +87,12 @@ class DeviceImpl {
   DeviceReport report_;
   hw::RunReport total_;              // the platform's counts at the end of the last run
   std::optional<uint32_t> command_;  // the program the next dispatch starts
+  uint32_t running_ = 0;             // the program the tiles run (its index)
   bool at_dispatch_ = false;         // paused at a dispatch sync, waiting for a command
   sc_core::sc_event resume_;
   std::string failure_;  // why the device stopped for good
+  // What a host sync threw (serve_host_sync), for run() to throw once the run has stopped.
+  std::exception_ptr host_failure_;
   unsigned runs_ = 0;
 };
 

@@ -7,15 +7,18 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "sdk/compiler/compiler.h"
 #include "sdk/compiler/executable_io.h"
 #include "sdk/graph/codelet_library.h"
 #include "sdk/image/elf_writer.h"
+#include "sdk/runtime/device.h"
 
 namespace ipu::test {
 namespace {
@@ -192,6 +195,67 @@ TEST(SavedImage, RefusesACorruptSectionNamingTheField) {
                 fmt::format("{:x}-0x{:x}", saved_executable().machine.chip.tile.sram_base,
                             saved_executable().machine.chip.tile.sram_base +
                                 saved_executable().machine.chip.tile.sram_bytes));
+}
+
+// Sizes are bounded by what the pieces hold, so no crafted size makes a run allocate more than
+// the machine's memory (issue 39: 5.6 GB for one output stream).
+TEST(SavedImage, RefusesSizesThePiecesDoNotHold) {
+  const std::string prefix = "edited.elf: the .ipu.runtime section is corrupt: ";
+  const uint64_t held = 8 * saved_executable().machine.chip.tile.sram_bytes;  // a replica's
+  // Tensor 'a' is 96 f32 over 8 tiles, 12 elements a piece.
+  EXPECT_EQ(refusal(edited([](Json& j) { j["tensors"][0]["pieces"][0][2] = 10; })),
+            prefix + "tensors[0].pieces hold no element 10-11 of the tensor's 96");
+  EXPECT_EQ(refusal(edited([](Json& j) { j["tensors"][0]["pieces"][1][1] = 10; })),
+            prefix + "tensors[0].pieces hold elements 10-11 twice (of the tensor's 96)");
+  EXPECT_EQ(refusal(edited([](Json& j) { j["tensors"][0]["elements"] = 200; })),
+            prefix + "tensors[0].pieces hold no element 96-199 of the tensor's 200");
+  EXPECT_EQ(refusal(edited([](Json& j) { j["tensors"][0]["elements"] = 1ull << 40; })),
+            prefix + fmt::format("tensors[0].elements is 1099511627776, more than {}", held));
+  EXPECT_EQ(refusal(edited([](Json& j) { j["tensors"][0]["elements"] = 2'000'000; })),
+            prefix + fmt::format("tensors[0] has 8000000 bytes, more than a replica's 8 tiles "
+                                 "hold ({})",
+                                 held));
+  EXPECT_EQ(refusal(edited([](Json& j) { j["streams"][1]["elements"] = 2'000'000; })),
+            prefix + fmt::format("streams[1] carries 8000000 bytes, more than a replica's 8 tiles "
+                                 "hold ({})",
+                                 held));
+}
+
+// The runtime's DMA reaches only tiles the image gives a program: a piece elsewhere is refused
+// when the image is read, not half way through a run.
+TEST(SavedImage, RefusesAPieceOnATileWithoutAProgram) {
+  ElfImage image = saved_executable().image;
+  image.path = "edited.elf";
+  image.segments.erase(std::remove_if(image.segments.begin(), image.segments.end(),
+                                      [](const ElfSegment& s) { return s.chip == 3; }),
+                       image.segments.end());
+  EXPECT_EQ(refusal(image),
+            "edited.elf: the .ipu.runtime section is corrupt: tensors[0].pieces[0] lies on tile "
+            "24 (replica 3), which the image gives no program");
+}
+
+// A host transfer the image's firmware asks for but its runtime section does not list ends
+// the run with the reason, as a defect of the image (not an exception through the SystemC
+// kernel, which ipu-sim reported as SystemC's E549).
+TEST(SavedImage, AFirmwareAndSectionThatDisagreeEndTheRunWithTheReason) {
+#if defined(__SANITIZE_ADDRESS__)
+  // As in sdk_test: an exception unwinding after sc_start() leaves stale stack shadow (SystemC
+  // switches stacks without telling ASan). The Release run of this test checks it.
+  GTEST_SKIP() << "exceptions after SystemC simulation confuse AddressSanitizer's stack shadow";
+#endif
+  const Executable exe =
+      read_executable(edited([](Json& j) { j["programs"][0]["host_transfers"] = Json::array(); }),
+                      saved_executable().machine);
+  Device device(exe);
+  std::vector<float> in(4 * 96, 1.0f);  // every replica's
+  device.connect_stream("in", in.data(), in.size() * sizeof(float));
+  EXPECT_THAT([&] { device.run("load"); },
+              ::testing::ThrowsMessage<ImageError>(::testing::StrEq(
+                  "edited.elf: program 'load' asked the host for transfer 0, which it does not "
+                  "list (0 transfers): the image's firmware and its .ipu.runtime section "
+                  "disagree")));
+  EXPECT_THAT([&] { device.run("empty"); },
+              ::testing::ThrowsMessage<DeviceError>(HasSubstr("stopped in an earlier run")));
 }
 
 TEST(SavedImage, RefusesAnImageWithoutTheSectionOrForAnotherMachine) {
