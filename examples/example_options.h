@@ -4,7 +4,8 @@
 // options (--max-cycles N, --threads N, --interpreter fast|general, --memory-hash), the output
 // options (--stats FILE with the example's flops, --trace FILE, --trace-workers, --report
 // FILE.html), the debugging options (--gdb PORT, --rtl BLOCKS, --rtl-trace FILE.fst), --profile
-// (where the workers' cycles went by compute set and codelet) and --help, beside its own. Bad
+// (where the workers' cycles went by compute set and codelet), --config-dump (print the machine's
+// configuration and exit) and --help, beside its own. Bad
 // input (an unknown option, a missing value, a count that is not a whole number in range) is an
 // OptionError that names the option and the text given; run_example() gives every example the
 // same handling and exit statuses.
@@ -74,6 +75,8 @@ class ExampleOptions {
   }
 
   bool help() const { return vm_.count("help") != 0; }
+  // --config-dump: print the machine's configuration and exit (ipu-sim sweep's check).
+  bool config_dump() const { return sdk::DeviceCommandLine::config_dump(vm_); }
   // Every option with its meaning and default, as --help prints them.
   void print_options(std::ostream& out) const {
     out << general_ << "\n" << command_line_.parameters() << "\n";
@@ -142,6 +145,10 @@ inline int run_example(const std::string& name, const std::string& usage, int ar
     if (options.help()) {
       fmt::print("usage: {} {}\n\n", name, usage);
       options.print_options(std::cout);
+      return 0;
+    }
+    if (options.config_dump()) {
+      hw::write_machine_config(std::cout, options.machine());
       return 0;
     }
     return body(options);

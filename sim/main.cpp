@@ -116,8 +116,7 @@ int sc_main(int argc, char** argv) {
       "(0: no bound; default 10000000, about 1 GB)")(
       "trace-pc", po::value<std::string>(&trace_text.pc),
       "with --trace-instructions: only pcs in LOW:HIGH (HIGH excluded; 0x for hex) or in the "
-      "named function")("config-dump", po::bool_switch(&config_dump),
-                        "print the effective configuration and exit")(
+      "named function")(
       "stream", po::value<std::vector<std::string>>(&sdk_run.streams)->composing(),
       "run, of an image the SDK saved: NAME=FILE feeds host stream NAME from FILE (raw "
       "little-endian elements, replica after replica), or writes what the device sends on it to "
@@ -150,6 +149,7 @@ int sc_main(int argc, char** argv) {
     outputs.trace_options.tiles_per_track = outputs.trace_tiles_per_track;
     outputs.trace_options.worker_lanes = outputs.trace_workers;
     debug = device_command_line.debug_options(vm);
+    config_dump = ipu::sdk::DeviceCommandLine::config_dump(vm);
   } catch (const po::error& e) {
     fmt::print(stderr, "ipu-sim: {}\nTry 'ipu-sim --help'.\n", e.what());
     return kExitUsage;

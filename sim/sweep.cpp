@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -162,6 +163,14 @@ int run_sweep(int argc, char** argv) {
       throw std::invalid_argument(is_command ? "nothing after --"
                                              : "no IMAGE or -- COMMAND to sweep");
     if (jobs == 0 || jobs > 256) throw std::invalid_argument("--jobs must be from 1 to 256");
+    // A parameter given twice is a usage error in every point: refused once, here.
+    for (const Axis& a : axes)
+      for (const std::string& arg : command)
+        if (arg == "--" + a.name || arg.rfind("--" + a.name + "=", 0) == 0)
+          throw std::invalid_argument(
+              fmt::format("--vary {0}: the {1} {2}; give {0} in one place", a.name,
+                          is_command ? "command also gives" : "image's run options also give",
+                          arg.substr(0, a.name.size() + 2)));
   } catch (const std::exception& e) {
     fmt::print(stderr, "ipu-sim sweep: {}\nTry 'ipu-sim sweep --help'.\n", e.what());
     return kExitUsage;
@@ -205,6 +214,52 @@ int run_sweep(int argc, char** argv) {
     for (const std::string& b : axes[1].values) points.emplace_back().values = {a, b};
   }
 
+  // A point's command line: the command, then --NAME VALUE for each varied parameter.
+  auto point_command = [&](const Point& p) {
+    std::vector<std::string> argv_point = command;
+    for (size_t a = 0; a < axes.size(); ++a) {
+      argv_point.push_back("--" + axes[a].name);
+      argv_point.push_back(p.values[a]);
+    }
+    return argv_point;
+  };
+  auto remove_temporary = [&] {
+    std::error_code ec;
+    if (temporary) fs::remove_all(dir, ec);
+  };
+
+  // Each point's whole configuration, checked before any point runs: its command with
+  // --config-dump (ipu-sim and the examples print the machine they would run on, and exit), so
+  // a value its parameter parses but the machine refuses (a range, a rule between parameters)
+  // fails the sweep once instead of every point.
+  for (const Point& p : points) {
+    std::vector<std::string> check = point_command(p);
+    check.push_back("--config-dump");
+    const fs::path out = dir / "check.out", err = dir / "check.err";
+    int status = 0;
+    try {
+      const pid_t pid = spawn(check, out, err);
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "ipu-sim sweep: {}\n", e.what());
+      remove_temporary();
+      return 1;
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      std::vector<std::string> values;
+      for (size_t a = 0; a < axes.size(); ++a)
+        values.push_back(fmt::format("{}={}", axes[a].name, p.values[a]));
+      const std::string why = first_line(err);
+      fmt::print(stderr,
+                 "ipu-sim sweep: point {}: {}\nNo point was run: each point's configuration is "
+                 "checked first (its command with --config-dump).\n",
+                 fmt::join(values, " "), why.empty() ? "its configuration is refused" : why);
+      remove_temporary();
+      return kExitUsage;
+    }
+  }
+
   // Run them, `jobs` at a time.
   std::map<pid_t, size_t> running;
   size_t next = 0;
@@ -215,11 +270,7 @@ int run_sweep(int argc, char** argv) {
   };
   while (next < points.size() || !running.empty()) {
     while (next < points.size() && running.size() < jobs) {
-      std::vector<std::string> argv_point = command;
-      for (size_t a = 0; a < axes.size(); ++a) {
-        argv_point.push_back("--" + axes[a].name);
-        argv_point.push_back(points[next].values[a]);
-      }
+      std::vector<std::string> argv_point = point_command(points[next]);
       const auto f = files(next);
       argv_point.push_back("--stats");
       argv_point.push_back(f[0].string());
@@ -359,10 +410,7 @@ int run_sweep(int argc, char** argv) {
     out << j.dump(2) << "\n";
     if (!out) fmt::print(stderr, "ipu-sim sweep: cannot write {}\n", json_file), files_ok = false;
   }
-  if (temporary) {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
+  remove_temporary();
   if (!files_ok) return kExitUsage;
   return all_ok ? 0 : 1;
 }

@@ -60,7 +60,9 @@ void DeviceCommandLine::add_options(po::options_description& group) const {
                       "machine preset: mk2 or bow (one chip), m2000 or bow2000 (an IPU-Machine, 4 "
                       "chips), pod16, bow-pod16, pod64, bow-pod64")(
       "config", po::value<std::string>()->default_value(""),
-      "configuration file of 'name = value' lines (after the preset)");
+      "configuration file of 'name = value' lines (after the preset)")(
+      "config-dump", po::bool_switch(),
+      "print the effective configuration (a file --config reads back) and exit: nothing runs");
   add_declared(group, hw::RunOptions{});
   add_declared(group, report::OutputOptions{});
   add_declared(group, DebugOptions{});

@@ -25,11 +25,17 @@ class DeviceCommandLine {
   // `default_preset`: the machine without --preset (mk2 for ipu-sim).
   explicit DeviceCommandLine(const std::string& default_preset);
 
-  // --preset, --config and the run, output and debugging options, for a program's own group.
+  // --preset, --config, --config-dump and the run, output and debugging options, for a
+  // program's own group.
   void add_options(boost::program_options::options_description& group) const;
   // Every configuration parameter, each overriding the preset and the --config file.
   const boost::program_options::options_description& parameters() const { return parameters_; }
 
+  // --config-dump: print machine()'s configuration and exit, running nothing (ipu-sim sweep
+  // checks each point's configuration so before any point runs).
+  static bool config_dump(const boost::program_options::variables_map& vm) {
+    return vm.count("config-dump") != 0 && vm["config-dump"].as<bool>();
+  }
   // After parsing. Each throws std::invalid_argument naming the option for a bad value.
   hw::MachineConfig machine(const boost::program_options::variables_map& vm) const;
   hw::RunOptions run_options(const boost::program_options::variables_map& vm) const;

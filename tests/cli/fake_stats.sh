@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # fake_stats.sh KIND [ARGS...]: a sweep point's program that writes statistics of a bad shape
 # to the file after --stats (issue 39, item 12): wrong-type, missing-key or deeply nested.
+# --config-dump (the sweep's check of each point before any runs) is accepted: it exits 0.
 kind=$1
 shift
 stats=
 while [[ $# -gt 0 ]]; do
+  [[ $1 == --config-dump ]] && exit 0
   [[ $1 == --stats ]] && stats=$2
   shift
 done
