@@ -31,6 +31,11 @@ struct ContextCounts {
     active_cycles += o.active_cycles;
     return *this;
   }
+  ContextCounts& operator-=(const ContextCounts& o) {
+    instructions -= o.instructions, issue_slots -= o.issue_slots, runs -= o.runs;
+    active_cycles -= o.active_cycles;
+    return *this;
+  }
 };
 
 // One active tile's contexts (supervisor first) and how it ended.

@@ -322,6 +322,20 @@ hw::RunReport since(const hw::RunReport& now, const hw::RunReport& before) {
     r.chip_actions[i] -= before.chip_actions[i];
   for (size_t i = 0; i < r.gateway_actions.size() && i < before.gateway_actions.size(); ++i)
     r.gateway_actions[i] -= before.gateway_actions[i];
+  // Each tile's contexts (the same active tiles, in the same order, every run). The supervisor
+  // started once, in the first run, and runs in each: its runs stay 1.
+  for (size_t t = 0; t < r.per_tile.size() && t < before.per_tile.size(); ++t) {
+    std::vector<hw::ContextCounts>& contexts = r.per_tile[t].contexts;
+    const std::vector<hw::ContextCounts>& earlier = before.per_tile[t].contexts;
+    for (size_t c = 0; c < contexts.size() && c < earlier.size(); ++c) {
+      const uint64_t runs = contexts[c].runs;
+      contexts[c] -= earlier[c];
+      if (c == 0) contexts[c].runs = runs;
+    }
+  }
+  r.shares -= before.shares;
+  r.burst_seconds -= before.burst_seconds;
+  r.share_seconds -= before.share_seconds;
   return r;
 }
 

@@ -61,6 +61,7 @@ TEST(SdkEngine, NamedProgramsRunManyTimesWithNewHostData) {
 
   std::vector<float> expected = acc_in;
   std::vector<uint64_t> step_cycles;
+  std::vector<std::vector<hw::TileCounts>> step_contexts;
   for (int step = 0; step < 5; ++step) {
     for (size_t i = 0; i < a.n; ++i) x[i] = 0.5f * static_cast<float>(step + 1) - 0.01f * i;
     for (size_t i = 0; i < a.n; ++i) expected[i] += x[i];
@@ -71,7 +72,23 @@ TEST(SdkEngine, NamedProgramsRunManyTimesWithNewHostData) {
     EXPECT_EQ(r.device_to_host_bytes, a.n * 4);
     EXPECT_EQ(r.run.supersteps, 4u);  // dispatch, x in, the copy's exchange, acc out
     step_cycles.push_back(r.run.cycles);
+    // The per-context counts are this run's alone too (issue 39, item 14: they were every run's
+    // so far): the same each step, the supervisor's active cycles the run's.
+    step_contexts.push_back(r.run.per_tile);
+    for (const hw::TileCounts& t : r.run.per_tile) {
+      EXPECT_EQ(t.contexts[0].runs, 1u) << "tile " << t.tile;
+      EXPECT_EQ(t.contexts[0].active_cycles, r.run.cycles) << "tile " << t.tile;
+    }
   }
+  for (size_t i = 2; i < step_contexts.size(); ++i)
+    for (size_t t = 0; t < step_contexts[i].size(); ++t)
+      for (size_t c = 0; c < step_contexts[i][t].contexts.size(); ++c) {
+        const hw::ContextCounts &now = step_contexts[i][t].contexts[c],
+                                &first = step_contexts[1][t].contexts[c];
+        EXPECT_EQ(now.instructions, first.instructions) << "step " << i << " context " << c;
+        EXPECT_EQ(now.runs, first.runs) << "step " << i << " context " << c;
+        EXPECT_EQ(now.issue_slots, first.issue_slots) << "step " << i << " context " << c;
+      }
   // Every step does the same work from the same state: the same cycles each time. The first
   // follows 'reset' rather than 'step', whose tiles reach the dispatch sync at other cycles.
   for (size_t i = 1; i < step_cycles.size(); ++i) EXPECT_EQ(step_cycles[i], step_cycles.back());
