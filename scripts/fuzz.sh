@@ -2,7 +2,8 @@
 # Builds the libFuzzer targets (fuzz/, clang, build-fuzz/) and runs each for a bounded time,
 # side by side, printing each one's executions and findings.
 #   scripts/fuzz.sh [--seconds N] [TARGET...]   N per target (60 by default); every target
-#                                               (fuzz_image fuzz_config fuzz_iss) unless named
+#                                               (fuzz_image fuzz_config fuzz_iss fuzz_runtime
+#                                               fuzz_gdb fuzz_sweep_stats) unless named
 # Each target starts from its seed corpus (fuzz/corpus/<target>) plus what earlier runs here
 # found (build-fuzz/corpus/<target>). A finding (a crash, a sanitizer report, a timeout, a leak)
 # is kept in build-fuzz/findings/ and makes the exit status 1.
@@ -17,7 +18,7 @@ while [[ $# -gt 0 ]]; do
     *) targets+=("$1"); shift ;;
   esac
 done
-[[ ${#targets[@]} -gt 0 ]] || targets=(fuzz_image fuzz_config fuzz_iss)
+[[ ${#targets[@]} -gt 0 ]] || targets=(fuzz_image fuzz_config fuzz_iss fuzz_runtime fuzz_gdb fuzz_sweep_stats)
 
 bash "$root/scripts/setup.sh"
 build="$root/build-fuzz"

@@ -22,6 +22,7 @@
 
 #include "hw/machine/machine_config.h"
 #include "sim/exit_status.h"
+#include "sim/sweep_points.h"
 
 namespace ipu::sim {
 namespace {
@@ -98,11 +99,6 @@ pid_t spawn(const std::vector<std::string>& argv, const fs::path& out, const fs:
   return pid;
 }
 
-std::string figure(const Json& summary, const char* key, const char* format, double scale = 1) {
-  if (!summary.contains(key) || !summary[key].is_number()) return "-";
-  return fmt::format(fmt::runtime(format), summary[key].get<double>() * scale);
-}
-
 }  // namespace
 
 int run_sweep(int argc, char** argv) {
@@ -150,7 +146,9 @@ int run_sweep(int argc, char** argv) {
                    "Runs the image (ipu-sim run) or the command once per point of the grid, "
                    "adding --NAME VALUE\nfor each varied parameter and --stats FILE, and prints "
                    "a table of each point's figures.\nThe command must take ipu-sim's "
-                   "configuration options and --stats (the SDK examples do).\n\n"
+                   "configuration options, --config-dump and --stats (the SDK examples do):\n"
+                   "each point's configuration is checked with --config-dump before any point "
+                   "runs.\n\n"
                 << options << "\n";
       return 0;
     }
@@ -293,19 +291,11 @@ int run_sweep(int argc, char** argv) {
     if (p.exit_status != 0) p.error = first_line(f[2]);
     std::ifstream in(f[0]);
     if (in) {
-      // A point's program is any program: its statistics are read as untrusted input. Nesting
-      // is bounded (a deep document's destruction recurses), and a summary must be an object.
-      const Json::parser_callback_t bounded = [](int depth, Json::parse_event_t, Json&) {
-        if (depth > 64) throw std::runtime_error("nested deeper than 64 levels");
-        return true;
-      };
-      try {
-        Json stats = Json::parse(in, bounded);
-        if (!stats.is_object() || !stats.contains("summary") || !stats["summary"].is_object())
-          throw std::runtime_error("no \"summary\" object");
-        p.summary = std::move(stats["summary"]);
-      } catch (const std::exception& e) {
-        if (p.error.empty()) p.error = fmt::format("unreadable statistics: {}", e.what());
+      // A point's program is any program: its statistics are read as untrusted input.
+      PointSummary read = read_point_summary(in);
+      p.summary = std::move(read.summary);
+      if (!read.error.empty()) {
+        if (p.error.empty()) p.error = fmt::format("unreadable statistics: {}", read.error);
         if (p.exit_status == 0) p.exit_status = 1;
       }
     } else if (p.exit_status == 0) {
@@ -318,33 +308,14 @@ int run_sweep(int argc, char** argv) {
   std::vector<std::string> header;
   header.reserve(axes.size());
   for (const Axis& a : axes) header.push_back(a.name);
-  const std::vector<std::string> figures = {
-      "cycles",    "time (us)",    "TFLOP/s",       "energy (J)",    "W",
-      "TFLOP/s/W", "exchange (B)", "IPU-Links (B)", "streaming (B)", "status"};
-  header.insert(header.end(), figures.begin(), figures.end());
+  header.insert(header.end(), figure_columns().begin(), figure_columns().end());
+  header.push_back("status");
   std::vector<std::vector<std::string>> rows;
   bool all_ok = true;
   for (const Point& p : points) {
     std::vector<std::string> row = p.values;
-    const Json& s = p.summary;
-    row.push_back(figure(s, "cycles", "{:.0f}"));
-    row.push_back(figure(s, "seconds", "{:.2f}", 1e6));
-    row.push_back(figure(s, "tflops", "{:.3f}"));
-    row.push_back(figure(s, "energy_joules", "{:.4g}"));
-    row.push_back(figure(s, "watts", "{:.1f}"));
-    const bool per_watt = s.contains("tflops") && s["tflops"].is_number() && s.contains("watts") &&
-                          s["watts"].is_number() && s["watts"].get<double>() > 0;
-    row.push_back(per_watt
-                      ? fmt::format("{:.3f}", s["tflops"].get<double>() / s["watts"].get<double>())
-                      : "-");
-    row.push_back(figure(s, "exchange_bytes", "{:.0f}"));
-    row.push_back(figure(s, "ipulink_bytes", "{:.0f}"));
-    const bool streaming =
-        s.contains("streaming_bytes_read") && s["streaming_bytes_read"].is_number_unsigned() &&
-        s.contains("streaming_bytes_written") && s["streaming_bytes_written"].is_number_unsigned();
-    row.push_back(streaming ? fmt::format("{}", s["streaming_bytes_read"].get<uint64_t>() +
-                                                    s["streaming_bytes_written"].get<uint64_t>())
-                            : "-");
+    const std::vector<std::string> figures = summary_figures(p.summary);
+    row.insert(row.end(), figures.begin(), figures.end());
     row.push_back(p.exit_status == 0 ? "ok" : fmt::format("exit {}: {}", p.exit_status, p.error));
     all_ok = all_ok && p.exit_status == 0;
     rows.push_back(std::move(row));

@@ -1,6 +1,7 @@
-// `ipu-sim sweep`: runs one image, or any program that takes ipu-sim's configuration options
-// and --stats (the SDK examples), once per point of a grid of one or two configuration
-// parameters, and tabulates each point's figures from its statistics (docs/sweeps.md):
+// `ipu-sim sweep`: runs one image, or any program that takes ipu-sim's configuration options,
+// --config-dump and --stats (the SDK examples), once per point of a grid of one or two
+// configuration parameters, and tabulates each point's figures from its statistics
+// (docs/sweeps.md):
 //
 //   ipu-sim sweep --vary exchange.base-latency=16,32,64 [--vary NAME=V,...] IMAGE [run options]
 //   ipu-sim sweep --vary sync.internal-cycles=150,300 [--csv F] [--json F] -- COMMAND [ARGS...]

@@ -11,28 +11,6 @@
 
 namespace ipu::sdk {
 
-size_t dtype_size(DType type) {
-  switch (type) {
-    case DType::kF32:
-    case DType::kI32:
-    case DType::kU32: return 4;
-    case DType::kF16: return 2;
-    case DType::kU8: return 1;
-  }
-  return 4;
-}
-
-const char* dtype_name(DType type) {
-  switch (type) {
-    case DType::kF32: return "f32";
-    case DType::kF16: return "f16";
-    case DType::kI32: return "i32";
-    case DType::kU32: return "u32";
-    case DType::kU8: return "u8";
-  }
-  return "?";
-}
-
 Target Target::preset(const std::string& name, unsigned tiles, unsigned replicas) {
   try {
     return of(hw::machine_preset(name), tiles, replicas);

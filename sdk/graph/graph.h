@@ -32,8 +32,26 @@ class GraphError : public std::runtime_error {
 };
 
 enum class DType : uint8_t { kF32, kF16, kI32, kU32, kU8 };
-size_t dtype_size(DType type);
-const char* dtype_name(DType type);
+inline size_t dtype_size(DType type) {
+  switch (type) {
+    case DType::kF32:
+    case DType::kI32:
+    case DType::kU32: return 4;
+    case DType::kF16: return 2;
+    case DType::kU8: return 1;
+  }
+  return 4;
+}
+inline const char* dtype_name(DType type) {
+  switch (type) {
+    case DType::kF32: return "f32";
+    case DType::kF16: return "f16";
+    case DType::kI32: return "i32";
+    case DType::kU32: return "u32";
+    case DType::kU8: return "u8";
+  }
+  return "?";
+}
 
 struct Target {
   hw::MachineConfig machine;
