@@ -194,6 +194,9 @@ void GdbServer::before_issue(iss::Core& core, iss::Context& c) {
   const unsigned id = thread_id(core, c.id);
   if (!attached_) {  // the platform starts stopped, at the first instruction
     connection_ = std::make_unique<RemoteConnection>(listener_->accept_client());
+    // A second client is told at once (GDB shows the text of an E. reply) instead of waiting.
+    listener_->turn_away_others(
+        "+" + frame_packet("E.the simulator's GDB port is busy: another debugger is attached"));
     attached_ = true;
     last_stop_ = {id, kSigTrap, ""};
     serve();

@@ -55,7 +55,26 @@ Listener::Listener(uint16_t port) : port_(port) {
 }
 
 Listener::~Listener() {
+  if (turn_away_.joinable()) {
+    ::shutdown(fd_, SHUT_RDWR);  // wakes the thread's accept()
+    turn_away_.join();
+  }
   if (fd_ >= 0) ::close(fd_);
+}
+
+void Listener::turn_away_others(std::string reply) {
+  if (turn_away_.joinable()) return;
+  turn_away_ = std::thread([fd = fd_, reply = std::move(reply)] {
+    for (;;) {
+      const int client = ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC);
+      if (client < 0) {
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        return;  // the listener was shut down
+      }
+      (void)!::send(client, reply.data(), reply.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      ::close(client);
+    }
+  });
 }
 
 int Listener::accept_client() {
@@ -141,7 +160,7 @@ std::optional<std::string> RemoteConnection::receive() {
   }
 }
 
-bool RemoteConnection::send(std::string_view data) {
+std::string frame_packet(std::string_view data) {
   std::string frame = "$";
   unsigned sum = 0;
   for (const char c : data) {
@@ -155,6 +174,11 @@ bool RemoteConnection::send(std::string_view data) {
     }
   }
   frame += fmt::format("#{:02x}", sum & 0xff);
+  return frame;
+}
+
+bool RemoteConnection::send(std::string_view data) {
+  const std::string frame = frame_packet(data);
   for (;;) {
     size_t sent = 0;
     while (sent < frame.size()) {
@@ -172,6 +196,12 @@ bool RemoteConnection::send(std::string_view data) {
       if (!c) return false;
       if (*c == '+') return true;
       if (*c == '-') break;  // resend
+      if (*c == '$') {
+        // The client's next packet, sent before its ack of this one: it has this reply, and
+        // the packet is kept for receive() (it was dropped).
+        --read_at_;
+        return true;
+      }
       if (*c == kInterrupt) interrupt_pending_ = true;
     }
   }

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 
 namespace ipu::debug {
 
@@ -21,11 +22,19 @@ class Listener {
   uint16_t port() const { return port_; }
   // Blocks until a client connects; returns its socket.
   int accept_client();
+  // From now on, answers every other client that connects with `reply` (the bytes as sent) and
+  // hangs up, on a thread of its own: the server debugs with one client, and a second one would
+  // otherwise wait unanswered in the listen queue.
+  void turn_away_others(std::string reply);
 
  private:
   int fd_ = -1;
   uint16_t port_ = 0;
+  std::thread turn_away_;
 };
+
+// `data` framed as a packet: $data#checksum, with '$', '#', '}' and '*' escaped.
+std::string frame_packet(std::string_view data);
 
 // The largest packet the server takes, in bytes between '$' and '#' as sent (escapes included):
 // what qSupported advertises as PacketSize. A longer one drops the connection, so a client that

@@ -252,6 +252,44 @@ TEST(GdbServer, BadPacketsGetErrorsNotCrashes) {
   });
 }
 
+// Issue 39: a packet sent before the ack of the previous reply was dropped (its reply never
+// came); the server now takes it as the ack, as GDB's own stubs do, and answers it.
+TEST(GdbServer, APacketBeforeTheAckOfTheLastReplyIsAnswered) {
+  debug_run(counting_program(), [](GdbClient& c) {
+    c.raw(GdbClient::frame("qC"));
+    EXPECT_EQ(c.byte(), '+');
+    char d;
+    do d = c.byte();  // the reply to qC, left unacknowledged
+    while (d != '#' && d != '\0');
+    c.byte(), c.byte();
+    c.raw(GdbClient::frame("m4c000,4"));  // no '+' first
+    EXPECT_EQ(c.byte(), '+');
+    EXPECT_EQ(c.packet(), "37d30400") << "lui x6, 0x4d: 0x0004d337";
+    EXPECT_EQ(c.ask("D"), "OK");
+  });
+}
+
+// Issue 39: a second client waited in the listen queue with no answer. It is told the port is
+// busy and hung up on, and the first session goes on.
+TEST(GdbServer, ASecondClientIsToldThePortIsBusy) {
+  const Result plain = plain_run(counting_program());
+  uint16_t port = 0;
+  const Result debugged = debug_run(counting_program(), [&](GdbClient& c) {
+    EXPECT_EQ(c.ask("qC").substr(0, 2), "QC");
+    GdbClient second(c.port());
+    std::string said;
+    for (char b = second.byte(); b != '\0'; b = second.byte()) said += b;
+    EXPECT_EQ(said, "+" + GdbClient::frame("E.the simulator's GDB port is busy: another "
+                                           "debugger is attached"));
+    EXPECT_EQ(c.ask("qC").substr(0, 2), "QC");
+    EXPECT_EQ(c.ask("D"), "OK");
+    port = c.port();
+  });
+  EXPECT_NE(port, 0);
+  EXPECT_EQ(debugged.cycles, plain.cycles);
+  EXPECT_EQ(debugged.data, kLoops);
+}
+
 // Issue 39: a client that never ends a packet grew the server's memory without bound. A packet
 // longer than the advertised PacketSize drops the connection and the run goes on undebugged.
 TEST(GdbServer, APacketLongerThanPacketSizeDropsTheConnection) {

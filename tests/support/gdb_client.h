@@ -19,7 +19,7 @@ namespace ipu::test {
 
 class GdbClient {
  public:
-  explicit GdbClient(uint16_t port) {
+  explicit GdbClient(uint16_t port) : port_(port) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;
@@ -31,6 +31,7 @@ class GdbClient {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   ~GdbClient() { ::close(fd_); }
+  uint16_t port() const { return port_; }
 
   static std::string frame(const std::string& data) {
     unsigned sum = 0;
@@ -78,6 +79,7 @@ class GdbClient {
 
  private:
   int fd_ = -1;
+  uint16_t port_ = 0;
 };
 
 }  // namespace ipu::test
