@@ -239,7 +239,11 @@ int run_sdk_image(const sdk::ElfImage& image, const hw::MachineConfig& machine,
   auto tensors_out = tensor_files(exe, run.read_tensors, false);
   check_output_paths(run, streams, tensors_in, tensors_out);
 
-  sdk::Device device(exe, run.device);
+  // Programs may run again and again (--program repeated): the device keeps per-superstep
+  // records only for the statistics, trace or report asked for.
+  sdk::DeviceOptions options = run.device;
+  options.keep_records = false;
+  sdk::Device device(exe, options);
   for (auto& [name, f] : streams) device.connect_stream(name, f.data.data(), f.data.size());
   // Replica r's part of a tensor's file: bytes [r x each, (r + 1) x each).
   const auto each = [&](const DataFile& f) { return f.data.size() / exe.replicas; };

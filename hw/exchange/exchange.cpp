@@ -137,7 +137,7 @@ uint64_t Exchange::stream(unsigned tile, uint64_t id, uint64_t cycle, bool write
   return stream_port_free(cycle, write, count, words_per_cycle());
 }
 
-void Exchange::stream_through_gateways(Phase& p) {
+void Exchange::stream_through_gateways(Phase& p, ExchangeRecord& record) {
   if (p.streams.empty()) return;
   // Issue order: by cycle, then tile; a tile's own transfers keep the order it issued them in.
   std::stable_sort(p.streams.begin(), p.streams.end(),
@@ -145,7 +145,6 @@ void Exchange::stream_through_gateways(Phase& p) {
                      return std::tie(a.cycle, a.tile) < std::tie(b.cycle, b.tile);
                    });
   gateways_->serve(p.streams);
-  ExchangeRecord& record = records_.back();
   for (const StreamRequest& r : p.streams) {
     TileState& t = state(p, r.tile);
     t.streaming_done = std::max(t.streaming_done, r.done);
@@ -471,7 +470,8 @@ std::string Exchange::resolve(Phase& p) {
     for (size_t i = 1; i < shown; ++i) report += "\n  " + errors[i];
     return report;
   }
-  records_.push_back(record);
+  words_ += record.words;
+  chip_words_ += record.chip_words;
   for (const Received& r : received)
     for (const ExchangeFlow& f : r.flows) {
       if (flows_.size() < flow_limit_)
@@ -479,7 +479,8 @@ std::string Exchange::resolve(Phase& p) {
       else
         ++flows_dropped_;
     }
-  stream_through_gateways(p);
+  stream_through_gateways(p, record);
+  if (keep_records_) records_.push_back(std::move(record));
   return {};
 }
 

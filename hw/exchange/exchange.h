@@ -151,7 +151,12 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   // The receive mux deciding each word (the C++ model unless ipu-sim --rtl xmux).
   void set_receive_mux(ReceiveMuxIf* mux) { receive_mux_ = mux != nullptr ? mux : &model_mux_; }
 
+  // Every resolved phase, for statistics and traces (kept unless keep_records is off).
   const std::vector<ExchangeRecord>& records() const { return records_; }
+  void keep_records(bool keep) { keep_records_ = keep; }
+  // Words delivered over the whole run, and of those to another chip (kept either way).
+  uint64_t words() const { return words_; }
+  uint64_t chip_words() const { return chip_words_; }
   // Words delivered to chip `chip`'s tiles over the whole run, and of those from its own tiles
   // each times the exchange columns it crossed (for the energy model).
   uint64_t words_to_chip(unsigned chip) const {
@@ -240,8 +245,9 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   void cross_links(const Phase& p, std::vector<std::string>& errors);
   std::string name(unsigned tile) const { return tile_name(tile, shape_); }
   void deliver(unsigned tile, uint32_t address, const std::vector<uint32_t>& words);
-  // Times the phase's streaming-memory transfers through the gateways and lands the reads.
-  void stream_through_gateways(Phase& p);
+  // Times the phase's streaming-memory transfers through the gateways and lands the reads;
+  // `record` (the phase's) gets their bytes and end.
+  void stream_through_gateways(Phase& p, ExchangeRecord& record);
 
   ExchangeConfig config_;
   MachineShape shape_;
@@ -249,6 +255,8 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   std::map<unsigned, unsigned> socket_of_;  // tile -> socket index
   std::map<uint64_t, Phase> phases_;
   std::vector<ExchangeRecord> records_;
+  bool keep_records_ = true;
+  uint64_t words_ = 0, chip_words_ = 0;
   std::vector<uint64_t> words_to_chip_, column_words_to_chip_;
   size_t flow_limit_ = 0;
   std::vector<ExchangeFlow> flows_;

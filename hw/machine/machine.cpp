@@ -74,4 +74,10 @@ ChipOutcome Machine::outcome() const {
   return bsp_outcome(tiles, sync_, exchange_, config_.chip.tiles, config_.chips);
 }
 
+void Machine::keep_records(bool keep) {
+  sync_.keep_records(keep);
+  exchange_.keep_records(keep);
+  for (unsigned t : active_) tile(t).keep_timeline(keep);
+}
+
 }  // namespace ipu::hw

@@ -32,6 +32,9 @@ class Machine : public sc_core::sc_module {
   // statistics are the same for every count.
   void set_host_threads(unsigned threads) { compute_.set_threads(threads); }
   ComputePool& compute_pool() { return compute_; }
+  // Whether the tiles' timelines, the barriers and the exchange phases are kept for statistics
+  // and traces (on by default); the counts are kept either way.
+  void keep_records(bool keep);
 
   const MachineConfig& config() const { return config_; }
   unsigned chips() const { return config_.chips; }

@@ -78,6 +78,10 @@ struct PlatformOptions : RunOptions {
   // false: the platform neither loads the program nor starts the tiles; a host does both (the
   // SDK runtime, over the host link).
   bool load_and_start = true;
+  // false: no per-superstep records (tile timelines, barriers, exchange phases) are kept, only
+  // the counts the report needs, so a device that runs programs again and again without writing
+  // statistics, a trace or a report does not grow with every run (Machine::keep_records).
+  bool keep_records = true;
 };
 
 class Platform {

@@ -30,11 +30,9 @@ RunReport count_run(const Machine& machine) {
   r.tiles = static_cast<unsigned>(machine.active_tiles().size());
   r.cycles = machine.cycles();
   r.instructions = machine.instructions_retired();
-  r.supersteps = machine.sync_network().barriers().size();
-  for (const ExchangeRecord& e : machine.exchange().records()) {
-    r.exchange_words += e.words;
-    r.inter_chip_words += e.chip_words;
-  }
+  r.supersteps = machine.sync_network().barrier_count();
+  r.exchange_words = machine.exchange().words();
+  r.inter_chip_words = machine.exchange().chip_words();
   for (const auto& link : machine.links().links())
     r.ipulink_bytes += link->counters(0).bytes + link->counters(1).bytes;
   r.gateways = static_cast<unsigned>(machine.gateways().all().size());
@@ -61,15 +59,9 @@ RunReport count_run(const Machine& machine) {
     const PcieEndpoint& pcie = machine.chip(chip).pcie();
     a.pcie_bytes = pcie.bytes_moved(0) + pcie.bytes_moved(1);
   }
-  for (const BarrierRecord& b : machine.sync_network().barriers()) {
-    if (b.chip >= 0) {
-      r.chip_actions.at(b.chip).sync_arrivals += b.tiles.size();
-      continue;
-    }
-    std::vector<bool> taking_part(machine.chips());
-    for (unsigned tile : b.tiles) taking_part.at(tile / per_chip) = true;
-    for (unsigned chip = 0; chip < machine.chips(); ++chip)
-      r.chip_actions[chip].external_syncs += taking_part[chip];
+  for (unsigned chip = 0; chip < machine.chips(); ++chip) {
+    r.chip_actions[chip].sync_arrivals = machine.sync_network().sync_arrivals(chip);
+    r.chip_actions[chip].external_syncs = machine.sync_network().external_syncs(chip);
   }
   for (const auto& g : machine.gateways().all()) {
     GatewayActions& a = r.gateway_actions.emplace_back();

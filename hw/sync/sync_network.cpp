@@ -16,7 +16,9 @@ SyncNetwork::SyncNetwork(const sc_core::sc_module_name& name, const SyncConfig& 
       config_(config),
       shape_(shape),
       active_(active_tiles),
-      declared_(parse_sync_groups(config.groups, shape.tiles_per_chip)) {
+      declared_(parse_sync_groups(config.groups, shape.tiles_per_chip)),
+      sync_arrivals_(shape.chips),
+      external_syncs_(shape.chips) {
   gs_[0] = parse_chip_groups("sync.gs1", config.gs1, shape.chips);
   gs_[1] = parse_chip_groups("sync.gs2", config.gs2, shape.chips);
   SC_THREAD(host_sync_thread);
@@ -164,8 +166,16 @@ void SyncNetwork::release(Group& g, BarrierRecord record) {
   std::fill(g.arrivals.begin(), g.arrivals.end(), kNotArrived);
   g.arrived = 0;
   g.last = {record.release, record.phase, {}};
-  barriers_.push_back(std::move(record));
-  if (on_release_) on_release_(barriers_.back());
+  ++barrier_count_;
+  if (record.chip >= 0) {
+    sync_arrivals_.at(static_cast<unsigned>(record.chip)) += record.tiles.size();
+  } else {
+    std::vector<bool> taking_part(shape_.chips);
+    for (unsigned tile : record.tiles) taking_part.at(tile / shape_.tiles_per_chip) = true;
+    for (unsigned chip = 0; chip < shape_.chips; ++chip) external_syncs_[chip] += taking_part[chip];
+  }
+  if (on_release_) on_release_(record);
+  if (keep_records_) barriers_.push_back(std::move(record));
   g.released.notify(sc_core::SC_ZERO_TIME);
 }
 

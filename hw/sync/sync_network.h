@@ -99,7 +99,15 @@ class SyncNetwork : public sc_core::sc_module, public SyncIf {
 
   void set_barrier_datapath(BarrierDatapath* datapath) { barrier_datapath_ = datapath; }
 
+  // Every barrier since the run began, for statistics and traces (kept unless keep_records is
+  // off: a device that runs programs again and again without writing them stays bounded).
   const std::vector<BarrierRecord>& barriers() const { return barriers_; }
+  void keep_records(bool keep) { keep_records_ = keep; }
+  // What the counts need, kept whether or not the records are: barriers completed, each chip's
+  // tile arrivals at its internal barriers, and the external barriers each chip took part in.
+  uint64_t barrier_count() const { return barrier_count_; }
+  uint64_t sync_arrivals(unsigned chip) const { return sync_arrivals_.at(chip); }
+  uint64_t external_syncs(unsigned chip) const { return external_syncs_.at(chip); }
   // Groups with waiting tiles: what the group is, arrived tiles with their cycles, missing tiles.
   struct Pending {
     std::string group;  // "sync group 0 of chip 1", "external sync GS1 (chips 0-3)"
@@ -145,6 +153,9 @@ class SyncNetwork : public sc_core::sc_module, public SyncIf {
   std::map<Key, Group> groups_;
   uint64_t next_phase_ = 1;
   std::vector<BarrierRecord> barriers_;
+  bool keep_records_ = true;
+  uint64_t barrier_count_ = 0;
+  std::vector<uint64_t> sync_arrivals_, external_syncs_;  // per chip
   ReleaseHook on_release_;
   HostHook on_host_sync_;
   std::deque<std::pair<Group*, BarrierRecord>> host_syncs_;

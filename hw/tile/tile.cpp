@@ -113,7 +113,7 @@ void Tile::start(uint32_t entry, uint64_t max_cycles) {
 }
 
 void Tile::add_segment(TileSegment::Kind kind, uint64_t begin, uint64_t end, uint64_t phase) {
-  timeline_.push_back({kind, begin, end, phase, prices_.pj(core_.actions())});
+  if (keep_timeline_) timeline_.push_back({kind, begin, end, phase, prices_.pj(core_.actions())});
 }
 
 bool Tile::wait_for_cycle(uint64_t cycle, Step next) {

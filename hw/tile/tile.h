@@ -90,6 +90,8 @@ class Tile : public sc_core::sc_module, private iss::ExchangeSink, private Compu
   const sc_core::sc_event& finished_event() const { return finished_event_; }
   sc_core::sc_time cycle_time() const { return period_; }
   const std::vector<TileSegment>& timeline() const { return timeline_; }
+  // Off: no timeline is kept (nothing will write statistics or a trace of the run).
+  void keep_timeline(bool keep) { keep_timeline_ = keep; }
   TileWait waiting() const { return waiting_; }
   // Zero-time write into and read from SRAM (image loader, host runtime).
   void load(uint32_t address, const uint8_t* data, size_t size);
@@ -153,6 +155,7 @@ class Tile : public sc_core::sc_module, private iss::ExchangeSink, private Compu
   uint64_t compute_begin_ = 0;
   uint64_t streaming_done_ = 0;  // when the last phase's streaming-memory transfers completed
   std::vector<TileSegment> timeline_;
+  bool keep_timeline_ = true;
   TilePrices prices_;
   TileWait waiting_ = TileWait::kRunning;
   Step step_ = Step::kStart;

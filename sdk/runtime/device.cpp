@@ -67,6 +67,7 @@ DeviceImpl::DeviceImpl(const Executable& executable, DeviceOptions options)
   run.machine = exe_.machine;
   static_cast<hw::RunOptions&>(run) = options_;
   run.load_and_start = false;  // the host driver loads the image over PCIe, then starts the tiles
+  run.keep_records = options_.keep_records || profiling();
   symbolizer_ = std::make_shared<const Symbolizer>(exe_.image);
   run.locate_pc = [symbolizer = symbolizer_](uint32_t pc) { return symbolizer->locate(pc); };
   run.profile_workers = profiling();

@@ -58,6 +58,11 @@ class DeviceError : public std::runtime_error {
 struct DeviceOptions : hw::RunOptions, report::OutputOptions, DebugOptions {
   // Profile what the workers run (profile()); on whenever stats, trace or report is written.
   bool profile = false;
+  // Keep every superstep's records (the tiles' timelines, the barriers, the exchange phases)
+  // for machine() to show. false: only the counts the reports need, unless statistics, a
+  // trace, a report or a profile need them, so that running programs again and again does not
+  // grow the device (ipu-sim run of a saved image).
+  bool keep_records = true;
 };
 
 // What one run() did: its counts and times are that run's alone.
@@ -117,7 +122,8 @@ class Device {
   const std::string& console() const;  // what the tiles printed, every run so far
 
   // Writes the run statistics so far (every run's) as ipu-sim run --stats does: the machine's
-  // configuration, the image's checksum, a summary and every superstep.
+  // configuration, the image's checksum, a summary and every superstep (none when
+  // DeviceOptions::keep_records is off and nothing else needs them).
   void write_stats(std::ostream& out) const;
   // Where the workers' cycles went so far, per compute set, codelet and vertex
   // (sdk/runtime/profile.h); empty unless DeviceOptions::profile, stats or trace is set.
