@@ -201,6 +201,7 @@ int sc_main(int argc, char** argv) {
   std::unique_ptr<ipu::hw::MpiJob> job;
   try {
     job = ipu::hw::MpiJob::join(argc, argv);
+    job->set_timeout(run_options.rank_timeout);
   } catch (const std::exception& e) {
     fmt::print(stderr, "ipu-sim: {}\n", e.what());
     return kExitUsage;

@@ -20,6 +20,9 @@ struct RunOptions {
   // reference its fast loops must match exactly (Core::set_fast_path).
   std::string interpreter = "fast";
   bool memory_hash = false;  // hash every active tile's SRAM after the run (touches all of it)
+  // Over MPI ranks: how long a rank waits at a result swap for the others before it ends the
+  // job, naming those that did not come (a rank stopped or hung).
+  double rank_timeout = 600;
 
   bool fast_interpreter() const { return interpreter != "general"; }
   // The host threads the run uses: `threads`, or the host's cores for 0.
@@ -50,6 +53,13 @@ void visit_parameters(C& o, Visitor&& v) {
           "memory-hash", "yes/no",
           "print a hash of every active tile's SRAM after the run (for determinism checks)"},
       o.memory_hash);
+  v(
+      base::Parameter{
+          "rank-timeout", "seconds",
+          "over MPI ranks: how long a rank waits for the others at a swap of tile results "
+          "before it ends the job, naming the ranks that did not come (stopped or hung)",
+          0.001, 1e9},
+      o.rank_timeout);
 }
 
 // Throws std::invalid_argument naming the option.

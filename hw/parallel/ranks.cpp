@@ -1,12 +1,16 @@
 #include "ranks.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
 
 #ifdef IPU_HAVE_MPI
 // The C API only: the deprecated C++ bindings would need libmpi_cxx.
@@ -116,21 +120,83 @@ std::vector<uint8_t> MpiJob::all_gather(const std::vector<uint8_t>& mine) {
     throw std::runtime_error(fmt::format(
         "rank {} has {} bytes of tile results for one batch, more than MPI takes at once", rank_,
         mine.size()));
+  // Point to point rather than MPI_Allgatherv, whose wait spins on a core for as long as a
+  // rank is missing (for ever, for a rank stopped by a debugger or SIGSTOP): each rank sends
+  // its bytes to every other, then polls for theirs, sleeping between polls. A swap's tag is its
+  // number, so swaps never mix (a rank is at most one swap ahead of another).
+  const int tag = static_cast<int>(gathers_ % 32768);  // MPI guarantees tags up to 32767
   const int count = static_cast<int>(mine.size());
-  std::vector<int> counts(size_), offsets(size_);
-  check(MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD),
-        "MPI_Allgather");
-  size_t total = 0;
-  for (unsigned r = 0; r < size_; ++r) {
-    if (total > static_cast<size_t>(INT_MAX))
-      throw std::runtime_error("one batch of tile results exceeds what MPI takes at once");
-    offsets[r] = static_cast<int>(total);
-    total += static_cast<size_t>(counts[r]);
+  std::vector<MPI_Request> sends(size_, MPI_REQUEST_NULL);
+  for (unsigned r = 0; r < size_; ++r)
+    if (r != rank_)
+      check(MPI_Isend(mine.data(), count, MPI_BYTE, static_cast<int>(r), tag, MPI_COMM_WORLD,
+                      &sends[r]),
+            "MPI_Isend");
+  std::vector<std::vector<uint8_t>> parts(size_);
+  std::vector<MPI_Request> receives(size_, MPI_REQUEST_NULL);
+  // A rank is done once its bytes are here and it has taken ours.
+  std::vector<bool> have(size_), taken(size_);
+  have[rank_] = taken[rank_] = true;
+  unsigned missing = size_ - 1, untaken = size_ - 1;
+  std::chrono::microseconds pause{0};
+  for (;;) {
+    bool progress = false;
+    for (unsigned r = 0; r < size_; ++r) {
+      if (have[r]) continue;
+      if (receives[r] == MPI_REQUEST_NULL) {
+        // Its size first (the message's envelope), then a receive that completes as the bytes
+        // come: a blocking one would wait, spinning, on a sender that stopped half way.
+        int arrived = 0;
+        MPI_Status status;
+        check(MPI_Iprobe(static_cast<int>(r), tag, MPI_COMM_WORLD, &arrived, &status),
+              "MPI_Iprobe");
+        if (!arrived) continue;
+        int bytes = 0;
+        MPI_Get_count(&status, MPI_BYTE, &bytes);
+        parts[r].resize(static_cast<size_t>(bytes));
+        check(MPI_Irecv(parts[r].data(), bytes, MPI_BYTE, static_cast<int>(r), tag, MPI_COMM_WORLD,
+                        &receives[r]),
+              "MPI_Irecv");
+        progress = true;
+      }
+      int done = 0;
+      check(MPI_Test(&receives[r], &done, MPI_STATUS_IGNORE), "MPI_Test");
+      if (done) have[r] = true, --missing, progress = true;
+    }
+    for (unsigned r = 0; r < size_; ++r) {
+      if (taken[r]) continue;
+      int done = 0;
+      check(MPI_Test(&sends[r], &done, MPI_STATUS_IGNORE), "MPI_Test");
+      if (done) taken[r] = true, --untaken, progress = true;
+    }
+    if (missing == 0 && untaken == 0) break;
+    if (progress) {
+      pause = std::chrono::microseconds{0};
+      continue;
+    }
+    const double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (waited > timeout_) {
+      std::vector<std::string> absent;
+      for (unsigned r = 0; r < size_; ++r)
+        if (!have[r] || !taken[r]) absent.push_back(std::to_string(r));
+      fmt::print(stderr,
+                 "ipu-sim: MPI rank {}: rank{} {} did not reach result swap {} within {} s "
+                 "(--rank-timeout): stopped or hung; ending the job\n",
+                 rank_, absent.size() == 1 ? "" : "s", fmt::join(absent, ", "), gathers_ + 1,
+                 timeout_);
+      std::fflush(stderr);
+      abort(1);
+    }
+    // Polls at once at first (a swap usually completes in tens of microseconds), then sleeps
+    // longer and longer, up to a millisecond.
+    if (pause.count() > 0) std::this_thread::sleep_for(pause);
+    pause = std::min(std::chrono::microseconds{1000},
+                     std::max(std::chrono::microseconds{10}, pause * 2));
   }
-  std::vector<uint8_t> all(total);
-  check(MPI_Allgatherv(mine.data(), count, MPI_BYTE, all.data(), counts.data(), offsets.data(),
-                       MPI_BYTE, MPI_COMM_WORLD),
-        "MPI_Allgatherv");
+  std::vector<uint8_t> all;
+  parts[rank_] = mine;
+  for (const std::vector<uint8_t>& part : parts) all.insert(all.end(), part.begin(), part.end());
   gather_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ++gathers_;
   return all;

@@ -45,7 +45,12 @@ class MpiJob : public BurstShare {
   // The ranks that run chip `chip` (after assign).
   unsigned rank_of_chip(unsigned chip) const;
   bool runs_here(unsigned tile) const override;
+  // Every rank's bytes, in rank order. Waits without spinning (a stopped rank must not hold
+  // the others' cores), and after timeout() seconds without every rank's bytes ends the job
+  // (abort), naming the ranks that did not come.
   std::vector<uint8_t> all_gather(const std::vector<uint8_t>& mine) override;
+  void set_timeout(double seconds) { timeout_ = seconds; }
+  double timeout() const { return timeout_; }
   // Ends every rank of the job with `status` (MPI_Abort): for an error one rank met alone,
   // which would otherwise leave the others waiting for it.
   [[noreturn]] void abort(int status);
@@ -61,6 +66,7 @@ class MpiJob : public BurstShare {
   unsigned chips_ = 1, tiles_per_chip_ = 1;
   double gather_seconds_ = 0;
   uint64_t gathers_ = 0;
+  double timeout_ = 600;
 };
 
 }  // namespace ipu::hw

@@ -3,7 +3,8 @@
  * round the chips (tile t of chip c to tile t of chip c + 1) in `chips` external supersteps,
  * adding what it receives. Every tile ends with the sum over the ring, the same on every chip:
  * sum over chips c of value(c, t). With FAULT, tile 1 of the last chip dereferences null after
- * the first superstep, so a fault on a chip of the last rank ends the run. */
+ * the first superstep, so a fault on a chip of the last rank ends the run. With STEPS, the ring
+ * turns STEPS times instead of once round the chips (a long run, for tests/cli/rank_stops.sh). */
 #include <stdio.h>
 
 #include "ipu.h"
@@ -44,7 +45,12 @@ int main(void) {
   printf("chip %u tile %u: value %08x\n", chip, tile, (unsigned)mine);
   uint32_t sum = mine, sending = mine;
   dest.tile = IPU_REMOTE_TILE((chip + 1) % chips, tile);
-  for (unsigned step = 1; step < chips; ++step) {
+#ifdef STEPS
+  const unsigned steps = STEPS;
+#else
+  const unsigned steps = chips;
+#endif
+  for (unsigned step = 1; step < steps; ++step) {
     ipu_sync(IPU_SYNC_EXTERNAL);
     ipu_listen(IPU_REMOTE_TILE((chip + chips - 1) % chips, tile));
     ipu_receive_into(&incoming, 1);
