@@ -19,6 +19,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -327,6 +328,14 @@ int sc_main(int argc, char** argv) {
     return fail(*job, kExitImage, e.what());
   } catch (const ipu::tlm_rtl::RtlMismatch& e) {
     return fail(*job, kExitRtlMismatch, fmt::format("RTL mismatch: {}", e.what()));
+  } catch (const std::bad_alloc&) {
+    return fail(
+        *job, kExitUsage,
+        fmt::format("out of host memory simulating {} ({} chip{} x {} tiles): the run "
+                    "needs more than this process may have (ulimit -v, or the host's "
+                    "memory); run fewer chips or tiles, or split the machine over MPI "
+                    "ranks",
+                    config.preset, config.chips, config.chips == 1 ? "" : "s", config.chip.tiles));
   } catch (const std::exception& e) {
     return fail(*job, kExitUsage, e.what());
   }

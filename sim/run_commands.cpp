@@ -5,8 +5,10 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
+#include "hw/machine/host_footprint.h"
 #include "report/html_report.h"
 #include "report/text_report.h"
 #include "sdk/image/program.h"
@@ -43,6 +45,18 @@ int run_machine(hw::PlatformOptions options, const sdk::DebugOptions& debug,
   hw::LoadedProgram program = sdk::load_program(image, options.machine);
   // Over MPI ranks every rank simulates the same run; rank 0 alone prints it and writes files.
   const bool leader = options.ranks == nullptr || options.ranks->rank() == 0;
+  // The host memory the run needs, before it runs: refused when it cannot fit, a warning when
+  // it may not. Ranks on one host share its memory.
+  uint64_t tiles_here = program.tiles.size();
+  if (options.ranks != nullptr && options.ranks->spread())
+    tiles_here = (tiles_here * options.ranks->ranks_on_host() + options.ranks->size() - 1) /
+                 options.ranks->size();
+  const hw::MachineConfig& m = options.machine;
+  const std::optional<std::string> memory_warning = hw::check_host_footprint(
+      hw::estimate_host_footprint(m, program, tiles_here), hw::host_capacity(),
+      fmt::format("{} ({} chip{} x {} tiles)", m.preset, m.chips, m.chips == 1 ? "" : "s",
+                  m.chip.tiles));
+  if (memory_warning && leader) fmt::print(stderr, "ipu-sim: warning: {}\n", *memory_warning);
   std::ostream null_stream(nullptr);
   std::ostream& out = leader ? std::cout : null_stream;
   if (options.trace_instructions && !options.trace_filter.narrows() && program.tiles.size() > 1)

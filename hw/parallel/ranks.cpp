@@ -30,6 +30,40 @@ void check(int code, const char* what) {
   MPI_Error_string(code, text, &length);
   throw std::runtime_error(fmt::format("{} failed: {}", what, std::string(text, length)));
 }
+
+// Polls `requests` until every one is done (done[i]), without spinning once nothing has moved
+// for half a second. false: `timeout` seconds passed since `since` first.
+bool wait_all(std::vector<MPI_Request>& requests, std::chrono::steady_clock::time_point since,
+              double timeout, std::vector<bool>& done) {
+  done.assign(requests.size(), false);
+  size_t pending = requests.size();
+  auto last_progress = since;
+  while (pending > 0) {
+    bool progress = false;
+    for (size_t i = 0; i < requests.size(); ++i) {
+      if (done[i]) continue;
+      int finished = 0;
+      check(MPI_Test(&requests[i], &finished, MPI_STATUS_IGNORE), "MPI_Test");
+      if (finished) done[i] = true, --pending, progress = true;
+    }
+    if (pending == 0) break;
+    const auto now = std::chrono::steady_clock::now();
+    if (progress) {
+      last_progress = now;
+      continue;
+    }
+    if (std::chrono::duration<double>(now - since).count() > timeout) return false;
+    // Within half a second of the last progress it polls without pause, giving the core up to
+    // any other process (ranks' batches differ by fractions of a second, a swap takes tens of
+    // microseconds, and a transfer moves only while it is polled); after that the others are
+    // late (stopped, hung or far slower), and it polls every millisecond, leaving the core idle.
+    if (now - last_progress < std::chrono::milliseconds(500))
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
 #endif
 
 }  // namespace
@@ -112,6 +146,12 @@ bool MpiJob::runs_here(unsigned tile) const {
   return rank_of_chip(tile / tiles_per_chip_) == rank_;
 }
 
+void MpiJob::time_out(const std::string& what) {
+  fmt::print(stderr, "ipu-sim: MPI rank {}: {}; ending the job\n", rank_, what);
+  std::fflush(stderr);
+  abort(1);
+}
+
 std::vector<uint8_t> MpiJob::all_gather(const std::vector<uint8_t>& mine) {
   if (size_ == 1) return mine;
 #ifdef IPU_HAVE_MPI
@@ -120,83 +160,58 @@ std::vector<uint8_t> MpiJob::all_gather(const std::vector<uint8_t>& mine) {
     throw std::runtime_error(fmt::format(
         "rank {} has {} bytes of tile results for one batch, more than MPI takes at once", rank_,
         mine.size()));
-  // Point to point rather than MPI_Allgatherv, whose wait spins on a core for as long as a
-  // rank is missing (for ever, for a rank stopped by a debugger or SIGSTOP): each rank sends
-  // its bytes to every other, then polls for theirs, sleeping between polls. A swap's tag is its
-  // number, so swaps never mix (a rank is at most one swap ahead of another).
-  const int tag = static_cast<int>(gathers_ % 32768);  // MPI guarantees tags up to 32767
+  // First each rank's byte count, point to point: the wait for a late rank happens here, where
+  // it does not spin (Open MPI's blocking collectives hold a core for as long as a rank is
+  // missing: for ever, for a rank stopped by a debugger or SIGSTOP) and can name who is late.
+  // The bytes then go in one MPI_Iallgatherv, every rank being there, polled the same way.
   const int count = static_cast<int>(mine.size());
-  std::vector<MPI_Request> sends(size_, MPI_REQUEST_NULL);
+  const int tag = static_cast<int>(gathers_ % 32768);  // MPI guarantees tags up to 32767
+  std::vector<int> counts(size_);
+  counts[rank_] = count;
+  std::vector<MPI_Request> requests;  // the receives, one a rank in order, then the sends
+  std::vector<unsigned> from;
   for (unsigned r = 0; r < size_; ++r)
-    if (r != rank_)
-      check(MPI_Isend(mine.data(), count, MPI_BYTE, static_cast<int>(r), tag, MPI_COMM_WORLD,
-                      &sends[r]),
-            "MPI_Isend");
-  std::vector<std::vector<uint8_t>> parts(size_);
-  std::vector<MPI_Request> receives(size_, MPI_REQUEST_NULL);
-  // A rank is done once its bytes are here and it has taken ours.
-  std::vector<bool> have(size_), taken(size_);
-  have[rank_] = taken[rank_] = true;
-  unsigned missing = size_ - 1, untaken = size_ - 1;
-  std::chrono::microseconds pause{0};
-  for (;;) {
-    bool progress = false;
-    for (unsigned r = 0; r < size_; ++r) {
-      if (have[r]) continue;
-      if (receives[r] == MPI_REQUEST_NULL) {
-        // Its size first (the message's envelope), then a receive that completes as the bytes
-        // come: a blocking one would wait, spinning, on a sender that stopped half way.
-        int arrived = 0;
-        MPI_Status status;
-        check(MPI_Iprobe(static_cast<int>(r), tag, MPI_COMM_WORLD, &arrived, &status),
-              "MPI_Iprobe");
-        if (!arrived) continue;
-        int bytes = 0;
-        MPI_Get_count(&status, MPI_BYTE, &bytes);
-        parts[r].resize(static_cast<size_t>(bytes));
-        check(MPI_Irecv(parts[r].data(), bytes, MPI_BYTE, static_cast<int>(r), tag, MPI_COMM_WORLD,
-                        &receives[r]),
-              "MPI_Irecv");
-        progress = true;
-      }
-      int done = 0;
-      check(MPI_Test(&receives[r], &done, MPI_STATUS_IGNORE), "MPI_Test");
-      if (done) have[r] = true, --missing, progress = true;
+    if (r != rank_) {
+      requests.emplace_back();
+      from.push_back(r);
+      check(MPI_Irecv(&counts[r], 1, MPI_INT, static_cast<int>(r), tag, MPI_COMM_WORLD,
+                      &requests.back()),
+            "MPI_Irecv");
     }
-    for (unsigned r = 0; r < size_; ++r) {
-      if (taken[r]) continue;
-      int done = 0;
-      check(MPI_Test(&sends[r], &done, MPI_STATUS_IGNORE), "MPI_Test");
-      if (done) taken[r] = true, --untaken, progress = true;
+  for (unsigned r = 0; r < size_; ++r)
+    if (r != rank_) {
+      requests.emplace_back();
+      check(
+          MPI_Isend(&count, 1, MPI_INT, static_cast<int>(r), tag, MPI_COMM_WORLD, &requests.back()),
+          "MPI_Isend");
     }
-    if (missing == 0 && untaken == 0) break;
-    if (progress) {
-      pause = std::chrono::microseconds{0};
-      continue;
-    }
-    const double waited =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (waited > timeout_) {
-      std::vector<std::string> absent;
-      for (unsigned r = 0; r < size_; ++r)
-        if (!have[r] || !taken[r]) absent.push_back(std::to_string(r));
-      fmt::print(stderr,
-                 "ipu-sim: MPI rank {}: rank{} {} did not reach result swap {} within {} s "
-                 "(--rank-timeout): stopped or hung; ending the job\n",
-                 rank_, absent.size() == 1 ? "" : "s", fmt::join(absent, ", "), gathers_ + 1,
-                 timeout_);
-      std::fflush(stderr);
-      abort(1);
-    }
-    // Polls at once at first (a swap usually completes in tens of microseconds), then sleeps
-    // longer and longer, up to a millisecond.
-    if (pause.count() > 0) std::this_thread::sleep_for(pause);
-    pause = std::min(std::chrono::microseconds{1000},
-                     std::max(std::chrono::microseconds{10}, pause * 2));
+  std::vector<bool> done;
+  if (!wait_all(requests, t0, timeout_, done)) {
+    std::vector<unsigned> late;
+    for (size_t i = 0; i < from.size(); ++i)
+      if (!done[i]) late.push_back(from[i]);
+    time_out(fmt::format(
+        "rank{} {} did not reach result swap {} within {} s (--rank-timeout): stopped or hung",
+        late.size() == 1 ? "" : "s", fmt::join(late, ", "), gathers_ + 1, timeout_));
   }
-  std::vector<uint8_t> all;
-  parts[rank_] = mine;
-  for (const std::vector<uint8_t>& part : parts) all.insert(all.end(), part.begin(), part.end());
+  std::vector<int> offsets(size_);
+  size_t total = 0;
+  for (unsigned r = 0; r < size_; ++r) {
+    if (total > static_cast<size_t>(INT_MAX))
+      throw std::runtime_error("one batch of tile results exceeds what MPI takes at once");
+    offsets[r] = static_cast<int>(total);
+    total += static_cast<size_t>(counts[r]);
+  }
+  std::vector<uint8_t> all(total);
+  std::vector<MPI_Request> gather(1);
+  check(MPI_Iallgatherv(mine.data(), count, MPI_BYTE, all.data(), counts.data(), offsets.data(),
+                        MPI_BYTE, MPI_COMM_WORLD, gather.data()),
+        "MPI_Iallgatherv");
+  if (!wait_all(gather, std::chrono::steady_clock::now(), timeout_, done))
+    time_out(fmt::format(
+        "result swap {}, which every rank reached, did not end within {} s (--rank-timeout): a "
+        "rank stopped or hung during the transfer",
+        gathers_ + 1, timeout_));
   gather_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ++gathers_;
   return all;

@@ -46,8 +46,8 @@ class MpiJob : public BurstShare {
   unsigned rank_of_chip(unsigned chip) const;
   bool runs_here(unsigned tile) const override;
   // Every rank's bytes, in rank order. Waits without spinning (a stopped rank must not hold
-  // the others' cores), and after timeout() seconds without every rank's bytes ends the job
-  // (abort), naming the ranks that did not come.
+  // the others' cores), and after timeout() seconds ends the job (abort), naming the ranks that
+  // did not come (or saying the transfer itself did not end, when every rank came).
   std::vector<uint8_t> all_gather(const std::vector<uint8_t>& mine) override;
   void set_timeout(double seconds) { timeout_ = seconds; }
   double timeout() const { return timeout_; }
@@ -61,6 +61,8 @@ class MpiJob : public BurstShare {
 
  private:
   MpiJob() = default;
+  // Ends the job after a swap's timeout, saying `what` happened.
+  [[noreturn]] void time_out(const std::string& what);
   bool initialised_ = false;
   unsigned rank_ = 0, size_ = 1, local_size_ = 1;
   unsigned chips_ = 1, tiles_per_chip_ = 1;
