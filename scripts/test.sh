@@ -4,7 +4,7 @@
 #   scripts/test.sh --sanitize   the unit, block and end-to-end suites under AddressSanitizer +
 #                                UndefinedBehaviorSanitizer, without the release_only repeats
 # The Release run then runs each libFuzzer target for a bounded time (scripts/fuzz.sh;
-# IPU_FUZZ_SECONDS per target, 30 by default, 0 to skip).
+# IPU_FUZZ_SECONDS per target, 20 by default, 0 to skip).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bash "$root/scripts/build.sh" "$@"
@@ -24,7 +24,7 @@ if [[ ! -f $costs ]]; then
 fi
 # --timeout: a test that hangs fails in 10 minutes instead of holding CI to its limit.
 ctest --test-dir "$build_dir" --output-on-failure --timeout 600 -j"$(nproc)" "${exclude[@]}"
-seconds=${IPU_FUZZ_SECONDS:-30}
+seconds=${IPU_FUZZ_SECONDS:-20}
 if [[ ${1:-} != --sanitize && $seconds != 0 ]]; then
   bash "$root/scripts/fuzz.sh" --seconds "$seconds"
 fi
