@@ -20,6 +20,7 @@
 
 #include "bench/bench_help.h"
 #include "bench/run_image.h"
+#include "hw/energy/energy.h"
 #include "hw/machine/platform.h"
 #include "sdk/image/program.h"
 
@@ -53,6 +54,15 @@ hw::RunReport run_with_plans(const std::string& what, const sdk::ElfImage& elf,
     std::exit(1);
   }
   return r;
+}
+
+// The joules of one priced action over every block of its kind (hw/energy/energy.h).
+inline double action_joules(const std::vector<hw::BlockEnergy>& blocks, const std::string& action) {
+  double j = 0;
+  for (const hw::BlockEnergy& b : blocks)
+    for (const hw::EnergyLine& l : b.lines)
+      if (l.action == action) j += l.joules;
+  return j;
 }
 
 // Peak resident memory of this process, in MiB.

@@ -83,9 +83,9 @@ int bench_body(const std::string& run) {
       }
 
   std::unique_ptr<ipu::hw::Platform> platform;
-  ipu::bench::run_with_plans("ipulink_bandwidth " + run,
-                             ipu::sdk::read_elf(pod ? LINK_STREAM_16 : LINK_STREAM_4), config,
-                             plans, platform);
+  const ipu::hw::RunReport report = ipu::bench::run_with_plans(
+      "ipulink_bandwidth " + run, ipu::sdk::read_elf(pod ? LINK_STREAM_16 : LINK_STREAM_4), config,
+      plans, platform);
   uint64_t bytes = 0, first = ~uint64_t{0}, last = 0;
   unsigned directions = 0;
   for (const auto& link : platform->machine().links().links())
@@ -104,5 +104,17 @@ int bench_body(const std::string& run) {
       "(target {:.0f} GB/s +-5%) {}; per link direction {:.2f} GB/s\n",
       chip, scenario, preset, directions, bytes, last - first + 1, gbps, target,
       ipu::bench::verdict(std::abs(gbps - target) <= 0.05 * target), gbps / directions);
+  // The links' power at this rate (issue 37): the bytes' energy over the transfer, beside the
+  // rated rate times energy.ipulink.byte; the idle links' and the machine's over the run.
+  const ipu::hw::EnergyReport e = ipu::hw::price_energy(config, report);
+  const double moving_w = ipu::bench::action_joules({e.links}, "ipulink.byte") / seconds;
+  const double expected_w = target * 1e9 * config.energy.ipulink_pj_per_byte * 1e-12;
+  fmt::print(
+      "ipulink_bandwidth {} {} ({}) power: the bytes {:.2f} W (expected {:.2f} W: {:.0f} GB/s x "
+      "{:.0f} pJ/B, energy.ipulink.byte) {}; {} links idle {:.1f} W; the links {:.1f}% of the "
+      "machine's {:.0f} W over the run\n",
+      chip, scenario, preset, moving_w, expected_w, target, config.energy.ipulink_pj_per_byte,
+      ipu::bench::verdict(std::abs(moving_w - expected_w) <= 0.05 * expected_w), report.ipulinks,
+      report.ipulinks * config.energy.ipulink_idle_w, 100 * e.links.joules() / e.joules, e.watts());
   return 0;
 }

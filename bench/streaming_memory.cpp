@@ -99,7 +99,7 @@ int bench_body(const std::string& run) {
     }
   std::vector<uint32_t> words(kWords);
   std::unique_ptr<ipu::hw::Platform> platform;
-  ipu::bench::run_with_plans(
+  const ipu::hw::RunReport report = ipu::bench::run_with_plans(
       "streaming_memory " + run, elf, config, plans, platform, [&](ipu::hw::Machine& machine) {
         if (write) return;
         // Something to read: the pattern of a tile of the next chip.
@@ -142,5 +142,19 @@ int bench_body(const std::string& run) {
       chip, scenario, chips, chips > 1 ? "s" : "", kTiles, kWords * 4 / 1024, bytes, done - begin,
       gbps, target / 1e9, ipu::bench::verdict(std::abs(gbps * 1e9 - target) <= 0.05 * target),
       100 * dimm_busy / static_cast<double>(done - begin), same ? "checked" : "WRONG");
+  // The gateway's power at this rate (issue 37): its DIMMs' bytes over the transfer, beside the
+  // rated rate times energy.gateway.ddr-byte; its static power and share over the run.
+  const ipu::hw::EnergyReport e = ipu::hw::price_energy(config, report);
+  const double ddr_w = ipu::bench::action_joules(e.gateways, "gateway.ddr-byte") / seconds;
+  const double expected_w = target * config.energy.ddr_pj_per_byte * 1e-12;
+  double gateway_j = 0;
+  for (const auto& b : e.gateways) gateway_j += b.joules();
+  fmt::print(
+      "streaming_memory {} {} power: the DIMMs' bytes {:.2f} W (expected {:.2f} W: {:.1f} GB/s "
+      "x {:.0f} pJ/B, energy.gateway.ddr-byte) {}; the gateway {:.0f} W in all ({:.0f}% of the "
+      "machine's {:.0f} W over the run, most of it static)\n",
+      chip, scenario, ddr_w, expected_w, target / 1e9, config.energy.ddr_pj_per_byte,
+      ipu::bench::verdict(std::abs(ddr_w - expected_w) <= 0.05 * expected_w), gateway_j / e.seconds,
+      100 * gateway_j / e.joules, e.watts());
   return same ? 0 : 1;
 }
