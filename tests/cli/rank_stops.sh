@@ -17,8 +17,10 @@ job=$!
 rank1=
 for ((i = 0; i < 200; i++)); do
   [[ -z $rank1 ]] || break
-  for pid in $(pgrep -f "ipu-sim run $image"); do
-    tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1" && rank1=$pid
+  for dir in /proc/[0-9]*; do  # (no pgrep: procps may be missing)
+    tr '\0' ' ' 2>/dev/null < "$dir/cmdline" | grep -qF "ipu-sim run $image" || continue
+    tr '\0' '\n' 2>/dev/null < "$dir/environ" | grep -qx "OMPI_COMM_WORLD_RANK=1" &&
+      rank1=${dir#/proc/}
   done
   sleep 0.05
 done
