@@ -17,6 +17,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -119,19 +120,66 @@ std::string bad_value_message(const Parameter& p, const std::string& text) {
                        : fmt::format("bad value '{}' for {} ({})", text, p.name, takes);
 }
 
+// Levenshtein distance: single-character insertions, deletions and substitutions.
+inline size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// The names nearest `name`, closest first, at most 3: those within an edit distance of a third
+// of its length (at least 2), for "did you mean".
+inline std::vector<std::string> nearest_names(const std::string& name,
+                                              const std::vector<std::string>& names) {
+  const size_t reach = std::max<size_t>(2, name.size() / 3);
+  std::vector<std::pair<size_t, std::string>> near;
+  for (const std::string& n : names)
+    if (const size_t d = edit_distance(name, n); d <= reach) near.emplace_back(d, n);
+  std::sort(near.begin(), near.end());
+  std::vector<std::string> out;
+  for (size_t i = 0; i < near.size() && i < 3; ++i) out.push_back(near[i].second);
+  return out;
+}
+
+// " (did you mean A, B or C?)", each name after `prefix`; empty for no name.
+inline std::string did_you_mean(const std::vector<std::string>& names,
+                                const std::string& prefix = "") {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + prefix + names[i];
+  return out.empty() ? out : " (did you mean " + out + "?)";
+}
+
+// "unknown parameter 'NAME'", with the nearest known names when some are close.
+inline std::string unknown_parameter_message(const std::string& name,
+                                             const std::vector<std::string>& names) {
+  return fmt::format("unknown parameter '{}'{}", name, did_you_mean(nearest_names(name, names)));
+}
+
 // Sets one parameter from its text; throws std::invalid_argument naming the parameter and the
-// text for an unknown name or a malformed value.
+// text for an unknown name (with the nearest names) or a malformed value.
 template <typename Config>
 void set_parameter(Config& config, const std::string& name, const std::string& value) {
   bool known = false;
   std::string error;
+  std::vector<std::string> names;
   visit_parameters(config, [&](const Parameter& p, auto& member) {
+    names.emplace_back(p.name);
     if (name != p.name) return;
     known = true;
     if (!parse_parameter_value(value, member))
       error = bad_value_message<std::decay_t<decltype(member)>>(p, value);
   });
-  if (!known) throw std::invalid_argument(fmt::format("unknown parameter '{}'", name));
+  if (!known) throw std::invalid_argument(unknown_parameter_message(name, names));
   if (!error.empty()) throw std::invalid_argument(error);
 }
 

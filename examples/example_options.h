@@ -66,7 +66,7 @@ class ExampleOptions {
       po::store(po::command_line_parser(argc, argv).options(all).positional(words).run(), vm_);
       po::notify(vm_);
     } catch (const po::error& e) {
-      throw OptionError(e.what());
+      throw OptionError(sdk::describe_option_error(e, all));
     }
     if (vm_.count("stray"))
       throw OptionError(fmt::format(

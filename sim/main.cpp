@@ -152,7 +152,8 @@ int sc_main(int argc, char** argv) {
     debug = device_command_line.debug_options(vm);
     config_dump = ipu::sdk::DeviceCommandLine::config_dump(vm);
   } catch (const po::error& e) {
-    fmt::print(stderr, "ipu-sim: {}\nTry 'ipu-sim --help'.\n", e.what());
+    fmt::print(stderr, "ipu-sim: {}\nTry 'ipu-sim --help'.\n",
+               ipu::sdk::describe_option_error(e, all));
     return kExitUsage;
   } catch (const std::invalid_argument& e) {
     fmt::print(stderr, "ipu-sim: {}\n", e.what());

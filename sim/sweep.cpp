@@ -79,6 +79,16 @@ std::string first_line(const fs::path& file) {
   return "";
 }
 
+// The last non-empty line a point wrote to stdout: the reason of a program that prints its
+// errors there (the examples' "loss did not fall").
+std::string last_line(const fs::path& file) {
+  std::ifstream in(file);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  return last;
+}
+
 // Starts `argv` with stdout and stderr into files; returns the child's pid.
 pid_t spawn(const std::vector<std::string>& argv, const fs::path& out, const fs::path& err) {
   std::vector<char*> args;
@@ -249,10 +259,15 @@ int run_sweep(int argc, char** argv) {
       for (size_t a = 0; a < axes.size(); ++a)
         values.push_back(fmt::format("{}={}", axes[a].name, p.values[a]));
       const std::string why = first_line(err);
+      // An option of the sweep's own after the IMAGE goes to every point, which refuses it.
+      std::string hint;
+      for (const char* own_option : {"--csv", "--json", "--out", "--jobs", "--vary"})
+        if (why.find(fmt::format("'{}'", own_option)) != std::string::npos)
+          hint = fmt::format(" ({} is the sweep's: give it before the IMAGE or --)", own_option);
       fmt::print(stderr,
-                 "ipu-sim sweep: point {}: {}\nNo point was run: each point's configuration is "
+                 "ipu-sim sweep: point {}: {}{}\nNo point was run: each point's configuration is "
                  "checked first (its command with --config-dump).\n",
-                 fmt::join(values, " "), why.empty() ? "its configuration is refused" : why);
+                 fmt::join(values, " "), why.empty() ? "its configuration is refused" : why, hint);
       remove_temporary();
       return kExitUsage;
     }
@@ -288,7 +303,10 @@ int run_sweep(int argc, char** argv) {
     running.erase(it);
     p.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     const auto f = files(&p - points.data());
-    if (p.exit_status != 0) p.error = first_line(f[2]);
+    if (p.exit_status != 0) {
+      p.error = first_line(f[2]);
+      if (p.error.empty()) p.error = last_line(f[1]);
+    }
     std::ifstream in(f[0]);
     if (in) {
       // A point's program is any program: its statistics are read as untrusted input.

@@ -44,6 +44,15 @@ Options declared_of(const po::variables_map& vm) {
 
 }  // namespace
 
+std::string describe_option_error(const po::error& e, const po::options_description& options) {
+  const auto* unknown = dynamic_cast<const po::unknown_option*>(&e);
+  const std::string name = unknown != nullptr ? unknown->get_option_name() : "";
+  if (name.rfind("--", 0) != 0) return e.what();
+  std::vector<std::string> names;
+  for (const auto& option : options.options()) names.push_back(option->long_name());
+  return e.what() + base::did_you_mean(base::nearest_names(name.substr(2), names), "--");
+}
+
 DeviceCommandLine::DeviceCommandLine(const std::string& default_preset)
     : default_preset_(default_preset),
       parameters_("Configuration parameters (override the preset and --config)") {

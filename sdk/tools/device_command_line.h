@@ -20,6 +20,11 @@
 
 namespace ipu::sdk {
 
+// A command line's error as Boost words it, with the nearest option names for an unknown one
+// ("unrecognised option '--exchange.base-latncy' (did you mean --exchange.base-latency?)").
+std::string describe_option_error(const boost::program_options::error& e,
+                                  const boost::program_options::options_description& options);
+
 class DeviceCommandLine {
  public:
   // `default_preset`: the machine without --preset (mk2 for ipu-sim).

@@ -139,5 +139,19 @@ TEST(Parameters, FileErrorsNameTheFileAndLine) {
           HasSubstr("run.cfg:2: 'preset' must come before every parameter")));
 }
 
+// Issue 38, item 12: a misspelt name is answered with the nearest names, closest first; a name
+// far from every one gets none.
+TEST(Parameters, AnUnknownNameSuggestsTheNearest) {
+  EXPECT_EQ(base::edit_distance("base-latency", "base-latncy"), 1u);
+  EXPECT_EQ(base::edit_distance("", "abc"), 3u);
+  EXPECT_EQ(base::edit_distance("kitten", "sitting"), 3u);
+  const std::vector<std::string> names = {"exchange.base-latency", "exchange.tiles-per-column",
+                                          "sync.internal-cycles"};
+  EXPECT_EQ(base::unknown_parameter_message("exchange.base_latency", names),
+            "unknown parameter 'exchange.base_latency' (did you mean exchange.base-latency?)");
+  EXPECT_EQ(base::unknown_parameter_message("bogus", names), "unknown parameter 'bogus'");
+  EXPECT_EQ(base::did_you_mean({"a", "b", "c"}, "--"), " (did you mean --a, --b or --c?)");
+}
+
 }  // namespace
 }  // namespace ipu::test
