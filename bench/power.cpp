@@ -18,12 +18,9 @@
 
 namespace {
 
+// A chip line's joules over every chip.
 double line(const ipu::hw::EnergyReport& e, const std::string& action) {
-  double j = 0;
-  for (const auto& chip : e.chips)
-    for (const auto& l : chip.lines)
-      if (l.action == action) j += l.joules;
-  return j;
+  return ipu::bench::action_joules(e.chips, action);
 }
 
 // Where a chip's energy went: the largest shares, in percent.
