@@ -17,5 +17,10 @@ if [[ ${1:-} == --sanitize ]]; then
   extra=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DIPU_SANITIZE=ON -DIPU_BENCH=OFF "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$flags"
          "-DCMAKE_C_FLAGS_RELWITHDEBINFO=$flags")
 fi
+# Unity builds (CMake joins each target's sources, 16 to a translation unit): every header and
+# template a target's sources share is compiled once a batch instead of once a source. From
+# clean, the sanitizer build took 503 s instead of 595 s on 2 cores. IPU_UNITY=0 turns them off
+# for edit-compile cycles, where a change then recompiles one source instead of its batch.
+extra+=("-DCMAKE_UNITY_BUILD=$([[ ${IPU_UNITY:-1} == 0 ]] && echo OFF || echo ON)" -DCMAKE_UNITY_BUILD_BATCH_SIZE=16)
 cmake -S "$root" -B "$build_dir" -G Ninja "${extra[@]}" >/dev/null
 cmake --build "$build_dir" -j"$(nproc)"

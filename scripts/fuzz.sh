@@ -26,7 +26,9 @@ build="$root/build-fuzz"
 flags="-O1 -g1 -DNDEBUG"
 CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=$flags" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=$flags" \
-  -DIPU_FUZZ=ON -DIPU_WERROR=OFF > /dev/null  # clang's warnings differ from the gcc build's
+  -DIPU_FUZZ=ON -DIPU_WERROR=OFF \
+  "-DCMAKE_UNITY_BUILD=$([[ ${IPU_UNITY:-1} == 0 ]] && echo OFF || echo ON)" -DCMAKE_UNITY_BUILD_BATCH_SIZE=16 \
+  > /dev/null  # clang's warnings differ from the gcc build's; unity builds as scripts/build.sh
 cmake --build "$build" --target "${targets[@]}"
 
 # The targets run side by side, each for N seconds of wall time, and share the host's cores.

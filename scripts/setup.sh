@@ -21,6 +21,9 @@ packages=(
   openmpi-bin libopenmpi-dev  # a machine's chips over MPI ranks (hw/parallel/ranks.h, mpirun ipu-sim run)
   gdb-multiarch             # debugs tile programs through ipu-sim --gdb (tests/cli/gdb_session.sh)
   python3                   # the CLI tests check that --stats and --trace write valid JSON
+  python3-dev pybind11-dev  # the Python package virtual_ipu (python/): its C++ extension
+  python3-pytest            # the Python package's tests (tests/python)
+  python3-matplotlib        # virtual_ipu.plot (python/virtual_ipu/plot.py), with NumPy
   chromium                  # renders the --report HTML page headless in its test (tests/cli/report_renders.sh)
 )
 

@@ -45,4 +45,14 @@ status=0
 "$prefix/bin/ipu-sim" run-elf "$work/by_hand.elf" | grep -q "hello from tile 0" || status=$?
 "$prefix/bin/ipu-sim" run-elf "$work/by_hand.elf" > /dev/null || status=$?
 [ $status -eq 7 ] || { echo "FAIL: ipu-cc's hello exited with $status, not 7"; exit 1; }
+# The Python package, imported by a plain python3 with nothing but the prefix's site-packages
+# on its path, runs the firmware built above.
+site=$(echo "$prefix"/lib/python3*/site-packages)
+if [ -d "$site/virtual_ipu" ]; then
+  (cd "$work" && env -i PATH=/usr/bin:/bin PYTHONPATH="$site" python3 -c "
+import virtual_ipu as v
+r = v.Machine(**{'chip.tiles': 1}).run('$work/by_hand.elf')
+assert r.exit_status == 7 and 'hello from tile 0' in r.console, r
+print('installed Python package ok:', r)")
+fi
 echo "installed SDK ok: host program and firmware built outside the tree"
