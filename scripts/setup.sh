@@ -23,7 +23,8 @@ packages=(
   python3                   # the CLI tests check that --stats and --trace write valid JSON
   python3-dev pybind11-dev  # the Python package virtual_ipu (python/): its C++ extension
   python3-pytest            # the Python package's tests (tests/python)
-  python3-matplotlib        # virtual_ipu.plot (python/virtual_ipu/plot.py), with NumPy
+  python3-numpy             # the Python SDK's tensors and streams are NumPy arrays (python/virtual_ipu/sdk.py)
+  python3-matplotlib        # virtual_ipu.plot (python/virtual_ipu/plot.py)
   chromium                  # renders the --report HTML page headless in its test (tests/cli/report_renders.sh)
 )
 

@@ -6,7 +6,8 @@ and plots it.
 
 Each point runs build/examples/train (data-parallel on an IPU-Machine: gradients reduced over
 the IPU-Links every step) with the point's machine, given as the configuration file
-Machine.dump writes, and reads the simulated time of its steps from its --stats file.
+Machine.dump writes, and reads the simulated time of its last step, and of that step's
+collectives, from its report.
 """
 import argparse
 import json
@@ -25,16 +26,28 @@ parser.add_argument("--jobs", type=int, default=2)
 args = parser.parse_args()
 
 
+def microseconds(report, label):
+    """The figure in microseconds on the line of train's report that starts with `label`."""
+    for line in report.splitlines():
+        if line.startswith(label):
+            return float(line[len(label):].split("us")[0].split()[-1])
+    raise ValueError(f"train printed no '{label}' line")
+
+
 def train_step(machine):
-    """Runs the training job on `machine`; its simulated microseconds a step."""
+    """Runs the training job on `machine` (one host thread: the sweep runs points side by
+    side); the simulated time of its last step and of that step's collectives."""
     with tempfile.TemporaryDirectory() as work:
         config, stats = os.path.join(work, "machine.cfg"), os.path.join(work, "stats.json")
         machine.dump(config)
-        subprocess.run([args.train, "--config", config, "--steps", str(args.steps), "--stats", stats],
-                       check=True, capture_output=True, text=True)
+        done = subprocess.run([args.train, "--config", config, "--steps", str(args.steps),
+                               "--threads", "1", "--stats", stats],
+                              check=True, capture_output=True, text=True)
         with open(stats) as file:
             summary = json.load(file)["summary"]
-    return {"step_us": summary["seconds"] / args.steps * 1e6, "tflops": summary.get("tflops")}
+    return {"step_us": microseconds(done.stdout, "a step (the last)"),
+            "collectives_us": microseconds(done.stdout, "  collectives"),
+            "tflops": summary.get("tflops")}
 
 
 rows = vipu.sweep(train_step, {"preset": ["m2000", "bow2000"],
@@ -42,7 +55,8 @@ rows = vipu.sweep(train_step, {"preset": ["m2000", "bow2000"],
                   jobs=args.jobs, dataframe=False)
 for row in rows:
     print(f"{row['preset']:8} {row['ipulink.bytes-per-second'] / 1e9:5.0f} GB/s  "
-          + (f"{row['step_us']:8.1f} us a step" if "error" not in row else row["error"]))
+          + (f"{row['step_us']:8.1f} us a step, collectives {row['collectives_us']:6.1f} us"
+             if "error" not in row else row["error"]))
 ax = vipu.plot.sweep(rows, "ipulink.bytes-per-second", "step_us", series="preset", logx=True)
 ax.set_xlabel("IPU-Link bandwidth, each direction (bytes/s)")
 ax.set_ylabel("simulated time a training step (us)")

@@ -73,6 +73,10 @@ hw::RunOptions run_options(const std::map<std::string, std::string>& given) {
 }  // namespace
 }  // namespace ipu::python
 
+namespace ipu::python {
+void bind_sdk(py::module_& m);  // sdk_binding.cpp
+}
+
 PYBIND11_MODULE(_core, m) {
   using ipu::hw::MachineConfig;
   using namespace ipu::python;
@@ -102,6 +106,8 @@ PYBIND11_MODULE(_core, m) {
         ipu::hw::write_machine_config(out, c);
         return out.str();
       });
+
+  ipu::python::bind_sdk(m);
 
   m.def("run_option_parameters", [] { return parameter_rows(ipu::hw::RunOptions{}); });
 

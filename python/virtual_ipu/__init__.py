@@ -17,6 +17,14 @@ from .machine import Machine, Parameter, presets
 from .result import CycleLimit, Deadlock, RunError, RunResult, TileFault
 from .sweep import sweep
 from . import plot
+from .sdk import (AllGather, AllReduce, Broadcast, CompileError, Copy, CopyFromRemote, CopyToRemote,
+                  CrossReplicaCopy, Device, DeviceError, Execute, Executable, Graph, GraphError,
+                  HostRead, HostWrite, ReduceScatter, Region, Repeat, Sequence, Sync, Target, Tensor,
+                  compile, ops)
 
 __all__ = ["Machine", "Parameter", "presets", "RunResult", "RunError", "TileFault", "CycleLimit",
-           "Deadlock", "ImageError", "sweep", "plot"]
+           "Deadlock", "ImageError", "sweep", "plot", "Target", "Graph", "Tensor", "Region",
+           "Sequence", "Execute", "Copy", "Broadcast", "Repeat", "Sync", "HostWrite", "HostRead",
+           "CrossReplicaCopy", "AllReduce", "ReduceScatter", "AllGather", "CopyToRemote",
+           "CopyFromRemote", "compile", "Executable", "Device", "DeviceError", "GraphError",
+           "CompileError", "ops"]

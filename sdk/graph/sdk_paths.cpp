@@ -38,7 +38,13 @@ SdkPaths find() {
     if (!binary.empty()) {
       std::error_code ec;
       const fs::path real = fs::weakly_canonical(binary, ec);
-      tried.push_back((ec ? binary : real).parent_path().parent_path() / "share/virtual-ipu");
+      // PREFIX/share/virtual-ipu beside PREFIX/bin or PREFIX/lib, or further up for the Python
+      // extension (PREFIX/lib/python3.X/site-packages/virtual_ipu; build/python/virtual_ipu).
+      fs::path above = (ec ? binary : real).parent_path();
+      for (int up = 0; up < 4 && above.has_parent_path() && above != above.parent_path(); ++up) {
+        above = above.parent_path();
+        tried.push_back(above / "share/virtual-ipu");
+      }
     }
   }
   for (const fs::path& dir : tried) {
