@@ -24,3 +24,13 @@ fi
 extra+=("-DCMAKE_UNITY_BUILD=$([[ ${IPU_UNITY:-1} == 0 ]] && echo OFF || echo ON)" -DCMAKE_UNITY_BUILD_BATCH_SIZE=16)
 cmake -S "$root" -B "$build_dir" -G Ninja "${extra[@]}" >/dev/null
 cmake --build "$build_dir" -j"$(nproc)"
+
+# The Release build's Python package, importable by Debian's python3 from anywhere (as
+# `pip install -e` would make it): a .pth file in its site directory names build/python.
+# Skipped where that directory is not writable (no root); PYTHONPATH=build/python then.
+if [[ ${1:-} != --sanitize && -d $build_dir/python/virtual_ipu && -x /usr/bin/python3 ]]; then
+  site=$(/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+  if mkdir -p "$site" 2>/dev/null && [[ -w $site ]]; then
+    echo "$build_dir/python" > "$site/virtual_ipu-build.pth"
+  fi
+fi

@@ -122,6 +122,20 @@ const char* result_name(hw::ChipOutcome::Result r) {
         std::string data(info->second.elements * sdk::dtype_size(info->second.type), '\0');
         device->read_tensor(name, request.at("replica").get<unsigned>(), data.data(), data.size());
         out.push_back(std::move(data));
+      } else if (cmd == "write_remote" || cmd == "read_remote") {
+        const std::string name = request.at("name");
+        const auto buffer = exe.remote_buffers.find(name);
+        if (buffer == exe.remote_buffers.end())
+          throw std::invalid_argument("the executable has no remote buffer '" + name + "'");
+        const unsigned replica = request.at("replica"), entry = request.at("entry");
+        if (cmd == "write_remote") {
+          device->write_remote(name, replica, entry, blobs.at(0).data(), blobs.at(0).size());
+        } else {
+          const sdk::RemoteBufferInfo& info = buffer->second.info;
+          std::string data(info.elements * sdk::dtype_size(info.type), '\0');
+          device->read_remote(name, replica, entry, data.data(), data.size());
+          out.push_back(std::move(data));
+        }
       } else if (cmd == "run") {
         // The given host-to-device streams' data (each replica's), then the run, then every
         // device-to-host stream's data.

@@ -204,6 +204,14 @@ void bind_sdk(py::module_& m) {
                                                     s.direction == StreamDirection::kHostToDevice);
                                return out;
                              })
+      .def_property_readonly("remote_buffers",
+                             [](const Executable& e) {
+                               py::dict out;
+                               for (const auto& [name, r] : e.remote_buffers)
+                                 out[py::str(name)] = py::make_tuple(
+                                     dtype_name(r.info.type), r.info.elements, r.info.entries);
+                               return out;
+                             })
       .def_property_readonly("tensors",
                              [](const Executable& e) {
                                py::dict out;

@@ -347,6 +347,31 @@ class Device:
         _, out = self._call({"cmd": "read_tensor", "name": name, "replica": replica})
         return np.frombuffer(out[0], dtype=dtype).reshape(shape).copy()
 
+    def _remote(self, name: str, entry: int):
+        buffers = self.executable._exe.remote_buffers
+        if name not in buffers:
+            raise ValueError(f"remote buffer {name}: the executable has no such remote buffer")
+        sdk_type, elements, entries = buffers[name]
+        if not 0 <= entry < entries:
+            raise ValueError(f"remote buffer {name}: entry {entry}, but it has {entries}")
+        return _NUMPY_TYPE[sdk_type], elements
+
+    def write_remote(self, name: str, entry: int, value, replica: Optional[int] = None) -> None:
+        """Writes one entry of a remote buffer (in streaming memory) in one replica or every one."""
+        dtype, elements = self._remote(name, entry)
+        array = np.asarray(value)
+        if array.dtype != dtype or array.size != elements:
+            raise ValueError(f"remote buffer {name}: {array.dtype} x {array.size}, but an entry is "
+                             f"{dtype} x {elements}")
+        for r in range(self.executable.replicas) if replica is None else [replica]:
+            self._call({"cmd": "write_remote", "name": name, "replica": r, "entry": entry},
+                       [np.ascontiguousarray(array).tobytes()])
+
+    def read_remote(self, name: str, entry: int, replica: int = 0) -> np.ndarray:
+        dtype, _ = self._remote(name, entry)
+        _, out = self._call({"cmd": "read_remote", "name": name, "replica": replica, "entry": entry})
+        return np.frombuffer(out[0], dtype=dtype).copy()
+
     def stats(self) -> Dict[str, Any]:
         """Every run's statistics so far, as the C++ Device writes them."""
         _, out = self._call({"cmd": "stats"})

@@ -49,8 +49,9 @@ status=0
 # on its path, runs the firmware built above.
 site=$(echo "$prefix"/lib/python3*/site-packages)
 if [ -d "$site/virtual_ipu" ]; then
-  (cd "$work" && env -i PATH=/usr/bin:/bin PYTHONPATH="$site" python3 -c "
+  (cd "$work" && env -i PATH=/usr/bin:/bin PYTHONPATH="$site" /usr/bin/python3 -c "
 import virtual_ipu as v
+assert v.__file__.startswith('$site/'), v.__file__  # the installed one, not the build tree's
 r = v.Machine(**{'chip.tiles': 1}).run('$work/by_hand.elf')
 assert r.exit_status == 7 and 'hello from tile 0' in r.console, r
 print('installed Python package ok:', r)")

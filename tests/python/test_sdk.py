@@ -165,3 +165,26 @@ def test_ctrl_c_stops_a_device_run_and_the_device_with_it():
             device.run()
     with pytest.raises(ChildProcessError):  # the device's process was killed and reaped
         os.waitpid(-1, os.WNOHANG)
+
+
+def test_remote_buffers_in_streaming_memory_round_trip_through_programs():
+    n = 64
+    g = vipu.Graph(vipu.Target("m2000", tiles=4))
+    a, b = (g.add_variable(name, (n,), np.float32) for name in ("a", "b"))
+    g.map_evenly(a, 0, 4)
+    g.map_evenly(b, 0, 4)
+    buffer = g.add_remote_buffer("rb", np.float32, n, 3)
+    exe = vipu.compile(g, {"save": vipu.CopyToRemote(a, buffer, 1),
+                           "load": vipu.CopyFromRemote(buffer, 2, b)})
+    value = np.arange(n, dtype=np.float32) - 7.5
+    with vipu.Device(exe) as device:
+        device.write_tensor("a", value)
+        device.run("save")
+        np.testing.assert_array_equal(device.read_remote("rb", 1), value)
+        device.write_remote("rb", 2, value * 2)
+        device.run("load")
+        np.testing.assert_array_equal(device.read_tensor("b"), value * 2)
+        with pytest.raises(ValueError, match="remote buffer rb: entry 3, but it has 3"):
+            device.read_remote("rb", 3)
+        with pytest.raises(ValueError, match="remote buffer rb: float64 x 64, but an entry is float32 x 64"):
+            device.write_remote("rb", 0, np.zeros(n))
