@@ -36,8 +36,8 @@ struct Axis {
   std::vector<std::string> values;
 };
 
-// "NAME=V1,V2,...": a known parameter and at least one value, each accepted by the parameter's
-// own parser (so a typo fails before any point runs).
+// "NAME=V1,V2,...": a known parameter (or "preset") and at least one value, each accepted by
+// the parameter's own parser, or a known preset (so a typo fails before any point runs).
 Axis parse_axis(const std::string& text) {
   const size_t eq = text.find('=');
   if (eq == std::string::npos || eq == 0)
@@ -51,7 +51,11 @@ Axis parse_axis(const std::string& text) {
       throw std::invalid_argument(fmt::format("--vary '{}': an empty value", text));
     hw::MachineConfig probe;
     try {
-      base::set_parameter(probe, axis.name, value);
+      // "preset" varies the machine a point starts from (--preset), before its parameters.
+      if (axis.name == "preset")
+        hw::machine_preset(value);
+      else
+        base::set_parameter(probe, axis.name, value);
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(fmt::format("--vary '{}': {}", text, e.what()));
     }
@@ -158,7 +162,8 @@ int run_sweep(int argc, char** argv) {
                    "a table of each point's figures.\nThe command must take ipu-sim's "
                    "configuration options, --config-dump and --stats (the SDK examples do):\n"
                    "each point's configuration is checked with --config-dump before any point "
-                   "runs.\n\n"
+                   "runs.\nNAME may be preset (--vary preset=mk2,bow): each point starts from "
+                   "that preset.\n\n"
                 << options << "\n";
       return 0;
     }
