@@ -394,6 +394,7 @@ TrainResult run_training(const TrainConfig& config) {
     st.watts_per_chip = report.energy.watts_per_chip();
     out.profile = report.profile;
     st.streaming_bytes = report.run.streaming_bytes_written + report.run.streaming_bytes_read;
+    out.memory_hash = report.run.memory_hash;
     for (unsigned r = 0; r < R; ++r) st.loss += loss_host[r];
 
     // The host: the same step, replica by replica, tile by tile.

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,7 +58,8 @@ struct TrainResult {
   double ipulink_bytes_per_second = 0;              // one direction of one link
   std::vector<uint32_t> weights, expected_weights;  // f16 pairs after training
   std::vector<float> master, expected_master;       // replica 0's master shard
-  bool identical = false;  // every loss and the final weights equal the host's
+  bool identical = false;               // every loss and the final weights equal the host's
+  std::optional<uint64_t> memory_hash;  // after the last step (DeviceOptions::memory_hash)
   double load_seconds = 0;
   std::string memory_report;
   sdk::Profile profile;  // of every run (DeviceOptions::profile)
