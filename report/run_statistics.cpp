@@ -263,8 +263,7 @@ void write_stats_json(std::ostream& out, const Machine& machine, const StatsSour
   summary["watts"] = energy.watts();
   summary["watts_per_chip"] = energy.watts_per_chip();
   if (source.outcome) {
-    static const char* const kResults[] = {"exited", "fault", "cycle limit", "deadlock"};
-    summary["result"] = kResults[static_cast<int>(source.outcome->result)];
+    summary["result"] = hw::outcome_name(source.outcome->result);
     summary["exit_status"] = source.outcome->exit_status;
     summary["message"] = source.outcome->message;
   }

@@ -20,6 +20,12 @@ struct ChipOutcome {
   std::string message;  // the report for anything but a normal exit
 };
 
+// How a run ended, as the statistics ("result") and the Python package name it.
+inline const char* outcome_name(ChipOutcome::Result result) {
+  static const char* const kNames[] = {"exited", "fault", "cycle limit", "deadlock"};
+  return kNames[static_cast<int>(result)];
+}
+
 // One context's counts on one tile, for the per-context table of ipu-sim's report.
 struct ContextCounts {
   uint64_t instructions = 0;

@@ -15,20 +15,11 @@
 #include <stdexcept>
 
 #include "base/parameters.h"
+#include "python/src/fd_io.h"
 #include "sdk/runtime/device.h"
 
 namespace ipu::python {
 namespace {
-
-bool write_all(int fd, const char* data, size_t size) {
-  for (size_t done = 0; done < size;) {
-    const ssize_t n = ::write(fd, data + done, size - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
-}
 
 // Reads exactly `size` bytes; false at the end of the stream. `wait` is called before each
 // read (the parent polls for Ctrl-C there).
@@ -77,11 +68,6 @@ bool receive(int fd, std::string& header, std::vector<std::string>& blobs,
     if (!read_all(fd, blobs[i].data(), blobs[i].size(), wait)) return false;
   }
   return true;
-}
-
-const char* result_name(hw::ChipOutcome::Result r) {
-  static const char* const kResults[] = {"exited", "fault", "cycle limit", "deadlock"};
-  return kResults[static_cast<int>(r)];
 }
 
 // The child: one Device, serving requests until the parent closes the socket.
@@ -178,7 +164,7 @@ const char* result_name(hw::ChipOutcome::Result r) {
       }
     } catch (const sdk::DeviceError& e) {
       reply = {{"error", "device"}, {"message", e.what()}};
-      if (e.outcome()) reply["outcome"] = result_name(e.outcome()->result);
+      if (e.outcome()) reply["outcome"] = hw::outcome_name(e.outcome()->result);
       out.clear();
     } catch (const std::invalid_argument& e) {
       reply = {{"error", "value"}, {"message", e.what()}};
@@ -266,16 +252,16 @@ std::pair<std::string, std::vector<std::string>> DeviceClient::call(
       if (ready > 0) return;
     }
   };
+  bool answered = false;
   try {
-    if (!send(fd_, header, blobs) || !receive(fd_, reply.first, reply.second, wait)) {
-      kill_child();
-      throw std::runtime_error("the device's process ended (it crashed or was killed)");
-    }
-  } catch (const std::runtime_error&) {
-    throw;
+    answered = send(fd_, header, blobs) && receive(fd_, reply.first, reply.second, wait);
   } catch (...) {
     kill_child();  // Ctrl-C: the device is gone with its state
     throw;
+  }
+  if (!answered) {
+    kill_child();
+    throw std::runtime_error("the device's process ended (it crashed or was killed)");
   }
   return reply;
 }

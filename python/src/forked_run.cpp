@@ -17,6 +17,7 @@
 
 #include "hw/energy/energy.h"
 #include "hw/machine/platform.h"
+#include "python/src/fd_io.h"
 #include "report/run_statistics.h"
 #include "report/text_report.h"
 #include "sdk/compiler/executable_io.h"
@@ -71,15 +72,6 @@ std::string run_here(const RunRequest& request) {
 
 namespace {
 
-void write_all(int fd, const std::string& text) {
-  for (size_t done = 0; done < text.size();) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // the parent went away: nothing to tell
-    done += static_cast<size_t>(n);
-  }
-}
-
 // Kills and reaps the child when the parent stops waiting for it early (an exception).
 struct Child {
   pid_t pid;
@@ -110,7 +102,8 @@ std::string run_in_child(const RunRequest& request, const std::function<void()>&
     // A run outlives no parent: a session or sweep worker killed takes its runs with it.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(1);  // the parent died before prctl
-    write_all(fds[1], run_here(request));
+    const std::string answer = run_here(request);
+    write_all(fds[1], answer.data(), answer.size());  // false: the parent went away
     ::_exit(0);
   }
   ::close(fds[1]);
