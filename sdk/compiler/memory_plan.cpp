@@ -22,6 +22,7 @@ void Compilation::allocate_tensors() {
     layout[t].allocate(sizeof(ipu_tile_program), "control program header");
   }
   for (const TensorInfo& t : graph_.tensors()) {
+    if (t.is_view()) continue;
     for (const Interval& m : t.mapping) {
       const uint32_t bytes = static_cast<uint32_t>((m.end - m.begin) * dtype_size(t.type));
       const std::string what = fmt::format("tensor '{}' [{}, {})", t.name, m.begin, m.end);
@@ -30,6 +31,18 @@ void Compilation::allocate_tensors() {
                                    : layout[m.tile].allocate((bytes + 3) & ~3u, what);
       exe_.tensors[t.name].push_back({m.tile, m.begin, m.end, address});
     }
+  }
+  // A view's pieces are its base's, cut to the view's elements and renumbered from its first.
+  for (const TensorInfo& v : graph_.tensors()) {
+    if (!v.is_view()) continue;
+    const size_t begin = v.view_offset, end = begin + v.elements, size = dtype_size(v.type);
+    for (const Placement& p : exe_.tensors.at(graph_.tensors()[v.view_of].name))
+      if (p.end > begin && p.begin < end) {
+        const size_t from = std::max(p.begin, begin);
+        exe_.tensors[v.name].push_back(
+            {p.tile, from - begin, std::min(p.end, end) - begin,
+             p.address + static_cast<uint32_t>((from - p.begin) * size)});
+      }
   }
   for (unsigned r = 0; r < replicas_; ++r)
     for (unsigned t : active_) {

@@ -131,6 +131,14 @@ void Graph::set_tile_mapping(Tensor t, unsigned tile) {
 
 void Graph::set_tile_mapping(Tensor t, std::vector<Interval> mapping) {
   TensorInfo& i = info(t);
+  if (i.is_view())
+    throw GraphError(fmt::format("tensor '{}' is a view of '{}': it is mapped as that tensor is",
+                                 i.name, tensors_[i.view_of].name));
+  for (const TensorInfo& v : tensors_)
+    if (v.view_of == t.id)
+      throw GraphError(fmt::format(
+          "tensor '{}' has a view, '{}', made from its mapping: map a tensor before viewing it",
+          i.name, v.name));
   std::sort(mapping.begin(), mapping.end(),
             [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
   size_t next = 0;
@@ -174,6 +182,40 @@ void Graph::map_evenly(Tensor t, unsigned first, unsigned count, size_t grain) {
     begin = end;
   }
   set_tile_mapping(t, std::move(mapping));
+}
+
+Tensor Graph::slice(Tensor t, size_t begin, size_t end, std::vector<size_t> shape,
+                    const std::string& name) {
+  const TensorInfo base = tensor(t);  // a copy: adding the view may move the vector
+  const std::string view = name.empty() ? fmt::format("{}[{}:{}]", base.name, begin, end) : name;
+  if (begin >= end || end > base.elements)
+    throw GraphError(fmt::format("view '{}': elements [{}, {}) are not inside the {} of '{}'", view,
+                                 begin, end, base.elements, base.name));
+  if (base.mapping.empty())
+    throw GraphError(fmt::format("view '{}': tensor '{}' is not mapped yet", view, base.name));
+  if ((begin * dtype_size(base.type)) % 4 != 0)
+    throw GraphError(fmt::format(
+        "view '{}' of '{}' starts at element {}, not on a 32-bit boundary ({} elements)", view,
+        base.name, begin, 4 / dtype_size(base.type)));
+  size_t elements = 1;
+  for (size_t d : shape) elements *= d;
+  if (shape.empty() || elements != end - begin)
+    throw GraphError(fmt::format("view '{}': shape {{{}}} does not hold its {} elements", view,
+                                 fmt::join(shape, ", "), end - begin));
+  const Tensor v = add_variable(base.type, std::move(shape), view);
+  TensorInfo& i = info(v);
+  i.view_of = base.is_view() ? base.view_of : t.id;
+  i.view_offset = base.view_offset + begin;
+  for (const Interval& m : base.mapping)
+    if (m.end > begin && m.begin < end)
+      i.mapping.push_back({std::max(m.begin, begin) - begin, std::min(m.end, end) - begin, m.tile});
+  return v;
+}
+
+Tensor Graph::reshape(Tensor t, std::vector<size_t> shape, const std::string& name) {
+  const TensorInfo& base = tensor(t);
+  return slice(t, 0, base.elements, std::move(shape),
+               name.empty() ? fmt::format("{}.reshaped", base.name) : name);
 }
 
 Region Graph::region(Tensor t) const { return {t, 0, tensor(t).elements}; }

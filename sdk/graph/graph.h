@@ -80,6 +80,11 @@ struct TensorInfo {
   size_t elements;
   std::vector<Interval> mapping;  // sorted, disjoint, covering [0, elements) once mapped
   std::vector<uint8_t> initial;   // constants: their value
+  // A view (Graph::slice, Graph::reshape) has no memory of its own: it is elements
+  // [view_offset, view_offset + elements) of tensor `view_of`, which is not a view.
+  unsigned view_of = ~0u;
+  size_t view_offset = 0;
+  bool is_view() const { return view_of != ~0u; }
 };
 
 struct Tensor {
@@ -157,6 +162,14 @@ class Graph {
   Tensor add_constant(DType type, std::vector<size_t> shape, const void* data,
                       const std::string& name);
 
+  // A view of elements [begin, end) of `t` (flattened, row-major) as a tensor of `shape`, as
+  // poplar's slices and reshapes are: it takes no memory, is mapped as those elements are, and
+  // programs, vertices and the host use it as any tensor (writing it writes `t`). `t` must be
+  // mapped first and keeps its mapping; `begin` starts on a 32-bit word, as every piece does.
+  // The name defaults to "t[begin:end]".
+  Tensor slice(Tensor t, size_t begin, size_t end, std::vector<size_t> shape,
+               const std::string& name = "");
+  Tensor reshape(Tensor t, std::vector<size_t> shape, const std::string& name = "");
   void set_tile_mapping(Tensor t, unsigned tile);                  // the whole tensor on one tile
   void set_tile_mapping(Tensor t, std::vector<Interval> mapping);  // explicit intervals
   // Spreads a tensor over tiles first .. first+count-1 in equal contiguous pieces whose sizes

@@ -382,6 +382,87 @@ TEST(Sdk, AllToAllRedistributionAcrossTiles) {
   EXPECT_EQ(result, v);
 }
 
+TEST(Sdk, ViewsShareTheirTensorsMemoryAndMapping) {
+  // x [6 x 10] f32 over 4 tiles in pieces that cross rows. top = x's rows 1..3 as [3 x 10],
+  // flat = all of x as [60]; c [3 x 10] is on other tiles. The program adds top and c into
+  // top (through the view: x changes), then copies flat's first 20 elements to y.
+  Graph g(Target::preset("mk2", 8));
+  declare_library(g);
+  constexpr size_t n = 60;
+  const Tensor x = g.add_variable(DType::kF32, {6, 10}, "x");
+  g.map_evenly(x, 0, 4);
+  const Tensor top = g.slice(x, 10, 40, {3, 10}, "top");
+  const Tensor flat = g.reshape(x, {n});
+  const Tensor head = g.slice(flat, 0, 20, {20});  // a view of a view: of x itself
+  EXPECT_EQ(g.tensor(flat).name, "x.reshaped");
+  EXPECT_EQ(g.tensor(head).name, "x.reshaped[0:20]");
+  EXPECT_EQ(g.tensor(head).view_of, x.id);
+  // top's mapping is x's pieces over elements 10..39, renumbered from 0.
+  const std::vector<Interval>& m = g.tensor(top).mapping;
+  ASSERT_EQ(m.size(), 3u);  // x: [0,15) [15,30) [30,45) [45,60)
+  EXPECT_EQ(std::make_tuple(m[0].begin, m[0].end, m[0].tile), std::make_tuple(0u, 5u, 0u));
+  EXPECT_EQ(std::make_tuple(m[1].begin, m[1].end, m[1].tile), std::make_tuple(5u, 20u, 1u));
+  EXPECT_EQ(std::make_tuple(m[2].begin, m[2].end, m[2].tile), std::make_tuple(20u, 30u, 2u));
+  const Tensor c = g.add_variable(DType::kF32, {3, 10}, "c");
+  g.set_tile_mapping(c, g.tensor(top).mapping);
+  const Tensor y = g.add_variable(DType::kF32, {20}, "y");
+  g.map_evenly(y, 5, 3);
+  const ComputeSet cs = g.add_compute_set("add");
+  add_vertices(g, cs, top, c, top);
+  const Executable exe = compile(g, Sequence({Execute(cs), Copy(head, y)}));
+  Device device(exe);
+  std::vector<float> xv(n), cv(30);
+  for (size_t i = 0; i < n; ++i) xv[i] = static_cast<float>(i);
+  for (size_t i = 0; i < 30; ++i) cv[i] = 1000.0f * static_cast<float>(i + 1);
+  device.write_tensor("x", xv.data(), n * 4);
+  device.write_tensor("c", cv.data(), 30 * 4);
+  device.run();
+  std::vector<float> want = xv;
+  for (size_t i = 0; i < 30; ++i) want[10 + i] += cv[i];
+  std::vector<float> got(n), got_top(30), got_y(20);
+  device.read_tensor("x", got.data(), n * 4);
+  device.read_tensor("top", got_top.data(), 30 * 4);
+  device.read_tensor("y", got_y.data(), 20 * 4);
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(got_top, std::vector<float>(want.begin() + 10, want.begin() + 40));
+  EXPECT_EQ(got_y, std::vector<float>(want.begin(), want.begin() + 20));
+  // Writing a view writes its tensor.
+  const std::vector<float> ones(20, 1.0f);
+  device.write_tensor("x.reshaped[0:20]", ones.data(), 20 * 4);
+  device.read_tensor("x", got.data(), n * 4);
+  EXPECT_EQ(std::vector<float>(got.begin(), got.begin() + 20), ones);
+  EXPECT_EQ(got[20], want[20]);
+}
+
+TEST(SdkErrors, ViewsThatCannotBeMadeAreRefusedByName) {
+  Graph g(Target::preset("mk2", 4));
+  const Tensor h = g.add_variable(DType::kF16, {4, 6}, "h");
+  const Tensor unmapped = g.add_variable(DType::kF32, {8}, "unmapped");
+  auto refused = [](auto&& make, const std::string& what) {
+    try {
+      make();
+      ADD_FAILURE() << "no error; expected: " << what;
+    } catch (const GraphError& e) {
+      EXPECT_THAT(e.what(), HasSubstr(what));
+    }
+  };
+  refused([&] { g.slice(unmapped, 0, 4, {4}); }, "tensor 'unmapped' is not mapped yet");
+  g.map_evenly(h, 0, 4);
+  refused([&] { g.slice(h, 3, 9, {6}, "odd"); },
+          "view 'odd' of 'h' starts at element 3, not on a 32-bit boundary");
+  refused(
+      [&] {
+        g.slice(h, 4, 10, {2, 2}, "small");
+      },
+      "view 'small': shape {2, 2} does not hold its 6 elements");
+  refused([&] { g.slice(h, 20, 30, {10}, "past"); },
+          "view 'past': elements [20, 30) are not inside the 24 of 'h'");
+  const Tensor v = g.reshape(h, {24}, "flat");
+  refused([&] { g.set_tile_mapping(v, 0); }, "tensor 'flat' is a view of 'h'");
+  refused([&] { g.map_evenly(h, 0, 2); }, "tensor 'h' has a view, 'flat'");
+  refused([&] { g.reshape(h, {24}, "flat"); }, "a tensor named 'flat' exists already");
+}
+
 TEST(Sdk, TrapOnATileSurfacesAsAnExceptionWithItsReport) {
   Graph g(Target::preset("mk2", 2));
   g.add_codelet("read_null", std::string(IPU_CODELET_DIR) + "/faulty.c", {});
