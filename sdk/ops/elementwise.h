@@ -42,6 +42,15 @@ Tensor cast(Graph& graph, Program& program, Tensor a, DType to, const std::strin
 // Along the rows of an f32 matrix x [R x C]: each row on one tile (a row split over tiles is
 // first gathered to one, by an exchange), reduced from left to right.
 Tensor reduce_rows(Graph& graph, Program& program, ReduceOp op, Tensor x, const std::string& name);
+// The sum of each column of an f32 matrix x [R x C] (a bias's gradient): each tile's ranges of
+// whole rows summed in order (partial_rows rows each), then those partials added across tiles
+// by a tree of kPartialFanIn a group, in order within each group (reference::sum_partials).
+constexpr size_t kPartialFanIn = 32;
+struct ColumnSums {
+  Tensor sum;  // [C]
+  std::vector<size_t> partial_rows;
+};
+ColumnSums reduce_columns(Graph& graph, Program& program, Tensor x, const std::string& name);
 // Softmax of each row of x + mask (mask: [C], added to every row; the attention mask's large
 // negative values for padding), with the row's max subtracted before e^x: [R x C].
 Tensor softmax_rows(Graph& graph, Program& program, Tensor x, std::optional<Tensor> mask,
@@ -61,7 +70,8 @@ Tensor softmax_grad_rows(Graph& graph, Program& program, Tensor y, Tensor dy,
 struct LayerNormGrad {
   Tensor dx;      // [R x C]
   Tensor dgamma;  // [C]: over the rows, each tile's partial sums (rows in order, from 0), then
-  Tensor dbeta;   //      the partials added in order; partial_rows says how many rows each had
+  Tensor dbeta;   //      the partials added across tiles as reduce_columns adds them (a tree);
+                  //      partial_rows says how many rows each partial had
   std::vector<size_t> partial_rows;
 };
 LayerNormGrad layer_norm_grad(Graph& graph, Program& program, Tensor x, Tensor dy, Tensor gamma,
@@ -128,6 +138,10 @@ std::vector<uint16_t> cast_to_f16_stochastic(const std::vector<float>& a,
                                              const std::vector<std::pair<size_t, size_t>>& ranges,
                                              uint64_t seed);
 std::vector<float> reduce_rows(ReduceOp op, const std::vector<float>& x, size_t columns);
+// Rows of `columns` added in groups of kPartialFanIn, in order, then the groups' sums so, to one.
+std::vector<float> sum_partials(std::vector<float> parts, size_t columns);
+std::vector<float> reduce_columns(const std::vector<float>& x, size_t columns,
+                                  const std::vector<size_t>& partial_rows);
 std::vector<float> softmax_rows(const std::vector<float>& x, const std::vector<float>* mask,
                                 size_t columns);
 // y, then mean and inv_std per row, appended.

@@ -46,6 +46,14 @@ Tensor row_vector(Graph& g, const TensorInfo& rows_laid, const std::string& name
 // A tensor [rows x columns] laid out by whole rows as `like` ([rows x other]) is.
 Tensor rows_like(Graph& g, const TensorInfo& like, size_t columns, const std::string& name);
 
+// ---- sums across tiles ----
+// The column sums of `rows` (regions of `columns` f32 each, on any tiles), by a tree of
+// kPartialFanIn rows a group (sdk/ops/partials.cpp): added in order within a group, then the
+// groups' sums in order, and so on (reference::sum_partials). Returns [columns], spread over the
+// last level's tiles.
+Tensor sum_partials(Graph& g, Program& program, std::vector<Region> rows, size_t columns,
+                    const std::string& name);
+
 // ---- a tile's work over six vertices ----
 // Six ranges of an interval, each at least `grain` elements apart (f16 pieces start on words).
 std::vector<std::pair<size_t, size_t>> six_ranges(const Interval& m, size_t grain = 1);

@@ -211,7 +211,8 @@ std::vector<float> layer_norm_grad(const std::vector<float>& x, const std::vecto
                                    const std::vector<size_t>& partial_rows,
                                    std::vector<float>* dgamma, std::vector<float>* dbeta) {
   std::vector<float> dx(x.size());
-  std::vector<float> dg(columns), db(columns), part_g(columns), part_b(columns);
+  std::vector<float> dg(partial_rows.size() * columns), db(partial_rows.size() * columns);
+  std::vector<float> part_g(columns), part_b(columns);
   size_t row = 0;
   for (size_t part = 0; part < partial_rows.size(); ++part) {
     std::fill(part_g.begin(), part_g.end(), 0.0f);
@@ -233,13 +234,11 @@ std::vector<float> layer_norm_grad(const std::vector<float>& x, const std::vecto
         dx[row * columns + c] = inv_std[row] * ((g - a) - xhat * b);
       }
     }
-    for (size_t c = 0; c < columns; ++c) {
-      dg[c] = part == 0 ? part_g[c] : dg[c] + part_g[c];
-      db[c] = part == 0 ? part_b[c] : db[c] + part_b[c];
-    }
+    std::copy(part_g.begin(), part_g.end(), dg.begin() + static_cast<ptrdiff_t>(part * columns));
+    std::copy(part_b.begin(), part_b.end(), db.begin() + static_cast<ptrdiff_t>(part * columns));
   }
-  if (dgamma) *dgamma = dg;
-  if (dbeta) *dbeta = db;
+  if (dgamma) *dgamma = sum_partials(std::move(dg), columns);
+  if (dbeta) *dbeta = sum_partials(std::move(db), columns);
   return dx;
 }
 

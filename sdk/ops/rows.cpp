@@ -204,25 +204,14 @@ LayerNormGrad layer_norm_grad(Graph& g, Program& program, Tensor x, Tensor dy, T
     out.partial_rows.push_back(r.rows);
   }
   program.body.push_back(Execute(cs));
-  // The partials gathered on gamma's first tile and added there in order.
-  const unsigned home = g.tensor(gamma).mapping.front().tile;
-  const ComputeSet sum_cs = g.add_compute_set(name + ".sum");
-  for (const auto& [parts, which] :
-       {std::pair{dgamma_parts, ".dgamma"}, std::pair{dbeta_parts, ".dbeta"}}) {
-    const Tensor gathered =
-        g.add_variable(DType::kF32, {ranges.size(), columns}, name + which + "_gathered");
-    g.set_tile_mapping(gathered, home);
-    program.body.push_back(Copy(parts, gathered));
-    const Tensor total = g.add_variable(DType::kF32, {columns}, name + which);
-    g.set_tile_mapping(total, home);
-    g.add_vertex(sum_cs, "sum_rows_in_order_f32", home,
-                 {{"in", g.region(gathered)},
-                  {"out", g.region(total)},
-                  {"rows", u32(ranges.size())},
-                  {"columns", u32(columns)}});
-    (std::string(which) == ".dgamma" ? out.dgamma : out.dbeta) = total;
+  // The partials added across the tiles, by a tree (sum_partials).
+  std::vector<Region> g_rows, b_rows;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    g_rows.push_back(g.region(dgamma_parts, i * columns, (i + 1) * columns));
+    b_rows.push_back(g.region(dbeta_parts, i * columns, (i + 1) * columns));
   }
-  program.body.push_back(Execute(sum_cs));
+  out.dgamma = sum_partials(g, program, std::move(g_rows), columns, name + ".dgamma");
+  out.dbeta = sum_partials(g, program, std::move(b_rows), columns, name + ".dbeta");
   return out;
 }
 

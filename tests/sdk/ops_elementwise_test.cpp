@@ -78,6 +78,11 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
   const Tensor soft_grad = ops::softmax_grad_rows(g, p, soft, y, "soft_grad");
   const ops::LayerNormGrad norm_grad = ops::layer_norm_grad(g, p, x, y, bias, norm, "norm_grad");
   const Tensor dropped = ops::dropout(g, p, x, 0.25f, 42, "dropped");
+  // Column sums of 200 rows on 8 tiles: 48 partials, more than a group of the tree's first level.
+  const Tensor tall = g.add_variable(DType::kF32, {200, 3}, "tall");
+  g.map_evenly(tall, 0, 8, 3);
+  const ops::ColumnSums column_sums = ops::reduce_columns(g, p, tall, "column_sums");
+  const ops::ColumnSums x_columns = ops::reduce_columns(g, p, x, "x_columns");
   const Tensor labels = g.add_variable(DType::kU32, {rows}, "labels");
   g.map_evenly(labels, 1, 3);
   const ops::CrossEntropy xent = ops::cross_entropy(g, p, x, labels, 1.0f / rows, "xent");
@@ -134,6 +139,8 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
   for (const char* t : {"m1", "m2"}) device.write_tensor(t, m1.data(), n * 4);
   for (const char* t : {"v1", "v2"}) device.write_tensor(t, v1.data(), n * 4);
   device.write_tensor("corrections", corr, 8);
+  const std::vector<float> tall_values = random_f32(600, 9, -1.0f, 1.0f);
+  device.write_tensor("tall", tall_values.data(), 600 * 4);
   const std::vector<float> table_values = random_f32(55, 7, -1.0f, 1.0f),
                            dout_values = random_f32(35, 8, -1.0f, 1.0f);
   const std::vector<uint32_t> index_values = {3, 0, 10, 3, 12, 7, 3};  // 12: outside the table
@@ -192,6 +199,30 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
   EXPECT_EQ(count_equal(read(norm_grad.dgamma), dgamma_want), columns);
   EXPECT_EQ(count_equal(read(norm_grad.dbeta), dbeta_want), columns);
   EXPECT_GT(norm_grad.partial_rows.size(), 1u);  // the rows' sums came from several tiles
+  EXPECT_GT(column_sums.partial_rows.size(), ops::kPartialFanIn);
+  const std::vector<float> column_want =
+      ref::reduce_columns(tall_values, 3, column_sums.partial_rows);
+  EXPECT_EQ(count_equal(read(column_sums.sum), column_want), 3u);
+  // By hand: the tree's grouping is (first 32 partials in order) + (the other 16 in order).
+  std::vector<float> parts;
+  size_t row = 0;
+  for (size_t rows_in : column_sums.partial_rows) {
+    for (size_t c = 0; c < 3; ++c) {
+      float s = tall_values[row * 3 + c];
+      for (size_t r = 1; r < rows_in; ++r) s += tall_values[(row + r) * 3 + c];
+      parts.push_back(s);
+    }
+    row += rows_in;
+  }
+  for (size_t c = 0; c < 3; ++c) {
+    float first = parts[c], second = parts[32 * 3 + c];
+    for (size_t k = 1; k < 32; ++k) first += parts[k * 3 + c];
+    for (size_t k = 33; k < column_sums.partial_rows.size(); ++k) second += parts[k * 3 + c];
+    EXPECT_EQ(column_want[c], first + second) << c;
+  }
+  EXPECT_EQ(
+      count_equal(read(x_columns.sum), ref::reduce_columns(xv, columns, x_columns.partial_rows)),
+      columns);
   const std::vector<float> dropped_got = read(dropped);
   EXPECT_EQ(count_equal(dropped_got, ref::dropout(xv, ops::element_ranges(g, x), 0.25f, 42)), n);
   const size_t kept = static_cast<size_t>(

@@ -1,0 +1,167 @@
+// Column sums of partial rows spread over many tiles, by a tree (sdk/ops/op_support.h): a row
+// gathered whole to one tile would not fit it (1024 partials of 1024 columns are 4 MB), and a
+// tile's exchange actions are 240 cycles apart, so no tile may receive a piece from each of a
+// thousand others either. Each level sums groups of kPartialFanIn rows: a group's columns are cut
+// into chunks, one for each of the group's tiles, and each such tile gathers its chunk of every
+// row of the group and adds them in order (sum_rows_in_order_f32). Every group of a level shares
+// one exchange and one compute set.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "sdk/ops/elementwise.h"
+#include "sdk/ops/op_support.h"
+#include "sdk/ops/pieces.h"
+
+namespace ipu::sdk::ops {
+
+namespace {
+
+// The tiles holding a group's rows, in order of first appearance, at most `limit`.
+std::vector<unsigned> owners_of(const Graph& g, const std::vector<Region>& rows, size_t limit) {
+  std::vector<unsigned> out;
+  for (const Region& r : rows)
+    for (const Interval& m : g.tensor(r.tensor).mapping)
+      if (m.end > r.begin && m.begin < r.end &&
+          std::find(out.begin(), out.end(), m.tile) == out.end()) {
+        if (out.size() == limit) return out;
+        out.push_back(m.tile);
+      }
+  return out;
+}
+
+}  // namespace
+
+Tensor sum_partials(Graph& g, Program& program, std::vector<Region> rows, size_t columns,
+                    const std::string& name) {
+  if (rows.empty() || columns == 0)
+    throw GraphError(fmt::format("{}: no partial sums to add", name));
+  for (unsigned level = 0;; ++level) {
+    const size_t groups = (rows.size() + kPartialFanIn - 1) / kPartialFanIn;
+    // Each group's owners and their chunks of the columns.
+    struct Chunk {
+      size_t group, first, width;
+      unsigned tile;
+    };
+    std::vector<Chunk> chunks;
+    std::vector<std::pair<unsigned, size_t>> gathered_sizes;
+    std::vector<Interval> out_mapping;
+    for (size_t gi = 0; gi < groups; ++gi) {
+      const std::vector<Region> members(
+          rows.begin() + static_cast<ptrdiff_t>(gi * kPartialFanIn),
+          rows.begin() + static_cast<ptrdiff_t>(std::min(rows.size(), (gi + 1) * kPartialFanIn)));
+      const std::vector<unsigned> owners = owners_of(g, members, columns);
+      const size_t width = (columns + owners.size() - 1) / owners.size();
+      for (size_t i = 0; i < owners.size() && i * width < columns; ++i) {
+        const size_t first = i * width, w = std::min(columns, first + width) - first;
+        chunks.push_back({gi, first, w, owners[i]});
+        gathered_sizes.emplace_back(owners[i], members.size() * w);
+        out_mapping.push_back({gi * columns + first, gi * columns + first + w, owners[i]});
+      }
+    }
+    const Chunks gathered =
+        add_chunked(g, DType::kF32, gathered_sizes, fmt::format("{}.level{}", name, level));
+    const Tensor out =
+        g.add_variable(DType::kF32, {groups, columns}, fmt::format("{}.sums{}", name, level));
+    g.set_tile_mapping(out, out_mapping);
+    std::vector<CopyPairs> lists;  // one a receiving tile's chunk
+    const ComputeSet cs = g.add_compute_set(fmt::format("{}.level{}", name, level));
+    for (size_t k = 0; k < chunks.size(); ++k) {
+      const Chunk& c = chunks[k];
+      const size_t first_row = c.group * kPartialFanIn;
+      const size_t count = std::min(rows.size(), first_row + kPartialFanIn) - first_row;
+      CopyPairs list;
+      for (size_t r = 0; r < count; ++r) {
+        const Region& row = rows[first_row + r];
+        const size_t at = gathered.offsets[k] + r * c.width;
+        list.emplace_back(g.region(row.tensor, row.begin + c.first, row.begin + c.first + c.width),
+                          g.region(gathered.tensor, at, at + c.width));
+      }
+      lists.push_back(std::move(list));
+      const size_t at = gathered.offsets[k];
+      g.add_vertex(cs, "sum_rows_in_order_f32", c.tile,
+                   {{"in", g.region(gathered.tensor, at, at + count * c.width)},
+                    {"out", g.region(out, c.group * columns + c.first,
+                                     c.group * columns + c.first + c.width)},
+                    {"rows", u32(count)},
+                    {"columns", u32(c.width)}});
+    }
+    program.body.push_back(Copy(interleave(lists)));
+    program.body.push_back(Execute(cs));
+    if (groups == 1) return g.reshape(out, {columns}, name);
+    rows.clear();
+    for (size_t gi = 0; gi < groups; ++gi)
+      rows.push_back(g.region(out, gi * columns, (gi + 1) * columns));
+  }
+}
+
+ColumnSums reduce_columns(Graph& g, Program& program, Tensor x, const std::string& name) {
+  require_sequence(program, name);
+  const TensorInfo xi0 = mapped(g, x, name, "operand");
+  require_type(xi0, DType::kF32, name, "operand");
+  require_rows(xi0, name);
+  add_ops_codelets(g);
+  const Tensor rows = whole_rows(g, program, x, name);
+  const TensorInfo xi = g.tensor(rows);
+  const size_t columns = xi.shape.back();
+  const std::vector<RowRange> ranges = row_ranges(xi);
+  std::vector<Interval> mapping;
+  for (size_t i = 0; i < ranges.size(); ++i)
+    mapping.push_back({i * columns, (i + 1) * columns, ranges[i].tile});
+  const Tensor parts = g.add_variable(DType::kF32, {ranges.size(), columns}, name + ".parts");
+  g.set_tile_mapping(parts, mapping);
+  const ComputeSet cs = g.add_compute_set(name);
+  ColumnSums out;
+  std::vector<Region> part_rows;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const RowRange& r = ranges[i];
+    g.add_vertex(cs, "sum_rows_in_order_f32", r.tile,
+                 {{"in", g.region(rows, r.first * columns, (r.first + r.rows) * columns)},
+                  {"out", g.region(parts, i * columns, (i + 1) * columns)},
+                  {"rows", u32(r.rows)},
+                  {"columns", u32(columns)}});
+    out.partial_rows.push_back(r.rows);
+    part_rows.push_back(g.region(parts, i * columns, (i + 1) * columns));
+  }
+  program.body.push_back(Execute(cs));
+  out.sum = sum_partials(g, program, std::move(part_rows), columns, name + ".sum");
+  return out;
+}
+
+namespace reference {
+
+std::vector<float> sum_partials(std::vector<float> parts, size_t columns) {
+  size_t rows = parts.size() / columns;
+  do {
+    const size_t groups = (rows + kPartialFanIn - 1) / kPartialFanIn;
+    std::vector<float> next(groups * columns);
+    for (size_t gi = 0; gi < groups; ++gi) {
+      const size_t first = gi * kPartialFanIn, end = std::min(rows, first + kPartialFanIn);
+      for (size_t c = 0; c < columns; ++c) {
+        float s = parts[first * columns + c];
+        for (size_t r = first + 1; r < end; ++r) s += parts[r * columns + c];
+        next[gi * columns + c] = s;
+      }
+    }
+    parts = std::move(next);
+    rows = groups;
+  } while (rows > 1);
+  return parts;
+}
+
+std::vector<float> reduce_columns(const std::vector<float>& x, size_t columns,
+                                  const std::vector<size_t>& partial_rows) {
+  std::vector<float> parts(partial_rows.size() * columns);
+  size_t row = 0;
+  for (size_t p = 0; p < partial_rows.size(); ++p, row += partial_rows[p - 1])
+    for (size_t c = 0; c < columns; ++c) {
+      float s = x[row * columns + c];
+      for (size_t r = 1; r < partial_rows[p]; ++r) s += x[(row + r) * columns + c];
+      parts[p * columns + c] = s;
+    }
+  return sum_partials(std::move(parts), columns);
+}
+
+}  // namespace reference
+
+}  // namespace ipu::sdk::ops
