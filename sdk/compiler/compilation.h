@@ -85,7 +85,9 @@ class Compilation {
   void check(const Program& p) const;
   void add_ring_buffers(const Program& p);
   void build_firmware_image();
-  void allocate_tensors();
+  // Places every tensor: the others for the whole run, scratch tensors by their spans of use in
+  // `programs` (memory_plan.cpp).
+  void allocate_tensors(const std::vector<NamedProgram>& programs);
   // (graph tile, address) of element `index` of `t`.
   std::pair<unsigned, uint32_t> address_of(Tensor t, size_t index) const;
   void add_vertex(unsigned tile, const std::string& codelet, const std::vector<uint32_t>& state,

@@ -50,7 +50,7 @@ Executable Compilation::run(const std::vector<NamedProgram>& programs) {
     }
   for (const TensorInfo& t : graph_.tensors()) exe_.tensor_info[t.name] = t;
   build_firmware_image();
-  allocate_tensors();
+  allocate_tensors(programs);
   add_graph_vertices();
   place_remote_buffers();
   // Step 0 waits for the host's command; each program returns to it.

@@ -4,12 +4,93 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
+#include <map>
+#include <tuple>
 
 #include "sdk/compiler/compilation.h"
 
 namespace ipu::sdk {
 
-void Compilation::allocate_tensors() {
+namespace {
+
+// Each scratch tensor's span of use, [first, last] in a walk of the programs in order: every
+// program node takes a step; a tensor is used by a node that names it (a copy's, a stream's or
+// a collective's tensors, the vertices of an executed compute set). A Repeat's body runs again,
+// so what it uses spans the whole Repeat. A view's use is its base tensor's.
+using Span = std::pair<uint64_t, uint64_t>;
+std::map<unsigned, Span> scratch_spans(const Graph& g, const std::vector<NamedProgram>& programs) {
+  const std::vector<TensorInfo>& tensors = g.tensors();
+  const auto base = [&](Tensor t) {
+    return tensors[t.id].is_view() ? tensors[t.id].view_of : t.id;
+  };
+  std::vector<std::vector<unsigned>> by_compute_set(g.compute_sets().size());
+  for (const VertexInfo& v : g.vertices())
+    for (const auto& [field, binding] : v.fields)
+      if (const Region* r = std::get_if<Region>(&binding))
+        by_compute_set.at(v.compute_set).push_back(base(r->tensor));
+  std::map<unsigned, Span> spans;
+  uint64_t clock = 0;
+  const auto use = [&](unsigned id, uint64_t at) {
+    if (id >= tensors.size() || !tensors[id].scratch) return;
+    const auto [it, fresh] = spans.try_emplace(id, Span{at, at});
+    it->second.first = std::min(it->second.first, at);
+    it->second.second = std::max(it->second.second, at);
+  };
+  std::function<void(const Program&)> walk = [&](const Program& p) {
+    const uint64_t at = clock++;
+    for (const Tensor t : {p.source, p.destination})
+      if (t.id < tensors.size()) use(base(t), at);
+    for (const auto& [from, to] : p.pairs) use(base(from.tensor), at), use(base(to.tensor), at);
+    if (p.kind == Program::Kind::kExecute && p.compute_set.id < by_compute_set.size())
+      for (unsigned id : by_compute_set[p.compute_set.id]) use(id, at);
+    for (const Program& step : p.body) walk(step);
+    if (p.kind == Program::Kind::kRepeat)
+      for (auto& [id, span] : spans)
+        if (span.second >= at) span = {std::min(span.first, at), clock};
+  };
+  for (const NamedProgram& n : programs) walk(n.program);
+  return spans;
+}
+
+// Scratch pieces of one tile placed in one region: each at the lowest offset that no piece whose
+// span meets its own occupies. Returns the region's size; `offsets` gets each piece's offset.
+struct ScratchPiece {
+  Span span;
+  uint32_t bytes;
+};
+uint32_t pack_scratch(const std::vector<ScratchPiece>& pieces, std::vector<uint32_t>& offsets) {
+  std::vector<size_t> order(pieces.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::tie(pieces[a].span.first, pieces[b].bytes) <
+           std::tie(pieces[b].span.first, pieces[a].bytes);
+  });
+  offsets.assign(pieces.size(), 0);
+  std::vector<size_t> placed;
+  uint32_t extent = 0;
+  for (size_t i : order) {
+    std::vector<std::pair<uint32_t, uint32_t>> busy;  // [offset, end) of pieces live with it
+    for (size_t j : placed)
+      if (pieces[j].span.first <= pieces[i].span.second &&
+          pieces[i].span.first <= pieces[j].span.second)
+        busy.emplace_back(offsets[j], offsets[j] + pieces[j].bytes);
+    std::sort(busy.begin(), busy.end());
+    uint32_t at = 0;
+    for (const auto& [begin, end] : busy) {
+      if (at + pieces[i].bytes <= begin) break;
+      at = std::max(at, (end + 7) & ~7u);
+    }
+    offsets[i] = at;
+    extent = std::max(extent, at + pieces[i].bytes);
+    placed.push_back(i);
+  }
+  return (extent + 7) & ~7u;
+}
+
+}  // namespace
+
+void Compilation::allocate_tensors(const std::vector<NamedProgram>& programs) {
   for (const TensorInfo& t : graph_.tensors())
     for (const Interval& m : t.mapping) active_.insert(m.tile);
   for (const VertexInfo& v : graph_.vertices()) active_.insert(v.tile);
@@ -21,8 +102,9 @@ void Compilation::allocate_tensors() {
     layout[t].top = layout[t].limit = heap_end_ & ~7u;
     layout[t].allocate(sizeof(ipu_tile_program), "control program header");
   }
+  const std::map<unsigned, Span> spans = scratch_spans(graph_, programs);
   for (const TensorInfo& t : graph_.tensors()) {
-    if (t.is_view()) continue;
+    if (t.is_view() || (t.scratch && t.initial.empty())) continue;
     for (const Interval& m : t.mapping) {
       const uint32_t bytes = static_cast<uint32_t>((m.end - m.begin) * dtype_size(t.type));
       const std::string what = fmt::format("tensor '{}' [{}, {})", t.name, m.begin, m.end);
@@ -32,6 +114,41 @@ void Compilation::allocate_tensors() {
       exe_.tensors[t.name].push_back({m.tile, m.begin, m.end, address});
     }
   }
+  // Scratch tensors below the others, sharing memory where their spans do not meet. One never
+  // used takes none: nothing reads or writes it.
+  std::map<unsigned, std::vector<ScratchPiece>> pieces;
+  std::map<unsigned, std::vector<std::pair<unsigned, size_t>>> owners;  // (tensor, interval)
+  const auto& all = graph_.tensors();
+  for (unsigned id = 0; id < all.size(); ++id) {
+    const TensorInfo& t = all[id];
+    if (t.is_view() || !t.scratch || !t.initial.empty()) continue;
+    const auto span = spans.find(id);
+    for (size_t k = 0; k < t.mapping.size(); ++k) {
+      const Interval& m = t.mapping[k];
+      const auto bytes = static_cast<uint32_t>(((m.end - m.begin) * dtype_size(t.type) + 3) & ~3u);
+      pieces[m.tile].push_back(
+          {span == spans.end() ? Span{0, 0} : span->second, span == spans.end() ? 0u : bytes});
+      owners[m.tile].emplace_back(id, k);
+    }
+  }
+  for (auto& [tile, list] : pieces) {
+    std::vector<uint32_t> offsets;
+    const uint32_t extent = pack_scratch(list, offsets);
+    TileMemory& mem = layout[tile];
+    const uint32_t base = mem.allocate_top(
+        extent, fmt::format("scratch tensors: {} pieces sharing memory by their spans of use",
+                            list.size()));
+    for (size_t i = 0; i < list.size(); ++i) {
+      const auto [id, k] = owners[tile][i];
+      const Interval& m = all[id].mapping[k];
+      exe_.tensors[all[id].name].push_back({m.tile, m.begin, m.end, base + offsets[i]});
+    }
+  }
+  // Pieces in element order, as address_of and the runtime expect.
+  for (const TensorInfo& t : all)
+    if (t.scratch && !t.is_view() && t.initial.empty())
+      std::sort(exe_.tensors[t.name].begin(), exe_.tensors[t.name].end(),
+                [](const Placement& a, const Placement& b) { return a.begin < b.begin; });
   // A view's pieces are its base's, cut to the view's elements and renumbered from its first.
   for (const TensorInfo& v : graph_.tensors()) {
     if (!v.is_view()) continue;

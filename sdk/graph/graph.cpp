@@ -212,6 +212,11 @@ Tensor Graph::slice(Tensor t, size_t begin, size_t end, std::vector<size_t> shap
   return v;
 }
 
+void Graph::set_scratch(Tensor t) {
+  TensorInfo& i = info(t);
+  (i.is_view() ? tensors_[i.view_of] : i).scratch = true;
+}
+
 Tensor Graph::reshape(Tensor t, std::vector<size_t> shape, const std::string& name) {
   const TensorInfo& base = tensor(t);
   return slice(t, 0, base.elements, std::move(shape),

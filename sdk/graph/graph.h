@@ -85,6 +85,8 @@ struct TensorInfo {
   unsigned view_of = ~0u;
   size_t view_offset = 0;
   bool is_view() const { return view_of != ~0u; }
+  // Its value matters only from its first use to its last (Graph::set_scratch).
+  bool scratch = false;
 };
 
 struct Tensor {
@@ -170,6 +172,13 @@ class Graph {
   Tensor slice(Tensor t, size_t begin, size_t end, std::vector<size_t> shape,
                const std::string& name = "");
   Tensor reshape(Tensor t, std::vector<size_t> shape, const std::string& name = "");
+  // A scratch tensor's value matters only from its first use to its last, in a walk of the
+  // programs in the order they are compiled (a Repeat's uses span the whole Repeat): the
+  // compiler lets scratch tensors whose spans do not meet share memory, as poplar's liveness
+  // analysis does. An operation's staging buffers and a layer's activations are scratch; a
+  // tensor the host reads after the run, or that keeps state from one run to the next, is not.
+  // Marking a view marks its tensor.
+  void set_scratch(Tensor t);
   void set_tile_mapping(Tensor t, unsigned tile);                  // the whole tensor on one tile
   void set_tile_mapping(Tensor t, std::vector<Interval> mapping);  // explicit intervals
   // Spreads a tensor over tiles first .. first+count-1 in equal contiguous pieces whose sizes

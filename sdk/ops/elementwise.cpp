@@ -46,6 +46,7 @@ Tensor binary(Graph& g, Program& program, BinaryOp op, Tensor a, Tensor b,
   } else if (!alike()) {
     b_local = g.add_variable(DType::kF32, ai.shape, name + ".b");
     g.set_tile_mapping(b_local, ai.mapping);
+    g.set_scratch(b_local);
     program.body.push_back(Copy(b, b_local));
   }
   const ComputeSet cs = g.add_compute_set(name);
@@ -125,6 +126,7 @@ Tensor cast(Graph& g, Program& program, Tensor a, DType to, const std::string& n
   if (narrow && moved) {
     source = g.add_variable(ai.type, ai.shape, name + ".even");
     g.set_tile_mapping(source, mapping);
+    g.set_scratch(source);
     program.body.push_back(Copy(a, source));
   }
   const Tensor out = g.add_variable(to, ai.shape, name);
@@ -176,6 +178,7 @@ Tensor transpose(Graph& g, Program& program, Tensor x, const std::string& name) 
   std::vector<std::pair<unsigned, size_t>> chunks;
   for (const Interval& m : yi.mapping) chunks.emplace_back(m.tile, (m.end - m.begin));
   const Chunks staged = add_chunked(g, DType::kF32, chunks, name + ".columns");
+  g.set_scratch(staged.tensor);
   std::map<unsigned, CopyPairs> by_source;
   for (size_t i = 0; i < yi.mapping.size(); ++i) {
     const Interval& m = yi.mapping[i];

@@ -227,6 +227,7 @@ void build_product(Graph& g, const MatmulPlan& p, const ProductOperands& operand
   const Chunks sb = add_chunked(g, staged_type[1], staging_b, prefix + ".b_staged");
   const Chunks pa = add_chunked(g, DType::kF16, packed_a, prefix + ".a_packed");
   const Chunks pb = add_chunked(g, DType::kF16, packed_b, prefix + ".b_packed");
+  for (const Chunks* c : {&sa, &sb, &pa, &pb}) g.set_scratch(c->tensor);  // the product's own
 
   // Gather: each item's rows of the operand into its staging block.
   // Listed by the tile a run starts on: those tiles send more pieces than any packer receives
@@ -316,6 +317,7 @@ void build_product(Graph& g, const MatmulPlan& p, const ProductOperands& operand
   const Chunks ab = add_chunked(g, DType::kF16, abuf, prefix + ".a_blocks");
   const Chunks bb = add_chunked(g, DType::kF16, bbuf, prefix + ".b_blocks");
   const Chunks ct = add_chunked(g, DType::kF32, ctbuf, prefix + ".partials");
+  for (const Chunks* c : {&ab, &bb, &ct}) g.set_scratch(c->tensor);
 
   // Where each packed item lies, to find the pieces each consumer needs.
   std::map<std::tuple<bool, unsigned, unsigned>, size_t> item_at;
@@ -408,6 +410,7 @@ void build_product(Graph& g, const MatmulPlan& p, const ProductOperands& operand
       received.emplace_back(geo.consumer(r.i, r.j, r.l), p.pk * r.groups * r.columns.size() * 16);
   Chunks recv;
   if (p.pk > 1) recv = add_chunked(g, DType::kF32, received, prefix + ".partials_received");
+  if (p.pk > 1) g.set_scratch(recv.tensor);
   if (p.pk > 1) {
     // Reducer (i, j, l) receives, from each of the block's pk tiles, each group's columns of
     // its share: [pk][groups][columns][16].
@@ -537,6 +540,7 @@ Tensor products(Graph& g, Program& program, Tensor a, Tensor b, bool grouped,
       const TensorInfo& from = w ? bi : ai;
       const Tensor wide = g.add_variable(DType::kF32, from.shape, o.name + (w ? ".b32" : ".a32"));
       g.set_tile_mapping(wide, from.mapping);
+      g.set_scratch(wide);
       for (const Interval& piece : from.mapping)
         for (unsigned worker = 0; worker < 6; ++worker) {
           const Range r = part(piece.end - piece.begin, 6, worker);

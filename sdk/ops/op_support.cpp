@@ -154,6 +154,7 @@ Tensor replicate(Graph& g, Program& program, Tensor v, const std::vector<unsigne
   for (size_t i = 0; i < tiles.size(); ++i)
     mapping.push_back({i * info.elements, (i + 1) * info.elements, tiles[i]});
   g.set_tile_mapping(copies, mapping);
+  g.set_scratch(copies);  // read by the operation that made it, only
   program.body.push_back(Broadcast(v, copies));
   return copies;
 }
@@ -182,6 +183,7 @@ Tensor whole_rows(Graph& g, Program& program, Tensor x, const std::string& name)
   g.map_evenly(rows, 0,
                std::min<unsigned>(g.tiles(), static_cast<unsigned>(info.elements / columns)),
                columns);
+  g.set_scratch(rows);
   program.body.push_back(Copy(x, rows));
   return rows;
 }

@@ -64,7 +64,9 @@ Tensor sum_partials(Graph& g, Program& program, std::vector<Region> rows, size_t
     const Tensor out =
         g.add_variable(DType::kF32, {groups, columns}, fmt::format("{}.sums{}", name, level));
     g.set_tile_mapping(out, out_mapping);
-    std::vector<CopyPairs> lists;  // one a receiving tile's chunk
+    g.set_scratch(gathered.tensor);
+    if (groups > 1) g.set_scratch(out);  // the last level's is the result
+    std::vector<CopyPairs> lists;        // one a receiving tile's chunk
     const ComputeSet cs = g.add_compute_set(fmt::format("{}.level{}", name, level));
     for (size_t k = 0; k < chunks.size(); ++k) {
       const Chunk& c = chunks[k];
@@ -110,6 +112,7 @@ ColumnSums reduce_columns(Graph& g, Program& program, Tensor x, const std::strin
     mapping.push_back({i * columns, (i + 1) * columns, ranges[i].tile});
   const Tensor parts = g.add_variable(DType::kF32, {ranges.size(), columns}, name + ".parts");
   g.set_tile_mapping(parts, mapping);
+  g.set_scratch(parts);
   const ComputeSet cs = g.add_compute_set(name);
   ColumnSums out;
   std::vector<Region> part_rows;

@@ -184,6 +184,8 @@ LayerNormGrad layer_norm_grad(Graph& g, Program& program, Tensor x, Tensor dy, T
       g.add_variable(DType::kF32, {ranges.size(), columns}, name + ".dbeta_parts");
   g.set_tile_mapping(dgamma_parts, partial_mapping);
   g.set_tile_mapping(dbeta_parts, partial_mapping);
+  g.set_scratch(dgamma_parts);
+  g.set_scratch(dbeta_parts);
   const ComputeSet cs = g.add_compute_set(name);
   for (size_t i = 0; i < ranges.size(); ++i) {
     const RowRange& r = ranges[i];

@@ -82,6 +82,7 @@ void adam(Graph& graph, Program& program, Tensor w, Tensor g, Tensor m, Tensor v
   const auto ranges = element_ranges(gr, w);
   const Tensor u = gr.add_variable(DType::kF32, wi.shape, name + ".u");
   gr.set_tile_mapping(u, wi.mapping);
+  gr.set_scratch(u);
   std::vector<Interval> partial_mapping;
   size_t r = 0;
   for (const Interval& piece : wi.mapping)
@@ -89,6 +90,7 @@ void adam(Graph& graph, Program& program, Tensor w, Tensor g, Tensor m, Tensor v
       partial_mapping.push_back({2 * r, 2 * r + 2, piece.tile});
   const Tensor partials = gr.add_variable(DType::kF32, {ranges.size(), 2}, name + ".partials");
   gr.set_tile_mapping(partials, partial_mapping);
+  gr.set_scratch(partials);
   const ComputeSet cs = gr.add_compute_set(name);
   r = 0;
   for (const Interval& piece : wi.mapping) {
@@ -119,9 +121,11 @@ void adam(Graph& graph, Program& program, Tensor w, Tensor g, Tensor m, Tensor v
   const unsigned home = wi.mapping.front().tile;
   const Tensor gathered = gr.add_variable(DType::kF32, {ranges.size(), 2}, name + ".gathered");
   gr.set_tile_mapping(gathered, home);
+  gr.set_scratch(gathered);
   program.body.push_back(Copy(partials, gathered));
   const Tensor ratio = gr.add_variable(DType::kF32, {1}, name + ".ratio");
   gr.set_tile_mapping(ratio, home);
+  gr.set_scratch(ratio);
   const ComputeSet ratio_cs = gr.add_compute_set(name + ".ratio");
   gr.add_vertex(ratio_cs, "lamb_ratio_f32", home,
                 {{"partials", gr.region(gathered)},

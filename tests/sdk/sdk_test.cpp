@@ -434,6 +434,51 @@ TEST(Sdk, ViewsShareTheirTensorsMemoryAndMapping) {
   EXPECT_EQ(got[20], want[20]);
 }
 
+// Scratch tensors a and b on tile 0, used one after the other: the compiler gives them the same
+// memory, and each still carries its value from its copy in to its copy out. Inside a Repeat
+// their spans cover the whole loop, so they get memory of their own.
+TEST(Sdk, ScratchTensorsShareMemoryOnlyWhenTheirSpansDoNotMeet) {
+  for (const bool repeated : {false, true}) {
+    Graph g(Target::preset("mk2", 4));
+    constexpr size_t n = 64;
+    auto add = [&](const char* name, unsigned tile, bool scratch) {
+      const Tensor t = g.add_variable(DType::kF32, {n}, name);
+      g.set_tile_mapping(t, tile);
+      if (scratch) g.set_scratch(t);
+      return t;
+    };
+    const Tensor x = add("x", 1, false), x2 = add("x2", 1, false);
+    const Tensor a = add("a", 0, true), b = add("b", 0, true), kept = add("kept", 0, false);
+    const Tensor y = add("y", 2, false), z = add("z", 2, false);
+    const Tensor unused = add("unused", 0, true);
+    g.set_scratch(g.reshape(b, {8, 8}));  // marking a view marks its tensor
+    const Program body = Sequence({Copy(x, a), Copy(a, y), Copy(x2, b), Copy(b, z), Copy(x, kept)});
+    const Executable exe = compile(g, repeated ? Repeat(2, body) : body);
+    const uint32_t at_a = exe.tensors.at("a").front().address;
+    const uint32_t at_b = exe.tensors.at("b").front().address;
+    const uint32_t at_kept = exe.tensors.at("kept").front().address;
+    if (repeated)
+      EXPECT_GE(std::max(at_a, at_b) - std::min(at_a, at_b), n * 4);
+    else
+      EXPECT_EQ(at_a, at_b);
+    EXPECT_GE(std::max(at_a, at_kept) - std::min(at_a, at_kept), n * 4);
+    EXPECT_EQ(exe.tensors.count(g.tensor(unused).name), 1u);
+    std::vector<float> xv(n), x2v(n), got(n);
+    for (size_t i = 0; i < n; ++i) xv[i] = static_cast<float>(i), x2v[i] = -static_cast<float>(i);
+    if (repeated) continue;  // one device a process
+    Device device(exe);
+    device.write_tensor("x", xv.data(), n * 4);
+    device.write_tensor("x2", x2v.data(), n * 4);
+    device.run();
+    device.read_tensor("y", got.data(), n * 4);
+    EXPECT_EQ(got, xv);
+    device.read_tensor("z", got.data(), n * 4);
+    EXPECT_EQ(got, x2v);
+    device.read_tensor("kept", got.data(), n * 4);
+    EXPECT_EQ(got, xv);
+  }
+}
+
 TEST(SdkErrors, ViewsThatCannotBeMadeAreRefusedByName) {
   Graph g(Target::preset("mk2", 4));
   const Tensor h = g.add_variable(DType::kF16, {4, 6}, "h");
