@@ -113,6 +113,12 @@ struct Executable {
   unsigned external_exchanges = 0;     // exchange phases after an external sync
   unsigned remote_copies = 0;          // tile transfers to or from streaming memory
   std::string memory_report;
+  // The tile whose data (tensors, programs, exchange tables) take the most of its memory above
+  // the firmware, on replica 0.
+  struct FullestTile {
+    unsigned tile = 0;
+    uint32_t used = 0, free = 0;
+  } fullest_tile;
 };
 
 // A program with the name the runtime runs it by.

@@ -58,6 +58,8 @@ void Compilation::lay_out() {
           "{} needs {} bytes of data but has {} free above its firmware ({} bytes over); on it:{}",
           where, needed, m.limit - heap_start_, needed - (m.limit - heap_start_), contents));
     }
+    if (replica == 0 && m.used(heap_start_) > exe_.fullest_tile.used)
+      exe_.fullest_tile = {tile, m.used(heap_start_), m.limit - heap_start_};
     if (replica == 0)
       report << fmt::format("{:>9}: {:7} bytes of {} ({:.1f}%)\n", where, m.used(heap_start_),
                             m.limit - heap_start_,

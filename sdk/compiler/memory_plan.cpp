@@ -67,14 +67,16 @@ uint32_t pack_scratch(const std::vector<ScratchPiece>& pieces, std::vector<uint3
            std::tie(pieces[b].span.first, pieces[a].bytes);
   });
   offsets.assign(pieces.size(), 0);
-  std::vector<size_t> placed;
+  // Pieces come in order of their first use: a placed piece whose last use is before this one's
+  // first meets no later piece either, and leaves the list.
+  std::vector<size_t> live;
   uint32_t extent = 0;
   for (size_t i : order) {
+    live.erase(std::remove_if(live.begin(), live.end(),
+                              [&](size_t j) { return pieces[j].span.second < pieces[i].span.first; }),
+               live.end());
     std::vector<std::pair<uint32_t, uint32_t>> busy;  // [offset, end) of pieces live with it
-    for (size_t j : placed)
-      if (pieces[j].span.first <= pieces[i].span.second &&
-          pieces[i].span.first <= pieces[j].span.second)
-        busy.emplace_back(offsets[j], offsets[j] + pieces[j].bytes);
+    for (size_t j : live) busy.emplace_back(offsets[j], offsets[j] + pieces[j].bytes);
     std::sort(busy.begin(), busy.end());
     uint32_t at = 0;
     for (const auto& [begin, end] : busy) {
@@ -83,7 +85,7 @@ uint32_t pack_scratch(const std::vector<ScratchPiece>& pieces, std::vector<uint3
     }
     offsets[i] = at;
     extent = std::max(extent, at + pieces[i].bytes);
-    placed.push_back(i);
+    live.push_back(i);
   }
   return (extent + 7) & ~7u;
 }

@@ -50,8 +50,9 @@ Tensor binary(Graph& g, Program& program, BinaryOp op, Tensor a, Tensor b,
     program.body.push_back(Copy(b, b_local));
   }
   const ComputeSet cs = g.add_compute_set(name);
+  const WorkSplit split(ai);
   for (const Interval& m : ai.mapping)
-    for (const auto& [lo, hi] : six_ranges(m)) {
+    for (const auto& [lo, hi] : split.ranges(m)) {
       Region b_region;
       uint32_t period = u32(hi - lo), offset = 0;
       if (!vector) {
@@ -84,8 +85,9 @@ Tensor unary(Graph& g, Program& program, UnaryOp op, Tensor a, const std::string
   const Tensor out = g.add_variable(DType::kF32, ai.shape, name);
   g.set_tile_mapping(out, ai.mapping);
   const ComputeSet cs = g.add_compute_set(name);
+  const WorkSplit split(ai);
   for (const Interval& m : ai.mapping)
-    for (const auto& [lo, hi] : six_ranges(m))
+    for (const auto& [lo, hi] : split.ranges(m))
       g.add_vertex(cs, "unary_f32", m.tile,
                    {{"a", g.region(a, lo, hi)},
                     {"out", g.region(out, lo, hi)},
@@ -133,8 +135,9 @@ Tensor cast(Graph& g, Program& program, Tensor a, DType to, const std::string& n
   g.set_tile_mapping(out, narrow ? mapping : ai.mapping);
   const ComputeSet cs = g.add_compute_set(name);
   const bool stochastic = narrow && options.stochastic;
+  const WorkSplit split(g.tensor(out));
   for (const Interval& m : narrow ? mapping : ai.mapping)
-    for (const auto& [lo, hi] : six_ranges(m, 2)) {  // f16 pieces of whole words
+    for (const auto& [lo, hi] : split.ranges(m, 2)) {  // f16 pieces of whole words
       std::map<std::string, Binding> fields{{narrow ? "a" : "in", g.region(source, lo, hi)},
                                             {"out", g.region(out, lo, hi)},
                                             {"n", u32(hi - lo)}};
@@ -157,8 +160,9 @@ Tensor cast(Graph& g, Program& program, Tensor a, DType to, const std::string& n
 
 std::vector<std::pair<size_t, size_t>> element_ranges(const Graph& g, Tensor x, size_t grain) {
   std::vector<std::pair<size_t, size_t>> out;
+  const WorkSplit split(g.tensor(x));
   for (const Interval& m : g.tensor(x).mapping)
-    for (const auto& range : six_ranges(m, grain)) out.push_back(range);
+    for (const auto& range : split.ranges(m, grain)) out.push_back(range);
   return out;
 }
 

@@ -144,6 +144,15 @@ std::vector<std::pair<size_t, size_t>> six_ranges(const Interval& m, size_t grai
   return out;
 }
 
+WorkSplit::WorkSplit(const TensorInfo& t) {
+  for (const Interval& m : t.mapping) ++pieces_[m.tile];
+}
+
+std::vector<std::pair<size_t, size_t>> WorkSplit::ranges(const Interval& m, size_t grain) const {
+  if (pieces_.at(m.tile) >= 6) return {{m.begin, m.end}};
+  return six_ranges(m, grain);
+}
+
 // One copy of `v` (a vector) on each listed tile: a tensor [tiles x n], row i on tiles[i],
 // filled by a multicast of v.
 Tensor replicate(Graph& g, Program& program, Tensor v, const std::vector<unsigned>& tiles,

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,6 +58,18 @@ Tensor sum_partials(Graph& g, Program& program, std::vector<Region> rows, size_t
 // ---- a tile's work over six vertices ----
 // Six ranges of an interval, each at least `grain` elements apart (f16 pieces start on words).
 std::vector<std::pair<size_t, size_t>> six_ranges(const Interval& m, size_t grain = 1);
+// The ranges a tensor's elementwise work is split into, one vertex each: six of each piece when
+// its tile holds fewer than six pieces of the tensor, else each piece whole (a product's result
+// holds a row's share of columns for each of its rows, a hundred pieces a tile: six vertices
+// a piece would cost more vertex state than the data).
+class WorkSplit {
+ public:
+  explicit WorkSplit(const TensorInfo& t);
+  std::vector<std::pair<size_t, size_t>> ranges(const Interval& m, size_t grain = 1) const;
+
+ private:
+  std::map<unsigned, size_t> pieces_;  // by tile
+};
 // Six ranges of the whole rows of each interval of a rows-laid tensor.
 struct RowRange {
   unsigned tile;

@@ -27,8 +27,9 @@ Tensor dropout(Graph& g, Program& program, Tensor x, float rate, uint64_t seed,
       std::min(4294967295.0, std::floor((1.0 - static_cast<double>(rate)) * 4294967296.0)));
   const float scale = 1.0f / (1.0f - rate);
   const ComputeSet cs = g.add_compute_set(name);
+  const WorkSplit split(xi);
   for (const Interval& m : xi.mapping)
-    for (const auto& [lo, hi] : six_ranges(m)) {
+    for (const auto& [lo, hi] : split.ranges(m)) {
       const auto [s0, s1] = dropout_state(seed, lo);
       g.add_vertex(cs, "dropout_f32", m.tile,
                    {{"x", g.region(x, lo, hi)},
@@ -85,8 +86,9 @@ void adam(Graph& graph, Program& program, Tensor w, Tensor g, Tensor m, Tensor v
   gr.set_scratch(u);
   std::vector<Interval> partial_mapping;
   size_t r = 0;
+  const WorkSplit split(wi);
   for (const Interval& piece : wi.mapping)
-    for (size_t k = 0; k < six_ranges(piece).size(); ++k, ++r)
+    for (size_t k = 0; k < split.ranges(piece).size(); ++k, ++r)
       partial_mapping.push_back({2 * r, 2 * r + 2, piece.tile});
   const Tensor partials = gr.add_variable(DType::kF32, {ranges.size(), 2}, name + ".partials");
   gr.set_tile_mapping(partials, partial_mapping);
@@ -96,7 +98,7 @@ void adam(Graph& graph, Program& program, Tensor w, Tensor g, Tensor m, Tensor v
   for (const Interval& piece : wi.mapping) {
     const size_t at =
         static_cast<size_t>(std::find(tiles.begin(), tiles.end(), piece.tile) - tiles.begin());
-    for (const auto& [lo, hi] : six_ranges(piece)) {
+    for (const auto& [lo, hi] : split.ranges(piece)) {
       gr.add_vertex(cs, "adam_f32", piece.tile,
                     {{"w", gr.region(w, lo, hi)},
                      {"g", gr.region(gl, lo, hi)},
@@ -137,7 +139,7 @@ void adam(Graph& graph, Program& program, Tensor w, Tensor g, Tensor m, Tensor v
   for (const Interval& piece : wi.mapping) {
     const size_t at =
         static_cast<size_t>(std::find(tiles.begin(), tiles.end(), piece.tile) - tiles.begin());
-    for (const auto& [lo, hi] : six_ranges(piece))
+    for (const auto& [lo, hi] : split.ranges(piece))
       gr.add_vertex(apply, "lamb_apply_f32", piece.tile,
                     {{"w", gr.region(w, lo, hi)},
                      {"u", gr.region(u, lo, hi)},

@@ -1,0 +1,354 @@
+// The encoder layer (sdk/ops/transformer.h): each operation a labelled step.
+#include "sdk/ops/transformer.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <utility>
+
+namespace ipu::sdk::ops {
+
+namespace {
+
+// Builds one step at a time: each operation's program, label and flops.
+class StepList {
+ public:
+  StepList(Graph& g, std::vector<LayerStep>& steps, std::string name)
+      : g_(g), steps_(steps), name_(std::move(name)) {}
+
+  // Runs `build(program, label)` into a new step labelled name.label; returns what it returns.
+  template <typename Build>
+  auto add(const std::string& label, double flops, Build&& build) {
+    LayerStep step{fmt::format("{}.{}", name_, label), Sequence({}), flops};
+    auto result = build(step.program, step.label);
+    steps_.push_back(std::move(step));
+    return result;
+  }
+
+  // A product C = op(A) op(B) as its own step; C is scratch unless `kept`.
+  Tensor matmul(const std::string& label, Tensor a, Tensor b, bool ta, bool tb, DType output,
+                double memory, bool grouped, bool kept = false) {
+    const TensorInfo& ai = g_.tensor(a);
+    const TensorInfo& bi = g_.tensor(b);
+    const size_t d = grouped ? 1 : 0;
+    const size_t m = ta ? ai.shape[d + 1] : ai.shape[d], k = ta ? ai.shape[d] : ai.shape[d + 1];
+    const size_t n = tb ? bi.shape[d] : bi.shape[d + 1];
+    const double groups = grouped ? static_cast<double>(ai.shape[0]) : 1.0;
+    return add(label, 2.0 * groups * static_cast<double>(m * n * k),
+               [&](Program& p, const std::string& name) {
+                 MatmulOptions o;
+                 o.transpose_a = ta;
+                 o.transpose_b = tb;
+                 o.output = output;
+                 o.available_memory_proportion = memory;
+                 o.name = name;
+                 const Tensor c = grouped ? grouped_matmul(g_, p, a, b, o) : ops::matmul(g_, p, a, b, o);
+                 if (!kept) g_.set_scratch(c);
+                 return c;
+               });
+  }
+
+  // An elementwise or row operation as its own step, its result scratch.
+  template <typename Build>
+  Tensor op(const std::string& label, Build&& build) {
+    return add(label, 0.0, [&](Program& p, const std::string& name) {
+      const Tensor t = build(p, name);
+      g_.set_scratch(t);
+      return t;
+    });
+  }
+
+ private:
+  Graph& g_;
+  std::vector<LayerStep>& steps_;
+  std::string name_;
+};
+
+// A token-major activation [rows x columns], whole rows spread over every tile.
+Tensor rows_tensor(Graph& g, DType type, size_t rows, size_t columns, const std::string& name) {
+  const Tensor t = g.add_variable(type, {rows, columns}, name);
+  g.map_evenly(t, 0, static_cast<unsigned>(std::min<size_t>(g.tiles(), rows)),
+               columns % 2 ? 2 * columns : columns);
+  return t;
+}
+
+void check_shape(const EncoderShape& s, const std::string& name) {
+  if (s.hidden == 0 || s.heads == 0 || s.ffn == 0 || s.seq == 0 || s.sequences == 0 ||
+      s.hidden % s.heads != 0)
+    throw GraphError(fmt::format(
+        "{}: hidden {}, heads {}, ffn {}, seq {}, sequences {}: every size must be positive and "
+        "the heads must divide the hidden size",
+        name, s.hidden, s.heads, s.ffn, s.seq, s.sequences));
+}
+
+void check_operand(const Graph& g, Tensor t, std::vector<size_t> shape, const std::string& op,
+                   const char* which) {
+  const TensorInfo& i = g.tensor(t);
+  if (i.type != DType::kF32 || i.shape != shape || i.mapping.empty())
+    throw GraphError(fmt::format("{}: {} '{}' must be a mapped f32 tensor of shape {{{}}}", op,
+                                 which, i.name, fmt::join(shape, ", ")));
+}
+
+// Elements of sequence b of a [T x C] tensor: [S x C] (a view named t.s<b><suffix>).
+Tensor sequence(Graph& g, Tensor t, size_t b, const EncoderShape& s, size_t columns,
+                const char* suffix = "") {
+  return g.slice(t, b * s.seq * columns, (b + 1) * s.seq * columns, {s.seq, columns},
+                 fmt::format("{}.s{}{}", g.tensor(t).name, b, suffix));
+}
+
+// [rows x S] feature-major as the heads see it: [heads x rows / heads x S].
+Tensor heads_of(Graph& g, Tensor t, size_t begin_row, const EncoderShape& s, const char* what) {
+  const size_t d = s.head_size(), S = s.seq;
+  return g.slice(t, begin_row * S, (begin_row + s.hidden) * S, {s.heads, d, S},
+                 fmt::format("{}.{}", g.tensor(t).name, what));
+}
+
+}  // namespace
+
+Program sequence_of(const std::vector<LayerStep>& steps) {
+  Program all = Sequence({});
+  for (const LayerStep& s : steps) all.body.push_back(s.program);
+  return all;
+}
+
+double flops_of(const std::vector<LayerStep>& steps) {
+  double f = 0;
+  for (const LayerStep& s : steps) f += s.flops;
+  return f;
+}
+
+EncoderWeights add_encoder_weights(Graph& g, const EncoderShape& s, const EncoderOptions& o) {
+  check_shape(s, o.name);
+  const size_t H = s.hidden, F = s.ffn, S = s.seq, T = s.tokens();
+  MatmulOptions mo;
+  mo.available_memory_proportion = o.available_memory_proportion;
+  EncoderWeights w;
+  w.qkv_t = create_matmul_input(g, {3 * H, H, S}, true, o.name + ".qkv_t", mo);
+  MatmulOptions ta = mo;
+  ta.transpose_a = true;
+  w.out = create_matmul_input(g, {S, H, H}, false, o.name + ".out", ta);
+  w.ffn_in = create_matmul_input(g, {T, H, F}, false, o.name + ".ffn_in", mo);
+  w.ffn_out = create_matmul_input(g, {T, F, H}, false, o.name + ".ffn_out", mo);
+  // A vector whole on one tile (a different one each): the operations that use it multicast it
+  // to their tiles, one send, where a vector spread element by element would make every tile
+  // receive a piece from each of its tiles, 240 cycles apart.
+  unsigned next_tile = 0;
+  const auto vector = [&](size_t n, const char* what) {
+    const Tensor t = g.add_variable(DType::kF32, {n}, o.name + what);
+    g.set_tile_mapping(t, next_tile++ % g.tiles());
+    return t;
+  };
+  w.out_bias = vector(H, ".out_bias");
+  w.ffn_in_bias = vector(F, ".ffn_in_bias");
+  w.ffn_out_bias = vector(H, ".ffn_out_bias");
+  w.gamma1 = vector(H, ".gamma1");
+  w.beta1 = vector(H, ".beta1");
+  w.gamma2 = vector(H, ".gamma2");
+  w.beta2 = vector(H, ".beta2");
+  return w;
+}
+
+EncoderForward encoder_forward(Graph& g, std::vector<LayerStep>& steps, const EncoderShape& s,
+                               const EncoderWeights& w, Tensor x, Tensor mask,
+                               const EncoderOptions& o) {
+  check_shape(s, o.name);
+  const size_t H = s.hidden, S = s.seq, T = s.tokens();
+  check_operand(g, x, {T, H}, o.name, "input");
+  check_operand(g, mask, {s.sequences, S}, o.name, "mask");
+  const double mem = o.available_memory_proportion;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(s.head_size()));
+  StepList st(g, steps, o.name);
+  EncoderForward f;
+  f.x16 = st.op("x_f16", [&](Program& p, const std::string& n) {
+    return cast(g, p, x, DType::kF16, n);
+  });
+  const Tensor attention = rows_tensor(g, DType::kF32, T, H, o.name + ".attention");
+  g.set_scratch(attention);
+  for (size_t b = 0; b < s.sequences; ++b) {
+    const std::string sb = fmt::format(".s{}", b);
+    const Tensor xb = sequence(g, f.x16, b, s, H);
+    const Tensor qkv = st.matmul("qkv" + sb, w.qkv_t, xb, false, true, DType::kF16, mem, false);
+    f.qkv_t.push_back(qkv);
+    const Tensor q = heads_of(g, qkv, 0, s, "q"), k = heads_of(g, qkv, H, s, "k"),
+                 v = heads_of(g, qkv, 2 * H, s, "v");
+    const Tensor scores = st.matmul("scores" + sb, q, k, true, false, DType::kF32, mem, true);
+    const Tensor scaled = st.op("scale" + sb, [&](Program& p, const std::string& n) {
+      return unary(g, p, UnaryOp::kScale, scores, n, scale);
+    });
+    const Tensor mask_b = g.slice(mask, b * S, (b + 1) * S, {S}, fmt::format("{}.mask{}", o.name, b));
+    f.probs.push_back(st.op("softmax" + sb, [&](Program& p, const std::string& n) {
+      return softmax_rows(g, p, scaled, mask_b, n);
+    }));
+    f.probs16.push_back(st.op("probs_f16" + sb, [&](Program& p, const std::string& n) {
+      return cast(g, p, f.probs.back(), DType::kF16, n);
+    }));
+    const Tensor context =
+        st.matmul("context" + sb, v, f.probs16.back(), false, true, DType::kF16, mem, true);
+    f.context_t.push_back(g.reshape(context, {H, S}, g.tensor(context).name + ".stacked"));
+    const Tensor projected =
+        st.matmul("project" + sb, f.context_t.back(), w.out, true, false, DType::kF32, mem, false);
+    st.add("gather" + sb, 0.0, [&](Program& p, const std::string&) {
+      p.body.push_back(
+          Copy({{g.region(projected), g.region(attention, b * S * H, (b + 1) * S * H)}}));
+      return 0;
+    });
+  }
+  const Tensor biased = st.op("add_out_bias", [&](Program& p, const std::string& n) {
+    return binary(g, p, BinaryOp::kAdd, attention, w.out_bias, n);
+  });
+  f.residual1 = st.op("residual1", [&](Program& p, const std::string& n) {
+    return binary(g, p, BinaryOp::kAdd, biased, x, n);
+  });
+  f.norm1 = st.add("norm1", 0.0, [&](Program& p, const std::string& n) {
+    return layer_norm(g, p, f.residual1, w.gamma1, w.beta1, o.epsilon, n);
+  });
+  for (const Tensor t : {f.norm1.y, f.norm1.mean, f.norm1.inv_std}) g.set_scratch(t);
+  f.norm1_16 = st.op("norm1_f16", [&](Program& p, const std::string& n) {
+    return cast(g, p, f.norm1.y, DType::kF16, n);
+  });
+  const Tensor ffn1 = st.matmul("ffn_in", f.norm1_16, w.ffn_in, false, false, DType::kF32, mem, false);
+  f.hidden = st.op("add_ffn_in_bias", [&](Program& p, const std::string& n) {
+    return binary(g, p, BinaryOp::kAdd, ffn1, w.ffn_in_bias, n);
+  });
+  const Tensor act = st.op("gelu", [&](Program& p, const std::string& n) {
+    return unary(g, p, UnaryOp::kGelu, f.hidden, n);
+  });
+  f.act16 = st.op("gelu_f16", [&](Program& p, const std::string& n) {
+    return cast(g, p, act, DType::kF16, n);
+  });
+  const Tensor ffn2 = st.matmul("ffn_out", f.act16, w.ffn_out, false, false, DType::kF32, mem, false);
+  const Tensor ffn2b = st.op("add_ffn_out_bias", [&](Program& p, const std::string& n) {
+    return binary(g, p, BinaryOp::kAdd, ffn2, w.ffn_out_bias, n);
+  });
+  f.residual2 = st.op("residual2", [&](Program& p, const std::string& n) {
+    return binary(g, p, BinaryOp::kAdd, f.norm1.y, ffn2b, n);  // laid out by rows, as norm1.y
+  });
+  f.norm2 = st.add("norm2", 0.0, [&](Program& p, const std::string& n) {
+    return layer_norm(g, p, f.residual2, w.gamma2, w.beta2, o.epsilon, n);
+  });
+  g.set_scratch(f.norm2.mean);
+  g.set_scratch(f.norm2.inv_std);
+  f.y = f.norm2.y;
+  return f;
+}
+
+EncoderGrads encoder_backward(Graph& g, std::vector<LayerStep>& steps, const EncoderShape& s,
+                              const EncoderWeights& w, const EncoderForward& f, Tensor dy,
+                              const EncoderOptions& o) {
+  check_shape(s, o.name);
+  const size_t H = s.hidden, S = s.seq, T = s.tokens();
+  check_operand(g, dy, {T, H}, o.name, "gradient");
+  const double mem = o.available_memory_proportion;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(s.head_size()));
+  StepList st(g, steps, o.name + ".grad");
+  EncoderGrads d;
+  // The second norm and the feed-forward block.
+  const LayerNormGrad n2 = st.add("norm2", 0.0, [&](Program& p, const std::string& n) {
+    return layer_norm_grad(g, p, f.residual2, dy, w.gamma2, f.norm2, n);
+  });
+  g.set_scratch(n2.dx);
+  d.gamma2 = n2.dgamma, d.beta2 = n2.dbeta;
+  d.ffn_out_bias = st.add("ffn_out_bias", 0.0, [&](Program& p, const std::string& n) {
+    return reduce_columns(g, p, n2.dx, n).sum;
+  });
+  const Tensor d2 = st.op("ffn_out_f16", [&](Program& p, const std::string& n) {
+    return cast(g, p, n2.dx, DType::kF16, n);
+  });
+  d.ffn_out = st.matmul("ffn_out_weights", f.act16, d2, true, false, DType::kF32, mem, false, true);
+  const Tensor dact = st.matmul("ffn_out_input", d2, w.ffn_out, false, true, DType::kF32, mem, false);
+  const Tensor dhidden = st.op("gelu", [&](Program& p, const std::string& n) {
+    return binary(g, p, BinaryOp::kMulGeluGrad, dact, f.hidden, n);
+  });
+  d.ffn_in_bias = st.add("ffn_in_bias", 0.0, [&](Program& p, const std::string& n) {
+    return reduce_columns(g, p, dhidden, n).sum;
+  });
+  const Tensor dh16 = st.op("ffn_in_f16", [&](Program& p, const std::string& n) {
+    return cast(g, p, dhidden, DType::kF16, n);
+  });
+  d.ffn_in = st.matmul("ffn_in_weights", f.norm1_16, dh16, true, false, DType::kF32, mem, false, true);
+  const Tensor dn1_ffn = st.matmul("ffn_in_input", dh16, w.ffn_in, false, true, DType::kF32, mem, false);
+  const Tensor dn1 = st.op("residual2", [&](Program& p, const std::string& n) {
+    return binary(g, p, BinaryOp::kAdd, n2.dx, dn1_ffn, n);  // by rows, for the norm's gradient
+  });
+  // The first norm and the attention block, a sequence at a time.
+  const LayerNormGrad n1 = st.add("norm1", 0.0, [&](Program& p, const std::string& n) {
+    return layer_norm_grad(g, p, f.residual1, dn1, w.gamma1, f.norm1, n);
+  });
+  g.set_scratch(n1.dx);
+  d.gamma1 = n1.dgamma, d.beta1 = n1.dbeta;
+  d.out_bias = st.add("out_bias", 0.0, [&](Program& p, const std::string& n) {
+    return reduce_columns(g, p, n1.dx, n).sum;
+  });
+  const Tensor da16 = st.op("attention_f16", [&](Program& p, const std::string& n) {
+    return cast(g, p, n1.dx, DType::kF16, n);
+  });
+  const Tensor dx_attention = rows_tensor(g, DType::kF32, T, H, o.name + ".grad.dx_attention");
+  g.set_scratch(dx_attention);
+  std::vector<Tensor> d_out, d_qkv;  // a sequence's weight gradients, added after
+  const bool one = s.sequences == 1;  // then the one sequence's are the gradients
+  for (size_t b = 0; b < s.sequences; ++b) {
+    const std::string sb = fmt::format(".s{}", b);
+    const Tensor da = sequence(g, da16, b, s, H);
+    d_out.push_back(st.matmul("project_weights" + sb, f.context_t[b], da, false, false,
+                              DType::kF32, mem, false, one));
+    const Tensor dctx =
+        st.matmul("project_input" + sb, w.out, da, false, true, DType::kF16, mem, false);
+    const Tensor dctx_heads = heads_of(g, dctx, 0, s, "heads");
+    const Tensor q = heads_of(g, f.qkv_t[b], 0, s, "q_again"),
+                 k = heads_of(g, f.qkv_t[b], H, s, "k_again"),
+                 v = heads_of(g, f.qkv_t[b], 2 * H, s, "v_again");
+    const Tensor dprobs =
+        st.matmul("context_probs" + sb, dctx_heads, v, true, false, DType::kF32, mem, true);
+    const Tensor dv =
+        st.matmul("context_values" + sb, dctx_heads, f.probs16[b], false, false, DType::kF16, mem, true);
+    const Tensor dscores = st.op("softmax" + sb, [&](Program& p, const std::string& n) {
+      return softmax_grad_rows(g, p, f.probs[b], dprobs, n);
+    });
+    const Tensor dscaled = st.op("scale" + sb, [&](Program& p, const std::string& n) {
+      return unary(g, p, UnaryOp::kScale, dscores, n, scale);
+    });
+    const Tensor ds16 = st.op("scores_f16" + sb, [&](Program& p, const std::string& n) {
+      return cast(g, p, dscaled, DType::kF16, n);
+    });
+    const Tensor dq = st.matmul("scores_queries" + sb, k, ds16, false, true, DType::kF16, mem, true);
+    const Tensor dk = st.matmul("scores_keys" + sb, q, ds16, false, false, DType::kF16, mem, true);
+    const Tensor dqkv = rows_tensor(g, DType::kF16, 3 * H, S, fmt::format("{}.grad.qkv{}", o.name, sb));
+    g.set_scratch(dqkv);
+    st.add("stack" + sb, 0.0, [&](Program& p, const std::string&) {
+      std::vector<std::pair<Region, Region>> pairs;
+      size_t at = 0;
+      for (const Tensor part : {dq, dk, dv}) {
+        pairs.emplace_back(g.region(part), g.region(dqkv, at, at + H * S));
+        at += H * S;
+      }
+      p.body.push_back(Copy(std::move(pairs)));
+      return 0;
+    });
+    d_qkv.push_back(st.matmul("qkv_weights" + sb, dqkv, sequence(g, f.x16, b, s, H, ".again"),
+                              false, false, DType::kF32, mem, false, one));
+    const Tensor dxb = st.matmul("qkv_input" + sb, dqkv, w.qkv_t, true, false, DType::kF32, mem, false);
+    st.add("gather" + sb, 0.0, [&](Program& p, const std::string&) {
+      p.body.push_back(
+          Copy({{g.region(dxb), g.region(dx_attention, b * S * H, (b + 1) * S * H)}}));
+      return 0;
+    });
+  }
+  // The sequences' weight gradients added; the input's gradient through both paths.
+  const auto total = [&](const std::vector<Tensor>& parts, const char* label) {
+    Tensor sum = parts.front();
+    for (size_t i = 1; i < parts.size(); ++i)
+      sum = st.add(fmt::format("{}_sum{}", label, i), 0.0, [&](Program& p, const std::string& n) {
+        return binary(g, p, BinaryOp::kAdd, sum, parts[i], n);
+      });
+    return sum;
+  };
+  d.out = total(d_out, "project_weights");
+  d.qkv_t = total(d_qkv, "qkv_weights");
+  d.dx = st.add("residual1", 0.0, [&](Program& p, const std::string& n) {
+    return binary(g, p, BinaryOp::kAdd, dx_attention, n1.dx, n);
+  });
+  return d;
+}
+
+}  // namespace ipu::sdk::ops

@@ -1,0 +1,94 @@
+// A transformer encoder layer (BERT's), forward and backward, built from the operator library
+// (docs/ops.md): the planned AMP products and the elementwise and row operations, as a user
+// would write it with poplin and popnn. Every operation of the layer is one labelled step, so
+// that a benchmark can time each (bench/transformer_layer) and a program can run them all in
+// one Sequence.
+//
+// Layout. The batch is `sequences` rows of `seq` tokens, token-major: x [T x H], T = sequences x
+// seq. Attention works a sequence at a time, feature-major, so that each head is a contiguous
+// view: the fused projection gives qkv^T [3H x S] per sequence (rows: queries, keys, values,
+// each head's 64 features together), whose thirds are [heads x d x S] views for the grouped
+// products of every head at once. Matmul operands are f16 (each product's f32 result cast with
+// the hardware's rounding, or produced as f16 by the product); the rest is f32.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sdk/ops/elementwise.h"
+#include "sdk/ops/matmul.h"
+
+namespace ipu::sdk::ops {
+
+struct EncoderShape {
+  size_t hidden = 1024, heads = 16, ffn = 4096, seq = 512, sequences = 2;
+  size_t tokens() const { return seq * sequences; }
+  size_t head_size() const { return hidden / heads; }
+};
+
+struct EncoderOptions {
+  float epsilon = 1e-12f;                    // the layer norms'
+  double available_memory_proportion = 0.6;  // each product's (MatmulOptions)
+  std::string name = "layer";                // prefix of every tensor, step and error
+};
+
+// The layer's parameters: f16 matrices laid out for the forward products, f32 vectors.
+struct EncoderWeights {
+  Tensor qkv_t;           // [3H x H]: W^T of the query, key and value projections, stacked
+  Tensor out, out_bias;   // [H x H], [H]: attention's output projection
+  Tensor ffn_in, ffn_in_bias;    // [H x F], [F]
+  Tensor ffn_out, ffn_out_bias;  // [F x H], [H]
+  Tensor gamma1, beta1, gamma2, beta2;  // [H]: the two layer norms
+};
+// Adds the parameters to a graph, mapped over its tiles (named options.name + ".qkv_t", ...).
+EncoderWeights add_encoder_weights(Graph& graph, const EncoderShape& shape,
+                                   const EncoderOptions& options = {});
+
+// One operation of the layer: its label ("layer.qkv.s0"), its program, and its flops (a
+// product's 2 m n k; 0 for the other operations).
+struct LayerStep {
+  std::string label;
+  Program program;
+  double flops = 0;
+};
+// The steps in one Sequence.
+Program sequence_of(const std::vector<LayerStep>& steps);
+double flops_of(const std::vector<LayerStep>& steps);
+
+// What the forward pass gives and keeps for the backward pass (all scratch but y).
+struct EncoderForward {
+  Tensor y;                     // [T x H] f32: the layer's output
+  Tensor x16;                   // x as f16
+  std::vector<Tensor> qkv_t;    // a sequence's [3H x S] f16
+  std::vector<Tensor> probs;    // a sequence's attention weights [heads x S x S] f32 ...
+  std::vector<Tensor> probs16;  // ... and as f16
+  std::vector<Tensor> context_t;  // a sequence's [H x S] f16: every head's output, stacked
+  Tensor residual1;             // [T x H] f32: attention's output + x, into the first norm
+  LayerNorm norm1;
+  Tensor norm1_16;              // its output as f16
+  Tensor hidden;                // [T x F] f32: the first feed-forward product + bias
+  Tensor act16;                 // GeLU of it, f16
+  Tensor residual2;             // [T x H] f32: into the second norm
+  LayerNorm norm2;
+};
+// The forward pass of x (f32 [T x H], mapped) with an additive attention mask (f32 [sequences x
+// seq]: 0 to attend, a large negative value to ignore a key, for each sequence). Refused
+// (GraphError naming the tensor) for other shapes or types, or a hidden size the heads do not
+// divide.
+EncoderForward encoder_forward(Graph& graph, std::vector<LayerStep>& steps,
+                               const EncoderShape& shape, const EncoderWeights& weights, Tensor x,
+                               Tensor mask, const EncoderOptions& options = {});
+
+// Gradients: of the input, and of every parameter (f32, shaped as the parameter).
+struct EncoderGrads {
+  Tensor dx;
+  Tensor qkv_t, out, out_bias, ffn_in, ffn_in_bias, ffn_out, ffn_out_bias;
+  Tensor gamma1, beta1, gamma2, beta2;
+};
+// The backward pass from dy (f32 [T x H]), from what the forward pass kept.
+EncoderGrads encoder_backward(Graph& graph, std::vector<LayerStep>& steps,
+                              const EncoderShape& shape, const EncoderWeights& weights,
+                              const EncoderForward& forward, Tensor dy,
+                              const EncoderOptions& options = {});
+
+}  // namespace ipu::sdk::ops
