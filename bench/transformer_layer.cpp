@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
   ops::EncoderShape shape;
   ops::EncoderOptions options;
   unsigned tiles = 0, top = 12;
+  bool forward_only = false;
   po::options_description desc(
       "One encoder layer forward and backward on one chip: each operation's simulated cycles, "
       "TFLOP/s and share of the AMP's peak (target: >= 35 % over the layer).\nOptions");
@@ -73,7 +74,8 @@ int main(int argc, char** argv) {
                                  "tiles of the chip to use (0: all)")(
       "memory", po::value(&options.available_memory_proportion)->default_value(0.6),
       "each product's share of a tile's memory")(
-      "top", po::value(&top)->default_value(top), "operations listed (the longest first; 0: all)");
+      "top", po::value(&top)->default_value(top), "operations listed (the longest first; 0: all)")(
+      "forward-only", po::bool_switch(&forward_only), "the forward pass alone");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -101,7 +103,7 @@ int main(int argc, char** argv) {
     std::vector<ops::LayerStep> steps;
     const ops::EncoderForward f = ops::encoder_forward(g, steps, shape, w, x, mask, options);
     const size_t forward_steps = steps.size();
-    ops::encoder_backward(g, steps, shape, w, f, dy, options);
+    if (!forward_only) ops::encoder_backward(g, steps, shape, w, f, dy, options);
     if (std::getenv("TRANSFORMER_LAYER_VERTICES")) {  // where the vertices are
       std::map<unsigned, size_t> per_tile;
       std::map<std::string, size_t> on_first;

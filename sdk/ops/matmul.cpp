@@ -577,8 +577,23 @@ Tensor products(Graph& g, Program& program, Tensor a, Tensor b, bool grouped,
                   grouped ? fmt::format("{}.g{}", o.name, group) : o.name, phases);
   }
   finish_phases(program, phases);
-  if (options.output == DType::kF16) return cast(g, program, result, DType::kF16, o.name + ".c16");
-  return result;
+  Tensor out = result;
+  if (options.rows_output) {
+    // Each row whole on one tile, the rows spread evenly over the product's tiles.
+    const unsigned first = options.first_tile,
+                   tiles = options.tiles == 0 ? g.tiles() - first : options.tiles;
+    const size_t rows = (grouped ? groups : 1) * m;
+    out = g.add_variable(DType::kF32, g.tensor(result).shape, o.name + ".rows");
+    g.map_evenly(out, first, static_cast<unsigned>(std::min<size_t>(tiles, rows)), n);
+    program.body.push_back(Copy(relayout(g, result, out)));
+    g.set_scratch(result);
+  }
+  if (options.output == DType::kF16) {
+    const Tensor wide = out;
+    out = cast(g, program, wide, DType::kF16, o.name + ".c16");
+    g.set_scratch(wide);
+  }
+  return out;
 }
 
 }  // namespace

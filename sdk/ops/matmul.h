@@ -34,6 +34,11 @@ struct MatmulOptions {
   // The result's type: f32, or f16 (the f32 result rounded to nearest even by the hardware's
   // conversion, a cast step after the reduction).
   DType output = DType::kF32;
+  // The result laid out by whole rows spread evenly over the product's tiles, as
+  // create_matmul_input lays out an operand, by one more exchange: what row operations and later
+  // products read at their best. Otherwise it stays where the reduction left it, each row's
+  // columns in pieces over the tiles of its blocks.
+  bool rows_output = false;
 };
 
 struct MatmulShape {

@@ -1,6 +1,7 @@
 // Helpers the operator library's elementwise, row and training operations share (internal:
 // not part of the installed API).
 #include "sdk/ops/op_support.h"
+#include "sdk/ops/pieces.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -96,7 +97,7 @@ Tensor laid_like(Graph& g, Program& program, Tensor t, const TensorInfo& like_in
   if (same_mapping(info.mapping, like)) return t;
   const Tensor copy = g.add_variable(info.type, info.shape, name);
   g.set_tile_mapping(copy, like);
-  program.body.push_back(Copy(t, copy));
+  program.body.push_back(Copy(relayout(g, t, copy)));
   return copy;
 }
 
@@ -193,7 +194,7 @@ Tensor whole_rows(Graph& g, Program& program, Tensor x, const std::string& name)
                std::min<unsigned>(g.tiles(), static_cast<unsigned>(info.elements / columns)),
                columns);
   g.set_scratch(rows);
-  program.body.push_back(Copy(x, rows));
+  program.body.push_back(Copy(relayout(g, x, rows)));
   return rows;
 }
 

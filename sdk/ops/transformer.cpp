@@ -43,6 +43,7 @@ class StepList {
                  o.output = output;
                  o.available_memory_proportion = memory;
                  o.name = name;
+                 o.rows_output = true;  // for the row operations and products that read it
                  const Tensor c = grouped ? grouped_matmul(g_, p, a, b, o) : ops::matmul(g_, p, a, b, o);
                  if (!kept) g_.set_scratch(c);
                  return c;
