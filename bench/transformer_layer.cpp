@@ -5,22 +5,30 @@
 // target of issue 33 (>= 35 % of the AMP's peak over the forward and backward passes), the
 // fullest tile's memory and the host time. The default is BERT-Large's layer: hidden 1024, 16
 // heads, FFN 4096, two sequences of 512.
+//
+// By default each pass is compiled and run in a child process of its own (--pass both): the
+// two passes' exchange tables and staging together need more than a tile's memory in this
+// compiler (docs/ops.md). The backward pass's child runs on the forward's activations as its
+// memory holds them, zeros, not the forward's values: the operations' cycles do not depend
+// on the values (their codelets have no data-dependent loops), and the layer's arithmetic is
+// checked in tests/sdk/ops_transformer_test.cpp. --pass together compiles both passes as one.
 //   transformer_layer [--preset mk2|bow] [--hidden N] [--heads N] [--ffn N] [--seq N]
-//                     [--sequences N] [--tiles N] [--memory P] [--top N]
+//                     [--sequences N] [--tiles N] [--memory P] [--pass P] [--param NAME=VALUE]
 #include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
-#include <fstream>
+#include <cstring>
 #include <iostream>
-#include <map>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "hw/machine/machine_config.h"
 #include "sdk/compiler/compiler.h"
 #include "sdk/ops/transformer.h"
 #include "sdk/runtime/device.h"
@@ -30,14 +38,22 @@ namespace {
 using namespace ipu::sdk;
 namespace po = boost::program_options;
 
-struct Timed {
-  std::string label;
-  double flops;
-  uint64_t cycles;
-  bool forward;
+// What a pass's child reports: a fixed-size record, to cross a pipe as bytes.
+struct PassFigures {
+  static constexpr size_t kMaxSteps = 256;
+  struct Step {
+    char label[56];
+    uint64_t cycles;
+    double flops;
+  } steps[kMaxSteps];
+  uint32_t count = 0;
+  double clock_hz = 0, compile_seconds = 0;
+  uint32_t fullest_tile = 0, fullest_used = 0, fullest_free = 0, tiles = 0;
+  bool finite = true;
 };
 
-// Random f16 weights of magnitude up to `range`; f32 vectors near `offset`.
+enum class Pass { kForward, kBackward, kTogether };
+
 void fill(Device& device, const Graph& g, Tensor t, double offset, double range,
           std::mt19937& rng) {
   const TensorInfo& i = g.tensor(t);
@@ -52,19 +68,103 @@ void fill(Device& device, const Graph& g, Tensor t, double offset, double range,
   }
 }
 
+// Builds the layer, compiles the pass's steps, runs each in order.
+void run_pass(Pass pass, const ipu::hw::MachineConfig& machine, unsigned tiles,
+              const ops::EncoderShape& shape, const ops::EncoderOptions& options,
+              PassFigures& out) {
+  Graph g(Target::of(machine, tiles));
+  const size_t T = shape.tokens(), H = shape.hidden;
+  const ops::EncoderWeights w = ops::add_encoder_weights(g, shape, options);
+  const Tensor x = g.add_variable(DType::kF32, {T, H}, "x");
+  const Tensor dy = g.add_variable(DType::kF32, {T, H}, "dy");
+  const Tensor mask = g.add_variable(DType::kF32, {shape.sequences, shape.seq}, "mask");
+  for (Tensor t : {x, dy})
+    g.map_evenly(t, 0, static_cast<unsigned>(std::min<size_t>(g.tiles(), T)), H);
+  g.map_evenly(mask, 0, static_cast<unsigned>(std::min<size_t>(g.tiles(), shape.sequences)),
+               shape.seq);
+  std::vector<ops::LayerStep> steps;
+  const ops::EncoderForward f = ops::encoder_forward(g, steps, shape, w, x, mask, options);
+  const size_t forward_steps = steps.size();
+  const ops::EncoderGrads d = ops::encoder_backward(g, steps, shape, w, f, dy, options);
+  const size_t first = pass == Pass::kBackward ? forward_steps : 0;
+  const size_t end = pass == Pass::kForward ? forward_steps : steps.size();
+  if (end - first > PassFigures::kMaxSteps) throw std::runtime_error("too many steps to report");
+  std::vector<NamedProgram> programs;
+  for (size_t i = first; i < end; ++i) programs.push_back({steps[i].label, steps[i].program});
+  const auto compile_start = std::chrono::steady_clock::now();
+  const Executable exe = compile(g, programs);
+  out.compile_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_start).count();
+  Device device(exe);
+  std::mt19937 rng(1);
+  for (Tensor t : {w.qkv_t, w.out, w.ffn_in, w.ffn_out}) fill(device, g, t, 0, 0.05, rng);
+  for (Tensor t : {w.out_bias, w.ffn_in_bias, w.ffn_out_bias, w.beta1, w.beta2})
+    fill(device, g, t, 0, 0.1, rng);
+  for (Tensor t : {w.gamma1, w.gamma2}) fill(device, g, t, 1, 0.1, rng);
+  for (Tensor t : {x, dy}) fill(device, g, t, 0, 1, rng);
+  fill(device, g, mask, 0, 0, rng);  // every key attended
+  for (size_t i = first; i < end; ++i) {
+    const DeviceReport& r = device.run(steps[i].label);
+    PassFigures::Step& s = out.steps[out.count++];
+    std::snprintf(s.label, sizeof s.label, "%s", steps[i].label.c_str());
+    s.cycles = r.run.cycles - r.host_transfer_cycles;
+    s.flops = steps[i].flops;
+    out.clock_hz = r.run.clock_hz;
+  }
+  // The layer's output finite, where the forward pass ran (alone, the backward pass reads
+  // zeros for its activations, and a norm's gradient from a zero variance is not).
+  if (pass != Pass::kBackward) {
+    std::vector<float> v(T * H);
+    device.read_tensor(g.tensor(f.y).name, v.data(), v.size() * 4);
+    out.finite = std::all_of(v.begin(), v.end(), [](float e) { return std::isfinite(e); });
+  }
+  (void)d;
+  out.fullest_tile = exe.fullest_tile.tile;
+  out.fullest_used = exe.fullest_tile.used;
+  out.fullest_free = exe.fullest_tile.free;
+  out.tiles = g.tiles();
+}
+
+// This program again with `pass` added, its figures read from a pipe. False when it fails.
+bool run_child(int argc, char** argv, const char* pass, PassFigures& out) {
+  int fds[2];
+  if (pipe(fds) != 0) return false;
+  const pid_t child = fork();
+  if (child == 0) {
+    close(fds[0]);
+    std::vector<std::string> args(argv, argv + argc);
+    args.insert(args.end(), {"--pass", pass, "--figures-fd", std::to_string(fds[1])});
+    std::vector<char*> raw;
+    for (std::string& a : args) raw.push_back(a.data());
+    raw.push_back(nullptr);
+    execv("/proc/self/exe", raw.data());
+    _exit(127);
+  }
+  close(fds[1]);
+  size_t got = 0;
+  auto* bytes = reinterpret_cast<char*>(&out);
+  for (ssize_t n; got < sizeof out && (n = read(fds[0], bytes + got, sizeof out - got)) > 0;)
+    got += static_cast<size_t>(n);
+  close(fds[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  return got == sizeof out && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string preset = "mk2";
+  std::string preset = "mk2", pass = "both";
   ops::EncoderShape shape;
   ops::EncoderOptions options;
-  unsigned tiles = 0, top = 12;
-  bool forward_only = false;
+  unsigned tiles = 0, top = 20;
+  int figures_fd = -1;
+  std::vector<std::string> parameters;
   po::options_description desc(
       "One encoder layer forward and backward on one chip: each operation's simulated cycles, "
       "TFLOP/s and share of the AMP's peak (target: >= 35 % over the layer).\nOptions");
-  desc.add_options()("help,h", "this help")(
-      "preset", po::value(&preset)->default_value(preset), "chip: mk2 or bow")(
+  desc.add_options()("help,h", "this help")("preset", po::value(&preset)->default_value(preset),
+                                            "chip: mk2 or bow")(
       "hidden", po::value(&shape.hidden)->default_value(shape.hidden), "hidden size")(
       "heads", po::value(&shape.heads)->default_value(shape.heads), "attention heads")(
       "ffn", po::value(&shape.ffn)->default_value(shape.ffn), "feed-forward size")(
@@ -72,14 +172,21 @@ int main(int argc, char** argv) {
       "sequences", po::value(&shape.sequences)->default_value(shape.sequences),
       "sequences a micro-batch")("tiles", po::value(&tiles)->default_value(0),
                                  "tiles of the chip to use (0: all)")(
-      "memory", po::value(&options.available_memory_proportion)->default_value(0.6),
+      "memory", po::value(&options.available_memory_proportion)->default_value(0.35),
       "each product's share of a tile's memory")(
-      "top", po::value(&top)->default_value(top), "operations listed (the longest first; 0: all)")(
-      "forward-only", po::bool_switch(&forward_only), "the forward pass alone");
+      "pass", po::value(&pass)->default_value(pass),
+      "both (each pass compiled alone, in a child process), forward, backward, or together "
+      "(both passes in one executable)")("top", po::value(&top)->default_value(top),
+                                         "operations listed (the longest first; 0: all)")(
+      "param", po::value(&parameters)->composing(),
+      "NAME=VALUE: a machine parameter (ipu-sim --config-dump lists them)")(
+      "figures-fd", po::value(&figures_fd), "(internal) a child's pipe for its figures");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, desc), vm);
     po::notify(vm);
+    if (pass != "both" && pass != "forward" && pass != "backward" && pass != "together")
+      throw po::error("--pass " + pass + ": expected both, forward, backward or together");
   } catch (const po::error& e) {
     std::cerr << "transformer_layer: " << e.what() << "\n";
     return 2;
@@ -89,115 +196,107 @@ int main(int argc, char** argv) {
     return 0;
   }
   const auto host_start = std::chrono::steady_clock::now();
+  std::vector<PassFigures> passes;
   try {
-    Graph g(Target::preset(preset, tiles));
-    const size_t T = shape.tokens(), H = shape.hidden;
-    const ops::EncoderWeights w = ops::add_encoder_weights(g, shape, options);
-    const Tensor x = g.add_variable(DType::kF32, {T, H}, "x");
-    const Tensor dy = g.add_variable(DType::kF32, {T, H}, "dy");
-    const Tensor mask = g.add_variable(DType::kF32, {shape.sequences, shape.seq}, "mask");
-    for (Tensor t : {x, dy})
-      g.map_evenly(t, 0, static_cast<unsigned>(std::min<size_t>(g.tiles(), T)), H);
-    g.map_evenly(mask, 0, static_cast<unsigned>(std::min<size_t>(g.tiles(), shape.sequences)),
-                 shape.seq);
-    std::vector<ops::LayerStep> steps;
-    const ops::EncoderForward f = ops::encoder_forward(g, steps, shape, w, x, mask, options);
-    const size_t forward_steps = steps.size();
-    if (!forward_only) ops::encoder_backward(g, steps, shape, w, f, dy, options);
-    if (std::getenv("TRANSFORMER_LAYER_VERTICES")) {  // where the vertices are
-      std::map<unsigned, size_t> per_tile;
-      std::map<std::string, size_t> on_first;
-      for (const VertexInfo& v : g.vertices()) {
-        ++per_tile[v.tile];
-        if (v.tile == 0) ++on_first[g.compute_sets()[v.compute_set]];
+    std::vector<std::pair<std::string, std::string>> overrides;
+    for (const std::string& p : parameters) {
+      const size_t eq = p.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw std::invalid_argument("--param " + p + ": expected NAME=VALUE");
+      overrides.emplace_back(p.substr(0, eq), p.substr(eq + 1));
+    }
+    const ipu::hw::MachineConfig machine = ipu::hw::configure_machine(preset, "", overrides);
+    if (pass == "both") {
+      for (const char* p : {"forward", "backward"}) {
+        passes.emplace_back();
+        if (!run_child(argc, argv, p, passes.back())) {
+          std::cerr << "transformer_layer: the " << p << " pass failed\n";
+          return 1;
+        }
       }
-      std::vector<std::pair<size_t, unsigned>> busiest;
-      for (const auto& [t, n] : per_tile) busiest.emplace_back(n, t);
-      std::sort(busiest.rbegin(), busiest.rend());
-      for (size_t i = 0; i < 5 && i < busiest.size(); ++i)
-        fmt::print(stderr, "tile {}: {} vertices\n", busiest[i].second, busiest[i].first);
-      fmt::print(stderr, "median tile: {} vertices\n", busiest[busiest.size() / 2].first);
-      for (const auto& [cs, n] : on_first)
-        if (n > 50) fmt::print(stderr, "  tile 0, {}: {}\n", cs, n);
+    } else {
+      passes.emplace_back();
+      run_pass(pass == "forward"    ? Pass::kForward
+               : pass == "backward" ? Pass::kBackward
+                                    : Pass::kTogether,
+               machine, tiles, shape, options, passes.back());
+      if (figures_fd >= 0) {
+        const auto* bytes = reinterpret_cast<const char*>(&passes.back());
+        size_t put = 0;
+        for (ssize_t n; put < sizeof(PassFigures) &&
+                        (n = write(figures_fd, bytes + put, sizeof(PassFigures) - put)) > 0;)
+          put += static_cast<size_t>(n);
+        return put == sizeof(PassFigures) ? 0 : 1;
+      }
     }
-    std::vector<NamedProgram> programs;
-    for (const ops::LayerStep& s : steps) programs.push_back({s.label, s.program});
-    const auto compile_start = std::chrono::steady_clock::now();
-    const Executable exe = compile(g, programs);
-    const double compile_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_start).count();
-    if (const char* path = std::getenv("TRANSFORMER_LAYER_MANIFEST")) {  // the compiled steps
-      std::ofstream(path) << exe.manifest;
-    }
-    Device device(exe);
-    std::mt19937 rng(1);
-    for (Tensor t : {w.qkv_t, w.out, w.ffn_in, w.ffn_out}) fill(device, g, t, 0, 0.05, rng);
-    for (Tensor t : {w.out_bias, w.ffn_in_bias, w.ffn_out_bias, w.beta1, w.beta2})
-      fill(device, g, t, 0, 0.1, rng);
-    for (Tensor t : {w.gamma1, w.gamma2}) fill(device, g, t, 1, 0.1, rng);
-    for (Tensor t : {x, dy}) fill(device, g, t, 0, 1, rng);
-    fill(device, g, mask, 0, 0, rng);  // every key attended
-
-    std::vector<Timed> timed;
-    double clock_hz = 0;
-    for (size_t i = 0; i < steps.size(); ++i) {
-      const DeviceReport& r = device.run(steps[i].label);
-      clock_hz = r.run.clock_hz;
-      timed.push_back({steps[i].label, steps[i].flops, r.run.cycles - r.host_transfer_cycles,
-                       i < forward_steps});
-    }
-    std::vector<float> y(T * H);
-    device.read_tensor(g.tensor(f.y).name, y.data(), y.size() * 4);
-    const bool finite =
-        std::all_of(y.begin(), y.end(), [](float v) { return std::isfinite(v); });
-
-    const double peak = 128.0 * g.tiles();  // flop a cycle: 64 f16 MACs a tile (docs/xipu-model.md)
-    uint64_t cycles[2] = {0, 0};
-    double flops[2] = {0, 0};
-    for (const Timed& t : timed) {
-      cycles[t.forward ? 0 : 1] += t.cycles;
-      flops[t.forward ? 0 : 1] += t.flops;
-    }
-    const uint64_t total = cycles[0] + cycles[1];
-    fmt::print(
-        "encoder layer on one {} chip ({} tiles at {:.3f} GHz): hidden {}, {} heads, FFN {}, {} "
-        "sequences of {}; f16 operands, f32 partials, statistics and elementwise arithmetic\n",
-        preset, g.tiles(), clock_hz / 1e9, H, shape.heads, shape.ffn, shape.sequences, shape.seq);
-    std::vector<Timed> order = timed;
-    std::stable_sort(order.begin(), order.end(),
-                     [](const Timed& a, const Timed& b) { return a.cycles > b.cycles; });
-    if (top != 0 && order.size() > top) order.resize(top);
-    fmt::print("{:<36} {:>10} {:>7} {:>8} {:>7}\n", "operation (longest first)", "cycles",
-               "share", "TFLOP/s", "% peak");
-    for (const Timed& t : order)
-      fmt::print("{:<36} {:>10} {:>6.1f}% {:>8} {:>7}\n", t.label, t.cycles,
-                 100.0 * static_cast<double>(t.cycles) / static_cast<double>(total),
-                 t.flops > 0 ? fmt::format("{:.1f}", t.flops / (t.cycles / clock_hz) / 1e12) : "",
-                 t.flops > 0 ? fmt::format("{:.1f}%", 100.0 * t.flops / t.cycles / peak) : "");
-    // Where the cycles went: the products against everything else.
-    uint64_t product_cycles = 0;
-    for (const Timed& t : timed) product_cycles += t.flops > 0 ? t.cycles : 0;
-    const char* names[2] = {"forward", "backward"};
-    for (int p = 0; p < 2; ++p)
-      fmt::print("{:<9} {:>10} cycles {:>8.1f} us {:>6.1f} TFLOP/s {:>5.1f}% of AMP peak\n",
-                 names[p], cycles[p], cycles[p] / clock_hz * 1e6,
-                 flops[p] / (cycles[p] / clock_hz) / 1e12, 100.0 * flops[p] / cycles[p] / peak);
-    fmt::print(
-        "layer     {:>10} cycles {:>8.1f} us {:>6.1f} TFLOP/s {:>5.1f}% of AMP peak (target >= "
-        "35%); {} operations, products {:.1f}% of the cycles, {:.2f} GFLOP\n",
-        total, total / clock_hz * 1e6, (flops[0] + flops[1]) / (total / clock_hz) / 1e12,
-        100.0 * (flops[0] + flops[1]) / total / peak, timed.size(),
-        100.0 * static_cast<double>(product_cycles) / static_cast<double>(total),
-        (flops[0] + flops[1]) / 1e9);
-    fmt::print("fullest tile: {} bytes of {} ({:.1f}%, {}); output {}\n", exe.fullest_tile.used,
-               exe.fullest_tile.free, 100.0 * exe.fullest_tile.used / exe.fullest_tile.free,
-               g.describe_tile(exe.fullest_tile.tile), finite ? "finite" : "NOT FINITE");
-    fmt::print("host: {:.1f} s (compile {:.1f} s)\n",
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - host_start).count(),
-               compile_seconds);
-    return finite ? 0 : 1;
   } catch (const std::exception& e) {
     std::cerr << "transformer_layer: " << e.what() << "\n";
     return 1;
   }
+
+  const double clock_hz = passes.front().clock_hz;
+  const double peak = 128.0 * passes.front().tiles;  // flop a cycle: 64 f16 MACs a tile
+  struct Row {
+    std::string label;
+    uint64_t cycles;
+    double flops;
+    bool backward;
+  };
+  std::vector<Row> rows;
+  for (const PassFigures& p : passes)
+    for (uint32_t i = 0; i < p.count; ++i)
+      rows.push_back({p.steps[i].label, p.steps[i].cycles, p.steps[i].flops,
+                      std::strstr(p.steps[i].label, ".grad.") != nullptr});
+  uint64_t cycles[2] = {0, 0}, product_cycles = 0;
+  double flops[2] = {0, 0};
+  for (const Row& r : rows) {
+    cycles[r.backward] += r.cycles;
+    flops[r.backward] += r.flops;
+    product_cycles += r.flops > 0 ? r.cycles : 0;
+  }
+  const uint64_t total = cycles[0] + cycles[1];
+  fmt::print(
+      "encoder layer on one {} chip ({} tiles at {:.3f} GHz): hidden {}, {} heads, FFN {}, {} "
+      "sequences of {}; f16 operands, f32 partials, statistics and elementwise arithmetic; "
+      "products at most {} of a tile's memory\n",
+      preset, passes.front().tiles, clock_hz / 1e9, shape.hidden, shape.heads, shape.ffn,
+      shape.sequences, shape.seq, options.available_memory_proportion);
+  std::vector<Row> order = rows;
+  std::stable_sort(order.begin(), order.end(),
+                   [](const Row& a, const Row& b) { return a.cycles > b.cycles; });
+  if (top != 0 && order.size() > top) order.resize(top);
+  fmt::print("{:<36} {:>10} {:>7} {:>8} {:>7}\n", "operation (longest first)", "cycles", "share",
+             "TFLOP/s", "% peak");
+  for (const Row& r : order)
+    fmt::print("{:<36} {:>10} {:>6.1f}% {:>8} {:>7}\n", r.label, r.cycles,
+               100.0 * static_cast<double>(r.cycles) / static_cast<double>(total),
+               r.flops > 0 ? fmt::format("{:.1f}", r.flops / (r.cycles / clock_hz) / 1e12) : "",
+               r.flops > 0 ? fmt::format("{:.1f}%", 100.0 * r.flops / r.cycles / peak) : "");
+  const char* names[2] = {"forward", "backward"};
+  for (int p = 0; p < 2; ++p)
+    if (cycles[p] > 0)
+      fmt::print("{:<9} {:>10} cycles {:>8.1f} us {:>6.1f} TFLOP/s {:>5.1f}% of AMP peak\n",
+                 names[p], cycles[p], cycles[p] / clock_hz * 1e6,
+                 flops[p] / (cycles[p] / clock_hz) / 1e12, 100.0 * flops[p] / cycles[p] / peak);
+  fmt::print(
+      "layer     {:>10} cycles {:>8.1f} us {:>6.1f} TFLOP/s {:>5.1f}% of AMP peak (target >= "
+      "35%); {} operations, the products {:.1f}% of the cycles, {:.2f} GFLOP\n",
+      total, total / clock_hz * 1e6, (flops[0] + flops[1]) / (total / clock_hz) / 1e12,
+      100.0 * (flops[0] + flops[1]) / total / peak, rows.size(),
+      100.0 * static_cast<double>(product_cycles) / static_cast<double>(total),
+      (flops[0] + flops[1]) / 1e9);
+  bool finite = true;
+  for (const PassFigures& p : passes) {
+    const char* which = passes.size() == 1                        ? pass.c_str()
+                        : std::strstr(p.steps[0].label, ".grad.") ? "backward"
+                                                                  : "forward";
+    fmt::print(
+        "{} executable: fullest tile {} with {} bytes of {} ({:.1f}%), compiled in {:.1f} s\n",
+        which, p.fullest_tile, p.fullest_used, p.fullest_free,
+        100.0 * p.fullest_used / p.fullest_free, p.compile_seconds);
+    finite &= p.finite;
+  }
+  fmt::print("forward output {}; host {:.1f} s\n", finite ? "finite" : "NOT FINITE",
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - host_start).count());
+  return finite ? 0 : 1;
 }

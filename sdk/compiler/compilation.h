@@ -92,7 +92,8 @@ class Compilation {
   std::pair<unsigned, uint32_t> address_of(Tensor t, size_t index) const;
   void add_vertex(unsigned tile, const std::string& codelet, const std::vector<uint32_t>& state,
                   unsigned workers, unsigned compute_set);
-  void add_graph_vertices();
+  // The vertices of every compute set `programs` execute, on their tiles.
+  void add_graph_vertices(const std::vector<NamedProgram>& programs);
   void emit_all(uint32_t op, uint32_t a, uint32_t b, uint32_t c);
   void lower(const Program& p);
   void execute(unsigned compute_set);

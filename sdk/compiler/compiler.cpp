@@ -51,7 +51,7 @@ Executable Compilation::run(const std::vector<NamedProgram>& programs) {
   for (const TensorInfo& t : graph_.tensors()) exe_.tensor_info[t.name] = t;
   build_firmware_image();
   allocate_tensors(programs);
-  add_graph_vertices();
+  add_graph_vertices(programs);
   place_remote_buffers();
   // Step 0 waits for the host's command; each program returns to it.
   static_assert(IPU_HOST_COMMAND == hw::sync_group::kHostCommand);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 
 #include "sdk/compiler/compilation.h"
 
@@ -39,13 +40,25 @@ void Compilation::add_vertex(unsigned tile, const std::string& codelet,
   }
 }
 
-void Compilation::add_graph_vertices() {
+void Compilation::add_graph_vertices(const std::vector<NamedProgram>& programs) {
   compute_sets_ = static_cast<unsigned>(graph_.compute_sets().size());
   exe_.compute_sets = graph_.compute_sets();
+  // Only the compute sets a program executes take tile memory for their vertices.
+  std::vector<bool> executed(compute_sets_, false);
+  std::function<void(const Program&)> mark = [&](const Program& p) {
+    if (p.kind == Program::Kind::kExecute && p.compute_set.id < compute_sets_)
+      executed[p.compute_set.id] = true;
+    for (const Program& step : p.body) mark(step);
+  };
+  for (const NamedProgram& n : programs) mark(n.program);
+  std::vector<std::vector<const VertexInfo*>> by_set(compute_sets_);
+  for (const VertexInfo& v : graph_.vertices())
+    if (v.compute_set < compute_sets_ && executed[v.compute_set])
+      by_set[v.compute_set].push_back(&v);
   for (unsigned r = 0; r < replicas_; ++r)
     for (unsigned cs = 0; cs < compute_sets_; ++cs)
-      for (const VertexInfo& v : graph_.vertices()) {
-        if (v.compute_set != cs) continue;
+      for (const VertexInfo* vp : by_set[cs]) {
+        const VertexInfo& v = *vp;
         std::vector<uint32_t> state;
         for (const Field& f : graph_.codelets().at(v.codelet).fields) {
           const Binding& b = v.fields.at(f.name);

@@ -72,9 +72,10 @@ uint32_t pack_scratch(const std::vector<ScratchPiece>& pieces, std::vector<uint3
   std::vector<size_t> live;
   uint32_t extent = 0;
   for (size_t i : order) {
-    live.erase(std::remove_if(live.begin(), live.end(),
-                              [&](size_t j) { return pieces[j].span.second < pieces[i].span.first; }),
-               live.end());
+    live.erase(
+        std::remove_if(live.begin(), live.end(),
+                       [&](size_t j) { return pieces[j].span.second < pieces[i].span.first; }),
+        live.end());
     std::vector<std::pair<uint32_t, uint32_t>> busy;  // [offset, end) of pieces live with it
     for (size_t j : live) busy.emplace_back(offsets[j], offsets[j] + pieces[j].bytes);
     std::sort(busy.begin(), busy.end());
@@ -137,9 +138,30 @@ void Compilation::allocate_tensors(const std::vector<NamedProgram>& programs) {
     std::vector<uint32_t> offsets;
     const uint32_t extent = pack_scratch(list, offsets);
     TileMemory& mem = layout[tile];
+    // What is live together when the most is (for an overflow's report): at some piece's first
+    // use, the pieces whose spans hold it.
+    size_t peak_at = 0;
+    uint64_t peak = 0;
+    for (size_t i = 0; i < list.size(); ++i) {
+      uint64_t live = 0;
+      for (const ScratchPiece& q : list)
+        live +=
+            q.span.first <= list[i].span.first && list[i].span.first <= q.span.second ? q.bytes : 0;
+      if (live > peak) peak = live, peak_at = i;
+    }
+    std::vector<std::pair<uint32_t, std::string>> at_peak;
+    for (size_t i = 0; i < list.size(); ++i)
+      if (list[i].bytes > 0 && list[i].span.first <= list[peak_at].span.first &&
+          list[peak_at].span.first <= list[i].span.second)
+        at_peak.emplace_back(list[i].bytes, all[owners[tile][i].first].name);
+    std::sort(at_peak.rbegin(), at_peak.rend());
+    std::string largest;
+    for (size_t i = 0; i < at_peak.size() && i < 6; ++i)
+      largest += fmt::format("{}{} {}", i ? ", " : "", at_peak[i].second, at_peak[i].first);
     const uint32_t base = mem.allocate_top(
-        extent, fmt::format("scratch tensors: {} pieces sharing memory by their spans of use",
-                            list.size()));
+        extent, fmt::format("scratch tensors: {} pieces sharing memory by their spans of use; "
+                            "{} bytes live together at most ({} pieces; the largest: {})",
+                            list.size(), peak, at_peak.size(), largest));
     for (size_t i = 0; i < list.size(); ++i) {
       const auto [id, k] = owners[tile][i];
       const Interval& m = all[id].mapping[k];

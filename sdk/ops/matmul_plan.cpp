@@ -25,7 +25,12 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
   const Geometry geo{p};
   const unsigned tiles = p.tiles();
   std::vector<double> gather(tiles), pack(tiles), send(tiles), packed_items(tiles);
-  std::vector<uint64_t> bytes(tiles);
+  // Each tile's buffers by the steps they live through (all scratch, so the compiler gives one
+  // step's memory to the next's): staged rows (gather, pack), packed pieces (pack, broadcast),
+  // received blocks (broadcast, amp), partial sums (amp to reduce), received partials (partials,
+  // reduce); C's rows stay.
+  std::vector<uint64_t> staged(tiles), packed(tiles), blocks(tiles), sums(tiles), received(tiles),
+      result(tiles);
   const auto items = pack_items(p);
   for (size_t n = 0; n < items.size(); ++n) {
     const ItemShape s = item_shape(p, items[n]);
@@ -41,7 +46,8 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
                                     : kPackStridedElement));
     send[t] += std::max(kSendGap, s.packed / 2.0);  // once, to every consumer
     packed_items[t] += 1;
-    bytes[t] += s.rows * s.row_stride * operand_bytes + s.packed * 2;
+    staged[t] += s.rows * s.row_stride * operand_bytes;
+    packed[t] += s.packed * 2;
   }
   // The operands' tiles send those rows: with the rows spread evenly over the tiles (as
   // create_matmul_input lays them out), each cut into a piece a block that uses it. Every send
@@ -82,7 +88,8 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
         // The AMP: six workers, each a part of the groups and of the columns.
         c.amp = std::max(
             c.amp, kDispatchCycles + 6 * amp_split(gm, pp, nb).worker_instructions(gm, pp, nb));
-        bytes[t] += (gm * pp * 256 + pp * nb * 16) * 2 + gm * nb * 16 * 4;
+        blocks[t] += (gm * pp * 256 + pp * nb * 16) * 2;
+        sums[t] += gm * nb * 16 * 4;
         // Reducer l of this block: its share of the columns over every row of the block, pk
         // parts (the pk tiles' sums), written into C on this tile.
         const size_t cw = geo.reduce_columns(j, l).size();
@@ -90,7 +97,7 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
         const size_t rows = geo.rows(i).size();
         if (p.pk > 1) {
           c.partials = std::max(c.partials, p.pk * gm * (kReceiveGap + cw * 16.0));
-          bytes[t] += p.pk * gm * cw * 16 * 4;
+          received[t] += p.pk * gm * cw * 16 * 4;
         }
         // A vertex a pair of rows (six of a sixth of the rows each when the share is whole
         // rows of C), six at a time.
@@ -101,13 +108,19 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
             c.reduce,
             kDispatchCycles + std::ceil(vertices / 6) * 6 * pairs_a_vertex *
                                   (kReducePair + cw * (kReduceColumn + p.pk * kReduceColumnPart)));
-        bytes[t] += rows * cw * 4;
+        result[t] += rows * cw * 4;
       }
   // Steps: gather, pack, broadcast, amp, [partials], reduce.
   const unsigned steps = 5 + (p.pk > 1 ? 1 : 0);
   c.syncs = steps * kStepCycles;
   p.estimate = c;
-  p.tile_bytes = *std::max_element(bytes.begin(), bytes.end());
+  p.tile_bytes = 0;
+  for (unsigned t = 0; t < tiles; ++t) {
+    const uint64_t live[] = {staged[t] + packed[t], packed[t] + blocks[t], blocks[t] + sums[t],
+                             sums[t] + received[t]};
+    p.tile_bytes =
+        std::max(p.tile_bytes, result[t] + *std::max_element(std::begin(live), std::end(live)));
+  }
 }
 
 void check_options(const Target& target, MatmulShape shape, const MatmulOptions& o) {

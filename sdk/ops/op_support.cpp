@@ -1,7 +1,6 @@
 // Helpers the operator library's elementwise, row and training operations share (internal:
 // not part of the installed API).
 #include "sdk/ops/op_support.h"
-#include "sdk/ops/pieces.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -10,6 +9,7 @@
 #include <cstring>
 
 #include "sdk/graph/sdk_paths.h"
+#include "sdk/ops/pieces.h"
 
 namespace ipu::sdk::ops {
 

@@ -44,7 +44,8 @@ class StepList {
                  o.available_memory_proportion = memory;
                  o.name = name;
                  o.rows_output = true;  // for the row operations and products that read it
-                 const Tensor c = grouped ? grouped_matmul(g_, p, a, b, o) : ops::matmul(g_, p, a, b, o);
+                 const Tensor c =
+                     grouped ? grouped_matmul(g_, p, a, b, o) : ops::matmul(g_, p, a, b, o);
                  if (!kept) g_.set_scratch(c);
                  return c;
                });
@@ -161,9 +162,8 @@ EncoderForward encoder_forward(Graph& g, std::vector<LayerStep>& steps, const En
   const float scale = 1.0f / std::sqrt(static_cast<float>(s.head_size()));
   StepList st(g, steps, o.name);
   EncoderForward f;
-  f.x16 = st.op("x_f16", [&](Program& p, const std::string& n) {
-    return cast(g, p, x, DType::kF16, n);
-  });
+  f.x16 = st.op("x_f16",
+                [&](Program& p, const std::string& n) { return cast(g, p, x, DType::kF16, n); });
   const Tensor attention = rows_tensor(g, DType::kF32, T, H, o.name + ".attention");
   g.set_scratch(attention);
   for (size_t b = 0; b < s.sequences; ++b) {
@@ -177,7 +177,8 @@ EncoderForward encoder_forward(Graph& g, std::vector<LayerStep>& steps, const En
     const Tensor scaled = st.op("scale" + sb, [&](Program& p, const std::string& n) {
       return unary(g, p, UnaryOp::kScale, scores, n, scale);
     });
-    const Tensor mask_b = g.slice(mask, b * S, (b + 1) * S, {S}, fmt::format("{}.mask{}", o.name, b));
+    const Tensor mask_b =
+        g.slice(mask, b * S, (b + 1) * S, {S}, fmt::format("{}.mask{}", o.name, b));
     f.probs.push_back(st.op("softmax" + sb, [&](Program& p, const std::string& n) {
       return softmax_rows(g, p, scaled, mask_b, n);
     }));
@@ -208,7 +209,8 @@ EncoderForward encoder_forward(Graph& g, std::vector<LayerStep>& steps, const En
   f.norm1_16 = st.op("norm1_f16", [&](Program& p, const std::string& n) {
     return cast(g, p, f.norm1.y, DType::kF16, n);
   });
-  const Tensor ffn1 = st.matmul("ffn_in", f.norm1_16, w.ffn_in, false, false, DType::kF32, mem, false);
+  const Tensor ffn1 =
+      st.matmul("ffn_in", f.norm1_16, w.ffn_in, false, false, DType::kF32, mem, false);
   f.hidden = st.op("add_ffn_in_bias", [&](Program& p, const std::string& n) {
     return binary(g, p, BinaryOp::kAdd, ffn1, w.ffn_in_bias, n);
   });
@@ -218,7 +220,8 @@ EncoderForward encoder_forward(Graph& g, std::vector<LayerStep>& steps, const En
   f.act16 = st.op("gelu_f16", [&](Program& p, const std::string& n) {
     return cast(g, p, act, DType::kF16, n);
   });
-  const Tensor ffn2 = st.matmul("ffn_out", f.act16, w.ffn_out, false, false, DType::kF32, mem, false);
+  const Tensor ffn2 =
+      st.matmul("ffn_out", f.act16, w.ffn_out, false, false, DType::kF32, mem, false);
   const Tensor ffn2b = st.op("add_ffn_out_bias", [&](Program& p, const std::string& n) {
     return binary(g, p, BinaryOp::kAdd, ffn2, w.ffn_out_bias, n);
   });
@@ -257,7 +260,8 @@ EncoderGrads encoder_backward(Graph& g, std::vector<LayerStep>& steps, const Enc
     return cast(g, p, n2.dx, DType::kF16, n);
   });
   d.ffn_out = st.matmul("ffn_out_weights", f.act16, d2, true, false, DType::kF32, mem, false, true);
-  const Tensor dact = st.matmul("ffn_out_input", d2, w.ffn_out, false, true, DType::kF32, mem, false);
+  const Tensor dact =
+      st.matmul("ffn_out_input", d2, w.ffn_out, false, true, DType::kF32, mem, false);
   const Tensor dhidden = st.op("gelu", [&](Program& p, const std::string& n) {
     return binary(g, p, BinaryOp::kMulGeluGrad, dact, f.hidden, n);
   });
@@ -267,8 +271,10 @@ EncoderGrads encoder_backward(Graph& g, std::vector<LayerStep>& steps, const Enc
   const Tensor dh16 = st.op("ffn_in_f16", [&](Program& p, const std::string& n) {
     return cast(g, p, dhidden, DType::kF16, n);
   });
-  d.ffn_in = st.matmul("ffn_in_weights", f.norm1_16, dh16, true, false, DType::kF32, mem, false, true);
-  const Tensor dn1_ffn = st.matmul("ffn_in_input", dh16, w.ffn_in, false, true, DType::kF32, mem, false);
+  d.ffn_in =
+      st.matmul("ffn_in_weights", f.norm1_16, dh16, true, false, DType::kF32, mem, false, true);
+  const Tensor dn1_ffn =
+      st.matmul("ffn_in_input", dh16, w.ffn_in, false, true, DType::kF32, mem, false);
   const Tensor dn1 = st.op("residual2", [&](Program& p, const std::string& n) {
     return binary(g, p, BinaryOp::kAdd, n2.dx, dn1_ffn, n);  // by rows, for the norm's gradient
   });
@@ -286,13 +292,13 @@ EncoderGrads encoder_backward(Graph& g, std::vector<LayerStep>& steps, const Enc
   });
   const Tensor dx_attention = rows_tensor(g, DType::kF32, T, H, o.name + ".grad.dx_attention");
   g.set_scratch(dx_attention);
-  std::vector<Tensor> d_out, d_qkv;  // a sequence's weight gradients, added after
+  std::vector<Tensor> d_out, d_qkv;   // a sequence's weight gradients, added after
   const bool one = s.sequences == 1;  // then the one sequence's are the gradients
   for (size_t b = 0; b < s.sequences; ++b) {
     const std::string sb = fmt::format(".s{}", b);
     const Tensor da = sequence(g, da16, b, s, H);
-    d_out.push_back(st.matmul("project_weights" + sb, f.context_t[b], da, false, false,
-                              DType::kF32, mem, false, one));
+    d_out.push_back(st.matmul("project_weights" + sb, f.context_t[b], da, false, false, DType::kF32,
+                              mem, false, one));
     const Tensor dctx =
         st.matmul("project_input" + sb, w.out, da, false, true, DType::kF16, mem, false);
     const Tensor dctx_heads = heads_of(g, dctx, 0, s, "heads");
@@ -301,8 +307,8 @@ EncoderGrads encoder_backward(Graph& g, std::vector<LayerStep>& steps, const Enc
                  v = heads_of(g, f.qkv_t[b], 2 * H, s, "v_again");
     const Tensor dprobs =
         st.matmul("context_probs" + sb, dctx_heads, v, true, false, DType::kF32, mem, true);
-    const Tensor dv =
-        st.matmul("context_values" + sb, dctx_heads, f.probs16[b], false, false, DType::kF16, mem, true);
+    const Tensor dv = st.matmul("context_values" + sb, dctx_heads, f.probs16[b], false, false,
+                                DType::kF16, mem, true);
     const Tensor dscores = st.op("softmax" + sb, [&](Program& p, const std::string& n) {
       return softmax_grad_rows(g, p, f.probs[b], dprobs, n);
     });
@@ -312,9 +318,11 @@ EncoderGrads encoder_backward(Graph& g, std::vector<LayerStep>& steps, const Enc
     const Tensor ds16 = st.op("scores_f16" + sb, [&](Program& p, const std::string& n) {
       return cast(g, p, dscaled, DType::kF16, n);
     });
-    const Tensor dq = st.matmul("scores_queries" + sb, k, ds16, false, true, DType::kF16, mem, true);
+    const Tensor dq =
+        st.matmul("scores_queries" + sb, k, ds16, false, true, DType::kF16, mem, true);
     const Tensor dk = st.matmul("scores_keys" + sb, q, ds16, false, false, DType::kF16, mem, true);
-    const Tensor dqkv = rows_tensor(g, DType::kF16, 3 * H, S, fmt::format("{}.grad.qkv{}", o.name, sb));
+    const Tensor dqkv =
+        rows_tensor(g, DType::kF16, 3 * H, S, fmt::format("{}.grad.qkv{}", o.name, sb));
     g.set_scratch(dqkv);
     st.add("stack" + sb, 0.0, [&](Program& p, const std::string&) {
       std::vector<std::pair<Region, Region>> pairs;
@@ -328,10 +336,10 @@ EncoderGrads encoder_backward(Graph& g, std::vector<LayerStep>& steps, const Enc
     });
     d_qkv.push_back(st.matmul("qkv_weights" + sb, dqkv, sequence(g, f.x16, b, s, H, ".again"),
                               false, false, DType::kF32, mem, false, one));
-    const Tensor dxb = st.matmul("qkv_input" + sb, dqkv, w.qkv_t, true, false, DType::kF32, mem, false);
+    const Tensor dxb =
+        st.matmul("qkv_input" + sb, dqkv, w.qkv_t, true, false, DType::kF32, mem, false);
     st.add("gather" + sb, 0.0, [&](Program& p, const std::string&) {
-      p.body.push_back(
-          Copy({{g.region(dxb), g.region(dx_attention, b * S * H, (b + 1) * S * H)}}));
+      p.body.push_back(Copy({{g.region(dxb), g.region(dx_attention, b * S * H, (b + 1) * S * H)}}));
       return 0;
     });
   }

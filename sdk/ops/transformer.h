@@ -34,8 +34,8 @@ struct EncoderOptions {
 
 // The layer's parameters: f16 matrices laid out for the forward products, f32 vectors.
 struct EncoderWeights {
-  Tensor qkv_t;           // [3H x H]: W^T of the query, key and value projections, stacked
-  Tensor out, out_bias;   // [H x H], [H]: attention's output projection
+  Tensor qkv_t;                  // [3H x H]: W^T of the query, key and value projections, stacked
+  Tensor out, out_bias;          // [H x H], [H]: attention's output projection
   Tensor ffn_in, ffn_in_bias;    // [H x F], [F]
   Tensor ffn_out, ffn_out_bias;  // [F x H], [H]
   Tensor gamma1, beta1, gamma2, beta2;  // [H]: the two layer norms
@@ -57,18 +57,18 @@ double flops_of(const std::vector<LayerStep>& steps);
 
 // What the forward pass gives and keeps for the backward pass (all scratch but y).
 struct EncoderForward {
-  Tensor y;                     // [T x H] f32: the layer's output
-  Tensor x16;                   // x as f16
-  std::vector<Tensor> qkv_t;    // a sequence's [3H x S] f16
-  std::vector<Tensor> probs;    // a sequence's attention weights [heads x S x S] f32 ...
-  std::vector<Tensor> probs16;  // ... and as f16
+  Tensor y;                       // [T x H] f32: the layer's output
+  Tensor x16;                     // x as f16
+  std::vector<Tensor> qkv_t;      // a sequence's [3H x S] f16
+  std::vector<Tensor> probs;      // a sequence's attention weights [heads x S x S] f32 ...
+  std::vector<Tensor> probs16;    // ... and as f16
   std::vector<Tensor> context_t;  // a sequence's [H x S] f16: every head's output, stacked
-  Tensor residual1;             // [T x H] f32: attention's output + x, into the first norm
+  Tensor residual1;               // [T x H] f32: attention's output + x, into the first norm
   LayerNorm norm1;
-  Tensor norm1_16;              // its output as f16
-  Tensor hidden;                // [T x F] f32: the first feed-forward product + bias
-  Tensor act16;                 // GeLU of it, f16
-  Tensor residual2;             // [T x H] f32: into the second norm
+  Tensor norm1_16;   // its output as f16
+  Tensor hidden;     // [T x F] f32: the first feed-forward product + bias
+  Tensor act16;      // GeLU of it, f16
+  Tensor residual2;  // [T x H] f32: into the second norm
   LayerNorm norm2;
 };
 // The forward pass of x (f32 [T x H], mapped) with an additive attention mask (f32 [sequences x

@@ -31,7 +31,8 @@ Matrix mul(const Matrix& a, const Matrix& b, size_t m, size_t k, size_t n, bool 
   for (size_t i = 0; i < m; ++i)
     for (size_t j = 0; j < n; ++j) {
       double s = 0;
-      for (size_t l = 0; l < k; ++l) s += (ta ? a[l * m + i] : a[i * k + l]) * (tb ? b[j * k + l] : b[l * n + j]);
+      for (size_t l = 0; l < k; ++l)
+        s += (ta ? a[l * m + i] : a[i * k + l]) * (tb ? b[j * k + l] : b[l * n + j]);
       c[i * n + j] = s;
     }
   return c;
@@ -133,7 +134,8 @@ Matrix reference(const Weights& w, const Matrix& x, const Matrix& mask, const Ma
         for (size_t j = 0; j < kS; ++j) sum += row[j] = std::exp(row[j] - top);
         for (size_t j = 0; j < kS; ++j) row[j] /= sum;
         for (size_t j = 0; j < kS; ++j)
-          for (size_t e = 0; e < kD; ++e) ctx[i * kH + h * kD + e] += row[j] * v[j * kH + h * kD + e];
+          for (size_t e = 0; e < kD; ++e)
+            ctx[i * kH + h * kD + e] += row[j] * v[j * kH + h * kD + e];
       }
     const Matrix proj = mul(ctx, w.out, kS, kH, kH);
     std::copy(proj.begin(), proj.end(), attention.begin() + b * kS * kH);
@@ -226,8 +228,7 @@ TEST(OpsTransformer, EncoderLayerForwardAndBackwardMatchTheEquations) {
   const size_t forward_steps = steps.size();
   const ops::EncoderGrads d = ops::encoder_backward(g, steps, shape, w, f, dy);
   // Every product's flops: forward 2 T H (3H + H + 2F) + 4 S^2 H a sequence; backward twice that.
-  const double forward_flops =
-      2.0 * kT * kH * (3 * kH + kH + 2 * kF) + kB * 4.0 * kS * kS * kH;
+  const double forward_flops = 2.0 * kT * kH * (3 * kH + kH + 2 * kF) + kB * 4.0 * kS * kS * kH;
   std::vector<ops::LayerStep> fwd(steps.begin(), steps.begin() + forward_steps);
   EXPECT_EQ(ops::flops_of(fwd), forward_flops);
   EXPECT_EQ(ops::flops_of(steps), 3 * forward_flops);
@@ -333,7 +334,8 @@ TEST(OpsTransformerErrors, ShapesTheLayerCannotTakeAreRefused) {
     ops::encoder_forward(g, steps, shape, w, x, mask);
     ADD_FAILURE() << "a [4 x 31] input was taken";
   } catch (const GraphError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("layer: input 'x' must be a mapped f32 tensor of shape {4, 32}"));
+    EXPECT_THAT(e.what(),
+                HasSubstr("layer: input 'x' must be a mapped f32 tensor of shape {4, 32}"));
   }
 }
 
