@@ -9,9 +9,10 @@
 // By default each pass is compiled and run in a child process of its own (--pass both): the
 // two passes' exchange tables and staging together need more than a tile's memory in this
 // compiler (docs/ops.md). The backward pass's child runs on the forward's activations as its
-// memory holds them, zeros, not the forward's values: the operations' cycles do not depend
-// on the values (their codelets have no data-dependent loops), and the layer's arithmetic is
-// checked in tests/sdk/ops_transformer_test.cpp. --pass together compiles both passes as one.
+// memory holds them, zeros, not the forward's values: the codelets' loops do not depend on the
+// values (a few early returns do, for arguments beyond a function's range), and the layer's
+// arithmetic is checked in tests/sdk/ops_transformer_test.cpp. --pass together compiles both passes
+// as one.
 //   transformer_layer [--preset mk2|bow] [--hidden N] [--heads N] [--ffn N] [--seq N]
 //                     [--sequences N] [--tiles N] [--memory P] [--pass P] [--param NAME=VALUE]
 #include <fmt/format.h>
