@@ -198,6 +198,15 @@ Tensor whole_rows(Graph& g, Program& program, Tensor x, const std::string& name)
   return rows;
 }
 
+Tensor f32_rows(Graph& g, Program& program, Tensor x, const std::string& op) {
+  require_sequence(program, op);
+  const TensorInfo info = mapped(g, x, op, "operand");
+  require_type(info, DType::kF32, op, "operand");
+  require_rows(info, op);
+  add_ops_codelets(g);
+  return whole_rows(g, program, x, op);
+}
+
 // Row operations take any tensor of two or more dimensions as rows of its last one.
 void require_rows(const TensorInfo& t, const std::string& op) {
   if (t.shape.size() < 2 || t.elements == 0)

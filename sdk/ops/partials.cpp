@@ -98,12 +98,7 @@ Tensor sum_partials(Graph& g, Program& program, std::vector<Region> rows, size_t
 }
 
 ColumnSums reduce_columns(Graph& g, Program& program, Tensor x, const std::string& name) {
-  require_sequence(program, name);
-  const TensorInfo xi0 = mapped(g, x, name, "operand");
-  require_type(xi0, DType::kF32, name, "operand");
-  require_rows(xi0, name);
-  add_ops_codelets(g);
-  const Tensor rows = whole_rows(g, program, x, name);
+  const Tensor rows = f32_rows(g, program, x, name);
   const TensorInfo xi = g.tensor(rows);
   const size_t columns = xi.shape.back();
   const std::vector<RowRange> ranges = row_ranges(xi);

@@ -247,18 +247,31 @@ EncoderGrads encoder_backward(Graph& g, std::vector<LayerStep>& steps, const Enc
   const float scale = 1.0f / std::sqrt(static_cast<float>(s.head_size()));
   StepList st(g, steps, o.name + ".grad");
   EncoderGrads d;
+  // A norm's backward pass: its gradients, the gradient of the bias before it (the column sums
+  // of the norm's input gradient), and that gradient as f16 for the products.
+  struct NormBack {
+    Tensor dx, dx16;
+  };
+  const auto norm_back = [&](const char* label, Tensor input, Tensor grad, Tensor gamma,
+                             const LayerNorm& norm, const char* bias_label, Tensor& dgamma,
+                             Tensor& dbeta, Tensor& dbias) {
+    const LayerNormGrad n = st.add(label, 0.0, [&](Program& p, const std::string& name) {
+      return layer_norm_grad(g, p, input, grad, gamma, norm, name);
+    });
+    g.set_scratch(n.dx);
+    dgamma = n.dgamma, dbeta = n.dbeta;
+    dbias = st.add(bias_label, 0.0, [&](Program& p, const std::string& name) {
+      return reduce_columns(g, p, n.dx, name).sum;
+    });
+    const Tensor dx16 = st.op(
+        std::string(bias_label) + "_f16",
+        [&](Program& p, const std::string& name) { return cast(g, p, n.dx, DType::kF16, name); });
+    return NormBack{n.dx, dx16};
+  };
   // The second norm and the feed-forward block.
-  const LayerNormGrad n2 = st.add("norm2", 0.0, [&](Program& p, const std::string& n) {
-    return layer_norm_grad(g, p, f.residual2, dy, w.gamma2, f.norm2, n);
-  });
-  g.set_scratch(n2.dx);
-  d.gamma2 = n2.dgamma, d.beta2 = n2.dbeta;
-  d.ffn_out_bias = st.add("ffn_out_bias", 0.0, [&](Program& p, const std::string& n) {
-    return reduce_columns(g, p, n2.dx, n).sum;
-  });
-  const Tensor d2 = st.op("ffn_out_f16", [&](Program& p, const std::string& n) {
-    return cast(g, p, n2.dx, DType::kF16, n);
-  });
+  const NormBack n2 = norm_back("norm2", f.residual2, dy, w.gamma2, f.norm2, "ffn_out_bias",
+                                d.gamma2, d.beta2, d.ffn_out_bias);
+  const Tensor d2 = n2.dx16;
   d.ffn_out = st.matmul("ffn_out_weights", f.act16, d2, true, false, DType::kF32, mem, false, true);
   const Tensor dact =
       st.matmul("ffn_out_input", d2, w.ffn_out, false, true, DType::kF32, mem, false);
@@ -279,17 +292,9 @@ EncoderGrads encoder_backward(Graph& g, std::vector<LayerStep>& steps, const Enc
     return binary(g, p, BinaryOp::kAdd, n2.dx, dn1_ffn, n);  // by rows, for the norm's gradient
   });
   // The first norm and the attention block, a sequence at a time.
-  const LayerNormGrad n1 = st.add("norm1", 0.0, [&](Program& p, const std::string& n) {
-    return layer_norm_grad(g, p, f.residual1, dn1, w.gamma1, f.norm1, n);
-  });
-  g.set_scratch(n1.dx);
-  d.gamma1 = n1.dgamma, d.beta1 = n1.dbeta;
-  d.out_bias = st.add("out_bias", 0.0, [&](Program& p, const std::string& n) {
-    return reduce_columns(g, p, n1.dx, n).sum;
-  });
-  const Tensor da16 = st.op("attention_f16", [&](Program& p, const std::string& n) {
-    return cast(g, p, n1.dx, DType::kF16, n);
-  });
+  const NormBack n1 = norm_back("norm1", f.residual1, dn1, w.gamma1, f.norm1, "out_bias", d.gamma1,
+                                d.beta1, d.out_bias);
+  const Tensor da16 = n1.dx16;
   const Tensor dx_attention = rows_tensor(g, DType::kF32, T, H, o.name + ".grad.dx_attention");
   g.set_scratch(dx_attention);
   std::vector<Tensor> d_out, d_qkv;   // a sequence's weight gradients, added after
