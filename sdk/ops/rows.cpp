@@ -169,18 +169,14 @@ LayerNormGrad layer_norm_grad(Graph& g, Program& program, Tensor x, Tensor dy, T
   const std::vector<unsigned> tiles = tiles_of(xi);
   const Tensor gammas = replicate(g, program, gamma, tiles, name + ".gamma");
   const std::vector<RowRange> ranges = row_ranges(xi);
-  // Each range's partial sums of dgamma and dbeta, a row of columns on its tile.
   std::vector<Interval> partial_mapping;
   for (size_t i = 0; i < ranges.size(); ++i)
-    partial_mapping.push_back({i * columns, (i + 1) * columns, ranges[i].tile});
-  const Tensor dgamma_parts =
-      g.add_variable(DType::kF32, {ranges.size(), columns}, name + ".dgamma_parts");
-  const Tensor dbeta_parts =
-      g.add_variable(DType::kF32, {ranges.size(), columns}, name + ".dbeta_parts");
-  g.set_tile_mapping(dgamma_parts, partial_mapping);
-  g.set_tile_mapping(dbeta_parts, partial_mapping);
-  g.set_scratch(dgamma_parts);
-  g.set_scratch(dbeta_parts);
+    partial_mapping.push_back({2 * i * columns, 2 * (i + 1) * columns, ranges[i].tile});
+  // Each range's partial sums, dgamma's then dbeta's, in one row of 2C on its tile: both trees'
+  // levels then share their exchanges and compute sets.
+  const Tensor parts = g.add_variable(DType::kF32, {ranges.size(), 2 * columns}, name + ".parts");
+  g.set_tile_mapping(parts, partial_mapping);
+  g.set_scratch(parts);
   const ComputeSet cs = g.add_compute_set(name);
   for (size_t i = 0; i < ranges.size(); ++i) {
     const RowRange& r = ranges[i];
@@ -194,21 +190,20 @@ LayerNormGrad layer_norm_grad(Graph& g, Program& program, Tensor x, Tensor dy, T
                   {"mean", g.region(mean, r.first, r.first + r.rows)},
                   {"inv", g.region(inv, r.first, r.first + r.rows)},
                   {"dx", g.region(out.dx, lo, hi)},
-                  {"dgamma", g.region(dgamma_parts, i * columns, (i + 1) * columns)},
-                  {"dbeta", g.region(dbeta_parts, i * columns, (i + 1) * columns)},
+                  {"dgamma", g.region(parts, 2 * i * columns, (2 * i + 1) * columns)},
+                  {"dbeta", g.region(parts, (2 * i + 1) * columns, (2 * i + 2) * columns)},
                   {"rows", u32(r.rows)},
                   {"columns", u32(columns)}});
     out.partial_rows.push_back(r.rows);
   }
   program.body.push_back(Execute(cs));
   // The partials added across the tiles, by a tree (sum_partials).
-  std::vector<Region> g_rows, b_rows;
-  for (size_t i = 0; i < ranges.size(); ++i) {
-    g_rows.push_back(g.region(dgamma_parts, i * columns, (i + 1) * columns));
-    b_rows.push_back(g.region(dbeta_parts, i * columns, (i + 1) * columns));
-  }
-  out.dgamma = sum_partials(g, program, std::move(g_rows), columns, name + ".dgamma");
-  out.dbeta = sum_partials(g, program, std::move(b_rows), columns, name + ".dbeta");
+  std::vector<Region> rows_2c;
+  for (size_t i = 0; i < ranges.size(); ++i)
+    rows_2c.push_back(g.region(parts, 2 * i * columns, (2 * i + 2) * columns));
+  const Tensor sums = sum_partials(g, program, std::move(rows_2c), 2 * columns, name + ".sums");
+  out.dgamma = g.slice(sums, 0, columns, {columns}, name + ".dgamma");
+  out.dbeta = g.slice(sums, columns, 2 * columns, {columns}, name + ".dbeta");
   return out;
 }
 
