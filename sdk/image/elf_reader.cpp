@@ -56,7 +56,8 @@ void read_ipu_sections(const Reader& r, const Elf32_Ehdr& eh, ElfImage& image) {
     const char* begin =
         reinterpret_cast<const char*>(r.bytes().data() + names.sh_offset + sh.sh_name);
     const std::string name(begin, strnlen(begin, names.sh_size - sh.sh_name));
-    if (name.rfind(".ipu", 0) != 0) continue;
+    // The SDK's own sections, and the DWARF a replicated image carries for GDB and reports.
+    if (name.rfind(".ipu", 0) != 0 && name.rfind(".debug", 0) != 0) continue;
     r.need(sh.sh_offset, sh.sh_size, fmt::format("section {}", name));
     image.sections[name].assign(r.bytes().begin() + sh.sh_offset,
                                 r.bytes().begin() + sh.sh_offset + sh.sh_size);

@@ -51,7 +51,7 @@ struct ElfImage {
   // write_elf so that reports on a combined image still name functions.
   std::map<std::string, uint32_t> function_sizes;
   // Non-loaded sections the tools read (".ipu.manifest"): written by write_elf, and read back
-  // by read_elf for names starting with ".ipu".
+  // by read_elf for names starting with ".ipu", and the DWARF sections (".debug_info", ...).
   std::map<std::string, std::vector<uint8_t>> sections;
 };
 

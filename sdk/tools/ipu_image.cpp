@@ -100,6 +100,10 @@ int main(int argc, char** argv) {
     image.entry = source.entry;
     image.symbols = source.symbols;
     image.function_sizes = source.function_sizes;
+    // The program's DWARF, as it was linked (its addresses are each tile's own): GDB and the
+    // fault reports read the replicated image's source lines from it.
+    for (const auto& [name, bytes] : source.sections)
+      if (name.rfind(".debug", 0) == 0) image.sections[name] = bytes;
     std::vector<unsigned> sorted(at);
     std::sort(sorted.begin(), sorted.end());
     const auto twice = std::adjacent_find(sorted.begin(), sorted.end());
