@@ -138,21 +138,21 @@ void Compilation::allocate_tensors(const std::vector<NamedProgram>& programs) {
     std::vector<uint32_t> offsets;
     const uint32_t extent = pack_scratch(list, offsets);
     TileMemory& mem = layout[tile];
-    // What is live together when the most is (for an overflow's report): at some piece's first
-    // use, the pieces whose spans hold it.
-    size_t peak_at = 0;
-    uint64_t peak = 0;
-    for (size_t i = 0; i < list.size(); ++i) {
-      uint64_t live = 0;
-      for (const ScratchPiece& q : list)
-        live +=
-            q.span.first <= list[i].span.first && list[i].span.first <= q.span.second ? q.bytes : 0;
-      if (live > peak) peak = live, peak_at = i;
-    }
+    // What is live together when the most is (for an overflow's report): a sweep over the
+    // pieces' first and last uses finds the step and the bytes.
+    std::vector<std::pair<uint64_t, int64_t>> events;  // (step, +bytes at first use / - after last)
+    for (const ScratchPiece& q : list)
+      if (q.bytes > 0)
+        events.push_back({q.span.first, q.bytes}),
+            events.push_back({q.span.second + 1, -int64_t{q.bytes}});
+    std::sort(events.begin(), events.end());  // at one step, the ends (negative) come first
+    int64_t live = 0, peak = 0;
+    uint64_t peak_step = 0;
+    for (const auto& [step, delta] : events)
+      if ((live += delta) > peak) peak = live, peak_step = step;
     std::vector<std::pair<uint32_t, std::string>> at_peak;
     for (size_t i = 0; i < list.size(); ++i)
-      if (list[i].bytes > 0 && list[i].span.first <= list[peak_at].span.first &&
-          list[peak_at].span.first <= list[i].span.second)
+      if (list[i].bytes > 0 && list[i].span.first <= peak_step && peak_step <= list[i].span.second)
         at_peak.emplace_back(list[i].bytes, all[owners[tile][i].first].name);
     std::sort(at_peak.rbegin(), at_peak.rend());
     std::string largest;

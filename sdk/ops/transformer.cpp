@@ -14,8 +14,8 @@ namespace {
 // Builds one step at a time: each operation's program, label and flops.
 class StepList {
  public:
-  StepList(Graph& g, std::vector<LayerStep>& steps, std::string name)
-      : g_(g), steps_(steps), name_(std::move(name)) {}
+  StepList(Graph& g, std::vector<LayerStep>& steps, std::string name, double memory)
+      : g_(g), steps_(steps), name_(std::move(name)), memory_(memory) {}
 
   // Runs `build(program, label)` into a new step labelled name.label; returns what it returns.
   template <typename Build>
@@ -26,11 +26,13 @@ class StepList {
     return result;
   }
 
-  // A product C = op(A) op(B) as its own step; C is scratch unless `kept`.
+  // A product C = op(A) op(B) as its own step (grouped for three-dimensional operands); C is
+  // scratch unless `kept`.
   Tensor matmul(const std::string& label, Tensor a, Tensor b, bool ta, bool tb, DType output,
-                double memory, bool grouped, bool kept = false) {
+                bool kept = false) {
     const TensorInfo& ai = g_.tensor(a);
     const TensorInfo& bi = g_.tensor(b);
+    const bool grouped = ai.shape.size() == 3;
     const size_t d = grouped ? 1 : 0;
     const size_t m = ta ? ai.shape[d + 1] : ai.shape[d], k = ta ? ai.shape[d] : ai.shape[d + 1];
     const size_t n = tb ? bi.shape[d] : bi.shape[d + 1];
@@ -41,7 +43,7 @@ class StepList {
                  o.transpose_a = ta;
                  o.transpose_b = tb;
                  o.output = output;
-                 o.available_memory_proportion = memory;
+                 o.available_memory_proportion = memory_;
                  o.name = name;
                  o.rows_output = true;  // for the row operations and products that read it
                  const Tensor c =
@@ -65,6 +67,7 @@ class StepList {
   Graph& g_;
   std::vector<LayerStep>& steps_;
   std::string name_;
+  double memory_;  // each product's available_memory_proportion
 };
 
 // A token-major activation [rows x columns], whole rows spread over every tile.
@@ -158,9 +161,8 @@ EncoderForward encoder_forward(Graph& g, std::vector<LayerStep>& steps, const En
   const size_t H = s.hidden, S = s.seq, T = s.tokens();
   check_operand(g, x, {T, H}, o.name, "input");
   check_operand(g, mask, {s.sequences, S}, o.name, "mask");
-  const double mem = o.available_memory_proportion;
   const float scale = 1.0f / std::sqrt(static_cast<float>(s.head_size()));
-  StepList st(g, steps, o.name);
+  StepList st(g, steps, o.name, o.available_memory_proportion);
   EncoderForward f;
   f.x16 = st.op("x_f16",
                 [&](Program& p, const std::string& n) { return cast(g, p, x, DType::kF16, n); });
@@ -169,11 +171,11 @@ EncoderForward encoder_forward(Graph& g, std::vector<LayerStep>& steps, const En
   for (size_t b = 0; b < s.sequences; ++b) {
     const std::string sb = fmt::format(".s{}", b);
     const Tensor xb = sequence(g, f.x16, b, s, H);
-    const Tensor qkv = st.matmul("qkv" + sb, w.qkv_t, xb, false, true, DType::kF16, mem, false);
+    const Tensor qkv = st.matmul("qkv" + sb, w.qkv_t, xb, false, true, DType::kF16);
     f.qkv_t.push_back(qkv);
     const Tensor q = heads_of(g, qkv, 0, s, "q"), k = heads_of(g, qkv, H, s, "k"),
                  v = heads_of(g, qkv, 2 * H, s, "v");
-    const Tensor scores = st.matmul("scores" + sb, q, k, true, false, DType::kF32, mem, true);
+    const Tensor scores = st.matmul("scores" + sb, q, k, true, false, DType::kF32);
     const Tensor scaled = st.op("scale" + sb, [&](Program& p, const std::string& n) {
       return unary(g, p, UnaryOp::kScale, scores, n, scale);
     });
@@ -185,11 +187,10 @@ EncoderForward encoder_forward(Graph& g, std::vector<LayerStep>& steps, const En
     f.probs16.push_back(st.op("probs_f16" + sb, [&](Program& p, const std::string& n) {
       return cast(g, p, f.probs.back(), DType::kF16, n);
     }));
-    const Tensor context =
-        st.matmul("context" + sb, v, f.probs16.back(), false, true, DType::kF16, mem, true);
+    const Tensor context = st.matmul("context" + sb, v, f.probs16.back(), false, true, DType::kF16);
     f.context_t.push_back(g.reshape(context, {H, S}, g.tensor(context).name + ".stacked"));
     const Tensor projected =
-        st.matmul("project" + sb, f.context_t.back(), w.out, true, false, DType::kF32, mem, false);
+        st.matmul("project" + sb, f.context_t.back(), w.out, true, false, DType::kF32);
     st.add("gather" + sb, 0.0, [&](Program& p, const std::string&) {
       p.body.push_back(
           Copy({{g.region(projected), g.region(attention, b * S * H, (b + 1) * S * H)}}));
@@ -209,8 +210,7 @@ EncoderForward encoder_forward(Graph& g, std::vector<LayerStep>& steps, const En
   f.norm1_16 = st.op("norm1_f16", [&](Program& p, const std::string& n) {
     return cast(g, p, f.norm1.y, DType::kF16, n);
   });
-  const Tensor ffn1 =
-      st.matmul("ffn_in", f.norm1_16, w.ffn_in, false, false, DType::kF32, mem, false);
+  const Tensor ffn1 = st.matmul("ffn_in", f.norm1_16, w.ffn_in, false, false, DType::kF32);
   f.hidden = st.op("add_ffn_in_bias", [&](Program& p, const std::string& n) {
     return binary(g, p, BinaryOp::kAdd, ffn1, w.ffn_in_bias, n);
   });
@@ -220,8 +220,7 @@ EncoderForward encoder_forward(Graph& g, std::vector<LayerStep>& steps, const En
   f.act16 = st.op("gelu_f16", [&](Program& p, const std::string& n) {
     return cast(g, p, act, DType::kF16, n);
   });
-  const Tensor ffn2 =
-      st.matmul("ffn_out", f.act16, w.ffn_out, false, false, DType::kF32, mem, false);
+  const Tensor ffn2 = st.matmul("ffn_out", f.act16, w.ffn_out, false, false, DType::kF32);
   const Tensor ffn2b = st.op("add_ffn_out_bias", [&](Program& p, const std::string& n) {
     return binary(g, p, BinaryOp::kAdd, ffn2, w.ffn_out_bias, n);
   });
@@ -243,9 +242,8 @@ EncoderGrads encoder_backward(Graph& g, std::vector<LayerStep>& steps, const Enc
   check_shape(s, o.name);
   const size_t H = s.hidden, S = s.seq, T = s.tokens();
   check_operand(g, dy, {T, H}, o.name, "gradient");
-  const double mem = o.available_memory_proportion;
   const float scale = 1.0f / std::sqrt(static_cast<float>(s.head_size()));
-  StepList st(g, steps, o.name + ".grad");
+  StepList st(g, steps, o.name + ".grad", o.available_memory_proportion);
   EncoderGrads d;
   // A norm's backward pass: its gradients, the gradient of the bias before it (the column sums
   // of the norm's input gradient), and that gradient as f16 for the products.
@@ -272,9 +270,8 @@ EncoderGrads encoder_backward(Graph& g, std::vector<LayerStep>& steps, const Enc
   const NormBack n2 = norm_back("norm2", f.residual2, dy, w.gamma2, f.norm2, "ffn_out_bias",
                                 d.gamma2, d.beta2, d.ffn_out_bias);
   const Tensor d2 = n2.dx16;
-  d.ffn_out = st.matmul("ffn_out_weights", f.act16, d2, true, false, DType::kF32, mem, false, true);
-  const Tensor dact =
-      st.matmul("ffn_out_input", d2, w.ffn_out, false, true, DType::kF32, mem, false);
+  d.ffn_out = st.matmul("ffn_out_weights", f.act16, d2, true, false, DType::kF32, true);
+  const Tensor dact = st.matmul("ffn_out_input", d2, w.ffn_out, false, true, DType::kF32);
   const Tensor dhidden = st.op("gelu", [&](Program& p, const std::string& n) {
     return binary(g, p, BinaryOp::kMulGeluGrad, dact, f.hidden, n);
   });
@@ -284,10 +281,8 @@ EncoderGrads encoder_backward(Graph& g, std::vector<LayerStep>& steps, const Enc
   const Tensor dh16 = st.op("ffn_in_f16", [&](Program& p, const std::string& n) {
     return cast(g, p, dhidden, DType::kF16, n);
   });
-  d.ffn_in =
-      st.matmul("ffn_in_weights", f.norm1_16, dh16, true, false, DType::kF32, mem, false, true);
-  const Tensor dn1_ffn =
-      st.matmul("ffn_in_input", dh16, w.ffn_in, false, true, DType::kF32, mem, false);
+  d.ffn_in = st.matmul("ffn_in_weights", f.norm1_16, dh16, true, false, DType::kF32, true);
+  const Tensor dn1_ffn = st.matmul("ffn_in_input", dh16, w.ffn_in, false, true, DType::kF32);
   const Tensor dn1 = st.op("residual2", [&](Program& p, const std::string& n) {
     return binary(g, p, BinaryOp::kAdd, n2.dx, dn1_ffn, n);  // by rows, for the norm's gradient
   });
@@ -302,18 +297,16 @@ EncoderGrads encoder_backward(Graph& g, std::vector<LayerStep>& steps, const Enc
   for (size_t b = 0; b < s.sequences; ++b) {
     const std::string sb = fmt::format(".s{}", b);
     const Tensor da = sequence(g, da16, b, s, H);
-    d_out.push_back(st.matmul("project_weights" + sb, f.context_t[b], da, false, false, DType::kF32,
-                              mem, false, one));
-    const Tensor dctx =
-        st.matmul("project_input" + sb, w.out, da, false, true, DType::kF16, mem, false);
+    d_out.push_back(
+        st.matmul("project_weights" + sb, f.context_t[b], da, false, false, DType::kF32, one));
+    const Tensor dctx = st.matmul("project_input" + sb, w.out, da, false, true, DType::kF16);
     const Tensor dctx_heads = heads_of(g, dctx, 0, s, "heads");
     const Tensor q = heads_of(g, f.qkv_t[b], 0, s, "q_again"),
                  k = heads_of(g, f.qkv_t[b], H, s, "k_again"),
                  v = heads_of(g, f.qkv_t[b], 2 * H, s, "v_again");
-    const Tensor dprobs =
-        st.matmul("context_probs" + sb, dctx_heads, v, true, false, DType::kF32, mem, true);
-    const Tensor dv = st.matmul("context_values" + sb, dctx_heads, f.probs16[b], false, false,
-                                DType::kF16, mem, true);
+    const Tensor dprobs = st.matmul("context_probs" + sb, dctx_heads, v, true, false, DType::kF32);
+    const Tensor dv =
+        st.matmul("context_values" + sb, dctx_heads, f.probs16[b], false, false, DType::kF16);
     const Tensor dscores = st.op("softmax" + sb, [&](Program& p, const std::string& n) {
       return softmax_grad_rows(g, p, f.probs[b], dprobs, n);
     });
@@ -323,9 +316,8 @@ EncoderGrads encoder_backward(Graph& g, std::vector<LayerStep>& steps, const Enc
     const Tensor ds16 = st.op("scores_f16" + sb, [&](Program& p, const std::string& n) {
       return cast(g, p, dscaled, DType::kF16, n);
     });
-    const Tensor dq =
-        st.matmul("scores_queries" + sb, k, ds16, false, true, DType::kF16, mem, true);
-    const Tensor dk = st.matmul("scores_keys" + sb, q, ds16, false, false, DType::kF16, mem, true);
+    const Tensor dq = st.matmul("scores_queries" + sb, k, ds16, false, true, DType::kF16);
+    const Tensor dk = st.matmul("scores_keys" + sb, q, ds16, false, false, DType::kF16);
     const Tensor dqkv =
         rows_tensor(g, DType::kF16, 3 * H, S, fmt::format("{}.grad.qkv{}", o.name, sb));
     g.set_scratch(dqkv);
@@ -340,9 +332,8 @@ EncoderGrads encoder_backward(Graph& g, std::vector<LayerStep>& steps, const Enc
       return 0;
     });
     d_qkv.push_back(st.matmul("qkv_weights" + sb, dqkv, sequence(g, f.x16, b, s, H, ".again"),
-                              false, false, DType::kF32, mem, false, one));
-    const Tensor dxb =
-        st.matmul("qkv_input" + sb, dqkv, w.qkv_t, true, false, DType::kF32, mem, false);
+                              false, false, DType::kF32, one));
+    const Tensor dxb = st.matmul("qkv_input" + sb, dqkv, w.qkv_t, true, false, DType::kF32);
     st.add("gather" + sb, 0.0, [&](Program& p, const std::string&) {
       p.body.push_back(Copy({{g.region(dxb), g.region(dx_attention, b * S * H, (b + 1) * S * H)}}));
       return 0;
