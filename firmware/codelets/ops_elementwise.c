@@ -105,22 +105,31 @@ void reduce_rows_op_f32(const struct reduce_rows_op_f32_fields *v) {
   }
 }
 
-/* softmax_rows_f32: per row r < rows: s = x + mask (mask a row of columns, when masked), m =
- *   the max of s, e = exp(s - m), out = e / (the sum of e from left to right).
- * fields: x (in f32), mask (in f32), out (out f32), rows, columns, masked */
+/* softmax_rows_f32: per row r < rows: s = x + mask, m = the max of s, e = exp(s - m), out = e /
+ *   (the sum of e from left to right). masked 0: no mask; 1: mask is a row of columns, added to
+ *   every row; 2 (packed sequences): mask holds each token's sequence id, row r is the query of
+ *   token q = (first_query + r) mod columns, and s = x + (mask[c] == mask[q] ? 0 : -10000).
+ * fields: x (in f32), mask (in f32), out (out f32), rows, columns, masked, first_query */
 struct softmax_rows_f32_fields {
   const float *x, *mask;
   float *out;
-  uint32_t rows, columns, masked;
+  uint32_t rows, columns, masked, first_query;
 };
+static inline float softmax_score(const struct softmax_rows_f32_fields *v, const float *x,
+                                  uint32_t c, float query) {
+  if (v->masked == 1) return x[c] + v->mask[c];
+  if (v->masked == 2) return x[c] + (v->mask[c] == query ? 0.0f : -10000.0f);
+  return x[c];
+}
 void softmax_rows_f32(const struct softmax_rows_f32_fields *v) {
   const uint32_t columns = v->columns;
   for (uint32_t r = 0; r < v->rows; ++r) {
     const float *x = v->x + r * columns;
     float *out = v->out + r * columns;
-    float m = v->masked ? x[0] + v->mask[0] : x[0];
+    const float query = v->masked == 2 ? v->mask[(v->first_query + r) % columns] : 0.0f;
+    float m = softmax_score(v, x, 0, query);
     for (uint32_t c = 0; c < columns; ++c) {
-      const float s = v->masked ? x[c] + v->mask[c] : x[c];
+      const float s = softmax_score(v, x, c, query);
       out[c] = s;
       m = s > m ? s : m;
     }

@@ -55,6 +55,14 @@ ColumnSums reduce_columns(Graph& graph, Program& program, Tensor x, const std::s
 // negative values for padding), with the row's max subtracted before e^x: [R x C].
 Tensor softmax_rows(Graph& graph, Program& program, Tensor x, std::optional<Tensor> mask,
                     const std::string& name);
+// Softmax of the attention scores of packed sequences (several sequences in a row of C tokens):
+// row r of x [R x C] is the query of token r mod C, and sequence_ids [C] (f32 whole numbers)
+// says which of the row's sequences each token is in. Key c is seen where its id equals the
+// query's, and kMaskedOut is added to the score elsewhere: packed BERT's block-diagonal mask,
+// without a [C x C] tensor. The same arithmetic as softmax_rows with that row's mask.
+constexpr float kMaskedOut = -10000.0f;
+Tensor softmax_rows_packed(Graph& graph, Program& program, Tensor x, Tensor sequence_ids,
+                           const std::string& name);
 struct LayerNorm {
   Tensor y;        // [R x C]
   Tensor mean;     // [R]
@@ -144,6 +152,8 @@ std::vector<float> reduce_columns(const std::vector<float>& x, size_t columns,
                                   const std::vector<size_t>& partial_rows);
 std::vector<float> softmax_rows(const std::vector<float>& x, const std::vector<float>* mask,
                                 size_t columns);
+std::vector<float> softmax_rows_packed(const std::vector<float>& x,
+                                       const std::vector<float>& sequence_ids, size_t columns);
 // y, then mean and inv_std per row, appended.
 std::vector<float> layer_norm(const std::vector<float>& x, const std::vector<float>& gamma,
                               const std::vector<float>& beta, float eps, size_t columns,

@@ -149,23 +149,38 @@ std::vector<float> reduce_rows(ReduceOp op, const std::vector<float>& x, size_t 
   return out;
 }
 
+namespace {
+// One row's softmax of row + mask (no mask: row alone).
+void softmax_row(const float* row, const float* mask, size_t columns, float* o) {
+  float m = mask ? row[0] + mask[0] : row[0];
+  for (size_t c = 0; c < columns; ++c) {
+    o[c] = mask ? row[c] + mask[c] : row[c];
+    m = o[c] > m ? o[c] : m;
+  }
+  float sum = 0.0f;
+  for (size_t c = 0; c < columns; ++c) {
+    o[c] = ipu_ops_expf(o[c] - m);
+    sum += o[c];
+  }
+  for (size_t c = 0; c < columns; ++c) o[c] = o[c] / sum;
+}
+}  // namespace
+
 std::vector<float> softmax_rows(const std::vector<float>& x, const std::vector<float>* mask,
                                 size_t columns) {
   std::vector<float> out(x.size());
+  for (size_t r = 0; r < x.size() / columns; ++r)
+    softmax_row(&x[r * columns], mask ? mask->data() : nullptr, columns, &out[r * columns]);
+  return out;
+}
+
+std::vector<float> softmax_rows_packed(const std::vector<float>& x,
+                                       const std::vector<float>& sequence_ids, size_t columns) {
+  std::vector<float> out(x.size()), mask(columns);
   for (size_t r = 0; r < x.size() / columns; ++r) {
-    const float* row = &x[r * columns];
-    float* o = &out[r * columns];
-    float m = mask ? row[0] + (*mask)[0] : row[0];
-    for (size_t c = 0; c < columns; ++c) {
-      o[c] = mask ? row[c] + (*mask)[c] : row[c];
-      m = o[c] > m ? o[c] : m;
-    }
-    float sum = 0.0f;
-    for (size_t c = 0; c < columns; ++c) {
-      o[c] = ipu_ops_expf(o[c] - m);
-      sum += o[c];
-    }
-    for (size_t c = 0; c < columns; ++c) o[c] = o[c] / sum;
+    const float query = sequence_ids[r % columns];
+    for (size_t c = 0; c < columns; ++c) mask[c] = sequence_ids[c] == query ? 0.0f : kMaskedOut;
+    softmax_row(&x[r * columns], mask.data(), columns, &out[r * columns]);
   }
   return out;
 }

@@ -30,17 +30,22 @@ Tensor reduce_rows(Graph& g, Program& program, ReduceOp op, Tensor x, const std:
   return out;
 }
 
-Tensor softmax_rows(Graph& g, Program& program, Tensor x, std::optional<Tensor> mask,
-                    const std::string& name) {
+namespace {
+
+enum class SoftmaxMask : uint32_t { kNone = 0, kAdded = 1, kSequenceIds = 2 };
+
+Tensor softmax_with(Graph& g, Program& program, Tensor x, std::optional<Tensor> mask,
+                    SoftmaxMask kind, const std::string& name) {
   require_sequence(program, name);
   const TensorInfo xi0 = mapped(g, x, name, "operand");
   require_type(xi0, DType::kF32, name, "operand");
   require_rows(xi0, name);
+  const char* what = kind == SoftmaxMask::kSequenceIds ? "sequence ids" : "mask";
   if (mask) {
-    const TensorInfo mi = mapped(g, *mask, name, "mask");
-    require_type(mi, DType::kF32, name, "mask");
+    const TensorInfo mi = mapped(g, *mask, name, what);
+    require_type(mi, DType::kF32, name, what);
     if (mi.shape.size() != 1 || mi.elements != xi0.shape.back())
-      throw GraphError(fmt::format("{}: mask '{}' must be a vector of {} (a row of '{}')", name,
+      throw GraphError(fmt::format("{}: {} '{}' must be a vector of {} (a row of '{}')", name, what,
                                    mi.name, xi0.shape.back(), xi0.name));
   }
   add_ops_codelets(g);
@@ -65,10 +70,23 @@ Tensor softmax_rows(Graph& g, Program& program, Tensor x, std::optional<Tensor> 
                   {"out", g.region(out, r.first * columns, (r.first + r.rows) * columns)},
                   {"rows", u32(r.rows)},
                   {"columns", u32(columns)},
-                  {"masked", masks ? 1u : 0u}});
+                  {"masked", static_cast<uint32_t>(kind)},
+                  {"first_query", u32(r.first % columns)}});
   }
   program.body.push_back(Execute(cs));
   return out;
+}
+
+}  // namespace
+
+Tensor softmax_rows(Graph& g, Program& program, Tensor x, std::optional<Tensor> mask,
+                    const std::string& name) {
+  return softmax_with(g, program, x, mask, mask ? SoftmaxMask::kAdded : SoftmaxMask::kNone, name);
+}
+
+Tensor softmax_rows_packed(Graph& g, Program& program, Tensor x, Tensor sequence_ids,
+                           const std::string& name) {
+  return softmax_with(g, program, x, sequence_ids, SoftmaxMask::kSequenceIds, name);
 }
 
 LayerNorm layer_norm(Graph& g, Program& program, Tensor x, Tensor gamma, Tensor beta, float eps,

@@ -182,7 +182,8 @@ EncoderForward encoder_forward(Graph& g, std::vector<LayerStep>& steps, const En
     const Tensor mask_b =
         g.slice(mask, b * S, (b + 1) * S, {S}, fmt::format("{}.mask{}", o.name, b));
     f.probs.push_back(st.op("softmax" + sb, [&](Program& p, const std::string& n) {
-      return softmax_rows(g, p, scaled, mask_b, n);
+      return o.packed ? softmax_rows_packed(g, p, scaled, mask_b, n)
+                      : softmax_rows(g, p, scaled, mask_b, n);
     }));
     f.probs16.push_back(st.op("probs_f16" + sb, [&](Program& p, const std::string& n) {
       return cast(g, p, f.probs.back(), DType::kF16, n);

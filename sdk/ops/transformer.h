@@ -30,6 +30,10 @@ struct EncoderOptions {
   float epsilon = 1e-12f;                    // the layer norms'
   double available_memory_proportion = 0.6;  // each product's (MatmulOptions)
   std::string name = "layer";                // prefix of every tensor, step and error
+  // Packed rows (several sequences in each of the batch's rows): the mask holds each token's
+  // sequence id in its row instead, and a token attends only within its own sequence
+  // (softmax_rows_packed).
+  bool packed = false;
 };
 
 // The layer's parameters: f16 matrices laid out for the forward products, f32 vectors.
@@ -72,7 +76,8 @@ struct EncoderForward {
   LayerNorm norm2;
 };
 // The forward pass of x (f32 [T x H], mapped) with an additive attention mask (f32 [sequences x
-// seq]: 0 to attend, a large negative value to ignore a key, for each sequence). Refused
+// seq]: 0 to attend, a large negative value to ignore a key, for each sequence; with
+// options.packed, each token's sequence id within its row). Refused
 // (GraphError naming the tensor) for other shapes or types, or a hidden size the heads do not
 // divide.
 EncoderForward encoder_forward(Graph& graph, std::vector<LayerStep>& steps,

@@ -82,6 +82,11 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
   const Tensor tall = g.add_variable(DType::kF32, {200, 3}, "tall");
   g.map_evenly(tall, 0, 8, 3);
   const ops::ColumnSums column_sums = ops::reduce_columns(g, p, tall, "column_sums");
+  // Packed attention on its rows: row r is the query of token r mod 3, and tokens 0 and 1 are one
+  // sequence, token 2 another. Each tile's first row is a different token.
+  const Tensor ids = g.add_variable(DType::kF32, {3}, "ids");
+  g.set_tile_mapping(ids, 2);
+  const Tensor packed_soft = ops::softmax_rows_packed(g, p, tall, ids, "packed_soft");
   const ops::ColumnSums x_columns = ops::reduce_columns(g, p, x, "x_columns");
   const Tensor labels = g.add_variable(DType::kU32, {rows}, "labels");
   g.map_evenly(labels, 1, 3);
@@ -141,6 +146,8 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
   device.write_tensor("corrections", corr, 8);
   const std::vector<float> tall_values = random_f32(600, 9, -1.0f, 1.0f);
   device.write_tensor("tall", tall_values.data(), 600 * 4);
+  const std::vector<float> id_values = {1.0f, 1.0f, 2.0f};
+  device.write_tensor("ids", id_values.data(), 3 * 4);
   const std::vector<float> table_values = random_f32(55, 7, -1.0f, 1.0f),
                            dout_values = random_f32(35, 8, -1.0f, 1.0f);
   const std::vector<uint32_t> index_values = {3, 0, 10, 3, 12, 7, 3};  // 12: outside the table
@@ -178,11 +185,22 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
       {soft, ref::softmax_rows(xv, nullptr, columns)},
       {masked, ref::softmax_rows(xv, &mv, columns)},
       {one_soft, {1.0f}},
+      {packed_soft, ref::softmax_rows_packed(tall_values, id_values, 3)},
   };
   for (const auto& c : checks) {
     const std::vector<float> got = read(c.t);
     ASSERT_EQ(got.size(), c.want.size()) << g.tensor(c.t).name;
     EXPECT_EQ(count_equal(got, c.want), c.want.size()) << g.tensor(c.t).name;
+  }
+  // The query of token 2 (rows 2, 5, ...) sees only itself; tokens 0 and 1 never see token 2.
+  const std::vector<float> packed = read(packed_soft);
+  for (size_t r = 0; r < 200; ++r) {
+    if (r % 3 == 2) {
+      EXPECT_EQ(std::vector<float>(&packed[r * 3], &packed[r * 3] + 3),
+                (std::vector<float>{0.0f, 0.0f, 1.0f}));
+    } else {
+      EXPECT_EQ(packed[r * 3 + 2], 0.0f);
+    }
   }
   std::vector<float> mean_want, inv_want;
   const std::vector<float> norm_want =

@@ -103,7 +103,8 @@ struct Grads {
   Matrix dx, qkv_t, out, out_bias, ffn_in, ffn_in_bias, ffn_out, ffn_out_bias, g1, b1, g2, b2;
 };
 
-// The layer's forward and backward passes from their equations.
+// The layer's forward and backward passes from their equations; mask [B x S x S], added to
+// each query's scores.
 Matrix reference(const Weights& w, const Matrix& x, const Matrix& mask, const Matrix& dy,
                  Grads& d) {
   const double scale = 1.0 / std::sqrt(static_cast<double>(kD));
@@ -127,7 +128,7 @@ Matrix reference(const Weights& w, const Matrix& x, const Matrix& mask, const Ma
         for (size_t j = 0; j < kS; ++j) {
           double s = 0;
           for (size_t e = 0; e < kD; ++e) s += q[i * kH + h * kD + e] * k[j * kH + h * kD + e];
-          row[j] = s * scale + mask[b * kS + j];
+          row[j] = s * scale + mask[(b * kS + i) * kS + j];
           top = std::max(top, row[j]);
         }
         double sum = 0;
@@ -224,9 +225,11 @@ TEST(OpsTransformer, EncoderLayerForwardAndBackwardMatchTheEquations) {
   g.set_tile_mapping(mask, 5);
   g.map_evenly(dy, 20, 8, kH);
   std::vector<ops::LayerStep> steps;
-  const ops::EncoderForward f = ops::encoder_forward(g, steps, shape, w, x, mask);
+  ops::EncoderOptions options;
+  options.packed = true;
+  const ops::EncoderForward f = ops::encoder_forward(g, steps, shape, w, x, mask, options);
   const size_t forward_steps = steps.size();
-  const ops::EncoderGrads d = ops::encoder_backward(g, steps, shape, w, f, dy);
+  const ops::EncoderGrads d = ops::encoder_backward(g, steps, shape, w, f, dy, options);
   // Every product's flops: forward 2 T H (3H + H + 2F) + 4 S^2 H a sequence; backward twice that.
   const double forward_flops = 2.0 * kT * kH * (3 * kH + kH + 2 * kF) + kB * 4.0 * kS * kS * kH;
   std::vector<ops::LayerStep> fwd(steps.begin(), steps.begin() + forward_steps);
@@ -268,10 +271,17 @@ TEST(OpsTransformer, EncoderLayerForwardAndBackwardMatchTheEquations) {
   Matrix hx, hdy;
   single(x, 0, 1, hx);
   single(dy, 0, 1, hdy);
-  Matrix hmask(kB * kS, 0.0);
-  for (size_t j = kS - 5; j < kS; ++j) hmask[kS + j] = -10000.0;  // the second's last 5 keys
-  const std::vector<float> mask_values(hmask.begin(), hmask.end());
-  device.write_tensor("mask", mask_values.data(), mask_values.size() * 4);
+  // Packed rows: the first holds two sequences (tokens 0-9 and 10-15), the second one sequence
+  // and 5 tokens of padding (id 0). A token attends to its own sequence's tokens only.
+  std::vector<float> ids(kB * kS, 1.0f);
+  for (size_t j = 10; j < kS; ++j) ids[j] = 2.0f;
+  for (size_t j = kS - 5; j < kS; ++j) ids[kS + j] = 0.0f;
+  device.write_tensor("mask", ids.data(), ids.size() * 4);
+  Matrix hmask(kB * kS * kS);
+  for (size_t b = 0; b < kB; ++b)
+    for (size_t i = 0; i < kS; ++i)
+      for (size_t j = 0; j < kS; ++j)
+        hmask[(b * kS + i) * kS + j] = ids[b * kS + i] == ids[b * kS + j] ? 0.0 : -10000.0;
   device.run();
 
   Grads want;
