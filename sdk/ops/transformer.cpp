@@ -20,7 +20,7 @@ class StepList {
   // Runs `build(program, label)` into a new step labelled name.label; returns what it returns.
   template <typename Build>
   auto add(const std::string& label, double flops, Build&& build) {
-    LayerStep step{fmt::format("{}.{}", name_, label), Sequence({}), flops};
+    LayerStep step{fmt::format("{}.{}", name_, label), Sequence({}), flops, std::nullopt, {}};
     auto result = build(step.program, step.label);
     steps_.push_back(std::move(step));
     return result;
@@ -36,22 +36,30 @@ class StepList {
     const size_t d = grouped ? 1 : 0;
     const size_t m = ta ? ai.shape[d + 1] : ai.shape[d], k = ta ? ai.shape[d] : ai.shape[d + 1];
     const size_t n = tb ? bi.shape[d] : bi.shape[d + 1];
-    const double groups = grouped ? static_cast<double>(ai.shape[0]) : 1.0;
-    return add(label, 2.0 * groups * static_cast<double>(m * n * k),
-               [&](Program& p, const std::string& name) {
-                 MatmulOptions o;
-                 o.transpose_a = ta;
-                 o.transpose_b = tb;
-                 o.output = output;
-                 o.available_memory_proportion = memory_;
-                 o.name = name;
-                 o.rows_output = true;  // for the row operations and products that read it
-                 const Tensor c =
-                     grouped ? grouped_matmul(g_, p, a, b, o) : ops::matmul(g_, p, a, b, o);
-                 if (!kept) g_.set_scratch(c);
-                 return c;
-               });
+    const size_t groups = grouped ? ai.shape[0] : 1;
+    const Tensor c = add(label, 2.0 * static_cast<double>(groups * m * n * k),
+                         [&](Program& p, const std::string& name) {
+                           MatmulOptions o;
+                           o.transpose_a = ta;
+                           o.transpose_b = tb;
+                           o.output = output;
+                           o.available_memory_proportion = memory_;
+                           o.name = name;
+                           o.rows_output = true;  // for the row operations and products after
+                           const MatmulShape shape{m, k, n};
+                           plan_ = grouped ? plan_grouped_matmul(g_.target(), shape, groups, o)
+                                           : plan_matmul(g_.target(), shape, o);
+                           const Tensor result = grouped ? grouped_matmul(g_, p, a, b, o, &*plan_)
+                                                         : ops::matmul(g_, p, a, b, o, &*plan_);
+                           if (!kept) g_.set_scratch(result);
+                           return result;
+                         });
+    steps_.back().plan = plan_;
+    return c;
   }
+
+  // Records the partial sums' rows of the last step's column sums.
+  void partial_rows(const std::vector<size_t>& rows) { steps_.back().partial_rows = rows; }
 
   // An elementwise or row operation as its own step, its result scratch.
   template <typename Build>
@@ -68,6 +76,7 @@ class StepList {
   std::vector<LayerStep>& steps_;
   std::string name_;
   double memory_;  // each product's available_memory_proportion
+  std::optional<MatmulPlan> plan_;
 };
 
 // A token-major activation [rows x columns], whole rows spread over every tile.
@@ -257,11 +266,14 @@ EncoderGrads encoder_backward(Graph& g, std::vector<LayerStep>& steps, const Enc
     const LayerNormGrad n = st.add(label, 0.0, [&](Program& p, const std::string& name) {
       return layer_norm_grad(g, p, input, grad, gamma, norm, name);
     });
+    st.partial_rows(n.partial_rows);
     g.set_scratch(n.dx);
     dgamma = n.dgamma, dbeta = n.dbeta;
-    dbias = st.add(bias_label, 0.0, [&](Program& p, const std::string& name) {
-      return reduce_columns(g, p, n.dx, name).sum;
+    const ColumnSums sums = st.add(bias_label, 0.0, [&](Program& p, const std::string& name) {
+      return reduce_columns(g, p, n.dx, name);
     });
+    st.partial_rows(sums.partial_rows);
+    dbias = sums.sum;
     const Tensor dx16 = st.op(
         std::string(bias_label) + "_f16",
         [&](Program& p, const std::string& name) { return cast(g, p, n.dx, DType::kF16, name); });
@@ -276,9 +288,11 @@ EncoderGrads encoder_backward(Graph& g, std::vector<LayerStep>& steps, const Enc
   const Tensor dhidden = st.op("gelu", [&](Program& p, const std::string& n) {
     return binary(g, p, BinaryOp::kMulGeluGrad, dact, f.hidden, n);
   });
-  d.ffn_in_bias = st.add("ffn_in_bias", 0.0, [&](Program& p, const std::string& n) {
-    return reduce_columns(g, p, dhidden, n).sum;
+  const ColumnSums ffn_in_bias = st.add("ffn_in_bias", 0.0, [&](Program& p, const std::string& n) {
+    return reduce_columns(g, p, dhidden, n);
   });
+  st.partial_rows(ffn_in_bias.partial_rows);
+  d.ffn_in_bias = ffn_in_bias.sum;
   const Tensor dh16 = st.op("ffn_in_f16", [&](Program& p, const std::string& n) {
     return cast(g, p, dhidden, DType::kF16, n);
   });

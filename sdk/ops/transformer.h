@@ -12,6 +12,7 @@
 // the hardware's rounding, or produced as f16 by the product); the rest is f32.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,11 +50,15 @@ EncoderWeights add_encoder_weights(Graph& graph, const EncoderShape& shape,
                                    const EncoderOptions& options = {});
 
 // One operation of the layer: its label ("layer.qkv.s0"), its program, and its flops (a
-// product's 2 m n k; 0 for the other operations).
+// product's 2 m n k; 0 for the other operations). What decides its arithmetic beyond its
+// operands, for the host reference (reference::encoder_forward): a product's plan (one group's,
+// for grouped products), and how many rows each partial sum of a column sum had.
 struct LayerStep {
   std::string label;
   Program program;
   double flops = 0;
+  std::optional<MatmulPlan> plan;
+  std::vector<size_t> partial_rows;
 };
 // The steps in one Sequence.
 Program sequence_of(const std::vector<LayerStep>& steps);
@@ -95,5 +100,47 @@ EncoderGrads encoder_backward(Graph& graph, std::vector<LayerStep>& steps,
                               const EncoderShape& shape, const EncoderWeights& weights,
                               const EncoderForward& forward, Tensor dy,
                               const EncoderOptions& options = {});
+
+namespace reference {
+
+// The layer on the host, in the same operations and the same order as the tiles (each from
+// elementwise.h's and matmul.h's references), so that its results equal theirs bit for bit.
+// The steps are those the graph's layer made (each product's plan, each column sum's partials).
+// f16 tensors are their bits.
+struct EncoderValues {
+  std::vector<uint16_t> qkv_t, out, ffn_in, ffn_out;
+  std::vector<float> out_bias, ffn_in_bias, ffn_out_bias, gamma1, beta1, gamma2, beta2;
+};
+struct LayerNormValues {
+  std::vector<float> y, mean, inv_std;
+};
+struct EncoderForwardValues {
+  std::vector<float> y;
+  std::vector<uint16_t> x16;
+  std::vector<std::vector<uint16_t>> qkv_t, probs16, context_t;
+  std::vector<std::vector<float>> probs;
+  std::vector<float> residual1;
+  LayerNormValues norm1;
+  std::vector<uint16_t> norm1_16;
+  std::vector<float> hidden;
+  std::vector<uint16_t> act16;
+  std::vector<float> residual2;
+  LayerNormValues norm2;
+};
+struct EncoderGradValues {
+  std::vector<float> dx, qkv_t, out, out_bias, ffn_in, ffn_in_bias, ffn_out, ffn_out_bias;
+  std::vector<float> gamma1, beta1, gamma2, beta2;
+};
+EncoderForwardValues encoder_forward(const std::vector<LayerStep>& steps, const EncoderShape& shape,
+                                     const EncoderValues& weights, const std::vector<float>& x,
+                                     const std::vector<float>& mask,
+                                     const EncoderOptions& options = {});
+EncoderGradValues encoder_backward(const std::vector<LayerStep>& steps, const EncoderShape& shape,
+                                   const EncoderValues& weights,
+                                   const EncoderForwardValues& forward,
+                                   const std::vector<float>& dy,
+                                   const EncoderOptions& options = {});
+
+}  // namespace reference
 
 }  // namespace ipu::sdk::ops

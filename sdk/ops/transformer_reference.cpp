@@ -1,0 +1,162 @@
+// The encoder layer on the host (sdk/ops/transformer.h, namespace reference): transformer.cpp's
+// operations, one for one and in its order, each computed by its own host reference.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include "sdk/ops/transformer.h"
+
+namespace ipu::sdk::ops::reference {
+
+namespace {
+
+template <typename T>
+std::vector<T> part(const std::vector<T>& v, size_t begin, size_t end) {
+  return std::vector<T>(v.begin() + static_cast<std::ptrdiff_t>(begin),
+                        v.begin() + static_cast<std::ptrdiff_t>(end));
+}
+
+template <typename T>
+void append(std::vector<T>& to, const std::vector<T>& from) {
+  to.insert(to.end(), from.begin(), from.end());
+}
+
+// The graph's steps by label: what each product's plan and each column sum's partials were.
+class Steps {
+ public:
+  Steps(const std::vector<LayerStep>& steps, std::string prefix)
+      : steps_(steps), prefix_(std::move(prefix)) {}
+
+  const LayerStep& operator[](const std::string& label) const {
+    const std::string full = prefix_ + "." + label;
+    for (const LayerStep& s : steps_)
+      if (s.label == full) return s;
+    throw std::invalid_argument(fmt::format("encoder reference: no step '{}' in the layer", full));
+  }
+
+  // C = op(A) op(B) as the step's plan computes it, for each of `groups` groups in turn.
+  std::vector<float> product(const std::string& label, const std::vector<uint16_t>& a,
+                             const std::vector<uint16_t>& b, size_t groups = 1) const {
+    const LayerStep& step = (*this)[label];
+    if (!step.plan)
+      throw std::invalid_argument(
+          fmt::format("encoder reference: step '{}' has no plan", step.label));
+    std::vector<float> c;
+    const size_t as = a.size() / groups, bs = b.size() / groups;
+    for (size_t g = 0; g < groups; ++g)
+      append(c, matmul_reference(*step.plan, part(a, g * as, (g + 1) * as),
+                                 part(b, g * bs, (g + 1) * bs)));
+    return c;
+  }
+  std::vector<uint16_t> product16(const std::string& label, const std::vector<uint16_t>& a,
+                                  const std::vector<uint16_t>& b, size_t groups = 1) const {
+    return cast_to_f16(product(label, a, b, groups));
+  }
+
+ private:
+  const std::vector<LayerStep>& steps_;
+  std::string prefix_;
+};
+
+}  // namespace
+
+EncoderForwardValues encoder_forward(const std::vector<LayerStep>& steps, const EncoderShape& s,
+                                     const EncoderValues& w, const std::vector<float>& x,
+                                     const std::vector<float>& mask, const EncoderOptions& o) {
+  const size_t H = s.hidden, S = s.seq, heads = s.heads;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(s.head_size()));
+  const Steps st(steps, o.name);
+  EncoderForwardValues f;
+  f.x16 = cast_to_f16(x);
+  std::vector<float> attention;
+  for (size_t b = 0; b < s.sequences; ++b) {
+    const std::string sb = fmt::format(".s{}", b);
+    f.qkv_t.push_back(st.product16("qkv" + sb, w.qkv_t, part(f.x16, b * S * H, (b + 1) * S * H)));
+    const std::vector<uint16_t>& qkv = f.qkv_t.back();
+    const auto q = part(qkv, 0, H * S), k = part(qkv, H * S, 2 * H * S),
+               v = part(qkv, 2 * H * S, 3 * H * S);
+    const std::vector<float> scaled =
+        unary(UnaryOp::kScale, st.product("scores" + sb, q, k, heads), scale);
+    const std::vector<float> mask_b = part(mask, b * S, (b + 1) * S);
+    f.probs.push_back(o.packed ? softmax_rows_packed(scaled, mask_b, S)
+                               : softmax_rows(scaled, &mask_b, S));
+    f.probs16.push_back(cast_to_f16(f.probs.back()));
+    f.context_t.push_back(st.product16("context" + sb, v, f.probs16.back(), heads));
+    append(attention, st.product("project" + sb, f.context_t.back(), w.out));
+  }
+  const std::vector<float> biased = binary(BinaryOp::kAdd, attention, w.out_bias);
+  f.residual1 = binary(BinaryOp::kAdd, biased, x);
+  f.norm1.y =
+      layer_norm(f.residual1, w.gamma1, w.beta1, o.epsilon, H, &f.norm1.mean, &f.norm1.inv_std);
+  f.norm1_16 = cast_to_f16(f.norm1.y);
+  f.hidden = binary(BinaryOp::kAdd, st.product("ffn_in", f.norm1_16, w.ffn_in), w.ffn_in_bias);
+  f.act16 = cast_to_f16(unary(UnaryOp::kGelu, f.hidden));
+  const std::vector<float> ffn2b =
+      binary(BinaryOp::kAdd, st.product("ffn_out", f.act16, w.ffn_out), w.ffn_out_bias);
+  f.residual2 = binary(BinaryOp::kAdd, f.norm1.y, ffn2b);
+  f.norm2.y =
+      layer_norm(f.residual2, w.gamma2, w.beta2, o.epsilon, H, &f.norm2.mean, &f.norm2.inv_std);
+  f.y = f.norm2.y;
+  return f;
+}
+
+EncoderGradValues encoder_backward(const std::vector<LayerStep>& steps, const EncoderShape& s,
+                                   const EncoderValues& w, const EncoderForwardValues& f,
+                                   const std::vector<float>& dy, const EncoderOptions& o) {
+  const size_t H = s.hidden, S = s.seq, heads = s.heads;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(s.head_size()));
+  const Steps st(steps, o.name + ".grad");
+  EncoderGradValues d;
+  // A norm's gradients, and the column sums of its input's gradient (the bias before it).
+  const auto norm_back =
+      [&](const char* label, const std::vector<float>& input, const std::vector<float>& grad,
+          const std::vector<float>& gamma, const LayerNormValues& norm, const char* bias_label,
+          std::vector<float>& dgamma, std::vector<float>& dbeta, std::vector<float>& dbias) {
+        const std::vector<float> dx = layer_norm_grad(input, grad, gamma, norm.mean, norm.inv_std,
+                                                      H, st[label].partial_rows, &dgamma, &dbeta);
+        dbias = reduce_columns(dx, H, st[bias_label].partial_rows);
+        return dx;
+      };
+  const std::vector<float> n2dx = norm_back("norm2", f.residual2, dy, w.gamma2, f.norm2,
+                                            "ffn_out_bias", d.gamma2, d.beta2, d.ffn_out_bias);
+  const std::vector<uint16_t> d2 = cast_to_f16(n2dx);
+  d.ffn_out = st.product("ffn_out_weights", f.act16, d2);
+  const std::vector<float> dhidden =
+      binary(BinaryOp::kMulGeluGrad, st.product("ffn_out_input", d2, w.ffn_out), f.hidden);
+  d.ffn_in_bias = reduce_columns(dhidden, s.ffn, st["ffn_in_bias"].partial_rows);
+  const std::vector<uint16_t> dh16 = cast_to_f16(dhidden);
+  d.ffn_in = st.product("ffn_in_weights", f.norm1_16, dh16);
+  const std::vector<float> dn1 =
+      binary(BinaryOp::kAdd, n2dx, st.product("ffn_in_input", dh16, w.ffn_in));
+  const std::vector<float> n1dx = norm_back("norm1", f.residual1, dn1, w.gamma1, f.norm1,
+                                            "out_bias", d.gamma1, d.beta1, d.out_bias);
+  const std::vector<uint16_t> da16 = cast_to_f16(n1dx);
+  std::vector<float> dx_attention;
+  for (size_t b = 0; b < s.sequences; ++b) {
+    const std::string sb = fmt::format(".s{}", b);
+    const std::vector<uint16_t> da = part(da16, b * S * H, (b + 1) * S * H);
+    const std::vector<float> d_out = st.product("project_weights" + sb, f.context_t[b], da);
+    const std::vector<uint16_t> dctx = st.product16("project_input" + sb, w.out, da);
+    const std::vector<uint16_t>& qkv = f.qkv_t[b];
+    const auto q = part(qkv, 0, H * S), k = part(qkv, H * S, 2 * H * S),
+               v = part(qkv, 2 * H * S, 3 * H * S);
+    const std::vector<float> dprobs = st.product("context_probs" + sb, dctx, v, heads);
+    const std::vector<uint16_t> dv = st.product16("context_values" + sb, dctx, f.probs16[b], heads);
+    const std::vector<uint16_t> ds16 =
+        cast_to_f16(unary(UnaryOp::kScale, softmax_grad_rows(f.probs[b], dprobs, S), scale));
+    std::vector<uint16_t> dqkv = st.product16("scores_queries" + sb, k, ds16, heads);
+    append(dqkv, st.product16("scores_keys" + sb, q, ds16, heads));
+    append(dqkv, dv);
+    const std::vector<float> d_qkv =
+        st.product("qkv_weights" + sb, dqkv, part(f.x16, b * S * H, (b + 1) * S * H));
+    append(dx_attention, st.product("qkv_input" + sb, dqkv, w.qkv_t));
+    // The sequences' weight gradients, added in order.
+    d.out = b == 0 ? d_out : binary(BinaryOp::kAdd, d.out, d_out);
+    d.qkv_t = b == 0 ? d_qkv : binary(BinaryOp::kAdd, d.qkv_t, d_qkv);
+  }
+  d.dx = binary(BinaryOp::kAdd, dx_attention, n1dx);
+  return d;
+}
+
+}  // namespace ipu::sdk::ops::reference
