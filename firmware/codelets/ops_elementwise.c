@@ -15,7 +15,7 @@ static inline float f32_of(uint32_t bits) {
 }
 
 /* binary_f32: out[i] = a[i] op b[(offset + i) % period], i < n; op 0 add, 1 sub, 2 mul,
- *   3 a x gelu'(b). period = n and offset = 0 for operands of one shape; a trailing vector
+ *   3 a x gelu'(b), 4 a x (1 - b b) (tanh's backward pass, b = tanh x). period = n and offset = 0 for operands of one shape; a trailing vector
  *   (a bias) has its length as period.
  * fields: a (in f32), b (in f32), out (out f32), n, op, period, offset */
 struct binary_f32_fields {
@@ -33,7 +33,8 @@ void binary_f32(const struct binary_f32_fields *v) {
       case 0: r = x + y; break;
       case 1: r = x - y; break;
       case 2: r = x * y; break;
-      default: r = x * ipu_ops_gelu_grad(y); break;
+      case 3: r = x * ipu_ops_gelu_grad(y); break;
+      default: r = x * (1.0f - y * y); break;
     }
     v->out[i] = r;
     if (++j == period) j = 0;
@@ -41,7 +42,7 @@ void binary_f32(const struct binary_f32_fields *v) {
 }
 
 /* unary_f32: out[i] = f(a[i]), i < n; op 0 ReLU (max(x, 0); -0 and NaN give 0), 1 GeLU,
- *   2 k x (k the f32 bits of field k), 3 e^x.
+ *   2 k x (k the f32 bits of field k), 3 e^x, 4 tanh x.
  * fields: a (in f32), out (out f32), n, op, k */
 struct unary_f32_fields {
   const float *a;
@@ -57,7 +58,8 @@ void unary_f32(const struct unary_f32_fields *v) {
       case 0: r = x > 0.0f ? x : 0.0f; break;
       case 1: r = ipu_ops_gelu(x); break;
       case 2: r = k * x; break;
-      default: r = ipu_ops_expf(x); break;
+      case 3: r = ipu_ops_expf(x); break;
+      default: r = ipu_ops_tanhf(x); break;
     }
     v->out[i] = r;
   }
@@ -261,7 +263,8 @@ void dropout_f32(const struct dropout_f32_fields *v) {
 
 /* cross_entropy_rows_f32: per row r < rows, label l = labels[r]: m = the row's max, s = the sum
  *   of e^(x - m) from left to right, loss[r] = (m + ln s) - x[l]; dx = (e^(x - m) / s - [c == l])
- *   x grad_scale (the loss's gradient, e.g. 1 / the batch's rows). A label >= columns gives a
+ *   x grad_scale (the loss's gradient, e.g. 1 / the batch's rows). The label 0xffffffff is
+ *   ignored: loss 0 and a zero gradient (a padding slot). Any other label >= columns gives a
  *   NaN loss (the host cannot check labels that the program computes).
  * fields: x (in f32), labels (in u32), loss (out f32), dx (out f32), rows, columns, grad_scale */
 struct cross_entropy_rows_f32_fields {
@@ -284,6 +287,11 @@ void cross_entropy_rows_f32(const struct cross_entropy_rows_f32_fields *v) {
       s += dx[c];
     }
     const uint32_t label = v->labels[r];
+    if (label == 0xffffffffu) {
+      v->loss[r] = 0.0f;
+      for (uint32_t c = 0; c < columns; ++c) dx[c] = 0.0f;
+      continue;
+    }
     if (label < columns) {
       v->loss[r] = (m + ipu_ops_logf(s)) - x[label];
     } else { /* a label outside the row: a quiet NaN loss, and no one-hot in the gradient */

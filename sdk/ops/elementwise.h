@@ -17,8 +17,9 @@ enum class BinaryOp : uint8_t {
   kSub,
   kMul,
   kMulGeluGrad,  // a x GeLU'(b): GeLU's backward pass, a the gradient and b its input
+  kMulTanhGrad,  // a x (1 - b b): tanh's backward pass, a the gradient and b tanh's output
 };
-enum class UnaryOp : uint8_t { kRelu, kGelu, kScale, kExp };
+enum class UnaryOp : uint8_t { kRelu, kGelu, kScale, kExp, kTanh };
 enum class ReduceOp : uint8_t { kSum, kMax, kMean, kSumSquares };
 
 // out = a op b, f32. `b` has a's shape, or is a vector of a's last dimension (a bias: added to
@@ -97,8 +98,10 @@ std::vector<std::pair<size_t, size_t>> element_ranges(const Graph& graph, Tensor
                                                       size_t grain = 1);
 
 // Cross-entropy of each row of logits [R x C] with its label (u32 [R]): loss [R] =
-// logsumexp(row) - row[label], and dlogits = (softmax(row) - onehot(label)) x grad_scale. A
-// label outside the row gives a NaN loss.
+// logsumexp(row) - row[label], and dlogits = (softmax(row) - onehot(label)) x grad_scale. The
+// label kIgnoredLabel gives loss 0 and a zero gradient (a padding slot, as PyTorch's
+// ignore_index); any other label outside the row gives a NaN loss.
+constexpr uint32_t kIgnoredLabel = 0xffffffffu;
 struct CrossEntropy {
   Tensor loss, dlogits;
 };

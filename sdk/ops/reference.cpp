@@ -25,6 +25,7 @@ std::vector<float> binary(BinaryOp op, const std::vector<float>& a, const std::v
       case BinaryOp::kSub: out[i] = x - y; break;
       case BinaryOp::kMul: out[i] = x * y; break;
       case BinaryOp::kMulGeluGrad: out[i] = x * ipu_ops_gelu_grad(y); break;
+      case BinaryOp::kMulTanhGrad: out[i] = x * (1.0f - y * y); break;
     }
   }
   return out;
@@ -39,6 +40,7 @@ std::vector<float> unary(UnaryOp op, const std::vector<float>& a, float k) {
       case UnaryOp::kGelu: out[i] = ipu_ops_gelu(x); break;
       case UnaryOp::kScale: out[i] = k * x; break;
       case UnaryOp::kExp: out[i] = ipu_ops_expf(x); break;
+      case UnaryOp::kTanh: out[i] = ipu_ops_tanhf(x); break;
     }
   }
   return out;
@@ -289,6 +291,11 @@ std::vector<float> cross_entropy(const std::vector<float>& logits,
       s += d[c];
     }
     const uint32_t label = labels[r];
+    if (label == kIgnoredLabel) {
+      if (loss) loss->push_back(0.0f);
+      std::fill(d, d + columns, 0.0f);
+      continue;
+    }
     if (loss) loss->push_back(label < columns ? (m + ipu_ops_logf(s)) - x[label] : std::nanf(""));
     for (size_t c = 0; c < columns; ++c)
       d[c] = (d[c] / s - (c == label ? 1.0f : 0.0f)) * grad_scale;

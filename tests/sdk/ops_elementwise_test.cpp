@@ -60,6 +60,8 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
   const Tensor gelu = ops::unary(g, p, ops::UnaryOp::kGelu, x, "gelu");
   const Tensor scaled = ops::unary(g, p, ops::UnaryOp::kScale, x, "scaled", 0.125f);
   const Tensor exps = ops::unary(g, p, ops::UnaryOp::kExp, x, "exps");
+  const Tensor tanhs = ops::unary(g, p, ops::UnaryOp::kTanh, x, "tanhs");
+  const Tensor tanh_grad = ops::binary(g, p, ops::BinaryOp::kMulTanhGrad, y, x, "tanh_grad");
   const Tensor half = ops::cast(g, p, x, DType::kF16, "half");
   const Tensor back = ops::cast(g, p, half, DType::kF32, "back");
   ops::CastOptions sr;
@@ -134,7 +136,8 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
   device.write_tensor("bias", bv.data(), columns * 4);
   device.write_tensor("mask", mv.data(), columns * 4);
   device.write_tensor("one", &onev, 4);
-  const std::vector<uint32_t> label_values = {0, 12, 5, 99, 7, 1, 3};  // 99: outside a row
+  // 99: outside a row; the last, ignored.
+  const std::vector<uint32_t> label_values = {0, 12, 5, 99, 7, 1, ops::kIgnoredLabel};
   device.write_tensor("labels", label_values.data(), rows * 4);
   std::vector<float> w1 = random_f32(n, 4, -1.0f, 1.0f), m1 = random_f32(n, 5, -0.1f, 0.1f),
                      v1 = random_f32(n, 6, 0.0f, 0.01f);
@@ -178,6 +181,8 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
       {gelu, ref::unary(UnaryOp::kGelu, xv)},
       {scaled, ref::unary(UnaryOp::kScale, xv, 0.125f)},
       {exps, ref::unary(UnaryOp::kExp, xv)},
+      {tanhs, ref::unary(UnaryOp::kTanh, xv)},
+      {tanh_grad, ref::binary(BinaryOp::kMulTanhGrad, yv, xv)},
       {sums, ref::reduce_rows(ReduceOp::kSum, xv, columns)},
       {maxes, ref::reduce_rows(ReduceOp::kMax, xv, columns)},
       {means, ref::reduce_rows(ReduceOp::kMean, xv, columns)},
@@ -255,6 +260,11 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
   for (size_t r = 0; r < rows; ++r) {
     if (r == 3) {
       EXPECT_TRUE(std::isnan(loss_got[r]));
+    } else if (r == 6) {  // ignored: no loss and no gradient
+      EXPECT_EQ(loss_got[r], 0.0f);
+      const std::vector<float> dlogits = read(xent.dlogits);
+      EXPECT_EQ(std::vector<float>(dlogits.begin() + 6 * columns, dlogits.end()),
+                std::vector<float>(columns, 0.0f));
     } else {
       EXPECT_EQ(std::memcmp(&loss_got[r], &loss_want[r], 4), 0) << r;
       EXPECT_GE(loss_got[r], 0.0f);
