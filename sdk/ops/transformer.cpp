@@ -11,74 +11,6 @@ namespace ipu::sdk::ops {
 
 namespace {
 
-// Builds one step at a time: each operation's program, label and flops.
-class StepList {
- public:
-  StepList(Graph& g, std::vector<LayerStep>& steps, std::string name, double memory)
-      : g_(g), steps_(steps), name_(std::move(name)), memory_(memory) {}
-
-  // Runs `build(program, label)` into a new step labelled name.label; returns what it returns.
-  template <typename Build>
-  auto add(const std::string& label, double flops, Build&& build) {
-    LayerStep step{fmt::format("{}.{}", name_, label), Sequence({}), flops, std::nullopt, {}};
-    auto result = build(step.program, step.label);
-    steps_.push_back(std::move(step));
-    return result;
-  }
-
-  // A product C = op(A) op(B) as its own step (grouped for three-dimensional operands); C is
-  // scratch unless `kept`.
-  Tensor matmul(const std::string& label, Tensor a, Tensor b, bool ta, bool tb, DType output,
-                bool kept = false) {
-    const TensorInfo& ai = g_.tensor(a);
-    const TensorInfo& bi = g_.tensor(b);
-    const bool grouped = ai.shape.size() == 3;
-    const size_t d = grouped ? 1 : 0;
-    const size_t m = ta ? ai.shape[d + 1] : ai.shape[d], k = ta ? ai.shape[d] : ai.shape[d + 1];
-    const size_t n = tb ? bi.shape[d] : bi.shape[d + 1];
-    const size_t groups = grouped ? ai.shape[0] : 1;
-    const Tensor c = add(label, 2.0 * static_cast<double>(groups * m * n * k),
-                         [&](Program& p, const std::string& name) {
-                           MatmulOptions o;
-                           o.transpose_a = ta;
-                           o.transpose_b = tb;
-                           o.output = output;
-                           o.available_memory_proportion = memory_;
-                           o.name = name;
-                           o.rows_output = true;  // for the row operations and products after
-                           const MatmulShape shape{m, k, n};
-                           plan_ = grouped ? plan_grouped_matmul(g_.target(), shape, groups, o)
-                                           : plan_matmul(g_.target(), shape, o);
-                           const Tensor result = grouped ? grouped_matmul(g_, p, a, b, o, &*plan_)
-                                                         : ops::matmul(g_, p, a, b, o, &*plan_);
-                           if (!kept) g_.set_scratch(result);
-                           return result;
-                         });
-    steps_.back().plan = plan_;
-    return c;
-  }
-
-  // Records the partial sums' rows of the last step's column sums.
-  void partial_rows(const std::vector<size_t>& rows) { steps_.back().partial_rows = rows; }
-
-  // An elementwise or row operation as its own step, its result scratch.
-  template <typename Build>
-  Tensor op(const std::string& label, Build&& build) {
-    return add(label, 0.0, [&](Program& p, const std::string& name) {
-      const Tensor t = build(p, name);
-      g_.set_scratch(t);
-      return t;
-    });
-  }
-
- private:
-  Graph& g_;
-  std::vector<LayerStep>& steps_;
-  std::string name_;
-  double memory_;  // each product's available_memory_proportion
-  std::optional<MatmulPlan> plan_;
-};
-
 // A token-major activation [rows x columns], whole rows spread over every tile.
 Tensor rows_tensor(Graph& g, DType type, size_t rows, size_t columns, const std::string& name) {
   const Tensor t = g.add_variable(type, {rows, columns}, name);
@@ -119,18 +51,6 @@ Tensor heads_of(Graph& g, Tensor t, size_t begin_row, const EncoderShape& s, con
 }
 
 }  // namespace
-
-Program sequence_of(const std::vector<LayerStep>& steps) {
-  Program all = Sequence({});
-  for (const LayerStep& s : steps) all.body.push_back(s.program);
-  return all;
-}
-
-double flops_of(const std::vector<LayerStep>& steps) {
-  double f = 0;
-  for (const LayerStep& s : steps) f += s.flops;
-  return f;
-}
 
 EncoderWeights add_encoder_weights(Graph& g, const EncoderShape& s, const EncoderOptions& o) {
   check_shape(s, o.name);
@@ -269,11 +189,7 @@ EncoderGrads encoder_backward(Graph& g, std::vector<LayerStep>& steps, const Enc
     st.partial_rows(n.partial_rows);
     g.set_scratch(n.dx);
     dgamma = n.dgamma, dbeta = n.dbeta;
-    const ColumnSums sums = st.add(bias_label, 0.0, [&](Program& p, const std::string& name) {
-      return reduce_columns(g, p, n.dx, name);
-    });
-    st.partial_rows(sums.partial_rows);
-    dbias = sums.sum;
+    dbias = st.column_sums(bias_label, n.dx);
     const Tensor dx16 = st.op(
         std::string(bias_label) + "_f16",
         [&](Program& p, const std::string& name) { return cast(g, p, n.dx, DType::kF16, name); });
@@ -288,11 +204,7 @@ EncoderGrads encoder_backward(Graph& g, std::vector<LayerStep>& steps, const Enc
   const Tensor dhidden = st.op("gelu", [&](Program& p, const std::string& n) {
     return binary(g, p, BinaryOp::kMulGeluGrad, dact, f.hidden, n);
   });
-  const ColumnSums ffn_in_bias = st.add("ffn_in_bias", 0.0, [&](Program& p, const std::string& n) {
-    return reduce_columns(g, p, dhidden, n);
-  });
-  st.partial_rows(ffn_in_bias.partial_rows);
-  d.ffn_in_bias = ffn_in_bias.sum;
+  d.ffn_in_bias = st.column_sums("ffn_in_bias", dhidden);
   const Tensor dh16 = st.op("ffn_in_f16", [&](Program& p, const std::string& n) {
     return cast(g, p, dhidden, DType::kF16, n);
   });

@@ -18,6 +18,7 @@
 
 #include "sdk/ops/elementwise.h"
 #include "sdk/ops/matmul.h"
+#include "sdk/ops/steps.h"
 
 namespace ipu::sdk::ops {
 
@@ -48,21 +49,6 @@ struct EncoderWeights {
 // Adds the parameters to a graph, mapped over its tiles (named options.name + ".qkv_t", ...).
 EncoderWeights add_encoder_weights(Graph& graph, const EncoderShape& shape,
                                    const EncoderOptions& options = {});
-
-// One operation of the layer: its label ("layer.qkv.s0"), its program, and its flops (a
-// product's 2 m n k; 0 for the other operations). What decides its arithmetic beyond its
-// operands, for the host reference (reference::encoder_forward): a product's plan (one group's,
-// for grouped products), and how many rows each partial sum of a column sum had.
-struct LayerStep {
-  std::string label;
-  Program program;
-  double flops = 0;
-  std::optional<MatmulPlan> plan;
-  std::vector<size_t> partial_rows;
-};
-// The steps in one Sequence.
-Program sequence_of(const std::vector<LayerStep>& steps);
-double flops_of(const std::vector<LayerStep>& steps);
 
 // What the forward pass gives and keeps for the backward pass (all scratch but y).
 struct EncoderForward {

@@ -9,64 +9,12 @@
 
 namespace ipu::sdk::ops::reference {
 
-namespace {
-
-template <typename T>
-std::vector<T> part(const std::vector<T>& v, size_t begin, size_t end) {
-  return std::vector<T>(v.begin() + static_cast<std::ptrdiff_t>(begin),
-                        v.begin() + static_cast<std::ptrdiff_t>(end));
-}
-
-template <typename T>
-void append(std::vector<T>& to, const std::vector<T>& from) {
-  to.insert(to.end(), from.begin(), from.end());
-}
-
-// The graph's steps by label: what each product's plan and each column sum's partials were.
-class Steps {
- public:
-  Steps(const std::vector<LayerStep>& steps, std::string prefix)
-      : steps_(steps), prefix_(std::move(prefix)) {}
-
-  const LayerStep& operator[](const std::string& label) const {
-    const std::string full = prefix_ + "." + label;
-    for (const LayerStep& s : steps_)
-      if (s.label == full) return s;
-    throw std::invalid_argument(fmt::format("encoder reference: no step '{}' in the layer", full));
-  }
-
-  // C = op(A) op(B) as the step's plan computes it, for each of `groups` groups in turn.
-  std::vector<float> product(const std::string& label, const std::vector<uint16_t>& a,
-                             const std::vector<uint16_t>& b, size_t groups = 1) const {
-    const LayerStep& step = (*this)[label];
-    if (!step.plan)
-      throw std::invalid_argument(
-          fmt::format("encoder reference: step '{}' has no plan", step.label));
-    std::vector<float> c;
-    const size_t as = a.size() / groups, bs = b.size() / groups;
-    for (size_t g = 0; g < groups; ++g)
-      append(c, matmul_reference(*step.plan, part(a, g * as, (g + 1) * as),
-                                 part(b, g * bs, (g + 1) * bs)));
-    return c;
-  }
-  std::vector<uint16_t> product16(const std::string& label, const std::vector<uint16_t>& a,
-                                  const std::vector<uint16_t>& b, size_t groups = 1) const {
-    return cast_to_f16(product(label, a, b, groups));
-  }
-
- private:
-  const std::vector<LayerStep>& steps_;
-  std::string prefix_;
-};
-
-}  // namespace
-
 EncoderForwardValues encoder_forward(const std::vector<LayerStep>& steps, const EncoderShape& s,
                                      const EncoderValues& w, const std::vector<float>& x,
                                      const std::vector<float>& mask, const EncoderOptions& o) {
   const size_t H = s.hidden, S = s.seq, heads = s.heads;
   const float scale = 1.0f / std::sqrt(static_cast<float>(s.head_size()));
-  const Steps st(steps, o.name);
+  const RecordedSteps st(steps, o.name);
   EncoderForwardValues f;
   f.x16 = cast_to_f16(x);
   std::vector<float> attention;
@@ -106,7 +54,7 @@ EncoderGradValues encoder_backward(const std::vector<LayerStep>& steps, const En
                                    const std::vector<float>& dy, const EncoderOptions& o) {
   const size_t H = s.hidden, S = s.seq, heads = s.heads;
   const float scale = 1.0f / std::sqrt(static_cast<float>(s.head_size()));
-  const Steps st(steps, o.name + ".grad");
+  const RecordedSteps st(steps, o.name + ".grad");
   EncoderGradValues d;
   // A norm's gradients, and the column sums of its input's gradient (the bias before it).
   const auto norm_back =
@@ -115,7 +63,7 @@ EncoderGradValues encoder_backward(const std::vector<LayerStep>& steps, const En
           std::vector<float>& dgamma, std::vector<float>& dbeta, std::vector<float>& dbias) {
         const std::vector<float> dx = layer_norm_grad(input, grad, gamma, norm.mean, norm.inv_std,
                                                       H, st[label].partial_rows, &dgamma, &dbeta);
-        dbias = reduce_columns(dx, H, st[bias_label].partial_rows);
+        dbias = st.column_sums(bias_label, dx, H);
         return dx;
       };
   const std::vector<float> n2dx = norm_back("norm2", f.residual2, dy, w.gamma2, f.norm2,
@@ -124,7 +72,7 @@ EncoderGradValues encoder_backward(const std::vector<LayerStep>& steps, const En
   d.ffn_out = st.product("ffn_out_weights", f.act16, d2);
   const std::vector<float> dhidden =
       binary(BinaryOp::kMulGeluGrad, st.product("ffn_out_input", d2, w.ffn_out), f.hidden);
-  d.ffn_in_bias = reduce_columns(dhidden, s.ffn, st["ffn_in_bias"].partial_rows);
+  d.ffn_in_bias = st.column_sums("ffn_in_bias", dhidden, s.ffn);
   const std::vector<uint16_t> dh16 = cast_to_f16(dhidden);
   d.ffn_in = st.product("ffn_in_weights", f.norm1_16, dh16);
   const std::vector<float> dn1 =
