@@ -1,0 +1,410 @@
+// BERT's model on the tiles and its host run (examples/bert/model.h). The two functions below
+// are written side by side, step for step: each step of build_bert has its twin, under the same
+// label, in bert_reference.
+#include "examples/bert/model.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace ipu::examples::bert {
+
+using sdk::DType;
+using sdk::Graph;
+using sdk::GraphError;
+using sdk::Program;
+using sdk::Tensor;
+using sdk::ops::BinaryOp;
+using sdk::ops::StepList;
+using sdk::ops::UnaryOp;
+namespace ops = sdk::ops;
+namespace ref = sdk::ops::reference;
+
+size_t BertShape::predictions() const {
+  const size_t per_row =
+      max_predictions
+          ? max_predictions
+          : static_cast<size_t>(std::ceil(0.15 * static_cast<double>(seq))) + max_per_row;
+  return rows * per_row;
+}
+
+sdk::ops::EncoderShape BertShape::encoder() const {
+  sdk::ops::EncoderShape e;
+  e.hidden = hidden, e.heads = heads, e.ffn = ffn, e.seq = seq, e.sequences = rows;
+  return e;
+}
+
+BertShape BertShape::large() {
+  BertShape s;
+  s.hidden = 1024, s.layers = 24, s.heads = 16, s.ffn = 4096, s.seq = 512, s.vocab = 30522;
+  s.rows = 2, s.max_per_row = 3;
+  return s;
+}
+
+BertShape BertShape::tiny() { return BertShape{}; }
+
+namespace {
+
+ops::EncoderOptions layer_options(const BertOptions& o, size_t l) {
+  ops::EncoderOptions e;
+  e.epsilon = o.epsilon;
+  e.available_memory_proportion = o.available_memory_proportion;
+  e.name = fmt::format("{}.layer{}", o.name, l);
+  e.packed = true;
+  return e;
+}
+
+void check_shape(const BertShape& s, const std::string& name) {
+  if (s.hidden == 0 || s.layers == 0 || s.heads == 0 || s.ffn == 0 || s.seq == 0 || s.rows == 0 ||
+      s.max_per_row == 0 || s.vocab <= static_cast<size_t>(kFirstWord) + 1 ||
+      s.hidden % s.heads != 0)
+    throw GraphError(fmt::format(
+        "{}: hidden {}, layers {}, heads {}, ffn {}, seq {}, vocabulary {}, rows {}, {} a row: "
+        "every "
+        "size must be positive, the heads must divide the hidden size and the vocabulary must have "
+        "words beyond the {} special tokens",
+        name, s.hidden, s.layers, s.heads, s.ffn, s.seq, s.vocab, s.rows, s.max_per_row,
+        kFirstWord));
+}
+
+}  // namespace
+
+BertModel build_bert(Graph& g, const BertShape& s, const BertOptions& o) {
+  check_shape(s, o.name);
+  const size_t H = s.hidden, T = s.tokens(), P = s.predictions(), K = s.sentences(), V = s.vocab;
+  const unsigned tiles = g.tiles();
+  BertModel m;
+  unsigned next_tile = 0;
+  // Vectors whole on one tile each (as add_encoder_weights places them); the rest spread.
+  const auto add = [&](DType type, std::vector<size_t> shape, const std::string& what) {
+    const Tensor t = g.add_variable(type, shape, o.name + "." + what);
+    if (shape.size() == 1 && shape[0] <= 4096)
+      g.set_tile_mapping(t, next_tile++ % tiles);
+    else
+      g.map_evenly(t, 0, static_cast<unsigned>(std::min<size_t>(tiles, shape[0])),
+                   shape.size() == 1 ? 2 : shape.back());
+    return t;
+  };
+  BertInputs& in = m.inputs;
+  in.tokens = add(DType::kU32, {T}, "tokens");
+  in.positions = add(DType::kU32, {T}, "positions");
+  in.segments = add(DType::kU32, {T}, "segments");
+  in.sequence_ids = add(DType::kF32, {s.rows, s.seq}, "sequence_ids");
+  in.mlm_positions = add(DType::kU32, {P}, "mlm_positions");
+  in.mlm_labels = add(DType::kU32, {P}, "mlm_labels");
+  in.nsp_positions = add(DType::kU32, {K}, "nsp_positions");
+  in.nsp_labels = add(DType::kU32, {K}, "nsp_labels");
+
+  BertWeights& w = m.weights;
+  w.word_t = add(DType::kF32, {H, V}, "word_t");
+  w.position_t = add(DType::kF32, {H, s.seq}, "position_t");
+  w.segment_t = add(DType::kF32, {H, 2}, "segment_t");
+  w.embedding_gamma = add(DType::kF32, {H}, "embedding_gamma");
+  w.embedding_beta = add(DType::kF32, {H}, "embedding_beta");
+  for (size_t l = 0; l < s.layers; ++l)
+    w.layers.push_back(ops::add_encoder_weights(g, s.encoder(), layer_options(o, l)));
+  ops::MatmulOptions ta;
+  ta.transpose_a = true;
+  ta.available_memory_proportion = o.available_memory_proportion;
+  w.mlm_dense = ops::create_matmul_input(g, {P, H, H}, false, o.name + ".mlm_dense", ta);
+  w.mlm_bias = add(DType::kF32, {H}, "mlm_bias");
+  w.mlm_gamma = add(DType::kF32, {H}, "mlm_gamma");
+  w.mlm_beta = add(DType::kF32, {H}, "mlm_beta");
+  w.mlm_decoder_bias = add(DType::kF32, {V}, "mlm_decoder_bias");
+  w.pooler = ops::create_matmul_input(g, {K, H, H}, false, o.name + ".pooler", ta);
+  w.pooler_bias = add(DType::kF32, {H}, "pooler_bias");
+  ops::MatmulOptions plain;
+  plain.available_memory_proportion = o.available_memory_proportion;
+  w.nsp = ops::create_matmul_input(g, {K, H, 2}, false, o.name + ".nsp", plain);
+  w.nsp_bias = add(DType::kF32, {2}, "nsp_bias");
+
+  // The forward pass: embeddings, the layers, the heads and their losses.
+  StepList st(g, m.steps, o.name, o.available_memory_proportion);
+  const auto lookup = [&](const char* label, Tensor table, Tensor indices) {
+    return st.op(label, [&](Program& p, const std::string& n) {
+      return ops::embedding_lookup(g, p, table, indices, n);
+    });
+  };
+  const auto binary = [&](StepList& list, const std::string& label, BinaryOp op, Tensor a,
+                          Tensor b) {
+    return list.op(
+        label, [&](Program& p, const std::string& n) { return ops::binary(g, p, op, a, b, n); });
+  };
+  const auto unary = [&](StepList& list, const std::string& label, UnaryOp op, Tensor a) {
+    return list.op(label,
+                   [&](Program& p, const std::string& n) { return ops::unary(g, p, op, a, n); });
+  };
+  const auto half = [&](StepList& list, const std::string& label, Tensor a) {
+    return list.op(label, [&](Program& p, const std::string& n) {
+      return ops::cast(g, p, a, DType::kF16, n);
+    });
+  };
+  const auto transpose = [&](StepList& list, const std::string& label, Tensor a) {
+    return list.op(label,
+                   [&](Program& p, const std::string& n) { return ops::transpose(g, p, a, n); });
+  };
+  const Tensor words = lookup("embed_words", w.word_t, in.tokens);
+  const Tensor places = lookup("embed_positions", w.position_t, in.positions);
+  const Tensor segments = lookup("embed_segments", w.segment_t, in.segments);
+  const Tensor embedded =
+      binary(st, "embed_sum", BinaryOp::kAdd,
+             binary(st, "embed_sum_places", BinaryOp::kAdd, words, places), segments);
+  const Tensor embedded_rows = transpose(st, "embed_rows", embedded);  // [T x H]
+  const ops::LayerNorm embed_norm =
+      st.add("embed_norm", 0.0, [&](Program& p, const std::string& n) {
+        return ops::layer_norm(g, p, embedded_rows, w.embedding_gamma, w.embedding_beta, o.epsilon,
+                               n);
+      });
+  std::vector<ops::EncoderForward> forward;
+  Tensor x = embed_norm.y;
+  for (size_t l = 0; l < s.layers; ++l) {
+    forward.push_back(ops::encoder_forward(g, m.steps, s.encoder(), w.layers[l], x, in.sequence_ids,
+                                           layer_options(o, l)));
+    x = forward.back().y;
+  }
+  const Tensor output_t = transpose(st, "output_t", x);  // [H x T]
+  // The masked-language-model head, its decoder the word embedding.
+  const Tensor gathered16 =
+      half(st, "mlm_gather_f16", lookup("mlm_gather", output_t, in.mlm_positions));
+  const Tensor mlm_hidden =
+      binary(st, "mlm_add_bias", BinaryOp::kAdd,
+             st.matmul("mlm_dense", gathered16, w.mlm_dense, true, false, DType::kF32), w.mlm_bias);
+  const Tensor mlm_act = unary(st, "mlm_gelu", UnaryOp::kGelu, mlm_hidden);
+  const ops::LayerNorm mlm_norm = st.add("mlm_norm", 0.0, [&](Program& p, const std::string& n) {
+    return ops::layer_norm(g, p, mlm_act, w.mlm_gamma, w.mlm_beta, o.epsilon, n);
+  });
+  const Tensor mlm_norm16 = half(st, "mlm_norm_f16", mlm_norm.y);
+  const Tensor word16 = half(st, "word_f16", w.word_t);
+  const Tensor logits = binary(
+      st, "mlm_add_decoder_bias", BinaryOp::kAdd,
+      st.matmul("mlm_decoder", mlm_norm16, word16, false, false, DType::kF32), w.mlm_decoder_bias);
+  const ops::CrossEntropy mlm = st.add("mlm_loss", 0.0, [&](Program& p, const std::string& n) {
+    return ops::cross_entropy(g, p, logits, in.mlm_labels, 1.0f / static_cast<float>(P), n);
+  });
+  // The next-sentence head on each sequence's [CLS].
+  const Tensor cls16 = half(st, "nsp_gather_f16", lookup("nsp_gather", output_t, in.nsp_positions));
+  const Tensor pooled =
+      unary(st, "pooler_tanh", UnaryOp::kTanh,
+            binary(st, "pooler_add_bias", BinaryOp::kAdd,
+                   st.matmul("pooler", cls16, w.pooler, true, false, DType::kF32), w.pooler_bias));
+  const Tensor pooled16 = half(st, "pooler_f16", pooled);
+  const Tensor nsp_logits =
+      binary(st, "nsp_add_bias", BinaryOp::kAdd,
+             st.matmul("nsp", pooled16, w.nsp, false, false, DType::kF32), w.nsp_bias);
+  const ops::CrossEntropy nsp = st.add("nsp_loss", 0.0, [&](Program& p, const std::string& n) {
+    return ops::cross_entropy(g, p, nsp_logits, in.nsp_labels, 1.0f / static_cast<float>(K), n);
+  });
+  m.mlm_loss = mlm.loss;
+  m.nsp_loss = nsp.loss;
+  m.forward_steps = m.steps.size();
+
+  // The backward pass, from the heads to the embeddings.
+  StepList bt(g, m.steps, o.name + ".grad", o.available_memory_proportion);
+  BertGrads& d = m.grads;
+  const auto kept = [&](const std::string& label, BinaryOp op, Tensor a, Tensor b) {
+    return bt.add(label, 0.0,
+                  [&](Program& p, const std::string& n) { return ops::binary(g, p, op, a, b, n); });
+  };
+  d.nsp_bias = bt.column_sums("nsp_bias", nsp.dlogits);
+  const Tensor dnsp16 = half(bt, "nsp_f16", nsp.dlogits);
+  d.nsp = bt.matmul("nsp_weights", pooled16, dnsp16, true, false, DType::kF32, true);
+  const Tensor dpooled =
+      binary(bt, "pooler_tanh", BinaryOp::kMulTanhGrad,
+             bt.matmul("nsp_input", dnsp16, w.nsp, false, true, DType::kF32), pooled);
+  d.pooler_bias = bt.column_sums("pooler_bias", dpooled);
+  const Tensor dpooled16 = half(bt, "pooler_f16", dpooled);
+  d.pooler = bt.matmul("pooler_weights", cls16, dpooled16, false, false, DType::kF32, true);
+  const Tensor dcls_t = bt.matmul("pooler_input", w.pooler, dpooled16, false, true, DType::kF32);
+  d.mlm_decoder_bias = bt.column_sums("mlm_decoder_bias", mlm.dlogits);
+  const Tensor dlogits16 = half(bt, "mlm_decoder_f16", mlm.dlogits);
+  const Tensor dword_tied =
+      bt.matmul("mlm_decoder_weights", mlm_norm16, dlogits16, true, false, DType::kF32);
+  const Tensor dmlm_norm =
+      bt.matmul("mlm_decoder_input", dlogits16, word16, false, true, DType::kF32);
+  const ops::LayerNormGrad mlm_norm_grad =
+      bt.add("mlm_norm", 0.0, [&](Program& p, const std::string& n) {
+        return ops::layer_norm_grad(g, p, mlm_act, dmlm_norm, w.mlm_gamma, mlm_norm, n);
+      });
+  bt.partial_rows(mlm_norm_grad.partial_rows);
+  d.mlm_gamma = mlm_norm_grad.dgamma, d.mlm_beta = mlm_norm_grad.dbeta;
+  const Tensor dmlm_hidden =
+      binary(bt, "mlm_gelu", BinaryOp::kMulGeluGrad, mlm_norm_grad.dx, mlm_hidden);
+  d.mlm_bias = bt.column_sums("mlm_bias", dmlm_hidden);
+  const Tensor dmlm16 = half(bt, "mlm_f16", dmlm_hidden);
+  d.mlm_dense = bt.matmul("mlm_dense_weights", gathered16, dmlm16, false, false, DType::kF32, true);
+  const Tensor dgathered_t =
+      bt.matmul("mlm_dense_input", w.mlm_dense, dmlm16, false, true, DType::kF32);
+  // The heads' gradients back to their tokens' rows.
+  const auto scatter = [&](const char* label, Tensor dout_t, Tensor indices) {
+    return bt.op(label, [&](Program& p, const std::string& n) {
+      return ops::embedding_grad(g, p, dout_t, indices, T, n);
+    });
+  };
+  const Tensor doutput_t =
+      binary(bt, "heads_sum", BinaryOp::kAdd, scatter("mlm_scatter", dgathered_t, in.mlm_positions),
+             scatter("nsp_scatter", dcls_t, in.nsp_positions));
+  Tensor dy = transpose(bt, "output_rows", doutput_t);
+  d.layers.resize(s.layers);
+  for (size_t l = s.layers; l-- > 0;) {
+    d.layers[l] = ops::encoder_backward(g, m.steps, s.encoder(), w.layers[l], forward[l], dy,
+                                        layer_options(o, l));
+    dy = d.layers[l].dx;
+  }
+  const ops::LayerNormGrad embed_grad =
+      bt.add("embed_norm", 0.0, [&](Program& p, const std::string& n) {
+        return ops::layer_norm_grad(g, p, embedded_rows, dy, w.embedding_gamma, embed_norm, n);
+      });
+  bt.partial_rows(embed_grad.partial_rows);
+  d.embedding_gamma = embed_grad.dgamma, d.embedding_beta = embed_grad.dbeta;
+  const Tensor dembedded_t = transpose(bt, "embed_t", embed_grad.dx);  // [H x T]
+  const auto table_grad = [&](const char* label, Tensor indices, size_t entries) {
+    return bt.add(label, 0.0, [&](Program& p, const std::string& n) {
+      return ops::embedding_grad(g, p, dembedded_t, indices, entries, n);
+    });
+  };
+  d.word_t = kept("word_sum", BinaryOp::kAdd, table_grad("embed_words", in.tokens, V), dword_tied);
+  d.position_t = table_grad("embed_positions", in.positions, s.seq);
+  d.segment_t = table_grad("embed_segments", in.segments, 2);
+  return m;
+}
+
+namespace {
+
+std::vector<float> transposed(const std::vector<float>& x, size_t rows, size_t columns) {
+  std::vector<float> y(x.size());
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t c = 0; c < columns; ++c) y[c * rows + r] = x[r * columns + c];
+  return y;
+}
+
+}  // namespace
+
+BertValues bert_reference(const BertModel& model, const BertShape& s, const BertInputValues& in,
+                          const BertWeightValues& w, const BertOptions& o) {
+  const size_t H = s.hidden, T = s.tokens(), P = s.predictions(), K = s.sentences(), V = s.vocab;
+  const ref::RecordedSteps st(model.steps, o.name), bt(model.steps, o.name + ".grad");
+  using ref::binary;
+  using ref::cast_to_f16;
+  using ref::embedding_grad;
+  using ref::embedding_lookup;
+  using ref::unary;
+  BertValues out;
+  const std::vector<float> embedded =
+      binary(BinaryOp::kAdd,
+             binary(BinaryOp::kAdd, embedding_lookup(w.word_t, V, in.tokens),
+                    embedding_lookup(w.position_t, s.seq, in.positions)),
+             embedding_lookup(w.segment_t, 2, in.segments));
+  const std::vector<float> embedded_rows = transposed(embedded, H, T);
+  ref::LayerNormValues embed_norm;
+  embed_norm.y = ref::layer_norm(embedded_rows, w.embedding_gamma, w.embedding_beta, o.epsilon, H,
+                                 &embed_norm.mean, &embed_norm.inv_std);
+  std::vector<ref::EncoderForwardValues> forward;
+  std::vector<float> x = embed_norm.y;
+  for (size_t l = 0; l < s.layers; ++l) {
+    forward.push_back(ref::encoder_forward(model.steps, s.encoder(), w.layers[l], x,
+                                           in.sequence_ids, layer_options(o, l)));
+    x = forward.back().y;
+  }
+  const std::vector<float> output_t = transposed(x, T, H);
+  const std::vector<uint16_t> gathered16 =
+      cast_to_f16(embedding_lookup(output_t, T, in.mlm_positions));
+  const std::vector<float> mlm_hidden =
+      binary(BinaryOp::kAdd, st.product("mlm_dense", gathered16, w.mlm_dense), w.mlm_bias);
+  const std::vector<float> mlm_act = unary(UnaryOp::kGelu, mlm_hidden);
+  ref::LayerNormValues mlm_norm;
+  mlm_norm.y = ref::layer_norm(mlm_act, w.mlm_gamma, w.mlm_beta, o.epsilon, H, &mlm_norm.mean,
+                               &mlm_norm.inv_std);
+  const std::vector<uint16_t> mlm_norm16 = cast_to_f16(mlm_norm.y);
+  const std::vector<uint16_t> word16 = cast_to_f16(w.word_t);
+  const std::vector<float> logits =
+      binary(BinaryOp::kAdd, st.product("mlm_decoder", mlm_norm16, word16), w.mlm_decoder_bias);
+  const std::vector<float> dlogits =
+      ref::cross_entropy(logits, in.mlm_labels, V, 1.0f / static_cast<float>(P), &out.mlm_loss);
+  const std::vector<uint16_t> cls16 = cast_to_f16(embedding_lookup(output_t, T, in.nsp_positions));
+  const std::vector<float> pooled = unary(
+      UnaryOp::kTanh, binary(BinaryOp::kAdd, st.product("pooler", cls16, w.pooler), w.pooler_bias));
+  const std::vector<uint16_t> pooled16 = cast_to_f16(pooled);
+  const std::vector<float> nsp_logits =
+      binary(BinaryOp::kAdd, st.product("nsp", pooled16, w.nsp), w.nsp_bias);
+  const std::vector<float> dnsp =
+      ref::cross_entropy(nsp_logits, in.nsp_labels, 2, 1.0f / static_cast<float>(K), &out.nsp_loss);
+
+  BertGradValues& d = out.grads;
+  d.nsp_bias = bt.column_sums("nsp_bias", dnsp, 2);
+  const std::vector<uint16_t> dnsp16 = cast_to_f16(dnsp);
+  d.nsp = bt.product("nsp_weights", pooled16, dnsp16);
+  const std::vector<float> dpooled =
+      binary(BinaryOp::kMulTanhGrad, bt.product("nsp_input", dnsp16, w.nsp), pooled);
+  d.pooler_bias = bt.column_sums("pooler_bias", dpooled, H);
+  const std::vector<uint16_t> dpooled16 = cast_to_f16(dpooled);
+  d.pooler = bt.product("pooler_weights", cls16, dpooled16);
+  const std::vector<float> dcls_t = bt.product("pooler_input", w.pooler, dpooled16);
+  d.mlm_decoder_bias = bt.column_sums("mlm_decoder_bias", dlogits, V);
+  const std::vector<uint16_t> dlogits16 = cast_to_f16(dlogits);
+  const std::vector<float> dword_tied = bt.product("mlm_decoder_weights", mlm_norm16, dlogits16);
+  const std::vector<float> dmlm_norm = bt.product("mlm_decoder_input", dlogits16, word16);
+  const std::vector<float> dmlm_act =
+      ref::layer_norm_grad(mlm_act, dmlm_norm, w.mlm_gamma, mlm_norm.mean, mlm_norm.inv_std, H,
+                           bt["mlm_norm"].partial_rows, &d.mlm_gamma, &d.mlm_beta);
+  const std::vector<float> dmlm_hidden = binary(BinaryOp::kMulGeluGrad, dmlm_act, mlm_hidden);
+  d.mlm_bias = bt.column_sums("mlm_bias", dmlm_hidden, H);
+  const std::vector<uint16_t> dmlm16 = cast_to_f16(dmlm_hidden);
+  d.mlm_dense = bt.product("mlm_dense_weights", gathered16, dmlm16);
+  const std::vector<float> dgathered_t = bt.product("mlm_dense_input", w.mlm_dense, dmlm16);
+  const std::vector<float> doutput_t =
+      binary(BinaryOp::kAdd, embedding_grad(dgathered_t, in.mlm_positions, T),
+             embedding_grad(dcls_t, in.nsp_positions, T));
+  std::vector<float> dy = transposed(doutput_t, H, T);
+  d.layers.resize(s.layers);
+  for (size_t l = s.layers; l-- > 0;) {
+    d.layers[l] = ref::encoder_backward(model.steps, s.encoder(), w.layers[l], forward[l], dy,
+                                        layer_options(o, l));
+    dy = d.layers[l].dx;
+  }
+  const std::vector<float> dembedded_rows = ref::layer_norm_grad(
+      embedded_rows, dy, w.embedding_gamma, embed_norm.mean, embed_norm.inv_std, H,
+      bt["embed_norm"].partial_rows, &d.embedding_gamma, &d.embedding_beta);
+  const std::vector<float> dembedded_t = transposed(dembedded_rows, T, H);
+  d.word_t = binary(BinaryOp::kAdd, embedding_grad(dembedded_t, in.tokens, V), dword_tied);
+  d.position_t = embedding_grad(dembedded_t, in.positions, s.seq);
+  d.segment_t = embedding_grad(dembedded_t, in.segments, 2);
+  return out;
+}
+
+BertInputValues input_values(const Rows& rows, size_t first, const BertShape& s) {
+  if (rows.seq != s.seq || rows.max_per_row != s.max_per_row ||
+      static_cast<size_t>(rows.max_predictions) * s.rows != s.predictions() ||
+      first + s.rows > rows.count)
+    throw std::invalid_argument(fmt::format(
+        "BERT inputs: rows {} to {} of {} rows of {} tokens ({} sequences, {} predictions a row) "
+        "for a model of {} rows of {} tokens ({} sequences, {} predictions a row)",
+        first, first + s.rows, rows.count, rows.seq, rows.max_per_row, rows.max_predictions, s.rows,
+        s.seq, s.max_per_row, s.predictions() / s.rows));
+  BertInputValues v;
+  const size_t S = s.seq, P = rows.max_predictions, K = rows.max_per_row;
+  for (size_t r = 0; r < s.rows; ++r) {
+    const size_t row = first + r;
+    for (size_t i = 0; i < S; ++i) {
+      v.tokens.push_back(static_cast<uint32_t>(rows.tokens[row * S + i]));
+      v.positions.push_back(static_cast<uint32_t>(rows.positions[row * S + i]));
+      v.segments.push_back(static_cast<uint32_t>(rows.segments[row * S + i]));
+      v.sequence_ids.push_back(static_cast<float>(rows.sequence_ids[row * S + i]));
+    }
+    for (size_t p = 0; p < P; ++p) {
+      const bool used = rows.mlm_weights[row * P + p] != 0.0f;
+      v.mlm_positions.push_back(static_cast<uint32_t>(r * S + rows.mlm_positions[row * P + p]));
+      v.mlm_labels.push_back(used ? static_cast<uint32_t>(rows.mlm_labels[row * P + p])
+                                  : ops::kIgnoredLabel);
+    }
+    for (size_t k = 0; k < K; ++k) {
+      const bool used = rows.nsp_weights[row * K + k] != 0.0f;
+      v.nsp_positions.push_back(static_cast<uint32_t>(r * S + rows.nsp_positions[row * K + k]));
+      v.nsp_labels.push_back(used ? static_cast<uint32_t>(rows.nsp_labels[row * K + k])
+                                  : ops::kIgnoredLabel);
+    }
+  }
+  return v;
+}
+
+}  // namespace ipu::examples::bert

@@ -1,0 +1,117 @@
+// BERT pre-training's model on the operator library (docs/bert.md): embeddings, L encoder
+// layers over packed rows, the masked-language-model head tied to the word embedding and the
+// next-sentence head per packed sequence, their losses, and the backward pass to every
+// parameter's gradient, each operation a labelled step (sdk/ops/steps.h). The same model runs on
+// the host, operation for operation (bert_reference), so that the tiles' results can be checked
+// bit for bit.
+//
+// Layout: a micro-batch is `rows` packed rows of `seq` tokens, T = rows x seq, token-major
+// activations [T x H]. The embedding tables are stored feature-major ([H x entries], as
+// ops::embedding_lookup takes them); the heads gather their tokens' rows of the last layer's
+// output with the same lookup on its transpose, and scatter their gradients back with
+// ops::embedding_grad.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "examples/bert/data.h"
+#include "sdk/ops/transformer.h"
+
+namespace ipu::examples::bert {
+
+struct BertShape {
+  size_t hidden = 64, layers = 2, heads = 2, ffn = 256, seq = 64, vocab = 512;
+  size_t rows = 2;         // packed rows a micro-batch
+  size_t max_per_row = 3;  // sequences a row: the next-sentence slots
+  size_t max_predictions =
+      0;  // masked words a row: the MLM slots (0: ceil(0.15 seq) + max_per_row)
+
+  size_t tokens() const { return rows * seq; }
+  size_t predictions() const;  // the MLM slots of a micro-batch
+  size_t sentences() const { return rows * max_per_row; }
+  sdk::ops::EncoderShape encoder() const;
+  // BERT-Large (24 layers, hidden 1024, 16 heads, FFN 4096, 512 tokens, 30,522 words) and a tiny
+  // one for tests and the demo.
+  static BertShape large();
+  static BertShape tiny();
+};
+
+// What the host writes for each micro-batch (data.h's Rows, as device words).
+struct BertInputs {
+  sdk::Tensor tokens, positions, segments;  // u32 [T]
+  sdk::Tensor sequence_ids;                 // f32 [rows x seq]: the packed attention mask
+  sdk::Tensor mlm_positions, mlm_labels;    // u32 [rows x P]: token index r seq + p; word id
+  sdk::Tensor nsp_positions, nsp_labels;    // u32 [rows x K]: each sequence's [CLS]; 0 or 1
+};
+
+struct BertWeights {
+  sdk::Tensor word_t, position_t, segment_t;    // f32 [H x V], [H x seq], [H x 2]
+  sdk::Tensor embedding_gamma, embedding_beta;  // f32 [H]
+  std::vector<sdk::ops::EncoderWeights> layers;
+  sdk::Tensor mlm_dense, mlm_bias, mlm_gamma, mlm_beta, mlm_decoder_bias;  // f16 [H x H]; f32
+  sdk::Tensor pooler, pooler_bias, nsp, nsp_bias;  // f16 [H x H], f32 [H], f16 [H x 2], f32 [2]
+};
+
+struct BertGrads {
+  sdk::Tensor word_t, position_t, segment_t, embedding_gamma, embedding_beta;
+  std::vector<sdk::ops::EncoderGrads> layers;
+  sdk::Tensor mlm_dense, mlm_bias, mlm_gamma, mlm_beta, mlm_decoder_bias;
+  sdk::Tensor pooler, pooler_bias, nsp, nsp_bias;
+};
+
+struct BertModel {
+  BertInputs inputs;
+  BertWeights weights;
+  sdk::Tensor mlm_loss, nsp_loss;  // f32 per slot (0 for an unused one)
+  BertGrads grads;
+  std::vector<sdk::ops::LayerStep> steps;  // forward, losses, backward
+  size_t forward_steps = 0;                // the first steps: the forward pass and the losses
+};
+
+struct BertOptions {
+  std::string name = "bert";
+  float epsilon = 1e-12f;
+  double available_memory_proportion = 0.6;
+};
+
+// Adds the model's inputs, weights and steps to a graph (every tensor named options.name +
+// "..."); refused (GraphError) for shapes the model cannot take.
+BertModel build_bert(sdk::Graph& graph, const BertShape& shape, const BertOptions& options = {});
+
+// The host's run of the same steps.
+struct BertInputValues {
+  std::vector<uint32_t> tokens, positions, segments;
+  std::vector<float> sequence_ids;
+  std::vector<uint32_t> mlm_positions, mlm_labels, nsp_positions, nsp_labels;
+};
+struct BertWeightValues {
+  std::vector<float> word_t, position_t, segment_t, embedding_gamma, embedding_beta;
+  std::vector<sdk::ops::reference::EncoderValues> layers;
+  std::vector<uint16_t> mlm_dense;
+  std::vector<float> mlm_bias, mlm_gamma, mlm_beta, mlm_decoder_bias;
+  std::vector<uint16_t> pooler;
+  std::vector<float> pooler_bias;
+  std::vector<uint16_t> nsp;
+  std::vector<float> nsp_bias;
+};
+struct BertGradValues {
+  std::vector<float> word_t, position_t, segment_t, embedding_gamma, embedding_beta;
+  std::vector<sdk::ops::reference::EncoderGradValues> layers;
+  std::vector<float> mlm_dense, mlm_bias, mlm_gamma, mlm_beta, mlm_decoder_bias;
+  std::vector<float> pooler, pooler_bias, nsp, nsp_bias;
+};
+struct BertValues {
+  std::vector<float> mlm_loss, nsp_loss;
+  BertGradValues grads;
+};
+BertValues bert_reference(const BertModel& model, const BertShape& shape,
+                          const BertInputValues& inputs, const BertWeightValues& weights,
+                          const BertOptions& options = {});
+
+// A micro-batch of rows as the device's inputs: rows [first, first + shape.rows) of `rows`,
+// unused MLM and NSP slots labelled ops::kIgnoredLabel.
+BertInputValues input_values(const Rows& rows, size_t first, const BertShape& shape);
+
+}  // namespace ipu::examples::bert

@@ -1,0 +1,183 @@
+// Packed BERT's model on the tiles against its host run of the same operations: the losses and
+// every parameter's gradient equal bit for bit, on packed rows of the data pipeline.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "examples/bert/model.h"
+#include "sdk/compiler/compiler.h"
+#include "sdk/runtime/device.h"
+
+namespace ipu::examples::bert {
+namespace {
+
+using namespace ipu::sdk;
+namespace ref = sdk::ops::reference;
+
+BertShape small_shape() {
+  BertShape s;
+  s.hidden = 32, s.layers = 2, s.heads = 2, s.ffn = 64, s.seq = 32, s.vocab = 96;
+  s.rows = 2, s.max_per_row = 3;
+  return s;
+}
+
+TEST(BertModel, LossesAndGradientsEqualTheHostsBitForBit) {
+  const BertShape shape = small_shape();
+  Graph g(Target::preset("mk2", 64));
+  const BertModel model = build_bert(g, shape);
+  const Executable exe = compile(g, ops::sequence_of(model.steps));
+  Device device(exe);
+
+  // Two packed rows of sequences drawn from the Wikipedia lengths, rescaled to 32 tokens.
+  const LengthHistogram lengths =
+      scale_histogram(read_histogram(IPU_BERT_DATA_DIR "/wikipedia_512.csv"), shape.seq);
+  RowOptions ro;
+  ro.seq = static_cast<unsigned>(shape.seq);
+  ro.max_per_row = static_cast<unsigned>(shape.max_per_row);
+  ro.vocab = static_cast<unsigned>(shape.vocab);
+  const Rows rows = make_rows(synthetic_sequences(lengths, 12, ro.vocab, 5), ro);
+  ASSERT_GE(rows.count, shape.rows);
+  const BertInputValues in = input_values(rows, 0, shape);
+  const auto write_u32 = [&](Tensor t, const std::vector<uint32_t>& v) {
+    device.write_tensor(g.tensor(t).name, v.data(), v.size() * 4);
+  };
+  write_u32(model.inputs.tokens, in.tokens);
+  write_u32(model.inputs.positions, in.positions);
+  write_u32(model.inputs.segments, in.segments);
+  device.write_tensor(g.tensor(model.inputs.sequence_ids).name, in.sequence_ids.data(),
+                      in.sequence_ids.size() * 4);
+  write_u32(model.inputs.mlm_positions, in.mlm_positions);
+  write_u32(model.inputs.mlm_labels, in.mlm_labels);
+  write_u32(model.inputs.nsp_positions, in.nsp_positions);
+  write_u32(model.inputs.nsp_labels, in.nsp_labels);
+
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  const auto f32 = [&](Tensor t, float offset, float range, std::vector<float>& host) {
+    host.resize(g.tensor(t).elements);
+    for (float& e : host) e = offset + range * uniform(rng);
+    device.write_tensor(g.tensor(t).name, host.data(), host.size() * 4);
+  };
+  const auto f16 = [&](Tensor t, float range, std::vector<uint16_t>& host) {
+    std::vector<float> v(g.tensor(t).elements);
+    for (float& e : v) e = range * uniform(rng);
+    host = ref::cast_to_f16(v);
+    device.write_tensor(g.tensor(t).name, host.data(), host.size() * 2);
+  };
+  BertWeightValues w;
+  const BertWeights& mw = model.weights;
+  f32(mw.word_t, 0, 0.1f, w.word_t);  // small: logits near 0, the MLM loss near ln V
+  f32(mw.position_t, 0, 0.2f, w.position_t);
+  f32(mw.segment_t, 0, 0.2f, w.segment_t);
+  f32(mw.embedding_gamma, 1, 0.1f, w.embedding_gamma);
+  f32(mw.embedding_beta, 0, 0.1f, w.embedding_beta);
+  for (const ops::EncoderWeights& lw : mw.layers) {
+    ref::EncoderValues v;
+    f16(lw.qkv_t, 0.3f, v.qkv_t);
+    f16(lw.out, 0.2f, v.out);
+    f16(lw.ffn_in, 0.2f, v.ffn_in);
+    f16(lw.ffn_out, 0.15f, v.ffn_out);
+    f32(lw.out_bias, 0, 0.1f, v.out_bias);
+    f32(lw.ffn_in_bias, 0, 0.1f, v.ffn_in_bias);
+    f32(lw.ffn_out_bias, 0, 0.1f, v.ffn_out_bias);
+    f32(lw.gamma1, 1, 0.1f, v.gamma1);
+    f32(lw.beta1, 0, 0.1f, v.beta1);
+    f32(lw.gamma2, 1, 0.1f, v.gamma2);
+    f32(lw.beta2, 0, 0.1f, v.beta2);
+    w.layers.push_back(v);
+  }
+  f16(mw.mlm_dense, 0.2f, w.mlm_dense);
+  f32(mw.mlm_bias, 0, 0.1f, w.mlm_bias);
+  f32(mw.mlm_gamma, 1, 0.1f, w.mlm_gamma);
+  f32(mw.mlm_beta, 0, 0.1f, w.mlm_beta);
+  f32(mw.mlm_decoder_bias, 0, 0.1f, w.mlm_decoder_bias);
+  f16(mw.pooler, 0.2f, w.pooler);
+  f32(mw.pooler_bias, 0, 0.1f, w.pooler_bias);
+  f16(mw.nsp, 0.3f, w.nsp);
+  f32(mw.nsp_bias, 0, 0.1f, w.nsp_bias);
+  device.run();
+
+  const BertValues want = bert_reference(model, shape, in, w);
+  const auto read = [&](Tensor t) {
+    std::vector<float> v(g.tensor(t).elements);
+    device.read_tensor(g.tensor(t).name, v.data(), v.size() * 4);
+    return v;
+  };
+  const auto same = [&](const char* what, Tensor t, const std::vector<float>& host) {
+    const std::vector<float> got = read(t);
+    ASSERT_EQ(got.size(), host.size()) << what;
+    EXPECT_EQ(std::memcmp(got.data(), host.data(), got.size() * 4), 0)
+        << what << ": the tiles' and the host's runs differ";
+  };
+  same("mlm_loss", model.mlm_loss, want.mlm_loss);
+  same("nsp_loss", model.nsp_loss, want.nsp_loss);
+  const BertGrads& d = model.grads;
+  const BertGradValues& h = want.grads;
+  same("word_t", d.word_t, h.word_t);
+  same("position_t", d.position_t, h.position_t);
+  same("segment_t", d.segment_t, h.segment_t);
+  same("embedding_gamma", d.embedding_gamma, h.embedding_gamma);
+  same("embedding_beta", d.embedding_beta, h.embedding_beta);
+  for (size_t l = 0; l < shape.layers; ++l) {
+    same("qkv_t", d.layers[l].qkv_t, h.layers[l].qkv_t);
+    same("out", d.layers[l].out, h.layers[l].out);
+    same("ffn_in", d.layers[l].ffn_in, h.layers[l].ffn_in);
+    same("ffn_out", d.layers[l].ffn_out, h.layers[l].ffn_out);
+    same("gamma1", d.layers[l].gamma1, h.layers[l].gamma1);
+    same("beta2", d.layers[l].beta2, h.layers[l].beta2);
+  }
+  same("mlm_dense", d.mlm_dense, h.mlm_dense);
+  same("mlm_bias", d.mlm_bias, h.mlm_bias);
+  same("mlm_gamma", d.mlm_gamma, h.mlm_gamma);
+  same("mlm_beta", d.mlm_beta, h.mlm_beta);
+  same("mlm_decoder_bias", d.mlm_decoder_bias, h.mlm_decoder_bias);
+  same("pooler", d.pooler, h.pooler);
+  same("pooler_bias", d.pooler_bias, h.pooler_bias);
+  same("nsp", d.nsp, h.nsp);
+  same("nsp_bias", d.nsp_bias, h.nsp_bias);
+
+  // The losses are those of an untrained model: each used MLM slot near ln(vocabulary), each
+  // used NSP slot near ln 2, the unused ones 0.
+  double mlm = 0, nsp = 0;
+  size_t predictions = 0, sentences = 0;
+  for (size_t i = 0; i < want.mlm_loss.size(); ++i)
+    if (in.mlm_labels[i] != ops::kIgnoredLabel) {
+      mlm += want.mlm_loss[i];
+      ++predictions;
+    } else {
+      EXPECT_EQ(want.mlm_loss[i], 0.0f);
+    }
+  for (size_t i = 0; i < want.nsp_loss.size(); ++i)
+    if (in.nsp_labels[i] != ops::kIgnoredLabel) {
+      nsp += want.nsp_loss[i];
+      ++sentences;
+    }
+  ASSERT_GT(predictions, 0u);
+  ASSERT_GT(sentences, 1u);
+  EXPECT_NEAR(mlm / static_cast<double>(predictions), std::log(96.0), 0.5);
+  EXPECT_NEAR(nsp / static_cast<double>(sentences), std::log(2.0), 0.5);
+}
+
+TEST(BertModel, ShapesTheModelCannotTakeAreRefused) {
+  Graph g(Target::preset("mk2", 16));
+  BertShape s = small_shape();
+  s.heads = 3;
+  EXPECT_THROW(build_bert(g, s), GraphError);
+  s = small_shape();
+  s.vocab = 4;
+  EXPECT_THROW(build_bert(g, s), GraphError);
+  // Rows of another length than the model's are refused by name.
+  RowOptions ro;
+  ro.seq = 16;
+  ro.vocab = 96;
+  const Rows rows = make_rows(
+      synthetic_sequences(
+          scale_histogram(read_histogram(IPU_BERT_DATA_DIR "/wikipedia_512.csv"), 16), 4, 96, 1),
+      ro);
+  EXPECT_THROW(input_values(rows, 0, small_shape()), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace ipu::examples::bert
