@@ -432,6 +432,24 @@ void cast_f32_f16_sr(const struct cast_f32_f16_sr_fields *v) {
   ipu_set_stochastic_rounding(0);
 }
 
+/* cast_f32_f16_sr_step: cast_f32_f16_sr with its PRNG state salted by *step (a counter the
+ *   program or the host advances each training step): ipu_ops_salt_state.
+ * fields: a (in f32), step (in u32), out (out f16), n, s0_lo, s0_hi, s1_lo, s1_hi */
+struct cast_f32_f16_sr_step_fields {
+  const float *a;
+  const uint32_t *step;
+  uint16_t *out;
+  uint32_t n, s0_lo, s0_hi, s1_lo, s1_hi;
+};
+void cast_f32_f16_sr_step(const struct cast_f32_f16_sr_step_fields *v) {
+  uint64_t s0 = (uint64_t)v->s0_hi << 32 | v->s0_lo, s1 = (uint64_t)v->s1_hi << 32 | v->s1_lo;
+  ipu_ops_salt_state(&s0, &s1, *v->step);
+  ipu_prng_seed(s0, s1);
+  ipu_set_stochastic_rounding(1);
+  narrow_range(v->a, v->out, v->n);
+  ipu_set_stochastic_rounding(0);
+}
+
 /* transpose_f32: out[c][r] = in[r][first + c] for c < columns, r < rows: a tile's columns
  *   (gathered as in, rows x stride) as rows of the transposed matrix.
  * fields: in (in f32), out (out f32), rows, stride, first, columns */

@@ -93,6 +93,18 @@ static inline uint64_t ipu_ops_prng_next(uint64_t* s0, uint64_t* s1) {
   return out;
 }
 
+/* A PRNG state salted with a step number, so that one compiled cast draws new random bits each
+ * training step: SplitMix64's finaliser of the step, xor-ed into both words (never both 0). */
+static inline void ipu_ops_salt_state(uint64_t* s0, uint64_t* s1, uint32_t step) {
+  uint64_t z = (uint64_t)step * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  *s0 ^= z;
+  *s1 ^= (z << 23) | (z >> 41);
+  if (*s0 == 0 && *s1 == 0) *s1 = 1;
+}
+
 /* 1 / sqrt(x) for layer norm, as the library computes it: the RV32F square root (IEEE, correctly
  * rounded on both sides), then a division. */
 static inline float ipu_ops_rsqrtf(float x) { return 1.0f / __builtin_sqrtf(x); }

@@ -133,8 +133,18 @@ Tensor cast(Graph& g, Program& program, Tensor a, DType to, const std::string& n
   }
   const Tensor out = g.add_variable(to, ai.shape, name);
   g.set_tile_mapping(out, narrow ? mapping : ai.mapping);
-  const ComputeSet cs = g.add_compute_set(name);
   const bool stochastic = narrow && options.stochastic;
+  // The step counter, on every tile of the result.
+  std::optional<Tensor> steps;
+  std::vector<unsigned> step_tiles;
+  if (stochastic && options.step) {
+    const TensorInfo si = mapped(g, *options.step, name, "step");
+    if (si.type != DType::kU32 || si.elements != 1)
+      throw GraphError(fmt::format("{}: step '{}' must be one u32", name, si.name));
+    step_tiles = tiles_of(g.tensor(out));
+    steps = replicate(g, program, *options.step, step_tiles, name + ".step");
+  }
+  const ComputeSet cs = g.add_compute_set(name);
   const WorkSplit split(g.tensor(out));
   for (const Interval& m : narrow ? mapping : ai.mapping)
     for (const auto& [lo, hi] : split.ranges(m, 2)) {  // f16 pieces of whole words
@@ -148,10 +158,16 @@ Tensor cast(Graph& g, Program& program, Tensor a, DType to, const std::string& n
                        {"s1_lo", static_cast<uint32_t>(s1)},
                        {"s1_hi", static_cast<uint32_t>(s1 >> 32)}});
       }
+      if (steps) {
+        const size_t at = static_cast<size_t>(
+            std::find(step_tiles.begin(), step_tiles.end(), m.tile) - step_tiles.begin());
+        fields.insert({"step", g.region(*steps, at, at + 1)});
+      }
       g.add_vertex(cs,
-                   stochastic ? "cast_f32_f16_sr"
-                   : narrow   ? "cast_f32_f16"
-                              : "cast_f16_f32",
+                   steps        ? "cast_f32_f16_sr_step"
+                   : stochastic ? "cast_f32_f16_sr"
+                   : narrow     ? "cast_f32_f16"
+                                : "cast_f16_f32",
                    m.tile, fields);
     }
   program.body.push_back(Execute(cs));

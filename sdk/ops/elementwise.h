@@ -36,6 +36,9 @@ Tensor unary(Graph& graph, Program& program, UnaryOp op, Tensor a, const std::st
 struct CastOptions {
   bool stochastic = false;
   uint64_t seed = 0;
+  // Stochastic rounding only: a u32 [1] tensor (a step counter) salting each range's PRNG state
+  // when the cast runs (ipu_ops_salt_state), so that one compiled cast draws new bits each step.
+  std::optional<Tensor> step;
 };
 Tensor cast(Graph& graph, Program& program, Tensor a, DType to, const std::string& name,
             const CastOptions& options = {});
@@ -147,7 +150,8 @@ std::vector<uint16_t> cast_to_f16(const std::vector<float>& a);
 // Stochastic rounding as docs/xipu-model.md defines it, the random bits as the tiles draw them.
 std::vector<uint16_t> cast_to_f16_stochastic(const std::vector<float>& a,
                                              const std::vector<std::pair<size_t, size_t>>& ranges,
-                                             uint64_t seed);
+                                             uint64_t seed,
+                                             std::optional<uint32_t> step = std::nullopt);
 std::vector<float> reduce_rows(ReduceOp op, const std::vector<float>& x, size_t columns);
 // Rows of `columns` added in groups of kPartialFanIn, in order, then the groups' sums so, to one.
 std::vector<float> sum_partials(std::vector<float> parts, size_t columns);

@@ -85,10 +85,11 @@ std::vector<uint16_t> cast_to_f16(const std::vector<float>& a) {
 
 std::vector<uint16_t> cast_to_f16_stochastic(const std::vector<float>& a,
                                              const std::vector<std::pair<size_t, size_t>>& ranges,
-                                             uint64_t seed) {
+                                             uint64_t seed, std::optional<uint32_t> step) {
   std::vector<uint16_t> out(a.size());
   for (const auto& [lo, hi] : ranges) {
     auto [s0, s1] = dropout_state(seed, lo);
+    if (step) ipu_ops_salt_state(&s0, &s1, *step);
     uint64_t bits = 0;
     for (size_t i = lo; i < hi; ++i) {
       if ((i - lo) % 2 == 0) bits = ipu_ops_prng_next(&s0, &s1);  // one draw a pair

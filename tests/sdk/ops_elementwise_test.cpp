@@ -68,6 +68,12 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
   sr.stochastic = true;
   sr.seed = 9;
   const Tensor half_sr = ops::cast(g, p, x, DType::kF16, "half_sr", sr);
+  // The same, its PRNG states salted by a step counter the host writes.
+  const Tensor step = g.add_variable(DType::kU32, {1}, "step");
+  g.set_tile_mapping(step, 6);
+  ops::CastOptions stepped = sr;
+  stepped.step = step;
+  const Tensor half_step = ops::cast(g, p, x, DType::kF16, "half_step", stepped);
   const Tensor sums = ops::reduce_rows(g, p, ops::ReduceOp::kSum, x, "sums");
   const Tensor maxes = ops::reduce_rows(g, p, ops::ReduceOp::kMax, x, "maxes");
   const Tensor means = ops::reduce_rows(g, p, ops::ReduceOp::kMean, x, "means");
@@ -149,6 +155,8 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
   device.write_tensor("corrections", corr, 8);
   const std::vector<float> tall_values = random_f32(600, 9, -1.0f, 1.0f);
   device.write_tensor("tall", tall_values.data(), 600 * 4);
+  const uint32_t step_value = 7;
+  device.write_tensor("step", &step_value, 4);
   const std::vector<float> id_values = {1.0f, 1.0f, 2.0f};
   device.write_tensor("ids", id_values.data(), 3 * 4);
   const std::vector<float> table_values = random_f32(55, 7, -1.0f, 1.0f),
@@ -310,6 +318,12 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
   device.read_tensor("half_sr", stochastic.data(), n * 2);
   EXPECT_EQ(stochastic, ref::cast_to_f16_stochastic(xv, ops::element_ranges(g, half_sr, 2), 9));
   EXPECT_NE(stochastic, halves);  // some values rounded the other way
+  std::vector<uint16_t> salted(n);
+  device.read_tensor("half_step", salted.data(), n * 2);
+  const auto step_ranges = ops::element_ranges(g, half_step, 2);
+  EXPECT_EQ(salted, ref::cast_to_f16_stochastic(xv, step_ranges, 9, 7));
+  EXPECT_NE(salted, stochastic);  // other random bits: some values rounded the other way
+  EXPECT_NE(ref::cast_to_f16_stochastic(xv, step_ranges, 9, 8), salted);
   EXPECT_EQ(stochastic[4] == 0x3c00 || stochastic[4] == 0x3c01, true);  // a neighbour of 1 + 2^-11
   const std::vector<float> widened = read(back);
   for (size_t i = 0; i < n; ++i)
