@@ -56,7 +56,9 @@ std::vector<Sequence> synthetic_sequences(const LengthHistogram& histogram, uint
     uint64_t pick = stream.below(total);
     unsigned length = 1;
     while (pick >= histogram.count[length - 1]) pick -= histogram.count[length++ - 1];
-    const uint64_t topic = stream.below(vocab);
+    // Topics as skewed as a language's words are (a few common, many rare): u^4 of a uniform u.
+    const double u = stream.unit();
+    const uint64_t topic = static_cast<uint64_t>(static_cast<double>(vocab) * u * u * u * u);
     s.is_next = (stream.next() & 1) != 0;
     const uint64_t b_topic = s.is_next ? topic : topic + 1 + stream.below(vocab - 1);
     s.tokens.push_back(kCls);

@@ -6,10 +6,11 @@
 //
 // A sequence is [CLS] A [SEP] B [SEP] (shorter ones keep what fits: [CLS] A, [CLS] A [SEP]):
 // segment 0 up to the first [SEP], 1 after. Its words are a learnable synthetic language: a
-// sequence has a topic t, and its i-th word of A is word(t + i); B continues A (is_next) or
-// starts from another topic, so that both the masked words and the next-sentence labels can be
-// learned. Everything is drawn from a SplitMix64 stream of the seed, so the same options give
-// the same rows on any host.
+// sequence has a topic t, drawn with a skew (a few topics common, many rare, as words are in a
+// language), and its i-th word of A is word(t + i); B continues A (is_next) or starts from
+// another topic, so that both the masked words and the next-sentence labels can be learned.
+// Everything is drawn from a SplitMix64 stream of the seed, so the same options give the same rows
+// on any host.
 #pragma once
 
 #include <cstdint>

@@ -42,7 +42,13 @@ BertShape BertShape::large() {
   return s;
 }
 
-BertShape BertShape::tiny() { return BertShape{}; }
+// One layer: with two, tile 0's exchange tables (every operation's small tensors start there)
+// outgrow its memory once the update program is added (docs/bert.md).
+BertShape BertShape::tiny() {
+  BertShape s;
+  s.layers = 1;
+  return s;
+}
 
 namespace {
 
@@ -370,6 +376,78 @@ BertValues bert_reference(const BertModel& model, const BertShape& s, const Bert
   d.position_t = embedding_grad(dembedded_t, in.positions, s.seq);
   d.segment_t = embedding_grad(dembedded_t, in.segments, 2);
   return out;
+}
+
+std::vector<ParameterRef> parameters(const BertModel& m) {
+  const BertWeights& w = m.weights;
+  const BertGrads& d = m.grads;
+  std::vector<ParameterRef> p = {{"word_t", w.word_t, d.word_t},
+                                 {"position_t", w.position_t, d.position_t},
+                                 {"segment_t", w.segment_t, d.segment_t},
+                                 {"embedding_gamma", w.embedding_gamma, d.embedding_gamma},
+                                 {"embedding_beta", w.embedding_beta, d.embedding_beta}};
+  for (size_t l = 0; l < w.layers.size(); ++l) {
+    const ops::EncoderWeights& lw = w.layers[l];
+    const ops::EncoderGrads& ld = d.layers[l];
+    const auto add = [&](const char* what, Tensor weight, Tensor grad) {
+      p.push_back({fmt::format("layer{}.{}", l, what), weight, grad});
+    };
+    add("qkv_t", lw.qkv_t, ld.qkv_t);
+    add("out", lw.out, ld.out);
+    add("out_bias", lw.out_bias, ld.out_bias);
+    add("ffn_in", lw.ffn_in, ld.ffn_in);
+    add("ffn_in_bias", lw.ffn_in_bias, ld.ffn_in_bias);
+    add("ffn_out", lw.ffn_out, ld.ffn_out);
+    add("ffn_out_bias", lw.ffn_out_bias, ld.ffn_out_bias);
+    add("gamma1", lw.gamma1, ld.gamma1);
+    add("beta1", lw.beta1, ld.beta1);
+    add("gamma2", lw.gamma2, ld.gamma2);
+    add("beta2", lw.beta2, ld.beta2);
+  }
+  for (const ParameterRef& r :
+       std::vector<ParameterRef>{{"mlm_dense", w.mlm_dense, d.mlm_dense},
+                                 {"mlm_bias", w.mlm_bias, d.mlm_bias},
+                                 {"mlm_gamma", w.mlm_gamma, d.mlm_gamma},
+                                 {"mlm_beta", w.mlm_beta, d.mlm_beta},
+                                 {"mlm_decoder_bias", w.mlm_decoder_bias, d.mlm_decoder_bias},
+                                 {"pooler", w.pooler, d.pooler},
+                                 {"pooler_bias", w.pooler_bias, d.pooler_bias},
+                                 {"nsp", w.nsp, d.nsp},
+                                 {"nsp_bias", w.nsp_bias, d.nsp_bias}})
+    p.push_back(r);
+  return p;
+}
+
+std::vector<ParameterValues> parameter_values(BertWeightValues& w) {
+  const auto f = [](std::vector<float>& v) { return ParameterValues{&v, nullptr}; };
+  const auto h = [](std::vector<uint16_t>& v) { return ParameterValues{nullptr, &v}; };
+  std::vector<ParameterValues> p = {f(w.word_t), f(w.position_t), f(w.segment_t),
+                                    f(w.embedding_gamma), f(w.embedding_beta)};
+  for (ref::EncoderValues& e : w.layers)
+    for (const ParameterValues& v :
+         {h(e.qkv_t), h(e.out), f(e.out_bias), h(e.ffn_in), f(e.ffn_in_bias), h(e.ffn_out),
+          f(e.ffn_out_bias), f(e.gamma1), f(e.beta1), f(e.gamma2), f(e.beta2)})
+      p.push_back(v);
+  for (const ParameterValues& v :
+       {h(w.mlm_dense), f(w.mlm_bias), f(w.mlm_gamma), f(w.mlm_beta), f(w.mlm_decoder_bias),
+        h(w.pooler), f(w.pooler_bias), h(w.nsp), f(w.nsp_bias)})
+    p.push_back(v);
+  return p;
+}
+
+std::vector<const std::vector<float>*> gradient_values(const BertGradValues& d) {
+  std::vector<const std::vector<float>*> p = {&d.word_t, &d.position_t, &d.segment_t,
+                                              &d.embedding_gamma, &d.embedding_beta};
+  for (const ref::EncoderGradValues& e : d.layers)
+    for (const std::vector<float>* v :
+         {&e.qkv_t, &e.out, &e.out_bias, &e.ffn_in, &e.ffn_in_bias, &e.ffn_out, &e.ffn_out_bias,
+          &e.gamma1, &e.beta1, &e.gamma2, &e.beta2})
+      p.push_back(v);
+  for (const std::vector<float>* v :
+       {&d.mlm_dense, &d.mlm_bias, &d.mlm_gamma, &d.mlm_beta, &d.mlm_decoder_bias, &d.pooler,
+        &d.pooler_bias, &d.nsp, &d.nsp_bias})
+    p.push_back(v);
+  return p;
 }
 
 BertInputValues input_values(const Rows& rows, size_t first, const BertShape& s) {

@@ -110,6 +110,21 @@ BertValues bert_reference(const BertModel& model, const BertShape& shape,
                           const BertInputValues& inputs, const BertWeightValues& weights,
                           const BertOptions& options = {});
 
+// Every parameter in one fixed order (the embeddings, each layer's, the heads'): its name
+// ("layer0.qkv_t"), the tensor the model reads and its gradient; and the host's values and
+// gradients in the same order (an f16 weight's bits, else its f32 values).
+struct ParameterRef {
+  std::string name;
+  sdk::Tensor weight, grad;
+};
+std::vector<ParameterRef> parameters(const BertModel& model);
+struct ParameterValues {
+  std::vector<float>* f32 = nullptr;
+  std::vector<uint16_t>* f16 = nullptr;
+};
+std::vector<ParameterValues> parameter_values(BertWeightValues& weights);
+std::vector<const std::vector<float>*> gradient_values(const BertGradValues& grads);
+
 // A micro-batch of rows as the device's inputs: rows [first, first + shape.rows) of `rows`,
 // unused MLM and NSP slots labelled ops::kIgnoredLabel.
 BertInputValues input_values(const Rows& rows, size_t first, const BertShape& shape);

@@ -1,0 +1,119 @@
+// Packed BERT pre-training on a virtual IPU (examples/bert/bert_app.h, docs/bert.md): packed
+// rows of synthetic sequences with the Wikipedia lengths, LAMB with f32 masters and the f16
+// weights rounded stochastically; every loss and the trained weights are checked bit for bit
+// against the host.
+//
+//   bert [--preset mk2|bow|...] [--tiles N] [--model tiny|large] [--hidden H] [--layers L]
+//        [--heads A] [--ffn F] [--seq S] [--vocab V] [--rows R] [--accumulate N] [--steps N]
+//        [--dataset-rows N] [--no-packing] [--histogram FILE]
+//
+// --dataset-rows: the rows of the dataset, read again epoch after epoch (the default, 4, is
+// one step's: the tiny demo learns it within a few steps); 0 for new rows every micro-batch.
+#include <fmt/format.h>
+
+#include <string>
+
+#include "examples/bert/bert_app.h"
+#include "examples/example_options.h"
+
+int main(int argc, char** argv) {
+  using ipu::examples::bert::BertShape;
+  return ipu::examples::run_example(
+      "bert",
+      "[--preset mk2|bow|...] [--tiles N] [--model tiny|large] [--hidden H] [--layers L] "
+      "[--heads A] [--ffn F] [--seq S] [--vocab V] [--rows R] [--accumulate N] [--steps N] "
+      "[--dataset-rows N] [--no-packing] [--histogram FILE]",
+      argc, argv,
+      {"mk2",
+       {{"tiles", "0"},
+        {"model", "tiny"},
+        {"hidden", ""},
+        {"layers", ""},
+        {"heads", ""},
+        {"ffn", ""},
+        {"seq", ""},
+        {"vocab", ""},
+        {"rows", ""},
+        {"accumulate", "2"},
+        {"steps", "6"},
+        {"dataset-rows", "4"},
+        {"histogram", IPU_BERT_DATA_DIR "/wikipedia_512.csv"}},
+       {"no-packing"}},
+      [](const ipu::examples::ExampleOptions& options) {
+        ipu::examples::bert::BertConfig c;
+        c.machine = options.machine();
+        c.tiles = static_cast<unsigned>(options.count("tiles", 0, c.machine.chip.tiles));
+        const std::string model = options.text("model");
+        if (model == "large")
+          c.shape = BertShape::large();
+        else if (model != "tiny")
+          throw ipu::examples::OptionError(
+              fmt::format("option --model: '{}' is not a model (tiny or large)", model));
+        const auto size = [&](const char* name, size_t& field, unsigned long max) {
+          if (!options.text(name).empty()) field = options.count(name, 1, max);
+        };
+        size("hidden", c.shape.hidden, 4096);
+        size("layers", c.shape.layers, 48);
+        size("heads", c.shape.heads, 64);
+        size("ffn", c.shape.ffn, 16384);
+        size("seq", c.shape.seq, 2048);
+        size("vocab", c.shape.vocab, 65536);
+        size("rows", c.shape.rows, 64);
+        c.accumulate = static_cast<unsigned>(options.count("accumulate", 1, 1024));
+        c.steps = static_cast<unsigned>(options.count("steps", 1, 10000));
+        c.packing = !options.yes("no-packing");
+        c.dataset_rows = static_cast<unsigned>(options.count("dataset-rows", 0, 1u << 20));
+        c.histogram = options.text("histogram");
+        c.device = options.device();
+        const auto r = ipu::examples::bert::run_bert(c);
+        const BertShape& s = r.shape;
+        fmt::print("== packed BERT pre-training on a virtual {} ==\n", c.machine.preset);
+        fmt::print(
+            "model                {} layers, hidden {}, {} heads, FFN {}, vocabulary {}; {} "
+            "parameters\n",
+            s.layers, s.hidden, s.heads, s.ffn, s.vocab, r.parameters);
+        fmt::print(
+            "data                 rows of {} tokens, {}; {:.1f}% of the row tokens are real\n",
+            s.seq,
+            c.packing ? fmt::format("packed by SPFHP, at most {} sequences a row", s.max_per_row)
+                      : std::string("one sequence a row (--no-packing)"),
+            100.0 * r.packing_efficiency);
+        fmt::print(
+            "schedule             {} micro-batches of {} rows a step, gradients summed in f32; "
+            "LAMB; one chip, {} tiles\n",
+            c.accumulate, s.rows, r.tiles);
+        fmt::print(
+            "\nstep   MLM loss   NSP loss   (host: MLM, NSP)        simulated   sequences/s\n");
+        uint64_t cycles = 0, sequences = 0;
+        for (size_t i = 0; i < r.steps.size(); ++i) {
+          const auto& st = r.steps[i];
+          const double seconds = static_cast<double>(st.cycles) / r.clock_hz;
+          cycles += st.cycles;
+          sequences += st.sequences;
+          fmt::print("{:4}   {:8.4f}   {:8.4f}   ({:.4f}, {:.4f})   {:10.1f} us   {:11.0f}\n",
+                     i + 1, st.mlm_loss, st.nsp_loss, st.expected_mlm_loss, st.expected_nsp_loss,
+                     seconds * 1e6, static_cast<double>(st.sequences) / seconds);
+        }
+        const double seconds = static_cast<double>(cycles) / r.clock_hz;
+        const double flops =
+            r.flops_per_micro_batch * c.accumulate * static_cast<double>(r.steps.size());
+        fmt::print(
+            "\ntraining             {} sequences in {:.1f} us: {:.0f} sequences/s, {:.3f} "
+            "TFLOP/s in the products\n",
+            sequences, seconds * 1e6, static_cast<double>(sequences) / seconds,
+            flops / seconds / 1e12);
+        fmt::print("tile memory          the fullest tile, {}, holds {} of {} bytes ({:.0f}%)\n",
+                   r.fullest_tile, r.fullest_tile_bytes, r.tile_free_bytes,
+                   100.0 * r.fullest_tile_bytes / r.tile_free_bytes);
+        fmt::print("host                 {:.1f} s ({:.1f} s compiling)\n", r.host_seconds,
+                   r.compile_seconds);
+        const bool fell = r.steps.back().mlm_loss < r.steps.front().mlm_loss;
+        fmt::print(
+            "result               losses and weights {} the host's bit for bit; MLM loss {}\n",
+            r.identical ? "equal" : "DIFFER FROM",
+            r.steps.size() < 2 ? "(one step)"
+            : fell             ? "fell"
+                               : "did not fall");
+        return r.identical ? 0 : 1;
+      });
+}

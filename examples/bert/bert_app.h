@@ -1,0 +1,59 @@
+// Packed BERT pre-training as a library (the bert program and the tests share it;
+// docs/bert.md). One replica on one chip so far: each step runs `accumulate` micro-batches of
+// packed rows (the data pipeline's, streamed in from the host), sums their gradients in f32,
+// and updates every parameter with LAMB: f32 master weights and moments, the products' f16
+// weights rounded from their masters with the hardware's stochastic rounding, new random bits
+// each step. The host runs the same operations (bert_reference, ops::reference::adam, the
+// stochastic cast) and every loss and the final weights must agree bit for bit.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "examples/bert/model.h"
+#include "sdk/runtime/device.h"
+
+namespace ipu::examples::bert {
+
+struct BertConfig {
+  hw::MachineConfig machine = hw::machine_preset("mk2");
+  unsigned tiles = 0;  // of the chip (0: all)
+  BertShape shape = BertShape::tiny();
+  unsigned accumulate = 2;  // micro-batches a step
+  unsigned steps = 6;
+  bool packing = true;  // false: one sequence a row, padded
+  // Rows in the dataset, read again epoch after epoch (0: new rows for every micro-batch).
+  unsigned dataset_rows = 0;
+  std::string histogram = IPU_BERT_DATA_DIR "/wikipedia_512.csv";
+  uint32_t seed = 2026;
+  float learning_rate = 0.05f;
+  sdk::DeviceOptions device;
+};
+
+struct BertStep {
+  double mlm_loss = 0, nsp_loss = 0;                    // means over the step's used slots
+  double expected_mlm_loss = 0, expected_nsp_loss = 0;  // the host's
+  uint64_t cycles = 0;                                  // the micro-batches' and the update's
+  uint64_t update_cycles = 0;
+  uint64_t sequences = 0, real_tokens = 0;
+};
+
+struct BertResult {
+  BertShape shape;
+  unsigned tiles = 0;
+  double clock_hz = 0;
+  uint64_t parameters = 0;
+  double flops_per_micro_batch = 0;  // the products' (forward and backward)
+  double packing_efficiency = 0;     // real tokens over row tokens of the rows used
+  std::vector<BertStep> steps;
+  bool identical = false;  // every slot's losses and the final weights equal the host's
+  double host_seconds = 0, compile_seconds = 0;
+  std::string memory_report;
+  unsigned fullest_tile = 0;  // the tile whose data take the most of its memory
+  uint32_t fullest_tile_bytes = 0, tile_free_bytes = 0;
+};
+
+BertResult run_bert(const BertConfig& config);
+
+}  // namespace ipu::examples::bert
