@@ -348,11 +348,8 @@ void adam(std::vector<float>& w, const std::vector<float>& g, std::vector<float>
     sums.push_back(sum_u);
   }
   if (!o.lamb) return;
-  float sw = sums[0], su = sums[1];
-  for (size_t p = 1; p < ranges.size(); ++p) {
-    sw += sums[2 * p];
-    su += sums[2 * p + 1];
-  }
+  const std::vector<float> total = sum_partials(std::move(sums), 2);
+  const float sw = total[0], su = total[1];
   const float ratio = sw > 0.0f && su > 0.0f ? std::sqrt(sw) / std::sqrt(su) : 1.0f;
   const float step = o.learning_rate * ratio;
   for (size_t i = 0; i < w.size(); ++i) w[i] = w[i] - step * u[i];
