@@ -97,6 +97,7 @@ int main(int argc, char** argv) {
         const double seconds = static_cast<double>(cycles) / r.clock_hz;
         const double flops =
             r.flops_per_micro_batch * c.accumulate * static_cast<double>(r.steps.size());
+        ipu::examples::record_flops(c.device.stats, flops);
         fmt::print(
             "\ntraining             {} sequences in {:.1f} us: {:.0f} sequences/s, {:.3f} "
             "TFLOP/s in the products\n",
@@ -105,6 +106,7 @@ int main(int argc, char** argv) {
         fmt::print("tile memory          the fullest tile, {}, holds {} of {} bytes ({:.0f}%)\n",
                    r.fullest_tile, r.fullest_tile_bytes, r.tile_free_bytes,
                    100.0 * r.fullest_tile_bytes / r.tile_free_bytes);
+        if (r.memory_hash) fmt::print("memory hash          {:016x}\n", *r.memory_hash);
         fmt::print("host                 {:.1f} s ({:.1f} s compiling)\n", r.host_seconds,
                    r.compile_seconds);
         const bool fell = r.steps.back().mlm_loss < r.steps.front().mlm_loss;
@@ -114,6 +116,7 @@ int main(int argc, char** argv) {
             r.steps.size() < 2 ? "(one step)"
             : fell             ? "fell"
                                : "did not fall");
+        ipu::examples::print_profile(options, r.profile, c.machine);
         return r.identical ? 0 : 1;
       });
 }

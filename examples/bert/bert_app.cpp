@@ -291,7 +291,10 @@ BertResult run_bert(const BertConfig& c) {
     correction_values[0] = 1.0f / (1.0f - b1t);
     correction_values[1] = 1.0f / (1.0f - b2t);
     step_value = step;
-    r.update_cycles = device.run("update").run.cycles;
+    const sdk::DeviceReport& report = device.run("update");
+    r.update_cycles = report.run.cycles;
+    out.memory_hash = report.run.memory_hash;
+    out.profile = report.profile;
     r.cycles += r.update_cycles;
     for (size_t i = 0; i < params.size(); ++i) {
       const Parameter& p = params[i];

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,7 +51,9 @@ struct BertResult {
   bool identical = false;  // every slot's losses and the final weights equal the host's
   double host_seconds = 0, compile_seconds = 0;
   std::string memory_report;
-  unsigned fullest_tile = 0;  // the tile whose data take the most of its memory
+  std::optional<uint64_t> memory_hash;  // after the last run (DeviceOptions::memory_hash)
+  sdk::Profile profile;                 // of every run (DeviceOptions::profile)
+  unsigned fullest_tile = 0;            // the tile whose data take the most of its memory
   uint32_t fullest_tile_bytes = 0, tile_free_bytes = 0;
 };
 
