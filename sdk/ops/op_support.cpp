@@ -185,16 +185,23 @@ void require_sequence(const Program& program, const std::string& op) {
 }
 
 // x as a matrix with whole rows on tiles: x itself when every row lies on one tile, else a copy
-// laid out so (rows spread evenly over x's tiles), by an exchange.
+// laid out so, by an exchange: rows spread evenly from x's first tile over the rest of that
+// tile's chip (so that an operation of one pipeline stage stays on its chip).
 Tensor whole_rows(Graph& g, Program& program, Tensor x, const std::string& name) {
   const TensorInfo info = g.tensor(x);
   const size_t columns = info.shape.back();
   bool whole = true;
-  for (const Interval& m : info.mapping) whole &= m.begin % columns == 0 && m.end % columns == 0;
+  unsigned first = g.tiles();
+  for (const Interval& m : info.mapping) {
+    whole &= m.begin % columns == 0 && m.end % columns == 0;
+    first = std::min(first, m.tile);
+  }
   if (whole) return x;
+  const unsigned chip_tiles = g.target().machine.chip.tiles;
+  const unsigned chip_end = std::min(g.tiles(), (first / chip_tiles + 1) * chip_tiles);
   const Tensor rows = g.add_variable(info.type, info.shape, name + ".rows");
-  g.map_evenly(rows, 0,
-               std::min<unsigned>(g.tiles(), static_cast<unsigned>(info.elements / columns)),
+  g.map_evenly(rows, first,
+               std::min<unsigned>(chip_end - first, static_cast<unsigned>(info.elements / columns)),
                columns);
   g.set_scratch(rows);
   program.body.push_back(Copy(relayout(g, x, rows)));

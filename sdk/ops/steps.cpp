@@ -34,6 +34,8 @@ Tensor StepList::matmul(const std::string& label, Tensor a, Tensor b, bool ta, b
                          o.transpose_b = tb;
                          o.output = output;
                          o.available_memory_proportion = memory_;
+                         o.first_tile = first_tile_;
+                         o.tiles = tiles_;
                          o.name = name;
                          o.rows_output = true;  // for the row operations and products after
                          const MatmulShape shape{m, k, n};

@@ -33,9 +33,16 @@ double flops_of(const std::vector<LayerStep>& steps);
 class StepList {
  public:
   // Steps are labelled name.label; products may take `memory` of a tile
-  // (available_memory_proportion).
-  StepList(Graph& g, std::vector<LayerStep>& steps, std::string name, double memory)
-      : g_(g), steps_(steps), name_(std::move(name)), memory_(memory) {}
+  // (available_memory_proportion) and run on tiles first_tile .. first_tile + tiles - 1 (0:
+  // every tile of the graph from first_tile).
+  StepList(Graph& g, std::vector<LayerStep>& steps, std::string name, double memory,
+           unsigned first_tile = 0, unsigned tiles = 0)
+      : g_(g),
+        steps_(steps),
+        name_(std::move(name)),
+        memory_(memory),
+        first_tile_(first_tile),
+        tiles_(tiles) {}
 
   // Runs `build(program, label)` into a new step labelled name.label; returns what it returns.
   template <typename Build>
@@ -72,6 +79,7 @@ class StepList {
   std::vector<LayerStep>& steps_;
   std::string name_;
   double memory_;
+  unsigned first_tile_, tiles_;
 };
 
 namespace reference {

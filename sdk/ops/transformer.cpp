@@ -11,10 +11,22 @@ namespace ipu::sdk::ops {
 
 namespace {
 
-// A token-major activation [rows x columns], whole rows spread over every tile.
-Tensor rows_tensor(Graph& g, DType type, size_t rows, size_t columns, const std::string& name) {
+// The layer's tiles: [first, first + count).
+struct TileRange {
+  unsigned first, count;
+};
+TileRange layer_tiles(const Graph& g, const EncoderOptions& o) {
+  if (o.first_tile >= g.tiles() || o.first_tile + o.tiles > g.tiles())
+    throw GraphError(fmt::format("{}: tiles {} to {} of a graph of {} tiles", o.name, o.first_tile,
+                                 o.first_tile + std::max(o.tiles, 1u) - 1, g.tiles()));
+  return {o.first_tile, o.tiles ? o.tiles : g.tiles() - o.first_tile};
+}
+
+// A token-major activation [rows x columns], whole rows spread over the layer's tiles.
+Tensor rows_tensor(Graph& g, DType type, size_t rows, size_t columns, const std::string& name,
+                   TileRange tiles) {
   const Tensor t = g.add_variable(type, {rows, columns}, name);
-  g.map_evenly(t, 0, static_cast<unsigned>(std::min<size_t>(g.tiles(), rows)),
+  g.map_evenly(t, tiles.first, static_cast<unsigned>(std::min<size_t>(tiles.count, rows)),
                columns % 2 ? 2 * columns : columns);
   return t;
 }
@@ -55,8 +67,11 @@ Tensor heads_of(Graph& g, Tensor t, size_t begin_row, const EncoderShape& s, con
 EncoderWeights add_encoder_weights(Graph& g, const EncoderShape& s, const EncoderOptions& o) {
   check_shape(s, o.name);
   const size_t H = s.hidden, F = s.ffn, S = s.seq, T = s.tokens();
+  const TileRange tiles = layer_tiles(g, o);
   MatmulOptions mo;
   mo.available_memory_proportion = o.available_memory_proportion;
+  mo.first_tile = o.first_tile;
+  mo.tiles = o.tiles;
   EncoderWeights w;
   w.qkv_t = create_matmul_input(g, {3 * H, H, S}, true, o.name + ".qkv_t", mo);
   MatmulOptions ta = mo;
@@ -70,7 +85,7 @@ EncoderWeights add_encoder_weights(Graph& g, const EncoderShape& s, const Encode
   unsigned next_tile = 0;
   const auto vector = [&](size_t n, const char* what) {
     const Tensor t = g.add_variable(DType::kF32, {n}, o.name + what);
-    g.set_tile_mapping(t, next_tile++ % g.tiles());
+    g.set_tile_mapping(t, tiles.first + next_tile++ % tiles.count);
     return t;
   };
   w.out_bias = vector(H, ".out_bias");
@@ -91,11 +106,12 @@ EncoderForward encoder_forward(Graph& g, std::vector<LayerStep>& steps, const En
   check_operand(g, x, {T, H}, o.name, "input");
   check_operand(g, mask, {s.sequences, S}, o.name, "mask");
   const float scale = 1.0f / std::sqrt(static_cast<float>(s.head_size()));
-  StepList st(g, steps, o.name, o.available_memory_proportion);
+  StepList st(g, steps, o.name, o.available_memory_proportion, o.first_tile, o.tiles);
   EncoderForward f;
   f.x16 = st.op("x_f16",
                 [&](Program& p, const std::string& n) { return cast(g, p, x, DType::kF16, n); });
-  const Tensor attention = rows_tensor(g, DType::kF32, T, H, o.name + ".attention");
+  const Tensor attention =
+      rows_tensor(g, DType::kF32, T, H, o.name + ".attention", layer_tiles(g, o));
   g.set_scratch(attention);
   for (size_t b = 0; b < s.sequences; ++b) {
     const std::string sb = fmt::format(".s{}", b);
@@ -173,7 +189,7 @@ EncoderGrads encoder_backward(Graph& g, std::vector<LayerStep>& steps, const Enc
   const size_t H = s.hidden, S = s.seq, T = s.tokens();
   check_operand(g, dy, {T, H}, o.name, "gradient");
   const float scale = 1.0f / std::sqrt(static_cast<float>(s.head_size()));
-  StepList st(g, steps, o.name + ".grad", o.available_memory_proportion);
+  StepList st(g, steps, o.name + ".grad", o.available_memory_proportion, o.first_tile, o.tiles);
   EncoderGrads d;
   // A norm's backward pass: its gradients, the gradient of the bias before it (the column sums
   // of the norm's input gradient), and that gradient as f16 for the products.
@@ -217,7 +233,8 @@ EncoderGrads encoder_backward(Graph& g, std::vector<LayerStep>& steps, const Enc
   const NormBack n1 = norm_back("norm1", f.residual1, dn1, w.gamma1, f.norm1, "out_bias", d.gamma1,
                                 d.beta1, d.out_bias);
   const Tensor da16 = n1.dx16;
-  const Tensor dx_attention = rows_tensor(g, DType::kF32, T, H, o.name + ".grad.dx_attention");
+  const Tensor dx_attention =
+      rows_tensor(g, DType::kF32, T, H, o.name + ".grad.dx_attention", layer_tiles(g, o));
   g.set_scratch(dx_attention);
   std::vector<Tensor> d_out, d_qkv;   // a sequence's weight gradients, added after
   const bool one = s.sequences == 1;  // then the one sequence's are the gradients
@@ -245,8 +262,8 @@ EncoderGrads encoder_backward(Graph& g, std::vector<LayerStep>& steps, const Enc
     });
     const Tensor dq = st.matmul("scores_queries" + sb, k, ds16, false, true, DType::kF16);
     const Tensor dk = st.matmul("scores_keys" + sb, q, ds16, false, false, DType::kF16);
-    const Tensor dqkv =
-        rows_tensor(g, DType::kF16, 3 * H, S, fmt::format("{}.grad.qkv{}", o.name, sb));
+    const Tensor dqkv = rows_tensor(g, DType::kF16, 3 * H, S,
+                                    fmt::format("{}.grad.qkv{}", o.name, sb), layer_tiles(g, o));
     g.set_scratch(dqkv);
     st.add("stack" + sb, 0.0, [&](Program& p, const std::string&) {
       std::vector<std::pair<Region, Region>> pairs;

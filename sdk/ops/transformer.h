@@ -32,6 +32,9 @@ struct EncoderOptions {
   float epsilon = 1e-12f;                    // the layer norms'
   double available_memory_proportion = 0.6;  // each product's (MatmulOptions)
   std::string name = "layer";                // prefix of every tensor, step and error
+  // The tiles the layer's tensors and operations use: first_tile .. first_tile + tiles - 1 (0:
+  // every tile of the graph from first_tile), e.g. one chip of a pipeline's replica.
+  unsigned first_tile = 0, tiles = 0;
   // Packed rows (several sequences in each of the batch's rows): the mask holds each token's
   // sequence id in its row instead, and a token attends only within its own sequence
   // (softmax_rows_packed).

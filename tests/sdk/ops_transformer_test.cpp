@@ -333,6 +333,40 @@ TEST(OpsTransformer, EncoderLayerForwardAndBackwardMatchTheEquations) {
   }
 }
 
+// A layer given a range of tiles (a pipeline stage's chip) keeps every tensor it makes there:
+// its weights, activations, products' staging and partial sums, forward and backward.
+TEST(OpsTransformer, ALayerStaysOnItsTiles) {
+  Graph g(Target::preset("m2000", 32));  // 4 chips of 32 tiles; the layer on chip 2
+  ops::EncoderShape shape;
+  shape.hidden = kH, shape.heads = kHeads, shape.ffn = kF, shape.seq = kS, shape.sequences = kB;
+  ops::EncoderOptions options;
+  options.first_tile = 64;
+  options.tiles = 32;
+  options.packed = true;
+  const ops::EncoderWeights w = ops::add_encoder_weights(g, shape, options);
+  const Tensor x = g.add_variable(DType::kF32, {kT, kH}, "x");
+  const Tensor mask = g.add_variable(DType::kF32, {kB, kS}, "mask");
+  const Tensor dy = g.add_variable(DType::kF32, {kT, kH}, "dy");
+  g.map_evenly(x, 64, 16, kH);
+  g.set_tile_mapping(mask, 70);
+  g.map_evenly(dy, 80, 8, kH);
+  std::vector<ops::LayerStep> steps;
+  const ops::EncoderForward f = ops::encoder_forward(g, steps, shape, w, x, mask, options);
+  ops::encoder_backward(g, steps, shape, w, f, dy, options);
+  size_t checked = 0;
+  for (const TensorInfo& t : g.tensors()) {
+    if (t.is_view()) continue;
+    ++checked;
+    for (const Interval& m : t.mapping)
+      EXPECT_TRUE(m.tile >= 64 && m.tile < 96) << t.name << " has elements on tile " << m.tile;
+  }
+  EXPECT_GT(checked, 200u);
+  compile(g, ops::sequence_of(steps));  // and it compiles
+  options.first_tile = 100;             // tiles 100 to 139 of a graph of 128: refused
+  options.tiles = 40;
+  EXPECT_THROW(ops::add_encoder_weights(g, shape, options), GraphError);
+}
+
 TEST(OpsTransformerErrors, ShapesTheLayerCannotTakeAreRefused) {
   Graph g(Target::preset("mk2", 16));
   ops::EncoderShape shape;
