@@ -5,7 +5,15 @@
 // each BERT-Large shape's passes). Each case runs in a child process (one SystemC design per
 // process); 64 sampled elements of each result are checked bit for bit against the host
 // reference.
-//   matmul_planned [--preset mk2|bow] [--quick]   --quick: the three smallest cases
+//   matmul_planned [--preset mk2|bow] [--quick] [--bounds]   --quick: the three smallest cases
+//
+// --bounds prints, instead, each case's bound under BSP for the best split (no simulation): the
+// fewest cycles any split of the product into pm x pn x pk blocks (16-row groups, 16-deep K
+// passes, as the AMP takes them) could take when each phase waits for the one before, as BSP
+// makes it: the AMP at its peak (64 MACs a tile cycle), every tile receiving its blocks of A
+// and B at 4 bytes a cycle, with pk > 1 the partial sums (f32, (pk - 1) / pk of a block to
+// receive and add, at 2 additions a cycle), and a 150-cycle sync between phases. Where the
+// bound's fraction of peak is below a target, no plan can meet it on this machine.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -148,10 +156,55 @@ const std::vector<Case> kCases = {
     {"square 2048", 2048, 2048, 2048, false, false},
 };
 
+struct Bound {
+  double cycles = 0, compute = 0, receive = 0, partials = 0;
+  unsigned pm = 0, pn = 0, pk = 0;
+};
+
+Bound bsp_bound(const Case& c, unsigned tiles) {
+  constexpr double kSync = 150;  // sync.internal cycles (docs/chip.md)
+  const size_t row_groups = (c.m + 15) / 16, passes = (c.k + 15) / 16;
+  Bound best;
+  best.cycles = 1e300;
+  for (size_t pk = 1; pk <= passes; ++pk)
+    for (size_t pm = 1; pm <= row_groups && pm * pk <= tiles; ++pm)
+      for (size_t pn = 1; pn <= c.n && pm * pn * pk <= tiles; ++pn) {
+        const double m = 16.0 * static_cast<double>((row_groups + pm - 1) / pm),
+                     k = 16.0 * static_cast<double>((passes + pk - 1) / pk),
+                     n = static_cast<double>((c.n + pn - 1) / pn);
+        Bound b;
+        b.compute = m * n * k / 64;           // 64 f16 MACs a cycle
+        b.receive = 2 * (m * k + k * n) / 4;  // f16 blocks at 4 bytes a cycle
+        const double share = static_cast<double>(pk - 1) / static_cast<double>(pk);
+        b.partials = pk > 1 ? share * m * n + share * m * n / 2 : 0;  // f32 in, then added
+        b.cycles = b.compute + b.receive + b.partials + (pk > 1 ? 4 : 2) * kSync;
+        b.pm = static_cast<unsigned>(pm), b.pn = static_cast<unsigned>(pn);
+        b.pk = static_cast<unsigned>(pk);
+        if (b.cycles < best.cycles) best = b;
+      }
+  return best;
+}
+
+void print_bounds() {
+  const double peak_flop_per_cycle = 128.0 * 1472;
+  fmt::print(
+      "the bound under BSP for the best split, one chip (1472 tiles; a grouped case's group "
+      "on its share)\n");
+  fmt::print("{:<24} {:>12} {:>9} {:>8} {:>8} {:>8} {:>7}\n", "case", "split", "bound", "amp",
+             "operands", "partials", "% peak");
+  for (const Case& c : kCases) {
+    const Bound b = bsp_bound(c, static_cast<unsigned>(1472 / c.groups));
+    const double flops = 2.0 * c.m * c.n * c.k * c.groups;
+    fmt::print("{:<24} {:>12} {:>9.0f} {:>8.0f} {:>8.0f} {:>8.0f} {:>6.1f}%\n", c.name,
+               fmt::format("{}x{}x{}", b.pm, b.pn, b.pk), b.cycles, b.compute, b.receive,
+               b.partials, 100.0 * flops / b.cycles / peak_flop_per_cycle);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (ipu::bench::print_help(argc, argv, "[--preset mk2|bow] [--quick]",
+  if (ipu::bench::print_help(argc, argv, "[--preset mk2|bow] [--quick] [--bounds]",
                              "The planned matmul on a whole chip: the planner's estimate beside "
                              "the simulated cycles, and the fraction of the AMP's peak."))
     return 0;
@@ -170,6 +223,10 @@ int main(int argc, char** argv) {
       preset = argv[++i];
     else if (std::strcmp(argv[i], "--quick") == 0)
       quick = true;
+    else if (std::strcmp(argv[i], "--bounds") == 0) {
+      print_bounds();
+      return 0;
+    }
   }
   const double peak_flop_per_cycle = 128.0 * 1472;  // 64 f16 MACs a tile cycle (docs/xipu-model.md)
   fmt::print("planned matmul on one {} chip, f16 in, f32 partials and out\n", preset);

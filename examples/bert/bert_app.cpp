@@ -60,6 +60,13 @@ BertResult run_bert(const BertConfig& c) {
   BertShape s = c.shape;
   if (!c.packing) s.max_per_row = 1;
   out.shape = s;
+  // Bad data options are refused before anything is built.
+  if (c.dataset_rows != 0 && c.dataset_rows % s.rows != 0)
+    throw std::invalid_argument(
+        fmt::format("a dataset of {} rows is not a whole number of micro-batches of {} rows",
+                    c.dataset_rows, s.rows));
+  const LengthHistogram lengths = scale_histogram(
+      read_histogram(c.histogram), static_cast<unsigned>(std::max<size_t>(s.seq, 1)));
   Graph g(sdk::Target::of(c.machine, c.tiles));
   out.tiles = g.tiles();
   out.clock_hz = c.machine.chip.tile.clock_hz;
@@ -167,12 +174,7 @@ BertResult run_bert(const BertConfig& c) {
   ro.max_per_row = static_cast<unsigned>(s.max_per_row);
   ro.vocab = static_cast<unsigned>(s.vocab);
   ro.seed = c.seed;
-  const LengthHistogram lengths = scale_histogram(read_histogram(c.histogram), ro.seq);
   const size_t micro_batches = size_t{c.steps} * c.accumulate;
-  if (c.dataset_rows != 0 && c.dataset_rows % s.rows != 0)
-    throw std::invalid_argument(
-        fmt::format("bert: a dataset of {} rows is not a whole number of micro-batches of {} rows",
-                    c.dataset_rows, s.rows));
   const size_t dataset_rows = c.dataset_rows ? c.dataset_rows : micro_batches * s.rows;
   Rows rows = rows_for(lengths, dataset_rows, ro);
 
