@@ -93,11 +93,16 @@ MlpResult run_mlp(const hw::MachineConfig& machine, unsigned tiles, unsigned ste
                       {"d", d},
                       {"h", h},
                       {"o", o}});
-    graph.add_vertex(cs_update, "sgd_f32", tile,
-                     {{"params", graph.region(tparams, tile * p, (tile + 1) * p)},
-                      {"g", graph.region(gsum_all, tile * g, tile * g + p)},
-                      {"n", p},
-                      {"k", k_bits}});
+    // The update on all six workers: a sixth of the tile's parameters each.
+    for (uint32_t w = 0; w < 6; ++w) {
+      const uint32_t lo = p * w / 6, hi = p * (w + 1) / 6;
+      if (hi == lo) continue;
+      graph.add_vertex(cs_update, "sgd_f32", tile,
+                       {{"params", graph.region(tparams, tile * p + lo, tile * p + hi)},
+                        {"g", graph.region(gsum_all, tile * g + lo, tile * g + hi)},
+                        {"n", hi - lo},
+                        {"k", k_bits}});
+    }
   }
   graph.add_vertex(
       cs_sum, "sum_rows_f32", 0,
