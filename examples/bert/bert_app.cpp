@@ -60,6 +60,18 @@ BertResult run_bert(const BertConfig& c) {
   BertShape s = c.shape;
   if (!c.packing) s.max_per_row = 1;
   out.shape = s;
+  // What cannot fit is refused before anything is built: every parameter's f32 master, LAMB's
+  // two moments and the gradient sum, and the products' f16 copies, against the chip's memory.
+  const uint64_t state_bytes = 16 * s.parameters() + 2 * s.f16_parameters();
+  const uint64_t chip_bytes =
+      uint64_t{c.tiles ? c.tiles : c.machine.chip.tiles} * c.machine.chip.tile.sram_bytes;
+  if (state_bytes > chip_bytes)
+    throw std::invalid_argument(fmt::format(
+        "{} parameters need {:.0f} MB with LAMB's state (16 bytes each, 2 more for an f16 "
+        "weight), more than the {:.0f} MB of the chip's {} tiles: a model this size needs the "
+        "pipeline over a machine's chips",
+        s.parameters(), state_bytes / 1e6, chip_bytes / 1e6,
+        c.tiles ? c.tiles : c.machine.chip.tiles));
   // Bad data options are refused before anything is built.
   if (c.dataset_rows != 0 && c.dataset_rows % s.rows != 0)
     throw std::invalid_argument(

@@ -29,6 +29,18 @@ size_t BertShape::predictions() const {
   return rows * per_row;
 }
 
+uint64_t BertShape::f16_parameters() const {
+  const uint64_t H = hidden, F = ffn;
+  return layers * (4 * H * H + 2 * H * F) + 2 * H * H + 2 * H;  // layers; MLM dense, pooler, NSP
+}
+
+uint64_t BertShape::parameters() const {
+  const uint64_t H = hidden, F = ffn;
+  return f16_parameters() + H * (vocab + seq + 2) + 2 * H  // embeddings and their norm
+         + layers * (2 * H + F + 4 * H)                    // the layers' biases and norms
+         + 3 * H + vocab + H + 2;                          // the heads' biases and norm
+}
+
 sdk::ops::EncoderShape BertShape::encoder() const {
   sdk::ops::EncoderShape e;
   e.hidden = hidden, e.heads = heads, e.ffn = ffn, e.seq = seq, e.sequences = rows;

@@ -29,6 +29,9 @@ struct BertShape {
       0;  // masked words a row: the MLM slots (0: ceil(0.15 seq) + max_per_row)
 
   size_t tokens() const { return rows * seq; }
+  // The parameters, and those of them the products take as f16 weights.
+  uint64_t parameters() const;
+  uint64_t f16_parameters() const;
   size_t predictions() const;  // the MLM slots of a micro-batch
   size_t sentences() const { return rows * max_per_row; }
   sdk::ops::EncoderShape encoder() const;

@@ -141,6 +141,24 @@ TEST(BertModel, LossesAndGradientsEqualTheHostsBitForBit) {
   EXPECT_NEAR(nsp / static_cast<double>(sentences), std::log(2.0), 0.5);
 }
 
+// The shape's count of parameters (which refuses a model too big for the chip before building
+// it) is the model's: every parameter tensor's elements, f16 ones apart.
+TEST(BertModel, TheShapeCountsTheModelsParameters) {
+  Graph g(Target::preset("mk2", 64));
+  const BertShape shape = small_shape();
+  const BertModel model = build_bert(g, shape);
+  uint64_t all = 0, f16 = 0;
+  for (const ParameterRef& p : parameters(model)) {
+    all += g.tensor(p.weight).elements;
+    if (g.tensor(p.weight).type == DType::kF16) f16 += g.tensor(p.weight).elements;
+  }
+  EXPECT_EQ(shape.parameters(), all);
+  EXPECT_EQ(shape.f16_parameters(), f16);
+  // BERT-Large for pre-training has 336,226,108 (Hugging Face's BertForPreTraining, vocabulary
+  // 30,522); this model leaves out the query, key and value biases, 3 x 1024 in each of 24 layers.
+  EXPECT_EQ(BertShape::large().parameters(), 336226108u - 24 * 3 * 1024);
+}
+
 TEST(BertModel, ShapesTheModelCannotTakeAreRefused) {
   Graph g(Target::preset("mk2", 16));
   BertShape s = small_shape();
