@@ -144,7 +144,7 @@ TEST(BertModel, LossesAndGradientsEqualTheHostsBitForBit) {
 // The shape's count of parameters (which refuses a model too big for the chip before building
 // it) is the model's: every parameter tensor's elements, f16 ones apart.
 TEST(BertModel, TheShapeCountsTheModelsParameters) {
-  Graph g(Target::preset("mk2", 64));
+  Graph g(Target::preset("mk2", 16));
   const BertShape shape = small_shape();
   const BertModel model = build_bert(g, shape);
   uint64_t all = 0, f16 = 0;
