@@ -231,6 +231,7 @@ PipelineResult run_pipeline(const PipelineConfig& config) {
     res.supersteps = report.run.supersteps;
     res.host_seconds += report.run.host_seconds;
     res.profile = report.profile;
+    res.memory_hash = report.run.memory_hash;
     device.read_tensor("loss", tile_losses.data(), T * 4);
     float sum = 0.0f;
     for (float l : tile_losses) sum += l;

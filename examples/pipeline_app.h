@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,8 +39,9 @@ struct PipelineResult {
   uint64_t stored_activation_bytes = 0;        // per tile, kept from forward to backward
   double host_seconds = 0;
   double clock_hz = 0;
-  bool identical = false;  // every loss and the trained weights equal the host's
-  sdk::Profile profile;    // of every run (DeviceOptions::profile)
+  bool identical = false;               // every loss and the trained weights equal the host's
+  sdk::Profile profile;                 // of every run (DeviceOptions::profile)
+  std::optional<uint64_t> memory_hash;  // after the last step (DeviceOptions::memory_hash)
 };
 
 PipelineResult run_pipeline(const PipelineConfig& config);
