@@ -70,8 +70,8 @@ int main(int argc, char** argv) {
         fmt::print("== packed BERT pre-training on a virtual {} ==\n", c.machine.preset);
         fmt::print(
             "model                {} layers, hidden {}, {} heads, FFN {}, vocabulary {}; {} "
-            "parameters\n",
-            s.layers, s.hidden, s.heads, s.ffn, s.vocab, r.parameters);
+            "parameters; {} operations a micro-batch\n",
+            s.layers, s.hidden, s.heads, s.ffn, s.vocab, r.parameters, r.operations);
         fmt::print(
             "data                 rows of {} tokens, {}; {:.1f}% of the row tokens are real\n",
             s.seq,

@@ -72,11 +72,24 @@ BertResult run_bert(const BertConfig& c) {
         "pipeline over a machine's chips",
         s.parameters(), state_bytes / 1e6, chip_bytes / 1e6,
         c.tiles ? c.tiles : c.machine.chip.tiles));
-  // Bad data options are refused before anything is built.
+  // Bad data options are refused before anything is built; the rows are made up front, so
+  // their number is bounded.
   if (c.dataset_rows != 0 && c.dataset_rows % s.rows != 0)
     throw std::invalid_argument(
         fmt::format("a dataset of {} rows is not a whole number of micro-batches of {} rows",
                     c.dataset_rows, s.rows));
+  constexpr uint64_t kMaxDatasetRows = 1u << 16;
+  const uint64_t wanted =
+      c.dataset_rows ? c.dataset_rows : uint64_t{c.steps} * c.accumulate * s.rows;
+  if (wanted > kMaxDatasetRows)
+    throw std::invalid_argument(fmt::format(
+        "a dataset of {} rows ({}) is more than the {} this example makes; give --dataset-rows "
+        "N to read N rows again epoch after epoch",
+        wanted,
+        c.dataset_rows
+            ? std::string("--dataset-rows")
+            : fmt::format("{} steps x {} micro-batches x {} rows", c.steps, c.accumulate, s.rows),
+        kMaxDatasetRows));
   const LengthHistogram lengths = scale_histogram(
       read_histogram(c.histogram), static_cast<unsigned>(std::max<size_t>(s.seq, 1)));
   Graph g(sdk::Target::of(c.machine, c.tiles));
@@ -84,6 +97,7 @@ BertResult run_bert(const BertConfig& c) {
   out.clock_hz = c.machine.chip.tile.clock_hz;
   BertModel model = build_bert(g, s);
   for (const ops::LayerStep& step : model.steps) out.flops_per_micro_batch += step.flops;
+  out.operations = model.steps.size();
 
   // The parameters, each with its gradient, its LAMB state and its accumulated sum.
   std::vector<Parameter> params;

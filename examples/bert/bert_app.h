@@ -46,6 +46,7 @@ struct BertResult {
   double clock_hz = 0;
   uint64_t parameters = 0;
   double flops_per_micro_batch = 0;  // the products' (forward and backward)
+  size_t operations = 0;             // a micro-batch's steps (ops::LayerStep)
   double packing_efficiency = 0;     // real tokens over row tokens of the rows used
   std::vector<BertStep> steps;
   bool identical = false;  // every slot's losses and the final weights equal the host's

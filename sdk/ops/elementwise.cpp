@@ -190,9 +190,11 @@ Tensor transpose(Graph& g, Program& program, Tensor x, const std::string& name) 
   add_ops_codelets(g);
   const size_t rows = xi.shape[0], columns = xi.shape[1];
   const Tensor y = g.add_variable(DType::kF32, {columns, rows}, name);
-  const unsigned tiles =
-      static_cast<unsigned>(std::min<size_t>(columns, std::max<size_t>(1, tiles_of(xi).size())));
-  g.map_evenly(y, 0, tiles, rows);
+  // As many tiles as x uses (at most one a column), from x's first tile on its chip.
+  const auto [first, chip] = own_chip_from(g, xi);
+  const unsigned tiles = static_cast<unsigned>(
+      std::min<size_t>({columns, std::max<size_t>(1, tiles_of(xi).size()), size_t{chip}}));
+  g.map_evenly(y, first, tiles, rows);
   const TensorInfo yi = g.tensor(y);
   // Each tile's columns of every row of x, gathered [rows x its columns].
   std::vector<std::pair<unsigned, size_t>> chunks;

@@ -184,6 +184,14 @@ void require_sequence(const Program& program, const std::string& op) {
     throw GraphError(fmt::format("{}: the program to append to must be a Sequence", op));
 }
 
+std::pair<unsigned, unsigned> own_chip_from(const Graph& g, const TensorInfo& t) {
+  unsigned first = g.tiles();
+  for (const Interval& m : t.mapping) first = std::min(first, m.tile);
+  const unsigned chip_tiles = g.target().machine.chip.tiles;
+  const unsigned chip_end = std::min(g.tiles(), (first / chip_tiles + 1) * chip_tiles);
+  return {first, chip_end - first};
+}
+
 // x as a matrix with whole rows on tiles: x itself when every row lies on one tile, else a copy
 // laid out so, by an exchange: rows spread evenly from x's first tile over the rest of that
 // tile's chip (so that an operation of one pipeline stage stays on its chip).
@@ -191,18 +199,12 @@ Tensor whole_rows(Graph& g, Program& program, Tensor x, const std::string& name)
   const TensorInfo info = g.tensor(x);
   const size_t columns = info.shape.back();
   bool whole = true;
-  unsigned first = g.tiles();
-  for (const Interval& m : info.mapping) {
-    whole &= m.begin % columns == 0 && m.end % columns == 0;
-    first = std::min(first, m.tile);
-  }
+  for (const Interval& m : info.mapping) whole &= m.begin % columns == 0 && m.end % columns == 0;
   if (whole) return x;
-  const unsigned chip_tiles = g.target().machine.chip.tiles;
-  const unsigned chip_end = std::min(g.tiles(), (first / chip_tiles + 1) * chip_tiles);
+  const auto [first, tiles] = own_chip_from(g, info);
   const Tensor rows = g.add_variable(info.type, info.shape, name + ".rows");
   g.map_evenly(rows, first,
-               std::min<unsigned>(chip_end - first, static_cast<unsigned>(info.elements / columns)),
-               columns);
+               std::min<unsigned>(tiles, static_cast<unsigned>(info.elements / columns)), columns);
   g.set_scratch(rows);
   program.body.push_back(Copy(relayout(g, x, rows)));
   return rows;

@@ -44,6 +44,9 @@ Tensor replicate(Graph& g, Program& program, Tensor v, const std::vector<unsigne
 std::vector<unsigned> tiles_of(const TensorInfo& t);  // in the order of its pieces
 // x with whole rows on tiles: x itself when every row lies on one tile, else a copy.
 Tensor whole_rows(Graph& g, Program& program, Tensor x, const std::string& name);
+// Where a new tensor made from t goes: from t's lowest tile to the end of that tile's chip, so
+// that an operation of one pipeline stage stays on its chip. {first tile, tiles}.
+std::pair<unsigned, unsigned> own_chip_from(const Graph& g, const TensorInfo& t);
 // A vector per row: [R], each element on its row's tile.
 Tensor row_vector(Graph& g, const TensorInfo& rows_laid, const std::string& name);
 // A tensor [rows x columns] laid out by whole rows as `like` ([rows x other]) is.

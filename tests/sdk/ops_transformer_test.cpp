@@ -334,7 +334,8 @@ TEST(OpsTransformer, EncoderLayerForwardAndBackwardMatchTheEquations) {
 }
 
 // A layer given a range of tiles (a pipeline stage's chip) keeps every tensor it makes there:
-// its weights, activations, products' staging and partial sums, forward and backward.
+// its weights, activations, products' staging and partial sums, forward and backward; and a
+// transpose of its output stays on the output's chip.
 TEST(OpsTransformer, ALayerStaysOnItsTiles) {
   Graph g(Target::preset("m2000", 32));  // 4 chips of 32 tiles; the layer on chip 2
   ops::EncoderShape shape;
@@ -353,6 +354,8 @@ TEST(OpsTransformer, ALayerStaysOnItsTiles) {
   std::vector<ops::LayerStep> steps;
   const ops::EncoderForward f = ops::encoder_forward(g, steps, shape, w, x, mask, options);
   ops::encoder_backward(g, steps, shape, w, f, dy, options);
+  Program transposed = Sequence({});  // and an operation that makes a new tensor from its input
+  ops::transpose(g, transposed, f.y, "layer.y_t");
   size_t checked = 0;
   for (const TensorInfo& t : g.tensors()) {
     if (t.is_view()) continue;
