@@ -26,6 +26,8 @@ enum ipu_step_op {
                                      chips */
   IPU_STEP_DISPATCH = 8,          /* host sync IPU_HOST_COMMAND, then run program `command` */
   IPU_STEP_GOTO = 9,              /* a = the next step's index */
+  IPU_STEP_CALL = 10,             /* a = a function's first step: run it, then the next step */
+  IPU_STEP_RETURN = 11,           /* back to the step after the latest call */
 };
 
 /* The host transfer id of the dispatch step's host sync: during it the host writes the index of

@@ -79,6 +79,8 @@ int main(void) {
   const uint32_t *programs = (const uint32_t *)(uintptr_t)p->programs;
   static uint32_t remaining[32]; /* repeat counters, by nesting depth */
   unsigned depth = 0;
+  static uint32_t returns[8]; /* the steps after the calls in progress */
+  unsigned calls = 0;
   for (uint32_t pc = 0; pc < p->step_count;) {
     const struct ipu_step *s = &steps[pc];
     switch (s->op) {
@@ -120,10 +122,20 @@ int main(void) {
         if (command == IPU_COMMAND_EXIT) return 0;
         if (command >= p->program_count) return EXIT_BAD_PROGRAM;
         depth = 0;
+        calls = 0;
         pc = programs[command];
         break;
       }
       case IPU_STEP_GOTO: pc = s->a; break;
+      case IPU_STEP_CALL:
+        if (calls == 8) return EXIT_BAD_PROGRAM;
+        returns[calls++] = pc + 1;
+        pc = s->a;
+        break;
+      case IPU_STEP_RETURN:
+        if (calls == 0) return EXIT_BAD_PROGRAM;
+        pc = returns[--calls];
+        break;
       case IPU_STEP_REPEAT:
         if (depth == 32) return EXIT_BAD_PROGRAM;
         remaining[depth++] = s->a;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "sdk/compiler/compilation.h"
@@ -189,6 +190,27 @@ void Compilation::check(const Program& p) const {
             "{} of '{}': entry {} of remote buffer '{}' is out of range (it has {} entr{}, 0-{})",
             what, t->name, p.entry, b.name, b.entries, b.entries == 1 ? "y" : "ies",
             b.entries - 1));
+      break;
+    }
+    case Program::Kind::kCall: {
+      const FunctionInfo& f = graph_.function(p.function);
+      // The body runs from wherever it is called: it keeps no host transfer (each belongs to
+      // one program) and calls nothing (its scratch tensors share memory with other functions').
+      const std::function<void(const Program&)> plain = [&](const Program& q) {
+        if (q.kind == Program::Kind::kCall)
+          throw GraphError(
+              fmt::format("function '{}' calls function '{}': a function's body may "
+                          "not call a function",
+                          f.name, graph_.function(q.function).name));
+        if (q.kind == Program::Kind::kHostWrite || q.kind == Program::Kind::kHostRead)
+          throw GraphError(
+              fmt::format("function '{}' moves host stream '{}': a host stream's data moves in the "
+                          "program that runs, not in a function",
+                          f.name, q.stream));
+        for (const Program& c : q.body) plain(c);
+      };
+      plain(*f.body);
+      check(*f.body);
       break;
     }
     default: break;

@@ -41,8 +41,10 @@ bool is_collective(const Program& p) {
          p.kind == Program::Kind::kReduceScatterAcrossTiles;
 }
 
-bool has_collective(const Program& p) {
-  return is_collective(p) || std::any_of(p.body.begin(), p.body.end(), has_collective);
+bool has_collective(const Graph& g, const Program& p) {
+  if (p.kind == Program::Kind::kCall) return has_collective(g, *g.function(p.function).body);
+  return is_collective(p) || std::any_of(p.body.begin(), p.body.end(),
+                                         [&](const Program& c) { return has_collective(g, c); });
 }
 
 // Where chunk c of a collective across tiles ends: (tensor, first element) of its destination.
@@ -88,6 +90,7 @@ void Compilation::add_ring_buffers(const Program& p) {
     graph_.set_tile_mapping(acc, data.mapping);
     ring_buffer_[p.source.id] = acc.id;
   }
+  if (p.kind == Program::Kind::kCall) add_ring_buffers(*graph_.function(p.function).body);
   for (const Program& c : p.body) add_ring_buffers(c);
 }
 

@@ -59,8 +59,8 @@ void place(std::vector<uint8_t>& out, size_t offset, const std::vector<T>& items
 // The collectives' reduction codelets (firmware/codelets/collectives.c), added to a graph whose
 // program has a collective.
 void add_collective_codelets(Graph& g);
-// Whether `p` or any program in it is a collective.
-bool has_collective(const Program& p);
+// Whether `p` or any program in it (or in a function it calls) is a collective.
+bool has_collective(const Graph& g, const Program& p);
 
 // One compilation: the graph (with the collectives' buffers and codelets added), its memory
 // and the per-tile control programs of every tile of every replica (machine tiles).
@@ -163,7 +163,12 @@ class Compilation {
   std::map<unsigned, std::vector<ipu_action>> actions_;
   std::map<unsigned, std::vector<uint32_t>> dest_lists_;
   unsigned host_transfer_ids_ = 0;
-  std::vector<uint32_t> program_steps_;                 // each program's first step
+  std::vector<uint32_t> program_steps_;  // each program's first step
+  struct LoweredFunction {
+    uint32_t first_step = 0;
+    unsigned supersteps = 0;
+  };
+  std::map<unsigned, LoweredFunction> functions_;       // by function id, once lowered
   std::map<std::string, RemoteBuffer> stream_staging_;  // streams over the gateway
 };
 

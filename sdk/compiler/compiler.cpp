@@ -26,7 +26,7 @@ Executable Compilation::run(const std::vector<NamedProgram>& programs) {
     check(n.program);
   }
   if (std::any_of(programs.begin(), programs.end(),
-                  [](const NamedProgram& n) { return has_collective(n.program); }))
+                  [this](const NamedProgram& n) { return has_collective(graph_, n.program); }))
     add_collective_codelets(graph_);
   for (const NamedProgram& n : programs) add_ring_buffers(n.program);
   const hw::MachineConfig& machine = graph_.target().machine;

@@ -163,7 +163,7 @@ void Compilation::write_manifest() {
   // The programs' structure: the first tile's steps (every tile runs the same sequence).
   static const char* const kStepNames[] = {
       "end",       "execute",           "sync",     "exchange", "repeat", "repeat_end",
-      "host_sync", "exchange_external", "dispatch", "goto"};
+      "host_sync", "exchange_external", "dispatch", "goto",     "call",   "return"};
   m["steps"] = Json::array();
   for (const ipu_step& st : steps_[*tiles_.begin()]) {
     Json step = {{"step", st.op < std::size(kStepNames) ? kStepNames[st.op] : "?"}};
@@ -171,7 +171,7 @@ void Compilation::write_manifest() {
     if (st.op == IPU_STEP_EXCHANGE || st.op == IPU_STEP_EXCHANGE_EXTERNAL)
       step["end_cycles"] = st.c;
     if (st.op == IPU_STEP_REPEAT) step["count"] = st.a;
-    if (st.op == IPU_STEP_GOTO) step["to"] = st.a;
+    if (st.op == IPU_STEP_GOTO || st.op == IPU_STEP_CALL) step["to"] = st.a;
     if (st.op == IPU_STEP_SYNC && st.a != 0)
       step["scope"] = st.a == hw::sync_group::kExternal ? "external"
                       : st.a == hw::sync_group::kGs1    ? "gs1"

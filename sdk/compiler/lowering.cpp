@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <set>
 
 #include "sdk/compiler/compilation.h"
 
@@ -48,6 +49,7 @@ void Compilation::add_graph_vertices(const std::vector<NamedProgram>& programs) 
   std::function<void(const Program&)> mark = [&](const Program& p) {
     if (p.kind == Program::Kind::kExecute && p.compute_set.id < compute_sets_)
       executed[p.compute_set.id] = true;
+    if (p.kind == Program::Kind::kCall) mark(*graph_.function(p.function).body);
     for (const Program& step : p.body) mark(step);
   };
   for (const NamedProgram& n : programs) mark(n.program);
@@ -88,11 +90,18 @@ void Compilation::execute(unsigned compute_set) {
 
 void Compilation::exchange(const Transfers& transfers) {
   PhaseSchedule phase = scheduler_.schedule(transfers.list, tiles_);
+  // A phase inside chips ends after each chip's internal sync: a chip none of whose tiles sends
+  // or receives leaves it at once, as a chip whose program has no such exchange would (a
+  // pipeline's other stages run on meanwhile).
+  std::set<unsigned> busy_chips;
+  for (const auto& [t, acts] : phase.actions)
+    if (!acts.empty()) busy_chips.insert(scheduler_.chip_of(t));
   for (unsigned t : tiles_) {
     auto& acts = phase.actions[t];
+    const bool waits = phase.crosses_chips || busy_chips.count(scheduler_.chip_of(t)) != 0;
     steps_[t].push_back({phase.crosses_chips ? IPU_STEP_EXCHANGE_EXTERNAL : IPU_STEP_EXCHANGE,
                          static_cast<uint32_t>(actions_[t].size()),
-                         static_cast<uint32_t>(acts.size()), phase.end});
+                         static_cast<uint32_t>(acts.size()), waits ? phase.end : 0u});
     actions_[t].insert(actions_[t].end(), acts.begin(), acts.end());
     auto& lists = phase.dest_lists[t];
     dest_lists_[t].insert(dest_lists_[t].end(), lists.begin(), lists.end());
@@ -189,6 +198,27 @@ void Compilation::lower(const Program& p) {
     case Program::Kind::kCopyFromRemote: remote_copy(p); break;
     case Program::Kind::kAllReduceAcrossTiles:
     case Program::Kind::kReduceScatterAcrossTiles: across_tiles(p); break;
+    case Program::Kind::kCall: {
+      // The body is lowered once, where it is first called, behind a step that jumps over it;
+      // every call runs it and returns to the step after the call.
+      const auto [it, first_call] = functions_.try_emplace(p.function.id);
+      if (first_call) {
+        const unsigned first = *tiles_.begin();
+        const uint32_t jump = static_cast<uint32_t>(steps_[first].size());
+        emit_all(IPU_STEP_GOTO, 0, 0, 0);
+        const unsigned supersteps = exe_.supersteps;
+        it->second.first_step = jump + 1;
+        lower(*graph_.function(p.function).body);
+        emit_all(IPU_STEP_RETURN, 0, 0, 0);
+        it->second.supersteps = exe_.supersteps - supersteps;
+        const uint32_t after = static_cast<uint32_t>(steps_[first].size());
+        for (unsigned t : tiles_) steps_[t][jump].a = after;
+      } else {
+        exe_.supersteps += it->second.supersteps;
+      }
+      emit_all(IPU_STEP_CALL, it->second.first_step, 0, 0);
+      break;
+    }
   }
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "sdk/compiler/compilation.h"
@@ -18,8 +19,17 @@ namespace {
 // program node takes a step; a tensor is used by a node that names it (a copy's, a stream's or
 // a collective's tensors, the vertices of an executed compute set). A Repeat's body runs again,
 // so what it uses spans the whole Repeat. A view's use is its base tensor's.
+//
+// A scratch tensor used only inside one function's body is that function's own: its span is
+// taken in a walk of the body alone, and it lives only while the body runs (the functions' own
+// tensors share one region, since no body runs inside another). Every other tensor a body uses
+// is used at each Call of it.
 using Span = std::pair<uint64_t, uint64_t>;
-std::map<unsigned, Span> scratch_spans(const Graph& g, const std::vector<NamedProgram>& programs) {
+struct ScratchSpans {
+  std::map<unsigned, Span> outside;                       // by tensor id
+  std::map<unsigned, std::pair<unsigned, Span>> in_body;  // tensor id -> (function id, span)
+};
+ScratchSpans scratch_spans(const Graph& g, const std::vector<NamedProgram>& programs) {
   const std::vector<TensorInfo>& tensors = g.tensors();
   const auto base = [&](Tensor t) {
     return tensors[t.id].is_view() ? tensors[t.id].view_of : t.id;
@@ -29,28 +39,70 @@ std::map<unsigned, Span> scratch_spans(const Graph& g, const std::vector<NamedPr
     for (const auto& [field, binding] : v.fields)
       if (const Region* r = std::get_if<Region>(&binding))
         by_compute_set.at(v.compute_set).push_back(base(r->tensor));
-  std::map<unsigned, Span> spans;
-  uint64_t clock = 0;
-  const auto use = [&](unsigned id, uint64_t at) {
-    if (id >= tensors.size() || !tensors[id].scratch) return;
-    const auto [it, fresh] = spans.try_emplace(id, Span{at, at});
-    it->second.first = std::min(it->second.first, at);
-    it->second.second = std::max(it->second.second, at);
-  };
-  std::function<void(const Program&)> walk = [&](const Program& p) {
-    const uint64_t at = clock++;
+  // The scratch tensors one node names (not those of the programs in its body).
+  const auto named = [&](const Program& p, const std::function<void(unsigned)>& use) {
+    const auto scratch = [&](unsigned id) {
+      if (id < tensors.size() && tensors[id].scratch) use(id);
+    };
     for (const Tensor t : {p.source, p.destination})
-      if (t.id < tensors.size()) use(base(t), at);
-    for (const auto& [from, to] : p.pairs) use(base(from.tensor), at), use(base(to.tensor), at);
+      if (t.id < tensors.size()) scratch(base(t));
+    for (const auto& [from, to] : p.pairs) scratch(base(from.tensor)), scratch(base(to.tensor));
     if (p.kind == Program::Kind::kExecute && p.compute_set.id < by_compute_set.size())
-      for (unsigned id : by_compute_set[p.compute_set.id]) use(id, at);
-    for (const Program& step : p.body) walk(step);
-    if (p.kind == Program::Kind::kRepeat)
-      for (auto& [id, span] : spans)
-        if (span.second >= at) span = {std::min(span.first, at), clock};
+      for (unsigned id : by_compute_set[p.compute_set.id]) scratch(id);
   };
-  for (const NamedProgram& n : programs) walk(n.program);
-  return spans;
+  // Which tensors each function's body uses, and which the programs use outside any body.
+  std::map<unsigned, std::set<unsigned>> body_uses;
+  std::set<unsigned> outside_uses, called;
+  std::function<void(const Program&, std::set<unsigned>&)> gather = [&](const Program& p,
+                                                                        std::set<unsigned>& to) {
+    named(p, [&](unsigned id) { to.insert(id); });
+    if (p.kind == Program::Kind::kCall) called.insert(p.function.id);
+    for (const Program& c : p.body) gather(c, to);
+  };
+  for (const NamedProgram& n : programs) gather(n.program, outside_uses);
+  for (unsigned f : called) gather(*g.function(Function{f}).body, body_uses[f]);
+  std::map<unsigned, unsigned> owner;  // a tensor used by exactly one body and nothing else
+  std::set<unsigned> shared;
+  for (const auto& [f, ids] : body_uses)
+    for (unsigned id : ids)
+      if (!owner.emplace(id, f).second) shared.insert(id);
+  for (unsigned id : outside_uses) shared.insert(id);
+  for (unsigned id : shared) owner.erase(id);
+
+  ScratchSpans out;
+  const auto walk_with = [&](std::map<unsigned, Span>& spans, auto&& keep) {
+    uint64_t clock = 0;
+    const auto use = [&](unsigned id, uint64_t at) {
+      if (!keep(id)) return;
+      const auto [it, fresh] = spans.try_emplace(id, Span{at, at});
+      it->second.first = std::min(it->second.first, at);
+      it->second.second = std::max(it->second.second, at);
+    };
+    std::function<void(const Program&)> walk = [&](const Program& p) {
+      const uint64_t at = clock++;
+      named(p, [&](unsigned id) { use(id, at); });
+      if (p.kind == Program::Kind::kCall)
+        for (unsigned id : body_uses[p.function.id]) use(id, at);
+      for (const Program& step : p.body) walk(step);
+      if (p.kind == Program::Kind::kRepeat)
+        for (auto& [id, span] : spans)
+          if (span.second >= at) span = {std::min(span.first, at), clock};
+    };
+    return walk;
+  };
+  const auto not_owned = [&](unsigned id) { return owner.count(id) == 0; };
+  auto main_walk = walk_with(out.outside, not_owned);
+  for (const NamedProgram& n : programs) main_walk(n.program);
+  for (unsigned f : called) {
+    std::map<unsigned, Span> spans;
+    auto body_walk = walk_with(spans, [&](unsigned id) {
+      const auto o = owner.find(id);
+      return o != owner.end() && o->second == f;
+    });
+    body_walk(*g.function(Function{f}).body);
+    for (const auto& [id, span] : spans) out.in_body[id] = {f, span};
+  }
+  return out;
 }
 
 // Scratch pieces of one tile placed in one region: each at the lowest offset that no piece whose
@@ -105,7 +157,7 @@ void Compilation::allocate_tensors(const std::vector<NamedProgram>& programs) {
     layout[t].top = layout[t].limit = heap_end_ & ~7u;
     layout[t].allocate(sizeof(ipu_tile_program), "control program header");
   }
-  const std::map<unsigned, Span> spans = scratch_spans(graph_, programs);
+  const ScratchSpans spans = scratch_spans(graph_, programs);
   for (const TensorInfo& t : graph_.tensors()) {
     if (t.is_view() || (t.scratch && t.initial.empty())) continue;
     for (const Interval& m : t.mapping) {
@@ -117,24 +169,44 @@ void Compilation::allocate_tensors(const std::vector<NamedProgram>& programs) {
       exe_.tensors[t.name].push_back({m.tile, m.begin, m.end, address});
     }
   }
-  // Scratch tensors below the others, sharing memory where their spans do not meet. One never
-  // used takes none: nothing reads or writes it.
-  std::map<unsigned, std::vector<ScratchPiece>> pieces;
-  std::map<unsigned, std::vector<std::pair<unsigned, size_t>>> owners;  // (tensor, interval)
+  // Scratch tensors below the others, sharing memory where their spans do not meet; the
+  // functions' own below those, each function's packed from the region's start. One never used
+  // takes none: nothing reads or writes it.
+  struct TilePieces {
+    std::vector<ScratchPiece> list;
+    std::vector<std::pair<unsigned, size_t>> owners;  // (tensor, interval)
+  };
+  std::map<unsigned, TilePieces> outside;
+  std::map<unsigned, std::map<unsigned, TilePieces>> in_body;  // tile -> function -> pieces
   const auto& all = graph_.tensors();
   for (unsigned id = 0; id < all.size(); ++id) {
     const TensorInfo& t = all[id];
     if (t.is_view() || !t.scratch || !t.initial.empty()) continue;
-    const auto span = spans.find(id);
+    const auto local = spans.in_body.find(id);
+    const auto span = spans.outside.find(id);
     for (size_t k = 0; k < t.mapping.size(); ++k) {
       const Interval& m = t.mapping[k];
       const auto bytes = static_cast<uint32_t>(((m.end - m.begin) * dtype_size(t.type) + 3) & ~3u);
-      pieces[m.tile].push_back(
-          {span == spans.end() ? Span{0, 0} : span->second, span == spans.end() ? 0u : bytes});
-      owners[m.tile].emplace_back(id, k);
+      TilePieces& tp =
+          local != spans.in_body.end() ? in_body[m.tile][local->second.first] : outside[m.tile];
+      if (local != spans.in_body.end())
+        tp.list.push_back({local->second.second, bytes});
+      else
+        tp.list.push_back({span == spans.outside.end() ? Span{0, 0} : span->second,
+                           span == spans.outside.end() ? 0u : bytes});
+      tp.owners.emplace_back(id, k);
     }
   }
-  for (auto& [tile, list] : pieces) {
+  const auto place_pieces = [&](const TilePieces& tp, uint32_t base,
+                                const std::vector<uint32_t>& offsets) {
+    for (size_t i = 0; i < tp.list.size(); ++i) {
+      const auto [id, k] = tp.owners[i];
+      const Interval& m = all[id].mapping[k];
+      exe_.tensors[all[id].name].push_back({m.tile, m.begin, m.end, base + offsets[i]});
+    }
+  };
+  for (auto& [tile, tp] : outside) {
+    const std::vector<ScratchPiece>& list = tp.list;
     std::vector<uint32_t> offsets;
     const uint32_t extent = pack_scratch(list, offsets);
     TileMemory& mem = layout[tile];
@@ -153,7 +225,7 @@ void Compilation::allocate_tensors(const std::vector<NamedProgram>& programs) {
     std::vector<std::pair<uint32_t, std::string>> at_peak;
     for (size_t i = 0; i < list.size(); ++i)
       if (list[i].bytes > 0 && list[i].span.first <= peak_step && peak_step <= list[i].span.second)
-        at_peak.emplace_back(list[i].bytes, all[owners[tile][i].first].name);
+        at_peak.emplace_back(list[i].bytes, all[tp.owners[i].first].name);
     std::sort(at_peak.rbegin(), at_peak.rend());
     std::string largest;
     for (size_t i = 0; i < at_peak.size() && i < 6; ++i)
@@ -162,11 +234,21 @@ void Compilation::allocate_tensors(const std::vector<NamedProgram>& programs) {
         extent, fmt::format("scratch tensors: {} pieces sharing memory by their spans of use; "
                             "{} bytes live together at most ({} pieces; the largest: {})",
                             list.size(), peak, at_peak.size(), largest));
-    for (size_t i = 0; i < list.size(); ++i) {
-      const auto [id, k] = owners[tile][i];
-      const Interval& m = all[id].mapping[k];
-      exe_.tensors[all[id].name].push_back({m.tile, m.begin, m.end, base + offsets[i]});
+    place_pieces(tp, base, offsets);
+  }
+  for (auto& [tile, functions] : in_body) {
+    std::map<unsigned, std::vector<uint32_t>> offsets;
+    uint32_t extent = 0;
+    std::string largest;
+    for (auto& [f, tp] : functions) {
+      const uint32_t e = pack_scratch(tp.list, offsets[f]);
+      if (e > extent) extent = e, largest = graph_.function(Function{f}).name;
     }
+    const uint32_t base = layout[tile].allocate_top(
+        extent, fmt::format("functions' scratch tensors: {} functions' own, one body's at a "
+                            "time (the largest: '{}')",
+                            functions.size(), largest));
+    for (auto& [f, tp] : functions) place_pieces(tp, base, offsets[f]);
   }
   // Pieces in element order, as address_of and the runtime expect.
   for (const TensorInfo& t : all)

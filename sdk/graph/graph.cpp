@@ -373,6 +373,27 @@ const RemoteBufferInfo& Graph::remote_buffer(RemoteBuffer b) const {
   return remote_buffers_[b.id];
 }
 
+Function Graph::add_function(const Program& body, const std::string& name) {
+  for (const FunctionInfo& f : functions_)
+    if (f.name == name) throw GraphError(fmt::format("a function named '{}' already exists", name));
+  functions_.push_back({name, std::make_shared<const Program>(body)});
+  return {static_cast<unsigned>(functions_.size() - 1)};
+}
+
+const FunctionInfo& Graph::function(Function f) const {
+  if (f.id >= functions_.size())
+    throw GraphError(fmt::format("Call of function id {}: the graph has {} function{}", f.id,
+                                 functions_.size(), functions_.size() == 1 ? "" : "s"));
+  return functions_[f.id];
+}
+
+Program Call(Function function) {
+  Program p;
+  p.kind = Program::Kind::kCall;
+  p.function = function;
+  return p;
+}
+
 Program Sequence(std::vector<Program> steps) {
   Program p;
   p.kind = Program::Kind::kSequence;

@@ -126,6 +126,18 @@ struct ComputeSet {
   unsigned id = ~0u;
 };
 
+// A program compiled once and run wherever a Call names it (poplar's Graph::addFunction): work
+// repeated in a program (a pipeline stage's forward pass, run again for its recomputation) takes
+// its control steps and exchange tables once.
+struct Program;
+struct Function {
+  unsigned id = ~0u;
+};
+struct FunctionInfo {
+  std::string name;
+  std::shared_ptr<const Program> body;
+};
+
 // A remote buffer: `entries` slots of `elements` elements each in the streaming memory of the
 // replica's IPU-Gateway (machines only), each replica with its own. Programs copy a tile
 // tensor to or from one entry (CopyToRemote / CopyFromRemote), timed through the gateway.
@@ -195,6 +207,12 @@ class Graph {
   void add_vertex(ComputeSet cs, const std::string& codelet, unsigned tile,
                   std::map<std::string, Binding> fields, unsigned workers = 1);
 
+  // A function of `body`, run by each Call(f). Its body may not call a function nor move a host
+  // stream's data (the compiler refuses it, naming the function). A scratch tensor used only in
+  // the body lives only while the body runs: the functions' own scratch tensors share memory
+  // with one another's, never with the rest.
+  Function add_function(const Program& body, const std::string& name);
+
   void add_host_stream(const std::string& name, DType type, size_t elements,
                        StreamDirection direction);
   // Throws GraphError on a target without streaming memory, for a repeated name, no entries,
@@ -210,6 +228,8 @@ class Graph {
   const std::map<std::string, StreamInfo>& streams() const { return streams_; }
   const std::vector<RemoteBufferInfo>& remote_buffers() const { return remote_buffers_; }
   const RemoteBufferInfo& remote_buffer(RemoteBuffer b) const;
+  const std::vector<FunctionInfo>& functions() const { return functions_; }
+  const FunctionInfo& function(Function f) const;  // throws GraphError for one it lacks
   // The tile holding element `index` of `t` (throws GraphError for an unmapped element).
   unsigned tile_of(Tensor t, size_t index) const;
   // "tile 5", or "tile 1477 (chip 1 tile 5)" on a multi-chip replica; "8 tiles (2 chips of 4)".
@@ -225,6 +245,7 @@ class Graph {
   std::vector<std::string> compute_sets_;
   std::map<std::string, StreamInfo> streams_;
   std::vector<RemoteBufferInfo> remote_buffers_;
+  std::vector<FunctionInfo> functions_;
 };
 
 // ---- programs ----
@@ -264,7 +285,8 @@ struct Program {
     kCopyToRemote,
     kCopyFromRemote,
     kAllReduceAcrossTiles,
-    kReduceScatterAcrossTiles
+    kReduceScatterAcrossTiles,
+    kCall
   };
   Kind kind = Kind::kSequence;
   std::vector<Program> body;               // Sequence, Repeat
@@ -279,6 +301,7 @@ struct Program {
   std::vector<std::pair<Region, Region>> pairs;  // Copy of several regions: (source, destination)
   RemoteBuffer remote;                           // CopyToRemote, CopyFromRemote
   unsigned entry = 0;                            // CopyToRemote, CopyFromRemote
+  Function function;                             // Call
 };
 
 Program Sequence(std::vector<Program> steps);
@@ -291,6 +314,7 @@ Program Copy(std::vector<std::pair<Region, Region>> pairs);
 // send per source piece.
 Program Broadcast(Tensor source, Tensor destination);
 Program Repeat(unsigned count, Program body);
+Program Call(Function function);  // runs the function's body (Graph::add_function)
 Program Sync(SyncScope scope = SyncScope::kInternal);
 Program HostWrite(const std::string& stream, Tensor destination);  // host -> device
 Program HostRead(Tensor source, const std::string& stream);        // device -> host

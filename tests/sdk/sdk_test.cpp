@@ -479,6 +479,126 @@ TEST(Sdk, ScratchTensorsShareMemoryOnlyWhenTheirSpansDoNotMeet) {
   }
 }
 
+// A function doubling `in` into `out` through a scratch copy on another tile: the body's
+// exchanges and compute set, called or written out in place.
+struct Doubler {
+  Tensor in, out, work;
+  Program body;
+};
+Doubler add_doubler(Graph& g, const char* name, unsigned tile) {
+  Doubler d;
+  const auto add = [&](const std::string& what, unsigned t) {
+    const Tensor x = g.add_variable(DType::kF32, {64}, fmt::format("{}.{}", name, what));
+    g.set_tile_mapping(x, t);
+    return x;
+  };
+  d.in = add("in", 0), d.out = add("out", 0), d.work = add("work", tile);
+  const Tensor doubled = add("doubled", tile);
+  g.set_scratch(d.work);
+  g.set_scratch(doubled);
+  const ComputeSet cs = g.add_compute_set(fmt::format("{}.double", name));
+  g.add_vertex(
+      cs, "add_f32", tile,
+      {{"a", g.region(d.work)}, {"b", g.region(d.work)}, {"out", g.region(doubled)}, {"n", 64u}});
+  d.body = Sequence({Copy(d.in, d.work), Execute(cs), Copy(doubled, d.out)});
+  return d;
+}
+
+TEST(Sdk, AFunctionIsCompiledOnceAndRunAtEveryCall) {
+  // x -> y = 2x, then y -> z = 4x, then three more doublings in a Repeat: 32x. The same program
+  // with the body written out at each use must give the same values and supersteps, with five
+  // times the body's exchange sends where the functions' program has them once.
+  std::vector<float> x(64);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) - 20.0f;
+  const auto build = [&](bool calls) {
+    Graph g(Target::preset("mk2", 4));
+    declare_library(g);
+    const Doubler d = add_doubler(g, "doubler", 2);
+    const Tensor xt = g.add_constant(DType::kF32, {64}, x.data(), "x");
+    g.set_tile_mapping(xt, 1);
+    const auto y = g.add_variable(DType::kF32, {64}, "y"),
+               z = g.add_variable(DType::kF32, {64}, "z");
+    g.set_tile_mapping(y, 3);
+    g.set_tile_mapping(z, 3);
+    const Program run = calls ? Call(g.add_function(d.body, "double")) : d.body;
+    return std::make_pair(
+        compile(g, Sequence({Copy(xt, d.in), run, Copy(d.out, y), Copy(d.out, d.in), run,
+                             Copy(d.out, z), Repeat(3, Sequence({Copy(d.out, d.in), run}))})),
+        d);
+  };
+  const auto [inline_exe, d1] = build(false);
+  const auto [exe, d2] = build(true);
+  // The body has two exchange phases; written out it is lowered three times (the Repeat's once).
+  EXPECT_EQ(inline_exe.exchange_sends - exe.exchange_sends, 2u * 2u);
+  EXPECT_EQ(exe.supersteps, inline_exe.supersteps);
+  const nlohmann::json manifest = nlohmann::json::parse(exe.manifest);
+  size_t calls = 0, returns = 0;
+  for (const auto& step : manifest.at("steps")) {
+    calls += step.at("step") == "call";
+    returns += step.at("step") == "return";
+  }
+  EXPECT_EQ(calls, 3u);  // three Calls in the program (one inside the Repeat)
+  EXPECT_EQ(returns, 1u);
+  Device device(exe);
+  const DeviceReport& r = device.run();
+  EXPECT_EQ(r.run.supersteps, 1u + 5u * 2u + 7u);  // dispatch; 5 bodies of 2 phases; 7 copies
+  std::vector<float> y(64), z(64), out(64);
+  device.read_tensor("y", y.data(), 256);
+  device.read_tensor("z", z.data(), 256);
+  device.read_tensor("doubler.out", out.data(), 256);
+  for (size_t i = 0; i < 64; ++i) {
+    EXPECT_EQ(y[i], 2 * x[i]) << i;
+    EXPECT_EQ(z[i], 4 * x[i]) << i;
+    EXPECT_EQ(out[i], 32 * x[i]) << i;
+  }
+}
+
+TEST(Sdk, AFunctionsOwnScratchLivesOnlyWhileItsBodyRuns) {
+  // Two functions' own scratch tensors share memory with each other's; a scratch tensor the
+  // program keeps across their calls shares with neither.
+  Graph g(Target::preset("mk2", 4));
+  declare_library(g);
+  const Doubler a = add_doubler(g, "a", 2), b = add_doubler(g, "b", 2);
+  const Tensor kept = g.add_variable(DType::kF32, {64}, "kept"),
+               x = g.add_variable(DType::kF32, {64}, "x");
+  g.set_tile_mapping(kept, 2);
+  g.set_tile_mapping(x, 1);
+  g.set_scratch(kept);
+  const Function fa = g.add_function(a.body, "a"), fb = g.add_function(b.body, "b");
+  const Executable exe =
+      compile(g, Sequence({Copy(x, kept), Copy(x, a.in), Call(fa), Copy(a.out, b.in), Call(fb),
+                           Copy(kept, a.in), Call(fa)}));
+  const auto at = [&](const char* name) { return exe.tensors.at(name).front().address; };
+  EXPECT_EQ(at("a.work"), at("b.work"));
+  EXPECT_EQ(at("a.doubled"), at("b.doubled"));
+  for (const char* own : {"a.work", "a.doubled"})
+    EXPECT_GE(std::max(at(own), at("kept")) - std::min(at(own), at("kept")), 256u) << own;
+  EXPECT_NE(at("a.work"), at("a.doubled"));
+}
+
+TEST(SdkErrors, AFunctionThatCallsOrStreamsIsRefusedByName) {
+  Graph g(Target::preset("mk2", 2));
+  declare_library(g);
+  const Doubler d = add_doubler(g, "d", 1);
+  const Function inner = g.add_function(d.body, "inner");
+  const Function outer = g.add_function(Sequence({Call(inner)}), "outer");
+  EXPECT_THAT([&] { compile(g, Call(outer)); },
+              ::testing::ThrowsMessage<GraphError>(
+                  HasSubstr("function 'outer' calls function 'inner': a function's body may not "
+                            "call a function")));
+  g.add_host_stream("in", DType::kF32, 64, StreamDirection::kHostToDevice);
+  const Function streams = g.add_function(Sequence({HostWrite("in", d.in)}), "streams");
+  EXPECT_THAT([&] { compile(g, Call(streams)); },
+              ::testing::ThrowsMessage<GraphError>(HasSubstr("function 'streams' moves host "
+                                                             "stream 'in'")));
+  EXPECT_THAT([&] { compile(g, Call(Function{7})); },
+              ::testing::ThrowsMessage<GraphError>(
+                  HasSubstr("Call of function id 7: the graph has 3 functions")));
+  EXPECT_THAT(
+      [&] { g.add_function(d.body, "inner"); },
+      ::testing::ThrowsMessage<GraphError>(HasSubstr("a function named 'inner' already exists")));
+}
+
 TEST(SdkErrors, ViewsThatCannotBeMadeAreRefusedByName) {
   Graph g(Target::preset("mk2", 4));
   const Tensor h = g.add_variable(DType::kF16, {4, 6}, "h");
