@@ -5,13 +5,17 @@
 //
 //   bert [--preset mk2|bow|...] [--tiles N] [--model tiny|large] [--hidden H] [--layers L]
 //        [--heads A] [--ffn F] [--seq S] [--vocab V] [--rows R] [--accumulate N] [--steps N]
-//        [--dataset-rows N] [--no-packing] [--histogram FILE]
+//        [--dataset-rows N] [--no-packing] [--histogram FILE] [--layers-per-chip N,N,...]
 //
+// --layers-per-chip: the pipeline, one stage a chip of the machine (e.g. --preset m2000
+// --layers 4 --layers-per-chip 1,1,1,1); the embeddings and the heads are on the first chip.
 // --dataset-rows: the rows of the dataset, read again epoch after epoch (the default, 4, is
 // one step's: the tiny demo learns it within a few steps); 0 for new rows every micro-batch.
 #include <fmt/format.h>
 
+#include <charconv>
 #include <string>
+#include <vector>
 
 #include "examples/bert/bert_app.h"
 #include "examples/example_options.h"
@@ -22,7 +26,7 @@ int main(int argc, char** argv) {
       "bert",
       "[--preset mk2|bow|...] [--tiles N] [--model tiny|large] [--hidden H] [--layers L] "
       "[--heads A] [--ffn F] [--seq S] [--vocab V] [--rows R] [--accumulate N] [--steps N] "
-      "[--dataset-rows N] [--no-packing] [--histogram FILE]",
+      "[--dataset-rows N] [--no-packing] [--histogram FILE] [--layers-per-chip N,N,...]",
       argc, argv,
       {"mk2",
        {{"tiles", "0"},
@@ -37,7 +41,8 @@ int main(int argc, char** argv) {
         {"accumulate", "2"},
         {"steps", "6"},
         {"dataset-rows", "4"},
-        {"histogram", IPU_BERT_DATA_DIR "/wikipedia_512.csv"}},
+        {"histogram", IPU_BERT_DATA_DIR "/wikipedia_512.csv"},
+        {"layers-per-chip", ""}},
        {"no-packing"}},
       [](const ipu::examples::ExampleOptions& options) {
         ipu::examples::bert::BertConfig c;
@@ -64,6 +69,20 @@ int main(int argc, char** argv) {
         c.packing = !options.yes("no-packing");
         c.dataset_rows = static_cast<unsigned>(options.count("dataset-rows", 0, 1u << 20));
         c.histogram = options.text("histogram");
+        // "3,7,7,7": counts from 1 to 48, split at commas.
+        const std::string split = options.text("layers-per-chip");
+        for (size_t at = 0; !split.empty() && at <= split.size();) {
+          const size_t comma = std::min(split.find(',', at), split.size());
+          size_t n = 0;
+          const auto [end, error] = std::from_chars(split.data() + at, split.data() + comma, n);
+          if (error != std::errc() || end != split.data() + comma || n == 0 || n > 48)
+            throw ipu::examples::OptionError(fmt::format(
+                "option --layers-per-chip: '{}' at character {} is not a count of layers from 1 "
+                "to 48 (give e.g. 3,7,7,7)",
+                split.substr(at, comma - at), at + 1));
+          c.layers_per_chip.push_back(n);
+          at = comma + 1;
+        }
         c.device = options.device();
         const auto r = ipu::examples::bert::run_bert(c);
         const BertShape& s = r.shape;
@@ -80,8 +99,13 @@ int main(int argc, char** argv) {
             100.0 * r.packing_efficiency);
         fmt::print(
             "schedule             {} micro-batches of {} rows a step, gradients summed in f32; "
-            "LAMB; one chip, {} tiles\n",
-            c.accumulate, s.rows, r.tiles);
+            "LAMB; {}\n",
+            c.accumulate, s.rows,
+            r.stages == 1 ? fmt::format("one chip, {} tiles", r.tiles)
+                          : fmt::format("pipelined over {} chips of {} tiles (layers {}), {} slots "
+                                        "a step, each stage's forward recomputed in its backward",
+                                        r.stages, r.tiles / r.stages,
+                                        options.text("layers-per-chip"), r.slots));
         fmt::print(
             "\nstep   MLM loss   NSP loss   (host: MLM, NSP)        simulated   sequences/s\n");
         uint64_t cycles = 0, sequences = 0;

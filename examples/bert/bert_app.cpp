@@ -24,6 +24,7 @@ namespace {
 // weight has an f32 master; an f32 weight is its own master.
 struct Parameter {
   std::string name;
+  unsigned stage = 0;  // whose backward pass makes the gradient (kHeadsStage: the heads')
   Tensor weight, grad, master, m, v, sum, scaled;
   std::optional<Tensor> rounded;  // f16 weights: the master rounded stochastically
   uint64_t seed = 0;
@@ -60,18 +61,26 @@ BertResult run_bert(const BertConfig& c) {
   BertShape s = c.shape;
   if (!c.packing) s.max_per_row = 1;
   out.shape = s;
+  // The replica: one chip a stage; the machine's chips split into replicas of that many.
+  const unsigned stages =
+      c.layers_per_chip.empty() ? 1u : static_cast<unsigned>(c.layers_per_chip.size());
+  if (c.machine.chips % stages != 0 || c.machine.chips / stages != 1)
+    throw std::invalid_argument(fmt::format(
+        "{} chips a replica on '{}' ({} chips): the pipeline takes every chip of the machine "
+        "(replicas of it are not built yet); give --layers-per-chip one number for each",
+        stages, c.machine.preset, c.machine.chips));
   // What cannot fit is refused before anything is built: every parameter's f32 master, LAMB's
-  // two moments and the gradient sum, and the products' f16 copies, against the chip's memory.
+  // two moments and the gradient sum, and the products' f16 copies, against the replica's memory.
   const uint64_t state_bytes = 16 * s.parameters() + 2 * s.f16_parameters();
-  const uint64_t chip_bytes =
-      uint64_t{c.tiles ? c.tiles : c.machine.chip.tiles} * c.machine.chip.tile.sram_bytes;
+  const unsigned tiles = c.tiles ? c.tiles : c.machine.chip.tiles;
+  const uint64_t chip_bytes = uint64_t{tiles} * stages * c.machine.chip.tile.sram_bytes;
   if (state_bytes > chip_bytes)
     throw std::invalid_argument(fmt::format(
         "{} parameters need {:.0f} MB with LAMB's state (16 bytes each, 2 more for an f16 "
-        "weight), more than the {:.0f} MB of the chip's {} tiles: a model this size needs the "
-        "pipeline over a machine's chips",
-        s.parameters(), state_bytes / 1e6, chip_bytes / 1e6,
-        c.tiles ? c.tiles : c.machine.chip.tiles));
+        "weight), more than the {:.0f} MB of {} chip{} of {} tiles: a model this size needs the "
+        "pipeline over more chips",
+        s.parameters(), state_bytes / 1e6, chip_bytes / 1e6, stages, stages == 1 ? "" : "s",
+        tiles));
   // Bad data options are refused before anything is built; the rows are made up front, so
   // their number is bounded.
   if (c.dataset_rows != 0 && c.dataset_rows % s.rows != 0)
@@ -95,15 +104,18 @@ BertResult run_bert(const BertConfig& c) {
   Graph g(sdk::Target::of(c.machine, c.tiles));
   out.tiles = g.tiles();
   out.clock_hz = c.machine.chip.tile.clock_hz;
-  BertModel model = build_bert(g, s);
+  BertOptions bo;
+  bo.layers_per_chip = c.layers_per_chip;
+  BertModel model = build_bert(g, s, bo);
   for (const ops::LayerStep& step : model.steps) out.flops_per_micro_batch += step.flops;
   out.operations = model.steps.size();
 
   // The parameters, each with its gradient, its LAMB state and its accumulated sum.
   std::vector<Parameter> params;
-  const auto param = [&](const std::string& name, Tensor weight, Tensor grad) {
+  const auto param = [&](const std::string& name, Tensor weight, Tensor grad, unsigned stage) {
     Parameter p;
     p.name = name;
+    p.stage = stage;
     p.weight = weight;
     p.grad = grad;
     const sdk::TensorInfo wi = g.tensor(weight);
@@ -121,11 +133,34 @@ BertResult run_bert(const BertConfig& c) {
     out.parameters += wi.elements;
     params.push_back(p);
   };
-  for (const ParameterRef& r : parameters(model)) param(r.name, r.weight, r.grad);
+  for (const ParameterRef& r : parameters(model)) param(r.name, r.weight, r.grad, r.stage);
 
-  // Programs: a micro-batch (its inputs streamed in, its losses out) whose gradients start the
-  // sums or add to them, and the update.
+  // The step's programs. Every micro-batch's inputs stream in at the step's start ([A x n] on
+  // chip 0) and its losses out at the end. Each stage's forward and backward passes, the heads'
+  // and each group's gradient accumulation are functions, compiled once and called for every
+  // micro-batch: a pipeline slot runs, on each chip, one micro-batch's backward pass (after the
+  // forward recomputed from the stage's stashed input) and the next one's forward, and ends in
+  // one exchange that moves every activation and gradient to its neighbour chip. Each chip syncs
+  // on its own inside a slot, so the stages run at once. One stage (one chip) runs each
+  // micro-batch's forward, heads and backward in a slot of its own, with no recomputation.
   const BertInputs& in = model.inputs;
+  const unsigned A = c.accumulate, S = static_cast<unsigned>(model.stages.size());
+  const unsigned chip_tiles = g.tiles() / S;
+  const auto repeated = [&](Tensor like, unsigned copies, unsigned chip, const std::string& name) {
+    const sdk::TensorInfo li = g.tensor(like);
+    const Tensor t = g.add_variable(li.type, {copies, li.elements}, name);
+    std::vector<sdk::Interval> mapping;
+    for (unsigned k = 0; k < copies; ++k)
+      for (const sdk::Interval& i : li.mapping)
+        mapping.push_back({k * li.elements + i.begin, k * li.elements + i.end,
+                           chip * chip_tiles + i.tile % chip_tiles});
+    g.set_tile_mapping(t, mapping);
+    return t;
+  };
+  const auto entry = [&](Tensor many, unsigned k) {
+    const size_t n = g.tensor(many).shape[1];
+    return g.region(many, k * n, (k + 1) * n);
+  };
   const std::vector<std::pair<const char*, Tensor>> inputs = {{"tokens", in.tokens},
                                                               {"positions", in.positions},
                                                               {"segments", in.segments},
@@ -134,25 +169,134 @@ BertResult run_bert(const BertConfig& c) {
                                                               {"mlm_labels", in.mlm_labels},
                                                               {"nsp_positions", in.nsp_positions},
                                                               {"nsp_labels", in.nsp_labels}};
-  Program stream_in = sdk::Sequence({});
+  std::map<std::string, Tensor> batch;
+  Program step_program = sdk::Sequence({});
   for (const auto& [name, t] : inputs) {
-    g.add_host_stream(name, g.tensor(t).type, g.tensor(t).elements,
+    batch[name] = repeated(t, A, 0, fmt::format("bert.batch.{}", name));
+    g.add_host_stream(name, g.tensor(t).type, A * g.tensor(t).elements,
                       sdk::StreamDirection::kHostToDevice);
-    stream_in.body.push_back(sdk::HostWrite(name, t));
+    step_program.body.push_back(sdk::HostWrite(name, batch[name]));
   }
-  g.add_host_stream("mlm_loss", DType::kF32, s.predictions(), sdk::StreamDirection::kDeviceToHost);
-  g.add_host_stream("nsp_loss", DType::kF32, s.sentences(), sdk::StreamDirection::kDeviceToHost);
-  const Program stream_out = sdk::Sequence(
-      {sdk::HostRead(model.mlm_loss, "mlm_loss"), sdk::HostRead(model.nsp_loss, "nsp_loss")});
-  // One program a micro-batch (a second copy of the model's exchanges would not fit the
-  // tiles): its gradients added to the sums, which the update sets back to 0.
-  Program accumulate = sdk::Sequence({});
-  for (const Parameter& p : params) {
-    const Tensor added =
-        ops::binary(g, accumulate, ops::BinaryOp::kAdd, p.sum, p.grad, p.name + ".added");
-    accumulate.body.push_back(sdk::Copy(added, p.sum));
+  const Tensor mlm_losses = repeated(model.mlm_loss, A, 0, "bert.batch.mlm_loss");
+  const Tensor nsp_losses = repeated(model.nsp_loss, A, 0, "bert.batch.nsp_loss");
+  g.add_host_stream("mlm_loss", DType::kF32, A * s.predictions(),
+                    sdk::StreamDirection::kDeviceToHost);
+  g.add_host_stream("nsp_loss", DType::kF32, A * s.sentences(),
+                    sdk::StreamDirection::kDeviceToHost);
+  // Each later stage's masks, and its stash of inputs: a micro-batch's input arrives a slot
+  // before its forward pass and is read again 2 (S - stage) slots later, for the backward.
+  std::vector<Tensor> masks(S), stash(S);
+  std::vector<unsigned> depth(S, 0);
+  std::vector<std::pair<sdk::Region, sdk::Region>> to_stages;
+  for (unsigned k = 1; k < S; ++k) {
+    const BertStage& st = model.stages[k];
+    masks[k] = repeated(st.mask, A, k, fmt::format("bert.stage{}.masks", k));
+    depth[k] = std::min(A, 2 * (S - k) + 1);
+    stash[k] = repeated(st.input, depth[k], k, fmt::format("bert.stage{}.stash", k));
+    to_stages.push_back({g.region(batch["sequence_ids"]), g.region(masks[k])});
   }
-  const Program model_program = ops::sequence_of(model.steps);
+  if (!to_stages.empty()) step_program.body.push_back(sdk::Copy(to_stages));
+
+  const auto function = [&](const std::string& name, StepRange range) {
+    const std::vector<ops::LayerStep> part(
+        model.steps.begin() + static_cast<ptrdiff_t>(range.begin),
+        model.steps.begin() + static_cast<ptrdiff_t>(range.end));
+    return g.add_function(ops::sequence_of(part), name);
+  };
+  std::vector<sdk::Function> forward(S), backward(S), accumulate(S);
+  for (unsigned k = 0; k < S; ++k) {
+    forward[k] = function(fmt::format("stage{}.forward", k), model.stages[k].forward);
+    backward[k] = function(fmt::format("stage{}.backward", k), model.stages[k].backward);
+  }
+  const sdk::Function heads = function("heads", model.heads);
+  // Each group's gradients added to their sums (the update sets the sums back to 0); the word
+  // embedding's sum takes the heads' part with the heads' and the lookup's with stage 0's.
+  const auto adder = [&](unsigned group) {
+    Program p = sdk::Sequence({});
+    const auto add = [&](const Parameter& q, Tensor grad, const std::string& name) {
+      const Tensor added = ops::binary(g, p, ops::BinaryOp::kAdd, q.sum, grad, name);
+      p.body.push_back(sdk::Copy(added, q.sum));
+    };
+    for (const Parameter& q : params)
+      if (q.stage == group) add(q, q.grad, q.name + ".added");
+    if (group == kHeadsStage) add(params[0], model.grads.word_t_tied, "word_t.added_tied");
+    return p;
+  };
+  for (unsigned k = 0; k < S; ++k)
+    accumulate[k] = g.add_function(adder(k), fmt::format("stage{}.accumulate", k));
+  const sdk::Function accumulate_heads = g.add_function(adder(kHeadsStage), "heads.accumulate");
+
+  // The schedule, slot by slot; the host replays its accumulations in the same order.
+  std::vector<std::pair<unsigned, unsigned>> accumulations;  // (group, micro-batch)
+  const auto valid = [&](int m) { return m >= 0 && m < static_cast<int>(A); };
+  const auto restore = [&](Program& p, unsigned k, unsigned mb) {
+    std::vector<std::pair<sdk::Region, sdk::Region>> pairs;
+    if (k == 0) {
+      for (const char* name : {"tokens", "positions", "segments", "sequence_ids"})
+        for (const auto& [n, t] : inputs)
+          if (std::string(n) == name) pairs.push_back({entry(batch[name], mb), g.region(t)});
+    } else {
+      pairs.push_back({entry(masks[k], mb), g.region(model.stages[k].mask)});
+      pairs.push_back({entry(stash[k], mb % depth[k]), g.region(model.stages[k].input)});
+    }
+    p.body.push_back(sdk::Copy(pairs));
+  };
+  const auto run_heads = [&](Program& p, unsigned mb) {
+    std::vector<std::pair<sdk::Region, sdk::Region>> labels;
+    for (const char* name : {"mlm_positions", "mlm_labels", "nsp_positions", "nsp_labels"})
+      for (const auto& [n, t] : inputs)
+        if (std::string(n) == name) labels.push_back({entry(batch[name], mb), g.region(t)});
+    p.body.push_back(sdk::Copy(labels));
+    p.body.push_back(sdk::Call(heads));
+    p.body.push_back(sdk::Copy({{g.region(model.mlm_loss), entry(mlm_losses, mb)},
+                                {g.region(model.nsp_loss), entry(nsp_losses, mb)}}));
+    p.body.push_back(sdk::Call(accumulate_heads));
+    accumulations.push_back({kHeadsStage, mb});
+  };
+  const auto run_backward = [&](Program& p, unsigned k, unsigned mb) {
+    p.body.push_back(sdk::Call(backward[k]));
+    p.body.push_back(sdk::Call(accumulate[k]));
+    accumulations.push_back({k, mb});
+  };
+  if (S == 1) {
+    for (unsigned mb = 0; mb < A; ++mb) {
+      restore(step_program, 0, mb);
+      step_program.body.push_back(sdk::Call(forward[0]));
+      run_heads(step_program, mb);
+      run_backward(step_program, 0, mb);
+    }
+  } else {
+    for (int t = 0; t < static_cast<int>(A + 2 * S); ++t) {
+      std::vector<std::pair<sdk::Region, sdk::Region>> sends;
+      for (unsigned k = 0; k < S; ++k) {
+        const BertStage& st = model.stages[k];
+        const int b = t - static_cast<int>(2 * S - k), f = t - static_cast<int>(k);
+        if (valid(b)) {
+          restore(step_program, k, static_cast<unsigned>(b));
+          step_program.body.push_back(sdk::Call(forward[k]));  // recomputed
+          run_backward(step_program, k, static_cast<unsigned>(b));
+          if (k > 0) sends.push_back({g.region(st.dinput), g.region(model.stages[k - 1].doutput)});
+        }
+        if (valid(f)) {
+          restore(step_program, k, static_cast<unsigned>(f));
+          step_program.body.push_back(sdk::Call(forward[k]));
+          sends.push_back({g.region(st.output),
+                           k + 1 < S ? entry(stash[k + 1], static_cast<unsigned>(f) % depth[k + 1])
+                                     : g.region(model.heads_input)});
+        }
+        const int h = t - static_cast<int>(S);
+        if (k == 0 && valid(h)) {
+          run_heads(step_program, static_cast<unsigned>(h));
+          sends.push_back({g.region(model.heads_dinput), g.region(model.stages[S - 1].doutput)});
+        }
+      }
+      if (!sends.empty()) step_program.body.push_back(sdk::Copy(sends));
+    }
+  }
+  step_program.body.push_back(sdk::HostRead(mlm_losses, "mlm_loss"));
+  step_program.body.push_back(sdk::HostRead(nsp_losses, "nsp_loss"));
+  out.stages = S;
+  out.slots = S == 1 ? A : A + 2 * S;
   // The update: the step's bias corrections and its number (the stochastic rounding's salt).
   const Tensor corrections = g.add_variable(DType::kF32, {2}, "bert.corrections");
   const Tensor step_number = g.add_variable(DType::kU32, {1}, "bert.step");
@@ -185,9 +329,7 @@ BertResult run_bert(const BertConfig& c) {
     update.body.push_back(sdk::Copy(cleared, p.sum));
   }
   const auto compile_start = std::chrono::steady_clock::now();
-  const sdk::Executable exe =
-      sdk::compile(g, {{"micro", sdk::Sequence({stream_in, model_program, stream_out, accumulate})},
-                       {"update", update}});
+  const sdk::Executable exe = sdk::compile(g, {{"step", step_program}, {"update", update}});
   out.compile_seconds = seconds_since(compile_start);
   out.memory_report = exe.memory_report;
   out.fullest_tile = exe.fullest_tile.tile;
@@ -229,23 +371,14 @@ BertResult run_bert(const BertConfig& c) {
     }
   }
 
-  // Streams: one micro-batch's inputs, its losses.
-  BertInputValues batch;
-  std::vector<float> mlm_loss(s.predictions()), nsp_loss(s.sentences());
+  // Streams: a step's inputs (its micro-batches' in turn) and its losses.
+  BertInputValues step_inputs;
+  std::vector<float> mlm_loss(size_t{A} * s.predictions()), nsp_loss(size_t{A} * s.sentences());
   float correction_values[2] = {1, 1};
   uint32_t step_value = 0;
   const auto connect = [&](const char* name, auto& v) {
     device.connect_stream(name, v.data(), v.size() * sizeof(v[0]));
   };
-  batch = input_values(rows, 0, s);
-  connect("tokens", batch.tokens);
-  connect("positions", batch.positions);
-  connect("segments", batch.segments);
-  connect("sequence_ids", batch.sequence_ids);
-  connect("mlm_positions", batch.mlm_positions);
-  connect("mlm_labels", batch.mlm_labels);
-  connect("nsp_positions", batch.nsp_positions);
-  connect("nsp_labels", batch.nsp_labels);
   connect("mlm_loss", mlm_loss);
   connect("nsp_loss", nsp_loss);
   device.connect_stream("corrections", correction_values, 8);
@@ -277,37 +410,63 @@ BertResult run_bert(const BertConfig& c) {
     double mlm = 0, nsp = 0, mlm_host = 0, nsp_host = 0;
     size_t predictions = 0, sentences = 0, unused = 0;
     const BertWeightValues weights = host_weights();
-    for (unsigned a = 0; a < c.accumulate; ++a) {
-      // New contents in the buffers the streams read.
-      const BertInputValues fresh = input_values(rows, next_row, s);
-      const auto refill = [](auto& to, const auto& from) {
-        std::copy(from.begin(), from.end(), to.begin());
+    std::vector<BertInputValues> micro(A);
+    step_inputs = BertInputValues{};
+    for (unsigned a = 0; a < A; ++a) {
+      micro[a] = input_values(rows, next_row, s);
+      const auto append = [](auto& to, const auto& from) {
+        to.insert(to.end(), from.begin(), from.end());
       };
-      refill(batch.tokens, fresh.tokens);
-      refill(batch.positions, fresh.positions);
-      refill(batch.segments, fresh.segments);
-      refill(batch.sequence_ids, fresh.sequence_ids);
-      refill(batch.mlm_positions, fresh.mlm_positions);
-      refill(batch.mlm_labels, fresh.mlm_labels);
-      refill(batch.nsp_positions, fresh.nsp_positions);
-      refill(batch.nsp_labels, fresh.nsp_labels);
+      append(step_inputs.tokens, micro[a].tokens);
+      append(step_inputs.positions, micro[a].positions);
+      append(step_inputs.segments, micro[a].segments);
+      append(step_inputs.sequence_ids, micro[a].sequence_ids);
+      append(step_inputs.mlm_positions, micro[a].mlm_positions);
+      append(step_inputs.mlm_labels, micro[a].mlm_labels);
+      append(step_inputs.nsp_positions, micro[a].nsp_positions);
+      append(step_inputs.nsp_labels, micro[a].nsp_labels);
       for (size_t row = next_row; row < next_row + s.rows; ++row)
         for (size_t k = 0; k < rows.max_per_row; ++k)
           r.sequences += rows.nsp_weights[row * rows.max_per_row + k] != 0.0f;
       for (size_t i = next_row * s.seq; i < (next_row + s.rows) * s.seq; ++i)
         r.real_tokens += rows.sequence_ids[i] != 0;
       next_row = (next_row + s.rows) % dataset_rows;
-      r.cycles += device.run("micro").run.cycles;
-      const BertValues want = bert_reference(model, s, batch, weights);
-      identical &= std::memcmp(mlm_loss.data(), want.mlm_loss.data(), mlm_loss.size() * 4) == 0 &&
-                   std::memcmp(nsp_loss.data(), want.nsp_loss.data(), nsp_loss.size() * 4) == 0;
-      mean_used(mlm_loss, batch.mlm_labels, mlm, predictions);
-      mean_used(nsp_loss, batch.nsp_labels, nsp, sentences);
-      mean_used(want.mlm_loss, batch.mlm_labels, mlm_host, unused);
-      mean_used(want.nsp_loss, batch.nsp_labels, nsp_host, unused);
-      const auto grads = gradient_values(want.grads);
+    }
+    connect("tokens", step_inputs.tokens);
+    connect("positions", step_inputs.positions);
+    connect("segments", step_inputs.segments);
+    connect("sequence_ids", step_inputs.sequence_ids);
+    connect("mlm_positions", step_inputs.mlm_positions);
+    connect("mlm_labels", step_inputs.mlm_labels);
+    connect("nsp_positions", step_inputs.nsp_positions);
+    connect("nsp_labels", step_inputs.nsp_labels);
+    const sdk::DeviceReport& ran = device.run("step");
+    r.cycles += ran.run.cycles;
+    r.ipulink_bytes = ran.run.ipulink_bytes;
+    // The host: each micro-batch's run of the model, its gradients added to the sums in the
+    // order the schedule added them.
+    std::vector<BertValues> want(A);
+    for (unsigned a = 0; a < A; ++a) {
+      want[a] = bert_reference(model, s, micro[a], weights);
+      const size_t P = s.predictions(), K = s.sentences();
+      identical &= std::memcmp(mlm_loss.data() + a * P, want[a].mlm_loss.data(), P * 4) == 0 &&
+                   std::memcmp(nsp_loss.data() + a * K, want[a].nsp_loss.data(), K * 4) == 0;
+      const std::vector<float> mlm_got(mlm_loss.begin() + static_cast<ptrdiff_t>(a * P),
+                                       mlm_loss.begin() + static_cast<ptrdiff_t>((a + 1) * P));
+      const std::vector<float> nsp_got(nsp_loss.begin() + static_cast<ptrdiff_t>(a * K),
+                                       nsp_loss.begin() + static_cast<ptrdiff_t>((a + 1) * K));
+      mean_used(mlm_got, micro[a].mlm_labels, mlm, predictions);
+      mean_used(nsp_got, micro[a].nsp_labels, nsp, sentences);
+      mean_used(want[a].mlm_loss, micro[a].mlm_labels, mlm_host, unused);
+      mean_used(want[a].nsp_loss, micro[a].nsp_labels, nsp_host, unused);
+    }
+    for (const auto& [group, mb] : accumulations) {
+      const auto grads = gradient_values(want[mb].grads);
       for (size_t i = 0; i < params.size(); ++i)
-        host[i].sum = ref::binary(ops::BinaryOp::kAdd, host[i].sum, *grads[i]);
+        if (params[i].stage == group)
+          host[i].sum = ref::binary(ops::BinaryOp::kAdd, host[i].sum, *grads[i]);
+      if (group == kHeadsStage)
+        host[0].sum = ref::binary(ops::BinaryOp::kAdd, host[0].sum, want[mb].grads.word_t_tied);
     }
     r.mlm_loss = mlm / static_cast<double>(predictions);
     r.nsp_loss = nsp / static_cast<double>(sentences);

@@ -21,6 +21,9 @@ struct BertConfig {
   hw::MachineConfig machine = hw::machine_preset("mk2");
   unsigned tiles = 0;  // of the chip (0: all)
   BertShape shape = BertShape::tiny();
+  // The layers on each chip of the machine, the pipeline's stages (empty: one chip, the
+  // machine's first).
+  std::vector<size_t> layers_per_chip;
   unsigned accumulate = 2;  // micro-batches a step
   unsigned steps = 6;
   bool packing = true;  // false: one sequence a row, padded
@@ -37,12 +40,14 @@ struct BertStep {
   double expected_mlm_loss = 0, expected_nsp_loss = 0;  // the host's
   uint64_t cycles = 0;                                  // the micro-batches' and the update's
   uint64_t update_cycles = 0;
+  uint64_t ipulink_bytes = 0;  // the step program's
   uint64_t sequences = 0, real_tokens = 0;
 };
 
 struct BertResult {
   BertShape shape;
-  unsigned tiles = 0;
+  unsigned tiles = 0;              // of the replica
+  unsigned stages = 1, slots = 0;  // pipeline stages (chips); slots a step
   double clock_hz = 0;
   uint64_t parameters = 0;
   double flops_per_micro_batch = 0;  // the products' (forward and backward)

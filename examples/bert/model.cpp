@@ -58,13 +58,39 @@ BertShape BertShape::tiny() { return BertShape{}; }
 
 namespace {
 
-ops::EncoderOptions layer_options(const BertOptions& o, size_t l) {
+ops::EncoderOptions layer_options(const BertOptions& o, size_t l, unsigned first_tile = 0,
+                                  unsigned tiles = 0) {
   ops::EncoderOptions e;
   e.epsilon = o.epsilon;
   e.available_memory_proportion = o.available_memory_proportion;
   e.name = fmt::format("{}.layer{}", o.name, l);
   e.packed = true;
+  e.first_tile = first_tile;
+  e.tiles = tiles;
   return e;
+}
+
+// The layers on each chip: the options' split, checked against the model and the graph.
+std::vector<size_t> stage_layers(const Graph& g, const BertShape& s, const BertOptions& o) {
+  if (o.layers_per_chip.empty()) return {s.layers};
+  size_t sum = 0;
+  bool empty_stage = false;
+  for (size_t n : o.layers_per_chip) sum += n, empty_stage |= n == 0;
+  const auto split = [&] {
+    std::string text;
+    for (size_t n : o.layers_per_chip) text += fmt::format("{}{}", text.empty() ? "" : ",", n);
+    return text;
+  };
+  if (sum != s.layers || empty_stage)
+    throw GraphError(
+        fmt::format("{}: layers per chip {} for a model of {} layers: every chip takes "
+                    "at least one layer and the layers add up to the model's",
+                    o.name, split(), s.layers));
+  if (o.layers_per_chip.size() > 1 && o.layers_per_chip.size() != g.target().replica_chips())
+    throw GraphError(
+        fmt::format("{}: layers per chip {} name {} chips; a replica of the target has {}", o.name,
+                    split(), o.layers_per_chip.size(), g.target().replica_chips()));
+  return o.layers_per_chip;
 }
 
 void check_shape(const BertShape& s, const std::string& name) {
@@ -85,8 +111,20 @@ void check_shape(const BertShape& s, const std::string& name) {
 BertModel build_bert(Graph& g, const BertShape& s, const BertOptions& o) {
   check_shape(s, o.name);
   const size_t H = s.hidden, T = s.tokens(), P = s.predictions(), K = s.sentences(), V = s.vocab;
-  const unsigned tiles = g.tiles();
+  const std::vector<size_t> per_chip = stage_layers(g, s, o);
+  const auto S = static_cast<unsigned>(per_chip.size());
+  const unsigned tiles = g.tiles() / S;  // a stage's: the embeddings and heads take chip 0's
   BertModel m;
+  // A variable laid out on `chip` as `like` is on its own chip: the copies between stages go
+  // from each tile to its twin on the next chip.
+  const auto on_chip = [&](Tensor like, unsigned chip, const std::string& what) {
+    const sdk::TensorInfo li = g.tensor(like);
+    const Tensor t = g.add_variable(li.type, li.shape, o.name + "." + what);
+    std::vector<sdk::Interval> mapping = li.mapping;
+    for (sdk::Interval& i : mapping) i.tile = chip * tiles + i.tile % tiles;
+    g.set_tile_mapping(t, mapping);
+    return t;
+  };
   unsigned next_tile = 0;
   // Vectors whole on one tile each (as add_encoder_weights places them); the rest spread.
   const auto add = [&](DType type, std::vector<size_t> shape, const std::string& what) {
@@ -114,11 +152,17 @@ BertModel build_bert(Graph& g, const BertShape& s, const BertOptions& o) {
   w.segment_t = add(DType::kF32, {H, 2}, "segment_t");
   w.embedding_gamma = add(DType::kF32, {H}, "embedding_gamma");
   w.embedding_beta = add(DType::kF32, {H}, "embedding_beta");
+  std::vector<unsigned> chip_of_layer;
+  for (unsigned c = 0; c < S; ++c) chip_of_layer.insert(chip_of_layer.end(), per_chip[c], c);
+  const auto placed = [&](size_t l) {
+    return layer_options(o, l, chip_of_layer[l] * tiles, S > 1 ? tiles : 0);
+  };
   for (size_t l = 0; l < s.layers; ++l)
-    w.layers.push_back(ops::add_encoder_weights(g, s.encoder(), layer_options(o, l)));
+    w.layers.push_back(ops::add_encoder_weights(g, s.encoder(), placed(l)));
   ops::MatmulOptions ta;
   ta.transpose_a = true;
   ta.available_memory_proportion = o.available_memory_proportion;
+  ta.tiles = S > 1 ? tiles : 0;
   w.mlm_dense = ops::create_matmul_input(g, {P, H, H}, false, o.name + ".mlm_dense", ta);
   w.mlm_bias = add(DType::kF32, {H}, "mlm_bias");
   w.mlm_gamma = add(DType::kF32, {H}, "mlm_gamma");
@@ -128,11 +172,12 @@ BertModel build_bert(Graph& g, const BertShape& s, const BertOptions& o) {
   w.pooler_bias = add(DType::kF32, {H}, "pooler_bias");
   ops::MatmulOptions plain;
   plain.available_memory_proportion = o.available_memory_proportion;
+  plain.tiles = ta.tiles;
   w.nsp = ops::create_matmul_input(g, {K, H, 2}, false, o.name + ".nsp", plain);
   w.nsp_bias = add(DType::kF32, {2}, "nsp_bias");
 
   // The forward pass: embeddings, the layers, the heads and their losses.
-  StepList st(g, m.steps, o.name, o.available_memory_proportion);
+  StepList st(g, m.steps, o.name, o.available_memory_proportion, 0, ta.tiles);
   const auto lookup = [&](const char* label, Tensor table, Tensor indices) {
     return st.op(label, [&](Program& p, const std::string& n) {
       return ops::embedding_lookup(g, p, table, indices, n);
@@ -170,12 +215,33 @@ BertModel build_bert(Graph& g, const BertShape& s, const BertOptions& o) {
       });
   std::vector<ops::EncoderForward> forward;
   Tensor x = embed_norm.y;
-  for (size_t l = 0; l < s.layers; ++l) {
-    forward.push_back(ops::encoder_forward(g, m.steps, s.encoder(), w.layers[l], x, in.sequence_ids,
-                                           layer_options(o, l)));
-    x = forward.back().y;
+  m.stages.resize(S);
+  size_t layer = 0;
+  for (unsigned c = 0; c < S; ++c) {
+    BertStage& stage = m.stages[c];
+    stage.chip = c;
+    stage.first_layer = layer;
+    stage.layers = per_chip[c];
+    if (c > 0) {
+      x = on_chip(x, c, fmt::format("stage{}.input", c));
+      stage.mask = on_chip(in.sequence_ids, c, fmt::format("stage{}.sequence_ids", c));
+    } else {
+      stage.mask = in.sequence_ids;
+      stage.forward.begin = 0;  // the embeddings are stage 0's
+    }
+    if (c > 0) stage.forward.begin = m.steps.size();
+    stage.input = x;
+    for (; layer < stage.first_layer + stage.layers; ++layer) {
+      forward.push_back(ops::encoder_forward(g, m.steps, s.encoder(), w.layers[layer], x,
+                                             stage.mask, placed(layer)));
+      x = forward.back().y;
+    }
+    stage.output = x;
+    stage.forward.end = m.steps.size();
   }
-  const Tensor output_t = transpose(st, "output_t", x);  // [H x T]
+  m.heads_input = S > 1 ? on_chip(x, 0, "heads.input") : x;
+  m.heads.begin = m.steps.size();
+  const Tensor output_t = transpose(st, "output_t", m.heads_input);  // [H x T]
   // The masked-language-model head, its decoder the word embedding.
   const Tensor gathered16 =
       half(st, "mlm_gather_f16", lookup("mlm_gather", output_t, in.mlm_positions));
@@ -212,12 +278,8 @@ BertModel build_bert(Graph& g, const BertShape& s, const BertOptions& o) {
   m.forward_steps = m.steps.size();
 
   // The backward pass, from the heads to the embeddings.
-  StepList bt(g, m.steps, o.name + ".grad", o.available_memory_proportion);
+  StepList bt(g, m.steps, o.name + ".grad", o.available_memory_proportion, 0, ta.tiles);
   BertGrads& d = m.grads;
-  const auto kept = [&](const std::string& label, BinaryOp op, Tensor a, Tensor b) {
-    return bt.add(label, 0.0,
-                  [&](Program& p, const std::string& n) { return ops::binary(g, p, op, a, b, n); });
-  };
   d.nsp_bias = bt.column_sums("nsp_bias", nsp.dlogits);
   const Tensor dnsp16 = half(bt, "nsp_f16", nsp.dlogits);
   d.nsp = bt.matmul("nsp_weights", pooled16, dnsp16, true, false, DType::kF32, true);
@@ -230,8 +292,8 @@ BertModel build_bert(Graph& g, const BertShape& s, const BertOptions& o) {
   const Tensor dcls_t = bt.matmul("pooler_input", w.pooler, dpooled16, false, true, DType::kF32);
   d.mlm_decoder_bias = bt.column_sums("mlm_decoder_bias", mlm.dlogits);
   const Tensor dlogits16 = half(bt, "mlm_decoder_f16", mlm.dlogits);
-  const Tensor dword_tied =
-      bt.matmul("mlm_decoder_weights", mlm_norm16, dlogits16, true, false, DType::kF32);
+  d.word_t_tied =
+      bt.matmul("mlm_decoder_weights", mlm_norm16, dlogits16, true, false, DType::kF32, true);
   const Tensor dmlm_norm =
       bt.matmul("mlm_decoder_input", dlogits16, word16, false, true, DType::kF32);
   const ops::LayerNormGrad mlm_norm_grad =
@@ -257,11 +319,21 @@ BertModel build_bert(Graph& g, const BertShape& s, const BertOptions& o) {
       binary(bt, "heads_sum", BinaryOp::kAdd, scatter("mlm_scatter", dgathered_t, in.mlm_positions),
              scatter("nsp_scatter", dcls_t, in.nsp_positions));
   Tensor dy = transpose(bt, "output_rows", doutput_t);
+  m.heads_dinput = dy;
+  m.heads.end = m.steps.size();
   d.layers.resize(s.layers);
-  for (size_t l = s.layers; l-- > 0;) {
-    d.layers[l] = ops::encoder_backward(g, m.steps, s.encoder(), w.layers[l], forward[l], dy,
-                                        layer_options(o, l));
-    dy = d.layers[l].dx;
+  for (unsigned c = S; c-- > 0;) {
+    BertStage& stage = m.stages[c];
+    if (S > 1) dy = on_chip(dy, c, fmt::format("stage{}.doutput", c));
+    stage.doutput = dy;
+    stage.backward.begin = m.steps.size();
+    for (size_t l = stage.first_layer + stage.layers; l-- > stage.first_layer;) {
+      d.layers[l] =
+          ops::encoder_backward(g, m.steps, s.encoder(), w.layers[l], forward[l], dy, placed(l));
+      dy = d.layers[l].dx;
+    }
+    stage.dinput = dy;
+    if (c > 0) stage.backward.end = m.steps.size();
   }
   const ops::LayerNormGrad embed_grad =
       bt.add("embed_norm", 0.0, [&](Program& p, const std::string& n) {
@@ -275,9 +347,10 @@ BertModel build_bert(Graph& g, const BertShape& s, const BertOptions& o) {
       return ops::embedding_grad(g, p, dembedded_t, indices, entries, n);
     });
   };
-  d.word_t = kept("word_sum", BinaryOp::kAdd, table_grad("embed_words", in.tokens, V), dword_tied);
+  d.word_t = table_grad("embed_words", in.tokens, V);
   d.position_t = table_grad("embed_positions", in.positions, s.seq);
   d.segment_t = table_grad("embed_segments", in.segments, 2);
+  m.stages[0].backward.end = m.steps.size();
   return m;
 }
 
@@ -354,7 +427,7 @@ BertValues bert_reference(const BertModel& model, const BertShape& s, const Bert
   const std::vector<float> dcls_t = bt.product("pooler_input", w.pooler, dpooled16);
   d.mlm_decoder_bias = bt.column_sums("mlm_decoder_bias", dlogits, V);
   const std::vector<uint16_t> dlogits16 = cast_to_f16(dlogits);
-  const std::vector<float> dword_tied = bt.product("mlm_decoder_weights", mlm_norm16, dlogits16);
+  d.word_t_tied = bt.product("mlm_decoder_weights", mlm_norm16, dlogits16);
   const std::vector<float> dmlm_norm = bt.product("mlm_decoder_input", dlogits16, word16);
   const std::vector<float> dmlm_act =
       ref::layer_norm_grad(mlm_act, dmlm_norm, w.mlm_gamma, mlm_norm.mean, mlm_norm.inv_std, H,
@@ -378,7 +451,7 @@ BertValues bert_reference(const BertModel& model, const BertShape& s, const Bert
       embedded_rows, dy, w.embedding_gamma, embed_norm.mean, embed_norm.inv_std, H,
       bt["embed_norm"].partial_rows, &d.embedding_gamma, &d.embedding_beta);
   const std::vector<float> dembedded_t = transposed(dembedded_rows, T, H);
-  d.word_t = binary(BinaryOp::kAdd, embedding_grad(dembedded_t, in.tokens, V), dword_tied);
+  d.word_t = embedding_grad(dembedded_t, in.tokens, V);
   d.position_t = embedding_grad(dembedded_t, in.positions, s.seq);
   d.segment_t = embedding_grad(dembedded_t, in.segments, 2);
   return out;
@@ -387,16 +460,18 @@ BertValues bert_reference(const BertModel& model, const BertShape& s, const Bert
 std::vector<ParameterRef> parameters(const BertModel& m) {
   const BertWeights& w = m.weights;
   const BertGrads& d = m.grads;
-  std::vector<ParameterRef> p = {{"word_t", w.word_t, d.word_t},
-                                 {"position_t", w.position_t, d.position_t},
-                                 {"segment_t", w.segment_t, d.segment_t},
-                                 {"embedding_gamma", w.embedding_gamma, d.embedding_gamma},
-                                 {"embedding_beta", w.embedding_beta, d.embedding_beta}};
+  std::vector<ParameterRef> p = {{"word_t", w.word_t, d.word_t, 0},
+                                 {"position_t", w.position_t, d.position_t, 0},
+                                 {"segment_t", w.segment_t, d.segment_t, 0},
+                                 {"embedding_gamma", w.embedding_gamma, d.embedding_gamma, 0},
+                                 {"embedding_beta", w.embedding_beta, d.embedding_beta, 0}};
   for (size_t l = 0; l < w.layers.size(); ++l) {
     const ops::EncoderWeights& lw = w.layers[l];
     const ops::EncoderGrads& ld = d.layers[l];
+    unsigned stage = 0;
+    while (stage + 1 < m.stages.size() && l >= m.stages[stage + 1].first_layer) ++stage;
     const auto add = [&](const char* what, Tensor weight, Tensor grad) {
-      p.push_back({fmt::format("layer{}.{}", l, what), weight, grad});
+      p.push_back({fmt::format("layer{}.{}", l, what), weight, grad, stage});
     };
     add("qkv_t", lw.qkv_t, ld.qkv_t);
     add("out", lw.out, ld.out);
@@ -410,16 +485,17 @@ std::vector<ParameterRef> parameters(const BertModel& m) {
     add("gamma2", lw.gamma2, ld.gamma2);
     add("beta2", lw.beta2, ld.beta2);
   }
+  const unsigned h = kHeadsStage;
   for (const ParameterRef& r :
-       std::vector<ParameterRef>{{"mlm_dense", w.mlm_dense, d.mlm_dense},
-                                 {"mlm_bias", w.mlm_bias, d.mlm_bias},
-                                 {"mlm_gamma", w.mlm_gamma, d.mlm_gamma},
-                                 {"mlm_beta", w.mlm_beta, d.mlm_beta},
-                                 {"mlm_decoder_bias", w.mlm_decoder_bias, d.mlm_decoder_bias},
-                                 {"pooler", w.pooler, d.pooler},
-                                 {"pooler_bias", w.pooler_bias, d.pooler_bias},
-                                 {"nsp", w.nsp, d.nsp},
-                                 {"nsp_bias", w.nsp_bias, d.nsp_bias}})
+       std::vector<ParameterRef>{{"mlm_dense", w.mlm_dense, d.mlm_dense, h},
+                                 {"mlm_bias", w.mlm_bias, d.mlm_bias, h},
+                                 {"mlm_gamma", w.mlm_gamma, d.mlm_gamma, h},
+                                 {"mlm_beta", w.mlm_beta, d.mlm_beta, h},
+                                 {"mlm_decoder_bias", w.mlm_decoder_bias, d.mlm_decoder_bias, h},
+                                 {"pooler", w.pooler, d.pooler, h},
+                                 {"pooler_bias", w.pooler_bias, d.pooler_bias, h},
+                                 {"nsp", w.nsp, d.nsp, h},
+                                 {"nsp_bias", w.nsp_bias, d.nsp_bias, h}})
     p.push_back(r);
   return p;
 }

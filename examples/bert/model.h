@@ -58,10 +58,31 @@ struct BertWeights {
 };
 
 struct BertGrads {
-  sdk::Tensor word_t, position_t, segment_t, embedding_gamma, embedding_beta;
+  // The word embedding's gradient comes in two parts, added to its sum where each is made: the
+  // lookup's (word_t, with the embedding's) and the MLM decoder's (word_t_tied, with the heads').
+  sdk::Tensor word_t, word_t_tied, position_t, segment_t, embedding_gamma, embedding_beta;
   std::vector<sdk::ops::EncoderGrads> layers;
   sdk::Tensor mlm_dense, mlm_bias, mlm_gamma, mlm_beta, mlm_decoder_bias;
   sdk::Tensor pooler, pooler_bias, nsp, nsp_bias;
+};
+
+// A step range [begin, end) of BertModel::steps.
+struct StepRange {
+  size_t begin = 0, end = 0;
+};
+
+// One chip's part of the pipeline: its layers, the tensors its neighbours' copies fill and read,
+// and its steps. Stage 0 also holds the embeddings; the heads run on chip 0 after the last
+// stage (their weights are tied to the embedding's).
+struct BertStage {
+  unsigned chip = 0;
+  size_t first_layer = 0, layers = 0;
+  sdk::Tensor input;    // its first layer's x: stage 0's is the embeddings' output
+  sdk::Tensor mask;     // its layers' sequence ids (stage 0: the inputs')
+  sdk::Tensor output;   // its last layer's y
+  sdk::Tensor doutput;  // its last layer's dy, a variable of its own (S > 1)
+  sdk::Tensor dinput;   // its first layer's dx (stage 0: the embeddings' gradient, unused)
+  StepRange forward, backward;
 };
 
 struct BertModel {
@@ -71,10 +92,16 @@ struct BertModel {
   BertGrads grads;
   std::vector<sdk::ops::LayerStep> steps;  // forward, losses, backward
   size_t forward_steps = 0;                // the first steps: the forward pass and the losses
+  std::vector<BertStage> stages;
+  sdk::Tensor heads_input;   // the last layer's y as the heads read it (on chip 0)
+  sdk::Tensor heads_dinput;  // its gradient, which the last stage's backward pass takes
+  StepRange heads;           // the heads' forward and backward, from heads_input to its gradient
 };
 
 struct BertOptions {
   std::string name = "bert";
+  // The layers on each chip of the replica (empty: every layer on one chip, the graph's only).
+  std::vector<size_t> layers_per_chip;
   float epsilon = 1e-12f;
   double available_memory_proportion = 0.6;
 };
@@ -100,7 +127,7 @@ struct BertWeightValues {
   std::vector<float> nsp_bias;
 };
 struct BertGradValues {
-  std::vector<float> word_t, position_t, segment_t, embedding_gamma, embedding_beta;
+  std::vector<float> word_t, word_t_tied, position_t, segment_t, embedding_gamma, embedding_beta;
   std::vector<sdk::ops::reference::EncoderGradValues> layers;
   std::vector<float> mlm_dense, mlm_bias, mlm_gamma, mlm_beta, mlm_decoder_bias;
   std::vector<float> pooler, pooler_bias, nsp, nsp_bias;
@@ -114,11 +141,15 @@ BertValues bert_reference(const BertModel& model, const BertShape& shape,
                           const BertOptions& options = {});
 
 // Every parameter in one fixed order (the embeddings, each layer's, the heads'): its name
-// ("layer0.qkv_t"), the tensor the model reads and its gradient; and the host's values and
-// gradients in the same order (an f16 weight's bits, else its f32 values).
+// ("layer0.qkv_t"), the tensor the model reads, its gradient and the stage whose backward pass
+// makes it (kHeadsStage: the heads'); and the host's values and gradients in the same order (an
+// f16 weight's bits, else its f32 values). The word embedding's second part (word_t_tied) is
+// not in the list: it comes from the heads.
+constexpr unsigned kHeadsStage = ~0u;
 struct ParameterRef {
   std::string name;
   sdk::Tensor weight, grad;
+  unsigned stage = 0;
 };
 std::vector<ParameterRef> parameters(const BertModel& model);
 struct ParameterValues {

@@ -91,8 +91,8 @@ void Compilation::execute(unsigned compute_set) {
 void Compilation::exchange(const Transfers& transfers) {
   PhaseSchedule phase = scheduler_.schedule(transfers.list, tiles_);
   // A phase inside chips ends after each chip's internal sync: a chip none of whose tiles sends
-  // or receives leaves it at once, as a chip whose program has no such exchange would (a
-  // pipeline's other stages run on meanwhile).
+  // or receives leaves it at once (end 0, which the runtime does not wait for), as a chip whose
+  // program has no such exchange would (a pipeline's other stages run on meanwhile).
   std::set<unsigned> busy_chips;
   for (const auto& [t, acts] : phase.actions)
     if (!acts.empty()) busy_chips.insert(scheduler_.chip_of(t));

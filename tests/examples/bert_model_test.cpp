@@ -118,6 +118,7 @@ TEST(BertModel, LossesAndGradientsEqualTheHostsBitForBit) {
   const std::vector<const std::vector<float>*> grads = gradient_values(want.grads);
   ASSERT_EQ(refs.size(), grads.size());
   for (size_t i = 0; i < refs.size(); ++i) same(refs[i].name.c_str(), refs[i].grad, *grads[i]);
+  same("word_t_tied", model.grads.word_t_tied, want.grads.word_t_tied);
 
   // The losses are those of an untrained model: each used MLM slot near ln(vocabulary), each
   // used NSP slot near ln 2, the unused ones 0.
@@ -248,9 +249,10 @@ TEST(BertModel, GradientsMatchFiniteDifferencesOfTheLoss) {
     const std::vector<float>* grad;
   };
   const BertGradValues& d = base.grads;
+  const std::vector<float> word_t = ref::binary(ops::BinaryOp::kAdd, d.word_t, d.word_t_tied);
   const Probe probes[] = {
       {"mlm_decoder_bias", &w.mlm_decoder_bias, &d.mlm_decoder_bias},
-      {"word_t", &w.word_t, &d.word_t},
+      {"word_t", &w.word_t, &word_t},
       {"embedding_gamma", &w.embedding_gamma, &d.embedding_gamma},
       {"mlm_gamma", &w.mlm_gamma, &d.mlm_gamma},
       {"pooler_bias", &w.pooler_bias, &d.pooler_bias},
