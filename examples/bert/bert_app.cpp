@@ -229,12 +229,18 @@ BertResult run_bert(const BertConfig& c) {
   // The schedule, slot by slot; the host replays its accumulations in the same order.
   std::vector<std::pair<unsigned, unsigned>> accumulations;  // (group, micro-batch)
   const auto valid = [&](int m) { return m >= 0 && m < static_cast<int>(A); };
+  // Micro-batch mb's entries of the step's inputs, copied into the model's input tensors.
+  const auto inputs_of = [&](std::initializer_list<const char*> names, unsigned mb) {
+    std::vector<std::pair<sdk::Region, sdk::Region>> pairs;
+    for (const auto& [name, t] : inputs)
+      for (const char* asked : names)
+        if (std::string(name) == asked) pairs.push_back({entry(batch[name], mb), g.region(t)});
+    return pairs;
+  };
   const auto restore = [&](Program& p, unsigned k, unsigned mb) {
     std::vector<std::pair<sdk::Region, sdk::Region>> pairs;
     if (k == 0) {
-      for (const char* name : {"tokens", "positions", "segments", "sequence_ids"})
-        for (const auto& [n, t] : inputs)
-          if (std::string(n) == name) pairs.push_back({entry(batch[name], mb), g.region(t)});
+      pairs = inputs_of({"tokens", "positions", "segments", "sequence_ids"}, mb);
     } else {
       pairs.push_back({entry(masks[k], mb), g.region(model.stages[k].mask)});
       pairs.push_back({entry(stash[k], mb % depth[k]), g.region(model.stages[k].input)});
@@ -242,11 +248,8 @@ BertResult run_bert(const BertConfig& c) {
     p.body.push_back(sdk::Copy(pairs));
   };
   const auto run_heads = [&](Program& p, unsigned mb) {
-    std::vector<std::pair<sdk::Region, sdk::Region>> labels;
-    for (const char* name : {"mlm_positions", "mlm_labels", "nsp_positions", "nsp_labels"})
-      for (const auto& [n, t] : inputs)
-        if (std::string(n) == name) labels.push_back({entry(batch[name], mb), g.region(t)});
-    p.body.push_back(sdk::Copy(labels));
+    p.body.push_back(
+        sdk::Copy(inputs_of({"mlm_positions", "mlm_labels", "nsp_positions", "nsp_labels"}, mb)));
     p.body.push_back(sdk::Call(heads));
     p.body.push_back(sdk::Copy({{g.region(model.mlm_loss), entry(mlm_losses, mb)},
                                 {g.region(model.nsp_loss), entry(nsp_losses, mb)}}));

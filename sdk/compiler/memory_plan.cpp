@@ -70,7 +70,9 @@ ScratchSpans scratch_spans(const Graph& g, const std::vector<NamedProgram>& prog
   for (unsigned id : shared) owner.erase(id);
 
   ScratchSpans out;
-  const auto walk_with = [&](std::map<unsigned, Span>& spans, auto&& keep) {
+  // The spans of the tensors `keep` accepts, in one walk of `roots` in order.
+  const auto walk = [&](const std::vector<const Program*>& roots, std::map<unsigned, Span>& spans,
+                        const std::function<bool(unsigned)>& keep) {
     uint64_t clock = 0;
     const auto use = [&](unsigned id, uint64_t at) {
       if (!keep(id)) return;
@@ -78,28 +80,27 @@ ScratchSpans scratch_spans(const Graph& g, const std::vector<NamedProgram>& prog
       it->second.first = std::min(it->second.first, at);
       it->second.second = std::max(it->second.second, at);
     };
-    std::function<void(const Program&)> walk = [&](const Program& p) {
+    std::function<void(const Program&)> step = [&](const Program& p) {
       const uint64_t at = clock++;
       named(p, [&](unsigned id) { use(id, at); });
       if (p.kind == Program::Kind::kCall)
         for (unsigned id : body_uses[p.function.id]) use(id, at);
-      for (const Program& step : p.body) walk(step);
+      for (const Program& c : p.body) step(c);
       if (p.kind == Program::Kind::kRepeat)
         for (auto& [id, span] : spans)
           if (span.second >= at) span = {std::min(span.first, at), clock};
     };
-    return walk;
+    for (const Program* p : roots) step(*p);
   };
-  const auto not_owned = [&](unsigned id) { return owner.count(id) == 0; };
-  auto main_walk = walk_with(out.outside, not_owned);
-  for (const NamedProgram& n : programs) main_walk(n.program);
+  std::vector<const Program*> roots;
+  for (const NamedProgram& n : programs) roots.push_back(&n.program);
+  walk(roots, out.outside, [&](unsigned id) { return owner.count(id) == 0; });
   for (unsigned f : called) {
     std::map<unsigned, Span> spans;
-    auto body_walk = walk_with(spans, [&](unsigned id) {
+    walk({g.function(Function{f}).body.get()}, spans, [&](unsigned id) {
       const auto o = owner.find(id);
       return o != owner.end() && o->second == f;
     });
-    body_walk(*g.function(Function{f}).body);
     for (const auto& [id, span] : spans) out.in_body[id] = {f, span};
   }
   return out;
