@@ -127,6 +127,9 @@ int main(int argc, char** argv) {
             "TFLOP/s in the products\n",
             sequences, seconds * 1e6, static_cast<double>(sequences) / seconds,
             flops / seconds / 1e12);
+        if (r.stages > 1)
+          fmt::print("IPU-Links            {} bytes a step between the stages\n",
+                     r.steps.back().ipulink_bytes);
         fmt::print("tile memory          the fullest tile, {}, holds {} of {} bytes ({:.0f}%)\n",
                    r.fullest_tile, r.fullest_tile_bytes, r.tile_free_bytes,
                    100.0 * r.fullest_tile_bytes / r.tile_free_bytes);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -64,11 +65,11 @@ BertResult run_bert(const BertConfig& c) {
   // The replica: one chip a stage; the machine's chips split into replicas of that many.
   const unsigned stages =
       c.layers_per_chip.empty() ? 1u : static_cast<unsigned>(c.layers_per_chip.size());
-  if (c.machine.chips % stages != 0 || c.machine.chips / stages != 1)
+  if (c.machine.chips != stages)
     throw std::invalid_argument(fmt::format(
-        "{} chips a replica on '{}' ({} chips): the pipeline takes every chip of the machine "
-        "(replicas of it are not built yet); give --layers-per-chip one number for each",
-        stages, c.machine.preset, c.machine.chips));
+        "{} pipeline stage{} on '{}', which has {} chips: each chip takes one stage (replicas "
+        "of the pipeline are not built yet); give --layers-per-chip one count for each chip",
+        stages, stages == 1 ? "" : "s", c.machine.preset, c.machine.chips));
   // What cannot fit is refused before anything is built: every parameter's f32 master, LAMB's
   // two moments and the gradient sum, and the products' f16 copies, against the replica's memory.
   const uint64_t state_bytes = 16 * s.parameters() + 2 * s.f16_parameters();
@@ -209,6 +210,10 @@ BertResult run_bert(const BertConfig& c) {
     backward[k] = function(fmt::format("stage{}.backward", k), model.stages[k].backward);
   }
   const sdk::Function heads = function("heads", model.heads);
+  const auto word_t =
+      static_cast<size_t>(std::find_if(params.begin(), params.end(),
+                                       [](const Parameter& q) { return q.name == "word_t"; }) -
+                          params.begin());
   // Each group's gradients added to their sums (the update sets the sums back to 0); the word
   // embedding's sum takes the heads' part with the heads' and the lookup's with stage 0's.
   const auto adder = [&](unsigned group) {
@@ -219,7 +224,7 @@ BertResult run_bert(const BertConfig& c) {
     };
     for (const Parameter& q : params)
       if (q.stage == group) add(q, q.grad, q.name + ".added");
-    if (group == kHeadsStage) add(params[0], model.grads.word_t_tied, "word_t.added_tied");
+    if (group == kHeadsStage) add(params[word_t], model.grads.word_t_tied, "word_t.added_tied");
     return p;
   };
   for (unsigned k = 0; k < S; ++k)
@@ -469,7 +474,8 @@ BertResult run_bert(const BertConfig& c) {
         if (params[i].stage == group)
           host[i].sum = ref::binary(ops::BinaryOp::kAdd, host[i].sum, *grads[i]);
       if (group == kHeadsStage)
-        host[0].sum = ref::binary(ops::BinaryOp::kAdd, host[0].sum, want[mb].grads.word_t_tied);
+        host[word_t].sum =
+            ref::binary(ops::BinaryOp::kAdd, host[word_t].sum, want[mb].grads.word_t_tied);
     }
     r.mlm_loss = mlm / static_cast<double>(predictions);
     r.nsp_loss = nsp / static_cast<double>(sentences);
