@@ -7,8 +7,10 @@
 //        [--heads A] [--ffn F] [--seq S] [--vocab V] [--rows R] [--accumulate N] [--steps N]
 //        [--dataset-rows N] [--no-packing] [--histogram FILE] [--layers-per-chip N,N,...]
 //
-// --layers-per-chip: the pipeline, one stage a chip of the machine (e.g. --preset m2000
-// --layers 4 --layers-per-chip 1,1,1,1); the embeddings and the heads are on the first chip.
+// --layers-per-chip: the pipeline, one stage a chip (e.g. --preset m2000 --layers 4
+// --layers-per-chip 1,1,1,1); the embeddings and the heads are on the first chip. The machine's
+// chips are split into replicas of that many chips, data-parallel (--preset m2000
+// --layers-per-chip 1,1: two replicas of two chips; --preset m2000: four of one).
 // --dataset-rows: the rows of the dataset, read again epoch after epoch (the default, 4, is
 // one step's: the tiny demo learns it within a few steps); 0 for new rows every micro-batch.
 #include <fmt/format.h>
@@ -99,8 +101,12 @@ int main(int argc, char** argv) {
             100.0 * r.packing_efficiency);
         fmt::print(
             "schedule             {} micro-batches of {} rows a step, gradients summed in f32; "
-            "LAMB; {}\n",
+            "LAMB; {}{}\n",
             c.accumulate, s.rows,
+            r.replicas == 1 ? std::string()
+                            : fmt::format("{} replicas, their gradients summed over the IPU-Links "
+                                          "(AllReduce); each ",
+                                          r.replicas),
             r.stages == 1 ? fmt::format("one chip, {} tiles", r.tiles)
                           : fmt::format("pipelined over {} chips of {} tiles (layers {}), {} slots "
                                         "a step, each stage's forward recomputed in its backward",
@@ -119,17 +125,19 @@ int main(int argc, char** argv) {
                      seconds * 1e6, static_cast<double>(st.sequences) / seconds);
         }
         const double seconds = static_cast<double>(cycles) / r.clock_hz;
-        const double flops =
-            r.flops_per_micro_batch * c.accumulate * static_cast<double>(r.steps.size());
+        const double flops = r.flops_per_micro_batch * c.accumulate * r.replicas *
+                             static_cast<double>(r.steps.size());
         ipu::examples::record_flops(c.device.stats, flops);
         fmt::print(
             "\ntraining             {} sequences in {:.1f} us: {:.0f} sequences/s, {:.3f} "
             "TFLOP/s in the products\n",
             sequences, seconds * 1e6, static_cast<double>(sequences) / seconds,
             flops / seconds / 1e12);
-        if (r.stages > 1)
-          fmt::print("IPU-Links            {} bytes a step between the stages\n",
-                     r.steps.back().ipulink_bytes);
+        if (r.stages > 1 || r.replicas > 1)
+          fmt::print(
+              "IPU-Links            {} bytes a step between the stages, {} in the update "
+              "(the gradients' AllReduce; LAMB's step scalars to the later chips)\n",
+              r.steps.back().ipulink_bytes, r.steps.back().update_ipulink_bytes);
         fmt::print("tile memory          the fullest tile, {}, holds {} of {} bytes ({:.0f}%)\n",
                    r.fullest_tile, r.fullest_tile_bytes, r.tile_free_bytes,
                    100.0 * r.fullest_tile_bytes / r.tile_free_bytes);

@@ -34,8 +34,9 @@ struct Parameter {
 };
 
 struct HostParameter {
-  std::vector<float> master, m, v, sum;
-  std::vector<uint16_t> bits;  // f16 weights
+  std::vector<float> master, m, v;
+  std::vector<std::vector<float>> sums;  // each replica's
+  std::vector<uint16_t> bits;            // f16 weights
 };
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -65,11 +66,12 @@ BertResult run_bert(const BertConfig& c) {
   // The replica: one chip a stage; the machine's chips split into replicas of that many.
   const unsigned stages =
       c.layers_per_chip.empty() ? 1u : static_cast<unsigned>(c.layers_per_chip.size());
-  if (c.machine.chips != stages)
+  if (c.machine.chips % stages != 0)
     throw std::invalid_argument(fmt::format(
-        "{} pipeline stage{} on '{}', which has {} chips: each chip takes one stage (replicas "
-        "of the pipeline are not built yet); give --layers-per-chip one count for each chip",
-        stages, stages == 1 ? "" : "s", c.machine.preset, c.machine.chips));
+        "{} pipeline stages on '{}', which has {} chips: the stages (a chip each) must divide "
+        "the chips into whole replicas",
+        stages, c.machine.preset, c.machine.chips));
+  const unsigned R = c.machine.chips / stages;  // replicas, data-parallel
   // What cannot fit is refused before anything is built: every parameter's f32 master, LAMB's
   // two moments and the gradient sum, and the products' f16 copies, against the replica's memory.
   const uint64_t state_bytes = 16 * s.parameters() + 2 * s.f16_parameters();
@@ -90,19 +92,21 @@ BertResult run_bert(const BertConfig& c) {
                     c.dataset_rows, s.rows));
   constexpr uint64_t kMaxDatasetRows = 1u << 16;
   const uint64_t wanted =
-      c.dataset_rows ? c.dataset_rows : uint64_t{c.steps} * c.accumulate * s.rows;
+      c.dataset_rows ? c.dataset_rows : uint64_t{c.steps} * c.accumulate * R * s.rows;
   if (wanted > kMaxDatasetRows)
     throw std::invalid_argument(fmt::format(
         "a dataset of {} rows ({}) is more than the {} this example makes; give --dataset-rows "
         "N to read N rows again epoch after epoch",
         wanted,
-        c.dataset_rows
-            ? std::string("--dataset-rows")
-            : fmt::format("{} steps x {} micro-batches x {} rows", c.steps, c.accumulate, s.rows),
+        c.dataset_rows ? std::string("--dataset-rows")
+                       : fmt::format("{} steps x {} micro-batches x {} replica{} x {} rows",
+                                     c.steps, c.accumulate, R, R == 1 ? "" : "s", s.rows),
         kMaxDatasetRows));
   const LengthHistogram lengths = scale_histogram(
       read_histogram(c.histogram), static_cast<unsigned>(std::max<size_t>(s.seq, 1)));
-  Graph g(sdk::Target::of(c.machine, c.tiles));
+  const sdk::Target target = sdk::Target::of(c.machine, c.tiles, R);
+  Graph g(target);
+  out.replicas = R;
   out.tiles = g.tiles();
   out.clock_hz = c.machine.chip.tile.clock_hz;
   BertOptions bo;
@@ -317,8 +321,11 @@ BertResult run_bert(const BertConfig& c) {
   ops::AdamOptions lamb;
   lamb.lamb = true;
   lamb.learning_rate = c.learning_rate;
-  const float inverse_accumulate = 1.0f / static_cast<float>(c.accumulate);
+  // Each replica's sums added up over the replicas (AllReduce, on the IPU-Links), then their
+  // mean over every micro-batch of every replica.
+  const float inverse_accumulate = 1.0f / static_cast<float>(c.accumulate * R);
   for (Parameter& p : params) {
+    update.body.push_back(sdk::AllReduce(p.sum, sdk::CollectiveOp::kSum));
     p.scaled =
         ops::unary(g, update, ops::UnaryOp::kScale, p.sum, p.name + ".mean", inverse_accumulate);
     ops::AdamOptions o = lamb;
@@ -350,7 +357,7 @@ BertResult run_bert(const BertConfig& c) {
   ro.max_per_row = static_cast<unsigned>(s.max_per_row);
   ro.vocab = static_cast<unsigned>(s.vocab);
   ro.seed = c.seed;
-  const size_t micro_batches = size_t{c.steps} * c.accumulate;
+  const size_t micro_batches = size_t{c.steps} * c.accumulate * R;
   const size_t dataset_rows = c.dataset_rows ? c.dataset_rows : micro_batches * s.rows;
   Rows rows = rows_for(lengths, dataset_rows, ro);
 
@@ -368,8 +375,8 @@ BertResult run_bert(const BertConfig& c) {
     for (float& e : h.master) e = wi.shape.size() == 2 ? 0.035f * unit(rng) : gamma ? 1.0f : 0.0f;
     h.m.assign(wi.elements, 0.0f);
     h.v.assign(wi.elements, 0.0f);
-    h.sum.assign(wi.elements, 0.0f);
-    device.write_tensor(g.tensor(p.sum).name, h.sum.data(), h.sum.size() * 4);
+    h.sums.assign(R, std::vector<float>(wi.elements, 0.0f));
+    device.write_tensor(g.tensor(p.sum).name, h.sums[0].data(), h.sums[0].size() * 4);
     device.write_tensor(g.tensor(p.master).name, h.master.data(), h.master.size() * 4);
     device.write_tensor(g.tensor(p.m).name, h.m.data(), h.m.size() * 4);
     device.write_tensor(g.tensor(p.v).name, h.v.data(), h.v.size() * 4);
@@ -381,16 +388,19 @@ BertResult run_bert(const BertConfig& c) {
 
   // Streams: a step's inputs (its micro-batches' in turn) and its losses.
   BertInputValues step_inputs;
-  std::vector<float> mlm_loss(size_t{A} * s.predictions()), nsp_loss(size_t{A} * s.sentences());
+  std::vector<float> mlm_loss(size_t{R} * A * s.predictions()),
+      nsp_loss(size_t{R} * A * s.sentences());
+  // Every replica gets the same corrections and step number.
   float correction_values[2] = {1, 1};
-  uint32_t step_value = 0;
+  std::vector<float> corrections_in(2 * size_t{R}, 1.0f);
+  std::vector<uint32_t> step_in(R, 0);
   const auto connect = [&](const char* name, auto& v) {
     device.connect_stream(name, v.data(), v.size() * sizeof(v[0]));
   };
   connect("mlm_loss", mlm_loss);
   connect("nsp_loss", nsp_loss);
-  device.connect_stream("corrections", correction_values, 8);
-  device.connect_stream("step", &step_value, 4);
+  connect("corrections", corrections_in);
+  connect("step", step_in);
 
   // The host's weights as the model's reference reads them.
   const auto host_weights = [&]() {
@@ -418,21 +428,22 @@ BertResult run_bert(const BertConfig& c) {
     double mlm = 0, nsp = 0, mlm_host = 0, nsp_host = 0;
     size_t predictions = 0, sentences = 0, unused = 0;
     const BertWeightValues weights = host_weights();
-    std::vector<BertInputValues> micro(A);
+    // Replica q's micro-batch a is micro[q * A + a]: the replicas take the dataset's rows in turn.
+    std::vector<BertInputValues> micro(size_t{R} * A);
     step_inputs = BertInputValues{};
-    for (unsigned a = 0; a < A; ++a) {
-      micro[a] = input_values(rows, next_row, s);
+    for (size_t u = 0; u < micro.size(); ++u) {
+      micro[u] = input_values(rows, next_row, s);
       const auto append = [](auto& to, const auto& from) {
         to.insert(to.end(), from.begin(), from.end());
       };
-      append(step_inputs.tokens, micro[a].tokens);
-      append(step_inputs.positions, micro[a].positions);
-      append(step_inputs.segments, micro[a].segments);
-      append(step_inputs.sequence_ids, micro[a].sequence_ids);
-      append(step_inputs.mlm_positions, micro[a].mlm_positions);
-      append(step_inputs.mlm_labels, micro[a].mlm_labels);
-      append(step_inputs.nsp_positions, micro[a].nsp_positions);
-      append(step_inputs.nsp_labels, micro[a].nsp_labels);
+      append(step_inputs.tokens, micro[u].tokens);
+      append(step_inputs.positions, micro[u].positions);
+      append(step_inputs.segments, micro[u].segments);
+      append(step_inputs.sequence_ids, micro[u].sequence_ids);
+      append(step_inputs.mlm_positions, micro[u].mlm_positions);
+      append(step_inputs.mlm_labels, micro[u].mlm_labels);
+      append(step_inputs.nsp_positions, micro[u].nsp_positions);
+      append(step_inputs.nsp_labels, micro[u].nsp_labels);
       for (size_t row = next_row; row < next_row + s.rows; ++row)
         for (size_t k = 0; k < rows.max_per_row; ++k)
           r.sequences += rows.nsp_weights[row * rows.max_per_row + k] != 0.0f;
@@ -451,32 +462,34 @@ BertResult run_bert(const BertConfig& c) {
     const sdk::DeviceReport& ran = device.run("step");
     r.cycles += ran.run.cycles;
     r.ipulink_bytes = ran.run.ipulink_bytes;
-    // The host: each micro-batch's run of the model, its gradients added to the sums in the
-    // order the schedule added them.
-    std::vector<BertValues> want(A);
-    for (unsigned a = 0; a < A; ++a) {
-      want[a] = bert_reference(model, s, micro[a], weights);
-      const size_t P = s.predictions(), K = s.sentences();
-      identical &= std::memcmp(mlm_loss.data() + a * P, want[a].mlm_loss.data(), P * 4) == 0 &&
-                   std::memcmp(nsp_loss.data() + a * K, want[a].nsp_loss.data(), K * 4) == 0;
-      const std::vector<float> mlm_got(mlm_loss.begin() + static_cast<ptrdiff_t>(a * P),
-                                       mlm_loss.begin() + static_cast<ptrdiff_t>((a + 1) * P));
-      const std::vector<float> nsp_got(nsp_loss.begin() + static_cast<ptrdiff_t>(a * K),
-                                       nsp_loss.begin() + static_cast<ptrdiff_t>((a + 1) * K));
-      mean_used(mlm_got, micro[a].mlm_labels, mlm, predictions);
-      mean_used(nsp_got, micro[a].nsp_labels, nsp, sentences);
-      mean_used(want[a].mlm_loss, micro[a].mlm_labels, mlm_host, unused);
-      mean_used(want[a].nsp_loss, micro[a].nsp_labels, nsp_host, unused);
+    // The host: each micro-batch's run of the model, its gradients added to its replica's sums
+    // in the order the schedule added them.
+    std::vector<BertValues> want(micro.size());
+    const size_t P = s.predictions(), K = s.sentences();
+    for (size_t u = 0; u < micro.size(); ++u) {
+      want[u] = bert_reference(model, s, micro[u], weights);
+      identical &= std::memcmp(mlm_loss.data() + u * P, want[u].mlm_loss.data(), P * 4) == 0 &&
+                   std::memcmp(nsp_loss.data() + u * K, want[u].nsp_loss.data(), K * 4) == 0;
+      const std::vector<float> mlm_got(mlm_loss.begin() + static_cast<ptrdiff_t>(u * P),
+                                       mlm_loss.begin() + static_cast<ptrdiff_t>((u + 1) * P));
+      const std::vector<float> nsp_got(nsp_loss.begin() + static_cast<ptrdiff_t>(u * K),
+                                       nsp_loss.begin() + static_cast<ptrdiff_t>((u + 1) * K));
+      mean_used(mlm_got, micro[u].mlm_labels, mlm, predictions);
+      mean_used(nsp_got, micro[u].nsp_labels, nsp, sentences);
+      mean_used(want[u].mlm_loss, micro[u].mlm_labels, mlm_host, unused);
+      mean_used(want[u].nsp_loss, micro[u].nsp_labels, nsp_host, unused);
     }
-    for (const auto& [group, mb] : accumulations) {
-      const auto grads = gradient_values(want[mb].grads);
-      for (size_t i = 0; i < params.size(); ++i)
-        if (params[i].stage == group)
-          host[i].sum = ref::binary(ops::BinaryOp::kAdd, host[i].sum, *grads[i]);
-      if (group == kHeadsStage)
-        host[word_t].sum =
-            ref::binary(ops::BinaryOp::kAdd, host[word_t].sum, want[mb].grads.word_t_tied);
-    }
+    for (unsigned q = 0; q < R; ++q)
+      for (const auto& [group, mb] : accumulations) {
+        const BertValues& v = want[size_t{q} * A + mb];
+        const auto grads = gradient_values(v.grads);
+        for (size_t i = 0; i < params.size(); ++i)
+          if (params[i].stage == group)
+            host[i].sums[q] = ref::binary(ops::BinaryOp::kAdd, host[i].sums[q], *grads[i]);
+        if (group == kHeadsStage)
+          host[word_t].sums[q] =
+              ref::binary(ops::BinaryOp::kAdd, host[word_t].sums[q], v.grads.word_t_tied);
+      }
     r.mlm_loss = mlm / static_cast<double>(predictions);
     r.nsp_loss = nsp / static_cast<double>(sentences);
     r.expected_mlm_loss = mlm_host / static_cast<double>(predictions);
@@ -486,37 +499,44 @@ BertResult run_bert(const BertConfig& c) {
                 b2t = std::pow(lamb.beta2, static_cast<float>(step + 1));
     correction_values[0] = 1.0f / (1.0f - b1t);
     correction_values[1] = 1.0f / (1.0f - b2t);
-    step_value = step;
+    for (unsigned q = 0; q < R; ++q) {
+      std::copy(correction_values, correction_values + 2, corrections_in.begin() + 2 * q);
+      step_in[q] = step;
+    }
     const sdk::DeviceReport& report = device.run("update");
     r.update_cycles = report.run.cycles;
+    r.update_ipulink_bytes = report.run.ipulink_bytes;
     out.memory_hash = report.run.memory_hash;
     out.profile = report.profile;
     r.cycles += r.update_cycles;
     for (size_t i = 0; i < params.size(); ++i) {
       const Parameter& p = params[i];
       HostParameter& h = host[i];
-      const std::vector<float> scaled = ref::unary(ops::UnaryOp::kScale, h.sum, inverse_accumulate);
+      const std::vector<float> sum = sdk::all_reduce_sum_reference(target, h.sums);
+      const std::vector<float> scaled = ref::unary(ops::UnaryOp::kScale, sum, inverse_accumulate);
       ops::AdamOptions o = lamb;
       o.weight_decay = p.weight_decay;
       ref::adam(h.master, scaled, h.m, h.v, correction_values, o, ops::element_ranges(g, p.master));
       if (p.f16())
         h.bits = ref::cast_to_f16_stochastic(h.master, ops::element_ranges(g, *p.rounded, 2),
                                              p.seed, step);
-      h.sum = ref::unary(ops::UnaryOp::kScale, h.sum, 0.0f);
+      h.sums.assign(R, ref::unary(ops::UnaryOp::kScale, sum, 0.0f));
     }
     out.steps.push_back(r);
   }
-  // The final weights, read back.
+  // The final weights, read back from every replica.
   for (size_t i = 0; i < params.size(); ++i) {
     const Parameter& p = params[i];
     const sdk::TensorInfo& mi = g.tensor(p.master);
-    std::vector<float> got(mi.elements);
-    device.read_tensor(mi.name, got.data(), got.size() * 4);
-    identical &= std::memcmp(got.data(), host[i].master.data(), got.size() * 4) == 0;
-    if (p.f16()) {
-      std::vector<uint16_t> bits(mi.elements);
-      device.read_tensor(g.tensor(p.weight).name, bits.data(), bits.size() * 2);
-      identical &= bits == host[i].bits;
+    for (unsigned q = 0; q < R; ++q) {
+      std::vector<float> got(mi.elements);
+      device.read_tensor(mi.name, q, got.data(), got.size() * 4);
+      identical &= std::memcmp(got.data(), host[i].master.data(), got.size() * 4) == 0;
+      if (p.f16()) {
+        std::vector<uint16_t> bits(mi.elements);
+        device.read_tensor(g.tensor(p.weight).name, q, bits.data(), bits.size() * 2);
+        identical &= bits == host[i].bits;
+      }
     }
   }
   const size_t used_rows = std::min(dataset_rows, micro_batches * s.rows);

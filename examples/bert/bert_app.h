@@ -1,7 +1,8 @@
 // Packed BERT pre-training as a library (the bert program and the tests share it;
-// docs/bert.md). One replica on one chip so far: each step runs `accumulate` micro-batches of
-// packed rows (the data pipeline's, streamed in from the host), sums their gradients in f32,
-// and updates every parameter with LAMB: f32 master weights and moments, the products' f16
+// docs/bert.md). Each replica (one chip, or a pipeline over several: BertConfig::layers_per_chip)
+// runs `accumulate` micro-batches of packed rows a step (the data pipeline's, streamed in from
+// the host) and sums their gradients in f32; the sums are added up over the replicas, and every
+// replica updates every parameter with LAMB: f32 master weights and moments, the products' f16
 // weights rounded from their masters with the hardware's stochastic rounding, new random bits
 // each step. The host runs the same operations (bert_reference, ops::reference::adam, the
 // stochastic cast) and every loss and the final weights must agree bit for bit.
@@ -40,7 +41,8 @@ struct BertStep {
   double expected_mlm_loss = 0, expected_nsp_loss = 0;  // the host's
   uint64_t cycles = 0;                                  // the micro-batches' and the update's
   uint64_t update_cycles = 0;
-  uint64_t ipulink_bytes = 0;  // the step program's
+  uint64_t ipulink_bytes = 0;         // the step program's, between the stages (every replica's)
+  uint64_t update_ipulink_bytes = 0;  // the update's: the AllReduce, the step's scalars
   uint64_t sequences = 0, real_tokens = 0;
 };
 
@@ -48,6 +50,7 @@ struct BertResult {
   BertShape shape;
   unsigned tiles = 0;              // of the replica
   unsigned stages = 1, slots = 0;  // pipeline stages (chips); slots a step
+  unsigned replicas = 1;           // data-parallel, each with its own micro-batches
   double clock_hz = 0;
   uint64_t parameters = 0;
   double flops_per_micro_batch = 0;  // the products' (forward and backward)

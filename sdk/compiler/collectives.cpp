@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "iss/fpu.h"
 #include "sdk/compiler/compilation.h"
@@ -94,18 +95,45 @@ void Compilation::add_ring_buffers(const Program& p) {
   for (const Program& c : p.body) add_ring_buffers(c);
 }
 
-std::vector<unsigned> Compilation::ring_order() const {
-  // One chip per replica: up the even column of the ladder and down the odd one, so that
-  // every step of the ring crosses one IPU-Link bundle. Replicas of several chips go in order.
+namespace {
+
+// The rings' geometry, shared by the compiled collectives and their host reference.
+// One chip per replica: up the even column of the ladder and down the odd one, so that every
+// step of the ring crosses one IPU-Link bundle. Replicas of several chips go in order.
+std::vector<unsigned> ring_order_of(unsigned replicas, unsigned replica_chips) {
   std::vector<unsigned> order;
-  if (graph_.target().replica_chips() == 1 && replicas_ > 2) {
-    for (unsigned r = 0; r < replicas_; r += 2) order.push_back(r);
-    for (unsigned r = replicas_; r-- > 0;)
+  if (replica_chips == 1 && replicas > 2) {
+    for (unsigned r = 0; r < replicas; r += 2) order.push_back(r);
+    for (unsigned r = replicas; r-- > 0;)
       if (r % 2 == 1) order.push_back(r);
   } else {
-    for (unsigned r = 0; r < replicas_; ++r) order.push_back(r);
+    for (unsigned r = 0; r < replicas; ++r) order.push_back(r);
   }
   return order;
+}
+
+// Elements [first, second) of chunk `chunk` of `elements` split into `replicas` in whole words
+// (`granule` elements each: 2 for f16).
+std::pair<size_t, size_t> chunk_of(size_t elements, unsigned chunk, size_t granule,
+                                   unsigned replicas) {
+  const size_t words = elements / granule;
+  return {words * chunk / replicas * granule, words * (chunk + 1) / replicas * granule};
+}
+
+// The part of a chunk that a ring of `parts` carries: all of it, or its first (begin_fraction 0)
+// or second half.
+std::pair<size_t, size_t> part_of(size_t elements, unsigned chunk, size_t granule,
+                                  unsigned replicas, size_t parts, size_t begin_fraction) {
+  const auto [begin, end] = chunk_of(elements, chunk, granule, replicas);
+  if (parts == 1) return {begin, end};
+  const size_t middle = begin + (end - begin) / granule / 2 * granule;
+  return begin_fraction == 0 ? std::make_pair(begin, middle) : std::make_pair(middle, end);
+}
+
+}  // namespace
+
+std::vector<unsigned> Compilation::ring_order() const {
+  return ring_order_of(replicas_, graph_.target().replica_chips());
 }
 
 std::vector<Compilation::RingPart> Compilation::ring_parts(CollectiveOptions options) const {
@@ -117,17 +145,48 @@ std::vector<Compilation::RingPart> Compilation::ring_parts(CollectiveOptions opt
 
 std::pair<size_t, size_t> Compilation::chunk_range(size_t elements, unsigned chunk,
                                                    size_t granule) const {
-  const size_t words = elements / granule;
-  return {words * chunk / replicas_ * granule, words * (chunk + 1) / replicas_ * granule};
+  return chunk_of(elements, chunk, granule, replicas_);
 }
 
 std::pair<size_t, size_t> Compilation::part_range(size_t elements, unsigned chunk,
                                                   const RingPart& part, size_t parts,
                                                   size_t granule) const {
-  const auto [begin, end] = chunk_range(elements, chunk, granule);
-  if (parts == 1) return {begin, end};
-  const size_t middle = begin + (end - begin) / granule / 2 * granule;
-  return part.begin_fraction == 0 ? std::make_pair(begin, middle) : std::make_pair(middle, end);
+  return part_of(elements, chunk, granule, replicas_, parts, part.begin_fraction);
+}
+
+std::vector<float> all_reduce_sum_reference(const Target& target,
+                                            const std::vector<std::vector<float>>& data,
+                                            CollectiveOptions options) {
+  const unsigned R = target.replicas;
+  if (data.size() != R)
+    throw std::invalid_argument(fmt::format(
+        "all_reduce_sum_reference: {} replicas' data for a target of {} replicas", data.size(), R));
+  const size_t n = data[0].size();
+  for (unsigned r = 1; r < R; ++r)
+    if (data[r].size() != n)
+      throw std::invalid_argument(
+          fmt::format("all_reduce_sum_reference: replica {} has {} elements, replica 0 {}", r,
+                      data[r].size(), n));
+  if (R == 1) return data[0];
+  std::vector<unsigned> order = ring_order_of(R, target.replica_chips());
+  std::vector<std::vector<unsigned>> rings = {order};
+  if (options.algorithm == CollectiveAlgorithm::kBidirectionalRing)
+    rings.emplace_back(order.rbegin(), order.rend());
+  std::vector<float> out(n);
+  // Chunk order[j] starts with the data of the replica after it on the ring, adds the next ones
+  // in turn, and its own last (reduce_scatter above).
+  for (size_t way = 0; way < rings.size(); ++way) {
+    const std::vector<unsigned>& ring = rings[way];
+    for (unsigned j = 0; j < R; ++j) {
+      const auto [lo, hi] = part_of(n, ring[j], 1, R, rings.size(), way);
+      for (size_t i = lo; i < hi; ++i) {
+        float sum = data[ring[(j + 1) % R]][i];
+        for (unsigned hop = 2; hop < R; ++hop) sum = sum + data[ring[(j + hop) % R]][i];
+        out[i] = sum + data[ring[j]][i];
+      }
+    }
+  }
+  return out;
 }
 
 // Ring reduce-scatter into `acc`: at step s the replica at ring position p sends the chunk of

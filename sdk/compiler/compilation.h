@@ -111,10 +111,8 @@ class Compilation {
   };
   std::vector<RingPart> ring_parts(CollectiveOptions options) const;
   std::vector<unsigned> ring_order() const;
-  // Elements [first, second) of chunk `chunk` (of `elements` split into replicas) that `part`
-  // carries.
   // Elements [first, second) of chunk `chunk` of `elements` split into replicas in whole words
-  // (`granule` elements each: 2 for f16).
+  // (`granule` elements each: 2 for f16), and of its part that `part` carries.
   std::pair<size_t, size_t> chunk_range(size_t elements, unsigned chunk, size_t granule) const;
   std::pair<size_t, size_t> part_range(size_t elements, unsigned chunk, const RingPart& part,
                                        size_t parts, size_t granule) const;

@@ -135,4 +135,12 @@ Executable compile(const Graph& graph, const std::vector<NamedProgram>& programs
 // An executable of one program, named "main".
 Executable compile(const Graph& graph, const Program& program, const CompileOptions& options = {});
 
+// What AllReduce(sum) of an f32 tensor leaves on every replica, computed on the host with the
+// compiled rings' additions in their order, so that it equals the device's bit for bit:
+// data[r] is replica r's tensor. Throws std::invalid_argument for data of another replica count
+// or of unequal sizes.
+std::vector<float> all_reduce_sum_reference(const Target& target,
+                                            const std::vector<std::vector<float>>& data,
+                                            CollectiveOptions options = {});
+
 }  // namespace ipu::sdk

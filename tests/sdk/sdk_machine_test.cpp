@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <numeric>
@@ -318,6 +319,58 @@ TEST_P(AllReduceOnRing, SumsEveryReplicasDataOnEveryReplica) {
       ASSERT_EQ(xs[i], sum) << "replica " << r << " element " << i;
     }
   }
+}
+
+TEST_P(AllReduceOnRing, EqualsTheHostReferenceBitForBit) {
+  // Values of mixed magnitudes, whose f32 sums depend on their order: the host reference must
+  // add them as the rings do.
+  const AllReduceCase c = GetParam();
+  const Target target = Target::preset(c.preset, 4, c.replicas);
+  Graph g(target);
+  constexpr size_t n = 203;
+  const Tensor x = g.add_variable(DType::kF32, {n}, "x");
+  g.map_evenly(x, 0, 4);
+  const Executable exe = compile(g, AllReduce(x, CollectiveOp::kSum, {c.algorithm}));
+  Device device(exe);
+  std::mt19937 rng(c.replicas);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  std::vector<std::vector<float>> data(c.replicas, std::vector<float>(n));
+  for (unsigned r = 0; r < c.replicas; ++r) {
+    for (size_t i = 0; i < n; ++i) data[r][i] = unit(rng) * std::ldexp(1.0f, (i + r) % 24);
+    device.write_tensor("x", r, data[r].data(), n * 4);
+  }
+  device.run();
+  const std::vector<float> want = all_reduce_sum_reference(target, data, {c.algorithm});
+  size_t order_matters = 0;
+  for (size_t i = 0; i < n; ++i) {
+    float in_replica_order = 0;
+    for (unsigned q = 0; q < c.replicas; ++q) in_replica_order += data[q][i];
+    order_matters += in_replica_order != want[i];
+  }
+  if (c.replicas > 2) {
+    EXPECT_GT(order_matters, 0u) << "the data do not tell orders apart";
+  }
+  for (unsigned r = 0; r < c.replicas; ++r) {
+    std::vector<float> got(n);
+    device.read_tensor("x", r, got.data(), n * 4);
+    ASSERT_EQ(std::memcmp(got.data(), want.data(), n * 4), 0) << "replica " << r;
+  }
+}
+
+TEST(SdkMachineErrors, TheAllReduceReferenceRefusesDataOfAnotherShape) {
+  const Target target = Target::preset("m2000", 4, 4);
+  EXPECT_THAT(
+      [&] {
+        all_reduce_sum_reference(target, {{1.0f}, {2.0f}});
+      },
+      ::testing::ThrowsMessage<std::invalid_argument>(
+          HasSubstr("2 replicas' data for a target of 4 replicas")));
+  EXPECT_THAT(
+      [&] {
+        all_reduce_sum_reference(target, {{1.0f}, {2.0f}, {3.0f, 4.0f}, {5.0f}});
+      },
+      ::testing::ThrowsMessage<std::invalid_argument>(
+          HasSubstr("replica 2 has 2 elements, replica 0 1")));
 }
 
 INSTANTIATE_TEST_SUITE_P(
