@@ -133,6 +133,13 @@ int main(int argc, char** argv) {
             "TFLOP/s in the products\n",
             sequences, seconds * 1e6, static_cast<double>(sequences) / seconds,
             flops / seconds / 1e12);
+        const auto& last = r.steps.back();
+        const auto us = [&](uint64_t n) { return static_cast<double>(n) / r.clock_hz * 1e6; };
+        fmt::print(
+            "a step's time        pipeline {:.1f} us, AllReduce {:.1f} us, LAMB {:.1f} us; host "
+            "I/O {:.1f} us of them (the last step)\n",
+            us(last.pipeline_cycles), us(last.allreduce_cycles), us(last.update_cycles),
+            us(last.host_io_cycles));
         if (r.stages > 1 || r.replicas > 1)
           fmt::print(
               "IPU-Links            {} bytes a step between the stages, {} in the update "

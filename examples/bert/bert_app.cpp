@@ -324,8 +324,9 @@ BertResult run_bert(const BertConfig& c) {
   // Each replica's sums added up over the replicas (AllReduce, on the IPU-Links), then their
   // mean over every micro-batch of every replica.
   const float inverse_accumulate = 1.0f / static_cast<float>(c.accumulate * R);
+  Program reduce = sdk::Sequence({});  // a program of its own, so that its time is its own
   for (Parameter& p : params) {
-    update.body.push_back(sdk::AllReduce(p.sum, sdk::CollectiveOp::kSum));
+    reduce.body.push_back(sdk::AllReduce(p.sum, sdk::CollectiveOp::kSum));
     p.scaled =
         ops::unary(g, update, ops::UnaryOp::kScale, p.sum, p.name + ".mean", inverse_accumulate);
     ops::AdamOptions o = lamb;
@@ -344,7 +345,9 @@ BertResult run_bert(const BertConfig& c) {
     update.body.push_back(sdk::Copy(cleared, p.sum));
   }
   const auto compile_start = std::chrono::steady_clock::now();
-  const sdk::Executable exe = sdk::compile(g, {{"step", step_program}, {"update", update}});
+  std::vector<sdk::NamedProgram> programs = {{"step", step_program}, {"update", update}};
+  if (R > 1) programs.push_back({"reduce", reduce});
+  const sdk::Executable exe = sdk::compile(g, programs);
   out.compile_seconds = seconds_since(compile_start);
   out.memory_report = exe.memory_report;
   out.fullest_tile = exe.fullest_tile.tile;
@@ -460,8 +463,14 @@ BertResult run_bert(const BertConfig& c) {
     connect("nsp_positions", step_inputs.nsp_positions);
     connect("nsp_labels", step_inputs.nsp_labels);
     const sdk::DeviceReport& ran = device.run("step");
-    r.cycles += ran.run.cycles;
+    r.pipeline_cycles = ran.run.cycles;
+    r.host_io_cycles = ran.host_transfer_cycles;
     r.ipulink_bytes = ran.run.ipulink_bytes;
+    if (R > 1) {
+      const sdk::DeviceReport& reduced = device.run("reduce");
+      r.allreduce_cycles = reduced.run.cycles;
+      r.update_ipulink_bytes = reduced.run.ipulink_bytes;
+    }
     // The host: each micro-batch's run of the model, its gradients added to its replica's sums
     // in the order the schedule added them.
     std::vector<BertValues> want(micro.size());
@@ -505,10 +514,11 @@ BertResult run_bert(const BertConfig& c) {
     }
     const sdk::DeviceReport& report = device.run("update");
     r.update_cycles = report.run.cycles;
-    r.update_ipulink_bytes = report.run.ipulink_bytes;
+    r.host_io_cycles += report.host_transfer_cycles;
+    r.update_ipulink_bytes += report.run.ipulink_bytes;
     out.memory_hash = report.run.memory_hash;
     out.profile = report.profile;
-    r.cycles += r.update_cycles;
+    r.cycles = r.pipeline_cycles + r.allreduce_cycles + r.update_cycles;
     for (size_t i = 0; i < params.size(); ++i) {
       const Parameter& p = params[i];
       HostParameter& h = host[i];

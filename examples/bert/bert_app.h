@@ -39,10 +39,12 @@ struct BertConfig {
 struct BertStep {
   double mlm_loss = 0, nsp_loss = 0;                    // means over the step's used slots
   double expected_mlm_loss = 0, expected_nsp_loss = 0;  // the host's
-  uint64_t cycles = 0;                                  // the micro-batches' and the update's
-  uint64_t update_cycles = 0;
-  uint64_t ipulink_bytes = 0;         // the step program's, between the stages (every replica's)
-  uint64_t update_ipulink_bytes = 0;  // the update's: the AllReduce, the step's scalars
+  // Simulated cycles: the step's; its programs' (the micro-batches through the pipeline, the
+  // gradient sums' AllReduce, LAMB); of them, the host syncs that move stream data.
+  uint64_t cycles = 0, pipeline_cycles = 0, allreduce_cycles = 0, update_cycles = 0;
+  uint64_t host_io_cycles = 0;
+  uint64_t ipulink_bytes = 0;         // the pipeline's, between the stages (every replica's)
+  uint64_t update_ipulink_bytes = 0;  // the AllReduce's and LAMB's (the step's scalars)
   uint64_t sequences = 0, real_tokens = 0;
 };
 
