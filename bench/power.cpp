@@ -8,12 +8,18 @@
 //               its rated 1.5 kW within 10 % (the calibration of energy.gateway.static)
 //   idle-mk2    a full chip syncing with nothing to compute: static power and little else
 //   exchange-mk2  all-to-all exchange on all tiles: the exchange's share of the draw
+//   train-m2000 the training main job (examples/train) on an M2000: its average power per chip
+//               and for the machine, beside the machine's static floor, which it should barely
+//               exceed: its arithmetic runs at about 0.01 % of the AMP's peak rate
+// The IPU-Links' and streaming memory's draw at their rated rates are measured by the benchmarks
+// that drive them at rate: bench/ipulink_bandwidth and bench/streaming_memory.
 // Each runs in a process of its own (SystemC elaborates one design per process).
 #include <string>
 
 #define BENCH_RUNS \
-  { "amp-mk2", "amp-bow", "amp-m2000", "idle-mk2", "exchange-mk2" }
+  { "amp-mk2", "amp-bow", "amp-m2000", "idle-mk2", "exchange-mk2", "train-m2000" }
 #include "bench/chip_bench.h"
+#include "examples/train_app.h"
 #include "hw/energy/energy.h"
 
 namespace {
@@ -37,9 +43,38 @@ std::string shares(const ipu::hw::EnergyReport& e) {
 
 }  // namespace
 
+// The training main job's average power over its steps (the step program's energy; the first
+// step's included), per chip and for the machine, beside the machine's static floor.
+int train_power(const std::string& preset) {
+  ipu::examples::TrainConfig config;
+  config.machine = ipu::hw::machine_preset(preset);
+  config.steps = 2;
+  const ipu::examples::TrainResult r = ipu::examples::run_training(config);
+  double joules = 0, static_joules = 0, seconds = 0, chip_w = 0;
+  for (const auto& st : r.steps) {
+    joules += st.joules, static_joules += st.static_joules;
+    const double s = static_cast<double>(st.cycles) / r.clock_hz;
+    seconds += s, chip_w += st.watts_per_chip * s;
+  }
+  chip_w /= seconds;
+  const double w = joules / seconds, floor_w = static_joules / seconds;
+  const double tflops = r.flops_per_step * static_cast<double>(r.steps.size()) / seconds / 1e12;
+  const double peak_tflops = 2.0 * 64 * 1472 * config.machine.chips * r.clock_hz / 1e12;
+  fmt::print(
+      "power {}: the training job ({:.4f} TFLOP/s, {:.3f}% of the AMP's peak): {:.1f} W per "
+      "chip, {:.1f} W for the machine; its static floor {:.1f} W (every chip's tiles, the "
+      "gateway with its DIMMs, the idle links), the work {:.1f} W above it (expected: under 5% of "
+      "the floor at this rate) {}; {:.3g} J a step\n",
+      preset, tflops, 100 * tflops / peak_tflops, chip_w, w, floor_w, w - floor_w,
+      ipu::bench::verdict(w >= floor_w && w <= 1.05 * floor_w),
+      joules / static_cast<double>(r.steps.size()));
+  return r.identical ? 0 : 1;
+}
+
 int bench_body(const std::string& run) {
   const std::string preset = run.substr(run.find('-') + 1);
   const std::string kind = run.substr(0, run.find('-'));
+  if (kind == "train") return train_power(preset);
   const std::string image = kind == "amp"
                                 ? (preset == "m2000" ? AMP_POWER_M2000_IMAGE : AMP_POWER_IMAGE)
                             : kind == "idle" ? SYNC_LOOP_IMAGE

@@ -392,6 +392,7 @@ TrainResult run_training(const TrainConfig& config) {
     st.ipulink_bytes = report.run.ipulink_bytes;
     st.joules = report.energy.joules;
     st.watts_per_chip = report.energy.watts_per_chip();
+    st.static_joules = report.energy.static_joules();
     out.profile = report.profile;
     st.streaming_bytes = report.run.streaming_bytes_written + report.run.streaming_bytes_read;
     out.memory_hash = report.run.memory_hash;

@@ -41,6 +41,7 @@ struct TrainStep {
   double host_seconds = 0;
   uint64_t ipulink_bytes = 0, streaming_bytes = 0;
   double joules = 0, watts_per_chip = 0;  // the step's energy (docs/energy.md)
+  double static_joules = 0;               // of it, the blocks' static power over the step
   uint64_t instructions = 0;
   size_t supersteps = 0;
 };

@@ -140,6 +140,13 @@ int main(int argc, char** argv) {
             "I/O {:.1f} us of them (the last step)\n",
             us(last.pipeline_cycles), us(last.allreduce_cycles), us(last.update_cycles),
             us(last.host_io_cycles));
+        const double step_seconds = static_cast<double>(last.cycles) / r.clock_hz;
+        fmt::print(
+            "energy               {:.4g} J a step ({:.3g} mJ a sequence); {:.1f} W per chip, "
+            "{:.1f} W in all; {:.3g} TFLOP/s per W in the products (docs/energy.md)\n",
+            last.joules, 1e3 * last.joules / static_cast<double>(last.sequences),
+            last.chip_joules / step_seconds / c.machine.chips, last.joules / step_seconds,
+            r.flops_per_micro_batch * c.accumulate * r.replicas / last.joules / 1e12);
         if (r.stages > 1 || r.replicas > 1)
           fmt::print(
               "IPU-Links            {} bytes a step between the stages, {} in the update "

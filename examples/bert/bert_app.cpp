@@ -466,10 +466,14 @@ BertResult run_bert(const BertConfig& c) {
     r.pipeline_cycles = ran.run.cycles;
     r.host_io_cycles = ran.host_transfer_cycles;
     r.ipulink_bytes = ran.run.ipulink_bytes;
+    r.joules = ran.energy.joules;
+    r.chip_joules = ran.energy.chip_joules();
     if (R > 1) {
       const sdk::DeviceReport& reduced = device.run("reduce");
       r.allreduce_cycles = reduced.run.cycles;
       r.update_ipulink_bytes = reduced.run.ipulink_bytes;
+      r.joules += reduced.energy.joules;
+      r.chip_joules += reduced.energy.chip_joules();
     }
     // The host: each micro-batch's run of the model, its gradients added to its replica's sums
     // in the order the schedule added them.
@@ -516,6 +520,8 @@ BertResult run_bert(const BertConfig& c) {
     r.update_cycles = report.run.cycles;
     r.host_io_cycles += report.host_transfer_cycles;
     r.update_ipulink_bytes += report.run.ipulink_bytes;
+    r.joules += report.energy.joules;
+    r.chip_joules += report.energy.chip_joules();
     out.memory_hash = report.run.memory_hash;
     out.profile = report.profile;
     r.cycles = r.pipeline_cycles + r.allreduce_cycles + r.update_cycles;

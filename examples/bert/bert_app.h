@@ -46,6 +46,9 @@ struct BertStep {
   uint64_t ipulink_bytes = 0;         // the pipeline's, between the stages (every replica's)
   uint64_t update_ipulink_bytes = 0;  // the AllReduce's and LAMB's (the step's scalars)
   uint64_t sequences = 0, real_tokens = 0;
+  // The step's energy (docs/energy.md): its three programs', everything the machine drew, and of
+  // it the chips'.
+  double joules = 0, chip_joules = 0;
 };
 
 struct BertResult {

@@ -29,6 +29,13 @@ double EnergyReport::chip_joules() const {
   return j;
 }
 
+double EnergyReport::static_joules() const {
+  double j = links.static_joules;
+  for (const BlockEnergy& c : chips) j += c.static_joules;
+  for (const BlockEnergy& g : gateways) j += g.static_joules;
+  return j;
+}
+
 double EnergyReport::watts_per_chip() const {
   return chips.empty() || seconds <= 0 ? 0 : chip_joules() / seconds / chips.size();
 }

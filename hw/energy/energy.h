@@ -35,6 +35,7 @@ struct EnergyReport {
   BlockEnergy links;
   double joules = 0;  // everything
   double chip_joules() const;
+  double static_joules() const;  // every block's static line
   double watts() const { return seconds > 0 ? joules / seconds : 0; }
   // Average power of one chip (of all chips' energy over their number).
   double watts_per_chip() const;

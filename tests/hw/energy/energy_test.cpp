@@ -78,6 +78,23 @@ TEST(Energy, ExchangeSyncLinksAndStreamingMemoryArePricedPerBlock) {
               1e-18);
 }
 
+// The static floor of an M2000 over 1 us: 4 chips of 1472 tiles (0.035 W each) and 10 W, a
+// gateway of 250 W with 2 DIMMs of 4 W, 12 links of 0.5 W: 246.08 + 258 + 6 W.
+TEST(Energy, TheStaticJoulesAreEveryBlocksStaticLine) {
+  hw::MachineConfig m = hw::machine_preset("m2000");
+  m.energy = {};
+  hw::RunReport run;
+  run.clock_hz = m.chip.tile.clock_hz;
+  run.cycles = 1325;  // 1 us at 1.325 GHz
+  run.chip_actions.resize(4);
+  run.chip_actions[0].instructions[static_cast<size_t>(InsnClass::kInteger)] = 1000;
+  run.gateway_actions.resize(1);
+  run.ipulinks = 12;
+  const hw::EnergyReport e = hw::price_energy(m, run);
+  EXPECT_NEAR(e.static_joules(), 1e-6 * (4 * (1472 * 0.035 + 10) + 250 + 2 * 4 + 12 * 0.5), 1e-15);
+  EXPECT_NEAR(e.joules - e.static_joules(), 1000 * 4e-12, 1e-18);
+}
+
 TEST(Energy, BowSpendsTheSameEnergyPerOperationAndLessStaticEnergyOnTheSameWork) {
   hw::RunReport mk2, bow;
   for (hw::RunReport* r : {&mk2, &bow}) {
