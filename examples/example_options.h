@@ -129,9 +129,11 @@ inline void print_profile(const ExampleOptions& options, const sdk::Profile& pro
   sdk::print_profile(std::cout, profile, machine.chip.tiles, machine.chips);
 }
 
-// Adds the example's arithmetic to its --stats file (nothing without one): summary.flops and
-// summary.tflops, the flops over the simulated time of every run.
-void record_flops(const std::string& stats, double flops);
+// Adds the example's own count of its model's arithmetic to its --stats file (nothing without
+// one): summary.model_flops, and summary.model_tflops, those flops over the simulated time of
+// every run. The summary's flops and tflops are the platform's count of what the tiles executed,
+// for any program (RunReport::flops): padding, reductions and updates included.
+void record_model_flops(const std::string& stats, double flops);
 
 // Parses the command line and runs `body` with it. --help prints the usage and every option
 // with its default (exit 0); a bad option prints what is wrong and the usage on stderr (exit

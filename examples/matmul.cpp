@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
           fmt::print("== tile memory (compiler) ==\n{}", r.executable.memory_report);
         const double clock = chip.tile.clock_hz;
         const double flops = 2.0 * static_cast<double>(r.m) * r.n * r.k;
-        ipu::examples::record_flops(options.device().stats, flops);
+        ipu::examples::record_model_flops(options.device().stats, flops);
         const double seconds = static_cast<double>(r.report.run.cycles) / clock;
         const double peak = 128.0 * r.tiles * clock;  // f16 AMP peak of the tiles used
         const double compute_seconds = static_cast<double>(r.compute_cycles) / clock;

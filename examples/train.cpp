@@ -27,7 +27,8 @@ int main(int argc, char** argv) {
         c.seed = static_cast<uint32_t>(options.count("seed", 0, 0xffffffffu));
         c.device = options.device();
         const auto r = ipu::examples::run_training(c);
-        ipu::examples::record_flops(options.device().stats, r.flops_per_step * r.steps.size());
+        ipu::examples::record_model_flops(options.device().stats,
+                                          r.flops_per_step * r.steps.size());
 
         const double clock = r.clock_hz;
         fmt::print("== data-parallel training on a virtual {} ==\n", c.machine.preset);
@@ -69,8 +70,11 @@ int main(int argc, char** argv) {
             "then to the tiles)\n",
             us(r.host_io_cycles));
         fmt::print(
-            "achieved             {:.4f} TFLOP/s ({:.3g} flops a step: forward and backward)\n",
-            r.flops_per_step / step_seconds / 1e12, r.flops_per_step);
+            "achieved             {:.4f} TFLOP/s ({:.3g} flops a step: forward and backward); "
+            "the tiles executed {:.3g} a step ({:.2f}x: the loss, Adam and the collectives' "
+            "additions on top)\n",
+            r.flops_per_step / step_seconds / 1e12, r.flops_per_step,
+            static_cast<double>(last.flops), static_cast<double>(last.flops) / r.flops_per_step);
         fmt::print(
             "energy               {:.4g} J a step ({:.3g} J a sample); {:.1f} W per chip, "
             "{:.1f} W in all; {:.3g} TFLOP/s per W (docs/energy.md)\n",

@@ -388,6 +388,7 @@ TrainResult run_training(const TrainConfig& config) {
     st.cycles = report.run.cycles;
     st.host_seconds = report.run.host_seconds;
     st.instructions = report.run.instructions;
+    st.flops = report.run.flops;
     st.supersteps = report.run.supersteps;
     st.ipulink_bytes = report.run.ipulink_bytes;
     st.joules = report.energy.joules;

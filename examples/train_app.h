@@ -43,6 +43,7 @@ struct TrainStep {
   double joules = 0, watts_per_chip = 0;  // the step's energy (docs/energy.md)
   double static_joules = 0;               // of it, the blocks' static power over the step
   uint64_t instructions = 0;
+  uint64_t flops = 0;  // executed by the tiles (RunReport::flops)
   size_t supersteps = 0;
 };
 

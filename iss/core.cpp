@@ -520,13 +520,15 @@ void Core::start_worker(Context& supervisor, Context& worker, uint32_t function,
   worker.issue_cycle = worker.next_issue;
   worker.started_at = worker.next_issue;
   if (profile_.enabled())
-    profile_.started(id, worker.started_at, worker.instret, function, argument);
+    profile_.started(id, worker.started_at, worker.instret, worker.actions.flops, function,
+                     argument);
 }
 
 void Core::finish_worker(Context& worker) {
   worker.state = ContextState::kIdle;
   worker.active_cycles += worker.issue_cycle + 1 - worker.started_at;
-  if (profile_.enabled()) profile_.finished(worker.id, worker.issue_cycle + 1, worker.instret);
+  if (profile_.enabled())
+    profile_.finished(worker.id, worker.issue_cycle + 1, worker.instret, worker.actions.flops);
 }
 
 void Core::console_put(Context& c, uint32_t byte) {
@@ -657,7 +659,7 @@ void Core::save_status(base::ByteWriter& out) const {
   // The tile's action counts, summed: a replica keeps them in its supervisor's context.
   const ActionCounts actions = this->actions();
   for (const uint64_t n : actions.instructions) out.put(n);
-  out.put(actions.sram_read_bytes), out.put(actions.sram_written_bytes);
+  out.put(actions.sram_read_bytes), out.put(actions.sram_written_bytes), out.put(actions.flops);
   if (profile_.enabled()) profile_.save(out);
 }
 
@@ -678,7 +680,7 @@ void Core::load_status(base::ByteReader& in) {
   }
   ActionCounts& actions = contexts_[0].actions;
   for (uint64_t& n : actions.instructions) in.get(n);
-  in.get(actions.sram_read_bytes), in.get(actions.sram_written_bytes);
+  in.get(actions.sram_read_bytes), in.get(actions.sram_written_bytes), in.get(actions.flops);
   if (profile_.enabled()) profile_.load(in);
 }
 

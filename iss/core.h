@@ -62,14 +62,17 @@ inline constexpr uint32_t kMstatusMpp = 3u << 11;
 inline constexpr uint32_t kMstatusFs = 3u << 13;
 inline constexpr uint32_t kMstatusFsInitial = 1u << 13;
 
-// What a context's retired instructions did, for the energy model (hw/energy/): instructions
-// by class and SRAM bytes (iss/isa.h, InsnCost). Counted as they retire, the same in every loop.
+// What a context's retired instructions did, for the energy model (hw/energy/) and the flop
+// counts: instructions by class, SRAM bytes and flops (iss/insn_class.h, InsnCost). Counted as they
+// retire, the same in every loop.
 struct ActionCounts {
   std::array<uint64_t, kInsnClasses> instructions{};
   uint64_t sram_read_bytes = 0, sram_written_bytes = 0;
+  uint64_t flops = 0;  // floating-point operations (InsnCost::flops; the AMP's, 2 a MAC)
   ActionCounts& operator+=(const ActionCounts& o) {
     for (size_t i = 0; i < kInsnClasses; ++i) instructions[i] += o.instructions[i];
     sram_read_bytes += o.sram_read_bytes, sram_written_bytes += o.sram_written_bytes;
+    flops += o.flops;
     return *this;
   }
   void count(InsnClass cls) { ++instructions[static_cast<size_t>(cls)]; }
@@ -209,7 +212,7 @@ class Core {
   std::optional<WorkerRun> open_run(unsigned worker) const {
     const Context& c = contexts_.at(worker);
     if (worker == 0 || c.state != ContextState::kRunning) return std::nullopt;
-    return profile_.open_run(worker, c.issue_cycle + 1, c.instret);
+    return profile_.open_run(worker, c.issue_cycle + 1, c.instret, c.actions.flops);
   }
 
   // After StopReason::kSync: the barrier released at `cycle`; the tile resumes then, in a new

@@ -9,9 +9,10 @@
 
 namespace ipu::iss {
 
-// What a retired instruction did, as the energy model counts it (hw/energy/): its class and
-// the SRAM bytes it read and wrote. The AMP's classes depend on its mode and phase, so
-// ipu.amp and ipu.ampw count themselves in their bodies (class kCount here).
+// What a retired instruction did, as the energy model and the flop counts count it (hw/energy/,
+// RunReport): its class, the SRAM bytes it read and wrote and its floating-point operations. The
+// AMP's classes depend on its mode and phase, so ipu.amp and ipu.ampw count themselves in their
+// bodies (class kCount here).
 enum class InsnClass : uint8_t {
   kInteger,     // integer ALU, multiply and divide, PRNG
   kBranch,      // jumps and conditional branches
@@ -28,10 +29,31 @@ enum class InsnClass : uint8_t {
 inline constexpr size_t kInsnClasses = static_cast<size_t>(InsnClass::kCount);
 std::string_view insn_class_name(InsnClass cls);  // "integer", "amp-f16", ...
 
+// An ipu.amp's multiply-accumulates in each mode (docs/xipu-model.md), two flops each.
+inline constexpr unsigned kAmpF16Macs = 64, kAmpF32Macs = 16;
+
 struct InsnCost {
   InsnClass cls = InsnClass::kInteger;
   uint8_t read_bytes = 0, written_bytes = 0;  // SRAM bytes
+  // Floating-point operations, as flop counts go: an add, subtract, multiply, divide or square
+  // root is one a lane, a fused multiply-add two; a horizontal sum one an addition. Moves,
+  // conversions, compares, minimum and maximum, sign and absolute value count none.
+  uint8_t flops = 0;
 };
+
+// The flops of a floating-point instruction by its mnemonic (InsnCost::flops).
+constexpr uint8_t insn_flops(std::string_view mnemonic) {
+  auto is = [mnemonic](std::string_view a) { return mnemonic == a; };
+  if (is("fadd.s") || is("fsub.s") || is("fmul.s") || is("fdiv.s") || is("fsqrt.s")) return 1;
+  if (is("fmadd.s") || is("fmsub.s") || is("fnmadd.s") || is("fnmsub.s")) return 2;
+  if (is("ipu.f32v2add") || is("ipu.f32v2sub") || is("ipu.f32v2mul")) return 2;
+  if (is("ipu.f16v4add") || is("ipu.f16v4sub") || is("ipu.f16v4mul")) return 4;
+  if (is("ipu.f32v2fma")) return 4;
+  if (is("ipu.f16v4fma")) return 8;
+  if (is("ipu.f32v2hsum")) return 2;  // acc + a0 + a1
+  if (is("ipu.f16v4hsum")) return 4;  // acc + a0 + a1 + a2 + a3
+  return 0;
+}
 
 constexpr InsnCost insn_cost(std::string_view mnemonic) {
   using C = InsnClass;
@@ -40,7 +62,7 @@ constexpr InsnCost insn_cost(std::string_view mnemonic) {
   };
   auto is = [mnemonic](std::string_view a) { return mnemonic == a; };
   if (is("ipu.amp") || is("ipu.ampw")) return {C::kCount};
-  if (starts("ipu.f32v") || starts("ipu.f16v")) return {C::kSimd};
+  if (starts("ipu.f32v") || starts("ipu.f16v")) return {C::kSimd, 0, 0, insn_flops(mnemonic)};
   if (is("ipu.ld2x64st64")) return {C::kLoad, 16, 8};
   if (starts("ipu.urand")) return {C::kInteger};
   if (starts("ipu.")) return {C::kControl};
@@ -53,7 +75,7 @@ constexpr InsnCost insn_cost(std::string_view mnemonic) {
   if (is("jal") || is("jalr") || starts("b")) return {C::kBranch};
   if (starts("fence") || starts("csr") || is("ecall") || is("ebreak") || is("mret") || is("wfi"))
     return {C::kControl};
-  if (starts("f")) return {C::kFpu};
+  if (starts("f")) return {C::kFpu, 0, 0, insn_flops(mnemonic)};
   return {C::kInteger};
 }
 

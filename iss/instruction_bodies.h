@@ -55,7 +55,10 @@ inline constexpr auto kInsnCosts = make_insn_costs();
 // the other classes leave (Core::actions), which spares the fast loops a chain of increments.
 inline void count_retired(ActionCounts& a, Op op) {
   const InsnCost& k = kInsnCosts[static_cast<size_t>(op)];
-  if (k.cls != InsnClass::kCount && k.cls != InsnClass::kInteger) a.count(k.cls);
+  if (k.cls != InsnClass::kCount && k.cls != InsnClass::kInteger) {
+    a.count(k.cls);
+    a.flops += k.flops;
+  }
   a.sram_read_bytes += k.read_bytes;
   a.sram_written_bytes += k.written_bytes;
 }
@@ -350,6 +353,7 @@ using fpu::float_of;
       RTL_CALL(amp_step(amp_, mem + (in_ - base), result_, datapaths_.amp))               \
     if (last_) invalidate(out_, n_);                                                      \
     c.actions.count(amp_.f32_mode() ? InsnClass::kAmpF32 : InsnClass::kAmpF16);           \
+    c.actions.flops += 2 * (amp_.f32_mode() ? kAmpF32Macs : kAmpF16Macs);                 \
     c.actions.sram_read_bytes += AmpUnit::kInputBytes;                                    \
     if (last_) c.actions.sram_written_bytes += n_;                                        \
   } while (0)

@@ -6,16 +6,17 @@
 
 namespace ipu::iss {
 
-void RunTotals::add(uint64_t run_cycles, uint64_t run_instructions) {
+void RunTotals::add(uint64_t run_cycles, uint64_t run_instructions, uint64_t run_flops) {
   ++runs;
   cycles += run_cycles;
   instructions += run_instructions;
+  flops += run_flops;
   min_cycles = std::min(min_cycles, run_cycles);
   max_cycles = std::max(max_cycles, run_cycles);
 }
 
 RunTotals& RunTotals::operator+=(const RunTotals& o) {
-  runs += o.runs, cycles += o.cycles, instructions += o.instructions;
+  runs += o.runs, cycles += o.cycles, instructions += o.instructions, flops += o.flops;
   min_cycles = std::min(min_cycles, o.min_cycles);
   max_cycles = std::max(max_cycles, o.max_cycles);
   return *this;
@@ -28,11 +29,12 @@ void WorkerProfile::clear() {
   batch_first_.reset();
 }
 
-void WorkerProfile::started(unsigned worker, uint64_t cycle, uint64_t instret, uint32_t function,
-                            uint32_t argument) {
+void WorkerProfile::started(unsigned worker, uint64_t cycle, uint64_t instret, uint64_t flops,
+                            uint32_t function, uint32_t argument) {
   WorkerRun r;
   r.start = cycle;
-  r.instructions = instret;  // until it ends: the count at its start
+  r.instructions = instret;  // until it ends: the counts at its start
+  r.flops = flops;
   r.function = function, r.argument = argument;
   r.batch = joins_;
   r.worker = worker;
@@ -40,20 +42,22 @@ void WorkerProfile::started(unsigned worker, uint64_t cycle, uint64_t instret, u
   if (!batch_first_) {
     batch_first_ = Key{function, argument};
     batch_start_ = batch_end_ = cycle;
-    batch_instructions_ = 0;
+    batch_instructions_ = batch_flops_ = 0;
   }
 }
 
-void WorkerProfile::finished(unsigned worker, uint64_t end, uint64_t instret) {
+void WorkerProfile::finished(unsigned worker, uint64_t end, uint64_t instret, uint64_t flops) {
   std::optional<WorkerRun>& open = open_.at(worker);
   if (!open) return;  // started before profiling began
   WorkerRun r = *open;
   open.reset();
   r.end = end;
   r.instructions = instret - r.instructions;
-  runs_[{r.function, r.argument}].add(r.end - r.start, r.instructions);
+  r.flops = flops - r.flops;
+  runs_[{r.function, r.argument}].add(r.end - r.start, r.instructions, r.flops);
   batch_end_ = std::max(batch_end_, r.end);
   batch_instructions_ += r.instructions;
+  batch_flops_ += r.flops;
   if (log_.size() < log_limit_)
     log_.push_back(r);
   else
@@ -63,16 +67,17 @@ void WorkerProfile::finished(unsigned worker, uint64_t end, uint64_t instret) {
 void WorkerProfile::joined() {
   ++joins_;
   if (!batch_first_) return;  // a join with no run since the last
-  batches_[*batch_first_].add(batch_end_ - batch_start_, batch_instructions_);
+  batches_[*batch_first_].add(batch_end_ - batch_start_, batch_instructions_, batch_flops_);
   batch_first_.reset();
 }
 
 std::optional<WorkerRun> WorkerProfile::open_run(unsigned worker, uint64_t issue_end,
-                                                 uint64_t instret) const {
+                                                 uint64_t instret, uint64_t flops) const {
   if (worker >= open_.size() || !open_[worker]) return std::nullopt;
   WorkerRun r = *open_[worker];
   r.end = issue_end;
   r.instructions = instret - r.instructions;
+  r.flops = flops - r.flops;
   return r;
 }
 
@@ -113,7 +118,7 @@ void WorkerProfile::save(base::ByteWriter& out) const {
   out.put(batch_first_.has_value());
   const Key first = batch_first_.value_or(Key{});
   out.put(first.first), out.put(first.second);
-  out.put(batch_start_), out.put(batch_end_), out.put(batch_instructions_);
+  out.put(batch_start_), out.put(batch_end_), out.put(batch_instructions_), out.put(batch_flops_);
 }
 
 void WorkerProfile::load(base::ByteReader& in) {
@@ -132,7 +137,7 @@ void WorkerProfile::load(base::ByteReader& in) {
   Key first;
   in.get(first.first), in.get(first.second);
   batch_first_ = in_batch ? std::optional<Key>(first) : std::nullopt;
-  in.get(batch_start_), in.get(batch_end_), in.get(batch_instructions_);
+  in.get(batch_start_), in.get(batch_end_), in.get(batch_instructions_), in.get(batch_flops_);
 }
 
 }  // namespace ipu::iss

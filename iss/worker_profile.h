@@ -23,6 +23,7 @@ struct WorkerRun {
   uint64_t start = 0;         // tile cycle of its first issue
   uint64_t end = 0;           // one past its last issue (the exit, or the end of the run)
   uint64_t instructions = 0;  // retired
+  uint64_t flops = 0;         // floating-point operations (iss/insn_class.h)
   uint32_t function = 0, argument = 0;
   uint32_t batch = 0;   // ipu.join completions on the tile before it started
   uint32_t worker = 0;  // context 1..N
@@ -30,9 +31,9 @@ struct WorkerRun {
 
 // Totals over several runs (or batches) of the same kind.
 struct RunTotals {
-  uint64_t runs = 0, cycles = 0, instructions = 0;
+  uint64_t runs = 0, cycles = 0, instructions = 0, flops = 0;
   uint64_t min_cycles = ~uint64_t{0}, max_cycles = 0;
-  void add(uint64_t run_cycles, uint64_t run_instructions);
+  void add(uint64_t run_cycles, uint64_t run_instructions, uint64_t run_flops);
   RunTotals& operator+=(const RunTotals& o);
 };
 
@@ -46,9 +47,10 @@ class WorkerProfile {
   bool enabled() const { return enabled_; }
   void clear();
 
-  void started(unsigned worker, uint64_t cycle, uint64_t instret, uint32_t function,
+  // `instret` and `flops` are the worker's counts so far (a run's are the differences).
+  void started(unsigned worker, uint64_t cycle, uint64_t instret, uint64_t flops, uint32_t function,
                uint32_t argument);
-  void finished(unsigned worker, uint64_t end, uint64_t instret);
+  void finished(unsigned worker, uint64_t end, uint64_t instret, uint64_t flops);
   void joined();  // the supervisor's ipu.join completed: the batch of runs before it ends
 
   // Every run that ended, by function and argument.
@@ -60,8 +62,9 @@ class WorkerProfile {
   const std::vector<WorkerRun>& log() const { return log_; }
   uint64_t dropped() const { return dropped_; }
   // Worker `worker`'s run in progress up to `issue_end` (one past its last issue), given its
-  // instructions retired so far; nullopt when it is not running.
-  std::optional<WorkerRun> open_run(unsigned worker, uint64_t issue_end, uint64_t instret) const;
+  // instructions retired and flops so far; nullopt when it is not running.
+  std::optional<WorkerRun> open_run(unsigned worker, uint64_t issue_end, uint64_t instret,
+                                    uint64_t flops) const;
 
   // For the replicas of other simulator processes (hw/parallel/ranks.h): everything, but only
   // the log entries added since the last save.
@@ -80,7 +83,7 @@ class WorkerProfile {
   uint32_t joins_ = 0;
   // The batch in progress: its first run and its extent so far.
   std::optional<Key> batch_first_;
-  uint64_t batch_start_ = 0, batch_end_ = 0, batch_instructions_ = 0;
+  uint64_t batch_start_ = 0, batch_end_ = 0, batch_instructions_ = 0, batch_flops_ = 0;
 };
 
 }  // namespace ipu::iss

@@ -33,6 +33,10 @@ std::string summary_section(const Json& stats, const std::string& title) {
   cards.push_back({"simulated time", seconds_text(number(s, "seconds"))});
   cards.push_back({"cycles", grouped(count(s, "cycles"))});
   cards.push_back({"instructions", grouped(count(s, "instructions"))});
+  if (count(s, "flops") > 0)
+    cards.push_back({"flops", fmt::format("{}: {:.4g} TFLOP/s, {:.3g}% of the AMP's peak",
+                                          grouped(count(s, "flops")), number(s, "tflops"),
+                                          100 * number(s, "amp_peak_fraction"))});
   cards.push_back({"supersteps", grouped(count(s, "supersteps"))});
   const uint64_t chips = std::max<uint64_t>(count(machine, "chips"), 1);
   cards.push_back({"tiles used", fmt::format("{} of {}", grouped(count(chip, "active_tiles")),

@@ -128,6 +128,7 @@ std::string worker_functions_json(const Machine& machine,
     j["min_cycles"] = f.totals.min_cycles;
     j["max_cycles"] = f.totals.max_cycles;
     j["instructions"] = f.totals.instructions;
+    j["flops"] = f.totals.flops;
     all.push_back(std::move(j));
   }
   return json_text(all);
@@ -252,6 +253,9 @@ void write_stats_json(std::ostream& out, const Machine& machine, const StatsSour
   summary["cycles"] = r.cycles;
   summary["seconds"] = static_cast<double>(r.cycles) / r.clock_hz;
   summary["instructions"] = r.instructions;
+  summary["flops"] = r.flops;
+  summary["tflops"] = flops_per_second(r) / 1e12;
+  summary["amp_peak_fraction"] = flops_per_second(r) / amp_peak_flops_per_second(r);
   summary["supersteps"] = r.supersteps;
   summary["exchange_bytes"] = 4 * r.exchange_words;
   summary["inter_chip_bytes"] = 4 * r.inter_chip_words;
@@ -468,9 +472,9 @@ void write_trace_json(std::ostream& out, const Machine& machine, const TraceOpti
       event(fmt::format(
           R"({{"name": {}, "cat": "worker", "ph": "X", "pid": {}, "tid": {}, {}, )"
           R"("args": {{"tile": {}, "worker": {}, "function": "0x{:08x}", "argument": "0x{:08x}", )"
-          R"("cycles": {}, "instructions": {}, "first_cycle": {}, "finished": {}}}}})",
+          R"("cycles": {}, "instructions": {}, "flops": {}, "first_cycle": {}, "finished": {}}}}})",
           function_name(r.function), chip, lane + r.worker, span(r.start, r.end), id, r.worker,
-          r.function, r.argument, r.end - r.start, r.instructions, r.start, finished));
+          r.function, r.argument, r.end - r.start, r.instructions, r.flops, r.start, finished));
     };
     const iss::WorkerProfile& profile = tile.core().profile();
     for (const iss::WorkerRun& r : profile.log()) run_event(r, true);

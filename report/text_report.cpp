@@ -74,6 +74,12 @@ void print_report(std::ostream& out, const RunReport& r, const EnergyReport& ene
                r.gateways > 1 ? "s" : "");
   fmt::print(out, "instructions retired {}\n", r.instructions);
   print_energy(out, energy);
+  const double tflops = flops_per_second(r) / 1e12;
+  fmt::print(out,
+             "flops                {} executed: {:.4g} TFLOP/s, {:.3g}% of the AMP's f16 peak; "
+             "{:.3g} TFLOP/s per W\n",
+             r.flops, tflops, 100e12 * tflops / amp_peak_flops_per_second(r),
+             energy.watts() > 0 ? tflops / energy.watts() : 0.0);
   fmt::print(out, "host time            {:.3f} s\n", r.host_seconds);
   fmt::print(out, "simulator speed      {:.1f} MIPS\n", mips);
   if (r.ranks > 1)

@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
         const double seconds = static_cast<double>(cycles) / r.clock_hz;
         const double flops = r.flops_per_micro_batch * c.accumulate * r.replicas *
                              static_cast<double>(r.steps.size());
-        ipu::examples::record_flops(c.device.stats, flops);
+        ipu::examples::record_model_flops(c.device.stats, flops);
         fmt::print(
             "\ntraining             {} sequences in {:.1f} us: {:.0f} sequences/s, {:.3f} "
             "TFLOP/s in the products\n",
@@ -135,18 +135,25 @@ int main(int argc, char** argv) {
             flops / seconds / 1e12);
         const auto& last = r.steps.back();
         const auto us = [&](uint64_t n) { return static_cast<double>(n) / r.clock_hz * 1e6; };
+        const double last_seconds = static_cast<double>(last.cycles) / r.clock_hz;
+        const double model_flops = r.flops_per_micro_batch * c.accumulate * r.replicas;
+        fmt::print(
+            "flops                {:.4g} a step executed by the tiles ({:.3f} TFLOP/s), {:.2f}x "
+            "the products' {:.4g} (the softmax, layer norms, losses and LAMB come on top, and the "
+            "recomputed forward passes when pipelined)\n",
+            static_cast<double>(last.flops), static_cast<double>(last.flops) / last_seconds / 1e12,
+            static_cast<double>(last.flops) / model_flops, model_flops);
         fmt::print(
             "a step's time        pipeline {:.1f} us, AllReduce {:.1f} us, LAMB {:.1f} us; host "
             "I/O {:.1f} us of them (the last step)\n",
             us(last.pipeline_cycles), us(last.allreduce_cycles), us(last.update_cycles),
             us(last.host_io_cycles));
-        const double step_seconds = static_cast<double>(last.cycles) / r.clock_hz;
         fmt::print(
             "energy               {:.4g} J a step ({:.3g} mJ a sequence); {:.1f} W per chip, "
             "{:.1f} W in all; {:.3g} TFLOP/s per W in the products (docs/energy.md)\n",
             last.joules, 1e3 * last.joules / static_cast<double>(last.sequences),
-            last.chip_joules / step_seconds / c.machine.chips, last.joules / step_seconds,
-            r.flops_per_micro_batch * c.accumulate * r.replicas / last.joules / 1e12);
+            last.chip_joules / last_seconds / c.machine.chips, last.joules / last_seconds,
+            model_flops / last.joules / 1e12);
         if (r.stages > 1 || r.replicas > 1)
           fmt::print(
               "IPU-Links            {} bytes a step between the stages, {} in the update "

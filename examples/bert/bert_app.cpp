@@ -468,12 +468,14 @@ BertResult run_bert(const BertConfig& c) {
     r.ipulink_bytes = ran.run.ipulink_bytes;
     r.joules = ran.energy.joules;
     r.chip_joules = ran.energy.chip_joules();
+    r.flops = ran.run.flops;
     if (R > 1) {
       const sdk::DeviceReport& reduced = device.run("reduce");
       r.allreduce_cycles = reduced.run.cycles;
       r.update_ipulink_bytes = reduced.run.ipulink_bytes;
       r.joules += reduced.energy.joules;
       r.chip_joules += reduced.energy.chip_joules();
+      r.flops += reduced.run.flops;
     }
     // The host: each micro-batch's run of the model, its gradients added to its replica's sums
     // in the order the schedule added them.
@@ -522,6 +524,7 @@ BertResult run_bert(const BertConfig& c) {
     r.update_ipulink_bytes += report.run.ipulink_bytes;
     r.joules += report.energy.joules;
     r.chip_joules += report.energy.chip_joules();
+    r.flops += report.run.flops;
     out.memory_hash = report.run.memory_hash;
     out.profile = report.profile;
     r.cycles = r.pipeline_cycles + r.allreduce_cycles + r.update_cycles;

@@ -49,6 +49,7 @@ struct BertStep {
   // The step's energy (docs/energy.md): its three programs', everything the machine drew, and of
   // it the chips'.
   double joules = 0, chip_joules = 0;
+  uint64_t flops = 0;  // executed by the tiles in its three programs (RunReport::flops)
 };
 
 struct BertResult {

@@ -47,7 +47,7 @@ def train_step(machine):
             summary = json.load(file)["summary"]
     return {"step_us": microseconds(done.stdout, "a step (the last)"),
             "collectives_us": microseconds(done.stdout, "  collectives"),
-            "tflops": summary.get("tflops")}
+            "model_tflops": summary.get("model_tflops"), "tflops": summary.get("tflops")}
 
 
 rows = vipu.sweep(train_step, {"preset": ["m2000", "bow2000"],

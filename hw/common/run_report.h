@@ -64,6 +64,7 @@ struct ChipActions {
   uint64_t sync_arrivals = 0;
   uint64_t external_syncs = 0;
   uint64_t pcie_bytes = 0;
+  uint64_t flops = 0;  // its tiles' floating-point operations (iss/insn_class.h, InsnCost)
   ChipActions& operator-=(const ChipActions& o);
 };
 
@@ -82,6 +83,11 @@ struct RunReport {
   unsigned tiles = 0;
   uint64_t cycles = 0;
   uint64_t instructions = 0;
+  // Floating-point operations the tiles executed, as the instructions count them
+  // (iss/insn_class.h: the AMP's 2 a multiply-accumulate, a vector's a lane, an FMA's 2): every
+  // program's, whatever it computes (an example's own count of its model's flops is another
+  // figure, "model_flops").
+  uint64_t flops = 0;
   size_t supersteps = 0;
   uint64_t exchange_words = 0;
   uint64_t inter_chip_words = 0;  // of those, words delivered to another chip
@@ -108,12 +114,23 @@ struct RunReport {
   unsigned ipulinks = 0;
 };
 
+// The run's flops a second over the AMP's f16 peak on every tile of its chips (64
+// multiply-accumulates, 128 flops, a tile and cycle): the fraction of peak every report shows.
+inline double flops_per_second(const RunReport& r) {
+  return r.cycles > 0 ? static_cast<double>(r.flops) * r.clock_hz / static_cast<double>(r.cycles)
+                      : 0;
+}
+inline double amp_peak_flops_per_second(const RunReport& r) {
+  return 2.0 * iss::kAmpF16Macs * r.tiles_per_chip * r.chips * r.clock_hz;
+}
+
 inline ChipActions& ChipActions::operator-=(const ChipActions& o) {
   for (size_t i = 0; i < iss::kInsnClasses; ++i) instructions[i] -= o.instructions[i];
   sram_read_bytes -= o.sram_read_bytes, sram_written_bytes -= o.sram_written_bytes;
   exchange_bytes -= o.exchange_bytes, sync_arrivals -= o.sync_arrivals;
   exchange_column_bytes -= o.exchange_column_bytes;
   external_syncs -= o.external_syncs, pcie_bytes -= o.pcie_bytes;
+  flops -= o.flops;
   return *this;
 }
 

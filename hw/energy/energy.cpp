@@ -75,8 +75,8 @@ EnergyReport price_energy(const MachineConfig& machine, const RunReport& run) {
     line("tile.fpu", "instructions", iss::InsnClass::kFpu, 1);
     line("tile.simd", "instructions", iss::InsnClass::kSimd, 1);
     line("tile.control", "instructions", iss::InsnClass::kControl, 1);
-    line("tile.amp-f16-mac", "MACs", iss::InsnClass::kAmpF16, kAmpF16Macs);
-    line("tile.amp-f32-mac", "MACs", iss::InsnClass::kAmpF32, kAmpF32Macs);
+    line("tile.amp-f16-mac", "MACs", iss::InsnClass::kAmpF16, iss::kAmpF16Macs);
+    line("tile.amp-f32-mac", "MACs", iss::InsnClass::kAmpF32, iss::kAmpF32Macs);
     line("tile.amp-weights", "instructions", iss::InsnClass::kAmpWeights, 1);
     add(b, "tile.sram-read", "bytes", static_cast<double>(a.sram_read_bytes),
         tile.sram_read_pj_per_byte);

@@ -27,9 +27,6 @@ struct TilePrices {
   }
 };
 
-// An ipu.amp's multiply-accumulates in each mode (docs/xipu-model.md).
-inline constexpr unsigned kAmpF16Macs = 64, kAmpF32Macs = 16;
-
 inline TilePrices tile_prices(const EnergyConfig& e) {
   using iss::InsnClass;
   TilePrices p;
@@ -41,8 +38,8 @@ inline TilePrices tile_prices(const EnergyConfig& e) {
   set(InsnClass::kFpu, e.fpu_pj);
   set(InsnClass::kSimd, e.simd_pj);
   set(InsnClass::kControl, e.control_pj);
-  set(InsnClass::kAmpF16, kAmpF16Macs * e.amp_f16_mac_pj);
-  set(InsnClass::kAmpF32, kAmpF32Macs * e.amp_f32_mac_pj);
+  set(InsnClass::kAmpF16, iss::kAmpF16Macs * e.amp_f16_mac_pj);
+  set(InsnClass::kAmpF32, iss::kAmpF32Macs * e.amp_f32_mac_pj);
   set(InsnClass::kAmpWeights, e.amp_weights_pj);
   p.sram_read_pj_per_byte = e.sram_read_pj_per_byte;
   p.sram_write_pj_per_byte = e.sram_write_pj_per_byte;

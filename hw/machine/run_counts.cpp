@@ -51,6 +51,8 @@ RunReport count_run(const Machine& machine) {
     for (size_t k = 0; k < iss::kInsnClasses; ++k) a.instructions[k] += n.instructions[k];
     a.sram_read_bytes += n.sram_read_bytes;
     a.sram_written_bytes += n.sram_written_bytes;
+    a.flops += n.flops;
+    r.flops += n.flops;
   }
   for (unsigned chip = 0; chip < machine.chips(); ++chip) {
     ChipActions& a = r.chip_actions[chip];

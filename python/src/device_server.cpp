@@ -140,6 +140,7 @@ bool receive(int fd, std::string& header, std::vector<std::string>& blobs,
         reply["cycles"] = r.run.cycles;
         reply["seconds"] = r.run.clock_hz > 0 ? r.run.cycles / r.run.clock_hz : 0.0;
         reply["instructions"] = r.run.instructions;
+        reply["flops"] = r.run.flops;
         reply["supersteps"] = r.run.supersteps;
         reply["energy_joules"] = r.energy.joules;
         reply["exchange_bytes"] = 4 * r.run.exchange_words;

@@ -7,10 +7,13 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 from .machine import Machine
 from .result import RunError, RunResult
 
-# The summary figures a row holds for a run (the --stats summary's, as ipu-sim sweep's table).
-FIGURES = ("cycles", "seconds", "instructions", "supersteps", "exchange_bytes", "inter_chip_bytes",
-           "ipulink_bytes", "streaming_bytes_written", "streaming_bytes_read", "energy_joules",
-           "watts")
+# The summary figures a row holds for a run (the --stats summary's, as ipu-sim sweep's table):
+# flops and tflops are what the tiles executed, any program's (docs/sweeps.md); then
+# tflops_per_watt, the TFLOP/s over the machine's average watts.
+FIGURES = ("cycles", "seconds", "instructions", "flops", "tflops", "amp_peak_fraction",
+           "supersteps", "exchange_bytes", "inter_chip_bytes", "ipulink_bytes",
+           "streaming_bytes_written", "streaming_bytes_read", "energy_joules", "watts",
+           "watts_per_chip")
 
 
 def _grid(vary: Dict[str, Sequence[Any]]) -> List[Dict[str, Any]]:
@@ -38,6 +41,8 @@ def _row(point: Dict[str, Any], result: Optional[RunResult], error: Optional[str
         row["exit_status"] = result.exit_status
         for figure in FIGURES:
             row[figure] = result.summary.get(figure)
+        tflops, watts = row["tflops"], row["watts"]
+        row["tflops_per_watt"] = tflops / watts if tflops is not None and watts else None
     if error is not None:
         row["error"] = error
     return row

@@ -313,6 +313,7 @@ hw::RunReport since(const hw::RunReport& now, const hw::RunReport& before) {
   hw::RunReport r = now;
   r.cycles -= before.cycles;
   r.instructions -= before.instructions;
+  r.flops -= before.flops;
   r.supersteps -= before.supersteps;
   r.exchange_words -= before.exchange_words;
   r.inter_chip_words -= before.inter_chip_words;

@@ -21,6 +21,7 @@ nlohmann::ordered_json totals_json(const iss::RunTotals& t) {
   j["min_cycles"] = t.runs == 0 ? 0 : t.min_cycles;
   j["max_cycles"] = t.max_cycles;
   j["instructions"] = t.instructions;
+  j["flops"] = t.flops;
   return j;
 }
 
@@ -104,42 +105,52 @@ void print_profile(std::ostream& out, const Profile& p, unsigned tiles_per_chip,
   auto least = [](const iss::RunTotals& t) { return t.runs == 0 ? 0 : t.min_cycles; };
   // Compute sets: the busiest tile's cycles over every execution (what the superstep waits
   // for), then every vertex run's cycles summed over the tiles.
-  fmt::print(out, "{:<34} {:>10}  {:<16} {:>10} {:>9} {:>6} {:>10} {:>14}\n", "compute set",
-             "cycles", "busiest tile", "executions", "vertices", "tiles", "runs", "run cycles");
+  // Flops: what the set's or codelet's runs executed (iss/insn_class.h), and per run cycle.
+  auto per_cycle = [](const iss::RunTotals& t) {
+    return t.cycles == 0 ? 0.0 : static_cast<double>(t.flops) / static_cast<double>(t.cycles);
+  };
+  fmt::print(out, "{:<34} {:>10}  {:<16} {:>10} {:>9} {:>6} {:>10} {:>14} {:>14}\n", "compute set",
+             "cycles", "busiest tile", "executions", "vertices", "tiles", "runs", "run cycles",
+             "flops");
   size_t shown = 0;
   ComputeSetProfile rest;
   for (const ComputeSetProfile& cs : p.compute_sets) {
     if (shown++ < rows)
-      fmt::print(out, "  {:<32} {:>10}  {:<16} {:>10} {:>9} {:>6} {:>10} {:>14}\n", cs.name,
+      fmt::print(out, "  {:<32} {:>10}  {:<16} {:>10} {:>9} {:>6} {:>10} {:>14} {:>14}\n", cs.name,
                  cs.cycles, hw::tile_name(cs.busiest_tile, tiles_per_chip, chips), cs.executions,
-                 cs.vertices, cs.tiles, cs.runs.runs, cs.runs.cycles);
+                 cs.vertices, cs.tiles, cs.runs.runs, cs.runs.cycles, cs.runs.flops);
     else
       rest.cycles += cs.cycles, rest.vertices += cs.vertices, rest.runs += cs.runs;
   }
   if (shown > rows)
-    fmt::print(out, "  {:<32} {:>10}  {:<16} {:>10} {:>9} {:>6} {:>10} {:>14}\n",
+    fmt::print(out, "  {:<32} {:>10}  {:<16} {:>10} {:>9} {:>6} {:>10} {:>14} {:>14}\n",
                fmt::format("({} more)", shown - rows), rest.cycles, "", "", rest.vertices, "",
-               rest.runs.runs, rest.runs.cycles);
-  fmt::print(out, "{:<34} {:>14} {:>10} {:>10} {:>10} {:>10} {:>9} {:>6}\n", "codelet",
-             "run cycles", "runs", "mean", "min", "max", "vertices", "tiles");
+               rest.runs.runs, rest.runs.cycles, rest.runs.flops);
+  fmt::print(out, "{:<34} {:>14} {:>10} {:>10} {:>10} {:>10} {:>9} {:>6} {:>14} {:>8}\n", "codelet",
+             "run cycles", "runs", "mean", "min", "max", "vertices", "tiles", "flops", "a cycle");
   shown = 0;
   CodeletProfile other;
   for (const CodeletProfile& c : p.codelets) {
     if (shown++ < rows)
-      fmt::print(out, "  {:<32} {:>14} {:>10} {:>10.1f} {:>10} {:>10} {:>9} {:>6}\n", c.codelet,
-                 c.runs.cycles, c.runs.runs, mean(c.runs), least(c.runs), c.runs.max_cycles,
-                 c.vertices, c.tiles);
+      fmt::print(out,
+                 "  {:<32} {:>14} {:>10} {:>10.1f} {:>10} {:>10} {:>9} {:>6} {:>14} {:>8.2f}\n",
+                 c.codelet, c.runs.cycles, c.runs.runs, mean(c.runs), least(c.runs),
+                 c.runs.max_cycles, c.vertices, c.tiles, c.runs.flops, per_cycle(c.runs));
     else
       other.runs += c.runs, other.vertices += c.vertices;
   }
   if (shown > rows)
-    fmt::print(out, "  {:<32} {:>14} {:>10} {:>10.1f} {:>10} {:>10} {:>9}\n",
+    fmt::print(out, "  {:<32} {:>14} {:>10} {:>10.1f} {:>10} {:>10} {:>9} {:>6} {:>14} {:>8.2f}\n",
                fmt::format("({} more)", shown - rows), other.runs.cycles, other.runs.runs,
-               mean(other.runs), least(other.runs), other.runs.max_cycles, other.vertices);
+               mean(other.runs), least(other.runs), other.runs.max_cycles, other.vertices, "",
+               other.runs.flops, per_cycle(other.runs));
   if (p.other_runs.runs != 0)
-    fmt::print(out, "  {:<32} {:>14} {:>10} {:>10.1f} {:>10} {:>10}  (started by no vertex)\n",
+    fmt::print(out,
+               "  {:<32} {:>14} {:>10} {:>10.1f} {:>10} {:>10} {:>9} {:>6} {:>14} {:>8.2f}  "
+               "(started by no vertex)\n",
                "(other)", p.other_runs.cycles, p.other_runs.runs, mean(p.other_runs),
-               least(p.other_runs), p.other_runs.max_cycles);
+               least(p.other_runs), p.other_runs.max_cycles, "", "", p.other_runs.flops,
+               per_cycle(p.other_runs));
 }
 
 std::string profile_json(const Profile& p) {

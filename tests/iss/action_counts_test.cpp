@@ -55,6 +55,36 @@ TEST(ActionCounts, AKnownLoopCountsEachClassAndByte) {
   }
 }
 
+// A loop of 10 passes of floating-point work: fadd.s (1 flop), fmadd.s (2), ipu.f16v4fma (4
+// lanes of 2), ipu.f32v2hsum (acc + 2 lanes: 2), fsgnj.s (a move: none), ipu.f16v4cmplt (a
+// compare: none): 13 flops a pass, 130 in all; the integer work counts none.
+TEST(ActionCounts, AKnownFloatingPointLoopCountsItsFlops) {
+  for (const bool fast : {false, true}) {
+    CoreHarness h;
+    h.core.set_fast_path(fast);
+    const std::vector<uint32_t> program = {
+        asm_::addi(asm_::t0, 0, 10),                   // t0 = 10 passes
+        asm_::R(0x53, 0, 0x00, 1, 2, 3),               // loop: fadd.s f1, f2, f3
+        asm_::R4(0x43, 0, 4, 2, 3, 5),                 //   fmadd.s f4, f2, f3, f5
+        asm_::R4(0x5b, 0, 6, 8, 10, 12) | (1u << 25),  //   ipu.f16v4fma f6:7, f8:9, ...
+        asm_::R(0x2b, 2, 0x04, 14, 16, 0),             //   ipu.f32v2hsum f14, f16:17
+        asm_::R(0x53, 0, 0x10, 18, 2, 2),              //   fsgnj.s f18, f2, f2
+        asm_::R(0x2b, 1, 0x06, 20, 8, 10),             //   ipu.f16v4cmplt
+        asm_::addi(asm_::t0, asm_::t0, -1),            //
+        asm_::B(1, asm_::t0, 0, -28),                  //   bne t0, zero, loop
+        asm_::addi(asm_::a0, 0, 0),
+        asm_::addi(asm_::a7, 0, 93),
+        asm_::ecall(),
+    };
+    h.load_words(program);
+    ASSERT_EQ(h.run(), iss::StopReason::kExited) << "fast " << fast;
+    const iss::ActionCounts a = h.core.actions();
+    EXPECT_EQ(a.flops, 130u) << "fast " << fast;
+    EXPECT_EQ(count(a, InsnClass::kFpu), 30u);
+    EXPECT_EQ(count(a, InsnClass::kSimd), 30u);
+  }
+}
+
 TEST(ActionCounts, EveryMnemonicHasTheClassItsNameSays) {
   EXPECT_EQ(iss::insn_cost("fmadd.s").cls, InsnClass::kFpu);
   EXPECT_EQ(iss::insn_cost("flw").cls, InsnClass::kLoad);
@@ -68,6 +98,15 @@ TEST(ActionCounts, EveryMnemonicHasTheClassItsNameSays) {
   EXPECT_EQ(iss::insn_cost("ipu.send").cls, InsnClass::kControl);
   EXPECT_EQ(iss::insn_cost("ipu.amp").cls, InsnClass::kCount);  // counted by its body
   EXPECT_EQ(iss::insn_class_name(InsnClass::kAmpF16), "amp-f16");
+  // Flops: a lane's operation one, a fused multiply-add two; moves and compares none.
+  EXPECT_EQ(iss::insn_cost("fdiv.s").flops, 1);
+  EXPECT_EQ(iss::insn_cost("fnmsub.s").flops, 2);
+  EXPECT_EQ(iss::insn_cost("ipu.f32v2mul").flops, 2);
+  EXPECT_EQ(iss::insn_cost("ipu.f16v4hsum").flops, 4);
+  EXPECT_EQ(iss::insn_cost("fcvt.s.w").flops, 0);
+  EXPECT_EQ(iss::insn_cost("fmax.s").flops, 0);
+  EXPECT_EQ(iss::insn_cost("ipu.f32v2tof16").flops, 0);
+  EXPECT_EQ(iss::insn_cost("mul").flops, 0);
 }
 
 // The AMP firmware (tests/firmware/amp_matmul.c): ipu.amp counted by mode and ipu.ampw once a
@@ -84,6 +123,8 @@ TEST(ActionCounts, TheAmpCountsItsIssuesByMode) {
     EXPECT_EQ(count(a, InsnClass::kAmpF16), 384u) << "fast " << fast;
     EXPECT_EQ(count(a, InsnClass::kAmpF32), 192u);
     EXPECT_EQ(count(a, InsnClass::kAmpWeights), 96u);
+    // 128 flops an f16 issue (64 MACs), 32 an f32 one (16 MACs).
+    EXPECT_EQ(a.flops, 384u * 128 + 192u * 32);
     // Their SRAM bytes at least: 8 B an issue read, 128 B (f16) or 64 B (f32) a phase of
     // weights, and each column's results written once a pass (16 f32 or 8 f32).
     EXPECT_GE(a.sram_read_bytes, (384u + 192u) * 8 + 48u * 128 + 48u * 64);

@@ -38,9 +38,9 @@ std::string snapshot(const CoreHarness& h, StopReason reason) {
     s += "\n  f";
     for (unsigned r = 0; r < 32; ++r) s += fmt::format(" {:08x}", c.f[r]);
     // The energy model's counts: every loop counts the same actions.
-    s += fmt::format("\n  actions {} sram read {} written {}\n",
+    s += fmt::format("\n  actions {} sram read {} written {} flops {}\n",
                      fmt::join(c.actions.instructions, " "), c.actions.sram_read_bytes,
-                     c.actions.sram_written_bytes);
+                     c.actions.sram_written_bytes, c.actions.flops);
   }
   for (const std::string& line : h.console) s += "console " + line + "\n";
   return s;

@@ -52,6 +52,7 @@ def test_a_codelet_from_source_runs_over_tiles_against_numpy():
         np.testing.assert_array_equal(out, np.float32(3) * x + y)
         np.testing.assert_array_equal(device.read_tensor("out"), out)
         assert device.last_run["cycles"] > 0 and device.last_run["energy_joules"] > 0
+        assert device.last_run["flops"] == 2 * 1000  # a multiply and an add an element
         # Again with new data: the device keeps its state (y) from run to run.
         out = device.run("main", x_in=-x)["out_back"]
         np.testing.assert_array_equal(out, np.float32(-3) * x + y)

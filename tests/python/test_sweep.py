@@ -16,6 +16,9 @@ def test_an_image_sweep_gives_a_row_a_point_in_grid_order(firmware):
         ("mk2", 150), ("mk2", 600), ("bow", 150), ("bow", 600)]
     alone = vipu.Machine("bow", **RING, **{"sync.internal-cycles": 600}).run(image)
     assert rows[3]["cycles"] == alone.cycles and rows[3]["energy_joules"] == alone.summary["energy_joules"]
+    # A token ring computes in integers: no flops, none a watt.
+    assert rows[3]["flops"] == alone.summary["flops"] == 0
+    assert rows[3]["tflops_per_watt"] == 0 and rows[3]["watts_per_chip"] > 0
     assert all(r["outcome"] == "exited" and "error" not in r for r in rows)
     assert rows[1]["cycles"] > rows[0]["cycles"]  # a longer sync costs cycles
     # The same cycles at Bow's clock take less time than at Mk2's.

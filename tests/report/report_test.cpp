@@ -24,7 +24,8 @@ using testing::Not;
 const char* const kStats = R"({
   "config": {"preset": "mk2", "exchange.tiles-per-column": 2},
   "image": {"file": "a <b>.elf", "checksum": "0x00000001"},
-  "summary": {"cycles": 1000, "seconds": 1e-6, "instructions": 500, "supersteps": 2,
+  "summary": {"cycles": 1000, "seconds": 1e-6, "instructions": 500, "flops": 12800,
+              "tflops": 0.0128, "amp_peak_fraction": 0.0125, "supersteps": 2,
               "exchange_bytes": 64, "result": "exited", "exit_status": 3},
   "contexts": [{"context": "supervisor", "instructions": 500, "issue_slots": 520, "runs": 3,
                 "active_cycles": 3000}],
@@ -61,6 +62,9 @@ size_t occurrences(const std::string& text, const std::string& what) {
 
 TEST(Report, HeatmapHasACellPerTileWithItsMemory) {
   const std::string html = report(kStats);
+  EXPECT_THAT(html,
+              HasSubstr("<div class=\"card\"><b>12,800: 0.0128 TFLOP/s, 1.25% of the AMP&#39;s "
+                        "peak</b><span>flops</span></div>"));
   EXPECT_EQ(occurrences(html, "<svg class=\"heatmap\""), 2u);  // both chips have a loaded tile
   EXPECT_EQ(occurrences(html, "<rect class=\"tile"), 8u);      // 2 chips x 4 tiles
   EXPECT_EQ(occurrences(html, "<rect class=\"tile idle\""), 5u);

@@ -152,12 +152,26 @@ TEST(Sdk, BroadcastIsOneMulticastSendAndRepeatLoops) {
   const Executable exe = compile(g, Sequence({Broadcast(source, copies), Repeat(5, Execute(cs))}));
   EXPECT_EQ(exe.exchange_sends, 1u);         // one send from tile 0 ...
   EXPECT_EQ(exe.exchange_destinations, 3u);  // ... that tiles 1, 2 and 3 all receive
-  Device device(exe);
+  DeviceOptions options;
+  options.profile = true;
+  Device device(exe, options);
   const DeviceReport& r = device.run();
   EXPECT_EQ(r.run.exchange_words, 96u);  // 32 words delivered to each of three tiles
   std::vector<float> result(96);
   device.read_tensor("acc", result.data(), result.size() * 4);
   for (size_t i = 0; i < 96; ++i) EXPECT_EQ(result[i], 10.0f * v[i % 32]) << i;  // 5 x 2 x v
+  // Flops: a multiply and an add an element, 32 elements, 3 tiles, 5 times; nothing else in
+  // the program computes in floating point.
+  EXPECT_EQ(r.run.flops, 2u * 32 * 3 * 5);
+  uint64_t chip_flops = 0;
+  for (const hw::ChipActions& a : r.run.chip_actions) chip_flops += a.flops;
+  EXPECT_EQ(chip_flops, r.run.flops);
+  const Profile p = device.profile();
+  ASSERT_EQ(p.codelets.size(), 1u);
+  EXPECT_EQ(p.codelets[0].runs.flops, 2u * 32 * 3 * 5);
+  ASSERT_EQ(p.compute_sets.size(), 1u);
+  EXPECT_EQ(p.compute_sets[0].runs.flops, 2u * 32 * 3 * 5);
+  for (const VertexProfile& vp : p.vertices) EXPECT_EQ(vp.runs.flops, 2u * 32 * 5);
 }
 
 TEST(Sdk, MatmulOnTheAmpMatchesTheHostReferenceBitForBit) {
