@@ -36,10 +36,17 @@ struct OptionError : std::runtime_error {
 
 // An example's own options: those that take a value, with its default ("": none), and the
 // switches (off unless given).
+// One of an example's own options, as --help lists it.
+struct ExampleOption {
+  std::string name;           // without "--"
+  std::string default_value;  // of an option with a value ("": none)
+  std::string help;           // what it does
+};
+
 struct ExampleOptionTable {
-  std::string preset;                         // the machine without --preset
-  std::map<std::string, std::string> values;  // name (without "--") -> default
-  std::vector<std::string> switches;
+  std::string preset;                   // the machine without --preset
+  std::vector<ExampleOption> values;    // options that take a value, in --help's order
+  std::vector<ExampleOption> switches;  // options that take none
 };
 
 class ExampleOptions {
@@ -48,10 +55,11 @@ class ExampleOptions {
       : command_line_(table.preset), general_("Options") {
     namespace po = boost::program_options;
     general_.add_options()("help,h", "print this help and exit");
-    for (const auto& [name, value] : table.values)
-      general_.add_options()(name.c_str(), po::value<std::string>()->default_value(value));
-    for (const std::string& name : table.switches)
-      general_.add_options()(name.c_str(), po::bool_switch());
+    for (const ExampleOption& o : table.values)
+      general_.add_options()(
+          o.name.c_str(), po::value<std::string>()->default_value(o.default_value), o.help.c_str());
+    for (const ExampleOption& o : table.switches)
+      general_.add_options()(o.name.c_str(), po::bool_switch(), o.help.c_str());
     general_.add_options()("profile", po::bool_switch(),
                            "print where the workers' cycles went, by compute set and codelet");
     command_line_.add_options(general_);

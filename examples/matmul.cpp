@@ -39,8 +39,14 @@ int main(int argc, char** argv) {
       "[--memory-hash]",
       argc, argv,
       {"mk2",
-       {{"tiles", "all"}, {"n", "384"}, {"k", "64"}, {"save", ""}, {"save-streams", ""}},
-       {"memory-report"}},
+       {{"tiles", "all", "tiles the product is spread over (all: every tile of the chip)"},
+        {"n", "384", "columns of B and C (A and C have 16 rows a tile)"},
+        {"k", "64", "the depth: columns of A, rows of B (a multiple of 16)"},
+        {"save", "", "write the program's image to this file (for ipu-sim run)"},
+        {"save-streams", "",
+         "write the host streams' data to PREFIX.a_in, PREFIX.b_in and PREFIX.c_out (the "
+         "expected result), for ipu-sim run --stream"}},
+       {{"memory-report", "", "print the compiler's tile memory report"}}},
       [](const ipu::examples::ExampleOptions& options) {
         const ipu::hw::MachineConfig machine = options.machine();
         const std::string& preset = machine.preset;

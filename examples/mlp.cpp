@@ -16,7 +16,11 @@ int main(int argc, char** argv) {
       "mlp",
       "[--preset mk2|bow] [--tiles N] [--steps S] [--rtl BLOCKS] [--rtl-trace FILE.fst] "
       "[--memory-hash]",
-      argc, argv, {"mk2", {{"tiles", "16"}, {"steps", "10"}}, {}},
+      argc, argv,
+      {"mk2",
+       {{"tiles", "16", "tiles the hidden units are spread over"},
+        {"steps", "10", "training steps (each one batch)"}},
+       {}},
       [](const ipu::examples::ExampleOptions& options) {
         const ipu::hw::MachineConfig machine = options.machine();
         const std::string& preset = machine.preset;

@@ -19,8 +19,11 @@ int main(int argc, char** argv) {
       "[--recompute]",
       argc, argv,
       {"m2000",
-       {{"tiles", "16"}, {"width", "64"}, {"micro-batches", "4"}, {"steps", "6"}},
-       {"recompute"}},
+       {{"tiles", "16", "tiles of each stage's chip"},
+        {"width", "64", "the layers' width (a whole number of rows a tile)"},
+        {"micro-batches", "4", "micro-batches a step (GPipe), their gradients summed"},
+        {"steps", "6", "training steps"}},
+       {{"recompute", "", "recompute each stage's forward pass in its backward pass"}}},
       [](const ipu::examples::ExampleOptions& options) {
         ipu::examples::PipelineConfig c;
         c.machine = options.machine();

@@ -18,7 +18,12 @@ int main(int argc, char** argv) {
       "train",
       "[--preset m2000|bow2000|pod16|...] [--tiles N] [--steps S] [--seed N] [--rtl BLOCKS] "
       "[--rtl-trace FILE.fst] [--memory-hash]",
-      argc, argv, {"m2000", {{"tiles", "0"}, {"steps", "8"}, {"seed", "2026"}}, {}},
+      argc, argv,
+      {"m2000",
+       {{"tiles", "0", "tiles of each replica's chip (0: every tile)"},
+        {"steps", "8", "training steps (each one batch a replica)"},
+        {"seed", "2026", "seed of the weights, the data and the stochastic rounding"}},
+       {}},
       [](const ipu::examples::ExampleOptions& options) {
         ipu::examples::TrainConfig c;
         c.machine = options.machine();
