@@ -16,12 +16,12 @@ namespace {
 // Sends go nowhere; the core only needs the cycle its send port frees.
 class NullExchange : public ipu::iss::ExchangeSink {
  public:
-  uint64_t send(uint64_t cycle, uint32_t, std::vector<uint32_t> words,
+  uint64_t send(uint64_t cycle, uint32_t, uint32_t, std::vector<uint32_t> words,
                 std::vector<unsigned>) override {
     return cycle + words.size();
   }
-  void select_source(uint64_t, int) override {}
-  void receive_buffer(uint64_t, uint32_t, uint32_t) override {}
+  void select_source(uint64_t, uint32_t, int) override {}
+  void receive_buffer(uint64_t, uint32_t, uint32_t, uint32_t) override {}
   uint64_t stream(uint64_t cycle, bool, uint64_t, uint32_t, uint32_t count,
                   std::vector<uint32_t>) override {
     return cycle + count;

@@ -129,14 +129,15 @@ inline constexpr uint32_t remote_tile(unsigned chip, unsigned tile) {
 class ExchangeSink {
  public:
   virtual ~ExchangeSink() = default;
+  // `pc` is the instruction's, for the exchange's error reports to name its source line.
   // Words leave the tile from cycle + 1; returns the cycle from which the send port is free.
-  virtual uint64_t send(uint64_t cycle, uint32_t address, std::vector<uint32_t> words,
+  virtual uint64_t send(uint64_t cycle, uint32_t pc, uint32_t address, std::vector<uint32_t> words,
                         std::vector<unsigned> destinations) = 0;
   // Tiles are machine tile numbers (chip * tiles per chip + tile; the tile itself on one chip).
   // Listen to tile `source` (-1: nothing) for words arriving from cycle + 1.
-  virtual void select_source(uint64_t cycle, int source) = 0;
+  virtual void select_source(uint64_t cycle, uint32_t pc, int source) = 0;
   // Words arriving from cycle + 1 land at address, address + 4, ... up to `words` of them.
-  virtual void receive_buffer(uint64_t cycle, uint32_t address, uint32_t words) = 0;
+  virtual void receive_buffer(uint64_t cycle, uint32_t pc, uint32_t address, uint32_t words) = 0;
   // A streaming-memory transfer of `count` words between tile address `address` and
   // streaming-memory address `sm_address`: a write carries `words`; a read's words land by the
   // tile's next sync. Returns the cycle from which the send port is free.

@@ -433,16 +433,17 @@ using fpu::float_of;
     }                                                                                              \
     std::vector<uint32_t> words_(n_);                                                              \
     std::memcpy(words_.data(), mem + (a_ - base), 4 * n_);                                         \
-    send_port_free_at_ = exchange_->send(c.issue_cycle, a_, std::move(words_), std::move(dests_)); \
+    send_port_free_at_ =                                                                           \
+        exchange_->send(c.issue_cycle, pc, a_, std::move(words_), std::move(dests_));              \
   } while (0)
-#define IPU_RECVSRC()                                                                    \
-  do {                                                                                   \
-    REQUIRE_EXCHANGE();                                                                  \
-    const uint32_t src_ = RS1;                                                           \
-    unsigned from_ = 0;                                                                  \
-    if (src_ != ~0u && !machine_tile(src_, from_))                                       \
-      IPU_ERROR("source {} does not exist", describe_tile_ref(src_));                    \
-    exchange_->select_source(c.issue_cycle, src_ == ~0u ? -1 : static_cast<int>(from_)); \
+#define IPU_RECVSRC()                                                                        \
+  do {                                                                                       \
+    REQUIRE_EXCHANGE();                                                                      \
+    const uint32_t src_ = RS1;                                                               \
+    unsigned from_ = 0;                                                                      \
+    if (src_ != ~0u && !machine_tile(src_, from_))                                           \
+      IPU_ERROR("source {} does not exist", describe_tile_ref(src_));                        \
+    exchange_->select_source(c.issue_cycle, pc, src_ == ~0u ? -1 : static_cast<int>(from_)); \
   } while (0)
 #define IPU_RECV()                                                                          \
   do {                                                                                      \
@@ -450,7 +451,7 @@ using fpu::float_of;
     const uint32_t a_ = RS1, n_ = RS2;                                                      \
     if (a_ & 3) TRAP(TrapCause::kStoreMisaligned, a_);                                      \
     if (n_ > size / 4 || a_ - base > size - 4 * n_) TRAP(TrapCause::kStoreAccessFault, a_); \
-    exchange_->receive_buffer(c.issue_cycle, a_, n_);                                       \
+    exchange_->receive_buffer(c.issue_cycle, pc, a_, n_);                                   \
   } while (0)
 // ipu.smwrite / ipu.smread: words between the tile and streaming memory at CSR ipu.smaddr,
 // which advances past them. The words (or the read request) leave through the send port.

@@ -303,11 +303,12 @@ int sc_main(int argc, char** argv) {
     sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
     // Reports name the function and source line of the pcs they mention.
     std::shared_ptr<const ipu::sdk::Symbolizer> symbolizer;
-    ipu::iss::Core::PcLocator locate_pc, function_name;
+    ipu::iss::Core::PcLocator locate_pc, function_name, locate_data;
     if (command != "demo") {
       symbolizer = std::make_shared<const ipu::sdk::Symbolizer>(file);
       locate_pc = [symbolizer](uint32_t pc) { return symbolizer->locate(pc); };
       function_name = [symbolizer](uint32_t pc) { return symbolizer->function(pc); };
+      locate_data = [symbolizer](uint32_t address) { return symbolizer->data(address); };
     }
     // run-elf and demo are `run` of a bare ELF on a machine of one tile: the same platform,
     // report and files.
@@ -318,6 +319,7 @@ int sc_main(int argc, char** argv) {
     options.trace_filter = trace_filter;
     if (!outputs.trace.empty()) options.trace_flows = ipu::hw::kTraceFlows;
     options.locate_pc = locate_pc;
+    options.locate_data = locate_data;
     options.ranks = job.get();
     outputs.source.image = command == "demo" ? "<embedded demo>" : file;
     outputs.source.image_checksum = ipu::sdk::image_checksum(image);

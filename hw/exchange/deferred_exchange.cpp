@@ -7,16 +7,17 @@
 
 namespace ipu::hw {
 
-DeferredExchange::Call& DeferredExchange::record(Call::Kind kind, uint64_t cycle) {
+DeferredExchange::Call& DeferredExchange::record(Call::Kind kind, uint64_t cycle, uint32_t pc) {
   Call& call = calls_.emplace_back();
   call.kind = kind;
   call.cycle = cycle;
+  call.pc = pc;
   return call;
 }
 
-uint64_t DeferredExchange::send(uint64_t cycle, uint32_t address, std::vector<uint32_t> words,
-                                std::vector<unsigned> destinations) {
-  Call& call = record(Call::kSend, cycle);
+uint64_t DeferredExchange::send(uint64_t cycle, uint32_t pc, uint32_t address,
+                                std::vector<uint32_t> words, std::vector<unsigned> destinations) {
+  Call& call = record(Call::kSend, cycle, pc);
   call.address = address;
   call.port_free = send_port_free(cycle, words.size(), words_per_cycle_);
   call.words = std::move(words);
@@ -24,12 +25,13 @@ uint64_t DeferredExchange::send(uint64_t cycle, uint32_t address, std::vector<ui
   return call.port_free;
 }
 
-void DeferredExchange::select_source(uint64_t cycle, int source) {
-  record(Call::kSelect, cycle).source = source;
+void DeferredExchange::select_source(uint64_t cycle, uint32_t pc, int source) {
+  record(Call::kSelect, cycle, pc).source = source;
 }
 
-void DeferredExchange::receive_buffer(uint64_t cycle, uint32_t address, uint32_t words) {
-  Call& call = record(Call::kBuffer, cycle);
+void DeferredExchange::receive_buffer(uint64_t cycle, uint32_t pc, uint32_t address,
+                                      uint32_t words) {
+  Call& call = record(Call::kBuffer, cycle, pc);
   call.address = address;
   call.count = words;
 }
@@ -52,12 +54,14 @@ void DeferredExchange::commit(ExchangeIf& exchange, unsigned tile, uint64_t phas
     uint64_t port_free = call.port_free;
     switch (call.kind) {
       case Call::kSend:
-        port_free = exchange.send(tile, phase, call.cycle, call.address, std::move(call.words),
-                                  std::move(call.destinations));
+        port_free = exchange.send(tile, phase, call.cycle, call.pc, call.address,
+                                  std::move(call.words), std::move(call.destinations));
         break;
-      case Call::kSelect: exchange.select_source(tile, phase, call.cycle, call.source); break;
+      case Call::kSelect:
+        exchange.select_source(tile, phase, call.cycle, call.pc, call.source);
+        break;
       case Call::kBuffer:
-        exchange.receive_buffer(tile, phase, call.cycle, call.address, call.count);
+        exchange.receive_buffer(tile, phase, call.cycle, call.pc, call.address, call.count);
         break;
       case Call::kStream:
         port_free = exchange.stream(tile, phase, call.cycle, call.write, call.sm_address,
@@ -75,7 +79,8 @@ void DeferredExchange::commit(ExchangeIf& exchange, unsigned tile, uint64_t phas
 void DeferredExchange::save(base::ByteWriter& out) const {
   out.put(static_cast<uint64_t>(calls_.size()));
   for (const Call& c : calls_) {
-    out.put(c.kind), out.put(c.cycle), out.put(c.address), out.put(c.count), out.put(c.source);
+    out.put(c.kind), out.put(c.cycle), out.put(c.pc), out.put(c.address), out.put(c.count);
+    out.put(c.source);
     out.put(c.write), out.put(c.sm_address), out.put(c.port_free);
     out.put(c.words), out.put(c.destinations);
   }
@@ -84,7 +89,8 @@ void DeferredExchange::save(base::ByteWriter& out) const {
 void DeferredExchange::load(base::ByteReader& in) {
   calls_.resize(in.count(sizeof(Call::Kind) + sizeof(uint64_t)));
   for (Call& c : calls_) {
-    in.get(c.kind), in.get(c.cycle), in.get(c.address), in.get(c.count), in.get(c.source);
+    in.get(c.kind), in.get(c.cycle), in.get(c.pc), in.get(c.address), in.get(c.count);
+    in.get(c.source);
     in.get(c.write), in.get(c.sm_address), in.get(c.port_free);
     in.get(c.words), in.get(c.destinations);
   }

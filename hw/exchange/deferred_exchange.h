@@ -19,10 +19,10 @@ class DeferredExchange {
   void set_words_per_cycle(unsigned words_per_cycle) { words_per_cycle_ = words_per_cycle; }
 
   // ExchangeIf's calls for one tile and phase, recorded.
-  uint64_t send(uint64_t cycle, uint32_t address, std::vector<uint32_t> words,
+  uint64_t send(uint64_t cycle, uint32_t pc, uint32_t address, std::vector<uint32_t> words,
                 std::vector<unsigned> destinations);
-  void select_source(uint64_t cycle, int source);
-  void receive_buffer(uint64_t cycle, uint32_t address, uint32_t words);
+  void select_source(uint64_t cycle, uint32_t pc, int source);
+  void receive_buffer(uint64_t cycle, uint32_t pc, uint32_t address, uint32_t words);
   uint64_t stream(uint64_t cycle, bool write, uint64_t sm_address, uint32_t address, uint32_t count,
                   std::vector<uint32_t> words);
 
@@ -43,6 +43,7 @@ class DeferredExchange {
   struct Call {
     enum Kind : uint8_t { kSend, kSelect, kBuffer, kStream } kind;
     uint64_t cycle;
+    uint32_t pc = 0;  // the instruction's (sends, selects and buffers)
     uint32_t address = 0;
     uint32_t count = 0;  // receive buffer or streamed words
     int source = -1;
@@ -52,7 +53,7 @@ class DeferredExchange {
     std::vector<uint32_t> words;
     std::vector<unsigned> destinations;
   };
-  Call& record(Call::Kind kind, uint64_t cycle);
+  Call& record(Call::Kind kind, uint64_t cycle, uint32_t pc = 0);
 
   unsigned words_per_cycle_ = 1;
   std::vector<Call> calls_;

@@ -75,12 +75,24 @@ void Exchange::cross_links(const Phase& p, std::vector<std::string>& errors) {
     const Word& w = words[over];
     const Send& s = p.sends[w.send];
     errors.push_back(fmt::format(
-        "{} is over-subscribed at cycle {}: word {} of the send from {} (0x{:08x}, issued at "
-        "cycle {}) to {} finds the link still busy ({:.2f} bytes per cycle; the exchange "
+        "{} is over-subscribed at cycle {}: word {} of the send from {} ({}, issued at "
+        "cycle {}{}) to {} finds the link still busy ({:.2f} bytes per cycle; the exchange "
         "schedule must spread the traffic)",
         direction.first->describe(direction.second), w.crossing.cycle, w.word, name(s.source),
-        s.address + 4 * w.word, s.cycle, name(w.destination), direction.first->bytes_per_cycle()));
+        data_address(s.address + 4 * w.word), s.cycle, source_of(s.pc), name(w.destination),
+        direction.first->bytes_per_cycle()));
   }
+}
+
+std::string Exchange::data_address(uint32_t address) const {
+  const std::string symbol = locate_data_ ? locate_data_(address) : std::string();
+  return symbol.empty() ? fmt::format("0x{:08x}", address)
+                        : fmt::format("0x{:08x} = {}", address, symbol);
+}
+
+std::string Exchange::source_of(uint32_t pc) const {
+  const std::string where = locate_code_ ? locate_code_(pc) : std::string();
+  return where.empty() ? std::string() : " in " + where;
 }
 
 void Exchange::open_phase(const BarrierRecord& barrier) {
@@ -105,21 +117,21 @@ Exchange::TileState& Exchange::state(Phase& p, unsigned tile) const {
   return p.states[m];
 }
 
-uint64_t Exchange::send(unsigned tile, uint64_t id, uint64_t cycle, uint32_t address,
+uint64_t Exchange::send(unsigned tile, uint64_t id, uint64_t cycle, uint32_t pc, uint32_t address,
                         std::vector<uint32_t> words, std::vector<unsigned> destinations) {
   Phase& p = phase(id);
   const uint64_t n = words.size();
-  p.sends.push_back({tile, cycle, address, std::move(words), std::move(destinations)});
+  p.sends.push_back({tile, cycle, pc, address, std::move(words), std::move(destinations)});
   return send_port_free(cycle, n, words_per_cycle());
 }
 
-void Exchange::select_source(unsigned tile, uint64_t id, uint64_t cycle, int source) {
-  state(phase(id), tile).selects.push_back({cycle + 1, source});
+void Exchange::select_source(unsigned tile, uint64_t id, uint64_t cycle, uint32_t pc, int source) {
+  state(phase(id), tile).selects.push_back({cycle + 1, source, pc});
 }
 
-void Exchange::receive_buffer(unsigned tile, uint64_t id, uint64_t cycle, uint32_t address,
-                              uint32_t words) {
-  state(phase(id), tile).buffers.push_back({cycle + 1, address, words, 0});
+void Exchange::receive_buffer(unsigned tile, uint64_t id, uint64_t cycle, uint32_t pc,
+                              uint32_t address, uint32_t words) {
+  state(phase(id), tile).buffers.push_back({cycle + 1, address, words, pc, 0});
 }
 
 uint64_t Exchange::stream(unsigned tile, uint64_t id, uint64_t cycle, bool write,
@@ -278,8 +290,9 @@ Exchange::Received Exchange::receive(const Phase& p, unsigned tile, const TileSt
 
   // Deliveries and reports from the mux's decisions.
   int listening = -1;
+  const Select* selected = nullptr;  // the select that set `listening`
   const Buffer* buffer = nullptr;
-  size_t next_buffer = 0, next_short = 0;
+  size_t next_select = 0, next_buffer = 0, next_short = 0;
   std::vector<std::pair<uint32_t, std::vector<uint32_t>>>& runs = r.runs;  // contiguous writes
   for (size_t i = 0; i < cycles.size() && r.errors.size() <= 16; ++i) {
     cycle_index = i;
@@ -288,8 +301,9 @@ Exchange::Received Exchange::receive(const Phase& p, unsigned tile, const TileSt
       const Origin a = origins[w];
       auto what = [&] {
         const Send& s = p.sends[a.send];
-        return fmt::format("word {} of the send from {} (0x{:08x}, issued at cycle {})", a.word,
-                           name(s.source), s.address + 4 * a.word, s.cycle);
+        return fmt::format("word {} of the send from {} ({}, issued at cycle {}{})", a.word,
+                           name(s.source), data_address(s.address + 4 * a.word), s.cycle,
+                           source_of(s.pc));
       };
       switch (decisions.outcomes[w]) {
         case RxOutcome::kLate:
@@ -299,18 +313,22 @@ Exchange::Received Exchange::receive(const Phase& p, unsigned tile, const TileSt
                           what(), name(tile), c.cycle, name(tile), t.boundary));
           break;
         case RxOutcome::kWrongSource:
-          error(fmt::format("{} arrives at {} at cycle {} while {} listens to {}", what(),
-                            name(tile), c.cycle, name(tile),
-                            listening < 0 ? std::string("no tile") : name(listening)));
+          error(fmt::format(
+              "{} arrives at {} at cycle {} while {} listens to {}{}", what(), name(tile), c.cycle,
+              name(tile), listening < 0 ? std::string("no tile") : name(listening),
+              selected == nullptr ? std::string()
+                                  : fmt::format(" (selected at cycle {}{})",
+                                                selected->effective - 1, source_of(selected->pc))));
           break;
         case RxOutcome::kNoBuffer:
         case RxOutcome::kOverrun:
           error(fmt::format(
               "{} arrives at {} at cycle {} but the receive buffer {} is {}", what(), name(tile),
               c.cycle,
-              buffer == nullptr
-                  ? std::string("(none set)")
-                  : fmt::format("at 0x{:08x} ({} words)", buffer->address, buffer->words),
+              buffer == nullptr ? std::string("(none set)")
+                                : fmt::format("at {} ({} words, set at cycle {}{})",
+                                              data_address(buffer->address), buffer->words,
+                                              buffer->effective - 1, source_of(buffer->pc)),
               decisions.outcomes[w] == RxOutcome::kNoBuffer ? "missing" : "full (overrun)"));
           break;
         case RxOutcome::kWritten: {
@@ -346,14 +364,18 @@ Exchange::Received Exchange::receive(const Phase& p, unsigned tile, const TileSt
     if (next_short < decisions.short_buffers.size() &&
         decisions.short_buffers[next_short].cycle == i) {
       const RxShortBuffer& b = decisions.short_buffers[next_short++];
+      const Buffer* set = buffer;  // the short one: in use until this cycle's control
       error(fmt::format(
-          "{}: receive buffer at 0x{:08x} expected {} words but got {} before {} at cycle "
-          "{}",
-          name(tile), b.buffer_address, b.buffer_words, b.filled,
+          "{}: receive buffer at {} expected {} words but got {} before {} at cycle {}{}",
+          name(tile), data_address(b.buffer_address), b.buffer_words, b.filled,
           c.buffer_write ? "the tile set a new buffer" : "the end of the tile's exchange phase",
-          c.cycle));
+          c.cycle,
+          set != nullptr && set->address == b.buffer_address
+              ? fmt::format(" (the buffer set at cycle {}{})", set->effective - 1,
+                            source_of(set->pc))
+              : std::string()));
     }
-    if (c.select_write) listening = c.select;
+    if (c.select_write) listening = c.select, selected = &t.selects[next_select++];
     if (c.buffer_write) {
       buffer = &t.buffers[next_buffer++];  // buffer writes come in the tile's order
     } else if (c.close) {
@@ -389,9 +411,10 @@ std::string Exchange::resolve(Phase& p) {
       if (m == Phase::kNotMember) {
         const bool other_chip = d / shape_.tiles_per_chip != s.source / shape_.tiles_per_chip;
         error(fmt::format(
-            "{} sends {} words from 0x{:08x} at cycle {} to {}, which is not in this "
+            "{} sends {} words from {} at cycle {}{} to {}, which is not in this "
             "exchange phase ({} released at cycle {}){}",
-            name(s.source), s.words.size(), s.address, s.cycle, name(d),
+            name(s.source), s.words.size(), data_address(s.address), s.cycle, source_of(s.pc),
+            name(d),
             p.barrier.chip >= 0 && shape_.chips > 1
                 ? fmt::format("sync group {} of chip {}", p.barrier.group, p.barrier.chip)
                 : fmt::format("sync group 0x{:x}", p.barrier.group),

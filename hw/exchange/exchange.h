@@ -68,11 +68,14 @@ class ExchangeIf : public virtual sc_core::sc_interface {
   // Words each tile sends (and receives) per cycle.
   virtual unsigned words_per_cycle() const = 0;
   // Records a send; returns the cycle from which the sender's port is free again.
-  virtual uint64_t send(unsigned tile, uint64_t phase, uint64_t cycle, uint32_t address,
-                        std::vector<uint32_t> words, std::vector<unsigned> destinations) = 0;
-  virtual void select_source(unsigned tile, uint64_t phase, uint64_t cycle, int source) = 0;
-  virtual void receive_buffer(unsigned tile, uint64_t phase, uint64_t cycle, uint32_t address,
-                              uint32_t words) = 0;
+  // `pc` is the tile's instruction (iss::ExchangeSink), for error reports.
+  virtual uint64_t send(unsigned tile, uint64_t phase, uint64_t cycle, uint32_t pc,
+                        uint32_t address, std::vector<uint32_t> words,
+                        std::vector<unsigned> destinations) = 0;
+  virtual void select_source(unsigned tile, uint64_t phase, uint64_t cycle, uint32_t pc,
+                             int source) = 0;
+  virtual void receive_buffer(unsigned tile, uint64_t phase, uint64_t cycle, uint32_t pc,
+                              uint32_t address, uint32_t words) = 0;
   // A streaming-memory transfer (ExchangeSink::stream); returns when the send port is free.
   virtual uint64_t stream(unsigned tile, uint64_t phase, uint64_t cycle, bool write,
                           uint64_t sm_address, uint32_t address, uint32_t count,
@@ -129,10 +132,11 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   void open_phase(const BarrierRecord& barrier);
 
   unsigned words_per_cycle() const override { return config_.words_per_cycle; }
-  uint64_t send(unsigned tile, uint64_t phase, uint64_t cycle, uint32_t address,
+  uint64_t send(unsigned tile, uint64_t phase, uint64_t cycle, uint32_t pc, uint32_t address,
                 std::vector<uint32_t> words, std::vector<unsigned> destinations) override;
-  void select_source(unsigned tile, uint64_t phase, uint64_t cycle, int source) override;
-  void receive_buffer(unsigned tile, uint64_t phase, uint64_t cycle, uint32_t address,
+  void select_source(unsigned tile, uint64_t phase, uint64_t cycle, uint32_t pc,
+                     int source) override;
+  void receive_buffer(unsigned tile, uint64_t phase, uint64_t cycle, uint32_t pc, uint32_t address,
                       uint32_t words) override;
   uint64_t stream(unsigned tile, uint64_t phase, uint64_t cycle, bool write, uint64_t sm_address,
                   uint32_t address, uint32_t count, std::vector<uint32_t> words) override;
@@ -147,6 +151,14 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   // Receivers' checks go through `parallel_for` (with the C++ receive mux; unset: one after
   // another). The machine passes its compute pool's (hw/parallel/compute_pool.h).
   void set_parallel_for(ParallelFor parallel_for) { parallel_for_ = std::move(parallel_for); }
+
+  // Name a tile's code and data addresses in schedule errors: `code` a pc ("main at
+  // prefix.c:31"), `data` a data address ("out+8"); "" (or unset) for one it cannot name.
+  // Called from the receivers' host threads: they must be thread-safe.
+  using Locator = std::function<std::string(uint32_t)>;
+  void set_locators(Locator code, Locator data) {
+    locate_code_ = std::move(code), locate_data_ = std::move(data);
+  }
 
   // The receive mux deciding each word (the C++ model unless ipu-sim --rtl xmux).
   void set_receive_mux(ReceiveMuxIf* mux) { receive_mux_ = mux != nullptr ? mux : &model_mux_; }
@@ -177,6 +189,7 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   struct Send {
     unsigned source;
     uint64_t cycle;
+    uint32_t pc;
     uint32_t address;
     std::vector<uint32_t> words;
     std::vector<unsigned> destinations;
@@ -184,11 +197,13 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   struct Select {
     uint64_t effective;
     int source;
+    uint32_t pc;
   };
   struct Buffer {
     uint64_t effective;
     uint32_t address;
     uint32_t words;
+    uint32_t pc;
     uint32_t filled = 0;
   };
   struct TileState {
@@ -244,6 +259,10 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   // the first word of an over-subscribed link.
   void cross_links(const Phase& p, std::vector<std::string>& errors);
   std::string name(unsigned tile) const { return tile_name(tile, shape_); }
+  // "0x0004f4f8", or "0x0004f4f8 = out+8" when the data locator names it.
+  std::string data_address(uint32_t address) const;
+  // " in main at prefix.c:31" when the code locator names pc, else "".
+  std::string source_of(uint32_t pc) const;
   void deliver(unsigned tile, uint32_t address, const std::vector<uint32_t>& words);
   // Times the phase's streaming-memory transfers through the gateways and lands the reads;
   // `record` (the phase's) gets their bytes and end.
@@ -265,6 +284,7 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   ReceiveMuxIf* receive_mux_ = &model_mux_;
   Gateways* gateways_ = nullptr;
   ParallelFor parallel_for_;
+  Locator locate_code_, locate_data_;
 };
 
 }  // namespace ipu::hw

@@ -25,6 +25,7 @@ Platform::Platform(const PlatformOptions& options, LoadedProgram program, std::o
   machine_->set_host_threads(options_.host_threads());
   machine_->compute_pool().set_serial(options_.trace_instructions || options_.debugger != nullptr);
   machine_->exchange().record_flows(options_.trace_flows);
+  machine_->exchange().set_locators(options_.locate_pc, options_.locate_data);
   machine_->keep_records(options_.keep_records);
   MpiJob* const ranks =
       options_.ranks != nullptr && options_.ranks->spread() ? options_.ranks : nullptr;

@@ -60,6 +60,9 @@ struct PlatformOptions : RunOptions {
   // Names the source of a pc in fault, stall and deadlock reports (sdk::Symbolizer); unset: the
   // reports name pcs alone.
   iss::Core::PcLocator locate_pc;
+  // Names a data address (a firmware global: "out+8") in exchange schedule errors; unset: the
+  // errors name the address alone.
+  iss::Core::PcLocator locate_data;
   // A debugger (debug/gdb_server.h) hooked into every active tile's core; every compute burst
   // then runs on the simulation thread, so a stop holds the whole platform. Changes nothing but
   // the host time while it only watches.

@@ -251,11 +251,11 @@ void Tile::step() {
   }
 }
 
-uint64_t Tile::send(uint64_t cycle, uint32_t address, std::vector<uint32_t> words,
+uint64_t Tile::send(uint64_t cycle, uint32_t pc, uint32_t address, std::vector<uint32_t> words,
                     std::vector<unsigned> destinations) {
   if (deferring_)
-    return deferred_exchange_.send(cycle, address, std::move(words), std::move(destinations));
-  return exchange->send(machine_id_, phase_, cycle, address, std::move(words),
+    return deferred_exchange_.send(cycle, pc, address, std::move(words), std::move(destinations));
+  return exchange->send(machine_id_, phase_, cycle, pc, address, std::move(words),
                         std::move(destinations));
 }
 
@@ -267,14 +267,14 @@ uint64_t Tile::stream(uint64_t cycle, bool write, uint64_t sm_address, uint32_t 
                           std::move(words));
 }
 
-void Tile::select_source(uint64_t cycle, int source) {
-  if (deferring_) return deferred_exchange_.select_source(cycle, source);
-  exchange->select_source(machine_id_, phase_, cycle, source);
+void Tile::select_source(uint64_t cycle, uint32_t pc, int source) {
+  if (deferring_) return deferred_exchange_.select_source(cycle, pc, source);
+  exchange->select_source(machine_id_, phase_, cycle, pc, source);
 }
 
-void Tile::receive_buffer(uint64_t cycle, uint32_t address, uint32_t words) {
-  if (deferring_) return deferred_exchange_.receive_buffer(cycle, address, words);
-  exchange->receive_buffer(machine_id_, phase_, cycle, address, words);
+void Tile::receive_buffer(uint64_t cycle, uint32_t pc, uint32_t address, uint32_t words) {
+  if (deferring_) return deferred_exchange_.receive_buffer(cycle, pc, address, words);
+  exchange->receive_buffer(machine_id_, phase_, cycle, pc, address, words);
 }
 
 void Tile::read(uint32_t address, uint8_t* data, size_t size) const {

@@ -131,10 +131,10 @@ class Tile : public sc_core::sc_module, private iss::ExchangeSink, private Compu
   // Simulated time from the cycle simulated time is at (synced_) to `cycle`.
   sc_core::sc_time time_until(uint64_t cycle) const;
   // ExchangeSink: the core's exchange instructions, forwarded with the current phase.
-  uint64_t send(uint64_t cycle, uint32_t address, std::vector<uint32_t> words,
+  uint64_t send(uint64_t cycle, uint32_t pc, uint32_t address, std::vector<uint32_t> words,
                 std::vector<unsigned> destinations) override;
-  void select_source(uint64_t cycle, int source) override;
-  void receive_buffer(uint64_t cycle, uint32_t address, uint32_t words) override;
+  void select_source(uint64_t cycle, uint32_t pc, int source) override;
+  void receive_buffer(uint64_t cycle, uint32_t pc, uint32_t address, uint32_t words) override;
   uint64_t stream(uint64_t cycle, bool write, uint64_t sm_address, uint32_t address, uint32_t count,
                   std::vector<uint32_t> words) override;
 

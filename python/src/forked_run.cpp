@@ -45,6 +45,7 @@ std::string run_here(const RunRequest& request) {
     static_cast<hw::RunOptions&>(options) = request.options;
     options.machine = request.machine;
     options.locate_pc = [symbolizer](uint32_t pc) { return symbolizer->locate(pc); };
+    options.locate_data = [symbolizer](uint32_t address) { return symbolizer->data(address); };
     options.profile_workers = request.records;
     options.keep_records = request.records;
     std::ostringstream console;

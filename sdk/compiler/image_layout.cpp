@@ -99,6 +99,7 @@ void Compilation::write_image() {
   exe_.image.entry = firmware_.entry;
   exe_.image.symbols = firmware_.symbols;
   exe_.image.function_sizes = firmware_.function_sizes;
+  exe_.image.object_sizes = firmware_.object_sizes;
   exe_.image.sections[std::string(kDebugSection)] = firmware_debug_;
   unsigned index = 0;
   for (unsigned t : tiles_) {

@@ -98,6 +98,8 @@ void read_symbols(const Reader& r, const Elf32_Ehdr& eh, ElfImage& image) {
       image.symbols.emplace(std::string(begin, len), sym.st_value);
       if (ELF32_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_size != 0)
         image.function_sizes.emplace(std::string(begin, len), sym.st_size);
+      if (ELF32_ST_TYPE(sym.st_info) == STT_OBJECT && sym.st_size != 0)
+        image.object_sizes.emplace(std::string(begin, len), sym.st_size);
     }
   }
 }

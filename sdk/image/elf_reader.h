@@ -50,6 +50,9 @@ struct ElfImage {
   // The function symbols among them (STT_FUNC with a size): name -> bytes of code. Kept by
   // write_elf so that reports on a combined image still name functions.
   std::map<std::string, uint32_t> function_sizes;
+  // The data objects among them (STT_OBJECT with a size): name -> bytes. Kept by write_elf so
+  // that exchange errors on a combined image still name the globals they touch.
+  std::map<std::string, uint32_t> object_sizes;
   // Non-loaded sections the tools read (".ipu.manifest"): written by write_elf, and read back
   // by read_elf for names starting with ".ipu", and the DWARF sections (".debug_info", ...).
   std::map<std::string, std::vector<uint8_t>> sections;

@@ -53,9 +53,13 @@ void write_elf(const std::string& path, const ElfImage& image) {
     sym.st_name = static_cast<Elf32_Word>(strtab.size());
     sym.st_value = value;
     const auto function = image.function_sizes.find(name);
-    sym.st_info =
-        ELF32_ST_INFO(STB_GLOBAL, function != image.function_sizes.end() ? STT_FUNC : STT_NOTYPE);
-    sym.st_size = function != image.function_sizes.end() ? function->second : 0;
+    const auto object = image.object_sizes.find(name);
+    const bool is_function = function != image.function_sizes.end();
+    const bool is_object = !is_function && object != image.object_sizes.end();
+    sym.st_info = ELF32_ST_INFO(STB_GLOBAL, is_function ? STT_FUNC
+                                            : is_object ? STT_OBJECT
+                                                        : STT_NOTYPE);
+    sym.st_size = is_function ? function->second : is_object ? object->second : 0;
     sym.st_shndx = SHN_ABS;
     strtab += name + '\0';
     symbols.push_back(sym);

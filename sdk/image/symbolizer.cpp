@@ -1,5 +1,6 @@
 #include "symbolizer.h"
 
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <mutex>
 #include <string_view>
 #include <vector>
@@ -23,6 +25,7 @@ struct Symbolizer::Impl {
   Elf* elf = nullptr;
   Dwarf* dwarf = nullptr;                           // nullptr: no DWARF in the image
   std::vector<Function> functions;                  // sorted by begin
+  std::vector<Function> objects;                    // data symbols, sorted by begin
   std::vector<std::pair<uint64_t, uint64_t>> code;  // executable segments: [begin, end)
   std::mutex mutex;                  // libdw builds its line tables lazily: one lookup at a time
   std::vector<uint8_t> debug_bytes;  // an in-memory ELF for `elf` (kDebugSection)
@@ -38,6 +41,11 @@ struct Symbolizer::Impl {
           uint64_t{at->second} + size > (uint64_t{1} << 32))
         continue;
       functions.push_back({at->second, at->second + size, name});
+    }
+    for (const auto& [name, size] : image.object_sizes) {
+      const auto at = image.symbols.find(name);
+      if (at != image.symbols.end() && uint64_t{at->second} + size <= (uint64_t{1} << 32))
+        objects.push_back({at->second, at->second + size, name});
     }
     sort_functions();
     // Source lines from the firmware ELF the SDK keeps in the executable (functions stay those
@@ -58,7 +66,7 @@ struct Symbolizer::Impl {
     if (fd < 0) return;
     elf = elf_begin(fd, ELF_C_READ, nullptr);
     if (elf == nullptr || elf_kind(elf) != ELF_K_ELF) return;
-    read_functions();
+    read_symbols();
     dwarf = dwarf_begin_elf(elf, DWARF_C_READ, nullptr);
   }
   ~Impl() {
@@ -73,7 +81,8 @@ struct Symbolizer::Impl {
     return false;
   }
 
-  void read_functions() {
+  // The symbol table's functions and data objects.
+  void read_symbols() {
     size_t segments = 0;
     if (elf_getphdrnum(elf, &segments) == 0) {
       for (size_t i = 0; i < segments; ++i) {
@@ -94,34 +103,39 @@ struct Symbolizer::Impl {
       for (size_t i = 0; i < count; ++i) {
         GElf_Sym sym;
         if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr) break;
+        const int type = GELF_ST_TYPE(sym.st_info);
         // Functions with code in the image: defined, and (for an absolute symbol, as a
-        // combined image holds) inside an executable segment.
-        if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_size == 0 ||
-            sym.st_shndx == SHN_UNDEF || (sym.st_shndx == SHN_ABS && !in_code(sym.st_value)))
+        // combined image holds) inside an executable segment. Objects: defined, with a size.
+        const bool function =
+            type == STT_FUNC && !(sym.st_shndx == SHN_ABS && !in_code(sym.st_value));
+        if ((!function && type != STT_OBJECT) || sym.st_size == 0 || sym.st_shndx == SHN_UNDEF)
           continue;
         const char* name = elf_strptr(elf, header.sh_link, sym.st_name);
         if (name == nullptr || *name == '\0') continue;
         const uint64_t end = sym.st_value + sym.st_size;
         if (end > (uint64_t{1} << 32)) continue;
-        functions.push_back(
-            {static_cast<uint32_t>(sym.st_value), static_cast<uint32_t>(end), name});
+        (function ? functions : objects)
+            .push_back({static_cast<uint32_t>(sym.st_value), static_cast<uint32_t>(end), name});
       }
     }
     sort_functions();
   }
 
   void sort_functions() {
-    std::sort(functions.begin(), functions.end(),
-              [](const Function& a, const Function& b) { return a.begin < b.begin; });
+    for (auto* symbols : {&functions, &objects})
+      std::sort(symbols->begin(), symbols->end(),
+                [](const Function& a, const Function& b) { return a.begin < b.begin; });
   }
 
-  const Function* function_at(uint32_t pc) const {
-    auto it = std::upper_bound(functions.begin(), functions.end(), pc,
-                               [](uint32_t p, const Function& f) { return p < f.begin; });
-    if (it == functions.begin()) return nullptr;
-    --it;  // the last function starting at or below pc
-    return pc < it->end ? &*it : nullptr;
+  // The symbol of `symbols` (sorted) covering address, or nullptr.
+  static const Function* covering(const std::vector<Function>& symbols, uint32_t address) {
+    auto it = std::upper_bound(symbols.begin(), symbols.end(), address,
+                               [](uint32_t a, const Function& f) { return a < f.begin; });
+    if (it == symbols.begin()) return nullptr;
+    --it;  // the last symbol starting at or below address
+    return address < it->end ? &*it : nullptr;
   }
+  const Function* function_at(uint32_t pc) const { return covering(functions, pc); }
 
   // "null_deref.c:9", or "" when no line table has a row for pc.
   std::string line_at(uint32_t pc) {
@@ -145,16 +159,60 @@ struct Symbolizer::Impl {
     return {};
   }
 
+  static std::string_view base_name(const char* path) {
+    std::string_view name(path);
+    if (const size_t slash = name.rfind('/'); slash != std::string_view::npos)
+      name.remove_prefix(slash + 1);
+    return name;
+  }
+
+  // "token_ring.c:22", or, when pc is in code inlined into the function (the runtime's
+  // ipu_send, ...), the line of the outermost call in the function itself with the inlined
+  // function after it: "token_ring.c:22 via ipu_receive_into at ipu_xipu.h:67", so that
+  // reports point at the caller's own line.
   static std::string line_in(Dwarf_Die& cu, uint32_t pc) {
     Dwarf_Line* line = dwarf_getsrc_die(&cu, pc);
     if (line == nullptr) return {};
     int number = 0;
     const char* file = dwarf_linesrc(line, nullptr, nullptr);
     if (file == nullptr || dwarf_lineno(line, &number) != 0) return {};
-    std::string_view name(file);
-    if (const size_t slash = name.rfind('/'); slash != std::string_view::npos)
-      name.remove_prefix(slash + 1);
-    return fmt::format("{}:{}", name, number);
+    const std::string here = fmt::format("{}:{}", base_name(file), number);
+    // The scopes holding pc, innermost first. Past an inlined subroutine they continue in its
+    // abstract definition, so its callers in the function's own (concrete) tree come from
+    // dwarf_getscopes_die: the last inlined subroutine there was called from the function.
+    Dwarf_Die* scopes = nullptr;
+    const int n = dwarf_getscopes(&cu, pc, &scopes);
+    const Dwarf_Die* innermost = nullptr;
+    for (int i = 0; i < n && innermost == nullptr; ++i)
+      if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine) innermost = &scopes[i];
+    Dwarf_Die* chain = nullptr;
+    const Dwarf_Die* outermost = nullptr;
+    if (innermost != nullptr) {
+      Dwarf_Die die = *innermost;
+      const int m = dwarf_getscopes_die(&die, &chain);
+      for (int i = 0; i < m; ++i)
+        if (dwarf_tag(&chain[i]) == DW_TAG_inlined_subroutine) outermost = &chain[i];
+    }
+    std::string result = here;
+    if (outermost != nullptr) {
+      Dwarf_Attribute attr;
+      Dwarf_Word call_file = 0, call_line = 0;
+      Dwarf_Files* files = nullptr;
+      size_t file_count = 0;
+      Dwarf_Die inlined = *innermost, origin = *outermost;
+      const char* called = dwarf_formstring(dwarf_attr_integrate(&inlined, DW_AT_name, &attr));
+      if (dwarf_formudata(dwarf_attr(&origin, DW_AT_call_file, &attr), &call_file) == 0 &&
+          dwarf_formudata(dwarf_attr(&origin, DW_AT_call_line, &attr), &call_line) == 0 &&
+          dwarf_getsrcfiles(&cu, &files, &file_count) == 0 && call_file < file_count) {
+        const char* caller = dwarf_filesrc(files, call_file, nullptr, nullptr);
+        if (caller != nullptr)
+          result = fmt::format("{}:{} via {} at {}", base_name(caller), call_line,
+                               called != nullptr ? called : "code", here);
+      }
+    }
+    free(scopes);
+    free(chain);
+    return result;
   }
 };
 
@@ -173,6 +231,12 @@ std::string Symbolizer::locate(uint32_t pc) const {
 std::string Symbolizer::function(uint32_t pc) const {
   const Impl::Function* f = impl_->function_at(pc);
   return f == nullptr ? std::string() : f->name;
+}
+
+std::string Symbolizer::data(uint32_t address) const {
+  const Impl::Function* o = Impl::covering(impl_->objects, address);
+  if (o == nullptr) return {};
+  return address == o->begin ? o->name : fmt::format("{}+{}", o->name, address - o->begin);
 }
 
 size_t Symbolizer::functions() const { return impl_->functions.size(); }

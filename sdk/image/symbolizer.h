@@ -29,6 +29,9 @@ class Symbolizer {
   std::string locate(uint32_t pc) const;
   // The name of the function covering pc ("" when none does).
   std::string function(uint32_t pc) const;
+  // The data symbol (an object with a size) covering address: "out" or "out+8"; "" when none
+  // does. Safe to call from several threads.
+  std::string data(uint32_t address) const;
 
   size_t functions() const;  // function symbols read
   bool has_lines() const;    // the image has DWARF line information

@@ -70,6 +70,9 @@ DeviceImpl::DeviceImpl(const Executable& executable, DeviceOptions options)
   run.keep_records = options_.keep_records || profiling();
   symbolizer_ = std::make_shared<const Symbolizer>(exe_.image);
   run.locate_pc = [symbolizer = symbolizer_](uint32_t pc) { return symbolizer->locate(pc); };
+  run.locate_data = [symbolizer = symbolizer_](uint32_t address) {
+    return symbolizer->data(address);
+  };
   run.profile_workers = profiling();
   if (!options_.trace.empty() && options_.trace_workers) run.worker_run_log = hw::kTraceWorkerRuns;
   if (!options_.trace.empty()) run.trace_flows = hw::kTraceFlows;

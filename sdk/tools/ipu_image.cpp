@@ -100,6 +100,7 @@ int main(int argc, char** argv) {
     image.entry = source.entry;
     image.symbols = source.symbols;
     image.function_sizes = source.function_sizes;
+    image.object_sizes = source.object_sizes;
     // The program's DWARF, as it was linked (its addresses are each tile's own): GDB and the
     // fault reports read the replicated image's source lines from it.
     for (const auto& [name, bytes] : source.sections)

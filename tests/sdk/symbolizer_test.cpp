@@ -87,6 +87,45 @@ TEST(Symbolizer, AnImageInMemoryWithItsFirmwaresDwarfNamesLines) {
   EXPECT_EQ(in_memory.locate(main + 4), from_file.locate(main + 4));
 }
 
+// token_ring.c's globals (token, dest: a count and a tile), from the ELF file, from a
+// replicated image ipu-image wrote and from an image in memory, by symbol and offset.
+TEST(Symbolizer, ADataAddressIsNamedByTheGlobalItLiesIn) {
+  const sdk::ElfImage image = sdk::read_elf(firmware("token_ring_fw"));
+  ASSERT_EQ(image.object_sizes.at("token"), 4u);
+  ASSERT_EQ(image.object_sizes.at("dest"), 8u);
+  const uint32_t token = image.symbols.at("token"), dest = image.symbols.at("dest");
+  for (const std::string& path : {firmware("token_ring_fw"), firmware("token_ring")}) {
+    const sdk::Symbolizer symbols(path);
+    EXPECT_EQ(symbols.data(token), "token") << path;
+    EXPECT_EQ(symbols.data(dest + 4), "dest+4") << path;
+    EXPECT_NE(symbols.data(dest + 8), "dest+8") << path;  // past its end
+    EXPECT_EQ(symbols.data(0), "") << path;
+  }
+  const sdk::Symbolizer in_memory(image);
+  EXPECT_EQ(in_memory.data(dest + 4), "dest+4");
+}
+
+// A pc in a runtime function inlined into main is named by main's own line, the inlined
+// function after it: the line of token_ring.c that calls ipu_send.
+TEST(Symbolizer, APcInAnInlinedFunctionNamesTheCallersLine) {
+  const sdk::Symbolizer symbols(firmware("token_ring_fw"));
+  const int line = line_of(IPU_TEST_SOURCE_DIR "/firmware/token_ring.c", "ipu_send(&token");
+  ASSERT_GT(line, 0);
+  const sdk::ElfImage image = sdk::read_elf(firmware("token_ring_fw"));
+  const uint32_t main = image.symbols.at("main"), end = main + image.function_sizes.at("main");
+  bool found = false;
+  for (uint32_t pc = main; pc < end && !found; pc += 2) {
+    const std::string where = symbols.locate(pc);
+    if (where.find(" via ipu_send_words at ") != std::string::npos) {
+      EXPECT_THAT(where, StartsWith(fmt::format("main at token_ring.c:{} via ipu_send_words at "
+                                                "ipu_xipu.h:",
+                                                line)));
+      found = true;
+    }
+  }
+  EXPECT_TRUE(found) << "no pc of main is in the inlined ipu_send_words";
+}
+
 TEST(Symbolizer, AFileThatIsNotAnElfImageNamesNothingAndDoesNotFail) {
   for (const std::string& path :
        {std::string("/nonexistent.elf"), std::string(IPU_TEST_SOURCE_DIR "/firmware/hello.c")}) {

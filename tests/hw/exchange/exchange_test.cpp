@@ -6,6 +6,7 @@
 // process (SystemC elaborates one design per process).
 #include "hw/exchange/exchange.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <tlm_utils/simple_target_socket.h>
@@ -85,15 +86,17 @@ struct TwoTiles : sc_core::sc_module {
 };
 
 constexpr uint32_t kFrom = 0x50000, kInto = 0x60000;
+// The instructions' pcs (the exchange names their source lines when it can).
+constexpr uint32_t kSendPc = 0x40010, kSelectPc = 0x40020, kBufferPc = 0x40024;
 
 // The receiver listens to tile 0 from cycle 151 and opens a 4-word buffer from 152; the sender
 // sends 4 words at cycle 160. Latency between columns 0 and 1: 16 + 1 = 17, so word w arrives
 // at 160 + w + 1 + 17: the last, word 3, at 181.
 void send_four_words(hw::ExchangeIf& x, uint64_t phase) {
-  x.select_source(TwoTiles::kReceiver, phase, 151, static_cast<int>(TwoTiles::kSender));
-  x.receive_buffer(TwoTiles::kReceiver, phase, 152, kInto, 4);
-  const uint64_t free =
-      x.send(TwoTiles::kSender, phase, 160, kFrom, {11, 22, 33, 44}, {TwoTiles::kReceiver});
+  x.select_source(TwoTiles::kReceiver, phase, 151, kSelectPc, static_cast<int>(TwoTiles::kSender));
+  x.receive_buffer(TwoTiles::kReceiver, phase, 152, kBufferPc, kInto, 4);
+  const uint64_t free = x.send(TwoTiles::kSender, phase, 160, kSendPc, kFrom, {11, 22, 33, 44},
+                               {TwoTiles::kReceiver});
   EXPECT_EQ(free, 160u + 1u + 4u);  // one word a cycle: the port is busy for four
 }
 
@@ -128,6 +131,34 @@ TEST(Exchange, AWordArrivingAsTheReceiversPhaseEndsIsAScheduleError) {
   EXPECT_TRUE(tiles.receiver_memory.words.empty());  // nothing of a broken phase lands
 }
 
+// With the image's symbols (ipu-sim and the SDK pass them), a schedule error names the data
+// symbol of each address and the function and source line of each instruction it mentions.
+TEST(Exchange, AScheduleErrorNamesTheSymbolsAndSourceLinesOfTheSendAndTheReceive) {
+  TwoTiles tiles("tiles");
+  tiles.exchange.set_locators(
+      [](uint32_t pc) -> std::string {
+        return pc == kSendPc     ? "send_row at prefix.c:31"
+               : pc == kBufferPc ? "receive_row at prefix.c:40"
+                                 : "";
+      },
+      [](uint32_t address) -> std::string {
+        if (address >= kFrom && address < kFrom + 16) return fmt::format("out+{}", address - kFrom);
+        return address == kInto ? "in" : "";
+      });
+  tiles.script = send_four_words;
+  tiles.sender_boundary = 170;
+  tiles.receiver_boundary = 181;
+  sc_core::sc_start();
+  EXPECT_THAT(tiles.receiver_end.error,
+              HasSubstr("word 3 of the send from tile 0 (0x0005000c = out+12, issued at cycle 160 "
+                        "in send_row at prefix.c:31) arrives at tile 64 at cycle 181, after tile "
+                        "64 ended its exchange phase at cycle 181"));
+  EXPECT_THAT(tiles.receiver_end.error,
+              HasSubstr("tile 64: receive buffer at 0x00060000 = in expected 4 words but got 3 "
+                        "before the end of the tile's exchange phase at cycle 181 (the buffer set "
+                        "at cycle 152 in receive_row at prefix.c:40)"));
+}
+
 TEST(Exchange, TheLatencyFollowsTheConfiguration) {
   hw::ExchangeConfig config;
   config.base_latency = 40;
@@ -146,9 +177,9 @@ TEST(Exchange, TheLatencyFollowsTheConfiguration) {
 TEST(Exchange, AReceiverListeningToAnotherTileIsAScheduleError) {
   TwoTiles tiles("tiles");
   tiles.script = [](hw::ExchangeIf& x, uint64_t phase) {
-    x.select_source(TwoTiles::kReceiver, phase, 151, 5);  // tile 5 sends nothing
-    x.receive_buffer(TwoTiles::kReceiver, phase, 152, kInto, 1);
-    x.send(TwoTiles::kSender, phase, 160, kFrom, {7}, {TwoTiles::kReceiver});
+    x.select_source(TwoTiles::kReceiver, phase, 151, kSelectPc, 5);  // tile 5 sends nothing
+    x.receive_buffer(TwoTiles::kReceiver, phase, 152, kBufferPc, kInto, 1);
+    x.send(TwoTiles::kSender, phase, 160, kSendPc, kFrom, {7}, {TwoTiles::kReceiver});
   };
   tiles.sender_boundary = 170;
   tiles.receiver_boundary = 300;

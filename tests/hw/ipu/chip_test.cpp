@@ -84,7 +84,7 @@ TEST(ExchangeErrors, ReceiverListensToNothing) {
 TEST(ExchangeErrors, ReceiveBufferOverruns) {
   expect_schedule_error("exchange_overrun",
                         {"word 2 of the send from tile 0", "arrives at tile 64 at cycle 230",
-                         "(2 words) is full (overrun)"});
+                         "(2 words, set at cycle 204) is full (overrun)"});
 }
 
 TEST(ExchangeErrors, ReceiveThatGetsTooFewWords) {

@@ -212,19 +212,20 @@ struct RecordingExchange : hw::ExchangeIf {
   uint64_t skew = 0;
   std::vector<std::string> calls;
   unsigned words_per_cycle() const override { return 2; }
-  uint64_t send(unsigned tile, uint64_t phase, uint64_t cycle, uint32_t address,
+  uint64_t send(unsigned tile, uint64_t phase, uint64_t cycle, uint32_t pc, uint32_t address,
                 std::vector<uint32_t> words, std::vector<unsigned> destinations) override {
-    calls.push_back(fmt::format("send t{} p{} c{} a{:x} w{} d{}", tile, phase, cycle, address,
-                                words.size(), destinations.size()));
+    calls.push_back(fmt::format("send t{} p{} c{} pc{:x} a{:x} w{} d{}", tile, phase, cycle, pc,
+                                address, words.size(), destinations.size()));
     return hw::send_port_free(cycle, words.size(), 2) + skew;
   }
-  void select_source(unsigned tile, uint64_t phase, uint64_t cycle, int source) override {
-    calls.push_back(fmt::format("select t{} p{} c{} s{}", tile, phase, cycle, source));
+  void select_source(unsigned tile, uint64_t phase, uint64_t cycle, uint32_t pc,
+                     int source) override {
+    calls.push_back(fmt::format("select t{} p{} c{} pc{:x} s{}", tile, phase, cycle, pc, source));
   }
-  void receive_buffer(unsigned tile, uint64_t phase, uint64_t cycle, uint32_t address,
+  void receive_buffer(unsigned tile, uint64_t phase, uint64_t cycle, uint32_t pc, uint32_t address,
                       uint32_t words) override {
     calls.push_back(
-        fmt::format("buffer t{} p{} c{} a{:x} n{}", tile, phase, cycle, address, words));
+        fmt::format("buffer t{} p{} c{} pc{:x} a{:x} n{}", tile, phase, cycle, pc, address, words));
   }
   uint64_t stream(unsigned tile, uint64_t phase, uint64_t cycle, bool write, uint64_t,
                   uint32_t address, uint32_t count, std::vector<uint32_t>) override {
@@ -241,17 +242,17 @@ TEST(DeferredExchange, AnswersAsTheExchangeWouldAndCommitsInOrder) {
   hw::DeferredExchange deferred;
   deferred.set_words_per_cycle(2);
   // 5 words at 2 a cycle leave in cycles 11..13: the port is free from cycle 14.
-  EXPECT_EQ(deferred.send(10, 0x100, {1, 2, 3, 4, 5}, {7, 8}), 14u);
-  deferred.select_source(12, 3);
-  deferred.receive_buffer(12, 0x200, 4);
+  EXPECT_EQ(deferred.send(10, 0x40, 0x100, {1, 2, 3, 4, 5}, {7, 8}), 14u);
+  deferred.select_source(12, 0x44, 3);
+  deferred.receive_buffer(12, 0x48, 0x200, 4);
   EXPECT_EQ(deferred.stream(20, true, 0x1000, 0x300, 3, {1, 2, 3}), 23u);  // 3 words: 2 cycles
   EXPECT_EQ(deferred.stream(30, false, 0x1000, 0x300, 64, {}), 32u);       // a request: 1 slot
   RecordingExchange exchange;
   deferred.commit(exchange, 5, 9, [] { return std::string("tile 5"); });
-  EXPECT_EQ(exchange.calls,
-            (std::vector<std::string>{"send t5 p9 c10 a100 w5 d2", "select t5 p9 c12 s3",
-                                      "buffer t5 p9 c12 a200 n4", "stream t5 p9 c20 write a300 n3",
-                                      "stream t5 p9 c30 read a300 n64"}));
+  EXPECT_EQ(exchange.calls, (std::vector<std::string>{
+                                "send t5 p9 c10 pc40 a100 w5 d2", "select t5 p9 c12 pc44 s3",
+                                "buffer t5 p9 c12 pc48 a200 n4", "stream t5 p9 c20 write a300 n3",
+                                "stream t5 p9 c30 read a300 n64"}));
   deferred.commit(exchange, 5, 9,
                   [] { return std::string("tile 5"); });  // committed calls are gone
   EXPECT_EQ(exchange.calls.size(), 5u);
@@ -260,7 +261,7 @@ TEST(DeferredExchange, AnswersAsTheExchangeWouldAndCommitsInOrder) {
 TEST(DeferredExchange, AnExchangeThatDisagreesIsAnInternalErrorNamingTheTile) {
   hw::DeferredExchange deferred;
   deferred.set_words_per_cycle(2);
-  deferred.send(10, 0x100, {1, 2}, {7});
+  deferred.send(10, 0x40, 0x100, {1, 2}, {7});
   RecordingExchange exchange;
   exchange.skew = 1;
   try {
