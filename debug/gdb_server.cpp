@@ -420,7 +420,10 @@ bool GdbServer::handle(const std::string& packet) {
       } else if (packet.rfind("qXfer:features:read:target.xml:", 0) == 0) {
         reply(xfer_slice(target_xml(), std::string_view(packet).substr(31)));
       } else if (packet.rfind("qXfer:threads:read::", 0) == 0) {
-        reply(xfer_slice(threads_xml(), std::string_view(packet).substr(20)));
+        // A read from offset 0 starts a new listing: the names say which contexts are idle now.
+        const std::string_view annex = std::string_view(packet).substr(20);
+        if (annex.rfind("0,", 0) == 0) threads_xml_count_ = ~size_t{0};
+        reply(xfer_slice(threads_xml(), annex));
       } else if (packet == "qfThreadInfo") {
         std::string list = "m";
         for (unsigned id = 1; id <= threads_.size(); ++id)
@@ -523,12 +526,21 @@ bool GdbServer::resume(const std::string& packet) {
 
 // ---- registers and memory ----
 
+// An idle worker (never started, or exited) shows at the worker entry where its next run
+// starts (CSR ipu.wentry, or before crt0 sets it the image's __ipu_worker_entry), so GDB names
+// a function there instead of "0x00000000 in ?? ()"; its thread name says it is idle.
+uint32_t GdbServer::shown_pc(const iss::Context& c, const iss::Core& core) const {
+  if (c.id == 0 || c.state == iss::ContextState::kRunning) return c.pc;
+  const uint32_t entry = core.worker_entry() != 0 ? core.worker_entry() : worker_entry_;
+  return entry != 0 ? entry : c.pc;
+}
+
 std::optional<uint32_t> GdbServer::read_register(iss::Context& c, iss::Core& core,
                                                  unsigned index) const {
   const RegisterSpec& r = registers().at(index);
   switch (r.kind) {
     case RegisterSpec::Kind::kX: return c.x[r.index];
-    case RegisterSpec::Kind::kPc: return c.pc;
+    case RegisterSpec::Kind::kPc: return shown_pc(c, core);
     case RegisterSpec::Kind::kF: return c.f[r.index];
     case RegisterSpec::Kind::kCsr: {
       uint32_t v = 0;
@@ -653,8 +665,10 @@ const std::string& GdbServer::threads_xml() const {
   std::string out = "<?xml version=\"1.0\"?>\n<threads>\n";
   for (unsigned id = 1; id <= threads_.size(); ++id) {
     const Thread& t = threads_[id - 1];
-    out += fmt::format("<thread id=\"{:x}\" name=\"{} {}\"/>\n", id, t.core->tile_label(),
-                       context_label(t.context));
+    const bool idle =
+        t.context != 0 && t.core->context(t.context).state != iss::ContextState::kRunning;
+    out += fmt::format("<thread id=\"{:x}\" name=\"{} {}{}\"/>\n", id, t.core->tile_label(),
+                       context_label(t.context), idle ? " (idle)" : "");
   }
   threads_xml_ = out + "</threads>\n";
   threads_xml_count_ = threads_.size();
@@ -709,10 +723,13 @@ std::string GdbServer::monitor(const std::string& command) {
     std::string out = fmt::format("{}: {} cycles simulated\n", core->tile_label(), core->cycles());
     for (unsigned i = 0; i <= core->worker_contexts(); ++i) {
       const iss::Context& c = core->context(i);
-      out +=
-          fmt::format("  thread {:>5}  {:<10} {:<7} {} instructions  {}\n", thread_id(*core, i),
-                      context_label(i), c.state == iss::ContextState::kRunning ? "running" : "idle",
-                      c.instret, core->where(c.pc));
+      // An idle worker is in no function: say so, and how often it ran.
+      const bool running = c.state == iss::ContextState::kRunning;
+      out += fmt::format("  thread {:>5}  {:<10} {:<7} {} instructions  {}\n", thread_id(*core, i),
+                         context_label(i), running ? "running" : "idle", c.instret,
+                         running || i == 0 ? core->where(c.pc)
+                         : c.runs == 0     ? std::string("never started")
+                                           : fmt::format("not running (started {} times)", c.runs));
     }
     return out;
   }

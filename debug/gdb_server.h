@@ -44,6 +44,9 @@ class GdbServer final : public iss::DebugHook {
   // What GDB's kill and `monitor kill` do. By default: flush stdout, say so on stderr and end
   // the process with kKilledExitStatus (the simulation is mid-instruction: nothing to unwind).
   void set_kill(std::function<void()> kill) { kill_ = std::move(kill); }
+  // The image's worker entry (crt0's __ipu_worker_entry): where idle workers show until the
+  // program sets CSR ipu.wentry (0: none, they show their pc).
+  void set_worker_entry(uint32_t pc) { worker_entry_ = pc; }
 
   // After the run: tells a waiting GDB how it ended (exited with its status, or terminated by
   // the signal of its fault, SIGXCPU at the cycle limit, SIGABRT in a deadlock), shows GDB the
@@ -91,6 +94,8 @@ class GdbServer final : public iss::DebugHook {
   std::string read_registers(unsigned id) const;
   std::string write_registers(unsigned id, std::string_view hex) const;
   std::optional<uint32_t> read_register(iss::Context& c, iss::Core& core, unsigned index) const;
+  // The pc GDB is shown: an idle worker's is the worker entry (its next run's start).
+  uint32_t shown_pc(const iss::Context& c, const iss::Core& core) const;
   bool write_register(iss::Context& c, iss::Core& core, unsigned index, uint32_t value) const;
   std::string read_memory(const std::string& args) const;
   std::string write_memory(const std::string& args);
@@ -110,6 +115,7 @@ class GdbServer final : public iss::DebugHook {
   mutable size_t threads_xml_count_ = ~size_t{0};
   std::unordered_map<const iss::Core*, unsigned> first_thread_;  // core -> its supervisor's id
   std::string program_;  // prefixes the server's own messages on stderr
+  uint32_t worker_entry_ = 0;
   std::function<void()> kill_;
   int fault_signal_ = 11;  // of the last fault (SIGSEGV until one comes)
   bool attached_ = false, detached_ = false;

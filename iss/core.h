@@ -268,6 +268,8 @@ class Core {
   // A debugger's view of a context's CSR `number` (as csrr would read it; a write as csrw, with
   // the same masks): false for a CSR the core does not have or that cannot be written.
   bool debug_csr(Context& c, unsigned number, uint32_t& value);
+  // CSR ipu.wentry: where workers started by ipu.run begin (0: at the function itself).
+  uint32_t worker_entry() const { return worker_entry_; }
   bool debug_set_csr(Context& c, unsigned number, uint32_t value);
   // "pc 0x0004c010: addi a0,a0,1 in main at hello.c:12" (the source only with a locator).
   std::string where(uint32_t pc) const;
@@ -329,7 +331,7 @@ class Core {
   // The supervisor, then the workers.
   std::array<Context, kMaxWorkerContexts + 1> contexts_{};
   uint32_t tohost_ = 0;
-  uint32_t worker_entry_ = 0;    // CSR ipu.wentry
+  uint32_t worker_entry_ = 0;    // CSR ipu.wentry (crt0: __ipu_worker_entry)
   uint32_t exchange_dests_ = 0;  // CSR ipu.xdests: address of {count, tile ids...}
   unsigned tile_count_ = 1;
   unsigned program_tiles_ = 1;  // tiles of this chip that have a program

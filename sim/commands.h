@@ -28,7 +28,9 @@ struct Outputs : report::OutputOptions {
 };
 
 // --gdb PORT: a GDB server the platform stops in before its first instruction (null: none).
-std::unique_ptr<debug::GdbServer> open_gdb_server(const std::optional<unsigned>& port);
+// A GDB server on `port` (none without one) for `image`'s tiles.
+std::unique_ptr<debug::GdbServer> open_gdb_server(const std::optional<unsigned>& port,
+                                                  const sdk::ElfImage& image);
 
 // The machine run-elf and demo run on: one chip of one tile, its tile and clock configured as
 // `config`'s, without the sync groups that name other tiles and chips.

@@ -325,7 +325,7 @@ int sc_main(int argc, char** argv) {
     outputs.source.image_checksum = ipu::sdk::image_checksum(image);
     outputs.source.function_name = function_name;
     outputs.trace_options.function_name = function_name;
-    const auto gdb = open_gdb_server(debug.gdb_port);
+    const auto gdb = open_gdb_server(debug.gdb_port, image);
     return run_machine(options, debug, image, outputs, gdb.get());
   } catch (const ipu::sdk::ImageError& e) {
     return fail(*job, kExitImage, e.what());

@@ -19,9 +19,13 @@
 
 namespace ipu::sim {
 
-std::unique_ptr<debug::GdbServer> open_gdb_server(const std::optional<unsigned>& port) {
+std::unique_ptr<debug::GdbServer> open_gdb_server(const std::optional<unsigned>& port,
+                                                  const sdk::ElfImage& image) {
   if (!port) return nullptr;
-  return std::make_unique<debug::GdbServer>(static_cast<uint16_t>(*port), "ipu-sim");
+  auto server = std::make_unique<debug::GdbServer>(static_cast<uint16_t>(*port), "ipu-sim");
+  if (const auto entry = image.symbols.find("__ipu_worker_entry"); entry != image.symbols.end())
+    server->set_worker_entry(entry->second);
+  return server;
 }
 
 hw::MachineConfig one_tile(hw::MachineConfig config) {

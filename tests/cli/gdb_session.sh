@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Drives Debian's gdb-multiarch against `ipu-sim run IMAGE --gdb 0` on an 8-tile run of
 # tests/firmware/gdb_target.c and checks the transcript: a breakpoint on tile 3, locals and an
-# array, a step into a callee, a worker thread, a watchpoint, and the run's end. The simulator's
+# array, a step into a callee, a worker thread (idle workers named so, at the worker entry), a
+# watchpoint, and the run's end. The simulator's
 # report must equal that of a run without the debugger (same output, same cycles).
 # usage: gdb_session.sh IPU_SIM IMAGE FIRMWARE_ELF WORK_DIR
 set -euo pipefail
@@ -21,6 +22,7 @@ timeout 120 gdb-multiarch -batch -nx "$elf" \
   -ex "info threads" \
   -ex "break scale thread 22" \
   -ex "continue" \
+  -ex "monitor tile" \
   -ex "next" -ex "next" \
   -ex "step" \
   -ex "finish" \
@@ -48,8 +50,9 @@ expect() {  # a line of the transcript matching this extended regular expression
   grep -qE -- "$1" "$work/gdb.out" || { echo "missing from the GDB transcript: $1"; fail=1; }
 }
 expect '^\* 1 +Thread 1 "tile 0 supervisor" +_start \(\)'
-expect '^ +28 +Thread 28 "tile 3 worker 6"'
-expect '^ +56 +Thread 56 "tile 7 worker 6"'
+expect '^ +28 +Thread 28 "tile 3 worker 6 \(idle\)" +__ipu_worker_entry \(\)'
+expect '^ +56 +Thread 56 "tile 7 worker 6 \(idle\)" +__ipu_worker_entry \(\)'
+expect '^ +thread +23 +worker 1 +idle +0 instructions +never started$'
 expect '^Thread 22 "tile 3 supervisor" hit Breakpoint 1, scale \(factor=factor@entry=4\) at .*gdb_target\.c:1[78]'
 expect '^square \(x=x@entry=0\) at .*gdb_target\.c:15'
 expect '^Value returned is \$1 = 0$'
