@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace ipu::report::html {
 
@@ -134,23 +135,43 @@ std::string heat_colour(double used) {
 std::string tile_heatmap(const std::string& svg_class, uint64_t chip, uint64_t per_chip,
                          uint64_t per_column, const std::function<HeatCell(uint64_t)>& cell) {
   const uint64_t columns = (per_chip + per_column - 1) / per_column;
+  std::vector<HeatCell> cells(per_chip);
+  std::vector<bool> used(columns, false);
+  for (uint64_t id = 0; id < per_chip; ++id) {
+    cells[id] = cell(chip * per_chip + id);
+    if (cells[id].loaded) used[id / per_column] = true;
+  }
+  // Only the exchange columns that hold a loaded tile: a program on 16 of 1472 tiles is one
+  // row, not 23 rows of empty cells. (A chip with none loaded is drawn whole.)
+  std::vector<uint64_t> drawn;
+  for (uint64_t col = 0; col < columns; ++col)
+    if (used[col]) drawn.push_back(col);
+  if (drawn.empty())
+    for (uint64_t col = 0; col < columns; ++col) drawn.push_back(col);
   const int size = per_column > 96 ? 6 : 10, pitch = size + 1, left = 64;
   std::string out =
       fmt::format("<svg class=\"{}\" data-chip=\"{}\" width=\"{}\" height=\"{}\" role=\"img\">\n",
-                  svg_class, chip, left + per_column * pitch, columns * pitch + 2);
-  for (uint64_t col = 0; col < columns; ++col)
+                  svg_class, chip, left + per_column * pitch, drawn.size() * pitch + 2);
+  for (size_t k = 0; k < drawn.size(); ++k)
     out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">col {}</text>\n", left - 4,
-                       col * pitch + size, col);
-  for (uint64_t id = 0; id < per_chip; ++id) {
-    const HeatCell c = cell(chip * per_chip + id);
-    const uint64_t col = id / per_column, row = id % per_column;
+                       k * pitch + size, drawn[k]);
+  for (size_t k = 0; k < drawn.size(); ++k)
+    for (uint64_t id = drawn[k] * per_column; id < std::min(per_chip, (drawn[k] + 1) * per_column);
+         ++id) {
+      const HeatCell& c = cells[id];
+      out += fmt::format(
+          "<rect class=\"tile{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" "
+          "fill=\"{}\"><title>{}</title></rect>\n",
+          c.loaded ? "" : " idle", left + (id % per_column) * pitch, k * pitch, size, size,
+          c.loaded ? heat_colour(c.shade) : kIdle, escape(c.title));
+    }
+  out += "</svg>\n";
+  if (drawn.size() < columns)
     out += fmt::format(
-        "<rect class=\"tile{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" "
-        "fill=\"{}\"><title>{}</title></rect>\n",
-        c.loaded ? "" : " idle", left + row * pitch, col * pitch, size, size,
-        c.loaded ? heat_colour(c.shade) : kIdle, escape(c.title));
-  }
-  return out + "</svg>\n";
+        "<p class=\"sub\">{} of the chip's {} exchange columns hold no loaded tile and are not "
+        "drawn.</p>\n",
+        columns - drawn.size(), columns);
+  return out;
 }
 
 TileLayout::TileLayout(const Json& stats)

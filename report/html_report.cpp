@@ -206,8 +206,13 @@ std::string timeline_section(const Json& stats) {
       grouped(static_cast<uint64_t>(total)));
   out +=
       legend({{kCompute, "compute (busiest tile)"}, {kSync, "sync wait"}, {kExchange, "exchange"}});
-  out += fmt::format("<svg class=\"chart timeline\" width=\"{}\" height=\"{}\" role=\"img\">\n",
-                     left + plot + 20, drawn_rows * row_height + 30);
+  out +=
+      "<p class=\"sub\">Scroll on the timeline to zoom in on the cycles under the pointer, "
+      "drag to pan, double-click to see the whole run.</p>\n";
+  out += fmt::format(
+      "<svg class=\"chart timeline\" width=\"{}\" height=\"{}\" role=\"img\" data-left=\"{}\" "
+      "data-plot=\"{}\" data-cycles=\"{}\">\n",
+      left + plot + 20, drawn_rows * row_height + 30, left, plot, static_cast<uint64_t>(total));
   auto rect = [&](double from, double to, double y, const char* colour, const std::string& title) {
     if (to <= from) return std::string();
     return fmt::format(
@@ -252,7 +257,7 @@ std::string timeline_section(const Json& stats) {
   for (int k = 0; k <= 4; ++k)
     out += fmt::format(
         "<line x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#888\"/>"
-        "<text x=\"{0}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
+        "<text class=\"tick\" x=\"{0}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
         left + plot * k / 4, axis_y, axis_y + 4, axis_y + 18,
         grouped(static_cast<uint64_t>(total * k / 4)));
   out += "</svg>\n";
@@ -533,7 +538,69 @@ function sortTable(table, column, header) {
   });
   rows.forEach(function (r) { table.tBodies[0].appendChild(r); });
 }
+// The BSP timeline zooms and pans along its cycles: each phase's rectangle is redrawn from its
+// first position for the cycles in view, and the axis' ticks relabelled.
+function setupTimeline(svg) {
+  var left = Number(svg.getAttribute('data-left')), plot = Number(svg.getAttribute('data-plot'));
+  var cycles = Number(svg.getAttribute('data-cycles'));
+  var rects = Array.prototype.slice.call(svg.querySelectorAll('rect'));
+  rects.forEach(function (r) {
+    r.setAttribute('data-x', r.getAttribute('x'));
+    r.setAttribute('data-w', r.getAttribute('width'));
+  });
+  var ticks = svg.querySelectorAll('text.tick');
+  var view = {from: 0, to: cycles};
+  function draw() {
+    var k = cycles / (view.to - view.from), shift = view.from / cycles * plot;
+    rects.forEach(function (r) {
+      var x = (Number(r.getAttribute('data-x')) - left - shift) * k;
+      var x1 = Math.max(x, 0), x2 = Math.min(x + Number(r.getAttribute('data-w')) * k, plot);
+      if (x2 <= x1) { r.setAttribute('display', 'none'); return; }
+      r.removeAttribute('display');
+      r.setAttribute('x', (left + x1).toFixed(2));
+      r.setAttribute('width', Math.max(x2 - x1, 0.3).toFixed(2));
+    });
+    Array.prototype.forEach.call(ticks, function (t, i) {
+      t.textContent = Math.round(view.from + (view.to - view.from) * i / 4).toLocaleString('en-US');
+    });
+  }
+  svg.zoomTo = function (from, to) {
+    var span = Math.min(Math.max(to - from, Math.min(cycles, 10)), cycles);
+    view.from = Math.max(0, Math.min(from, cycles - span));
+    view.to = view.from + span;
+    draw();
+  };
+  svg.addEventListener('wheel', function (e) {
+    e.preventDefault();
+    var box = svg.getBoundingClientRect();
+    var at = view.from + (view.to - view.from) *
+             Math.min(Math.max((e.clientX - box.left - left) / plot, 0), 1);
+    var f = e.deltaY < 0 ? 0.8 : 1.25;
+    svg.zoomTo(at - (at - view.from) * f, at + (view.to - at) * f);
+  }, {passive: false});
+  var drag = null;
+  svg.addEventListener('mousedown', function (e) { drag = {x: e.clientX, from: view.from, to: view.to}; });
+  window.addEventListener('mouseup', function () { drag = null; });
+  svg.addEventListener('mousemove', function (e) {
+    if (!drag) return;
+    var d = (e.clientX - drag.x) / plot * (drag.to - drag.from);
+    svg.zoomTo(drag.from - d, drag.to - d);
+  });
+  svg.addEventListener('dblclick', function () { svg.zoomTo(0, cycles); });
+  // A check the report's test reads: on the first half of the cycles the first phase is drawn
+  // wider (or off the view), and on all of them as it was.
+  var first = rects[0];
+  if (!first) return true;
+  var width = first.getAttribute('width');
+  svg.zoomTo(0, cycles / 2);
+  var zoomed = first.getAttribute('display') === 'none' || first.getAttribute('width') !== width;
+  svg.zoomTo(0, cycles);
+  return zoomed && first.getAttribute('width') === width;
+}
 document.addEventListener('DOMContentLoaded', function () {
+  var zoomable = 0;
+  document.querySelectorAll('svg.timeline').forEach(function (svg) { if (setupTimeline(svg)) ++zoomable; });
+  document.documentElement.setAttribute('data-zoomable-timelines', String(zoomable));
   document.querySelectorAll('table.sortable').forEach(function (table) {
     Array.prototype.forEach.call(table.tHead.rows[0].cells, function (h, i) {
       h.addEventListener('click', function () { sortTable(table, i, h); });

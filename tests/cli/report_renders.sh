@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # report_renders.sh REPORT.html CELLS SCREENSHOT.png: opens the run report (ipu-sim run --report,
 # the SDK's --report) in Debian's headless Chromium and fails unless its scripts ran without an
-# error, it says it rendered, and its memory and tile-energy heatmaps hold CELLS cells each (one
-# per tile of the machine); then saves a screenshot of it. The page is opened from a file, with the network
+# error, it says it rendered, its memory and tile-energy heatmaps hold CELLS cells each (the
+# tiles of the exchange columns that hold a loaded tile) and its BSP timeline zooms; then saves a
+# screenshot of it. The page is opened from a file, with the network
 # unreachable, as a user would open it offline.
 set -u
 report=$1 cells=$2 screenshot=$3
@@ -19,6 +20,7 @@ root=$(grep -m1 -o '<html[^>]*>' <<< "$dom")
 [[ $root != *data-errors* ]] || { echo "script errors: $root"; exit 1; }
 [[ $root == *"data-heatmap-cells=\"$cells\""* ]] || { echo "expected $cells heatmap cells: $root"; exit 1; }
 [[ $root == *"data-energy-cells=\"$cells\""* ]] || { echo "expected $cells tile-energy cells: $root"; exit 1; }
+[[ $root == *'data-zoomable-timelines="1"'* ]] || { echo "the BSP timeline does not zoom: $root"; exit 1; }
 rm -f "$screenshot"
 timeout 180 "$chromium" "${flags[@]}" --window-size=1300,2400 --screenshot="$screenshot" "$url" >/dev/null 2>&1
 [[ -s $screenshot ]] || { echo "no screenshot written to $screenshot"; exit 1; }

@@ -66,8 +66,14 @@ TEST(Report, HeatmapHasACellPerTileWithItsMemory) {
               HasSubstr("<div class=\"card\"><b>12,800: 0.0128 TFLOP/s, 1.25% of the AMP&#39;s "
                         "peak</b><span>flops</span></div>"));
   EXPECT_EQ(occurrences(html, "<svg class=\"heatmap\""), 2u);  // both chips have a loaded tile
-  EXPECT_EQ(occurrences(html, "<rect class=\"tile"), 8u);      // 2 chips x 4 tiles
-  EXPECT_EQ(occurrences(html, "<rect class=\"tile idle\""), 5u);
+  // Only the exchange columns holding a loaded tile: column 0 of each chip (tiles 0, 1 and 5);
+  // column 1 (tiles 2, 3 and 6, 7) holds none.
+  EXPECT_EQ(occurrences(html, "<rect class=\"tile"), 4u);         // 2 chips x 2 tiles
+  EXPECT_EQ(occurrences(html, "<rect class=\"tile idle\""), 1u);  // chip 1's tile 0
+  EXPECT_EQ(occurrences(html,
+                        "1 of the chip's 2 exchange columns hold no loaded tile and are not "
+                        "drawn."),
+            2u);  // under each chip's memory heatmap
   // Tile 5 is chip 1's tile 1: 300 + 100 + 100 = 500 of 1000 bytes used.
   EXPECT_THAT(html, HasSubstr("chip 1 tile 1: 500 B used (50.0%): code 300, data 100, stacks "
                               "100, free 500"));
@@ -165,7 +171,8 @@ TEST(Report, EnergyShowsTheBreakdownEachSuperstepsPowerAndEachTilesEnergy) {
   EXPECT_EQ(occurrences(html, "<svg class=\"heatmap tile-energy\""), 2u);
   EXPECT_THAT(html, HasSubstr("fill=\"#7f2704\"><title>chip 1 tile 1: 4.000 uJ dynamic</title>"));
   EXPECT_THAT(html, HasSubstr("fill=\"#fdae6b\"><title>chip 0 tile 0: 1.000 uJ dynamic</title>"));
-  EXPECT_THAT(html, HasSubstr("<title>chip 0 tile 2: not loaded</title>"));
+  EXPECT_THAT(html, HasSubstr("<title>chip 1 tile 0: not loaded</title>"));
+  EXPECT_THAT(html, Not(HasSubstr("<title>chip 0 tile 2:")));  // its column holds none
 }
 
 TEST(Report, EnergyTilesOfDifferentLengthsOrBeyondTheMachineAreRefused) {
