@@ -54,10 +54,11 @@ function(ipu_add_tile_firmware name)
   set_target_properties(${name} PROPERTIES ELF_FILE ${output})
 endfunction()
 
-# add_spmd_image(NAME FIRMWARE TILES [CHIPS N]), in the tree only: NAME.elf runs firmware target FIRMWARE on
+# ipu_add_spmd_image(NAME FIRMWARE TILES [CHIPS N]): NAME.elf runs firmware target FIRMWARE on
 # tiles 0..N-1 (TILES is a count) or on the listed tiles (TILES like "0,64,128"), of chips
-# 0..N-1 (1 by default).
-function(add_spmd_image name firmware tiles)
+# 0..N-1 (1 by default): `ipu-image replicate` as part of the build, the tree's tool or the
+# installed package's (VirtualIPU_IPU_IMAGE). The image keeps the firmware's symbols and DWARF.
+function(ipu_add_spmd_image name firmware tiles)
   cmake_parse_arguments(SPMD "" "CHIPS" "" ${ARGN})
   get_target_property(source ${firmware} ELF_FILE)
   set(output ${CMAKE_CURRENT_BINARY_DIR}/${name}.elf)
@@ -69,12 +70,24 @@ function(add_spmd_image name firmware tiles)
   if(SPMD_CHIPS)
     list(APPEND where --chips ${SPMD_CHIPS})
   endif()
+  if(TARGET ipu-image)  # the tree
+    set(tool ipu-image)
+    set(tool_target ipu-image)
+  else()  # the installed package
+    set(tool ${VirtualIPU_IPU_IMAGE})
+    set(tool_target)
+  endif()
   add_custom_command(
     OUTPUT ${output}
-    COMMAND ipu-image replicate ${source} ${where} -o ${output}
-    DEPENDS ${source} ${firmware} ipu-image
+    COMMAND ${tool} replicate ${source} ${where} -o ${output}
+    DEPENDS ${source} ${firmware} ${tool_target}
     COMMENT "Building the multi-tile image ${name}.elf"
     VERBATIM)
   add_custom_target(${name} ALL DEPENDS ${output})
   set_target_properties(${name} PROPERTIES ELF_FILE ${output})
+endfunction()
+
+# The tree's name for it.
+function(add_spmd_image)
+  ipu_add_spmd_image(${ARGV})
 endfunction()

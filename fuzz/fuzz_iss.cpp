@@ -22,6 +22,7 @@ class NullExchange : public ipu::iss::ExchangeSink {
   }
   void select_source(uint64_t, uint32_t, int) override {}
   void receive_buffer(uint64_t, uint32_t, uint32_t, uint32_t) override {}
+  uint64_t latency_to(unsigned) const override { return 17; }
   uint64_t stream(uint64_t cycle, bool, uint64_t, uint32_t, uint32_t count,
                   std::vector<uint32_t>) override {
     return cycle + count;

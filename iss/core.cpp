@@ -190,6 +190,16 @@ const Core::CsrBehaviour Core::kCsrBehaviour[] = {
      [](Core&, Context& c, uint32_t v) { c.stack_low = v & ~3u; }},
     {[](const Core&, const Context& c) { return c.stack_high; },
      [](Core&, Context& c, uint32_t v) { c.stack_high = v & ~3u; }},
+    // ipu.xlat: the exchange latency to the tile last written (the configuration's: base,
+    // columns, IPU-Link hops), for firmware that times its sends (ipu.h, ipu_exchange_latency);
+    // ~0 for a tile the machine does not have.
+    {[](const Core& core, const Context&) { return core.latency_query_; },
+     [](Core& core, Context&, uint32_t v) {
+       unsigned to = 0;
+       core.latency_query_ = core.exchange_ != nullptr && core.machine_tile(v, to)
+                                 ? static_cast<uint32_t>(core.exchange_->latency_to(to))
+                                 : ~0u;
+     }},
     {[](const Core& core, const Context&) { return core.tile_id_; }, nullptr},
     {[](const Core& core, const Context&) { return core.tile_count_; }, nullptr},
     {[](const Core& core, const Context&) { return core.chip_; }, nullptr},

@@ -143,6 +143,9 @@ class ExchangeSink {
   // tile's next sync. Returns the cycle from which the send port is free.
   virtual uint64_t stream(uint64_t cycle, bool write, uint64_t sm_address, uint32_t address,
                           uint32_t count, std::vector<uint32_t> words) = 0;
+  // Cycles from a word leaving this tile to its arrival at machine tile `tile` (the exchange's
+  // configuration; CSR ipu.xlat).
+  virtual uint64_t latency_to(unsigned tile) const = 0;
 };
 
 struct FaultReport {
@@ -332,6 +335,7 @@ class Core {
   std::array<Context, kMaxWorkerContexts + 1> contexts_{};
   uint32_t tohost_ = 0;
   uint32_t worker_entry_ = 0;    // CSR ipu.wentry (crt0: __ipu_worker_entry)
+  uint32_t latency_query_ = 0;   // CSR ipu.xlat: the latency to the tile last written
   uint32_t exchange_dests_ = 0;  // CSR ipu.xdests: address of {count, tile ids...}
   unsigned tile_count_ = 1;
   unsigned program_tiles_ = 1;  // tiles of this chip that have a program

@@ -55,6 +55,8 @@ enum class CsrAccess : uint8_t { kReadOnly, kReadWrite };
   X(ipu_stacklo, 0x7cd, kReadWrite,                                                               \
     "Xipu: lowest address of this context's stack: a store through sp below it faults (0: none)") \
   X(ipu_stackhi, 0x7ce, kReadWrite, "Xipu: end of this context's stack, for reports")             \
+  X(ipu_xlat, 0x7cf, kReadWrite,                                                                  \
+    "Xipu: write a tile (as ipu.send names it); read the exchange latency to it, in cycles")      \
   X(ipu_tileid, 0xfc0, kReadOnly, "Xipu: this tile's number")                                     \
   X(ipu_tiles, 0xfc1, kReadOnly, "Xipu: number of tiles on the chip")                             \
   X(ipu_chipid, 0xfc2, kReadOnly, "Xipu: this tile's chip in the machine (0 on one chip)")        \

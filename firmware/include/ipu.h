@@ -155,6 +155,68 @@ static inline void ipu_send(const void *data, unsigned words, const ipu_destinat
   ipu_send_words(data, words);
 }
 
+/* A timed exchange (docs/firmware.md). The exchange has no queues: each word must find its
+ * receiver listening to its sender with a buffer set, and the receiver's phase must last until
+ * the word arrives. After ipu_sync every tile of the group resumes at the same cycle, the
+ * release; ipu_sync_clock notes it, and the helpers below act at cycle offsets from it, with
+ * latencies the platform's configuration gives, so that a program stays correct whatever code
+ * the compiler makes (-O0 or -O2) and whatever exchange.base-latency an architect sweeps. */
+typedef struct {
+  uint64_t base; /* the tile cycle the exchange phase began at (the sync's release) */
+} ipu_exchange_clock;
+
+/* Cycles a word takes from this tile to `tile` (a tile number or IPU_REMOTE_TILE): the
+ * configuration's (exchange.base-latency, the exchange columns between the tiles, IPU-Link hops
+ * across chips), through CSR ipu_xlat; the same both ways. ~0u for a tile the machine lacks. */
+static inline unsigned ipu_exchange_latency(uint32_t tile) {
+  IPU_CSR_WRITE(0x7cf, tile);
+  return IPU_CSR_READ(0x7cf);
+}
+
+/* Cycles to allow for the code between a helper's wait and its instruction, at any
+ * optimisation level: a receiver ends its phase this much after the last word is due. */
+#define IPU_EXCHANGE_MARGIN 256u
+
+/* Syncs with `group` and returns the clock of the exchange phase the sync opens. */
+static inline __attribute__((always_inline)) ipu_exchange_clock ipu_sync_clock(uint32_t group) {
+  ipu_sync(group);
+  return (ipu_exchange_clock){ipu_cycles()};
+}
+
+/* Waits until `offset` cycles into the phase. Returns 0, or how many cycles late the tile
+ * already was (the code before took longer than the schedule allows: raise the offsets). */
+static inline __attribute__((always_inline)) uint64_t ipu_wait_until(ipu_exchange_clock clock,
+                                                                     uint64_t offset) {
+  const uint64_t target = clock.base + offset, now = ipu_cycles();
+  if (now >= target) return now - target;
+  ipu_wait_cycles((unsigned)(target - now));
+  return 0;
+}
+
+/* Sends at `offset` cycles into the phase (ipu_send); returns ipu_wait_until's lateness. */
+static inline __attribute__((always_inline)) uint64_t ipu_send_at(ipu_exchange_clock clock,
+                                                                  uint64_t offset,
+                                                                  const void *data,
+                                                                  unsigned words,
+                                                                  const ipu_destinations *dests) {
+  const uint64_t late = ipu_wait_until(clock, offset);
+  ipu_send(data, words, dests);
+  return late;
+}
+
+/* The offset by which `words` words sent at `send_offset` from (or to) `tile` have all
+ * arrived, with IPU_EXCHANGE_MARGIN: when the receiver (and the sender) may end the phase. */
+static inline unsigned ipu_arrived_by(uint32_t tile, unsigned send_offset, unsigned words) {
+  return send_offset + words + 1u + ipu_exchange_latency(tile) + IPU_EXCHANGE_MARGIN;
+}
+
+/* Ends this tile's exchange phase at `offset` cycles into it (ipu_exchange_end). */
+static inline __attribute__((always_inline)) void ipu_exchange_end_at(ipu_exchange_clock clock,
+                                                                     uint64_t offset) {
+  ipu_wait_until(clock, offset);
+  ipu_exchange_end();
+}
+
 /* Streaming memory (the gateway's DDR on a machine; docs/gateway.md): in an exchange phase, a
  * tile writes words to it or reads words from it at a byte address (word aligned). A read's
  * words land by the tile's next ipu_sync, which waits for them; use them after it. */

@@ -68,6 +68,8 @@ class ExchangeIf : public virtual sc_core::sc_interface {
   // Words each tile sends (and receives) per cycle.
   virtual unsigned words_per_cycle() const = 0;
   // Records a send; returns the cycle from which the sender's port is free again.
+  // Send-to-arrival cycles between two machine tiles (thread-safe: the configuration's).
+  virtual uint64_t latency(unsigned from, unsigned to) const = 0;
   // `pc` is the tile's instruction (iss::ExchangeSink), for error reports.
   virtual uint64_t send(unsigned tile, uint64_t phase, uint64_t cycle, uint32_t pc,
                         uint32_t address, std::vector<uint32_t> words,
@@ -126,7 +128,7 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
            const LinkFabric* links = nullptr);
 
   // Send-to-arrival cycles between two machine tiles, on one chip or across IPU-Links.
-  uint64_t latency(unsigned from, unsigned to) const;
+  uint64_t latency(unsigned from, unsigned to) const override;
 
   // Opens the exchange phase a barrier release starts (SyncNetwork::on_release).
   void open_phase(const BarrierRecord& barrier);

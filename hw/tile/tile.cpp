@@ -272,6 +272,10 @@ void Tile::select_source(uint64_t cycle, uint32_t pc, int source) {
   exchange->select_source(machine_id_, phase_, cycle, pc, source);
 }
 
+// The exchange's latency is its configuration's, the same from any thread: a deferred burst asks
+// it directly.
+uint64_t Tile::latency_to(unsigned tile) const { return exchange->latency(machine_id_, tile); }
+
 void Tile::receive_buffer(uint64_t cycle, uint32_t pc, uint32_t address, uint32_t words) {
   if (deferring_) return deferred_exchange_.receive_buffer(cycle, pc, address, words);
   exchange->receive_buffer(machine_id_, phase_, cycle, pc, address, words);

@@ -135,6 +135,7 @@ class Tile : public sc_core::sc_module, private iss::ExchangeSink, private Compu
                 std::vector<unsigned> destinations) override;
   void select_source(uint64_t cycle, uint32_t pc, int source) override;
   void receive_buffer(uint64_t cycle, uint32_t pc, uint32_t address, uint32_t words) override;
+  uint64_t latency_to(unsigned tile) const override;
   uint64_t stream(uint64_t cycle, bool write, uint64_t sm_address, uint32_t address, uint32_t count,
                   std::vector<uint32_t> words) override;
 

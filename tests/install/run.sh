@@ -40,6 +40,11 @@ status=0
 cat "$work/hello.txt"
 [ $status -eq 7 ] || { echo "FAIL: hello.elf exited with $status, not 7"; exit 1; }
 grep -q "hello from tile 0 of 1$" "$work/hello.txt"
+# The same firmware on 4 tiles, replicated by the package's ipu_add_spmd_image().
+status=0
+"$prefix/bin/ipu-sim" run "$work/firmware/build/hello_4.elf" --chip.tiles 4 > "$work/hello_4.txt" || status=$?
+[ $status -eq 7 ] || { echo "FAIL: hello_4.elf exited with $status, not 7"; cat "$work/hello_4.txt"; exit 1; }
+grep -q "hello from tile 3 of 4$" "$work/hello_4.txt" || { echo "FAIL: no tile 3 in hello_4.elf's run"; exit 1; }
 "$prefix/bin/ipu-cc" "$work/firmware/hello.c" -o "$work/by_hand.elf"
 status=0
 "$prefix/bin/ipu-sim" run-elf "$work/by_hand.elf" | grep -q "hello from tile 0" || status=$?

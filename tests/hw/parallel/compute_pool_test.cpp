@@ -212,6 +212,7 @@ struct RecordingExchange : hw::ExchangeIf {
   uint64_t skew = 0;
   std::vector<std::string> calls;
   unsigned words_per_cycle() const override { return 2; }
+  uint64_t latency(unsigned, unsigned) const override { return 17; }
   uint64_t send(unsigned tile, uint64_t phase, uint64_t cycle, uint32_t pc, uint32_t address,
                 std::vector<uint32_t> words, std::vector<unsigned> destinations) override {
     calls.push_back(fmt::format("send t{} p{} c{} pc{:x} a{:x} w{} d{}", tile, phase, cycle, pc,
