@@ -155,7 +155,7 @@ body_kIllegal:
     [[maybe_unused]] const Decoded& d = *dp;                       \
     npc = dp + 1;                                                  \
     __VA_ARGS__                                                    \
-    count_retired(c.actions, Op::id);                              \
+    count_retired<Op::id>(c.actions);                              \
   }                                                                \
   SUPERVISOR_RETIRE(issue)
 #define XINSN(id, mnemonic, match, mask, imm, operands, issue, c_return, c_name, c_params, \
@@ -253,7 +253,7 @@ constexpr bool kSlotCopies = IPU_BARREL_SLOT_COPIES;
     [[maybe_unused]] const Decoded& d = *dp;                        \
     npc = dp + 1;                                                   \
     __VA_ARGS__                                                     \
-    count_retired(c.actions, Op::id);                               \
+    count_retired<Op::id>(c.actions);                               \
     BARREL_RETIRE(S)                                                \
   }
 #if IPU_BARREL_SLOT_COPIES
