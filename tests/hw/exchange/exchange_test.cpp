@@ -118,12 +118,17 @@ TEST(Exchange, WordsLandInTheReceiversMemoryWhenItsPhaseOutlastsTheLastArrival) 
   EXPECT_EQ(tiles.exchange.latency(0, 64), 17u);
 }
 
-TEST(Exchange, AWordArrivingAsTheReceiversPhaseEndsIsAScheduleError) {
-  TwoTiles tiles("tiles");
+// send_four_words with the receiver's phase ending as the last word arrives (cycle 181).
+void run_with_a_late_word(TwoTiles& tiles) {
   tiles.script = send_four_words;
   tiles.sender_boundary = 170;
   tiles.receiver_boundary = 181;
   sc_core::sc_start();
+}
+
+TEST(Exchange, AWordArrivingAsTheReceiversPhaseEndsIsAScheduleError) {
+  TwoTiles tiles("tiles");
+  run_with_a_late_word(tiles);
   EXPECT_THAT(tiles.receiver_end.error,
               HasSubstr("word 3 of the send from tile 0 (0x0005000c, issued at cycle 160) arrives "
                         "at tile 64 at cycle 181, after tile 64 ended its exchange phase at cycle "
@@ -145,10 +150,7 @@ TEST(Exchange, AScheduleErrorNamesTheSymbolsAndSourceLinesOfTheSendAndTheReceive
         if (address >= kFrom && address < kFrom + 16) return fmt::format("out+{}", address - kFrom);
         return address == kInto ? "in" : "";
       });
-  tiles.script = send_four_words;
-  tiles.sender_boundary = 170;
-  tiles.receiver_boundary = 181;
-  sc_core::sc_start();
+  run_with_a_late_word(tiles);
   EXPECT_THAT(tiles.receiver_end.error,
               HasSubstr("word 3 of the send from tile 0 (0x0005000c = out+12, issued at cycle 160 "
                         "in send_row at prefix.c:31) arrives at tile 64 at cycle 181, after tile "
