@@ -59,7 +59,8 @@ int train_power(const std::string& preset) {
   chip_w /= seconds;
   const double w = joules / seconds, floor_w = static_joules / seconds;
   const double tflops = r.flops_per_step * static_cast<double>(r.steps.size()) / seconds / 1e12;
-  const double peak_tflops = 2.0 * 64 * 1472 * config.machine.chips * r.clock_hz / 1e12;
+  const double peak_tflops = 2.0 * ipu::iss::kAmpF16Macs * config.machine.chip.tiles *
+                             config.machine.chips * r.clock_hz / 1e12;
   fmt::print(
       "power {}: the training job ({:.4f} TFLOP/s, {:.3f}% of the AMP's peak): {:.1f} W per "
       "chip, {:.1f} W for the machine; its static floor {:.1f} W (every chip's tiles, the "
@@ -87,10 +88,10 @@ int bench_body(const std::string& run) {
   const double chip_w = e.watts_per_chip();
   double macs = 0;
   for (const auto& a : r.chip_actions)
-    macs += 64.0 *
+    macs += ipu::iss::kAmpF16Macs *
             static_cast<double>(a.instructions[static_cast<size_t>(ipu::iss::InsnClass::kAmpF16)]);
   const double tflops = 2 * macs / e.seconds / 1e12;
-  const double peak_tflops = 2.0 * 64 * 1472 * machine.chips * machine.chip.tile.clock_hz / 1e12;
+  const double peak_tflops = ipu::hw::amp_peak_flops_per_second(r) / 1e12;
   if (kind == "amp" && machine.chips == 1) {
     const bool mk2 = preset == "mk2";
     fmt::print(

@@ -47,6 +47,11 @@ class GdbServer final : public iss::DebugHook {
   // The image's worker entry (crt0's __ipu_worker_entry): where idle workers show until the
   // program sets CSR ipu.wentry (0: none, they show their pc).
   void set_worker_entry(uint32_t pc) { worker_entry_ = pc; }
+  // The same from an image's symbol table (name -> address), when it has the symbol.
+  void set_worker_entry_from(const std::map<std::string, uint32_t>& symbols) {
+    if (const auto entry = symbols.find("__ipu_worker_entry"); entry != symbols.end())
+      worker_entry_ = entry->second;
+  }
 
   // After the run: tells a waiting GDB how it ended (exited with its status, or terminated by
   // the signal of its fault, SIGXCPU at the cycle limit, SIGABRT in a deadlock), shows GDB the

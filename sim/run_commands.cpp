@@ -23,8 +23,7 @@ std::unique_ptr<debug::GdbServer> open_gdb_server(const std::optional<unsigned>&
                                                   const sdk::ElfImage& image) {
   if (!port) return nullptr;
   auto server = std::make_unique<debug::GdbServer>(static_cast<uint16_t>(*port), "ipu-sim");
-  if (const auto entry = image.symbols.find("__ipu_worker_entry"); entry != image.symbols.end())
-    server->set_worker_entry(entry->second);
+  server->set_worker_entry_from(image.symbols);
   return server;
 }
 

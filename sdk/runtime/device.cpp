@@ -78,9 +78,7 @@ DeviceImpl::DeviceImpl(const Executable& executable, DeviceOptions options)
   if (!options_.trace.empty()) run.trace_flows = hw::kTraceFlows;
   if (options_.gdb_port) {
     gdb_ = std::make_unique<debug::GdbServer>(static_cast<uint16_t>(*options_.gdb_port));
-    if (const auto entry = exe_.image.symbols.find("__ipu_worker_entry");
-        entry != exe_.image.symbols.end())
-      gdb_->set_worker_entry(entry->second);
+    gdb_->set_worker_entry_from(exe_.image.symbols);
     run.debugger = gdb_.get();
   }
   sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
