@@ -1,6 +1,7 @@
 #include "report/html_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -172,6 +173,20 @@ std::string memory_section(const Json& stats) {
   return out;
 }
 
+// The program step that made superstep `s` ("main: Copy 'x' -> 'y'"), and the compute sets it
+// ran; empty for a superstep the statistics do not label (a raw image's).
+std::string step_text(const Json& s) {
+  if (!s.contains("step")) return {};
+  return s.contains("program") ? text(s, "program") + ": " + text(s, "step") : text(s, "step");
+}
+std::string compute_text(const Json& s) {
+  std::vector<std::string> names;
+  if (s.contains("compute") && s["compute"].is_array())
+    for (const Json& n : s["compute"])
+      if (n.is_string()) names.push_back(n.get<std::string>());
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
 std::string timeline_section(const Json& stats) {
   std::string out = "<h2 id=\"bsp\">BSP timeline</h2>\n";
   const Json& steps = array(stats, "supersteps");
@@ -239,13 +254,17 @@ std::string timeline_section(const Json& stats) {
           last ? std::max({release, number(member(s, "exchange"), "last_arrival_cycle"),
                            number(member(s, "streaming"), "done_cycle")})
                : release + number(member(s, "exchange"), "cycles");
+      const std::string step = step_text(s), sets = compute_text(s);
+      const std::string named = step.empty() ? std::string() : " (" + step + ")";
       out += rect(start, busiest_end, y, kCompute,
-                  fmt::format("superstep {}: compute, busiest tile {} for {} cycles", i,
+                  fmt::format("superstep {}: compute{}, busiest tile {} for {} cycles", i,
+                              sets.empty() ? std::string() : " of " + sets,
                               count(compute, "max_tile"), count(compute, "max")));
-      out += rect(busiest_end, release, y, kSync,
-                  fmt::format("superstep {}: sync, released at cycle {}", i, grouped(release)));
+      out += rect(
+          busiest_end, release, y, kSync,
+          fmt::format("superstep {}{}: sync, released at cycle {}", i, named, grouped(release)));
       out += rect(release, exchange_end, y, kExchange,
-                  fmt::format("superstep {}: exchange of {} for {} cycles", i,
+                  fmt::format("superstep {}{}: exchange of {} for {} cycles", i, named,
                               bytes_text(number(member(s, "exchange"), "bytes")),
                               grouped(exchange_end - release)));
       out += "\n";
@@ -307,22 +326,50 @@ std::string timeline_section(const Json& stats) {
     out +=
         fmt::format("<p>The charts show the first {} of {} supersteps.</p>\n", shown, steps.size());
 
-  Table table({"superstep", "sync", "chip", "tiles", "released at", "compute least", "mean",
-               "busiest", "busiest tile", "balance", "sync wait (most)", "exchange bytes",
-               "exchange cycles", "between chips", "streaming bytes"});
+  // The program steps, as PopVision names them, where the statistics label the supersteps.
+  const bool labelled =
+      std::any_of(steps.begin(), steps.end(), [](const Json& s) { return s.contains("step"); });
+  std::vector<std::string> columns = {"superstep",
+                                      "sync",
+                                      "chip",
+                                      "tiles",
+                                      "released at",
+                                      "compute least",
+                                      "mean",
+                                      "busiest",
+                                      "busiest tile",
+                                      "balance",
+                                      "sync wait (most)",
+                                      "exchange bytes",
+                                      "exchange cycles",
+                                      "between chips",
+                                      "streaming bytes"};
+  if (labelled) columns.insert(columns.begin() + 1, {"program step", "compute sets"});
+  Table table(columns);
   for (size_t i = 0; i < std::min(steps.size(), kTableRows); ++i) {
     const Json& s = steps[i];
     const Json &c = member(s, "compute_cycles"), &x = member(s, "exchange"),
                &sm = member(s, "streaming");
     // The sync's kind by name where the statistics give one (older files: the group number).
     const std::string sync = s.contains("sync") ? text(s, "sync") : grouped(count(s, "group"));
-    table.row({grouped(i), escape(sync), chip_text(chip_of(s)), grouped(count(s, "tiles")),
-               grouped(count(s, "release_cycle")), grouped(count(c, "min")),
-               fmt::format("{:.1f}", number(c, "mean")), grouped(count(c, "max")),
-               grouped(count(c, "max_tile")), percent(number(c, "mean"), number(c, "max")),
-               grouped(count(member(s, "sync_wait_cycles"), "max")), grouped(count(x, "bytes")),
-               grouped(count(x, "cycles")), grouped(count(x, "inter_chip_bytes")),
-               grouped(count(sm, "bytes_written") + count(sm, "bytes_read"))});
+    std::vector<std::string> cells = {
+        grouped(i),
+        escape(sync),
+        chip_text(chip_of(s)),
+        grouped(count(s, "tiles")),
+        grouped(count(s, "release_cycle")),
+        grouped(count(c, "min")),
+        fmt::format("{:.1f}", number(c, "mean")),
+        grouped(count(c, "max")),
+        grouped(count(c, "max_tile")),
+        percent(number(c, "mean"), number(c, "max")),
+        grouped(count(member(s, "sync_wait_cycles"), "max")),
+        grouped(count(x, "bytes")),
+        grouped(count(x, "cycles")),
+        grouped(count(x, "inter_chip_bytes")),
+        grouped(count(sm, "bytes_written") + count(sm, "bytes_read"))};
+    if (labelled) cells.insert(cells.begin() + 1, {escape(step_text(s)), escape(compute_text(s))});
+    table.row(cells);
   }
   out += table.html("supersteps");
   if (steps.size() > kTableRows)

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -24,6 +25,19 @@ std::string json_text(const Json& j) {
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 std::string json_string(const std::string& text) { return json_text(nlohmann::json(text)); }
+
+// TileSegment::Kind for people.
+const char* const kSegmentKinds[] = {"compute", "sync", "exchange"};
+
+// A labelled superstep's "program", "step" and "compute" members, after a comma; nothing for
+// an unlabelled one.
+std::string label_json(const SuperstepLabel& label) {
+  if (label.step.empty()) return {};
+  std::vector<std::string> compute;
+  for (const std::string& name : label.compute) compute.push_back(json_string(name));
+  return fmt::format(",\n     \"program\": {}, \"step\": {}, \"compute\": [{}]",
+                     json_string(label.program), json_string(label.step), fmt::join(compute, ", "));
+}
 
 struct Summary {
   uint64_t min = 0, max = 0, total = 0;
@@ -378,19 +392,21 @@ void write_stats_json(std::ostream& out, const Machine& machine, const StatsSour
     const ExchangeRecord& x = e == exchanges.end() ? none : *e->second;
     fmt::print(
         out,
-        "{}\n    {{\"index\": {}, \"group\": {}, \"sync\": \"{}\", \"chip\": {}, \"tiles\": {}, "
-        "\"release_cycle\": {},\n"
+        "{}\n    {{\"index\": {}, \"phase\": {}, \"group\": {}, \"sync\": \"{}\", \"chip\": {}, "
+        "\"tiles\": {}, \"release_cycle\": {},\n"
         "     \"compute_cycles\": {},\n     \"sync_wait_cycles\": {},\n"
         "     \"exchange\": {{\"words\": {}, \"bytes\": {}, \"inter_chip_bytes\": {}, "
         "\"column_bytes\": {}, "
         "\"cycles\": {}, \"last_arrival_cycle\": {}}},\n"
         "     \"streaming\": {{\"bytes_written\": {}, \"bytes_read\": {}, "
         "\"done_cycle\": {}}},\n"
-        "     \"energy\": {{\"joules\": {}, \"seconds\": {}, \"watts\": {}}}}}",
-        i ? "," : "", i, b.group, SyncNetwork::kind(b.group), b.chip, b.tiles.size(), b.release,
-        compute.json(), wait.json(), words, 4 * words, 4 * chip_words, 4 * x.column_words,
-        end - b.release, last, x.streaming_bytes_written, x.streaming_bytes_read, x.streaming_done,
-        step_energy[i].joules(), step_energy[i].seconds, step_energy[i].watts());
+        "     \"energy\": {{\"joules\": {}, \"seconds\": {}, \"watts\": {}}}{}}}",
+        i ? "," : "", i, b.phase, b.group, SyncNetwork::kind(b.group), b.chip, b.tiles.size(),
+        b.release, compute.json(), wait.json(), words, 4 * words, 4 * chip_words,
+        4 * x.column_words, end - b.release, last, x.streaming_bytes_written,
+        x.streaming_bytes_read, x.streaming_done, step_energy[i].joules(), step_energy[i].seconds,
+        step_energy[i].watts(),
+        i < source.labels.size() ? label_json(source.labels[i]) : std::string());
   }
   fmt::print(out, "\n  ]\n}}\n");
 }
@@ -423,6 +439,26 @@ void write_trace_json(std::ostream& out, const Machine& machine, const TraceOpti
   auto function_name = [&](uint32_t address) {
     std::string name = options.function_name ? options.function_name(address) : std::string();
     return json_string(name.empty() ? fmt::format("0x{:08x}", address) : name);
+  };
+  // A labelled superstep's slices are named for its program step: the compute slice for the
+  // compute sets it ran, the exchange slice for the step whose sync it is.
+  std::map<uint64_t, const SuperstepLabel*> label_of_phase;
+  const auto& barriers = machine.sync_network().barriers();
+  for (size_t i = 0; i < barriers.size() && i < options.labels.size(); ++i)
+    if (!options.labels[i].step.empty()) label_of_phase[barriers[i].phase] = &options.labels[i];
+  // `phase`: the superstep's (a compute segment's is that of the sync after it).
+  auto slice_name = [&](const TileSegment& s,
+                        uint64_t phase) -> std::pair<std::string, std::string> {
+    const std::string kind = kSegmentKinds[s.kind];
+    const auto l = label_of_phase.find(phase);
+    if (l == label_of_phase.end()) return {json_string(kind), ""};
+    const SuperstepLabel& label = *l->second;
+    std::string name = kind;
+    if (s.kind == TileSegment::kExchange) name = label.step;
+    if (s.kind == TileSegment::kCompute && !label.compute.empty())
+      name = fmt::format("{}", fmt::join(label.compute, ", "));
+    return {json_string(name), fmt::format(R"(, "program": {}, "step": {})",
+                                           json_string(label.program), json_string(label.step))};
   };
   uint64_t runs_dropped = 0;
   fmt::print(out, "{{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n");
@@ -457,13 +493,23 @@ void write_trace_json(std::ostream& out, const Machine& machine, const TraceOpti
           chip, lane + w, lane + w));
     }
     const Tile& tile = machine.tile(machine_tile);
-    for (const TileSegment& s : tile.timeline()) {
+    const auto& timeline = tile.timeline();
+    for (size_t i = 0; i < timeline.size(); ++i) {
+      const TileSegment& s = timeline[i];
       if (s.end <= s.begin) continue;
-      static const char* const kNames[] = {"compute", "sync", "exchange"};
-      event(fmt::format(R"({{"name": "{}", "cat": "bsp", "ph": "X", "pid": {}, "tid": {}, {}, )"
-                        R"("args": {{"tile": {}, "phase": {}, "cycles": {}, "first_cycle": {}}}}})",
-                        kNames[s.kind], chip, lane, span(s.begin, s.end), id, s.phase,
-                        s.end - s.begin, s.begin));
+      // A compute segment belongs to the superstep of the tile's next sync (none after the last).
+      uint64_t phase = s.phase;
+      if (s.kind == TileSegment::kCompute) {
+        size_t next = i + 1;
+        while (next < timeline.size() && timeline[next].kind != TileSegment::kSync) ++next;
+        phase = next < timeline.size() ? timeline[next].phase : ~uint64_t{0};
+      }
+      const auto [name, label_args] = slice_name(s, phase);
+      event(fmt::format(R"({{"name": {}, "cat": "bsp", "ph": "X", "pid": {}, "tid": {}, {}, )"
+                        R"("args": {{"kind": "{}", "tile": {}, "phase": {}, "cycles": {}, )"
+                        R"("first_cycle": {}{}}}}})",
+                        name, chip, lane, span(s.begin, s.end), kSegmentKinds[s.kind], id, s.phase,
+                        s.end - s.begin, s.begin, label_args));
     }
     if (!lanes) continue;
     // A worker's runs never overlap (it starts again only after its exit), so its lane's

@@ -24,6 +24,14 @@ std::string contexts_json(const std::vector<hw::TileCounts>& tiles);
 // the IPU-Links' dynamic and static joules with every priced action.
 std::string energy_json(const hw::EnergyReport& energy);
 
+// Which program step made a superstep, as the SDK names it (sdk/runtime/superstep_labels.h):
+// the named program that ran, the step whose sync it is ("Copy 'x' -> 'y'"), and the compute
+// sets the tiles ran since their previous sync. Empty: unlabelled (a raw image's superstep).
+struct SuperstepLabel {
+  std::string program, step;
+  std::vector<std::string> compute;
+};
+
 // What ran, for the statistics: the image's file (or a name) and its checksum, the name of the
 // function at an address, for the workers' functions (unset: their addresses alone), the
 // program as loaded, for each tile's memory (null: none), and how the run ended (none: the
@@ -34,6 +42,7 @@ struct StatsSource {
   iss::Core::PcLocator function_name;
   const hw::LoadedProgram* program = nullptr;
   std::optional<hw::ChipOutcome> outcome;
+  std::vector<SuperstepLabel> labels;  // by barrier (SyncNetwork::barriers()); none: unlabelled
 };
 
 // Statistics of a finished run as JSON (schema in docs/chip.md and docs/machine.md): the
@@ -59,6 +68,8 @@ struct TraceOptions {
   // (PlatformOptions::profile_workers keeps the runs).
   bool worker_lanes = false;
   iss::Core::PcLocator function_name;  // unset: functions by address
+  // By barrier: each superstep's compute and exchange slices are named for its program step.
+  std::vector<SuperstepLabel> labels;
 };
 // Chrome/Perfetto trace-event JSON of the BSP phases: a process per chip, and in it one track
 // per tile, or per group of `tiles_per_track` tiles (showing the group's first tile).

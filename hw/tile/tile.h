@@ -39,7 +39,9 @@ struct TileOutcome {
 struct TileSegment {
   enum Kind : uint8_t { kCompute, kSync, kExchange } kind;
   uint64_t begin, end;  // tile cycles [begin, end)
-  uint64_t phase;       // the exchange phase it belongs to or precedes
+  // A sync's or exchange's: its barrier's phase; a compute segment's: the phase whose exchange
+  // it follows (0 before the first sync).
+  uint64_t phase;
   // The tile's dynamic energy since the run began, at the segment's end (the instructions it
   // retired, priced with set_energy_prices): a superstep's is the difference of two.
   double dynamic_pj = 0;

@@ -214,7 +214,7 @@ void Compilation::reduce_scatter(Tensor data, Tensor acc, CollectiveOp op,
         add_transfers(transfers, s == 0 ? data : acc, lo, from, acc, lo, to, hi - lo);
         adds.emplace_back(to, lo, hi);
       }
-    exchange(transfers);
+    exchange(transfers, fmt::format("reduce-scatter step {} of {}", s + 1, R - 1));
     const unsigned cs = new_compute_set(fmt::format("reduce-scatter {} step {}", d.name, s + 1));
     // The last step may write its sums into data: data + acc has the bits of acc + data.
     const bool last_into_data = into_data && s + 2 == R;
@@ -269,7 +269,7 @@ void Compilation::all_reduce(const Program& p) {
         if (lo == hi) continue;
         add_transfers(transfers, data, lo, from, data, lo, to, hi - lo);
       }
-    exchange(transfers);
+    exchange(transfers, fmt::format("all-gather step {} of {}", s + 1, R - 1));
   }
 }
 
@@ -283,7 +283,7 @@ void Compilation::reduce_scatter(const Program& p) {
   Transfers transfers;
   for (unsigned r = 0; r < replicas_; ++r)
     add_transfers(transfers, reduced, r * n, r, p.destination, 0, r, n);
-  exchange(transfers);
+  exchange(transfers, replicas_ > 1 ? "to the destination" : "");
 }
 
 void Compilation::all_gather(const Program& p) {
@@ -315,7 +315,7 @@ void Compilation::all_gather(const Program& p) {
           add_transfers(transfers, p.destination, at, from, p.destination, at, to, hi - lo);
         }
       }
-    exchange(transfers);
+    exchange(transfers, fmt::format("step {} of {}", s + 1, R - 1));
   }
 }
 
@@ -328,7 +328,7 @@ void Compilation::across_tiles(const Program& p) {
     for (size_t c = 0; c < rows; ++c)
       for (size_t g = 0; g < rows; ++g)
         add_transfers(transfers, p.source, g * n + c * m, r, gather, (c * rows + g) * m, r, m);
-  exchange(transfers);
+  exchange(transfers, "gather the rows");
   const unsigned cs = new_compute_set(fmt::format("across tiles {}", d.name));
   const std::string codelet = fmt::format(
       "ipu_tiles_{}_{}", p.op == CollectiveOp::kMax ? "max" : "sum", dtype_name(d.type));
@@ -363,7 +363,7 @@ void Compilation::across_tiles(const Program& p) {
       for (size_t g = 0; g < rows; ++g)
         if (g != c)
           add_transfers(transfers, p.source, c * n + c * m, r, p.source, g * n + c * m, r, m);
-  exchange(transfers);
+  exchange(transfers, "share the result");
 }
 
 }  // namespace ipu::sdk

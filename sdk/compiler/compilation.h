@@ -94,12 +94,14 @@ class Compilation {
                   unsigned workers, unsigned compute_set);
   // The vertices of every compute set `programs` execute, on their tiles.
   void add_graph_vertices(const std::vector<NamedProgram>& programs);
-  void emit_all(uint32_t op, uint32_t a, uint32_t b, uint32_t c);
+  // The same step on every tile; `label` names it (default: the program step being lowered).
+  void emit_all(uint32_t op, uint32_t a, uint32_t b, uint32_t c, const std::string& label = "");
   void lower(const Program& p);
   void execute(unsigned compute_set);
   // A phase's transfers, indexed by their source words so that a multicast joins in log time.
   using Transfers = TransferList;
-  void exchange(const Transfers& transfers);
+  // `part`: which part of the program step the phase is, appended to its label.
+  void exchange(const Transfers& transfers, const std::string& part = "");
   // Transfers moving `count` elements of `source` from element `source_begin` on replica
   // `from` to `destination` from `destination_begin` on replica `to`.
   void add_transfers(Transfers& out, Tensor source, size_t source_begin, unsigned from,
@@ -129,7 +131,8 @@ class Compilation {
   void across_tiles(const Program& p);
   // Streaming memory: each replica's remote buffers, then the transfers of one copy.
   void place_remote_buffers();
-  void remote_copy(const Program& p);
+  // `part`: which part of the program step it is (a host stream's leg), for its label.
+  void remote_copy(const Program& p, const std::string& part = "");
   void lay_out();
   void write_image();
   void write_manifest();
@@ -162,6 +165,14 @@ class Compilation {
   std::map<unsigned, std::vector<uint32_t>> dest_lists_;
   unsigned host_transfer_ids_ = 0;
   std::vector<uint32_t> program_steps_;  // each program's first step
+  // What the steps emitted next do, for Executable::control: the program step being lowered
+  // (in a function's body, behind the function's name), and the label of each step so far.
+  std::string step_label_, label_prefix_;
+  std::vector<std::string> step_labels_;
+  // Labels the steps emitted since the last call: `label`, or the program step's.
+  void label_new_steps(const std::string& label = "");
+  // The program step `p` for people: its kind and the tensors, stream or buffer it names.
+  std::string describe(const Program& p) const;
   struct LoweredFunction {
     uint32_t first_step = 0;
     unsigned supersteps = 0;

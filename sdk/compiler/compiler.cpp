@@ -55,16 +55,19 @@ Executable Compilation::run(const std::vector<NamedProgram>& programs) {
   place_remote_buffers();
   // Step 0 waits for the host's command; each program returns to it.
   static_assert(IPU_HOST_COMMAND == hw::sync_group::kHostCommand);
-  emit_all(IPU_STEP_DISPATCH, 0, 0, 0);
+  emit_all(IPU_STEP_DISPATCH, 0, 0, 0, "host dispatch");
   exe_.command_address = heap_start_ + offsetof(ipu_tile_program, command);
   for (const NamedProgram& n : programs) {
     program_steps_.push_back(static_cast<uint32_t>(steps_[*tiles_.begin()].size()));
     const unsigned supersteps = exe_.supersteps;
-    exe_.programs.push_back({n.name, {}, 0});
+    exe_.programs.push_back({n.name, {}, 0, program_steps_.back()});
     lower(n.program);
     exe_.programs.back().supersteps = exe_.supersteps - supersteps;
     emit_all(IPU_STEP_GOTO, 0, 0, 0);
   }
+  const std::vector<ipu_step>& steps = steps_[*tiles_.begin()];
+  for (size_t i = 0; i < steps.size(); ++i)
+    exe_.control.push_back({steps[i].op, steps[i].a, steps[i].b, step_labels_.at(i)});
   lay_out();
   write_image();
   write_manifest();

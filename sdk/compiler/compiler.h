@@ -84,6 +84,18 @@ struct ProgramInfo {
   std::string name;
   std::vector<unsigned> host_transfers;  // ids of the host transfers it makes
   unsigned supersteps = 0;               // syncs one pass of it makes (repeats counted once)
+  uint32_t first_step = 0;               // its first control step (Executable::control)
+};
+
+// A step of the control program every tile runs (firmware/include/ipu_program.h: the same
+// sequence on every tile), as the host follows it to name a run's supersteps
+// (sdk/runtime/superstep_labels.h): its op and control operands (a sync's group, a host sync's
+// transfer, a repeat's count and the step after it, a jump's or call's target) and, for people,
+// an execute step's compute set or the program step that made a syncing step
+// ("Copy 'x' -> 'y'", "AllReduce(sum) 'grads': reduce-scatter step 1 of 3").
+struct ControlStep {
+  uint32_t op = 0, a = 0, b = 0;
+  std::string label;
 };
 
 struct Executable {
@@ -100,6 +112,7 @@ struct Executable {
   std::map<std::string, RemotePlacement> remote_buffers;
   std::vector<ReplicaMemory> replica_memory;  // per replica (empty without remote buffers)
   std::vector<ProgramInfo> programs;          // in index order
+  std::vector<ControlStep> control;           // the control steps, in order
   // Every compute set's name by id: the graph's, then those the collectives add ("reduce-scatter
   // grads step 1"); and the compute set of each vertex by its state's place (machine tile,
   // address), which a profile's worker runs carry (sdk/runtime/profile.h).

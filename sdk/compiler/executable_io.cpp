@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "firmware/include/ipu_program.h"
 #include "sdk/image/program.h"
 
 namespace ipu::sdk {
@@ -54,8 +55,12 @@ std::string runtime_json(const Executable& exe) {
     j["replica_memory"].push_back({{"gateway", m.gateway}, {"base", m.base}});
   j["programs"] = Json::array();
   for (const ProgramInfo& p : exe.programs)
-    j["programs"].push_back(
-        {{"name", p.name}, {"host_transfers", p.host_transfers}, {"supersteps", p.supersteps}});
+    j["programs"].push_back({{"name", p.name},
+                             {"host_transfers", p.host_transfers},
+                             {"supersteps", p.supersteps},
+                             {"first_step", p.first_step}});
+  j["control"] = Json::array();  // [op, a, b, label] per step
+  for (const ControlStep& s : exe.control) j["control"].push_back({s.op, s.a, s.b, s.label});
   j["compute_sets"] = exe.compute_sets;
   j["vertex_sites"] = Json::array();  // [machine tile, vertex state address, compute set]
   for (const auto& [site, cs] : exe.vertex_sites)
@@ -347,8 +352,39 @@ Executable read_executable(const ElfImage& image, const hw::MachineConfig& machi
     if (!ids.empty() && transfers.empty())
       r.fail(where, "names host transfers, but there are none");
     p.supersteps = static_cast<unsigned>(r.count(programs[i], "supersteps", where, UINT32_MAX));
+    p.first_step = static_cast<uint32_t>(r.count(programs[i], "first_step", where, UINT32_MAX));
     exe.programs.push_back(std::move(p));
   }
+
+  // The control steps the host follows to name supersteps: every jump lands on a step.
+  const Json& control = r.array(j, "control", "");
+  for (size_t i = 0; i < control.size(); ++i) {
+    const std::string where = at("control", i);
+    if (!control[i].is_array() || control[i].size() != 4 || !control[i][3].is_string())
+      r.fail(where, "is not [op, a, b, label]");
+    ControlStep s;
+    s.op = static_cast<uint32_t>(r.count(control[i][0], where + "[0]", IPU_STEP_RETURN));
+    s.a = static_cast<uint32_t>(r.count(control[i][1], where + "[1]", UINT32_MAX));
+    s.b = static_cast<uint32_t>(r.count(control[i][2], where + "[2]", UINT32_MAX));
+    s.label = control[i][3].get<std::string>();
+    exe.control.push_back(std::move(s));
+  }
+  const uint64_t steps = control.size();
+  for (size_t i = 0; i < exe.control.size(); ++i) {
+    const ControlStep& s = exe.control[i];
+    const bool jumps =
+        s.op == IPU_STEP_GOTO || s.op == IPU_STEP_CALL || s.op == IPU_STEP_REPEAT_END;
+    if ((jumps && s.a >= steps) || (s.op == IPU_STEP_REPEAT && s.b > steps))
+      r.fail(at("control", i),
+             fmt::format("jumps to step {} of {}", s.op == IPU_STEP_REPEAT ? s.b : s.a, steps));
+    if (s.op == IPU_STEP_HOST_SYNC && s.a >= exe.host_transfers.size())
+      r.fail(at("control", i),
+             fmt::format("makes host transfer {} of {}", s.a, exe.host_transfers.size()));
+  }
+  for (size_t i = 0; i < exe.programs.size(); ++i)
+    if (exe.programs[i].first_step >= steps)
+      r.fail(at("programs", i) + ".first_step",
+             fmt::format("is step {} of {}", exe.programs[i].first_step, steps));
 
   const Json& sets = r.array(j, "compute_sets", "");
   for (size_t i = 0; i < sets.size(); ++i) {

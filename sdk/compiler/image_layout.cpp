@@ -182,6 +182,8 @@ void Compilation::write_manifest() {
       step["stream"] = h.stream;
       step["tensor"] = h.tensor;
     }
+    const std::string& label = exe_.control.at(m["steps"].size()).label;
+    if (!label.empty()) step["label"] = label;
     m["steps"].push_back(std::move(step));
   }
   exe_.manifest = m.dump(1) + "\n";

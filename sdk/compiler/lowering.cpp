@@ -75,8 +75,70 @@ void Compilation::add_graph_vertices(const std::vector<NamedProgram>& programs) 
       }
 }
 
-void Compilation::emit_all(uint32_t op, uint32_t a, uint32_t b, uint32_t c) {
+void Compilation::emit_all(uint32_t op, uint32_t a, uint32_t b, uint32_t c,
+                           const std::string& label) {
   for (unsigned t : tiles_) steps_[t].push_back({op, a, b, c});
+  label_new_steps(label);
+}
+
+void Compilation::label_new_steps(const std::string& label) {
+  // Only the steps a person would look for get a label: a compute set run, and a sync.
+  const std::vector<ipu_step>& steps = steps_[*tiles_.begin()];
+  while (step_labels_.size() < steps.size()) {
+    const uint32_t op = steps[step_labels_.size()].op;
+    const bool named = op == IPU_STEP_EXECUTE || op == IPU_STEP_SYNC || op == IPU_STEP_EXCHANGE ||
+                       op == IPU_STEP_EXCHANGE_EXTERNAL || op == IPU_STEP_HOST_SYNC ||
+                       op == IPU_STEP_DISPATCH;
+    step_labels_.push_back(!named          ? std::string()
+                           : label.empty() ? label_prefix_ + step_label_
+                                           : label);
+  }
+}
+
+std::string Compilation::describe(const Program& p) const {
+  auto name = [this](Tensor t) { return "'" + info(t).name + "'"; };
+  const char* op = collective_op_name(p.op);
+  switch (p.kind) {
+    case Program::Kind::kSequence: return "Sequence";
+    case Program::Kind::kExecute:
+      return fmt::format("Execute '{}'", exe_.compute_sets.at(p.compute_set.id));
+    case Program::Kind::kCopy:
+      if (p.pairs.empty()) return fmt::format("Copy {} -> {}", name(p.source), name(p.destination));
+      return fmt::format(
+          "Copy {} -> {}{}", name(p.pairs[0].first.tensor), name(p.pairs[0].second.tensor),
+          p.pairs.size() == 1 ? "" : fmt::format(" and {} more", p.pairs.size() - 1));
+    case Program::Kind::kBroadcast:
+      return fmt::format("Broadcast {} -> {}", name(p.source), name(p.destination));
+    case Program::Kind::kRepeat: return fmt::format("Repeat({})", p.count);
+    case Program::Kind::kSync: {
+      static const char* const kScope[] = {"internal", "external", "GS1", "GS2"};
+      return fmt::format("Sync({})", kScope[static_cast<unsigned>(p.scope)]);
+    }
+    case Program::Kind::kHostWrite:
+      return fmt::format("HostWrite '{}' -> {}", p.stream, name(p.destination));
+    case Program::Kind::kHostRead:
+      return fmt::format("HostRead {} -> '{}'", name(p.source), p.stream);
+    case Program::Kind::kCrossReplicaCopy:
+      return fmt::format("CrossReplicaCopy {} -> {}", name(p.source), name(p.destination));
+    case Program::Kind::kAllReduce: return fmt::format("AllReduce({}) {}", op, name(p.source));
+    case Program::Kind::kReduceScatter:
+      return fmt::format("ReduceScatter({}) {} -> {}", op, name(p.source), name(p.destination));
+    case Program::Kind::kAllGather:
+      return fmt::format("AllGather {} -> {}", name(p.source), name(p.destination));
+    case Program::Kind::kCopyToRemote:
+      return fmt::format("CopyToRemote {} -> '{}'[{}]", name(p.source),
+                         graph_.remote_buffer(p.remote).name, p.entry);
+    case Program::Kind::kCopyFromRemote:
+      return fmt::format("CopyFromRemote '{}'[{}] -> {}", graph_.remote_buffer(p.remote).name,
+                         p.entry, name(p.destination));
+    case Program::Kind::kAllReduceAcrossTiles:
+      return fmt::format("AllReduceAcrossTiles({}) {}", op, name(p.source));
+    case Program::Kind::kReduceScatterAcrossTiles:
+      return fmt::format("ReduceScatterAcrossTiles({}) {} -> {}", op, name(p.source),
+                         name(p.destination));
+    case Program::Kind::kCall: return fmt::format("Call '{}'", graph_.function(p.function).name);
+  }
+  return "?";
 }
 
 void Compilation::execute(unsigned compute_set) {
@@ -86,9 +148,10 @@ void Compilation::execute(unsigned compute_set) {
     steps_[t].push_back({IPU_STEP_EXECUTE, r == ranges.end() ? 0 : r->second.first,
                          r == ranges.end() ? 0 : r->second.second, 0});
   }
+  label_new_steps(exe_.compute_sets.at(compute_set));
 }
 
-void Compilation::exchange(const Transfers& transfers) {
+void Compilation::exchange(const Transfers& transfers, const std::string& part) {
   PhaseSchedule phase = scheduler_.schedule(transfers.list, tiles_);
   // A phase inside chips ends after each chip's internal sync: a chip none of whose tiles sends
   // or receives leaves it at once (end 0, which the runtime does not wait for), as a chip whose
@@ -106,6 +169,7 @@ void Compilation::exchange(const Transfers& transfers) {
     auto& lists = phase.dest_lists[t];
     dest_lists_[t].insert(dest_lists_[t].end(), lists.begin(), lists.end());
   }
+  label_new_steps(part.empty() ? "" : fmt::format("{}{}: {}", label_prefix_, step_label_, part));
   exe_.exchange_sends += phase.sends;
   exe_.exchange_destinations += phase.destinations;
   exe_.inter_chip_sends += phase.inter_chip_sends;
@@ -124,6 +188,7 @@ void Compilation::add_transfers(Transfers& out, Tensor source, size_t source_beg
 }
 
 void Compilation::lower(const Program& p) {
+  if (p.kind != Program::Kind::kSequence) step_label_ = describe(p);
   switch (p.kind) {
     case Program::Kind::kSequence:
       for (const Program& c : p.body) lower(c);
@@ -159,10 +224,15 @@ void Compilation::lower(const Program& p) {
       exe_.programs.back().host_transfers.push_back(id);
       // Over the gateway: host <-> streaming memory in the host sync, tiles <-> streaming
       // memory in an exchange phase of their own.
-      if (gateway && !write) remote_copy(CopyToRemote(tensor, staging->second, 0));
-      emit_all(IPU_STEP_HOST_SYNC, id, 0, 0);
+      if (gateway && !write)
+        remote_copy(CopyToRemote(tensor, staging->second, 0), "tiles -> streaming memory");
+      emit_all(IPU_STEP_HOST_SYNC, id, 0, 0,
+               gateway ? fmt::format("{}{}: host {} streaming memory", label_prefix_, step_label_,
+                                     write ? "->" : "<-")
+                       : std::string());
       ++exe_.supersteps;
-      if (gateway && write) remote_copy(CopyFromRemote(staging->second, 0, tensor));
+      if (gateway && write)
+        remote_copy(CopyFromRemote(staging->second, 0, tensor), "streaming memory -> tiles");
       break;
     }
     case Program::Kind::kCopy:
@@ -208,7 +278,11 @@ void Compilation::lower(const Program& p) {
         emit_all(IPU_STEP_GOTO, 0, 0, 0);
         const unsigned supersteps = exe_.supersteps;
         it->second.first_step = jump + 1;
+        // Its steps are named inside the function: "Call 'layer' > Copy 'x' -> 'y'".
+        const std::string prefix = label_prefix_;
+        label_prefix_ += step_label_ + " > ";
         lower(*graph_.function(p.function).body);
+        label_prefix_ = prefix;
         emit_all(IPU_STEP_RETURN, 0, 0, 0);
         it->second.supersteps = exe_.supersteps - supersteps;
         const uint32_t after = static_cast<uint32_t>(steps_[first].size());
@@ -222,7 +296,7 @@ void Compilation::lower(const Program& p) {
   }
 }
 
-void Compilation::remote_copy(const Program& p) {
+void Compilation::remote_copy(const Program& p, const std::string& part) {
   const bool write = p.kind == Program::Kind::kCopyToRemote;
   const TensorInfo& t = info(write ? p.source : p.destination);
   const RemoteBufferInfo& b = graph_.remote_buffer(p.remote);
@@ -274,7 +348,10 @@ void Compilation::remote_copy(const Program& p) {
                             static_cast<uint32_t>(a.size()), end});
     actions_[tile].insert(actions_[tile].end(), a.begin(), a.end());
   }
-  emit_all(IPU_STEP_SYNC, 0, 0, 0);  // the transfers are complete at this sync
+  const std::string label =
+      label_prefix_ + step_label_ + (part.empty() ? std::string() : ": " + part);
+  label_new_steps(label);
+  emit_all(IPU_STEP_SYNC, 0, 0, 0, label + " (complete)");  // the transfers are complete here
   exe_.supersteps += 2;
 }
 

@@ -21,6 +21,7 @@
 #include "sdk/image/program.h"
 #include "sdk/image/symbolizer.h"
 #include "sdk/runtime/device_impl.h"
+#include "sdk/runtime/superstep_labels.h"
 #include "sdk/tools/output_path.h"
 
 namespace ipu::sdk {
@@ -384,6 +385,7 @@ const DeviceReport& DeviceImpl::run(const std::string& name) {
   report_ = DeviceReport{};
   report_.program = name;
   command_ = static_cast<uint32_t>(program - exe_.programs.begin());
+  run_programs_.push_back(*command_);
   if (runs_++ > 0) resume_.notify(sc_core::SC_ZERO_TIME);
   const hw::RunReport total = tlm_rtl::run_platform(*platform_, rtl_.get());
   report_.run = since(total, total_);
@@ -415,6 +417,7 @@ const DeviceReport& DeviceImpl::run(const std::string& name) {
     trace.worker_lanes = options_.trace_workers;
     trace.tiles_per_track = std::max(1u, options_.trace_tiles_per_track);
     trace.function_name = [this](uint32_t pc) { return symbolizer_->function(pc); };
+    trace.labels = superstep_labels();
     report::write_trace_json(out, platform_->machine(), trace);
   });
   write_output(options_.report, "the report", [this](std::ostream& out) {
@@ -498,11 +501,18 @@ Profile DeviceImpl::profile() const {
                       [this](uint32_t pc) { return symbolizer_->function(pc); });
 }
 
+std::vector<report::SuperstepLabel> DeviceImpl::superstep_labels() const {
+  return label_supersteps(exe_, run_programs_, platform_->machine().sync_network().barriers());
+}
+
 void DeviceImpl::write_stats(std::ostream& out) const {
   std::ostringstream machine;
-  report::StatsSource source{"<executable>", image_checksum(exe_.image),
+  report::StatsSource source{"<executable>",
+                             image_checksum(exe_.image),
                              [this](uint32_t pc) { return symbolizer_->function(pc); },
-                             &platform_->program(), std::nullopt};
+                             &platform_->program(),
+                             std::nullopt,
+                             superstep_labels()};
   // A run that came back to its dispatch sync did not end; one that failed says how.
   if (!failure_.empty()) {
     source.outcome = report_.run.outcome;

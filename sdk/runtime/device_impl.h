@@ -14,6 +14,7 @@
 
 #include "debug/gdb_server.h"
 #include "hw/machine/platform.h"
+#include "report/run_statistics.h"
 #include "sdk/runtime/device.h"
 #include "sdk/runtime/host_driver.h"
 #include "tlm/rtl_platform.h"
@@ -44,6 +45,8 @@ class DeviceImpl {
   const std::string& console() const { return console_text_; }
   const hw::Machine& machine() const { return platform_->machine(); }
   void write_stats(std::ostream& out) const;
+  // Every kept superstep named for its program step (sdk/runtime/superstep_labels.h).
+  std::vector<report::SuperstepLabel> superstep_labels() const;
   Profile profile() const;
 
  private:
@@ -85,10 +88,11 @@ class DeviceImpl {
   std::unique_ptr<debug::GdbServer> gdb_;
   std::map<std::string, std::vector<uint8_t*>> streams_;  // per replica (null: not connected)
   DeviceReport report_;
-  hw::RunReport total_;              // the platform's counts at the end of the last run
-  std::optional<uint32_t> command_;  // the program the next dispatch starts
-  uint32_t running_ = 0;             // the program the tiles run (its index)
-  bool at_dispatch_ = false;         // paused at a dispatch sync, waiting for a command
+  hw::RunReport total_;                 // the platform's counts at the end of the last run
+  std::optional<uint32_t> command_;     // the program the next dispatch starts
+  std::vector<unsigned> run_programs_;  // every run's program, in order (superstep labels)
+  uint32_t running_ = 0;                // the program the tiles run (its index)
+  bool at_dispatch_ = false;            // paused at a dispatch sync, waiting for a command
   sc_core::sc_event resume_;
   std::string failure_;  // why the device stopped for good
   // What a host sync threw (serve_host_sync), for run() to throw once the run has stopped.

@@ -31,7 +31,7 @@ for key, slices in sorted(tracks.items()):
     for a, b in zip(slices, slices[1:]):
         if a["ts"] + a["dur"] > b["ts"]:
             sys.exit(f"track {key}: {a['name']} at {a['ts']} + {a['dur']} overlaps {b['name']} at {b['ts']}")
-    if slices[-1]["name"] != "compute":
+    if slices[-1]["args"]["kind"] != "compute":
         sys.exit(f"track {key}: the last slice is {slices[-1]['name']}, not compute")
 
 if args.flows is not None:
@@ -59,7 +59,7 @@ if args.worker_runs is not None:
         if args.worker_cycles is not None and r["args"]["cycles"] != args.worker_cycles:
             sys.exit(f"tile {r['args']['tile']} worker {r['args']['worker']}: {r['args']['cycles']} cycles, expected {args.worker_cycles}")
         track = [t for k, t in tracks.items() if k[0] == r["pid"] and r["tid"] - r["args"]["worker"] == k[1]]
-        if not track or not any(s["name"] == "compute" and s["ts"] <= r["ts"] and r["ts"] + r["dur"] <= s["ts"] + s["dur"]
+        if not track or not any(s["args"]["kind"] == "compute" and s["ts"] <= r["ts"] and r["ts"] + r["dur"] <= s["ts"] + s["dur"]
                                 for s in track[0]):
             sys.exit(f"tile {r['args']['tile']} worker {r['args']['worker']} at {r['ts']}: not inside a compute slice of its track")
     for key, runs in sorted(lanes.items()):

@@ -11,7 +11,9 @@
 #include <cstdio>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "sdk/compiler/compiler.h"
@@ -190,6 +192,22 @@ TEST(SavedImage, RefusesACorruptSectionNamingTheField) {
   EXPECT_EQ(refusal(edited([](Json& j) { j["vertex_sites"][0][2] = 99; })),
             prefix + "vertex_sites[0][2] is 99, more than " +
                 std::to_string(saved_executable().compute_sets.size() - 1));
+  // The control steps the host follows to label supersteps: every jump lands on a step.
+  const size_t steps = saved_executable().control.size();
+  EXPECT_EQ(refusal(edited([](Json& j) { j["control"][0] = "dispatch"; })),
+            prefix + "control[0] is not [op, a, b, label]");
+  EXPECT_EQ(refusal(edited([](Json& j) { j["control"][0][0] = 99; })),
+            prefix + "control[0][0] is 99, more than 11");
+  EXPECT_EQ(refusal(edited([](Json& j) {
+              j["control"][1] = {9, 9999, 0, ""};
+            })),
+            prefix + fmt::format("control[1] jumps to step 9999 of {}", steps));
+  EXPECT_EQ(refusal(edited([](Json& j) {
+              j["control"][1] = {6, 7, 0, ""};
+            })),
+            prefix + "control[1] makes host transfer 7 of 2");
+  EXPECT_EQ(refusal(edited([](Json& j) { j["programs"][2]["first_step"] = 9999; })),
+            prefix + fmt::format("programs[2].first_step is step 9999 of {}", steps));
   EXPECT_EQ(refusal(edited([](Json& j) { j["command_address"] = 0; })),
             prefix + "command_address puts 4 bytes at 0x0, outside the tile's SRAM 0x" +
                 fmt::format("{:x}-0x{:x}", saved_executable().machine.chip.tile.sram_base,
@@ -272,6 +290,55 @@ TEST(SavedImage, RefusesAnImageWithoutTheSectionOrForAnotherMachine) {
               ::testing::ThrowsMessage<ImageError>(
                   HasSubstr("m2000.elf: built for 4 chips of 8 tiles at 1325000000 Hz, but the "
                             "configuration is 1 chip of 8 tiles")));
+}
+
+// Every superstep of a device's runs is named for the program step that made it (issue 38,
+// item 8), also when the executable comes back from a saved image: the statistics' sequence on
+// each chip, worked out by hand from the three programs as compile() lowers them.
+TEST(SavedImage, LabelsEverySuperstepWithItsProgramStep) {
+  const Executable& saved = saved_executable();
+  const Executable exe = read_executable(round_trip(saved.image), saved.machine);
+  ASSERT_EQ(exe.control.size(), saved.control.size());
+  for (size_t i = 0; i < exe.control.size(); ++i) {
+    EXPECT_EQ(exe.control[i].op, saved.control[i].op) << "step " << i;
+    EXPECT_EQ(exe.control[i].label, saved.control[i].label) << "step " << i;
+  }
+  Device device(exe);
+  std::vector<float> in(4 * 96, 1.0f), out(4 * 96);
+  device.connect_stream("in", in.data(), in.size() * sizeof(float));
+  device.connect_stream("out", out.data(), out.size() * sizeof(float));
+  for (const char* program : {"load", "save", "load"}) device.run(program);
+  std::ostringstream text;
+  device.write_stats(text);
+  const Json stats = Json::parse(text.str());
+
+  // (program, step, compute sets run before its sync). Host streams go over the gateway: the
+  // host's leg in a host sync, the tiles' in an exchange phase with the sync that completes it.
+  using Step = std::tuple<std::string, std::string, std::vector<std::string>>;
+  const std::string in_a = "HostWrite 'in' -> 'a'", out_a = "HostRead 'a' -> 'out'";
+  const std::vector<Step> load = {{"load", "host dispatch", {}},
+                                  {"load", in_a + ": host -> streaming memory", {}},
+                                  {"load", in_a + ": streaming memory -> tiles", {}},
+                                  {"load", in_a + ": streaming memory -> tiles (complete)", {}}};
+  std::vector<Step> expected = load;
+  const std::vector<Step> save = {
+      {"save", "host dispatch", {"sum"}},  // the compute set that ended "load"
+      {"save", "CopyToRemote 'a' -> 'rb'[1]", {}},
+      {"save", "CopyToRemote 'a' -> 'rb'[1] (complete)", {}},
+      {"save", out_a + ": tiles -> streaming memory", {}},
+      {"save", out_a + ": tiles -> streaming memory (complete)", {}},
+      {"save", out_a + ": host <- streaming memory", {}}};
+  expected.insert(expected.end(), save.begin(), save.end());
+  expected.insert(expected.end(), load.begin(), load.end());
+  for (int chip = 0; chip < 4; ++chip) {
+    std::vector<Step> got;
+    for (const Json& s : stats["supersteps"]) {
+      if (s["chip"] != chip && s["chip"] != -1) continue;
+      ASSERT_TRUE(s.contains("step")) << "superstep " << s["index"] << " has no label";
+      got.emplace_back(s["program"], s["step"], s["compute"].get<std::vector<std::string>>());
+    }
+    EXPECT_EQ(got, expected) << "chip " << chip;
+  }
 }
 
 }  // namespace
