@@ -49,7 +49,10 @@ int main(int argc, char** argv) {
         {"layers-per-chip", "",
          "the pipeline: layers on each chip, one stage a chip (e.g. 1,1); the machine's chips "
          "split into replicas of that many"}},
-       {{"no-packing", "", "one sequence a row, padded, instead of packing by SPFHP"}}},
+       {{"no-packing", "", "one sequence a row, padded, instead of packing by SPFHP"},
+        {"replicated-optimizer", "",
+         "with replicas, every replica keeps and updates all of LAMB's state (the gradients "
+         "all-reduced), instead of a shard each in streaming memory"}}},
       [](const ipu::examples::ExampleOptions& options) {
         ipu::examples::bert::BertConfig c;
         c.machine = options.machine();
@@ -73,6 +76,7 @@ int main(int argc, char** argv) {
         c.accumulate = static_cast<unsigned>(options.count("accumulate", 1, 1024));
         c.steps = static_cast<unsigned>(options.count("steps", 1, 10000));
         c.packing = !options.yes("no-packing");
+        c.shard_optimizer = !options.yes("replicated-optimizer");
         c.dataset_rows = static_cast<unsigned>(options.count("dataset-rows", 0, 1u << 20));
         c.histogram = options.text("histogram");
         // "3,7,7,7": counts from 1 to 48, split at commas.
@@ -108,9 +112,14 @@ int main(int argc, char** argv) {
             "LAMB; {}{}\n",
             c.accumulate, s.rows,
             r.replicas == 1 ? std::string()
-                            : fmt::format("{} replicas, their gradients summed over the IPU-Links "
-                                          "(AllReduce); each ",
-                                          r.replicas),
+            : r.sharded_parameters == 0
+                ? fmt::format("{} replicas, their gradients summed over the IPU-Links "
+                              "(AllReduce); each ",
+                              r.replicas)
+                : fmt::format("{} replicas, LAMB's state of {} of the {} parameters sharded "
+                              "over them in streaming memory (gradients reduce-scattered, "
+                              "weights all-gathered over the IPU-Links); each ",
+                              r.replicas, r.sharded_parameters, r.parameters),
             r.stages == 1 ? fmt::format("one chip, {} tiles", r.tiles)
                           : fmt::format("pipelined over {} chips of {} tiles (layers {}), {} slots "
                                         "a step, each stage's forward recomputed in its backward",
@@ -147,10 +156,13 @@ int main(int argc, char** argv) {
             "recomputed forward passes when pipelined)\n",
             static_cast<double>(last.flops), static_cast<double>(last.flops) / last_seconds / 1e12,
             static_cast<double>(last.flops) / model_flops, model_flops);
+        const bool sharded = r.sharded_parameters != 0;
         fmt::print(
-            "a step's time        pipeline {:.1f} us, AllReduce {:.1f} us, LAMB {:.1f} us; host "
-            "I/O {:.1f} us of them (the last step)\n",
-            us(last.pipeline_cycles), us(last.allreduce_cycles), us(last.update_cycles),
+            "a step's time        pipeline {:.1f} us, {} {:.1f} us, LAMB {:.1f} us{}; host I/O "
+            "{:.1f} us of them (the last step)\n",
+            us(last.pipeline_cycles), sharded ? "reduce-scatter" : "AllReduce",
+            us(last.allreduce_cycles), us(last.update_cycles),
+            sharded ? " (with its state's streaming and the weights' all-gather)" : "",
             us(last.host_io_cycles));
         fmt::print(
             "energy               {:.4g} J a step ({:.3g} mJ a sequence); {:.1f} W per chip, "
@@ -161,8 +173,15 @@ int main(int argc, char** argv) {
         if (r.stages > 1 || r.replicas > 1)
           fmt::print(
               "IPU-Links            {} bytes a step between the stages, {} in the update "
-              "(the gradients' AllReduce; LAMB's step scalars to the later chips)\n",
-              r.steps.back().ipulink_bytes, r.steps.back().update_ipulink_bytes);
+              "(the gradients' {}; LAMB's step scalars to the later chips)\n",
+              r.steps.back().ipulink_bytes, r.steps.back().update_ipulink_bytes,
+              sharded ? "reduce-scatter, the trust ratios' sums and the weights' all-gather"
+                      : "AllReduce");
+        if (sharded)
+          fmt::print(
+              "streaming memory     {} bytes a step: LAMB's sharded masters and moments, read "
+              "and written back\n",
+              last.update_streaming_bytes);
         fmt::print("tile memory          the fullest tile, {}, holds {} of {} bytes ({:.0f}%)\n",
                    r.fullest_tile, r.fullest_tile_bytes, r.tile_free_bytes,
                    100.0 * r.fullest_tile_bytes / r.tile_free_bytes);

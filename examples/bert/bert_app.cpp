@@ -30,7 +30,14 @@ struct Parameter {
   std::optional<Tensor> rounded;  // f16 weights: the master rounded stochastically
   uint64_t seed = 0;
   float weight_decay = 0;
-  bool f16() const { return rounded.has_value(); }
+  bool is_f16 = false;
+  bool f16() const { return is_f16; }
+  // Sharded over the replicas (BertConfig::shard_optimizer): replica r updates elements
+  // [r n, (r + 1) n) of the tensor, its master and moments kept in streaming memory between
+  // steps; `master`, `m` and `v` are then the shard's, loaded for the update.
+  bool sharded = false;
+  Tensor grad_shard;
+  sdk::RemoteBuffer master_remote, m_remote, v_remote;
 };
 
 struct HostParameter {
@@ -117,6 +124,7 @@ BertResult run_bert(const BertConfig& c) {
 
   // The parameters, each with its gradient, its LAMB state and its accumulated sum.
   std::vector<Parameter> params;
+  const bool shard = c.shard_optimizer && R > 1 && c.machine.gateway.present;
   const auto param = [&](const std::string& name, Tensor weight, Tensor grad, unsigned stage) {
     Parameter p;
     p.name = name;
@@ -129,10 +137,39 @@ BertResult run_bert(const BertConfig& c) {
       g.set_tile_mapping(t, wi.mapping);
       return t;
     };
-    p.master = wi.type == DType::kF16 ? like("master") : weight;
-    p.m = like("m");
-    p.v = like("v");
+    p.is_f16 = wi.type == DType::kF16;
     p.sum = like("sum");
+    // A shard is whole words of the weight (f16 pairs), the same size on every replica.
+    p.sharded = shard && wi.elements % (2 * R) == 0;
+    if (p.sharded) {
+      const size_t n = wi.elements / R;
+      std::vector<unsigned> owners;  // the weight's tiles, in order
+      for (const sdk::Interval& i : wi.mapping)
+        if (std::find(owners.begin(), owners.end(), i.tile) == owners.end())
+          owners.push_back(i.tile);
+      const auto shard_of = [&](DType type, const char* what, bool scratch) {
+        const Tensor t = g.add_variable(type, {n}, fmt::format("{}.{}", name, what));
+        const size_t each = std::max<size_t>(2, (n / owners.size() + 1) / 2 * 2);  // whole pairs
+        std::vector<sdk::Interval> mapping;
+        for (size_t k = 0, at = 0; at < n; ++k, at += each)
+          mapping.push_back({at, std::min(n, at + each), owners[k % owners.size()]});
+        g.set_tile_mapping(t, mapping);
+        if (scratch) g.set_scratch(t);
+        return t;
+      };
+      p.grad_shard = shard_of(DType::kF32, "grad_shard", false);
+      p.master = shard_of(DType::kF32, "master_shard", true);
+      p.m = shard_of(DType::kF32, "m_shard", true);
+      p.v = shard_of(DType::kF32, "v_shard", true);
+      p.master_remote = g.add_remote_buffer(name + ".master", DType::kF32, n, 1);
+      p.m_remote = g.add_remote_buffer(name + ".m", DType::kF32, n, 1);
+      p.v_remote = g.add_remote_buffer(name + ".v", DType::kF32, n, 1);
+      out.sharded_parameters += wi.elements;
+    } else {
+      p.master = p.is_f16 ? like("master") : weight;
+      p.m = like("m");
+      p.v = like("v");
+    }
     p.seed = 0x5eed0000u + params.size();
     p.weight_decay = wi.shape.size() == 2 ? 0.01f : 0.0f;  // not biases and norms
     out.parameters += wi.elements;
@@ -324,21 +361,38 @@ BertResult run_bert(const BertConfig& c) {
   // Each replica's sums added up over the replicas (AllReduce, on the IPU-Links), then their
   // mean over every micro-batch of every replica.
   const float inverse_accumulate = 1.0f / static_cast<float>(c.accumulate * R);
+  // A sharded parameter's sums are reduce-scattered instead: each replica gets its shard's
+  // sums, updates its shard of the master (streamed in and out of streaming memory with the
+  // moments), and the new weights are gathered back from every replica's shard.
   Program reduce = sdk::Sequence({});  // a program of its own, so that its time is its own
   for (Parameter& p : params) {
-    reduce.body.push_back(sdk::AllReduce(p.sum, sdk::CollectiveOp::kSum));
-    p.scaled =
-        ops::unary(g, update, ops::UnaryOp::kScale, p.sum, p.name + ".mean", inverse_accumulate);
+    reduce.body.push_back(p.sharded
+                              ? sdk::ReduceScatter(p.sum, p.grad_shard, sdk::CollectiveOp::kSum)
+                              : sdk::AllReduce(p.sum, sdk::CollectiveOp::kSum));
+    if (p.sharded)
+      for (const auto& [buffer, t] : {std::pair{p.master_remote, p.master},
+                                      std::pair{p.m_remote, p.m}, std::pair{p.v_remote, p.v}})
+        update.body.push_back(sdk::CopyFromRemote(buffer, 0, t));
+    p.scaled = ops::unary(g, update, ops::UnaryOp::kScale, p.sharded ? p.grad_shard : p.sum,
+                          p.name + ".mean", inverse_accumulate);
     ops::AdamOptions o = lamb;
     o.weight_decay = p.weight_decay;
+    o.norms_across_replicas = p.sharded;
     ops::adam(g, update, p.master, p.scaled, p.m, p.v, corrections, o, p.name + ".lamb");
-    if (g.tensor(p.weight).type == DType::kF16) {
+    if (p.sharded)
+      for (const auto& [t, buffer] : {std::pair{p.master, p.master_remote},
+                                      std::pair{p.m, p.m_remote}, std::pair{p.v, p.v_remote}})
+        update.body.push_back(sdk::CopyToRemote(t, buffer, 0));
+    if (p.f16()) {
       ops::CastOptions sr;
       sr.stochastic = true;
       sr.seed = p.seed;
       sr.step = step_number;
       p.rounded = ops::cast(g, update, p.master, DType::kF16, p.name + ".rounded", sr);
-      update.body.push_back(sdk::Copy(*p.rounded, p.weight));
+      update.body.push_back(p.sharded ? sdk::AllGather(*p.rounded, p.weight)
+                                      : sdk::Copy(*p.rounded, p.weight));
+    } else if (p.sharded) {
+      update.body.push_back(sdk::AllGather(p.master, p.weight));
     }
     const Tensor cleared =
         ops::unary(g, update, ops::UnaryOp::kScale, p.sum, p.name + ".cleared", 0.0f);
@@ -380,9 +434,19 @@ BertResult run_bert(const BertConfig& c) {
     h.v.assign(wi.elements, 0.0f);
     h.sums.assign(R, std::vector<float>(wi.elements, 0.0f));
     device.write_tensor(g.tensor(p.sum).name, h.sums[0].data(), h.sums[0].size() * 4);
-    device.write_tensor(g.tensor(p.master).name, h.master.data(), h.master.size() * 4);
-    device.write_tensor(g.tensor(p.m).name, h.m.data(), h.m.size() * 4);
-    device.write_tensor(g.tensor(p.v).name, h.v.data(), h.v.size() * 4);
+    if (p.sharded) {  // each replica's shard in its streaming memory
+      const size_t n = wi.elements / R;
+      for (unsigned q = 0; q < R; ++q)
+        for (const auto& [buffer, values] :
+             {std::pair{p.master_remote, &h.master}, std::pair{p.m_remote, &h.m},
+              std::pair{p.v_remote, &h.v}})
+          device.write_remote(g.remote_buffer(buffer).name, q, 0, values->data() + q * n, n * 4);
+      if (!p.f16()) device.write_tensor(wi.name, h.master.data(), h.master.size() * 4);
+    } else {
+      device.write_tensor(g.tensor(p.master).name, h.master.data(), h.master.size() * 4);
+      device.write_tensor(g.tensor(p.m).name, h.m.data(), h.m.size() * 4);
+      device.write_tensor(g.tensor(p.v).name, h.v.data(), h.v.size() * 4);
+    }
     if (p.f16()) {
       h.bits = ref::cast_to_f16(h.master);
       device.write_tensor(wi.name, h.bits.data(), h.bits.size() * 2);
@@ -399,6 +463,39 @@ BertResult run_bert(const BertConfig& c) {
   std::vector<uint32_t> step_in(R, 0);
   const auto connect = [&](const char* name, auto& v) {
     device.connect_stream(name, v.data(), v.size() * sizeof(v[0]));
+  };
+  // A sharded parameter's update on the host, as the replicas make it: each its shard of the
+  // reduced sums (the same additions as the AllReduce's), LAMB's direction on it, the shards' two
+  // sums of squares added over the replicas in the ring's order, then every shard's step.
+  const auto update_shards = [&](HostParameter& h, const std::vector<float>& scaled,
+                                 const ops::AdamOptions& o,
+                                 const std::vector<std::pair<size_t, size_t>>& ranges,
+                                 const std::vector<std::pair<size_t, size_t>>& cast_ranges,
+                                 const Parameter& p, unsigned step) {
+    const size_t n = scaled.size() / R;
+    const auto slice = [n](const std::vector<float>& v, unsigned q) {
+      return std::vector<float>(v.begin() + static_cast<ptrdiff_t>(q * n),
+                                v.begin() + static_cast<ptrdiff_t>((q + 1) * n));
+    };
+    std::vector<std::vector<float>> w(R), m(R), v(R), u(R), totals(R);
+    for (unsigned q = 0; q < R; ++q) {
+      w[q] = slice(h.master, q), m[q] = slice(h.m, q), v[q] = slice(h.v, q);
+      totals[q] = ref::lamb_direction(w[q], slice(scaled, q), m[q], v[q], u[q], correction_values,
+                                      o, ranges);
+    }
+    const std::vector<float> total = sdk::all_reduce_sum_reference(target, totals);
+    if (p.f16()) h.bits.clear();
+    for (unsigned q = 0; q < R; ++q) {
+      ref::lamb_apply(w[q], u[q], total, o);
+      std::copy(w[q].begin(), w[q].end(), h.master.begin() + static_cast<ptrdiff_t>(q * n));
+      std::copy(m[q].begin(), m[q].end(), h.m.begin() + static_cast<ptrdiff_t>(q * n));
+      std::copy(v[q].begin(), v[q].end(), h.v.begin() + static_cast<ptrdiff_t>(q * n));
+      if (p.f16()) {
+        const std::vector<uint16_t> bits =
+            ref::cast_to_f16_stochastic(w[q], cast_ranges, p.seed, step);
+        h.bits.insert(h.bits.end(), bits.begin(), bits.end());
+      }
+    }
   };
   connect("mlm_loss", mlm_loss);
   connect("nsp_loss", nsp_loss);
@@ -522,6 +619,7 @@ BertResult run_bert(const BertConfig& c) {
     r.update_cycles = report.run.cycles;
     r.host_io_cycles += report.host_transfer_cycles;
     r.update_ipulink_bytes += report.run.ipulink_bytes;
+    r.update_streaming_bytes = report.run.streaming_bytes_written + report.run.streaming_bytes_read;
     r.joules += report.energy.joules;
     r.chip_joules += report.energy.chip_joules();
     r.flops += report.run.flops;
@@ -535,10 +633,18 @@ BertResult run_bert(const BertConfig& c) {
       const std::vector<float> scaled = ref::unary(ops::UnaryOp::kScale, sum, inverse_accumulate);
       ops::AdamOptions o = lamb;
       o.weight_decay = p.weight_decay;
-      ref::adam(h.master, scaled, h.m, h.v, correction_values, o, ops::element_ranges(g, p.master));
-      if (p.f16())
-        h.bits = ref::cast_to_f16_stochastic(h.master, ops::element_ranges(g, *p.rounded, 2),
-                                             p.seed, step);
+      if (p.sharded) {
+        update_shards(h, scaled, o, ops::element_ranges(g, p.master),
+                      p.f16() ? ops::element_ranges(g, *p.rounded, 2)
+                              : std::vector<std::pair<size_t, size_t>>(),
+                      p, step);
+      } else {
+        ref::adam(h.master, scaled, h.m, h.v, correction_values, o,
+                  ops::element_ranges(g, p.master));
+        if (p.f16())
+          h.bits = ref::cast_to_f16_stochastic(h.master, ops::element_ranges(g, *p.rounded, 2),
+                                               p.seed, step);
+      }
       h.sums.assign(R, ref::unary(ops::UnaryOp::kScale, sum, 0.0f));
     }
     out.steps.push_back(r);
@@ -547,13 +653,30 @@ BertResult run_bert(const BertConfig& c) {
   for (size_t i = 0; i < params.size(); ++i) {
     const Parameter& p = params[i];
     const sdk::TensorInfo& mi = g.tensor(p.master);
+    if (p.sharded) {  // the masters and moments: each replica's shard, in streaming memory
+      for (unsigned q = 0; q < R; ++q)
+        for (const auto& [buffer, values] :
+             {std::pair{p.master_remote, &host[i].master}, std::pair{p.m_remote, &host[i].m},
+              std::pair{p.v_remote, &host[i].v}}) {
+          std::vector<float> got(mi.elements);
+          device.read_remote(g.remote_buffer(buffer).name, q, 0, got.data(), got.size() * 4);
+          identical &=
+              std::memcmp(got.data(), values->data() + q * mi.elements, got.size() * 4) == 0;
+        }
+    }
+    // The weights every replica reads: the f32 master (a sharded one gathered into its
+    // weight), and an f16 weight's bits.
+    const sdk::TensorInfo& wi = g.tensor(p.weight);
     for (unsigned q = 0; q < R; ++q) {
-      std::vector<float> got(mi.elements);
-      device.read_tensor(mi.name, q, got.data(), got.size() * 4);
-      identical &= std::memcmp(got.data(), host[i].master.data(), got.size() * 4) == 0;
+      if (!p.f16() || !p.sharded) {
+        const sdk::TensorInfo& full = g.tensor(p.sharded ? p.weight : p.master);
+        std::vector<float> got(full.elements);
+        device.read_tensor(full.name, q, got.data(), got.size() * 4);
+        identical &= std::memcmp(got.data(), host[i].master.data(), got.size() * 4) == 0;
+      }
       if (p.f16()) {
-        std::vector<uint16_t> bits(mi.elements);
-        device.read_tensor(g.tensor(p.weight).name, q, bits.data(), bits.size() * 2);
+        std::vector<uint16_t> bits(wi.elements);
+        device.read_tensor(wi.name, q, bits.data(), bits.size() * 2);
         identical &= bits == host[i].bits;
       }
     }

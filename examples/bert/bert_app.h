@@ -1,11 +1,13 @@
 // Packed BERT pre-training as a library (the bert program and the tests share it;
 // docs/bert.md). Each replica (one chip, or a pipeline over several: BertConfig::layers_per_chip)
 // runs `accumulate` micro-batches of packed rows a step (the data pipeline's, streamed in from
-// the host) and sums their gradients in f32; the sums are added up over the replicas, and every
-// replica updates every parameter with LAMB: f32 master weights and moments, the products' f16
-// weights rounded from their masters with the hardware's stochastic rounding, new random bits
-// each step. The host runs the same operations (bert_reference, ops::reference::adam, the
-// stochastic cast) and every loss and the final weights must agree bit for bit.
+// the host) and sums their gradients in f32; the sums are added up over the replicas, and the
+// parameters are updated with LAMB: f32 master weights and moments, the products' f16 weights
+// rounded from their masters with the hardware's stochastic rounding, new random bits each step.
+// With replicas on a machine, each replica updates a shard of every parameter, its state kept in
+// streaming memory (BertConfig::shard_optimizer). The host runs the same operations
+// (bert_reference, ops::reference::adam, the stochastic cast) and every loss and the final weights
+// must agree bit for bit.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +35,11 @@ struct BertConfig {
   std::string histogram = IPU_BERT_DATA_DIR "/wikipedia_512.csv";
   uint32_t seed = 2026;
   float learning_rate = 0.05f;
+  // With replicas on a machine: each parameter whose size allows it has its LAMB state (the f32
+  // master and both moments) sharded over the replicas in the gateway's streaming memory, its
+  // gradient sums reduce-scattered and its new weights all-gathered. false: every replica keeps
+  // and updates all of it (the sums all-reduced).
+  bool shard_optimizer = true;
   sdk::DeviceOptions device;
 };
 
@@ -43,8 +50,9 @@ struct BertStep {
   // gradient sums' AllReduce, LAMB); of them, the host syncs that move stream data.
   uint64_t cycles = 0, pipeline_cycles = 0, allreduce_cycles = 0, update_cycles = 0;
   uint64_t host_io_cycles = 0;
-  uint64_t ipulink_bytes = 0;         // the pipeline's, between the stages (every replica's)
-  uint64_t update_ipulink_bytes = 0;  // the AllReduce's and LAMB's (the step's scalars)
+  uint64_t ipulink_bytes = 0;           // the pipeline's, between the stages (every replica's)
+  uint64_t update_ipulink_bytes = 0;    // the AllReduce's and LAMB's (the step's scalars)
+  uint64_t update_streaming_bytes = 0;  // LAMB's sharded state, read and written
   uint64_t sequences = 0, real_tokens = 0;
   // The step's energy (docs/energy.md): its three programs', everything the machine drew, and of
   // it the chips'.
@@ -59,6 +67,7 @@ struct BertResult {
   unsigned replicas = 1;           // data-parallel, each with its own micro-batches
   double clock_hz = 0;
   uint64_t parameters = 0;
+  uint64_t sharded_parameters = 0;   // of them, those whose LAMB state is sharded
   double flops_per_micro_batch = 0;  // the products' (forward and backward)
   size_t operations = 0;             // a micro-batch's steps (ops::LayerStep)
   double packing_efficiency = 0;     // real tokens over row tokens of the rows used

@@ -122,6 +122,10 @@ struct AdamOptions {
   float learning_rate = 1e-3f, beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-6f;
   float weight_decay = 0.0f;
   bool lamb = false;
+  // LAMB on a shard of the tensor, each replica holding one (replicated tensor sharding): the
+  // two sums of squares are added over the replicas (AllReduce, on the IPU-Links) before the
+  // trust ratio, so that every shard takes the whole tensor's.
+  bool norms_across_replicas = false;
 };
 void adam(Graph& graph, Program& program, Tensor w, Tensor g, Tensor m, Tensor v,
           Tensor corrections, const AdamOptions& options, const std::string& name);
@@ -189,6 +193,17 @@ std::vector<float> embedding_grad(const std::vector<float>& dout_t,
 void adam(std::vector<float>& w, const std::vector<float>& g, std::vector<float>& m,
           std::vector<float>& v, const float corrections[2], const AdamOptions& options,
           const std::vector<std::pair<size_t, size_t>>& ranges);
+// LAMB in its two halves, for shards whose sums of squares are added over replicas in between
+// (AdamOptions::norms_across_replicas): the moments and the direction u, giving the shard's two
+// sums (||w||^2, ||u||^2; each range's, then the ranges' in order); then w -= lr ratio u with the
+// ratio of the totals.
+std::vector<float> lamb_direction(const std::vector<float>& w, const std::vector<float>& g,
+                                  std::vector<float>& m, std::vector<float>& v,
+                                  std::vector<float>& u, const float corrections[2],
+                                  const AdamOptions& options,
+                                  const std::vector<std::pair<size_t, size_t>>& ranges);
+void lamb_apply(std::vector<float>& w, const std::vector<float>& u,
+                const std::vector<float>& totals, const AdamOptions& options);
 }  // namespace reference
 
 }  // namespace ipu::sdk::ops

@@ -325,34 +325,54 @@ std::vector<float> embedding_grad(const std::vector<float>& dout_t,
   return grad;
 }
 
-void adam(std::vector<float>& w, const std::vector<float>& g, std::vector<float>& m,
-          std::vector<float>& v, const float corrections[2], const AdamOptions& o,
-          const std::vector<std::pair<size_t, size_t>>& ranges) {
+std::vector<float> lamb_direction(const std::vector<float>& w, const std::vector<float>& g,
+                                  std::vector<float>& m, std::vector<float>& v,
+                                  std::vector<float>& u, const float corrections[2],
+                                  const AdamOptions& o,
+                                  const std::vector<std::pair<size_t, size_t>>& ranges) {
   const float c1 = corrections[0], c2 = corrections[1];
   const float one_b1 = 1.0f - o.beta1, one_b2 = 1.0f - o.beta2;
-  std::vector<float> u(w.size()), sums;
+  u.assign(w.size(), 0.0f);
+  std::vector<float> sums;
   for (const auto& [lo, hi] : ranges) {
     float sum_w = 0.0f, sum_u = 0.0f;
     for (size_t i = lo; i < hi; ++i) {
       m[i] = o.beta1 * m[i] + one_b1 * g[i];
       v[i] = o.beta2 * v[i] + one_b2 * (g[i] * g[i]);
       u[i] = (m[i] * c1) / (std::sqrt(v[i] * c2) + o.epsilon) + o.weight_decay * w[i];
-      if (o.lamb) {
-        sum_w += w[i] * w[i];
-        sum_u += u[i] * u[i];
-      } else {
-        w[i] = w[i] - o.learning_rate * u[i];
-      }
+      sum_w += w[i] * w[i];
+      sum_u += u[i] * u[i];
     }
     sums.push_back(sum_w);
     sums.push_back(sum_u);
   }
-  if (!o.lamb) return;
-  const std::vector<float> total = sum_partials(std::move(sums), 2);
-  const float sw = total[0], su = total[1];
+  return sum_partials(std::move(sums), 2);
+}
+
+void lamb_apply(std::vector<float>& w, const std::vector<float>& u,
+                const std::vector<float>& totals, const AdamOptions& o) {
+  const float sw = totals.at(0), su = totals.at(1);
   const float ratio = sw > 0.0f && su > 0.0f ? std::sqrt(sw) / std::sqrt(su) : 1.0f;
   const float step = o.learning_rate * ratio;
   for (size_t i = 0; i < w.size(); ++i) w[i] = w[i] - step * u[i];
+}
+
+void adam(std::vector<float>& w, const std::vector<float>& g, std::vector<float>& m,
+          std::vector<float>& v, const float corrections[2], const AdamOptions& o,
+          const std::vector<std::pair<size_t, size_t>>& ranges) {
+  if (o.lamb) {
+    std::vector<float> u;
+    lamb_apply(w, u, lamb_direction(w, g, m, v, u, corrections, o, ranges), o);
+    return;
+  }
+  const float c1 = corrections[0], c2 = corrections[1];
+  const float one_b1 = 1.0f - o.beta1, one_b2 = 1.0f - o.beta2;
+  for (size_t i = 0; i < w.size(); ++i) {
+    m[i] = o.beta1 * m[i] + one_b1 * g[i];
+    v[i] = o.beta2 * v[i] + one_b2 * (g[i] * g[i]);
+    const float u = (m[i] * c1) / (std::sqrt(v[i] * c2) + o.epsilon) + o.weight_decay * w[i];
+    w[i] = w[i] - o.learning_rate * u;
+  }
 }
 
 }  // namespace reference

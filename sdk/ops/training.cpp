@@ -134,6 +134,8 @@ void adam(Graph& graph, Program& program, Tensor w, Tensor g, Tensor m, Tensor v
     program.body.push_back(Copy(total, both));
     total = both;
   }
+  // A shard's sums are the whole tensor's once added over the replicas.
+  if (o.norms_across_replicas) program.body.push_back(AllReduce(total, CollectiveOp::kSum));
   const Tensor ratio = gr.add_variable(DType::kF32, {1}, name + ".ratio");
   gr.set_tile_mapping(ratio, home);
   gr.set_scratch(ratio);

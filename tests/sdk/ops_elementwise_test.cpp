@@ -338,6 +338,69 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
   }
 }
 
+// LAMB on shards (replicated tensor sharding): each of 4 replicas holds a different shard of
+// one tensor, and the trust ratio is the whole tensor's because the shards' sums of squares are
+// all-reduced before it. The host: lamb_direction on each shard, the four pairs of sums added in
+// the ring's order, lamb_apply; and the ratio differs from a shard's own.
+TEST(OpsElementwise, LambOnShardsTakesTheWholeTensorsTrustRatio) {
+  constexpr unsigned R = 4;
+  constexpr size_t n = 37;  // a replica's shard, over 3 tiles
+  Graph g(Target::preset("m2000", 4, R));
+  Program p = Sequence({});
+  const Tensor w = g.add_variable(DType::kF32, {n}, "w");
+  const Tensor grad = g.add_variable(DType::kF32, {n}, "grad");
+  const Tensor m = g.add_variable(DType::kF32, {n}, "m");
+  const Tensor v = g.add_variable(DType::kF32, {n}, "v");
+  const Tensor corrections = g.add_variable(DType::kF32, {2}, "corrections");
+  for (Tensor t : {w, grad, m, v}) g.map_evenly(t, 0, 3);
+  g.set_tile_mapping(corrections, 3);
+  ops::AdamOptions o;
+  o.lamb = true;
+  o.weight_decay = 0.01f;
+  o.learning_rate = 0.05f;
+  o.norms_across_replicas = true;
+  ops::adam(g, p, w, grad, m, v, corrections, o, "lamb");
+  Device device(compile(g, p));
+  const float corr[2] = {10.0f, 1000.0f};
+  std::vector<std::vector<float>> ws(R), gs(R), ms(R), vs(R), us(R), sums(R);
+  for (unsigned r = 0; r < R; ++r) {
+    // Shards of different scales, so that each one's own ratio differs from the whole's.
+    const float scale = static_cast<float>(r + 1);
+    ws[r] = random_f32(n, 10 + r, -scale, scale);
+    gs[r] = random_f32(n, 20 + r, -1.0f, 1.0f);
+    ms[r] = random_f32(n, 30 + r, -0.1f, 0.1f);
+    vs[r] = random_f32(n, 40 + r, 0.0f, 0.01f);
+    for (const auto& [name, values] : {std::pair{"w", &ws[r]}, std::pair{"grad", &gs[r]},
+                                       std::pair{"m", &ms[r]}, std::pair{"v", &vs[r]}})
+      device.write_tensor(name, r, values->data(), n * 4);
+    device.write_tensor("corrections", r, corr, 8);
+  }
+  device.run();
+  const auto ranges = ops::element_ranges(g, w);
+  std::vector<float> own_ratio_w = ws[0], own_m = ms[0], own_v = vs[0];
+  ops::reference::adam(
+      own_ratio_w, gs[0], own_m, own_v, corr,
+      [&] {
+        ops::AdamOptions alone = o;
+        alone.norms_across_replicas = false;
+        return alone;
+      }(),
+      ranges);
+  for (unsigned r = 0; r < R; ++r)
+    sums[r] = ops::reference::lamb_direction(ws[r], gs[r], ms[r], vs[r], us[r], corr, o, ranges);
+  const std::vector<float> total = all_reduce_sum_reference(g.target(), sums);
+  for (unsigned r = 0; r < R; ++r) {
+    ops::reference::lamb_apply(ws[r], us[r], total, o);
+    for (const auto& [name, want] :
+         {std::pair{"w", &ws[r]}, std::pair{"m", &ms[r]}, std::pair{"v", &vs[r]}}) {
+      std::vector<float> got(n);
+      device.read_tensor(name, r, got.data(), n * 4);
+      EXPECT_EQ(count_equal(got, *want), n) << name << " of replica " << r;
+    }
+  }
+  EXPECT_NE(count_equal(own_ratio_w, ws[0]), n) << "the whole tensor's ratio is not the shard's";
+}
+
 TEST(OpsElementwise, TheMathFunctionsAreCloseToTheLibraryOnes) {
   // Our e^x and tanh are not glibc's, but within a few ulp of them: checked on a grid.
   for (float x = -87.0f; x <= 88.0f; x += 0.37f) {
