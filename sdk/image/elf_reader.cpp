@@ -135,12 +135,26 @@ ElfImage parse_elf(const std::string& name, const std::vector<uint8_t>& bytes) {
   if (eh.e_phentsize != sizeof(Elf32_Phdr))
     r.fail(offsetof(Elf32_Ehdr, e_phentsize), fmt::format("program header size is {}, expected {}",
                                                           eh.e_phentsize, sizeof(Elf32_Phdr)));
-  r.need(eh.e_phoff, uint64_t{eh.e_phnum} * sizeof(Elf32_Phdr), "the program header table");
+  // Extended numbering: PN_XNUM in e_phnum, the count in section header 0's sh_info.
+  uint64_t headers = eh.e_phnum;
+  if (eh.e_phnum == PN_XNUM) {
+    if (eh.e_shoff == 0)
+      r.fail(offsetof(Elf32_Ehdr, e_phnum),
+             "e_phnum is PN_XNUM (extended numbering) but there is no section header 0 to hold "
+             "the count");
+    headers = r.get<Elf32_Shdr>(eh.e_shoff, "section header 0 (the program header count)").sh_info;
+    if (headers < PN_XNUM)
+      r.fail(eh.e_shoff + offsetof(Elf32_Shdr, sh_info),
+             fmt::format("section header 0 gives {} program headers under PN_XNUM, which is for "
+                         "{} or more",
+                         headers, PN_XNUM));
+  }
+  r.need(eh.e_phoff, headers * sizeof(Elf32_Phdr), "the program header table");
 
   ElfImage image;
   image.path = name;
   image.entry = eh.e_entry;
-  for (unsigned i = 0; i < eh.e_phnum; ++i) {
+  for (unsigned i = 0; i < headers; ++i) {
     const uint64_t at = eh.e_phoff + uint64_t{i} * sizeof(Elf32_Phdr);
     const auto ph = r.get<Elf32_Phdr>(at, "program header");
     if (ph.p_type != PT_LOAD) continue;

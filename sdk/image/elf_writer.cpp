@@ -20,11 +20,12 @@ void align(std::vector<uint8_t>& out, size_t to) { out.resize((out.size() + to -
 }  // namespace
 
 void write_elf(const std::string& path, const ElfImage& image) {
-  // e_phnum is 16 bits; 0xffff is PN_XNUM, which would need the extended numbering.
-  if (image.segments.size() >= 0xffff)
-    throw ImageError(
-        fmt::format("{}: {} segments do not fit an ELF program header table (at most 65534)", path,
-                    image.segments.size()));
+  // e_phnum is 16 bits: from PN_XNUM segments up (a POD64 with every tile programmed has 94,208)
+  // it says PN_XNUM, and section header 0's sh_info holds the count (ELF's extended numbering).
+  const bool extended = image.segments.size() >= PN_XNUM;
+  if (image.segments.size() > UINT32_MAX / sizeof(Elf32_Phdr))
+    throw ImageError(fmt::format("{}: {} segments are more than an ELF file can list", path,
+                                 image.segments.size()));
   std::vector<uint8_t> out(sizeof(Elf32_Ehdr) + image.segments.size() * sizeof(Elf32_Phdr), 0);
   // Segment data, 4-byte aligned.
   std::vector<Elf32_Phdr> headers;
@@ -70,6 +71,7 @@ void write_elf(const std::string& path, const ElfImage& image) {
     return at;
   };
   std::vector<Elf32_Shdr> sections(1);
+  if (extended) sections[0].sh_info = static_cast<Elf32_Word>(image.segments.size());
   align(out, 4);
   Elf32_Shdr symtab{};
   symtab.sh_name = section_name(".symtab");
@@ -130,7 +132,7 @@ void write_elf(const std::string& path, const ElfImage& image) {
   eh.e_flags = 0x2;  // EF_RISCV_FLOAT_ABI_SINGLE, as the toolchain marks ilp32f objects
   eh.e_ehsize = sizeof(Elf32_Ehdr);
   eh.e_phentsize = sizeof(Elf32_Phdr);
-  eh.e_phnum = static_cast<Elf32_Half>(headers.size());
+  eh.e_phnum = extended ? Elf32_Half{PN_XNUM} : static_cast<Elf32_Half>(headers.size());
   eh.e_shentsize = sizeof(Elf32_Shdr);
   eh.e_shnum = static_cast<Elf32_Half>(sections.size());
   eh.e_shstrndx = static_cast<Elf32_Half>(sections.size() - 1);
@@ -141,6 +143,35 @@ void write_elf(const std::string& path, const ElfImage& image) {
   std::ofstream file(path, std::ios::binary);
   file.write(reinterpret_cast<const char*>(out.data()), static_cast<std::streamsize>(out.size()));
   if (!file) throw ImageError(fmt::format("{}: cannot write the image", path));
+}
+
+ElfImage replicate(const ElfImage& source, const std::vector<unsigned>& tiles, unsigned chips,
+                   const std::string& path) {
+  ElfImage image;
+  image.path = path;
+  image.entry = source.entry;
+  image.symbols = source.symbols;
+  image.function_sizes = source.function_sizes;
+  image.object_sizes = source.object_sizes;
+  for (const auto& [name, bytes] : source.sections)
+    if (name.rfind(".debug", 0) == 0) image.sections[name] = bytes;
+  for (const ElfSegment& s : source.segments)
+    if (s.mem_size != 0 && (tile_of(s.paddr) != 0 || s.chip != 0))
+      throw ImageError(fmt::format(
+          "{}: segment {} is already for chip {} tile {}: replicate takes one-tile programs",
+          source.path, s.index, s.chip, tile_of(s.paddr)));
+  image.segments.reserve(source.segments.size() * tiles.size() * chips);
+  for (unsigned chip = 0; chip < chips; ++chip)
+    for (unsigned t : tiles)
+      for (const ElfSegment& s : source.segments) {
+        if (s.mem_size == 0) continue;
+        ElfSegment copy = s;
+        copy.index = static_cast<unsigned>(image.segments.size());
+        copy.paddr = tile_physical_address(t, s.paddr);
+        copy.chip = chip;
+        image.segments.push_back(std::move(copy));
+      }
+  return image;
 }
 
 std::map<unsigned, std::vector<TileSegment>> split_by_tile(const ElfImage& image, uint32_t base,

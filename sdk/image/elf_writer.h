@@ -25,6 +25,13 @@ constexpr uint32_t address_in_tile(uint32_t physical) {
 // Throws ImageError when the file cannot be written.
 void write_elf(const std::string& path, const ElfImage& image);
 
+// An SPMD image (`ipu-image replicate`): the one-tile program `source` on each of `tiles` of
+// chips 0 .. chips - 1, with its symbols and its DWARF (each tile's addresses are the program's
+// own, so GDB and fault reports read its lines). Named `path`. Throws ImageError for a source
+// segment that is already for another tile or chip.
+ElfImage replicate(const ElfImage& source, const std::vector<unsigned>& tiles, unsigned chips,
+                   const std::string& path);
+
 // A segment as loaded into one tile.
 struct TileSegment {
   uint32_t address = 0;        // inside the tile

@@ -95,37 +95,12 @@ int main(int argc, char** argv) {
                       uint64_t{first} + tiles - 1, kMaxTile));
     for (unsigned t = first; t < first + tiles; ++t) at.push_back(t);
     const ElfImage source = read_elf(in);
-    ElfImage image;
-    image.path = out;
-    image.entry = source.entry;
-    image.symbols = source.symbols;
-    image.function_sizes = source.function_sizes;
-    image.object_sizes = source.object_sizes;
-    // The program's DWARF, as it was linked (its addresses are each tile's own): GDB and the
-    // fault reports read the replicated image's source lines from it.
-    for (const auto& [name, bytes] : source.sections)
-      if (name.rfind(".debug", 0) == 0) image.sections[name] = bytes;
     std::vector<unsigned> sorted(at);
     std::sort(sorted.begin(), sorted.end());
     const auto twice = std::adjacent_find(sorted.begin(), sorted.end());
     if (twice != sorted.end())
       throw std::invalid_argument(fmt::format("--at: tile {} is listed twice", *twice));
-    for (unsigned chip = 0; chip < chips; ++chip) {
-      for (unsigned t : at) {
-        for (const ElfSegment& s : source.segments) {
-          if (s.mem_size == 0) continue;
-          if (tile_of(s.paddr) != 0 || s.chip != 0)
-            throw ImageError(fmt::format(
-                "{}: segment {} is already for chip {} tile {}: replicate takes one-tile "
-                "programs",
-                in, s.index, s.chip, tile_of(s.paddr)));
-          ElfSegment copy = s;
-          copy.paddr = tile_physical_address(t, s.paddr);
-          copy.chip = chip;
-          image.segments.push_back(std::move(copy));
-        }
-      }
-    }
+    const ElfImage image = replicate(source, at, chips, out);
     write_elf(out, image);
     return 0;
   } catch (const std::invalid_argument& e) {  // a bad option value

@@ -168,6 +168,54 @@ TEST(ElfReader, WrittenImagesCarryAChecksumThatCatchesCorruption) {
   EXPECT_THAT(refusal(bytes), HasSubstr("the image is corrupt: its checksum is 0x"));
 }
 
+// A POD64 with every tile programmed has 94,208 segments, more than e_phnum's 16 bits hold:
+// write_elf uses ELF's extended numbering (e_phnum PN_XNUM, the count in section header 0's
+// sh_info) and the reader follows it; a PN_XNUM whose count is missing or small is refused.
+TEST(ElfReader, ImagesOfMoreThan65534SegmentsUseExtendedNumbering) {
+  // 1024 tiles of 64 chips: 65,536 segments, just past the plain table's 65,534.
+  const sdk::ElfImage demo = sdk::parse_elf("demo", demo_bytes());
+  std::vector<unsigned> tiles(1024);
+  for (unsigned t = 0; t < tiles.size(); ++t) tiles[t] = t;
+  sdk::ElfImage image = sdk::replicate(demo, tiles, 64, "pod64.elf");
+  ASSERT_EQ(image.segments.size(), 65536u * demo.segments.size());
+  // Small segments keep the file small: each tile's first 8 bytes of the demo's code.
+  for (sdk::ElfSegment& s : image.segments) {
+    s.data.resize(8);
+    s.mem_size = 8;
+  }
+  const std::string path = ::testing::TempDir() + "/pod64.elf";
+  sdk::write_elf(path, image);
+  std::ifstream in(path, std::ios::binary);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+  Elf32_Ehdr eh;
+  std::memcpy(&eh, bytes.data(), sizeof eh);
+  EXPECT_EQ(eh.e_phnum, PN_XNUM);
+  Elf32_Shdr first;
+  std::memcpy(&first, bytes.data() + eh.e_shoff, sizeof first);
+  EXPECT_EQ(first.sh_info, image.segments.size());
+  const sdk::ElfImage back = sdk::parse_elf("pod64.elf", bytes);
+  ASSERT_EQ(back.segments.size(), image.segments.size());
+  EXPECT_EQ(back.segments.back().chip, 63u);
+  EXPECT_EQ(sdk::tile_of(back.segments.back().paddr), 1023u);
+  EXPECT_EQ(back.segments[65535].data, image.segments[65535].data);
+  EXPECT_EQ(back.symbols, demo.symbols);
+
+  // No section header 0 to hold the count; a count PN_XNUM does not need; one past the file.
+  std::vector<uint8_t> no_sections = bytes;
+  put<Elf32_Off>(no_sections, offsetof(Elf32_Ehdr, e_shoff), 0);
+  EXPECT_THAT(refusal(no_sections),
+              HasSubstr("e_phnum is PN_XNUM (extended numbering) but there is no section header 0"));
+  std::vector<uint8_t> small = bytes;
+  put<Elf32_Word>(small, eh.e_shoff + offsetof(Elf32_Shdr, sh_info), 3);
+  EXPECT_THAT(refusal(small),
+              HasSubstr("section header 0 gives 3 program headers under PN_XNUM, which is for "
+                        "65535 or more"));
+  std::vector<uint8_t> huge = bytes;
+  put<Elf32_Word>(huge, eh.e_shoff + offsetof(Elf32_Shdr, sh_info), 0x7fffffff);
+  EXPECT_THAT(refusal(huge), HasSubstr("truncated: the program header table spans"));
+}
+
 TEST(ElfReader, FunctionSymbolsKeepTheirSizesThroughAWrittenImage) {
   // The demo's linker output marks main as a function; a written image (as ipu-image combines
   // tiles) must still say so, for the reports that name the function of a pc.
