@@ -5,6 +5,8 @@
 //  - back-to-back external syncs with nothing to compute (bench/firmware/xsync_loop.c): the host
 //    cost of a superstep whose sync crosses ranks, against the same superstep in one process.
 // Both runs must agree on cycles, instructions and supersteps; the bench says so beside them.
+// `machine_ranks pod64` runs the superstep loop on every tile of a POD64 instead (94,208 tiles;
+// its image, replicated by the tree's ipu-image into a temporary file, is removed after).
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -12,6 +14,7 @@
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "bench/bench_help.h"
 
@@ -83,10 +86,16 @@ bool same_run(const Summary& a, const Summary& b) {
 
 int main(int argc, char** argv) {
   if (ipu::bench::print_help(
-          argc, argv, "",
+          argc, argv, "[pod64]",
           "POD16 on one process against two MPI ranks: host time per superstep, speed-up, and "
-          "the host cost of a superstep whose sync crosses ranks"))
+          "the host cost of a superstep whose sync crosses ranks; pod64: the superstep loop on "
+          "every tile of a POD64"))
     return 0;
+  const bool pod64 = argc == 2 && std::string(argv[1]) == "pod64";
+  if (argc > 2 || (argc == 2 && !pod64)) {
+    fmt::print(stderr, "{}: unknown run '{}' (runs: pod64)\n", argv[0], argv[argc - 1]);
+    return 2;
+  }
   if (geteuid() == 0) {  // Open MPI refuses root unless told twice
     setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
     setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
@@ -99,14 +108,26 @@ int main(int argc, char** argv) {
     const char* image;
   };
   int status = 0;
-  for (const Case& c : {Case{"superstep loop, 23,552 tiles", SUPERSTEP_POD16},
-                        Case{"external syncs only, 16 tiles", XSYNC_16}}) {
-    const std::string args = fmt::format("run {} --preset pod16 --threads 1", c.image);
+  const std::string pod64_image = fmt::format("/tmp/machine_ranks_pod64_{}.elf", getpid());
+  std::vector<Case> cases = {Case{"superstep loop, 23,552 tiles", SUPERSTEP_POD16},
+                             Case{"external syncs only, 16 tiles", XSYNC_16}};
+  if (pod64) {
+    const std::string replicate = fmt::format("{} replicate {} --tiles 1472 --chips 64 -o {}",
+                                              IPU_IMAGE, SUPERSTEP_FW, pod64_image);
+    if (std::system(replicate.c_str()) != 0) {
+      fmt::print(stderr, "{}: {} failed\n", argv[0], replicate);
+      return 1;
+    }
+    cases = {Case{"superstep loop, 94,208 tiles", pod64_image.c_str()}};
+  }
+  const char* preset = pod64 ? "pod64" : "pod16";
+  for (const Case& c : cases) {
+    const std::string args = fmt::format("run {} --preset {} --threads 1", c.image, preset);
     const Summary one = run(sim + " " + args);
     const Summary two = run(mpirun + sim + " " + args);
     if (!one.ok || !two.ok) {
-      fmt::print("machine_ranks pod16 {}: a run failed ({} rank: {}, 2 ranks: {})\n", c.name, 1,
-                 one.ok ? "ok" : "failed", two.ok ? "ok" : "failed");
+      fmt::print("machine_ranks {} {}: a run failed ({} rank: {}, 2 ranks: {})\n", preset, c.name,
+                 1, one.ok ? "ok" : "failed", two.ok ? "ok" : "failed");
       status = 1;
       continue;
     }
@@ -115,15 +136,16 @@ int main(int argc, char** argv) {
     const ShareFigures f = share_figures(two);
     const bool same = same_run(one, two);
     fmt::print(
-        "machine_ranks pod16 {}: {} supersteps, {} tile cycles; 1 rank {:.3f} s host = {:.1f} "
+        "machine_ranks {} {}: {} supersteps, {} tile cycles; 1 rank {:.3f} s host = {:.1f} "
         "us per superstep; 2 ranks {:.3f} s = {:.1f} us per superstep, {:.2f}x; rank 0 computed "
         "{:.3f} s (the slowest rank {:.3f} s) and swapped results {:.0f} times in {:.3f} s ({:.1f} "
         "us each); same cycles, "
         "instructions and traffic on 1 and 2 ranks: {}\n",
-        c.name, supersteps, one.text("tile cycles"), t1, 1e6 * t1 / supersteps, t2,
+        preset, c.name, supersteps, one.text("tile cycles"), t1, 1e6 * t1 / supersteps, t2,
         1e6 * t2 / supersteps, t1 / t2, f.compute, f.slowest_compute, f.swaps, f.swap_seconds,
         f.swaps > 0 ? 1e6 * f.swap_seconds / f.swaps : 0.0, same ? "yes" : "NO");
     if (!same) status = 1;
   }
+  if (pod64) std::remove(pod64_image.c_str());
   return status;
 }

@@ -204,8 +204,9 @@ TEST(ElfReader, ImagesOfMoreThan65534SegmentsUseExtendedNumbering) {
   // No section header 0 to hold the count; a count PN_XNUM does not need; one past the file.
   std::vector<uint8_t> no_sections = bytes;
   put<Elf32_Off>(no_sections, offsetof(Elf32_Ehdr, e_shoff), 0);
-  EXPECT_THAT(refusal(no_sections),
-              HasSubstr("e_phnum is PN_XNUM (extended numbering) but there is no section header 0"));
+  EXPECT_THAT(
+      refusal(no_sections),
+      HasSubstr("e_phnum is PN_XNUM (extended numbering) but there is no section header 0"));
   std::vector<uint8_t> small = bytes;
   put<Elf32_Word>(small, eh.e_shoff + offsetof(Elf32_Shdr, sh_info), 3);
   EXPECT_THAT(refusal(small),
