@@ -66,9 +66,10 @@ inline constexpr std::string_view kDebugSection = ".ipu.debug";
 // parse_elf refuses an image whose stored checksum does not match.
 uint32_t image_checksum(const ElfImage& image);
 
-// Images larger than this are refused before they are read (a POD64 image of a full-chip program
-// is about 0.13 GB), as is anything but a regular file.
-inline constexpr uint64_t kMaxImageBytes = uint64_t{1} << 30;
+// Images larger than ELF32's 32-bit file offsets reach are refused before they are read, as is
+// anything but a regular file. Every tile of a POD64 running a 12.9 KB program (the token ring
+// with its console) is a 1.22 GB image.
+inline constexpr uint64_t kMaxImageBytes = uint64_t{UINT32_MAX};
 // Throws ImageError("PATH: <fault> at file offset 0x..").
 ElfImage read_elf(const std::string& path);
 ElfImage parse_elf(const std::string& name, const std::vector<uint8_t>& bytes);

@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -108,6 +110,15 @@ TEST(ElfReader, NotARegularFileOrTooLarge) {
                   HasSubstr("/dev/zero: not a regular file (a tile image must be one)")));
   EXPECT_THAT([] { sdk::read_elf("/tmp"); },
               ::testing::ThrowsMessage<ImageError>(HasSubstr("/tmp: not a regular file")));
+  // Past what ELF32's 32-bit offsets reach: refused by its size, before a byte is read (a sparse
+  // file takes no disk).
+  const std::string huge = ::testing::TempDir() + "/huge.elf";
+  { std::ofstream(huge, std::ios::binary).put('\x7f'); }
+  ASSERT_EQ(truncate(huge.c_str(), static_cast<off_t>(sdk::kMaxImageBytes) + 1), 0);
+  EXPECT_THAT([&] { sdk::read_elf(huge); },
+              ::testing::ThrowsMessage<ImageError>(HasSubstr("4294967296 bytes, more than a tile "
+                                                             "image may have (4294967295 bytes)")));
+  std::remove(huge.c_str());
 }
 
 TEST(ElfReader, NotAnExecutable) {
