@@ -147,20 +147,17 @@ BertResult run_bert(const BertConfig& c) {
       for (const sdk::Interval& i : wi.mapping)
         if (std::find(owners.begin(), owners.end(), i.tile) == owners.end())
           owners.push_back(i.tile);
-      const auto shard_of = [&](DType type, const char* what, bool scratch) {
-        const Tensor t = g.add_variable(type, {n}, fmt::format("{}.{}", name, what));
-        const size_t each = std::max<size_t>(2, (n / owners.size() + 1) / 2 * 2);  // whole pairs
-        std::vector<sdk::Interval> mapping;
-        for (size_t k = 0, at = 0; at < n; ++k, at += each)
-          mapping.push_back({at, std::min(n, at + each), owners[k % owners.size()]});
-        g.set_tile_mapping(t, mapping);
+      // Whole f16 pairs a tile, so that an f16 weight's rounded shard is whole words.
+      const auto shard_of = [&](const char* what, bool scratch) {
+        const Tensor t = g.add_variable(DType::kF32, {n}, fmt::format("{}.{}", name, what));
+        g.map_evenly(t, owners, 2);
         if (scratch) g.set_scratch(t);
         return t;
       };
-      p.grad_shard = shard_of(DType::kF32, "grad_shard", false);
-      p.master = shard_of(DType::kF32, "master_shard", true);
-      p.m = shard_of(DType::kF32, "m_shard", true);
-      p.v = shard_of(DType::kF32, "v_shard", true);
+      p.grad_shard = shard_of("grad_shard", false);
+      p.master = shard_of("master_shard", true);
+      p.m = shard_of("m_shard", true);
+      p.v = shard_of("v_shard", true);
       p.master_remote = g.add_remote_buffer(name + ".master", DType::kF32, n, 1);
       p.m_remote = g.add_remote_buffer(name + ".m", DType::kF32, n, 1);
       p.v_remote = g.add_remote_buffer(name + ".v", DType::kF32, n, 1);

@@ -99,8 +99,8 @@ void bind_sdk(py::module_& m) {
             g.set_tile_mapping(t, std::move(mapping));
           },
           py::arg("tensor"), py::arg("intervals"))
-      .def("map_evenly", &Graph::map_evenly, py::arg("tensor"), py::arg("first"), py::arg("count"),
-           py::arg("grain") = 1)
+      .def("map_evenly", py::overload_cast<Tensor, unsigned, unsigned, size_t>(&Graph::map_evenly),
+           py::arg("tensor"), py::arg("first"), py::arg("count"), py::arg("grain") = 1)
       .def("region", py::overload_cast<Tensor, size_t, size_t>(&Graph::region, py::const_),
            py::arg("tensor"), py::arg("begin"), py::arg("end"))
       .def("whole", py::overload_cast<Tensor>(&Graph::region, py::const_), py::arg("tensor"))

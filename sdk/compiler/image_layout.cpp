@@ -166,7 +166,9 @@ void Compilation::write_manifest() {
       "end",       "execute",           "sync",     "exchange", "repeat", "repeat_end",
       "host_sync", "exchange_external", "dispatch", "goto",     "call",   "return"};
   m["steps"] = Json::array();
-  for (const ipu_step& st : steps_[*tiles_.begin()]) {
+  const std::vector<ipu_step>& steps = steps_[*tiles_.begin()];
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const ipu_step& st = steps[i];
     Json step = {{"step", st.op < std::size(kStepNames) ? kStepNames[st.op] : "?"}};
     if (st.op == IPU_STEP_EXECUTE) step["vertices_on_first_tile"] = st.b;
     if (st.op == IPU_STEP_EXCHANGE || st.op == IPU_STEP_EXCHANGE_EXTERNAL)
@@ -182,7 +184,7 @@ void Compilation::write_manifest() {
       step["stream"] = h.stream;
       step["tensor"] = h.tensor;
     }
-    const std::string& label = exe_.control.at(m["steps"].size()).label;
+    const std::string& label = exe_.control.at(i).label;
     if (!label.empty()) step["label"] = label;
     m["steps"].push_back(std::move(step));
   }

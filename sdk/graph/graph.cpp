@@ -166,22 +166,29 @@ void Graph::set_tile_mapping(Tensor t, std::vector<Interval> mapping) {
 }
 
 void Graph::map_evenly(Tensor t, unsigned first, unsigned count, size_t grain) {
-  const TensorInfo& i = tensor(t);
   if (count == 0 || first + count > tiles())
-    throw GraphError(fmt::format("tensor '{}': tiles {}..{} are not on the {}-tile target", i.name,
-                                 first, first + count - 1, tiles()));
+    throw GraphError(fmt::format("tensor '{}': tiles {}..{} are not on the {}-tile target",
+                                 tensor(t).name, first, first + count - 1, tiles()));
+  std::vector<unsigned> range(count);
+  for (unsigned k = 0; k < count; ++k) range[k] = first + k;
+  map_evenly(t, range, grain);
+}
+
+void Graph::map_evenly(Tensor t, const std::vector<unsigned>& tiles, size_t grain) {
+  const TensorInfo& i = tensor(t);
+  if (tiles.empty()) throw GraphError(fmt::format("tensor '{}': no tiles to map it on", i.name));
   const size_t word = std::max<size_t>(1, 4 / dtype_size(i.type));
   grain = std::max(grain, word);
-  const size_t grains = (i.elements + grain - 1) / grain;
+  const size_t grains = (i.elements + grain - 1) / grain, count = tiles.size();
   std::vector<Interval> mapping;
   size_t begin = 0;
-  for (unsigned k = 0; k < count && begin < i.elements; ++k) {
+  for (size_t k = 0; k < count && begin < i.elements; ++k) {
     const size_t mine = grains / count + (k < grains % count ? 1 : 0);
     const size_t end = std::min(i.elements, begin + mine * grain);
-    if (end > begin) mapping.push_back({begin, end, first + k});
+    if (end > begin) mapping.push_back({begin, end, tiles[k]});
     begin = end;
   }
-  set_tile_mapping(t, std::move(mapping));
+  set_tile_mapping(t, std::move(mapping));  // checks each tile is on the target
 }
 
 Tensor Graph::slice(Tensor t, size_t begin, size_t end, std::vector<size_t> shape,

@@ -196,6 +196,8 @@ class Graph {
   // Spreads a tensor over tiles first .. first+count-1 in equal contiguous pieces whose sizes
   // are multiples of `grain` elements (the last tiles may get one grain less).
   void map_evenly(Tensor t, unsigned first, unsigned count, size_t grain = 1);
+  // The same over the listed tiles, in their order.
+  void map_evenly(Tensor t, const std::vector<unsigned>& tiles, size_t grain = 1);
 
   Region region(Tensor t) const;  // the whole tensor
   Region region(Tensor t, size_t begin, size_t end) const;

@@ -807,6 +807,31 @@ TEST(SdkErrors, VertexFieldOnAnotherTile) {
                     "which are not all on tile 0 (element 0 is on tile 1)")));
 }
 
+// map_evenly over a list of tiles: grains of 2 shared out in the list's order, the first
+// tiles one grain more (11 elements, 6 grains on 4 tiles: 2, 2, 1, 1 grains); an empty list and a
+// tile the target lacks are refused by name.
+TEST(Sdk, MapEvenlyOverListedTiles) {
+  Graph g(Target::preset("mk2", 8));
+  const Tensor t = g.add_variable(DType::kF32, {11}, "t");
+  g.map_evenly(t, {5, 1, 7, 2}, 2);
+  const std::vector<Interval> want = {{0, 4, 5}, {4, 8, 1}, {8, 10, 7}, {10, 11, 2}};
+  const std::vector<Interval>& got = g.tensor(t).mapping;
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(got[i].begin, want[i].begin) << i;
+    EXPECT_EQ(got[i].end, want[i].end) << i;
+    EXPECT_EQ(got[i].tile, want[i].tile) << i;
+  }
+  const Tensor u = g.add_variable(DType::kF32, {4}, "u");
+  EXPECT_THAT([&] { g.map_evenly(u, std::vector<unsigned>{}); },
+              ::testing::ThrowsMessage<GraphError>(HasSubstr("tensor 'u': no tiles to map it on")));
+  EXPECT_THAT(
+      [&] {
+        g.map_evenly(u, {3, 9});
+      },
+      ::testing::ThrowsMessage<GraphError>(HasSubstr("tensor 'u': mapped to tile 9")));
+}
+
 TEST(SdkErrors, ShapeOrTypeMismatch) {
   Graph g(Target::preset("mk2", 2));
   declare_library(g);
