@@ -52,7 +52,10 @@ int main(int argc, char** argv) {
        {{"no-packing", "", "one sequence a row, padded, instead of packing by SPFHP"},
         {"replicated-optimizer", "",
          "with replicas, every replica keeps and updates all of LAMB's state (the gradients "
-         "all-reduced), instead of a shard each in streaming memory"}}},
+         "all-reduced), instead of a shard each in streaming memory"},
+        {"no-time-split", "",
+         "leave out where a step's time goes (after the training, each part of a step run "
+         "alone and the pipeline's time composed from them)"}}},
       [](const ipu::examples::ExampleOptions& options) {
         ipu::examples::bert::BertConfig c;
         c.machine = options.machine();
@@ -77,6 +80,7 @@ int main(int argc, char** argv) {
         c.steps = static_cast<unsigned>(options.count("steps", 1, 10000));
         c.packing = !options.yes("no-packing");
         c.shard_optimizer = !options.yes("replicated-optimizer");
+        c.measure_parts = !options.yes("no-time-split");
         c.dataset_rows = static_cast<unsigned>(options.count("dataset-rows", 0, 1u << 20));
         c.histogram = options.text("histogram");
         // "3,7,7,7": counts from 1 to 48, split at commas.
@@ -164,6 +168,41 @@ int main(int argc, char** argv) {
             us(last.allreduce_cycles), us(last.update_cycles),
             sharded ? " (with its state's streaming and the weights' all-gather)" : "",
             us(last.host_io_cycles));
+        if (r.parts) {
+          // The split: the composed pipeline's parts, then the reduce and the update measured.
+          const ipu::examples::bert::PipelineTime& t = r.composed;
+          const uint64_t lamb_rest =
+              last.update_cycles -
+              std::min(last.update_cycles, r.lamb_streaming_cycles + r.lamb_gather_cycles);
+          const uint64_t step = t.cycles + last.allreduce_cycles + last.update_cycles;
+          const auto row = [&](const char* name, uint64_t n, const std::string& what) {
+            fmt::print("  {:<22} {:9.1f} us {:5.1f}%   {}\n", name, us(n),
+                       100.0 * static_cast<double>(n) / static_cast<double>(step), what);
+          };
+          fmt::print(
+              "where it goes        each part run alone, the pipeline's {} slots composed: "
+              "{:.1f} us against the {:.1f} us simulated ({:+.1f}%)\n",
+              t.slots, us(t.cycles), us(last.pipeline_cycles),
+              100.0 * (static_cast<double>(t.cycles) / last.pipeline_cycles - 1.0));
+          row("compute", t.compute,
+              r.stages > 1 ? "the chips' mean work: forward, recomputed forward, backward, heads"
+                           : "forward, heads, backward");
+          if (r.stages > 1) {
+            row("bubble", t.bubble,
+                "waiting for the busiest chip: the pipeline's fill and drain, uneven stages");
+            row("inter-stage copies", t.sends, "activations and gradients over the IPU-Links");
+          }
+          row("host I/O", t.host_io, "the micro-batches' inputs in, the losses out");
+          if (r.replicas > 1)
+            row(sharded ? "reduce-scatter" : "AllReduce", last.allreduce_cycles,
+                "the gradient sums over the replicas");
+          if (sharded) {
+            row("streaming memory", r.lamb_streaming_cycles,
+                "LAMB's masters and moments in and out");
+            row("all-gather", r.lamb_gather_cycles, "the new weights from every replica");
+          }
+          row("LAMB", lamb_rest, sharded ? "the update of each shard" : "the update");
+        }
         fmt::print(
             "energy               {:.4g} J a step ({:.3g} mJ a sequence); {:.1f} W per chip, "
             "{:.1f} W in all; {:.3g} TFLOP/s per W in the products (docs/energy.md)\n",

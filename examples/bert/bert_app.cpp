@@ -8,6 +8,7 @@
 #include <cstring>
 #include <random>
 
+#include "examples/bert/step_time.h"
 #include "sdk/compiler/compiler.h"
 
 namespace ipu::examples::bert {
@@ -235,6 +236,7 @@ BertResult run_bert(const BertConfig& c) {
     to_stages.push_back({g.region(batch["sequence_ids"]), g.region(masks[k])});
   }
   if (!to_stages.empty()) step_program.body.push_back(sdk::Copy(to_stages));
+  const Program step_start = step_program;  // the host's inputs, the masks sent to the stages
 
   const auto function = [&](const std::string& name, StepRange range) {
     const std::vector<ops::LayerStep> part(
@@ -269,9 +271,9 @@ BertResult run_bert(const BertConfig& c) {
     accumulate[k] = g.add_function(adder(k), fmt::format("stage{}.accumulate", k));
   const sdk::Function accumulate_heads = g.add_function(adder(kHeadsStage), "heads.accumulate");
 
-  // The schedule, slot by slot; the host replays its accumulations in the same order.
+  // The schedule, slot by slot (pipeline_slots); the host replays its accumulations in the
+  // same order.
   std::vector<std::pair<unsigned, unsigned>> accumulations;  // (group, micro-batch)
-  const auto valid = [&](int m) { return m >= 0 && m < static_cast<int>(A); };
   // Micro-batch mb's entries of the step's inputs, copied into the model's input tensors.
   const auto inputs_of = [&](std::initializer_list<const char*> names, unsigned mb) {
     std::vector<std::pair<sdk::Region, sdk::Region>> pairs;
@@ -290,53 +292,56 @@ BertResult run_bert(const BertConfig& c) {
     }
     p.body.push_back(sdk::Copy(pairs));
   };
-  const auto run_heads = [&](Program& p, unsigned mb) {
+  // `record`: the step's (the host replays it); a part measured alone is not.
+  const auto run_heads = [&](Program& p, unsigned mb, bool record = true) {
     p.body.push_back(
         sdk::Copy(inputs_of({"mlm_positions", "mlm_labels", "nsp_positions", "nsp_labels"}, mb)));
     p.body.push_back(sdk::Call(heads));
     p.body.push_back(sdk::Copy({{g.region(model.mlm_loss), entry(mlm_losses, mb)},
                                 {g.region(model.nsp_loss), entry(nsp_losses, mb)}}));
     p.body.push_back(sdk::Call(accumulate_heads));
-    accumulations.push_back({kHeadsStage, mb});
+    if (record) accumulations.push_back({kHeadsStage, mb});
   };
-  const auto run_backward = [&](Program& p, unsigned k, unsigned mb) {
+  const auto run_backward = [&](Program& p, unsigned k, unsigned mb, bool record = true) {
     p.body.push_back(sdk::Call(backward[k]));
     p.body.push_back(sdk::Call(accumulate[k]));
-    accumulations.push_back({k, mb});
+    if (record) accumulations.push_back({k, mb});
   };
-  if (S == 1) {
-    for (unsigned mb = 0; mb < A; ++mb) {
-      restore(step_program, 0, mb);
-      step_program.body.push_back(sdk::Call(forward[0]));
-      run_heads(step_program, mb);
-      run_backward(step_program, 0, mb);
-    }
-  } else {
-    for (int t = 0; t < static_cast<int>(A + 2 * S); ++t) {
-      std::vector<std::pair<sdk::Region, sdk::Region>> sends;
-      for (unsigned k = 0; k < S; ++k) {
-        const BertStage& st = model.stages[k];
-        const int b = t - static_cast<int>(2 * S - k), f = t - static_cast<int>(k);
-        if (valid(b)) {
-          restore(step_program, k, static_cast<unsigned>(b));
-          step_program.body.push_back(sdk::Call(forward[k]));  // recomputed
-          run_backward(step_program, k, static_cast<unsigned>(b));
-          if (k > 0) sends.push_back({g.region(st.dinput), g.region(model.stages[k - 1].doutput)});
-        }
-        if (valid(f)) {
-          restore(step_program, k, static_cast<unsigned>(f));
-          step_program.body.push_back(sdk::Call(forward[k]));
-          sends.push_back({g.region(st.output),
-                           k + 1 < S ? entry(stash[k + 1], static_cast<unsigned>(f) % depth[k + 1])
-                                     : g.region(model.heads_input)});
-        }
-        const int h = t - static_cast<int>(S);
-        if (k == 0 && valid(h)) {
-          run_heads(step_program, static_cast<unsigned>(h));
-          sends.push_back({g.region(model.heads_dinput), g.region(model.stages[S - 1].doutput)});
-        }
+  // Each slot's closing copy, by what it carries (slot_sends).
+  std::map<std::string, std::vector<std::pair<sdk::Region, sdk::Region>>> slot_copies;
+  for (const PipelineSlot& slot : pipeline_slots(S, A)) {
+    std::vector<std::pair<sdk::Region, sdk::Region>> sends;
+    for (unsigned k = 0; k < S; ++k) {
+      const BertStage& st = model.stages[k];
+      const int b = slot.backward[k], f = slot.forward[k];
+      if (S == 1) {  // forward, heads and backward of one micro-batch; nothing recomputed
+        restore(step_program, 0, static_cast<unsigned>(f));
+        step_program.body.push_back(sdk::Call(forward[0]));
+        run_heads(step_program, static_cast<unsigned>(slot.heads));
+        run_backward(step_program, 0, static_cast<unsigned>(b));
+        continue;
       }
-      if (!sends.empty()) step_program.body.push_back(sdk::Copy(sends));
+      if (b >= 0) {
+        restore(step_program, k, static_cast<unsigned>(b));
+        step_program.body.push_back(sdk::Call(forward[k]));  // recomputed
+        run_backward(step_program, k, static_cast<unsigned>(b));
+        if (k > 0) sends.push_back({g.region(st.dinput), g.region(model.stages[k - 1].doutput)});
+      }
+      if (f >= 0) {
+        restore(step_program, k, static_cast<unsigned>(f));
+        step_program.body.push_back(sdk::Call(forward[k]));
+        sends.push_back({g.region(st.output),
+                         k + 1 < S ? entry(stash[k + 1], static_cast<unsigned>(f) % depth[k + 1])
+                                   : g.region(model.heads_input)});
+      }
+      if (k == 0 && slot.heads >= 0) {
+        run_heads(step_program, static_cast<unsigned>(slot.heads));
+        sends.push_back({g.region(model.heads_dinput), g.region(model.stages[S - 1].doutput)});
+      }
+    }
+    if (!sends.empty()) {
+      step_program.body.push_back(sdk::Copy(sends));
+      slot_copies.emplace(slot_sends(slot), sends);
     }
   }
   step_program.body.push_back(sdk::HostRead(mlm_losses, "mlm_loss"));
@@ -362,6 +367,12 @@ BertResult run_bert(const BertConfig& c) {
   // sums, updates its shard of the master (streamed in and out of streaming memory with the
   // moments), and the new weights are gathered back from every replica's shard.
   Program reduce = sdk::Sequence({});  // a program of its own, so that its time is its own
+  // The update's streaming-memory copies and all-gathers again, each set a part measured alone.
+  Program lamb_streaming = sdk::Sequence({}), lamb_gather = sdk::Sequence({});
+  const auto also = [](Program& p, Program& part, Program step) {
+    part.body.push_back(step);
+    p.body.push_back(std::move(step));
+  };
   for (Parameter& p : params) {
     reduce.body.push_back(p.sharded
                               ? sdk::ReduceScatter(p.sum, p.grad_shard, sdk::CollectiveOp::kSum)
@@ -369,7 +380,7 @@ BertResult run_bert(const BertConfig& c) {
     if (p.sharded)
       for (const auto& [buffer, t] : {std::pair{p.master_remote, p.master},
                                       std::pair{p.m_remote, p.m}, std::pair{p.v_remote, p.v}})
-        update.body.push_back(sdk::CopyFromRemote(buffer, 0, t));
+        also(update, lamb_streaming, sdk::CopyFromRemote(buffer, 0, t));
     p.scaled = ops::unary(g, update, ops::UnaryOp::kScale, p.sharded ? p.grad_shard : p.sum,
                           p.name + ".mean", inverse_accumulate);
     ops::AdamOptions o = lamb;
@@ -379,17 +390,19 @@ BertResult run_bert(const BertConfig& c) {
     if (p.sharded)
       for (const auto& [t, buffer] : {std::pair{p.master, p.master_remote},
                                       std::pair{p.m, p.m_remote}, std::pair{p.v, p.v_remote}})
-        update.body.push_back(sdk::CopyToRemote(t, buffer, 0));
+        also(update, lamb_streaming, sdk::CopyToRemote(t, buffer, 0));
     if (p.f16()) {
       ops::CastOptions sr;
       sr.stochastic = true;
       sr.seed = p.seed;
       sr.step = step_number;
       p.rounded = ops::cast(g, update, p.master, DType::kF16, p.name + ".rounded", sr);
-      update.body.push_back(p.sharded ? sdk::AllGather(*p.rounded, p.weight)
-                                      : sdk::Copy(*p.rounded, p.weight));
+      if (p.sharded)
+        also(update, lamb_gather, sdk::AllGather(*p.rounded, p.weight));
+      else
+        update.body.push_back(sdk::Copy(*p.rounded, p.weight));
     } else if (p.sharded) {
-      update.body.push_back(sdk::AllGather(p.master, p.weight));
+      also(update, lamb_gather, sdk::AllGather(p.master, p.weight));
     }
     const Tensor cleared =
         ops::unary(g, update, ops::UnaryOp::kScale, p.sum, p.name + ".cleared", 0.0f);
@@ -398,6 +411,31 @@ BertResult run_bert(const BertConfig& c) {
   const auto compile_start = std::chrono::steady_clock::now();
   std::vector<sdk::NamedProgram> programs = {{"step", step_program}, {"update", update}};
   if (R > 1) programs.push_back({"reduce", reduce});
+  // Each part of the step alone, for compose_pipeline (BertConfig::measure_parts). Part of a
+  // stage's forward pass is restoring its inputs, as in every slot; micro-batch 0's stand for
+  // any (the same tiles and sizes).
+  if (c.measure_parts) {
+    programs.push_back({"part.empty", sdk::Sequence({})});
+    for (unsigned k = 0; k < S; ++k) {
+      Program fwd = sdk::Sequence({}), bwd = sdk::Sequence({});
+      restore(fwd, k, 0);
+      fwd.body.push_back(sdk::Call(forward[k]));
+      run_backward(bwd, k, 0, false);
+      programs.push_back({fmt::format("part.stage{}.forward", k), fwd});
+      programs.push_back({fmt::format("part.stage{}.backward", k), bwd});
+    }
+    Program h = sdk::Sequence({});
+    run_heads(h, 0, false);
+    programs.push_back({"part.heads", h});
+    for (const auto& [key, sends] : slot_copies)
+      programs.push_back({"part.sends." + key, sdk::Copy(sends)});
+    Program host_io = step_start;
+    host_io.body.push_back(sdk::HostRead(mlm_losses, "mlm_loss"));
+    host_io.body.push_back(sdk::HostRead(nsp_losses, "nsp_loss"));
+    programs.push_back({"part.host_io", host_io});
+    if (!lamb_streaming.body.empty()) programs.push_back({"part.lamb.streaming", lamb_streaming});
+    if (!lamb_gather.body.empty()) programs.push_back({"part.lamb.gather", lamb_gather});
+  }
   const sdk::Executable exe = sdk::compile(g, programs);
   out.compile_seconds = seconds_since(compile_start);
   out.memory_report = exe.memory_report;
@@ -677,6 +715,23 @@ BertResult run_bert(const BertConfig& c) {
         identical &= bits == host[i].bits;
       }
     }
+  }
+  if (c.measure_parts) {  // after the checks: the parts' runs change the sums and the losses
+    const uint64_t dispatch = device.run("part.empty").run.cycles;
+    const auto part = [&](const std::string& name) {
+      return device.run(name).run.cycles - dispatch;
+    };
+    PipelineParts& parts = out.parts.emplace();
+    for (unsigned k = 0; k < S; ++k) {
+      parts.forward.push_back(part(fmt::format("part.stage{}.forward", k)));
+      parts.backward.push_back(part(fmt::format("part.stage{}.backward", k)));
+    }
+    parts.heads = part("part.heads");
+    for (const auto& [key, sends] : slot_copies) parts.sends[key] = part("part.sends." + key);
+    parts.host_io = part("part.host_io");
+    if (!lamb_streaming.body.empty()) out.lamb_streaming_cycles = part("part.lamb.streaming");
+    if (!lamb_gather.body.empty()) out.lamb_gather_cycles = part("part.lamb.gather");
+    out.composed = compose_pipeline(parts, S, A);
   }
   const size_t used_rows = std::min(dataset_rows, micro_batches * s.rows);
   uint64_t real = 0;

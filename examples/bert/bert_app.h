@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "examples/bert/model.h"
+#include "examples/bert/step_time.h"
 #include "sdk/runtime/device.h"
 
 namespace ipu::examples::bert {
@@ -40,6 +41,10 @@ struct BertConfig {
   // gradient sums reduce-scattered and its new weights all-gathered. false: every replica keeps
   // and updates all of it (the sums all-reduced).
   bool shard_optimizer = true;
+  // After the training steps, run each part of a step alone (a stage's forward and backward
+  // passes, the heads, each slot's copies, the host I/O, LAMB's streaming and all-gathers) and
+  // compose the pipeline's time from them (step_time.h).
+  bool measure_parts = false;
   sdk::DeviceOptions device;
 };
 
@@ -79,6 +84,11 @@ struct BertResult {
   sdk::Profile profile;                 // of every run (DeviceOptions::profile)
   unsigned fullest_tile = 0;            // the tile whose data take the most of its memory
   uint32_t fullest_tile_bytes = 0, tile_free_bytes = 0;
+  // BertConfig::measure_parts: each part's cycles, the pipeline composed from them (its measured
+  // time is each step's pipeline_cycles), and the update's streaming and all-gathers alone.
+  std::optional<PipelineParts> parts;
+  PipelineTime composed;
+  uint64_t lamb_streaming_cycles = 0, lamb_gather_cycles = 0;
 };
 
 BertResult run_bert(const BertConfig& config);
