@@ -16,8 +16,6 @@
 //   transformer_layer [--preset mk2|bow] [--hidden N] [--heads N] [--ffn N] [--seq N]
 //                     [--sequences N] [--tiles N] [--memory P] [--pass P] [--param NAME=VALUE]
 #include <fmt/format.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <boost/program_options.hpp>
@@ -29,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/child_process.h"
 #include "hw/machine/machine_config.h"
 #include "sdk/compiler/compiler.h"
 #include "sdk/ops/transformer.h"
@@ -126,32 +125,6 @@ void run_pass(Pass pass, const ipu::hw::MachineConfig& machine, unsigned tiles,
   out.tiles = g.tiles();
 }
 
-// This program again with `pass` added, its figures read from a pipe. False when it fails.
-bool run_child(int argc, char** argv, const char* pass, PassFigures& out) {
-  int fds[2];
-  if (pipe(fds) != 0) return false;
-  const pid_t child = fork();
-  if (child == 0) {
-    close(fds[0]);
-    std::vector<std::string> args(argv, argv + argc);
-    args.insert(args.end(), {"--pass", pass, "--figures-fd", std::to_string(fds[1])});
-    std::vector<char*> raw;
-    for (std::string& a : args) raw.push_back(a.data());
-    raw.push_back(nullptr);
-    execv("/proc/self/exe", raw.data());
-    _exit(127);
-  }
-  close(fds[1]);
-  size_t got = 0;
-  auto* bytes = reinterpret_cast<char*>(&out);
-  for (ssize_t n; got < sizeof out && (n = read(fds[0], bytes + got, sizeof out - got)) > 0;)
-    got += static_cast<size_t>(n);
-  close(fds[0]);
-  int status = 0;
-  waitpid(child, &status, 0);
-  return got == sizeof out && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -210,7 +183,7 @@ int main(int argc, char** argv) {
     if (pass == "both") {
       for (const char* p : {"forward", "backward"}) {
         passes.emplace_back();
-        if (!run_child(argc, argv, p, passes.back())) {
+        if (!ipu::bench::run_child(argc, argv, {"--pass", p}, passes.back())) {
           std::cerr << "transformer_layer: the " << p << " pass failed\n";
           return 1;
         }
@@ -221,14 +194,7 @@ int main(int argc, char** argv) {
                : pass == "backward" ? Pass::kBackward
                                     : Pass::kTogether,
                machine, tiles, shape, options, passes.back());
-      if (figures_fd >= 0) {
-        const auto* bytes = reinterpret_cast<const char*>(&passes.back());
-        size_t put = 0;
-        for (ssize_t n; put < sizeof(PassFigures) &&
-                        (n = write(figures_fd, bytes + put, sizeof(PassFigures) - put)) > 0;)
-          put += static_cast<size_t>(n);
-        return put == sizeof(PassFigures) ? 0 : 1;
-      }
+      if (figures_fd >= 0) return ipu::bench::send_figures(figures_fd, passes.back()) ? 0 : 1;
     }
   } catch (const std::exception& e) {
     std::cerr << "transformer_layer: " << e.what() << "\n";

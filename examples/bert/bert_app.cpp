@@ -8,6 +8,7 @@
 #include <cstring>
 #include <random>
 
+#include "examples/bert/optimizer.h"
 #include "examples/bert/step_time.h"
 #include "sdk/compiler/compiler.h"
 
@@ -21,25 +22,6 @@ namespace ops = sdk::ops;
 namespace ref = sdk::ops::reference;
 
 namespace {
-
-// One trained parameter: the tensor the model reads, its gradient, and what LAMB keeps. An f16
-// weight has an f32 master; an f32 weight is its own master.
-struct Parameter {
-  std::string name;
-  unsigned stage = 0;  // whose backward pass makes the gradient (kHeadsStage: the heads')
-  Tensor weight, grad, master, m, v, sum, scaled;
-  std::optional<Tensor> rounded;  // f16 weights: the master rounded stochastically
-  uint64_t seed = 0;
-  float weight_decay = 0;
-  bool is_f16 = false;
-  bool f16() const { return is_f16; }
-  // Sharded over the replicas (BertConfig::shard_optimizer): replica r updates elements
-  // [r n, (r + 1) n) of the tensor, its master and moments kept in streaming memory between
-  // steps; `master`, `m` and `v` are then the shard's, loaded for the update.
-  bool sharded = false;
-  Tensor grad_shard;
-  sdk::RemoteBuffer master_remote, m_remote, v_remote;
-};
 
 struct HostParameter {
   std::vector<float> master, m, v;
@@ -126,54 +108,11 @@ BertResult run_bert(const BertConfig& c) {
   // The parameters, each with its gradient, its LAMB state and its accumulated sum.
   std::vector<Parameter> params;
   const bool shard = c.shard_optimizer && R > 1 && c.machine.gateway.present;
-  const auto param = [&](const std::string& name, Tensor weight, Tensor grad, unsigned stage) {
-    Parameter p;
-    p.name = name;
-    p.stage = stage;
-    p.weight = weight;
-    p.grad = grad;
-    const sdk::TensorInfo wi = g.tensor(weight);
-    const auto like = [&](const char* what) {
-      const Tensor t = g.add_variable(DType::kF32, wi.shape, fmt::format("{}.{}", name, what));
-      g.set_tile_mapping(t, wi.mapping);
-      return t;
-    };
-    p.is_f16 = wi.type == DType::kF16;
-    p.sum = like("sum");
-    // A shard is whole words of the weight (f16 pairs), the same size on every replica.
-    p.sharded = shard && wi.elements % (2 * R) == 0;
-    if (p.sharded) {
-      const size_t n = wi.elements / R;
-      std::vector<unsigned> owners;  // the weight's tiles, in order
-      for (const sdk::Interval& i : wi.mapping)
-        if (std::find(owners.begin(), owners.end(), i.tile) == owners.end())
-          owners.push_back(i.tile);
-      // Whole f16 pairs a tile, so that an f16 weight's rounded shard is whole words.
-      const auto shard_of = [&](const char* what, bool scratch) {
-        const Tensor t = g.add_variable(DType::kF32, {n}, fmt::format("{}.{}", name, what));
-        g.map_evenly(t, owners, 2);
-        if (scratch) g.set_scratch(t);
-        return t;
-      };
-      p.grad_shard = shard_of("grad_shard", false);
-      p.master = shard_of("master_shard", true);
-      p.m = shard_of("m_shard", true);
-      p.v = shard_of("v_shard", true);
-      p.master_remote = g.add_remote_buffer(name + ".master", DType::kF32, n, 1);
-      p.m_remote = g.add_remote_buffer(name + ".m", DType::kF32, n, 1);
-      p.v_remote = g.add_remote_buffer(name + ".v", DType::kF32, n, 1);
-      out.sharded_parameters += wi.elements;
-    } else {
-      p.master = p.is_f16 ? like("master") : weight;
-      p.m = like("m");
-      p.v = like("v");
-    }
-    p.seed = 0x5eed0000u + params.size();
-    p.weight_decay = wi.shape.size() == 2 ? 0.01f : 0.0f;  // not biases and norms
-    out.parameters += wi.elements;
-    params.push_back(p);
-  };
-  for (const ParameterRef& r : parameters(model)) param(r.name, r.weight, r.grad, r.stage);
+  for (const ParameterRef& r : parameters(model)) {
+    params.push_back(add_parameter(g, r.name, r.weight, r.grad, r.stage, R, shard, params.size()));
+    out.parameters += g.tensor(r.weight).elements;
+    if (params.back().sharded) out.sharded_parameters += g.tensor(r.weight).elements;
+  }
 
   // The step's programs. Every micro-batch's inputs stream in at the step's start ([A x n] on
   // chip 0) and its losses out at the end. Each stage's forward and backward passes, the heads'
@@ -360,54 +299,15 @@ BertResult run_bert(const BertConfig& c) {
   ops::AdamOptions lamb;
   lamb.lamb = true;
   lamb.learning_rate = c.learning_rate;
-  // Each replica's sums added up over the replicas (AllReduce, on the IPU-Links), then their
-  // mean over every micro-batch of every replica.
+  // Each replica's sums added up over the replicas, then their mean over every micro-batch of
+  // every replica.
   const float inverse_accumulate = 1.0f / static_cast<float>(c.accumulate * R);
-  // A sharded parameter's sums are reduce-scattered instead: each replica gets its shard's
-  // sums, updates its shard of the master (streamed in and out of streaming memory with the
-  // moments), and the new weights are gathered back from every replica's shard.
-  Program reduce = sdk::Sequence({});  // a program of its own, so that its time is its own
-  // The update's streaming-memory copies and all-gathers again, each set a part measured alone.
-  Program lamb_streaming = sdk::Sequence({}), lamb_gather = sdk::Sequence({});
-  const auto also = [](Program& p, Program& part, Program step) {
-    part.body.push_back(step);
-    p.body.push_back(std::move(step));
-  };
-  for (Parameter& p : params) {
-    reduce.body.push_back(p.sharded
-                              ? sdk::ReduceScatter(p.sum, p.grad_shard, sdk::CollectiveOp::kSum)
-                              : sdk::AllReduce(p.sum, sdk::CollectiveOp::kSum));
-    if (p.sharded)
-      for (const auto& [buffer, t] : {std::pair{p.master_remote, p.master},
-                                      std::pair{p.m_remote, p.m}, std::pair{p.v_remote, p.v}})
-        also(update, lamb_streaming, sdk::CopyFromRemote(buffer, 0, t));
-    p.scaled = ops::unary(g, update, ops::UnaryOp::kScale, p.sharded ? p.grad_shard : p.sum,
-                          p.name + ".mean", inverse_accumulate);
-    ops::AdamOptions o = lamb;
-    o.weight_decay = p.weight_decay;
-    o.norms_across_replicas = p.sharded;
-    ops::adam(g, update, p.master, p.scaled, p.m, p.v, corrections, o, p.name + ".lamb");
-    if (p.sharded)
-      for (const auto& [t, buffer] : {std::pair{p.master, p.master_remote},
-                                      std::pair{p.m, p.m_remote}, std::pair{p.v, p.v_remote}})
-        also(update, lamb_streaming, sdk::CopyToRemote(t, buffer, 0));
-    if (p.f16()) {
-      ops::CastOptions sr;
-      sr.stochastic = true;
-      sr.seed = p.seed;
-      sr.step = step_number;
-      p.rounded = ops::cast(g, update, p.master, DType::kF16, p.name + ".rounded", sr);
-      if (p.sharded)
-        also(update, lamb_gather, sdk::AllGather(*p.rounded, p.weight));
-      else
-        update.body.push_back(sdk::Copy(*p.rounded, p.weight));
-    } else if (p.sharded) {
-      also(update, lamb_gather, sdk::AllGather(p.master, p.weight));
-    }
-    const Tensor cleared =
-        ops::unary(g, update, ops::UnaryOp::kScale, p.sum, p.name + ".cleared", 0.0f);
-    update.body.push_back(sdk::Copy(cleared, p.sum));
-  }
+  UpdatePrograms updates =
+      add_update(g, params, lamb, inverse_accumulate, corrections, step_number);
+  update.body.push_back(updates.update);
+  const Program& reduce = updates.reduce;
+  const Program& lamb_streaming = updates.streaming;
+  const Program& lamb_gather = updates.gather;
   const auto compile_start = std::chrono::steady_clock::now();
   std::vector<sdk::NamedProgram> programs = {{"step", step_program}, {"update", update}};
   if (R > 1) programs.push_back({"reduce", reduce});

@@ -1,0 +1,114 @@
+#include "examples/bert/optimizer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+
+namespace ipu::examples::bert {
+
+using sdk::DType;
+using sdk::Graph;
+using sdk::Program;
+using sdk::Tensor;
+namespace ops = sdk::ops;
+
+Parameter add_parameter(Graph& g, const std::string& name, Tensor weight, Tensor grad,
+                        unsigned stage, unsigned replicas, bool shard, size_t index) {
+  const unsigned R = replicas;
+  Parameter p;
+  p.name = name;
+  p.stage = stage;
+  p.weight = weight;
+  p.grad = grad;
+  const sdk::TensorInfo wi = g.tensor(weight);
+  const auto like = [&](const char* what) {
+    const Tensor t = g.add_variable(DType::kF32, wi.shape, fmt::format("{}.{}", name, what));
+    g.set_tile_mapping(t, wi.mapping);
+    return t;
+  };
+  p.is_f16 = wi.type == DType::kF16;
+  p.sum = like("sum");
+  // A shard is whole words of the weight (f16 pairs), the same size on every replica.
+  p.sharded = shard && R > 1 && wi.elements % (2 * R) == 0;
+  if (p.sharded) {
+    const size_t n = wi.elements / R;
+    std::vector<unsigned> owners;  // the weight's tiles, in order
+    for (const sdk::Interval& i : wi.mapping)
+      if (std::find(owners.begin(), owners.end(), i.tile) == owners.end()) owners.push_back(i.tile);
+    // Whole f16 pairs a tile, so that an f16 weight's rounded shard is whole words.
+    const auto shard_of = [&](const char* what, bool scratch) {
+      const Tensor t = g.add_variable(DType::kF32, {n}, fmt::format("{}.{}", name, what));
+      g.map_evenly(t, owners, 2);
+      if (scratch) g.set_scratch(t);
+      return t;
+    };
+    p.grad_shard = shard_of("grad_shard", false);
+    p.master = shard_of("master_shard", true);
+    p.m = shard_of("m_shard", true);
+    p.v = shard_of("v_shard", true);
+    p.master_remote = g.add_remote_buffer(name + ".master", DType::kF32, n, 1);
+    p.m_remote = g.add_remote_buffer(name + ".m", DType::kF32, n, 1);
+    p.v_remote = g.add_remote_buffer(name + ".v", DType::kF32, n, 1);
+  } else {
+    p.master = p.is_f16 ? like("master") : weight;
+    p.m = like("m");
+    p.v = like("v");
+  }
+  p.seed = 0x5eed0000u + index;
+  p.weight_decay = wi.shape.size() == 2 ? 0.01f : 0.0f;  // not biases and norms
+  return p;
+}
+
+UpdatePrograms add_update(Graph& g, std::vector<Parameter>& params, const ops::AdamOptions& lamb,
+                          float inverse_accumulate, Tensor corrections, Tensor step_number) {
+  UpdatePrograms out;
+  out.reduce = out.update = out.streaming = out.gather = sdk::Sequence({});
+  Program& update = out.update;
+  const auto also = [](Program& p, Program& part, Program step) {
+    part.body.push_back(step);
+    p.body.push_back(std::move(step));
+  };
+  // A sharded parameter's sums are reduce-scattered: each replica gets its shard's sums,
+  // updates its shard of the master (streamed in and out of streaming memory with the moments),
+  // and the new weights are gathered back from every replica's shard. Any other's are
+  // all-reduced and every replica updates all of it.
+  for (Parameter& p : params) {
+    out.reduce.body.push_back(p.sharded
+                                  ? sdk::ReduceScatter(p.sum, p.grad_shard, sdk::CollectiveOp::kSum)
+                                  : sdk::AllReduce(p.sum, sdk::CollectiveOp::kSum));
+    if (p.sharded)
+      for (const auto& [buffer, t] : {std::pair{p.master_remote, p.master},
+                                      std::pair{p.m_remote, p.m}, std::pair{p.v_remote, p.v}})
+        also(update, out.streaming, sdk::CopyFromRemote(buffer, 0, t));
+    p.scaled = ops::unary(g, update, ops::UnaryOp::kScale, p.sharded ? p.grad_shard : p.sum,
+                          p.name + ".mean", inverse_accumulate);
+    ops::AdamOptions o = lamb;
+    o.weight_decay = p.weight_decay;
+    o.norms_across_replicas = p.sharded;
+    ops::adam(g, update, p.master, p.scaled, p.m, p.v, corrections, o, p.name + ".lamb");
+    if (p.sharded)
+      for (const auto& [t, buffer] : {std::pair{p.master, p.master_remote},
+                                      std::pair{p.m, p.m_remote}, std::pair{p.v, p.v_remote}})
+        also(update, out.streaming, sdk::CopyToRemote(t, buffer, 0));
+    if (p.f16()) {
+      ops::CastOptions sr;
+      sr.stochastic = true;
+      sr.seed = p.seed;
+      sr.step = step_number;
+      p.rounded = ops::cast(g, update, p.master, DType::kF16, p.name + ".rounded", sr);
+      if (p.sharded)
+        also(update, out.gather, sdk::AllGather(*p.rounded, p.weight));
+      else
+        update.body.push_back(sdk::Copy(*p.rounded, p.weight));
+    } else if (p.sharded) {
+      also(update, out.gather, sdk::AllGather(p.master, p.weight));
+    }
+    const Tensor cleared =
+        ops::unary(g, update, ops::UnaryOp::kScale, p.sum, p.name + ".cleared", 0.0f);
+    update.body.push_back(sdk::Copy(cleared, p.sum));
+  }
+  return out;
+}
+
+}  // namespace ipu::examples::bert
