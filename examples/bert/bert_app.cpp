@@ -103,6 +103,12 @@ BertResult run_bert(const BertConfig& c) {
   bo.layers_per_chip = c.layers_per_chip;
   BertModel model = build_bert(g, s, bo);
   for (const ops::LayerStep& step : model.steps) out.flops_per_micro_batch += step.flops;
+  for (const BertStage& stage : model.stages) {
+    double f = 0;
+    for (const StepRange r : {stage.forward, stage.backward})
+      for (size_t i = r.begin; i < r.end; ++i) f += model.steps[i].flops;
+    out.stage_flops.push_back(f);
+  }
   out.operations = model.steps.size();
 
   // The parameters, each with its gradient, its LAMB state and its accumulated sum.
@@ -302,39 +308,73 @@ BertResult run_bert(const BertConfig& c) {
   // Each replica's sums added up over the replicas, then their mean over every micro-batch of
   // every replica.
   const float inverse_accumulate = 1.0f / static_cast<float>(c.accumulate * R);
-  UpdatePrograms updates =
-      add_update(g, params, lamb, inverse_accumulate, corrections, step_number);
-  update.body.push_back(updates.update);
-  const Program& reduce = updates.reduce;
-  const Program& lamb_streaming = updates.streaming;
-  const Program& lamb_gather = updates.gather;
+  const Update updates = add_update(g, params, lamb, inverse_accumulate, corrections, step_number);
+  update.body.push_back(updates.all.update);
+  const Program& reduce = updates.all.reduce;
+  const Program& lamb_streaming = updates.all.streaming;
+  const Program& lamb_gather = updates.all.gather;
   const auto compile_start = std::chrono::steady_clock::now();
   std::vector<sdk::NamedProgram> programs = {{"step", step_program}, {"update", update}};
   if (R > 1) programs.push_back({"reduce", reduce});
-  // Each part of the step alone, for compose_pipeline (BertConfig::measure_parts). Part of a
-  // stage's forward pass is restoring its inputs, as in every slot; micro-batch 0's stand for
-  // any (the same tiles and sizes).
-  if (c.measure_parts) {
-    programs.push_back({"part.empty", sdk::Sequence({})});
+  // Each part of the step alone, for compose_pipeline (BertConfig::measure_parts, parts_only).
+  // Part of a stage's forward pass is restoring its inputs, as in every slot; micro-batch 0's
+  // stand for any (the same tiles and sizes). The last stage's first layer's update parts stand
+  // for any layer's.
+  std::vector<sdk::NamedProgram> parts;
+  if (c.measure_parts || c.parts_only) {
+    parts.push_back({"empty", sdk::Sequence({})});
     for (unsigned k = 0; k < S; ++k) {
-      Program fwd = sdk::Sequence({}), bwd = sdk::Sequence({});
-      restore(fwd, k, 0);
+      Program back = sdk::Sequence({}), fwd = sdk::Sequence({}), bwd = sdk::Sequence({});
+      restore(back, k, 0);
+      fwd = back;
       fwd.body.push_back(sdk::Call(forward[k]));
       run_backward(bwd, k, 0, false);
-      programs.push_back({fmt::format("part.stage{}.forward", k), fwd});
-      programs.push_back({fmt::format("part.stage{}.backward", k), bwd});
+      parts.push_back({fmt::format("stage{}.restore", k), back});
+      parts.push_back({fmt::format("stage{}.forward", k), fwd});
+      parts.push_back({fmt::format("stage{}.backward", k), bwd});
     }
     Program h = sdk::Sequence({});
     run_heads(h, 0, false);
-    programs.push_back({"part.heads", h});
+    parts.push_back({"heads", h});
     for (const auto& [key, sends] : slot_copies)
-      programs.push_back({"part.sends." + key, sdk::Copy(sends)});
+      parts.push_back({"sends." + key, sdk::Copy(sends)});
     Program host_io = step_start;
     host_io.body.push_back(sdk::HostRead(mlm_losses, "mlm_loss"));
     host_io.body.push_back(sdk::HostRead(nsp_losses, "nsp_loss"));
-    programs.push_back({"part.host_io", host_io});
-    if (!lamb_streaming.body.empty()) programs.push_back({"part.lamb.streaming", lamb_streaming});
-    if (!lamb_gather.body.empty()) programs.push_back({"part.lamb.gather", lamb_gather});
+    parts.push_back({"host_io", host_io});
+    if (R > 1) parts.push_back({"reduce", reduce});
+    parts.push_back({"update", update});
+    if (!lamb_streaming.body.empty()) parts.push_back({"lamb.streaming", lamb_streaming});
+    if (!lamb_gather.body.empty()) parts.push_back({"lamb.gather", lamb_gather});
+    UpdatePrograms layer;
+    layer.reduce = layer.update = layer.streaming = layer.gather = sdk::Sequence({});
+    const std::string prefix = fmt::format("layer{}.", model.stages[S - 1].first_layer);
+    for (size_t i = 0; i < params.size(); ++i)
+      if (params[i].name.rfind(prefix, 0) == 0)
+        for (auto [to, from] : {std::pair{&layer.reduce, &updates.each[i].reduce},
+                                std::pair{&layer.update, &updates.each[i].update},
+                                std::pair{&layer.streaming, &updates.each[i].streaming},
+                                std::pair{&layer.gather, &updates.each[i].gather}})
+          to->body.insert(to->body.end(), from->body.begin(), from->body.end());
+    if (R > 1) parts.push_back({"layer.reduce", layer.reduce});
+    parts.push_back({"layer.update", layer.update});
+    if (!layer.streaming.body.empty()) parts.push_back({"layer.streaming", layer.streaming});
+    if (!layer.gather.body.empty()) parts.push_back({"layer.gather", layer.gather});
+    if (!c.parts.empty()) {  // the ones asked for, each known
+      for (const std::string& name : c.parts)
+        if (std::none_of(parts.begin(), parts.end(),
+                         [&](const sdk::NamedProgram& p) { return p.name == name; }))
+          throw std::invalid_argument(fmt::format("no part '{}' in this step", name));
+      parts.erase(std::remove_if(parts.begin(), parts.end(),
+                                 [&](const sdk::NamedProgram& p) {
+                                   return p.name != "empty" &&
+                                          std::find(c.parts.begin(), c.parts.end(), p.name) ==
+                                              c.parts.end();
+                                 }),
+                  parts.end());
+    }
+    if (c.parts_only) programs.clear();
+    for (const sdk::NamedProgram& p : parts) programs.push_back({"part." + p.name, p.program});
   }
   const sdk::Executable exe = sdk::compile(g, programs);
   out.compile_seconds = seconds_since(compile_start);
@@ -456,9 +496,10 @@ BertResult run_bert(const BertConfig& c) {
       if (labels[i] != ops::kIgnoredLabel) sum += loss[i], ++used;
   };
 
-  bool identical = true;
+  bool identical = !c.parts_only;
   size_t next_row = 0;
-  for (unsigned step = 0; step < c.steps; ++step) {
+  std::map<std::string, std::vector<uint32_t>> part_inputs;
+  for (unsigned step = 0; step < (c.parts_only ? 0u : c.steps); ++step) {
     BertStep r;
     double mlm = 0, nsp = 0, mlm_host = 0, nsp_host = 0;
     size_t predictions = 0, sentences = 0, unused = 0;
@@ -585,7 +626,7 @@ BertResult run_bert(const BertConfig& c) {
     out.steps.push_back(r);
   }
   // The final weights, read back from every replica.
-  for (size_t i = 0; i < params.size(); ++i) {
+  for (size_t i = 0; i < (c.parts_only ? 0 : params.size()); ++i) {
     const Parameter& p = params[i];
     const sdk::TensorInfo& mi = g.tensor(p.master);
     if (p.sharded) {  // the masters and moments: each replica's shard, in streaming memory
@@ -616,22 +657,35 @@ BertResult run_bert(const BertConfig& c) {
       }
     }
   }
-  if (c.measure_parts) {  // after the checks: the parts' runs change the sums and the losses
-    const uint64_t dispatch = device.run("part.empty").run.cycles;
-    const auto part = [&](const std::string& name) {
-      return device.run(name).run.cycles - dispatch;
-    };
-    PipelineParts& parts = out.parts.emplace();
-    for (unsigned k = 0; k < S; ++k) {
-      parts.forward.push_back(part(fmt::format("part.stage{}.forward", k)));
-      parts.backward.push_back(part(fmt::format("part.stage{}.backward", k)));
+  if (!parts.empty()) {  // after the checks: the parts' runs change the sums and the losses
+    if (c.parts_only) {  // the streams the parts read, zeros
+      for (const auto& [name, t] : inputs) {
+        std::vector<uint32_t>& zeros = part_inputs[name];
+        zeros.assign(size_t{R} * A * g.tensor(t).elements, 0);
+        connect(name, zeros);
+      }
     }
-    parts.heads = part("part.heads");
-    for (const auto& [key, sends] : slot_copies) parts.sends[key] = part("part.sends." + key);
-    parts.host_io = part("part.host_io");
-    if (!lamb_streaming.body.empty()) out.lamb_streaming_cycles = part("part.lamb.streaming");
-    if (!lamb_gather.body.empty()) out.lamb_gather_cycles = part("part.lamb.gather");
-    out.composed = compose_pipeline(parts, S, A);
+    const uint64_t dispatch = device.run("part.empty").run.cycles;
+    for (const sdk::NamedProgram& p : parts)
+      if (p.name != "empty")
+        out.part_cycles[p.name] = device.run("part." + p.name).run.cycles - dispatch;
+    const auto measured = [&](const std::string& name) {
+      const auto found = out.part_cycles.find(name);
+      return found == out.part_cycles.end() ? 0 : found->second;
+    };
+    out.lamb_streaming_cycles = measured("lamb.streaming");
+    out.lamb_gather_cycles = measured("lamb.gather");
+    if (c.parts.empty()) {
+      PipelineParts& pp = out.parts.emplace();
+      for (unsigned k = 0; k < S; ++k) {
+        pp.forward.push_back(measured(fmt::format("stage{}.forward", k)));
+        pp.backward.push_back(measured(fmt::format("stage{}.backward", k)));
+      }
+      pp.heads = measured("heads");
+      for (const auto& [key, sends] : slot_copies) pp.sends[key] = measured("sends." + key);
+      pp.host_io = measured("host_io");
+      out.composed = compose_pipeline(pp, S, A);
+    }
   }
   const size_t used_rows = std::min(dataset_rows, micro_batches * s.rows);
   uint64_t real = 0;

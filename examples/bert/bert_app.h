@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +46,11 @@ struct BertConfig {
   // passes, the heads, each slot's copies, the host I/O, LAMB's streaming and all-gathers) and
   // compose the pipeline's time from them (step_time.h).
   bool measure_parts = false;
+  // Only the parts, nothing trained (the losses and weights unchecked): those named in `parts`
+  // (empty: every one; BertResult::part_cycles lists the names) compiled and run once each.
+  // bench/bert_throughput runs them in groups, each group's executable alone.
+  bool parts_only = false;
+  std::vector<std::string> parts;
   sdk::DeviceOptions device;
 };
 
@@ -74,6 +80,7 @@ struct BertResult {
   uint64_t parameters = 0;
   uint64_t sharded_parameters = 0;   // of them, those whose LAMB state is sharded
   double flops_per_micro_batch = 0;  // the products' (forward and backward)
+  std::vector<double> stage_flops;   // of them, each stage's (stage 0's with the embeddings')
   size_t operations = 0;             // a micro-batch's steps (ops::LayerStep)
   double packing_efficiency = 0;     // real tokens over row tokens of the rows used
   std::vector<BertStep> steps;
@@ -86,7 +93,8 @@ struct BertResult {
   uint32_t fullest_tile_bytes = 0, tile_free_bytes = 0;
   // BertConfig::measure_parts: each part's cycles, the pipeline composed from them (its measured
   // time is each step's pipeline_cycles), and the update's streaming and all-gathers alone.
-  std::optional<PipelineParts> parts;
+  std::optional<PipelineParts> parts;           // when every part was measured
+  std::map<std::string, uint64_t> part_cycles;  // each measured part's, by name
   PipelineTime composed;
   uint64_t lamb_streaming_cycles = 0, lamb_gather_cycles = 0;
 };

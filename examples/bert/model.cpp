@@ -213,6 +213,7 @@ BertModel build_bert(Graph& g, const BertShape& s, const BertOptions& o) {
         return ops::layer_norm(g, p, embedded_rows, w.embedding_gamma, w.embedding_beta, o.epsilon,
                                n);
       });
+  m.embeddings = {0, m.steps.size()};
   std::vector<ops::EncoderForward> forward;
   Tensor x = embed_norm.y;
   m.stages.resize(S);
@@ -335,6 +336,7 @@ BertModel build_bert(Graph& g, const BertShape& s, const BertOptions& o) {
     stage.dinput = dy;
     if (c > 0) stage.backward.end = m.steps.size();
   }
+  m.embeddings_backward.begin = m.steps.size();
   const ops::LayerNormGrad embed_grad =
       bt.add("embed_norm", 0.0, [&](Program& p, const std::string& n) {
         return ops::layer_norm_grad(g, p, embedded_rows, dy, w.embedding_gamma, embed_norm, n);
@@ -350,7 +352,7 @@ BertModel build_bert(Graph& g, const BertShape& s, const BertOptions& o) {
   d.word_t = table_grad("embed_words", in.tokens, V);
   d.position_t = table_grad("embed_positions", in.positions, s.seq);
   d.segment_t = table_grad("embed_segments", in.segments, 2);
-  m.stages[0].backward.end = m.steps.size();
+  m.stages[0].backward.end = m.embeddings_backward.end = m.steps.size();
   return m;
 }
 

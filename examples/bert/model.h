@@ -96,6 +96,8 @@ struct BertModel {
   sdk::Tensor heads_input;   // the last layer's y as the heads read it (on chip 0)
   sdk::Tensor heads_dinput;  // its gradient, which the last stage's backward pass takes
   StepRange heads;           // the heads' forward and backward, from heads_input to its gradient
+  // The embeddings' forward pass (stage 0's first steps) and their gradients (its last).
+  StepRange embeddings, embeddings_backward;
 };
 
 struct BertOptions {

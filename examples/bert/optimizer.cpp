@@ -60,55 +60,79 @@ Parameter add_parameter(Graph& g, const std::string& name, Tensor weight, Tensor
   return p;
 }
 
-UpdatePrograms add_update(Graph& g, std::vector<Parameter>& params, const ops::AdamOptions& lamb,
-                          float inverse_accumulate, Tensor corrections, Tensor step_number) {
-  UpdatePrograms out;
-  out.reduce = out.update = out.streaming = out.gather = sdk::Sequence({});
+namespace {
+
+// One parameter's part of the update, appended to `out`'s programs. A sharded parameter's sums
+// are reduce-scattered: each replica gets its shard's sums, updates its shard of the master
+// (streamed in and out of streaming memory with the moments), and the new weights are gathered
+// back from every replica's shard. Any other's are all-reduced and every replica updates all of
+// it.
+void add_update(Graph& g, Parameter& p, const ops::AdamOptions& lamb, float inverse_accumulate,
+                Tensor corrections, Tensor step_number, UpdatePrograms& out) {
   Program& update = out.update;
-  const auto also = [](Program& p, Program& part, Program step) {
+  const auto also = [](Program& to, Program& part, Program step) {
     part.body.push_back(step);
-    p.body.push_back(std::move(step));
+    to.body.push_back(std::move(step));
   };
-  // A sharded parameter's sums are reduce-scattered: each replica gets its shard's sums,
-  // updates its shard of the master (streamed in and out of streaming memory with the moments),
-  // and the new weights are gathered back from every replica's shard. Any other's are
-  // all-reduced and every replica updates all of it.
-  for (Parameter& p : params) {
-    out.reduce.body.push_back(p.sharded
-                                  ? sdk::ReduceScatter(p.sum, p.grad_shard, sdk::CollectiveOp::kSum)
-                                  : sdk::AllReduce(p.sum, sdk::CollectiveOp::kSum));
+  out.reduce.body.push_back(p.sharded
+                                ? sdk::ReduceScatter(p.sum, p.grad_shard, sdk::CollectiveOp::kSum)
+                                : sdk::AllReduce(p.sum, sdk::CollectiveOp::kSum));
+  if (p.sharded)
+    for (const auto& [buffer, t] : {std::pair{p.master_remote, p.master},
+                                    std::pair{p.m_remote, p.m}, std::pair{p.v_remote, p.v}})
+      also(update, out.streaming, sdk::CopyFromRemote(buffer, 0, t));
+  p.scaled = ops::unary(g, update, ops::UnaryOp::kScale, p.sharded ? p.grad_shard : p.sum,
+                        p.name + ".mean", inverse_accumulate);
+  ops::AdamOptions o = lamb;
+  o.weight_decay = p.weight_decay;
+  o.norms_across_replicas = p.sharded;
+  ops::adam(g, update, p.master, p.scaled, p.m, p.v, corrections, o, p.name + ".lamb");
+  if (p.sharded)
+    for (const auto& [t, buffer] : {std::pair{p.master, p.master_remote},
+                                    std::pair{p.m, p.m_remote}, std::pair{p.v, p.v_remote}})
+      also(update, out.streaming, sdk::CopyToRemote(t, buffer, 0));
+  if (p.f16()) {
+    ops::CastOptions sr;
+    sr.stochastic = true;
+    sr.seed = p.seed;
+    sr.step = step_number;
+    p.rounded = ops::cast(g, update, p.master, DType::kF16, p.name + ".rounded", sr);
     if (p.sharded)
-      for (const auto& [buffer, t] : {std::pair{p.master_remote, p.master},
-                                      std::pair{p.m_remote, p.m}, std::pair{p.v_remote, p.v}})
-        also(update, out.streaming, sdk::CopyFromRemote(buffer, 0, t));
-    p.scaled = ops::unary(g, update, ops::UnaryOp::kScale, p.sharded ? p.grad_shard : p.sum,
-                          p.name + ".mean", inverse_accumulate);
-    ops::AdamOptions o = lamb;
-    o.weight_decay = p.weight_decay;
-    o.norms_across_replicas = p.sharded;
-    ops::adam(g, update, p.master, p.scaled, p.m, p.v, corrections, o, p.name + ".lamb");
-    if (p.sharded)
-      for (const auto& [t, buffer] : {std::pair{p.master, p.master_remote},
-                                      std::pair{p.m, p.m_remote}, std::pair{p.v, p.v_remote}})
-        also(update, out.streaming, sdk::CopyToRemote(t, buffer, 0));
-    if (p.f16()) {
-      ops::CastOptions sr;
-      sr.stochastic = true;
-      sr.seed = p.seed;
-      sr.step = step_number;
-      p.rounded = ops::cast(g, update, p.master, DType::kF16, p.name + ".rounded", sr);
-      if (p.sharded)
-        also(update, out.gather, sdk::AllGather(*p.rounded, p.weight));
-      else
-        update.body.push_back(sdk::Copy(*p.rounded, p.weight));
-    } else if (p.sharded) {
-      also(update, out.gather, sdk::AllGather(p.master, p.weight));
-    }
-    const Tensor cleared =
-        ops::unary(g, update, ops::UnaryOp::kScale, p.sum, p.name + ".cleared", 0.0f);
-    update.body.push_back(sdk::Copy(cleared, p.sum));
+      also(update, out.gather, sdk::AllGather(*p.rounded, p.weight));
+    else
+      update.body.push_back(sdk::Copy(*p.rounded, p.weight));
+  } else if (p.sharded) {
+    also(update, out.gather, sdk::AllGather(p.master, p.weight));
   }
-  return out;
+  const Tensor cleared =
+      ops::unary(g, update, ops::UnaryOp::kScale, p.sum, p.name + ".cleared", 0.0f);
+  update.body.push_back(sdk::Copy(cleared, p.sum));
+}
+
+}  // namespace
+
+Update add_update(Graph& g, std::vector<Parameter>& params, const ops::AdamOptions& lamb,
+                  float inverse_accumulate, Tensor corrections, Tensor step_number) {
+  Update all;
+  const auto empty = [] {
+    UpdatePrograms u;
+    u.reduce = u.update = u.streaming = u.gather = sdk::Sequence({});
+    return u;
+  };
+  all.all = empty();
+  for (Parameter& p : params) {
+    UpdatePrograms u = empty();
+    add_update(g, p, lamb, inverse_accumulate, corrections, step_number, u);
+    const auto append = [](Program& to, const Program& from) {
+      to.body.insert(to.body.end(), from.body.begin(), from.body.end());
+    };
+    append(all.all.reduce, u.reduce);
+    append(all.all.update, u.update);
+    append(all.all.streaming, u.streaming);
+    append(all.all.gather, u.gather);
+    all.each.push_back(std::move(u));
+  }
+  return all;
 }
 
 }  // namespace ipu::examples::bert

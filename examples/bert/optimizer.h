@@ -47,9 +47,15 @@ struct UpdatePrograms {
   sdk::Program streaming, gather;
 };
 
+// The update's programs, and each parameter's own (`each`, in the order of `params`), so that
+// a part of the model's update can be measured alone.
+struct Update {
+  UpdatePrograms all;
+  std::vector<UpdatePrograms> each;
+};
+
 // `corrections`: LAMB's two bias corrections; `step_number`: the stochastic rounding's salt.
-UpdatePrograms add_update(sdk::Graph& g, std::vector<Parameter>& params,
-                          const sdk::ops::AdamOptions& lamb, float inverse_accumulate,
-                          sdk::Tensor corrections, sdk::Tensor step_number);
+Update add_update(sdk::Graph& g, std::vector<Parameter>& params, const sdk::ops::AdamOptions& lamb,
+                  float inverse_accumulate, sdk::Tensor corrections, sdk::Tensor step_number);
 
 }  // namespace ipu::examples::bert

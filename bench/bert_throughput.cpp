@@ -1,0 +1,433 @@
+// How many sequences a second packed BERT trains at on a machine (docs/bert.md, "Throughput at
+// full size"). A whole step of BERT-Large on a POD16 (192 micro-batches through 4 chips, 16
+// chips in all) is too long to simulate on this host; its parts are not. The bench simulates,
+// at full size, a replica whose every stage holds one layer: each stage's forward pass (its
+// inputs restored) and backward pass (its gradients accumulated), the heads, each set of copies
+// that ends a pipeline slot, the step's host I/O, the reduce-scatter and LAMB (with its state in
+// streaming memory) of the model and of one layer alone. A stage of n layers is its one-layer
+// stage and n - 1 more layers (every layer has the same shapes on the same tiles); the update of
+// L layers is the measured one and L - S more layers' (the parameters are updated one after the
+// other). The step is composed from them with the schedule the bert example runs
+// (examples/bert/step_time.h): the busiest chip of each slot and the slot's copies, then the
+// update.
+//
+// Each group of parts is compiled and run in a child process of its own: the forward and the
+// backward passes of BERT-Large's layers do not fit one executable in this compiler
+// (docs/ops.md). A group that does not fit tile memory is named with the tile and what
+// overflowed.
+//
+// --check also simulates the whole step (every layer, every micro-batch) and fails unless the
+// composed step is within 5 % of it: the method's own test, on a model small enough.
+//
+//   bert_throughput [--preset pod16,bow-pod16] [--model large|tiny] [--layers-per-chip 3,7,7,7]
+//                   [--accumulate 192] [--rows 2] [--tiles N] [--param NAME=VALUE] [--check]
+#include <fmt/format.h>
+
+#include <boost/program_options.hpp>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "bench/child_process.h"
+#include "examples/bert/bert_app.h"
+#include "examples/bert/data.h"
+#include "examples/bert/step_time.h"
+#include "hw/machine/machine_config.h"
+
+namespace {
+
+using namespace ipu::examples::bert;
+namespace po = boost::program_options;
+
+// What a child sends back: each part's cycles, its executable's fullest tile, or its error.
+struct GroupFigures {
+  static constexpr size_t kMaxParts = 64;
+  struct Part {
+    char name[40];
+    uint64_t cycles;
+  } parts[kMaxParts];
+  uint32_t count = 0;
+  double clock_hz = 0, compile_seconds = 0, host_seconds = 0;
+  uint32_t fullest_tile = 0, fullest_used = 0, fullest_free = 0;
+  double flops_per_micro_batch = 0, layer_flops = 0;
+  // The whole step (--check): the simulated pipeline, reduce and update.
+  uint64_t pipeline_cycles = 0, reduce_cycles = 0, update_cycles = 0;
+  char error[1536] = {};
+};
+
+struct Settings {
+  ipu::hw::MachineConfig machine;
+  BertShape shape;
+  std::vector<size_t> layers_per_chip;
+  unsigned accumulate = 192, tiles = 0;
+  bool packing = true;
+};
+
+// The measurement's configuration: one layer a stage, the target's micro-batches (the host I/O
+// and the schedule's copies are the target's), nothing trained.
+BertConfig one_layer_stages(const Settings& s) {
+  BertConfig c;
+  c.machine = s.machine;
+  c.tiles = s.tiles;
+  c.shape = s.shape;
+  c.shape.layers = s.layers_per_chip.size();
+  c.layers_per_chip.assign(s.layers_per_chip.size(), 1);
+  c.accumulate = s.accumulate;
+  c.steps = 1;
+  c.packing = s.packing;
+  c.dataset_rows = 0;
+  c.parts_only = true;
+  return c;
+}
+
+// The groups, each one executable: a name and its parts.
+std::vector<std::pair<std::string, std::vector<std::string>>> groups(unsigned stages,
+                                                                     unsigned accumulate,
+                                                                     bool replicas) {
+  std::vector<std::string> forward, backward, copies = {"host_io"};
+  for (unsigned k = 0; k < stages; ++k) {
+    forward.push_back(fmt::format("stage{}.restore", k));
+    forward.push_back(fmt::format("stage{}.forward", k));
+    backward.push_back(fmt::format("stage{}.backward", k));
+  }
+  std::vector<std::string> keys;
+  for (const PipelineSlot& slot : pipeline_slots(stages, accumulate)) {
+    const std::string key = slot_sends(slot);
+    if (!key.empty() && std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+  }
+  for (const std::string& key : keys) copies.push_back("sends." + key);
+  std::vector<std::string> update = {"update", "layer.update"};
+  if (replicas)
+    update.insert(update.end(), {"reduce", "layer.reduce", "lamb.streaming", "lamb.gather",
+                                 "layer.streaming", "layer.gather"});
+  return {{"forward passes", forward},
+          {"backward passes", backward},
+          {"heads", {"heads"}},
+          {"copies and host I/O", copies},
+          {"update", update}};
+}
+
+// A child's work: the group's parts (or, for "whole", the whole step) into `out`.
+void run_group(const Settings& s, const std::string& group, GroupFigures& out) {
+  const auto start = std::chrono::steady_clock::now();
+  BertConfig c = one_layer_stages(s);
+  if (group == "whole") {
+    c.shape = s.shape;
+    c.layers_per_chip = s.layers_per_chip;
+    c.parts_only = false;
+  } else {
+    const unsigned S = static_cast<unsigned>(s.layers_per_chip.size());
+    const bool replicas = s.machine.chips / S > 1;
+    for (const auto& [name, parts] : groups(S, s.accumulate, replicas))
+      if (name == group) c.parts = parts;
+    if (c.parts.empty()) throw std::invalid_argument("no group '" + group + "'");
+  }
+  const BertResult r = run_bert(c);
+  for (const auto& [name, cycles] : r.part_cycles) {
+    if (out.count == GroupFigures::kMaxParts) throw std::runtime_error("too many parts");
+    GroupFigures::Part& p = out.parts[out.count++];
+    std::snprintf(p.name, sizeof p.name, "%s", name.c_str());
+    p.cycles = cycles;
+  }
+  out.clock_hz = r.clock_hz;
+  out.compile_seconds = r.compile_seconds;
+  out.fullest_tile = r.fullest_tile;
+  out.fullest_used = r.fullest_tile_bytes;
+  out.fullest_free = r.tile_free_bytes;
+  out.flops_per_micro_batch = r.flops_per_micro_batch;
+  out.layer_flops = r.stage_flops.empty() ? 0 : r.stage_flops.back();
+  if (!r.steps.empty()) {
+    out.pipeline_cycles = r.steps[0].pipeline_cycles;
+    out.reduce_cycles = r.steps[0].allreduce_cycles;
+    out.update_cycles = r.steps[0].update_cycles;
+  }
+  out.host_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::vector<size_t> parse_counts(const std::string& text) {
+  std::vector<size_t> counts;
+  for (size_t at = 0; !text.empty() && at <= text.size();) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    size_t n = 0;
+    const auto [end, error] = std::from_chars(text.data() + at, text.data() + comma, n);
+    if (error != std::errc() || end != text.data() + comma || n == 0 || n > 48)
+      throw po::error(fmt::format(
+          "--layers-per-chip: '{}' at character {} is not a count of layers from 1 to 48",
+          text.substr(at, comma - at), at + 1));
+    counts.push_back(n);
+    at = comma + 1;
+  }
+  return counts;
+}
+
+// Measures and composes one machine's step; prints it. False when a part failed or --check
+// found the composition off by more than 5 %.
+bool bench_machine(int argc, char** argv, const Settings& s, bool check) {
+  const auto start = std::chrono::steady_clock::now();
+  const unsigned S = static_cast<unsigned>(s.layers_per_chip.size());
+  const unsigned R = s.machine.chips / S;
+  const size_t N = std::accumulate(s.layers_per_chip.begin(), s.layers_per_chip.end(), size_t{0});
+  const BertShape& b = s.shape;
+  fmt::print("== packed BERT on a virtual {}: a training step composed from its parts ==\n",
+             s.machine.preset);
+  fmt::print(
+      "model        {} layers, hidden {}, {} heads, FFN {}, {} tokens a row, vocabulary {}; {} "
+      "rows a micro-batch{}\n",
+      N, b.hidden, b.heads, b.ffn, b.seq, b.vocab, b.rows,
+      s.packing ? fmt::format(", packed (at most {} sequences a row)", b.max_per_row)
+                : std::string(", one sequence a row"));
+  fmt::print(
+      "schedule     {} replica{} of {} chips, layers {} (the embeddings and heads on the first); "
+      "{} micro-batches a step; LAMB's state {}\n",
+      R, R == 1 ? "" : "s", S, fmt::join(s.layers_per_chip, ","), s.accumulate,
+      R > 1 && s.machine.gateway.present ? "sharded over the replicas in streaming memory"
+                                         : "on the chips");
+  std::map<std::string, uint64_t> cycles;
+  GroupFigures first;
+  bool ok = true;
+  fmt::print(
+      "parts        simulated at full size on {} one-layer stages a replica, each group "
+      "an executable of its own:\n",
+      S);
+  for (const auto& [name, parts] : groups(S, s.accumulate, R > 1)) {
+    GroupFigures f;
+    if (!ipu::bench::run_child(argc, argv, {"--group", name, "--group-preset", s.machine.preset},
+                               f)) {
+      fmt::print("  {:<22} FAILED (the child process ended without its figures)\n", name);
+      ok = false;
+      continue;
+    }
+    if (f.error[0] != '\0') {
+      fmt::print("  {:<22} does not fit: {}\n", name, f.error);
+      ok = false;
+      continue;
+    }
+    if (first.clock_hz == 0) first = f;
+    for (uint32_t i = 0; i < f.count; ++i) cycles[f.parts[i].name] = f.parts[i].cycles;
+    fmt::print(
+        "  {:<22} {} parts; fullest tile {} with {} of {} bytes ({:.0f}%); {:.0f} s of host "
+        "time\n",
+        name, f.count, f.fullest_tile, f.fullest_used, f.fullest_free,
+        100.0 * f.fullest_used / std::max<uint32_t>(f.fullest_free, 1), f.host_seconds);
+  }
+  if (!ok) return false;
+  const double hz = first.clock_hz;
+  const auto us = [hz](double n) { return n / hz * 1e6; };
+  const auto part = [&](const std::string& name) -> uint64_t {
+    const auto found = cycles.find(name);
+    return found == cycles.end() ? 0 : found->second;
+  };
+  // A one-layer stage's layer alone: the last stage's forward less its restore; its backward.
+  const uint64_t layer_forward =
+      part(fmt::format("stage{}.forward", S - 1)) - part(fmt::format("stage{}.restore", S - 1));
+  const uint64_t layer_backward = part(fmt::format("stage{}.backward", S - 1));
+  PipelineParts p;
+  for (unsigned k = 0; k < S; ++k) {
+    const uint64_t more = s.layers_per_chip[k] - 1;
+    p.forward.push_back(part(fmt::format("stage{}.forward", k)) + more * layer_forward);
+    p.backward.push_back(part(fmt::format("stage{}.backward", k)) + more * layer_backward);
+  }
+  p.heads = part("heads");
+  for (const auto& [name, n] : cycles)
+    if (name.rfind("sends.", 0) == 0) p.sends[name.substr(6)] = n;
+  p.host_io = part("host_io");
+  const PipelineTime t = compose_pipeline(p, S, s.accumulate);
+  const uint64_t more = N - S;  // layers beyond the measured ones, in the update
+  const uint64_t reduce = part("reduce") + more * part("layer.reduce");
+  const uint64_t update = part("update") + more * part("layer.update");
+  const uint64_t streaming = part("lamb.streaming") + more * part("layer.streaming");
+  const uint64_t gather = part("lamb.gather") + more * part("layer.gather");
+  const uint64_t step = t.cycles + reduce + update;
+
+  fmt::print("a layer      forward {:.1f} us, backward {:.1f} us (its gradients summed)\n",
+             us(layer_forward), us(layer_backward));
+  for (unsigned k = 0; k < S; ++k)
+    fmt::print("stage {}      {} layer{}{}: forward {:.1f} us, backward {:.1f} us\n", k,
+               s.layers_per_chip[k], s.layers_per_chip[k] == 1 ? "" : "s",
+               k == 0 ? " and the embeddings" : "", us(p.forward[k]), us(p.backward[k]));
+  fmt::print("heads        {:.1f} us a micro-batch (forward and backward, on chip 0)\n",
+             us(p.heads));
+  fmt::print("\nstep         {:.1f} us; {} pipeline slots\n", us(step), t.slots);
+  const auto row = [&](const char* name, uint64_t n, const char* what) {
+    fmt::print("  {:<20} {:11.1f} us {:5.1f}%   {}\n", name, us(n), 100.0 * n / step, what);
+  };
+  row("compute", t.compute, "the chips' mean work: forward, recomputed forward, backward, heads");
+  row("bubble", t.bubble, "waiting for the busiest chip: fill and drain, uneven stages");
+  row("inter-stage copies", t.sends, "activations and gradients over the IPU-Links");
+  row("host I/O", t.host_io, "the micro-batches' inputs in, the losses out");
+  if (R > 1) row("reduce-scatter", reduce, "the gradient sums over the replicas");
+  if (streaming) row("streaming memory", streaming, "LAMB's masters and moments in and out");
+  if (gather) row("all-gather", gather, "the new weights from every replica");
+  row("LAMB", update - std::min(update, streaming + gather), "the update of each shard");
+  // Sequences a row: the packer's on the same histogram.
+  const LengthHistogram lengths = scale_histogram(
+      read_histogram(IPU_BERT_DATA_DIR "/wikipedia_512.csv"), static_cast<unsigned>(b.seq));
+  RowOptions ro;
+  ro.seq = static_cast<unsigned>(b.seq);
+  ro.max_per_row = s.packing ? static_cast<unsigned>(b.max_per_row) : 1;
+  ro.vocab = static_cast<unsigned>(b.vocab);
+  constexpr uint64_t kSample = 20000;
+  const Rows rows = make_rows(synthetic_sequences(lengths, kSample, ro.vocab, 7), ro);
+  const double per_row = static_cast<double>(kSample) / static_cast<double>(rows.count);
+  const double sequences = double{1} * R * s.accumulate * b.rows * per_row;
+  const double seconds = static_cast<double>(step) / hz;
+  const double flops =
+      (first.flops_per_micro_batch + static_cast<double>(more) * first.layer_flops) * s.accumulate *
+      R;
+  const double peak = 128.0 * hz * s.machine.chip.tiles;  // the AMP's f16 flop a chip
+  fmt::print(
+      "\nthroughput   {:.0f} sequences/s ({:.0f} a step: {} replicas x {} micro-batches x {} rows "
+      "x "
+      "{:.2f} sequences a row)\n",
+      sequences / seconds, sequences, R, s.accumulate, b.rows, per_row);
+  fmt::print("arithmetic   {:.2f} TFLOP/s a chip in the products ({:.1f}% of the AMP's peak)\n",
+             flops / seconds / s.machine.chips / 1e12,
+             100.0 * flops / seconds / s.machine.chips / peak);
+  if (check) {
+    GroupFigures whole;
+    if (!ipu::bench::run_child(argc, argv, {"--group", "whole", "--group-preset", s.machine.preset},
+                               whole) ||
+        whole.error[0] != '\0') {
+      fmt::print("check        the whole step FAILED: {}\n", whole.error);
+      return false;
+    }
+    const uint64_t simulated = whole.pipeline_cycles + whole.reduce_cycles + whole.update_cycles;
+    const double off = static_cast<double>(step) / simulated - 1.0;
+    fmt::print(
+        "check        the whole step simulated: {:.1f} us (pipeline {:.1f}, reduce {:.1f}, update "
+        "{:.1f}); composed {:+.2f}% off it ({}: within 5%)\n",
+        us(simulated), us(whole.pipeline_cycles), us(whole.reduce_cycles), us(whole.update_cycles),
+        100.0 * off, std::abs(off) <= 0.05 ? "met" : "NOT MET");
+    ok = std::abs(off) <= 0.05;
+  }
+  fmt::print("host         {:.1f} s\n\n",
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string presets = "pod16,bow-pod16", model = "large", split, group, group_preset;
+  unsigned accumulate = 192, tiles = 0;
+  size_t layers = 0, hidden = 0, heads = 0, ffn = 0, seq = 0, vocab = 0, rows = 0;
+  int figures_fd = -1;
+  std::vector<std::string> parameters;
+  po::options_description desc(
+      "Packed BERT's training step on a machine, composed from its parts simulated at full "
+      "size: sequences a second and where the time goes.\nOptions");
+  desc.add_options()("help,h", "this help")(
+      "preset", po::value(&presets)->default_value(presets),
+      "machines, comma-separated (pod16, bow-pod16, m2000, pod64, ...)")(
+      "model", po::value(&model)->default_value(model), "large (BERT-Large) or tiny")(
+      "layers", po::value(&layers), "encoder layers (the model's unless given)")(
+      "hidden", po::value(&hidden), "hidden size")("heads", po::value(&heads), "attention heads")(
+      "ffn", po::value(&ffn), "feed-forward size")("seq", po::value(&seq), "tokens a row")(
+      "vocab", po::value(&vocab), "vocabulary")(
+      "rows", po::value(&rows), "packed rows a micro-batch (2, as Graphcore's MLPerf runs)")(
+      "layers-per-chip", po::value(&split),
+      "layers on each chip of a replica (large: 3,7,7,7, as Graphcore's MLPerf POD16 runs)")(
+      "accumulate", po::value(&accumulate)->default_value(accumulate),
+      "micro-batches a step, gradients accumulated (MLPerf POD16: 192)")(
+      "tiles", po::value(&tiles)->default_value(0), "tiles of each chip (0: every tile)")(
+      "no-packing", "one sequence a row, padded")(
+      "param", po::value(&parameters)->composing(),
+      "NAME=VALUE: a machine parameter (ipu-sim --config-dump lists them), e.g. a faster link "
+      "or a larger SRAM")("check",
+                          "also simulate the whole step and require the composed one within 5%")(
+      "group", po::value(&group), "(internal) a child's group of parts")(
+      "group-preset", po::value(&group_preset), "(internal) the child's machine")(
+      "figures-fd", po::value(&figures_fd), "(internal) a child's pipe for its figures");
+  po::variables_map vm;
+  Settings s;
+  std::vector<std::string> machines;
+  try {
+    po::store(po::parse_command_line(argc, argv, desc), vm);
+    po::notify(vm);
+    if (model == "large")
+      s.shape = BertShape::large();
+    else if (model != "tiny")
+      throw po::error("--model " + model + ": expected large or tiny");
+    for (auto [value, field] :
+         {std::pair{layers, &s.shape.layers}, std::pair{hidden, &s.shape.hidden},
+          std::pair{heads, &s.shape.heads}, std::pair{ffn, &s.shape.ffn},
+          std::pair{seq, &s.shape.seq}, std::pair{vocab, &s.shape.vocab},
+          std::pair{rows, &s.shape.rows}})
+      if (value) *field = value;
+    if (split.empty() && model == "large" && !layers) split = "3,7,7,7";
+    if (split.empty())
+      throw po::error("--layers-per-chip: give the pipeline's split (at least 2 chips)");
+    s.layers_per_chip = parse_counts(split);
+    if (s.layers_per_chip.size() < 2)
+      throw po::error("--layers-per-chip " + split +
+                      ": the bench composes a pipeline of at least 2 chips");
+    const size_t total =
+        std::accumulate(s.layers_per_chip.begin(), s.layers_per_chip.end(), size_t{0});
+    if (total != s.shape.layers)
+      throw po::error(fmt::format("--layers-per-chip {} places {} layers; the model has {}", split,
+                                  total, s.shape.layers));
+    if (accumulate < 1 || accumulate > 4096)
+      throw po::error("--accumulate: from 1 to 4096 micro-batches");
+    s.accumulate = accumulate;
+    s.tiles = tiles;
+    s.packing = !vm.count("no-packing");
+    for (size_t at = 0; at <= presets.size();) {
+      const size_t comma = std::min(presets.find(',', at), presets.size());
+      machines.push_back(presets.substr(at, comma - at));
+      at = comma + 1;
+    }
+  } catch (const po::error& e) {
+    std::cerr << "bert_throughput: " << e.what() << "\n";
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return 0;
+  }
+  try {
+    std::vector<std::pair<std::string, std::string>> overrides;
+    for (const std::string& p : parameters) {
+      const size_t eq = p.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw std::invalid_argument("--param " + p + ": expected NAME=VALUE");
+      overrides.emplace_back(p.substr(0, eq), p.substr(eq + 1));
+    }
+    const auto configure = [&](const std::string& preset) {
+      Settings m = s;
+      m.machine = ipu::hw::configure_machine(preset, "", overrides);
+      const auto S = static_cast<unsigned>(s.layers_per_chip.size());
+      if (m.machine.chips % S != 0)
+        throw std::invalid_argument(fmt::format(
+            "{} chips a replica on '{}', which has {} chips: the replicas must be whole", S, preset,
+            m.machine.chips));
+      return m;
+    };
+    if (!group.empty()) {  // a child: one group, its figures to the parent
+      GroupFigures f;
+      try {
+        run_group(configure(group_preset), group, f);
+      } catch (const std::exception& e) {
+        // The first line to the parent (what and where), the whole message to stderr.
+        const std::string what = e.what();
+        std::snprintf(f.error, sizeof f.error, "%s%s", what.substr(0, what.find('\n')).c_str(),
+                      what.find('\n') == std::string::npos ? "" : " (the rest on stderr)");
+        std::cerr << "bert_throughput: " << group << " on " << group_preset << ": " << what << "\n";
+      }
+      return ipu::bench::send_figures(figures_fd, f) ? 0 : 1;
+    }
+    bool ok = true;
+    for (const std::string& preset : machines)
+      ok &= bench_machine(argc, argv, configure(preset), vm.count("check") > 0);
+    return ok ? 0 : 1;
+  } catch (const std::exception& e) {
+    std::cerr << "bert_throughput: " << e.what() << "\n";
+    return 1;
+  }
+}
