@@ -23,6 +23,7 @@
 //                   [--accumulate 192] [--rows 2] [--tiles N] [--param NAME=VALUE] [--check]
 #include <fmt/format.h>
 
+#include <atomic>
 #include <boost/program_options.hpp>
 #include <charconv>
 #include <chrono>
@@ -32,6 +33,7 @@
 #include <map>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench/child_process.h"
@@ -90,8 +92,9 @@ BertConfig one_layer_stages(const Settings& s) {
 std::vector<std::pair<std::string, std::vector<std::string>>> groups(unsigned stages,
                                                                      unsigned accumulate,
                                                                      bool replicas) {
+  // Stage 0 (with the embeddings) and the last; the stages between are the last's twins.
   std::vector<std::string> forward, backward, copies = {"host_io"};
-  for (unsigned k = 0; k < stages; ++k) {
+  for (unsigned k : {0u, stages - 1}) {
     forward.push_back(fmt::format("stage{}.restore", k));
     forward.push_back(fmt::format("stage{}.forward", k));
     backward.push_back(fmt::format("stage{}.backward", k));
@@ -127,6 +130,8 @@ void run_group(const Settings& s, const std::string& group, GroupFigures& out) {
     for (const auto& [name, parts] : groups(S, s.accumulate, replicas))
       if (name == group) c.parts = parts;
     if (c.parts.empty()) throw std::invalid_argument("no group '" + group + "'");
+    // Every replica runs the pipeline's parts at once and alike: one replica runs them here.
+    if (group != "update") c.machine.chips = S;
   }
   const BertResult r = run_bert(c);
   for (const auto& [name, cycles] : r.part_cycles) {
@@ -167,10 +172,36 @@ std::vector<size_t> parse_counts(const std::string& text) {
   return counts;
 }
 
-// Measures and composes one machine's step; prints it. False when a part failed or --check
-// found the composition off by more than 5 %.
-bool bench_machine(int argc, char** argv, const Settings& s, bool check) {
-  const auto start = std::chrono::steady_clock::now();
+// A child's figures, or why there are none.
+struct Outcome {
+  bool ran = false;  // the child sent its figures
+  GroupFigures figures;
+};
+
+// Runs each (preset, group) child, `jobs` of them at a time (each is one simulation thread).
+std::map<std::pair<std::string, std::string>, Outcome> run_children(
+    int argc, char** argv, const std::vector<std::pair<std::string, std::string>>& jobs,
+    unsigned parallel) {
+  std::vector<Outcome> outcomes(jobs.size());
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> workers;
+  for (unsigned w = 0; w < std::max(1u, parallel); ++w)
+    workers.emplace_back([&] {
+      for (size_t i; (i = next++) < jobs.size();)
+        outcomes[i].ran = ipu::bench::run_child(
+            argc, argv, {"--group", jobs[i].second, "--group-preset", jobs[i].first},
+            outcomes[i].figures);
+    });
+  for (std::thread& w : workers) w.join();
+  std::map<std::pair<std::string, std::string>, Outcome> out;
+  for (size_t i = 0; i < jobs.size(); ++i) out[jobs[i]] = outcomes[i];
+  return out;
+}
+
+// Composes one machine's step from its children's figures and prints it. False when a part
+// failed or --check found the composition off by more than 5 %.
+bool bench_machine(const Settings& s, bool check,
+                   const std::map<std::pair<std::string, std::string>, Outcome>& ran) {
   const unsigned S = static_cast<unsigned>(s.layers_per_chip.size());
   const unsigned R = s.machine.chips / S;
   const size_t N = std::accumulate(s.layers_per_chip.begin(), s.layers_per_chip.end(), size_t{0});
@@ -193,13 +224,13 @@ bool bench_machine(int argc, char** argv, const Settings& s, bool check) {
   GroupFigures first;
   bool ok = true;
   fmt::print(
-      "parts        simulated at full size on {} one-layer stages a replica, each group "
-      "an executable of its own:\n",
+      "parts        simulated at full size on {} one-layer stages, each group an executable of its "
+      "own; the pipeline's on one replica, the update on every one:\n",
       S);
   for (const auto& [name, parts] : groups(S, s.accumulate, R > 1)) {
-    GroupFigures f;
-    if (!ipu::bench::run_child(argc, argv, {"--group", name, "--group-preset", s.machine.preset},
-                               f)) {
+    const Outcome& o = ran.at({s.machine.preset, name});
+    const GroupFigures& f = o.figures;
+    if (!o.ran) {
       fmt::print("  {:<22} FAILED (the child process ended without its figures)\n", name);
       ok = false;
       continue;
@@ -212,9 +243,9 @@ bool bench_machine(int argc, char** argv, const Settings& s, bool check) {
     if (first.clock_hz == 0) first = f;
     for (uint32_t i = 0; i < f.count; ++i) cycles[f.parts[i].name] = f.parts[i].cycles;
     fmt::print(
-        "  {:<22} {} parts; fullest tile {} with {} of {} bytes ({:.0f}%); {:.0f} s of host "
+        "  {:<22} {} part{}; fullest tile {} with {} of {} bytes ({:.0f}%); {:.0f} s of host "
         "time\n",
-        name, f.count, f.fullest_tile, f.fullest_used, f.fullest_free,
+        name, f.count, f.count == 1 ? "" : "s", f.fullest_tile, f.fullest_used, f.fullest_free,
         100.0 * f.fullest_used / std::max<uint32_t>(f.fullest_free, 1), f.host_seconds);
   }
   if (!ok) return false;
@@ -231,8 +262,9 @@ bool bench_machine(int argc, char** argv, const Settings& s, bool check) {
   PipelineParts p;
   for (unsigned k = 0; k < S; ++k) {
     const uint64_t more = s.layers_per_chip[k] - 1;
-    p.forward.push_back(part(fmt::format("stage{}.forward", k)) + more * layer_forward);
-    p.backward.push_back(part(fmt::format("stage{}.backward", k)) + more * layer_backward);
+    const unsigned measured = k == 0 ? 0 : S - 1;
+    p.forward.push_back(part(fmt::format("stage{}.forward", measured)) + more * layer_forward);
+    p.backward.push_back(part(fmt::format("stage{}.backward", measured)) + more * layer_backward);
   }
   p.heads = part("heads");
   for (const auto& [name, n] : cycles)
@@ -291,10 +323,9 @@ bool bench_machine(int argc, char** argv, const Settings& s, bool check) {
              flops / seconds / s.machine.chips / 1e12,
              100.0 * flops / seconds / s.machine.chips / peak);
   if (check) {
-    GroupFigures whole;
-    if (!ipu::bench::run_child(argc, argv, {"--group", "whole", "--group-preset", s.machine.preset},
-                               whole) ||
-        whole.error[0] != '\0') {
+    const Outcome& o = ran.at({s.machine.preset, "whole"});
+    const GroupFigures& whole = o.figures;
+    if (!o.ran || whole.error[0] != '\0') {
       fmt::print("check        the whole step FAILED: {}\n", whole.error);
       return false;
     }
@@ -307,8 +338,10 @@ bool bench_machine(int argc, char** argv, const Settings& s, bool check) {
         100.0 * off, std::abs(off) <= 0.05 ? "met" : "NOT MET");
     ok = std::abs(off) <= 0.05;
   }
-  fmt::print("host         {:.1f} s\n\n",
-             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  double host = 0;
+  for (const auto& [key, o] : ran)
+    if (key.first == s.machine.preset) host += o.figures.host_seconds;
+  fmt::print("host         {:.0f} s in its children\n\n", host);
   return ok;
 }
 
@@ -316,7 +349,7 @@ bool bench_machine(int argc, char** argv, const Settings& s, bool check) {
 
 int main(int argc, char** argv) {
   std::string presets = "pod16,bow-pod16", model = "large", split, group, group_preset;
-  unsigned accumulate = 192, tiles = 0;
+  unsigned accumulate = 192, tiles = 0, parallel = 2;
   size_t layers = 0, hidden = 0, heads = 0, ffn = 0, seq = 0, vocab = 0, rows = 0;
   int figures_fd = -1;
   std::vector<std::string> parameters;
@@ -337,7 +370,9 @@ int main(int argc, char** argv) {
       "accumulate", po::value(&accumulate)->default_value(accumulate),
       "micro-batches a step, gradients accumulated (MLPerf POD16: 192)")(
       "tiles", po::value(&tiles)->default_value(0), "tiles of each chip (0: every tile)")(
-      "no-packing", "one sequence a row, padded")(
+      "jobs", po::value(&parallel)->default_value(parallel),
+      "children simulating at once (each one host thread)")("no-packing",
+                                                            "one sequence a row, padded")(
       "param", po::value(&parameters)->composing(),
       "NAME=VALUE: a machine parameter (ipu-sim --config-dump lists them), e.g. a faster link "
       "or a larger SRAM")("check",
@@ -405,8 +440,8 @@ int main(int argc, char** argv) {
       const auto S = static_cast<unsigned>(s.layers_per_chip.size());
       if (m.machine.chips % S != 0)
         throw std::invalid_argument(fmt::format(
-            "{} chips a replica on '{}', which has {} chips: the replicas must be whole", S, preset,
-            m.machine.chips));
+            "{} chips a replica on '{}', which has {} chip{}: the replicas must be whole", S,
+            preset, m.machine.chips, m.machine.chips == 1 ? "" : "s"));
       return m;
     };
     if (!group.empty()) {  // a child: one group, its figures to the parent
@@ -422,9 +457,24 @@ int main(int argc, char** argv) {
       }
       return ipu::bench::send_figures(figures_fd, f) ? 0 : 1;
     }
+    const auto start = std::chrono::steady_clock::now();
+    const bool check = vm.count("check") > 0;
+    std::vector<Settings> settings;
+    std::vector<std::pair<std::string, std::string>> jobs;
+    for (const std::string& preset : machines) {
+      settings.push_back(configure(preset));
+      if (check) jobs.emplace_back(preset, "whole");  // the longest first
+      const unsigned S = static_cast<unsigned>(s.layers_per_chip.size());
+      for (const auto& [name, parts] :
+           groups(S, s.accumulate, settings.back().machine.chips / S > 1))
+        jobs.emplace_back(preset, name);
+    }
+    const auto ran = run_children(argc, argv, jobs, parallel);
     bool ok = true;
-    for (const std::string& preset : machines)
-      ok &= bench_machine(argc, argv, configure(preset), vm.count("check") > 0);
+    for (const Settings& m : settings) ok &= bench_machine(m, check, ran);
+    fmt::print("host         {:.1f} s in all, {} children {} at a time\n",
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+               jobs.size(), parallel);
     return ok ? 0 : 1;
   } catch (const std::exception& e) {
     std::cerr << "bert_throughput: " << e.what() << "\n";

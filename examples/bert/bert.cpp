@@ -6,6 +6,7 @@
 //   bert [--preset mk2|bow|...] [--tiles N] [--model tiny|large] [--hidden H] [--layers L]
 //        [--heads A] [--ffn F] [--seq S] [--vocab V] [--rows R] [--accumulate N] [--steps N]
 //        [--dataset-rows N] [--no-packing] [--histogram FILE] [--layers-per-chip N,N,...]
+//        [--time-split]
 //
 // --layers-per-chip: the pipeline, one stage a chip (e.g. --preset m2000 --layers 4
 // --layers-per-chip 1,1,1,1); the embeddings and the heads are on the first chip. The machine's
@@ -28,7 +29,8 @@ int main(int argc, char** argv) {
       "bert",
       "[--preset mk2|bow|...] [--tiles N] [--model tiny|large] [--hidden H] [--layers L] "
       "[--heads A] [--ffn F] [--seq S] [--vocab V] [--rows R] [--accumulate N] [--steps N] "
-      "[--dataset-rows N] [--no-packing] [--histogram FILE] [--layers-per-chip N,N,...]",
+      "[--dataset-rows N] [--no-packing] [--histogram FILE] [--layers-per-chip N,N,...] "
+      "[--time-split]",
       argc, argv,
       {"mk2",
        {{"tiles", "0", "tiles of each chip (0: every tile)"},
@@ -53,9 +55,9 @@ int main(int argc, char** argv) {
         {"replicated-optimizer", "",
          "with replicas, every replica keeps and updates all of LAMB's state (the gradients "
          "all-reduced), instead of a shard each in streaming memory"},
-        {"no-time-split", "",
-         "leave out where a step's time goes (after the training, each part of a step run "
-         "alone and the pipeline's time composed from them)"}}},
+        {"time-split", "",
+         "print where a step's time goes: after the training, each part of a step run alone "
+         "and the pipeline's time composed from them (their programs take tile memory too)"}}},
       [](const ipu::examples::ExampleOptions& options) {
         ipu::examples::bert::BertConfig c;
         c.machine = options.machine();
@@ -80,7 +82,7 @@ int main(int argc, char** argv) {
         c.steps = static_cast<unsigned>(options.count("steps", 1, 10000));
         c.packing = !options.yes("no-packing");
         c.shard_optimizer = !options.yes("replicated-optimizer");
-        c.measure_parts = !options.yes("no-time-split");
+        c.measure_parts = options.yes("time-split");
         c.dataset_rows = static_cast<unsigned>(options.count("dataset-rows", 0, 1u << 20));
         c.histogram = options.text("histogram");
         // "3,7,7,7": counts from 1 to 48, split at commas.

@@ -114,8 +114,17 @@ BertResult run_bert(const BertConfig& c) {
   // The parameters, each with its gradient, its LAMB state and its accumulated sum.
   std::vector<Parameter> params;
   const bool shard = c.shard_optimizer && R > 1 && c.machine.gateway.present;
+  // Parts alone without the update's need no optimizer state.
+  const auto is_update_part = [](const std::string& name) {
+    for (const char* prefix : {"reduce", "update", "lamb.", "layer."})
+      if (name.rfind(prefix, 0) == 0) return true;
+    return false;
+  };
+  const bool update_parts = !c.parts_only || c.parts.empty() ||
+                            std::any_of(c.parts.begin(), c.parts.end(), is_update_part);
   for (const ParameterRef& r : parameters(model)) {
-    params.push_back(add_parameter(g, r.name, r.weight, r.grad, r.stage, R, shard, params.size()));
+    params.push_back(
+        add_parameter(g, r.name, r.weight, r.grad, r.stage, R, shard, params.size(), update_parts));
     out.parameters += g.tensor(r.weight).elements;
     if (params.back().sharded) out.sharded_parameters += g.tensor(r.weight).elements;
   }
@@ -308,7 +317,9 @@ BertResult run_bert(const BertConfig& c) {
   // Each replica's sums added up over the replicas, then their mean over every micro-batch of
   // every replica.
   const float inverse_accumulate = 1.0f / static_cast<float>(c.accumulate * R);
-  const Update updates = add_update(g, params, lamb, inverse_accumulate, corrections, step_number);
+  const Update updates =
+      update_parts ? add_update(g, params, lamb, inverse_accumulate, corrections, step_number)
+                   : Update{};
   update.body.push_back(updates.all.update);
   const Program& reduce = updates.all.reduce;
   const Program& lamb_streaming = updates.all.streaming;
@@ -342,22 +353,22 @@ BertResult run_bert(const BertConfig& c) {
     host_io.body.push_back(sdk::HostRead(mlm_losses, "mlm_loss"));
     host_io.body.push_back(sdk::HostRead(nsp_losses, "nsp_loss"));
     parts.push_back({"host_io", host_io});
-    if (R > 1) parts.push_back({"reduce", reduce});
-    parts.push_back({"update", update});
+    if (R > 1 && update_parts) parts.push_back({"reduce", reduce});
+    if (update_parts) parts.push_back({"update", update});
     if (!lamb_streaming.body.empty()) parts.push_back({"lamb.streaming", lamb_streaming});
     if (!lamb_gather.body.empty()) parts.push_back({"lamb.gather", lamb_gather});
     UpdatePrograms layer;
     layer.reduce = layer.update = layer.streaming = layer.gather = sdk::Sequence({});
     const std::string prefix = fmt::format("layer{}.", model.stages[S - 1].first_layer);
-    for (size_t i = 0; i < params.size(); ++i)
+    for (size_t i = 0; i < updates.each.size(); ++i)
       if (params[i].name.rfind(prefix, 0) == 0)
         for (auto [to, from] : {std::pair{&layer.reduce, &updates.each[i].reduce},
                                 std::pair{&layer.update, &updates.each[i].update},
                                 std::pair{&layer.streaming, &updates.each[i].streaming},
                                 std::pair{&layer.gather, &updates.each[i].gather}})
           to->body.insert(to->body.end(), from->body.begin(), from->body.end());
-    if (R > 1) parts.push_back({"layer.reduce", layer.reduce});
-    parts.push_back({"layer.update", layer.update});
+    if (R > 1 && update_parts) parts.push_back({"layer.reduce", layer.reduce});
+    if (update_parts) parts.push_back({"layer.update", layer.update});
     if (!layer.streaming.body.empty()) parts.push_back({"layer.streaming", layer.streaming});
     if (!layer.gather.body.empty()) parts.push_back({"layer.gather", layer.gather});
     if (!c.parts.empty()) {  // the ones asked for, each known
@@ -398,7 +409,7 @@ BertResult run_bert(const BertConfig& c) {
   std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
   std::vector<HostParameter> host(params.size());
   sdk::Device device(exe, c.device);
-  for (size_t i = 0; i < params.size(); ++i) {
+  for (size_t i = 0; i < (c.parts_only ? 0 : params.size()); ++i) {  // parts alone: zeros
     const Parameter& p = params[i];
     const sdk::TensorInfo& wi = g.tensor(p.weight);
     HostParameter& h = host[i];
@@ -665,10 +676,17 @@ BertResult run_bert(const BertConfig& c) {
         connect(name, zeros);
       }
     }
+    // The empty program's run after a first one (the device's first run pays for more).
+    device.run("part.empty");
     const uint64_t dispatch = device.run("part.empty").run.cycles;
-    for (const sdk::NamedProgram& p : parts)
-      if (p.name != "empty")
-        out.part_cycles[p.name] = device.run("part." + p.name).run.cycles - dispatch;
+    for (const sdk::NamedProgram& p : parts) {
+      if (p.name == "empty") continue;
+      const uint64_t cycles = device.run("part." + p.name).run.cycles;
+      if (cycles < dispatch)
+        throw std::logic_error(fmt::format(
+            "part '{}' took {} cycles, less than an empty program's {}", p.name, cycles, dispatch));
+      out.part_cycles[p.name] = cycles - dispatch;
+    }
     const auto measured = [&](const std::string& name) {
       const auto found = out.part_cycles.find(name);
       return found == out.part_cycles.end() ? 0 : found->second;

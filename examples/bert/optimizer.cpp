@@ -14,7 +14,7 @@ using sdk::Tensor;
 namespace ops = sdk::ops;
 
 Parameter add_parameter(Graph& g, const std::string& name, Tensor weight, Tensor grad,
-                        unsigned stage, unsigned replicas, bool shard, size_t index) {
+                        unsigned stage, unsigned replicas, bool shard, size_t index, bool state) {
   const unsigned R = replicas;
   Parameter p;
   p.name = name;
@@ -29,6 +29,9 @@ Parameter add_parameter(Graph& g, const std::string& name, Tensor weight, Tensor
   };
   p.is_f16 = wi.type == DType::kF16;
   p.sum = like("sum");
+  p.seed = 0x5eed0000u + index;
+  p.weight_decay = wi.shape.size() == 2 ? 0.01f : 0.0f;  // not biases and norms
+  if (!state) return p;
   // A shard is whole words of the weight (f16 pairs), the same size on every replica.
   p.sharded = shard && R > 1 && wi.elements % (2 * R) == 0;
   if (p.sharded) {
@@ -55,8 +58,6 @@ Parameter add_parameter(Graph& g, const std::string& name, Tensor weight, Tensor
     p.m = like("m");
     p.v = like("v");
   }
-  p.seed = 0x5eed0000u + index;
-  p.weight_decay = wi.shape.size() == 2 ? 0.01f : 0.0f;  // not biases and norms
   return p;
 }
 

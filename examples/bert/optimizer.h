@@ -35,10 +35,11 @@ struct Parameter {
 
 // The parameter's sum and LAMB state, laid out as its weight; sharded over `replicas` when
 // `shard` and its elements divide into whole f16 pairs a replica. `index`: its place in the
-// model's list (its stochastic rounding's seed).
+// model's list (its stochastic rounding's seed). Without `state`, the sum alone (for parts of
+// a step measured without the update; add_update cannot take it).
 Parameter add_parameter(sdk::Graph& g, const std::string& name, sdk::Tensor weight,
                         sdk::Tensor grad, unsigned stage, unsigned replicas, bool shard,
-                        size_t index);
+                        size_t index, bool state = true);
 
 struct UpdatePrograms {
   sdk::Program reduce;  // the sums over the replicas: AllReduce, or ReduceScatter when sharded
