@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "bench/child_process.h"
+#include "bench/param_overrides.h"
 #include "hw/machine/machine_config.h"
 #include "sdk/compiler/compiler.h"
 #include "sdk/ops/transformer.h"
@@ -172,13 +173,7 @@ int main(int argc, char** argv) {
   const auto host_start = std::chrono::steady_clock::now();
   std::vector<PassFigures> passes;
   try {
-    std::vector<std::pair<std::string, std::string>> overrides;
-    for (const std::string& p : parameters) {
-      const size_t eq = p.find('=');
-      if (eq == std::string::npos || eq == 0)
-        throw std::invalid_argument("--param " + p + ": expected NAME=VALUE");
-      overrides.emplace_back(p.substr(0, eq), p.substr(eq + 1));
-    }
+    const auto overrides = ipu::bench::param_overrides(parameters);
     const ipu::hw::MachineConfig machine = ipu::hw::configure_machine(preset, "", overrides);
     if (pass == "both") {
       for (const char* p : {"forward", "backward"}) {
