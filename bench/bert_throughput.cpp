@@ -142,6 +142,9 @@ std::vector<std::pair<std::string, std::vector<std::string>>> groups(unsigned st
 void run_group(const Settings& s, const std::string& group, GroupFigures& out) {
   const auto start = std::chrono::steady_clock::now();
   BertConfig c = one_layer_stages(s);
+  // No per-superstep records: at BERT-Large's size every tile's timeline of a part's tens of
+  // thousands of supersteps outgrew this host's memory (children were killed at 13 to 22 GB).
+  c.device.keep_records = false;
   if (group == "whole") {
     c.shape = s.shape;
     c.layers_per_chip = s.layers_per_chip;

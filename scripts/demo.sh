@@ -4,9 +4,9 @@
 # (a layer a chip, each stage's forward recomputed in its backward), packed rows of synthetic
 # sequences with Wikipedia's lengths, f16 weights rounded stochastically, LAMB's state sharded
 # over the replicas in streaming memory; checked bit for bit against the host, printing its
-# report with where a step's time goes (docs/bert.md). Extra arguments go to the example and override these (--steps S,
-# --tiles N: 0 for every tile, --preset pod16, --layers-per-chip ...). The previous main job,
-# the data-parallel perceptron, is build/examples/train.
+# report with where a step's time goes (docs/bert.md). Extra arguments go to the example and
+# override these (--steps S, --tiles N: 0 for every tile, --preset pod16, --layers-per-chip ...).
+# The previous main job, the data-parallel perceptron, is build/examples/train.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bash "$root/scripts/build.sh" >/dev/null
