@@ -25,7 +25,6 @@
 
 #include <atomic>
 #include <boost/program_options.hpp>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -181,25 +180,10 @@ void run_group(const Settings& s, const std::string& group, GroupFigures& out) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-std::vector<size_t> parse_counts(const std::string& text) {
-  std::vector<size_t> counts;
-  for (size_t at = 0; !text.empty() && at <= text.size();) {
-    const size_t comma = std::min(text.find(',', at), text.size());
-    size_t n = 0;
-    const auto [end, error] = std::from_chars(text.data() + at, text.data() + comma, n);
-    if (error != std::errc() || end != text.data() + comma || n == 0 || n > 48)
-      throw po::error(fmt::format(
-          "--layers-per-chip: '{}' at character {} is not a count of layers from 1 to 48",
-          text.substr(at, comma - at), at + 1));
-    counts.push_back(n);
-    at = comma + 1;
-  }
-  return counts;
-}
-
 // A child's figures, or why there are none.
 struct Outcome {
   bool ran = false;  // the child sent its figures
+  std::string why;   // else how it ended
   GroupFigures figures;
 };
 
@@ -215,7 +199,7 @@ std::map<std::pair<std::string, std::string>, Outcome> run_children(
       for (size_t i; (i = next++) < jobs.size();)
         outcomes[i].ran = ipu::bench::run_child(
             argc, argv, {"--group", jobs[i].second, "--group-preset", jobs[i].first},
-            outcomes[i].figures);
+            outcomes[i].figures, &outcomes[i].why);
     });
   for (std::thread& w : workers) w.join();
   std::map<std::pair<std::string, std::string>, Outcome> out;
@@ -257,7 +241,8 @@ bool bench_machine(const Settings& s, bool check,
     const Outcome& o = ran.at({reused ? s.cycles_from : s.machine.preset, name});
     const GroupFigures& f = o.figures;
     if (!o.ran) {
-      fmt::print("  {:<22} FAILED (the child process ended without its figures)\n", name);
+      fmt::print("  {:<22} FAILED: the child process ended without its figures ({})\n", name,
+                 o.why);
       ok = false;
       continue;
     }
@@ -362,7 +347,7 @@ bool bench_machine(const Settings& s, bool check,
     const Outcome& o = ran.at({s.machine.preset, "whole"});
     const GroupFigures& whole = o.figures;
     if (!o.ran || whole.error[0] != '\0') {
-      fmt::print("check        the whole step FAILED: {}\n", whole.error);
+      fmt::print("check        the whole step FAILED: {}\n", o.ran ? whole.error : o.why);
       return false;
     }
     const uint64_t simulated = whole.pipeline_cycles + whole.reduce_cycles + whole.update_cycles;
@@ -435,7 +420,11 @@ int main(int argc, char** argv) {
     if (split.empty() && model == "large" && !layers) split = "3,7,7,7";
     if (split.empty())
       throw po::error("--layers-per-chip: give the pipeline's split (at least 2 chips)");
-    s.layers_per_chip = parse_counts(split);
+    try {
+      s.layers_per_chip = parse_layers_per_chip(split);
+    } catch (const std::invalid_argument& e) {
+      throw po::error(std::string("--layers-per-chip: ") + e.what());
+    }
     if (s.layers_per_chip.size() < 2)
       throw po::error("--layers-per-chip " + split +
                       ": the bench composes a pipeline of at least 2 chips");

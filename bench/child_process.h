@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -14,9 +15,12 @@
 namespace ipu::bench {
 
 // Runs /proc/self/exe with argv's arguments, then `extra`, then "--figures-fd N"; fills `out`
-// from what the child writes to that descriptor. False when the child fails or sends less.
+// from what the child writes to that descriptor. False when the child fails or sends less;
+// `why` (if given) then says how it ended: its exit status, or the signal that killed it (SIGKILL
+// is most often the kernel's OOM killer).
 template <typename Figures>
-bool run_child(int argc, char** argv, const std::vector<std::string>& extra, Figures& out) {
+bool run_child(int argc, char** argv, const std::vector<std::string>& extra, Figures& out,
+               std::string* why = nullptr) {
   static_assert(std::is_trivially_copyable_v<Figures>);
   int fds[2];
   if (pipe(fds) != 0) return false;
@@ -40,7 +44,17 @@ bool run_child(int argc, char** argv, const std::vector<std::string>& extra, Fig
   close(fds[0]);
   int status = 0;
   waitpid(child, &status, 0);
-  return got == sizeof out && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  const bool ok = got == sizeof out && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (!ok && why != nullptr) {
+    *why = WIFSIGNALED(status)
+               ? "killed by signal " + std::to_string(WTERMSIG(status)) +
+                     (WTERMSIG(status) == SIGKILL ? " (SIGKILL: out of memory?)" : "")
+           : WIFEXITED(status) && WEXITSTATUS(status) != 0
+               ? "exit status " + std::to_string(WEXITSTATUS(status))
+               : "sent " + std::to_string(got) + " of " + std::to_string(sizeof out) +
+                     " bytes of its figures";
+  }
+  return ok;
 }
 
 // The child's side: writes `figures` to the parent's descriptor. False when it could not.

@@ -16,7 +16,6 @@
 // one step's: the tiny demo learns it within a few steps); 0 for new rows every micro-batch.
 #include <fmt/format.h>
 
-#include <charconv>
 #include <string>
 #include <vector>
 
@@ -85,19 +84,11 @@ int main(int argc, char** argv) {
         c.measure_parts = options.yes("time-split");
         c.dataset_rows = static_cast<unsigned>(options.count("dataset-rows", 0, 1u << 20));
         c.histogram = options.text("histogram");
-        // "3,7,7,7": counts from 1 to 48, split at commas.
-        const std::string split = options.text("layers-per-chip");
-        for (size_t at = 0; !split.empty() && at <= split.size();) {
-          const size_t comma = std::min(split.find(',', at), split.size());
-          size_t n = 0;
-          const auto [end, error] = std::from_chars(split.data() + at, split.data() + comma, n);
-          if (error != std::errc() || end != split.data() + comma || n == 0 || n > 48)
-            throw ipu::examples::OptionError(fmt::format(
-                "option --layers-per-chip: '{}' at character {} is not a count of layers from 1 "
-                "to 48 (give e.g. 3,7,7,7)",
-                split.substr(at, comma - at), at + 1));
-          c.layers_per_chip.push_back(n);
-          at = comma + 1;
+        try {
+          c.layers_per_chip =
+              ipu::examples::bert::parse_layers_per_chip(options.text("layers-per-chip"));
+        } catch (const std::invalid_argument& e) {
+          throw ipu::examples::OptionError(std::string("option --layers-per-chip: ") + e.what());
         }
         c.device = options.device();
         const auto r = ipu::examples::bert::run_bert(c);

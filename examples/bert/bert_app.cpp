@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -712,6 +713,22 @@ BertResult run_bert(const BertConfig& c) {
   out.identical = identical;
   out.host_seconds = seconds_since(start);
   return out;
+}
+
+std::vector<size_t> parse_layers_per_chip(const std::string& text) {
+  std::vector<size_t> counts;
+  for (size_t at = 0; !text.empty() && at <= text.size();) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    size_t n = 0;
+    const auto [end, error] = std::from_chars(text.data() + at, text.data() + comma, n);
+    if (error != std::errc() || end != text.data() + comma || n == 0 || n > 48)
+      throw std::invalid_argument(fmt::format(
+          "'{}' at character {} is not a count of layers from 1 to 48 (give e.g. 3,7,7,7)",
+          text.substr(at, comma - at), at + 1));
+    counts.push_back(n);
+    at = comma + 1;
+  }
+  return counts;
 }
 
 }  // namespace ipu::examples::bert

@@ -101,4 +101,8 @@ struct BertResult {
 
 BertResult run_bert(const BertConfig& config);
 
+// A pipeline's split as the command lines give it, "3,7,7,7": counts of layers from 1 to 48,
+// split at commas (empty: none). Throws std::invalid_argument naming the bad count and where.
+std::vector<size_t> parse_layers_per_chip(const std::string& text);
+
 }  // namespace ipu::examples::bert
