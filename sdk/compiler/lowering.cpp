@@ -62,8 +62,7 @@ void Compilation::add_graph_vertices(const std::vector<NamedProgram>& programs) 
       for (const VertexInfo* vp : by_set[cs]) {
         const VertexInfo& v = *vp;
         std::vector<uint32_t> state;
-        for (const Field& f : graph_.codelets().at(v.codelet).fields) {
-          const Binding& b = v.fields.at(f.name);
+        for (const Binding& b : v.fields) {  // in the codelet's field order
           if (std::holds_alternative<uint32_t>(b)) {
             state.push_back(std::get<uint32_t>(b));
           } else {

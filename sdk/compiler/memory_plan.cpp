@@ -36,7 +36,7 @@ ScratchSpans scratch_spans(const Graph& g, const std::vector<NamedProgram>& prog
   };
   std::vector<std::vector<unsigned>> by_compute_set(g.compute_sets().size());
   for (const VertexInfo& v : g.vertices())
-    for (const auto& [field, binding] : v.fields)
+    for (const Binding& binding : v.fields)
       if (const Region* r = std::get_if<Region>(&binding))
         by_compute_set.at(v.compute_set).push_back(base(r->tensor));
   // The scratch tensors one node names (not those of the programs in its body).

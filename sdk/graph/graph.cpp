@@ -285,7 +285,7 @@ void Graph::add_vertex(ComputeSet cs, const std::string& codelet, unsigned tile,
     throw GraphError("vertex added to a compute set that is not in this graph");
   // Formatted only for an error: a large graph adds hundreds of thousands of vertices.
   const auto where = [&] {
-    return fmt::format("vertex {} of compute set '{}' on tile {}", vertices_.size(),
+    return fmt::format("vertex {} of compute set '{}' on tile {}", vertices_->size(),
                        compute_sets_[cs.id], tile);
   };
   const auto c = codelets_.find(codelet);
@@ -301,6 +301,8 @@ void Graph::add_vertex(ComputeSet cs, const std::string& codelet, unsigned tile,
     if (f == c->second.fields.end())
       throw GraphError(fmt::format("{}: codelet '{}' has no field '{}'", where(), codelet, name));
   }
+  std::vector<Binding> bound;
+  bound.reserve(c->second.fields.size());
   for (const Field& f : c->second.fields) {
     const auto b = fields.find(f.name);
     if (b == fields.end())
@@ -310,6 +312,7 @@ void Graph::add_vertex(ComputeSet cs, const std::string& codelet, unsigned tile,
       if (!std::holds_alternative<uint32_t>(b->second))
         throw GraphError(
             fmt::format("{}: field '{}' is a scalar but is bound to a tensor", where(), f.name));
+      bound.push_back(b->second);
       continue;
     }
     if (!std::holds_alternative<Region>(b->second))
@@ -333,11 +336,14 @@ void Graph::add_vertex(ComputeSet cs, const std::string& codelet, unsigned tile,
           "on tile {} (element {} is on tile {})",
           where(), f.name, r.begin, r.end, t.name, tile, r.begin,
           m == t.mapping.end() ? ~0u : m->tile));
+    bound.push_back(b->second);
   }
   if (workers != 1 && workers != 6)
     throw GraphError(
         fmt::format("{}: a vertex runs on 1 worker or on all 6, not {}", where(), workers));
-  vertices_.push_back({codelet, tile, std::move(fields), cs.id, workers});
+  if (vertices_.use_count() > 1)  // a copy shares them: this graph's own from now on
+    vertices_ = std::make_shared<std::vector<VertexInfo>>(*vertices_);
+  vertices_->push_back({codelet, tile, std::move(bound), cs.id, workers});
 }
 
 void Graph::add_host_stream(const std::string& name, DType type, size_t elements,

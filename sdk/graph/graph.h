@@ -117,7 +117,9 @@ using Binding = std::variant<Region, uint32_t>;
 struct VertexInfo {
   std::string codelet;
   unsigned tile;
-  std::map<std::string, Binding> fields;
+  // In the order of the codelet's fields (CodeletInfo::fields): a graph of BERT-Large holds
+  // millions of vertices, and a map of field names a vertex took three times the memory.
+  std::vector<Binding> fields;
   unsigned compute_set;
   unsigned workers = 1;  // 6: the codelet runs on all six workers, each finding its share
 };
@@ -225,7 +227,7 @@ class Graph {
   const TensorInfo& tensor(Tensor t) const;
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
   const std::map<std::string, CodeletInfo>& codelets() const { return codelets_; }
-  const std::vector<VertexInfo>& vertices() const { return vertices_; }
+  const std::vector<VertexInfo>& vertices() const { return *vertices_; }
   const std::vector<std::string>& compute_sets() const { return compute_sets_; }
   const std::map<std::string, StreamInfo>& streams() const { return streams_; }
   const std::vector<RemoteBufferInfo>& remote_buffers() const { return remote_buffers_; }
@@ -243,7 +245,9 @@ class Graph {
   Target target_;
   std::vector<TensorInfo> tensors_;
   std::map<std::string, CodeletInfo> codelets_;
-  std::vector<VertexInfo> vertices_;
+  // Shared by the graph's copies until one adds a vertex: the compiler copies the graph to add
+  // its own tensors and buffers, never vertices, and the vertices are most of a large graph.
+  std::shared_ptr<std::vector<VertexInfo>> vertices_ = std::make_shared<std::vector<VertexInfo>>();
   std::vector<std::string> compute_sets_;
   std::map<std::string, StreamInfo> streams_;
   std::vector<RemoteBufferInfo> remote_buffers_;

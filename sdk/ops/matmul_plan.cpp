@@ -227,13 +227,20 @@ MatmulPlan plan_matmul(const Target& target, MatmulShape shape, const MatmulOpti
   check_options(target, shape, options);
   // Plans are deterministic: one per process for each target, shape and options (a model's
   // layers ask for the same products again and again), unless the caller wants the reasons.
-  // The key holds every machine parameter (a configured machine may differ from its preset's).
+  // The key holds every machine parameter (a configured machine may differ from its preset's)
+  // but not the product's name, and its first tile only within its chip when its tiles stay on
+  // one: every chip's tiles are alike, so a pipeline's stages share their layers' plans.
   std::string machine;
   hw::visit_parameters(target.machine, [&machine](const base::Parameter& p, const auto& value) {
     machine += fmt::format("{}={};", p.name, value);
   });
+  const unsigned chip_tiles = target.chip().tiles;
+  const unsigned tiles = with_tiles(target, options).tiles;
+  const unsigned first = options.first_tile % chip_tiles + tiles <= chip_tiles
+                             ? options.first_tile % chip_tiles
+                             : options.first_tile;
   using Key = std::tuple<std::string, unsigned, size_t, size_t, size_t, bool, bool, double,
-                         unsigned, unsigned, std::string>;
+                         unsigned, unsigned, DType, bool>;
   static std::mutex cache_mutex;
   static std::map<Key, MatmulPlan> cache;
   const Key key{machine,
@@ -244,13 +251,19 @@ MatmulPlan plan_matmul(const Target& target, MatmulShape shape, const MatmulOpti
                 options.transpose_a,
                 options.transpose_b,
                 options.available_memory_proportion,
-                options.first_tile,
-                options.tiles,
-                options.name};
+                first,
+                tiles,
+                options.output,
+                options.rows_output};
+  const auto as_asked = [&](MatmulPlan p) {  // the cached plan under this product's options
+    p.options.name = options.name;
+    p.options.first_tile = options.first_tile;
+    return p;
+  };
   if (explain == nullptr) {
     const std::lock_guard<std::mutex> lock(cache_mutex);
     const auto hit = cache.find(key);
-    if (hit != cache.end()) return hit->second;
+    if (hit != cache.end()) return as_asked(hit->second);
   }
   MatmulPlan chosen = choose_plan(target, shape, options, explain);
   const std::lock_guard<std::mutex> lock(cache_mutex);

@@ -176,6 +176,31 @@ TEST(OpsMatmul, ThePlannerIsDeterministicAndExplainsItsChoice) {
   EXPECT_LE(a.tile_bytes, a.budget_bytes);
 }
 
+// Every chip's tiles are alike: a product on chip 2 takes the plan of the same product on chip
+// 0 (a pipeline's stages plan their layers once), under its own name and tiles; what changes the
+// product (its output) is planned again.
+TEST(OpsMatmul, ThePlanCacheSharesPlansAcrossChipsAndNamesButNotOutputs) {
+  const Target target = Target::preset("m2000", 32);  // 4 chips of 32 tiles
+  ops::MatmulOptions on_chip0, on_chip2;
+  on_chip0.tiles = on_chip2.tiles = 32;
+  on_chip0.name = "layer0.ffn";
+  on_chip2.first_tile = 64;
+  on_chip2.name = "layer5.ffn";
+  std::ostringstream reasons;  // planned afresh, not from the cache
+  const ops::MatmulPlan fresh = ops::plan_matmul(target, {64, 96, 128}, on_chip2, &reasons);
+  const ops::MatmulPlan a = ops::plan_matmul(target, {64, 96, 128}, on_chip0);
+  const ops::MatmulPlan b = ops::plan_matmul(target, {64, 96, 128}, on_chip2);
+  EXPECT_EQ(a.describe(), b.describe());
+  EXPECT_EQ(fresh.describe(), b.describe());
+  EXPECT_EQ(b.options.first_tile, 64u);
+  EXPECT_EQ(b.options.name, "layer5.ffn");
+  EXPECT_EQ(a.options.name, "layer0.ffn");
+  ops::MatmulOptions rows = on_chip2;
+  rows.rows_output = true;
+  EXPECT_TRUE(ops::plan_matmul(target, {64, 96, 128}, rows).options.rows_output);
+  EXPECT_FALSE(ops::plan_matmul(target, {64, 96, 128}, on_chip2).options.rows_output);
+}
+
 TEST(OpsMatmul, BadOperandsAreRefusedBeforeAnythingRuns) {
   Graph g(Target::preset("mk2", 8));
   Program program = Sequence({});
