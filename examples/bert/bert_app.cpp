@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <set>
 
 #include "examples/bert/optimizer.h"
 #include "examples/bert/step_time.h"
@@ -141,14 +142,21 @@ BertResult run_bert(const BertConfig& c) {
   const BertInputs& in = model.inputs;
   const unsigned A = c.accumulate, S = static_cast<unsigned>(model.stages.size());
   const unsigned chip_tiles = g.tiles() / S;
+  // `copies` of a tensor's shape and mapping on `chip`, each copy on the next tiles: the copies
+  // of one on a few tiles (a micro-batch's tokens on one) take a tile each, not 192 the same
+  // tile; one over every tile keeps its tiles.
   const auto repeated = [&](Tensor like, unsigned copies, unsigned chip, const std::string& name) {
     const sdk::TensorInfo li = g.tensor(like);
     const Tensor t = g.add_variable(li.type, {copies, li.elements}, name);
+    std::set<unsigned> spanned;
+    for (const sdk::Interval& i : li.mapping) spanned.insert(i.tile % chip_tiles);
+    const size_t span = spanned.size();
     std::vector<sdk::Interval> mapping;
     for (unsigned k = 0; k < copies; ++k)
       for (const sdk::Interval& i : li.mapping)
         mapping.push_back({k * li.elements + i.begin, k * li.elements + i.end,
-                           chip * chip_tiles + i.tile % chip_tiles});
+                           chip * chip_tiles + static_cast<unsigned>(
+                                                   (i.tile % chip_tiles + k * span) % chip_tiles)});
     g.set_tile_mapping(t, mapping);
     return t;
   };
@@ -214,8 +222,7 @@ BertResult run_bert(const BertConfig& c) {
   const auto adder = [&](unsigned group) {
     Program p = sdk::Sequence({});
     const auto add = [&](const Parameter& q, Tensor grad, const std::string& name) {
-      const Tensor added = ops::binary(g, p, ops::BinaryOp::kAdd, q.sum, grad, name);
-      p.body.push_back(sdk::Copy(added, q.sum));
+      ops::binary_in_place(g, p, ops::BinaryOp::kAdd, q.sum, grad, name);
     };
     for (const Parameter& q : params)
       if (q.stage == group) add(q, q.grad, q.name + ".added");

@@ -13,8 +13,12 @@
 
 namespace ipu::sdk::ops {
 
-Tensor binary(Graph& g, Program& program, BinaryOp op, Tensor a, Tensor b,
-              const std::string& name) {
+namespace {
+
+// out = a op b, `out` a new tensor mapped as a, or a itself (each element is read before it is
+// written, so the codelet may write over its operand).
+Tensor binary_into(Graph& g, Program& program, BinaryOp op, Tensor a, Tensor b,
+                   const std::string& name, bool in_place) {
   require_sequence(program, name);
   const TensorInfo ai = mapped(g, a, name, "operand a");
   const TensorInfo bi = mapped(g, b, name, "operand b");
@@ -28,8 +32,11 @@ Tensor binary(Graph& g, Program& program, BinaryOp op, Tensor a, Tensor b,
         "last dimension",
         name, ai.name, fmt::join(ai.shape, " x "), bi.name, fmt::join(bi.shape, " x ")));
   add_ops_codelets(g);
-  const Tensor out = g.add_variable(DType::kF32, ai.shape, name);
-  g.set_tile_mapping(out, ai.mapping);
+  Tensor out = a;
+  if (!in_place) {
+    out = g.add_variable(DType::kF32, ai.shape, name);
+    g.set_tile_mapping(out, ai.mapping);
+  }
   // b beside each of a's pieces: a copy with a's mapping, or the vector on each of a's tiles.
   Tensor b_local = b;
   const std::vector<unsigned> tiles = tiles_of(ai);
@@ -75,6 +82,18 @@ Tensor binary(Graph& g, Program& program, BinaryOp op, Tensor a, Tensor b,
     }
   program.body.push_back(Execute(cs));
   return out;
+}
+
+}  // namespace
+
+Tensor binary(Graph& g, Program& program, BinaryOp op, Tensor a, Tensor b,
+              const std::string& name) {
+  return binary_into(g, program, op, a, b, name, false);
+}
+
+void binary_in_place(Graph& g, Program& program, BinaryOp op, Tensor a, Tensor b,
+                     const std::string& name) {
+  binary_into(g, program, op, a, b, name, true);
 }
 
 Tensor unary(Graph& g, Program& program, UnaryOp op, Tensor a, const std::string& name, float k) {

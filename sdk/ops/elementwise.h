@@ -26,6 +26,10 @@ enum class ReduceOp : uint8_t { kSum, kMax, kMean, kSumSquares };
 // every row). Refused (GraphError naming the tensors): other types or shapes, unmapped tensors.
 Tensor binary(Graph& graph, Program& program, BinaryOp op, Tensor a, Tensor b,
               const std::string& name);
+// a = a op b, as binary without a tensor for the result: a gradient's sum over micro-batches
+// takes no second copy of itself.
+void binary_in_place(Graph& graph, Program& program, BinaryOp op, Tensor a, Tensor b,
+                     const std::string& name);
 // out = f(a), f32; `k` is the factor of kScale.
 Tensor unary(Graph& graph, Program& program, UnaryOp op, Tensor a, const std::string& name,
              float k = 1.0f);

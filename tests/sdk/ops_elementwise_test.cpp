@@ -62,6 +62,12 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
   const Tensor exps = ops::unary(g, p, ops::UnaryOp::kExp, x, "exps");
   const Tensor tanhs = ops::unary(g, p, ops::UnaryOp::kTanh, x, "tanhs");
   const Tensor tanh_grad = ops::binary(g, p, ops::BinaryOp::kMulTanhGrad, y, x, "tanh_grad");
+  // In place, twice, as a gradient's sum over micro-batches: acc = (acc + y) + y, on tiles of its
+  // own (y is copied beside it).
+  const Tensor acc = g.add_variable(DType::kF32, {rows, columns}, "acc");
+  g.map_evenly(acc, 1, 4);
+  ops::binary_in_place(g, p, ops::BinaryOp::kAdd, acc, y, "acc_add");
+  ops::binary_in_place(g, p, ops::BinaryOp::kAdd, acc, y, "acc_add_again");
   const Tensor half = ops::cast(g, p, x, DType::kF16, "half");
   const Tensor back = ops::cast(g, p, half, DType::kF32, "back");
   ops::CastOptions sr;
@@ -142,6 +148,8 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
   device.write_tensor("bias", bv.data(), columns * 4);
   device.write_tensor("mask", mv.data(), columns * 4);
   device.write_tensor("one", &onev, 4);
+  const std::vector<float> accv = random_f32(n, 10, -4.0f, 4.0f);
+  device.write_tensor("acc", accv.data(), n * 4);
   // 99: outside a row; the last, ignored.
   const std::vector<uint32_t> label_values = {0, 12, 5, 99, 7, 1, ops::kIgnoredLabel};
   device.write_tensor("labels", label_values.data(), rows * 4);
@@ -191,6 +199,7 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
       {exps, ref::unary(UnaryOp::kExp, xv)},
       {tanhs, ref::unary(UnaryOp::kTanh, xv)},
       {tanh_grad, ref::binary(BinaryOp::kMulTanhGrad, yv, xv)},
+      {acc, ref::binary(BinaryOp::kAdd, ref::binary(BinaryOp::kAdd, accv, yv), yv)},
       {sums, ref::reduce_rows(ReduceOp::kSum, xv, columns)},
       {maxes, ref::reduce_rows(ReduceOp::kMax, xv, columns)},
       {means, ref::reduce_rows(ReduceOp::kMean, xv, columns)},
