@@ -1,10 +1,13 @@
 // The last stages: each tile's control program, actions and vertex states laid out in its memory,
 // then the image (the firmware's segments per tile, the program's bytes) and its manifest.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "sdk/compiler/compilation.h"
 #include "sdk/image/elf_writer.h"
@@ -30,38 +33,59 @@ void Compilation::lay_out() {
     std::memcpy(bytes.data() + offset, lists.data(), 4 * lists.size());
   }
   // The control program; memory checked; the data segments.
+  struct Tables {
+    uint32_t steps, actions, vertices, programs;
+  };
+  std::map<unsigned, Tables> at;
+  std::map<unsigned, uint64_t> over;  // tiles whose data does not fit, by the bytes they need
+  for (unsigned t : tiles_) {
+    TileMemory& m = memory_[t];
+    at[t] = {
+        m.allocate(static_cast<uint32_t>(sizeof(ipu_step) * steps_[t].size()), "control steps"),
+        m.allocate(static_cast<uint32_t>(sizeof(ipu_action) * actions_[t].size()),
+                   "exchange actions"),
+        m.allocate(static_cast<uint32_t>(sizeof(ipu_vertex) * vertices_[t].size()), "vertex table"),
+        m.allocate(static_cast<uint32_t>(4 * program_steps_.size()), "program table")};
+    uint64_t needed = 0;
+    for (const auto& [what, bytes] : m.contents) needed += (bytes + 7) & ~7u;
+    if (m.overflows() || needed > m.limit - heap_start_) over[t] = needed;
+  }
+  const auto where = [&](unsigned t) {
+    const unsigned replica = t / replica_tiles_, tile = t % replica_tiles_;
+    return replicas_ == 1 ? graph_.describe_tile(tile)
+                          : fmt::format("{} of replica {}", graph_.describe_tile(tile), replica);
+  };
+  if (!over.empty()) {  // the fullest tile's contents, and how many more are over on each chip
+    const auto worst = std::max_element(
+        over.begin(), over.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    const TileMemory& m = memory_[worst->first];
+    const uint64_t free = m.limit - heap_start_;
+    std::map<unsigned, unsigned> per_chip;
+    for (const auto& entry : over) ++per_chip[entry.first / graph_.target().chip().tiles];
+    std::vector<std::string> chips;
+    for (const auto& [chip, count] : per_chip)
+      chips.push_back(fmt::format("chip {}: {}", chip, count));
+    std::string contents;
+    for (const auto& [what, bytes] : m.contents)
+      contents += fmt::format("\n  {} bytes: {}", bytes, what);
+    throw CompileError(fmt::format(
+        "{} needs {} bytes of data but has {} free above its firmware ({} bytes over), the most "
+        "of the {} tile{} of {} that do not fit ({}); on it:{}",
+        where(worst->first), worst->second, free, worst->second - free, over.size(),
+        over.size() == 1 ? "" : "s", replicas_ * replica_tiles_, fmt::join(chips, ", "), contents));
+  }
   std::ostringstream report;
   for (unsigned t : tiles_) {
     TileMemory& m = memory_[t];
     const auto& steps = steps_[t];
     const auto& acts = actions_[t];
     const auto& vs = vertices_[t];
-    const uint32_t steps_at =
-        m.allocate(static_cast<uint32_t>(sizeof(ipu_step) * steps.size()), "control steps");
-    const uint32_t actions_at =
-        m.allocate(static_cast<uint32_t>(sizeof(ipu_action) * acts.size()), "exchange actions");
-    const uint32_t vertices_at =
-        m.allocate(static_cast<uint32_t>(sizeof(ipu_vertex) * vs.size()), "vertex table");
-    const uint32_t programs_at =
-        m.allocate(static_cast<uint32_t>(4 * program_steps_.size()), "program table");
-    uint64_t needed = 0;
-    for (const auto& [what, bytes] : m.contents) needed += (bytes + 7) & ~7u;
+    const auto [steps_at, actions_at, vertices_at, programs_at] = at[t];
     const unsigned replica = t / replica_tiles_, tile = t % replica_tiles_;
-    const std::string where =
-        replicas_ == 1 ? graph_.describe_tile(tile)
-                       : fmt::format("{} of replica {}", graph_.describe_tile(tile), replica);
-    if (m.overflows() || needed > m.limit - heap_start_) {
-      std::string contents;
-      for (const auto& [what, bytes] : m.contents)
-        contents += fmt::format("\n  {} bytes: {}", bytes, what);
-      throw CompileError(fmt::format(
-          "{} needs {} bytes of data but has {} free above its firmware ({} bytes over); on it:{}",
-          where, needed, m.limit - heap_start_, needed - (m.limit - heap_start_), contents));
-    }
     if (replica == 0 && m.used(heap_start_) > exe_.fullest_tile.used)
       exe_.fullest_tile = {tile, m.used(heap_start_), m.limit - heap_start_};
     if (replica == 0)
-      report << fmt::format("{:>9}: {:7} bytes of {} ({:.1f}%)\n", where, m.used(heap_start_),
+      report << fmt::format("{:>9}: {:7} bytes of {} ({:.1f}%)\n", where(t), m.used(heap_start_),
                             m.limit - heap_start_,
                             100.0 * m.used(heap_start_) / (m.limit - heap_start_));
     auto& bytes = initial_[t];

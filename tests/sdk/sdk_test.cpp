@@ -1026,16 +1026,21 @@ TEST(SdkErrors, CodeletThatDoesNotCompileReportsFileAndLine) {
                   HasSubstr("undefined_variable"))));
 }
 
+// Of the tiles over, the fullest is named with what it holds, and the others counted by chip.
 TEST(SdkErrors, TileMemoryOverflowNamesTileAndTensors) {
-  Graph g(Target::preset("mk2", 2));
+  Graph g(Target::preset("mk2", 3));
   const Tensor big = g.add_variable(DType::kF32, {100000}, "big");       // 400,000 bytes
   const Tensor bigger = g.add_variable(DType::kF32, {60000}, "bigger");  // 240,000 bytes
+  const Tensor over = g.add_variable(DType::kF32, {150000}, "over");     // 600,000 bytes
   g.set_tile_mapping(big, 1);
   g.set_tile_mapping(bigger, 1);
+  g.set_tile_mapping(over, 2);
   EXPECT_THAT([&] { compile(g, Sync()); },
               ::testing::ThrowsMessage<CompileError>(::testing::AllOf(
                   HasSubstr("tile 1 needs"), HasSubstr("400000 bytes: tensor 'big' [0, 100000)"),
-                  HasSubstr("240000 bytes: tensor 'bigger' [0, 60000)"))));
+                  HasSubstr("240000 bytes: tensor 'bigger' [0, 60000)"),
+                  HasSubstr("the most of the 2 tiles of 3 that do not fit (chip 0: 2)"),
+                  ::testing::Not(HasSubstr("tensor 'over'")))));
 }
 
 TEST(SdkErrors, StreamNeverConnectedOrOfTheWrongSize) {
