@@ -63,6 +63,7 @@ void Compilation::lay_out() {
     std::map<unsigned, unsigned> per_chip;
     for (const auto& entry : over) ++per_chip[entry.first / graph_.target().chip().tiles];
     std::vector<std::string> chips;
+    chips.reserve(per_chip.size());
     for (const auto& [chip, count] : per_chip)
       chips.push_back(fmt::format("chip {}: {}", chip, count));
     std::string contents;
