@@ -70,7 +70,7 @@ void Compilation::lay_out() {
     for (const auto& [what, bytes] : m.contents)
       contents += fmt::format("\n  {} bytes: {}", bytes, what);
     throw CompileError(fmt::format(
-        "{} needs {} bytes of data but has {} free above its firmware ({} bytes over), the most "
+        "{} needs {} bytes of data but has {} free above its firmware ({} bytes over), the fullest "
         "of the {} tile{} of {} that do not fit ({}); on it:{}",
         where(worst->first), worst->second, free, worst->second - free, over.size(),
         over.size() == 1 ? "" : "s", replicas_ * replica_tiles_, fmt::join(chips, ", "), contents));

@@ -810,6 +810,37 @@ TEST(SdkErrors, VertexFieldOnAnotherTile) {
 // map_evenly over a list of tiles: grains of 2 shared out in the list's order, the first
 // tiles one grain more (11 elements, 6 grains on 4 tiles: 2, 2, 1, 1 grains); an empty list and a
 // tile the target lacks are refused by name.
+// A vertex keeps its bindings in its codelet's field order, whatever order they were given in;
+// a copy of a graph shares its vertices until either adds one, and then each has its own.
+TEST(Sdk, AGraphsCopyKeepsItsOwnVertices) {
+  Graph g(Target::preset("mk2", 2));
+  declare_library(g);
+  const Tensor a = g.add_variable(DType::kF32, {4}, "a");
+  const Tensor out = g.add_variable(DType::kF32, {4}, "out");
+  g.set_tile_mapping(a, 1);
+  g.set_tile_mapping(out, 1);
+  const ComputeSet cs = g.add_compute_set("cs");
+  g.add_vertex(cs, "sum_f32", 1, {{"n", 4u}, {"out", g.region(out)}, {"a", g.region(a, 1, 3)}});
+  ASSERT_EQ(g.vertices().size(), 1u);
+  const std::vector<Binding>& fields = g.vertices()[0].fields;
+  ASSERT_EQ(fields.size(), 3u);
+  EXPECT_EQ(std::get<Region>(fields[0]).begin, 1u);  // a [1, 3)
+  EXPECT_EQ(std::get<Region>(fields[0]).end, 3u);
+  EXPECT_EQ(std::get<Region>(fields[1]).tensor.id, out.id);
+  EXPECT_EQ(std::get<uint32_t>(fields[2]), 4u);
+
+  Graph copy = g;
+  copy.add_vertex(cs, "sum_f32", 1, {{"a", g.region(a)}, {"out", g.region(out)}, {"n", 2u}});
+  EXPECT_EQ(g.vertices().size(), 1u);
+  EXPECT_EQ(copy.vertices().size(), 2u);
+  g.add_vertex(cs, "sum_f32", 1, {{"a", g.region(a)}, {"out", g.region(out)}, {"n", 3u}});
+  g.add_vertex(cs, "sum_f32", 1, {{"a", g.region(a)}, {"out", g.region(out)}, {"n", 1u}});
+  ASSERT_EQ(g.vertices().size(), 3u);
+  ASSERT_EQ(copy.vertices().size(), 2u);
+  EXPECT_EQ(std::get<uint32_t>(g.vertices()[1].fields[2]), 3u);
+  EXPECT_EQ(std::get<uint32_t>(copy.vertices()[1].fields[2]), 2u);
+}
+
 TEST(Sdk, MapEvenlyOverListedTiles) {
   Graph g(Target::preset("mk2", 8));
   const Tensor t = g.add_variable(DType::kF32, {11}, "t");
@@ -1039,7 +1070,7 @@ TEST(SdkErrors, TileMemoryOverflowNamesTileAndTensors) {
               ::testing::ThrowsMessage<CompileError>(::testing::AllOf(
                   HasSubstr("tile 1 needs"), HasSubstr("400000 bytes: tensor 'big' [0, 100000)"),
                   HasSubstr("240000 bytes: tensor 'bigger' [0, 60000)"),
-                  HasSubstr("the most of the 2 tiles of 3 that do not fit (chip 0: 2)"),
+                  HasSubstr("the fullest of the 2 tiles of 3 that do not fit (chip 0: 2)"),
                   ::testing::Not(HasSubstr("tensor 'over'")))));
 }
 
