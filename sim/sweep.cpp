@@ -69,9 +69,26 @@ Axis parse_axis(const std::string& text) {
 struct Point {
   std::vector<std::string> values;  // one per axis
   int exit_status = -1;
-  std::string error;  // the first line the program wrote to stderr, when it failed
-  Json summary;       // from its statistics
+  std::string error;   // the first line the program wrote to stderr, when it failed
+  std::string output;  // the last line it wrote to stdout, when it failed
+  Json summary;        // from its statistics
+
+  // What the table's status column says of a failed point: the stderr headline, and the last
+  // stdout line beside it (a program may print its reason there, after a warning on stderr).
+  std::string reason() const {
+    if (error.empty()) return output;
+    if (output.empty() || output == error) return error;
+    return fmt::format("{} (stdout: {})", error, output);
+  }
 };
+
+// A CSV field (RFC 4180): quoted when it holds a comma, a quote or a line break.
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
 
 // The headline of what a failed point wrote to stderr (its first line: the error itself; a
 // usage text or a report's detail follows it).
@@ -310,7 +327,7 @@ int run_sweep(int argc, char** argv) {
     const auto f = files(&p - points.data());
     if (p.exit_status != 0) {
       p.error = first_line(f[2]);
-      if (p.error.empty()) p.error = last_line(f[1]);
+      p.output = last_line(f[1]);
     }
     std::ifstream in(f[0]);
     if (in) {
@@ -318,7 +335,8 @@ int run_sweep(int argc, char** argv) {
       PointSummary read = read_point_summary(in);
       p.summary = std::move(read.summary);
       if (!read.error.empty()) {
-        if (p.error.empty()) p.error = fmt::format("unreadable statistics: {}", read.error);
+        if (p.error.empty() && p.output.empty())
+          p.error = fmt::format("unreadable statistics: {}", read.error);
         if (p.exit_status == 0) p.exit_status = 1;
       }
     } else if (p.exit_status == 0) {
@@ -339,7 +357,8 @@ int run_sweep(int argc, char** argv) {
     std::vector<std::string> row = p.values;
     const std::vector<std::string> figures = summary_figures(p.summary);
     row.insert(row.end(), figures.begin(), figures.end());
-    row.push_back(p.exit_status == 0 ? "ok" : fmt::format("exit {}: {}", p.exit_status, p.error));
+    row.push_back(p.exit_status == 0 ? "ok"
+                                     : fmt::format("exit {}: {}", p.exit_status, p.reason()));
     all_ok = all_ok && p.exit_status == 0;
     rows.push_back(std::move(row));
   }
@@ -380,12 +399,12 @@ int run_sweep(int argc, char** argv) {
                                      "instructions"};
     for (const Axis& a : axes) out << a.name << ",";
     for (const std::string& k : keys) out << k << ",";
-    out << "exit_status\n";
+    out << "exit_status,error\n";
     for (const Point& p : points) {
-      for (const std::string& v : p.values) out << v << ",";
+      for (const std::string& v : p.values) out << csv_field(v) << ",";
       for (const std::string& k : keys)
         out << (p.summary.contains(k) ? p.summary[k].dump() : std::string()) << ",";
-      out << p.exit_status << "\n";
+      out << p.exit_status << "," << csv_field(p.exit_status == 0 ? "" : p.reason()) << "\n";
     }
     if (!out) fmt::print(stderr, "ipu-sim sweep: cannot write {}\n", csv), files_ok = false;
   }
@@ -401,6 +420,7 @@ int run_sweep(int argc, char** argv) {
       j["points"].push_back({{"values", values},
                              {"exit_status", p.exit_status},
                              {"error", p.error},
+                             {"stdout", p.output},
                              {"summary", p.summary}});
     }
     std::ofstream out(json_file);

@@ -94,10 +94,15 @@ int main(int argc, char** argv) {
         const auto r = ipu::examples::bert::run_bert(c);
         const BertShape& s = r.shape;
         fmt::print("== packed BERT pre-training on a virtual {} ==\n", c.machine.preset);
+        // "1 layer", "2 layers": a count and its noun, as a reader says them.
+        const auto counted = [](size_t n, const char* one, const char* many) {
+          return fmt::format("{} {}", n, n == 1 ? one : many);
+        };
         fmt::print(
-            "model                {} layers, hidden {}, {} heads, FFN {}, vocabulary {}; {} "
+            "model                {}, hidden {}, {}, FFN {}, vocabulary {}; {} "
             "parameters; {} operations a micro-batch\n",
-            s.layers, s.hidden, s.heads, s.ffn, s.vocab, r.parameters, r.operations);
+            counted(s.layers, "layer", "layers"), s.hidden, counted(s.heads, "head", "heads"),
+            s.ffn, s.vocab, r.parameters, r.operations);
         fmt::print(
             "data                 rows of {} tokens, {}; {:.1f}% of the row tokens are real\n",
             s.seq,
@@ -105,9 +110,9 @@ int main(int argc, char** argv) {
                       : std::string("one sequence a row (--no-packing)"),
             100.0 * r.packing_efficiency);
         fmt::print(
-            "schedule             {} micro-batches of {} rows a step, gradients summed in f32; "
+            "schedule             {} of {} a step, gradients summed in f32; "
             "LAMB; {}{}\n",
-            c.accumulate, s.rows,
+            counted(c.accumulate, "micro-batch", "micro-batches"), counted(s.rows, "row", "rows"),
             r.replicas == 1 ? std::string()
             : r.sharded_parameters == 0
                 ? fmt::format("{} replicas, their gradients summed over the IPU-Links "

@@ -39,8 +39,9 @@ void print(const std::string& source, const LengthHistogram& histogram, const Pa
   fmt::print("histogram    {}: {} sequences of {} to {} tokens, mean {:.2f}\n", source,
              with_commas(histogram.sequences()), shortest + 1, histogram.max_length(),
              static_cast<double>(histogram.tokens()) / static_cast<double>(histogram.sequences()));
-  fmt::print("packing      SPFHP into rows of {} tokens, at most {} sequences a row\n",
-             packing.row_length, packing.max_per_pack);
+  fmt::print("packing      SPFHP into rows of {} tokens, at most {} a row\n", packing.row_length,
+             packing.max_per_pack == 1 ? std::string("1 sequence")
+                                       : fmt::format("{} sequences", packing.max_per_pack));
   fmt::print("rows         {} ({} ways to fill a row); padded, {}\n", with_commas(packing.rows),
              packing.strategies.size(), with_commas(packing.sequences));
   fmt::print("efficiency   {:.3f} % of the row tokens are real; padded, {:.3f} %\n",

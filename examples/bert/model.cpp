@@ -83,9 +83,9 @@ std::vector<size_t> stage_layers(const Graph& g, const BertShape& s, const BertO
   };
   if (sum != s.layers || empty_stage)
     throw GraphError(
-        fmt::format("{}: layers per chip {} for a model of {} layers: every chip takes "
+        fmt::format("layers per chip {} for a model of {} layers: every chip takes "
                     "at least one layer and the layers add up to the model's",
-                    o.name, split(), s.layers));
+                    split(), s.layers));
   if (o.layers_per_chip.size() > 1 && o.layers_per_chip.size() != g.target().replica_chips())
     throw GraphError(
         fmt::format("{}: layers per chip {} name {} chips; a replica of the target has {}", o.name,
