@@ -15,6 +15,7 @@
 
 #include "tests/support/core_harness.h"
 #include "tests/support/rv_asm.h"
+#include "tests/support/stimulus_budget.h"
 
 namespace ipu::test {
 namespace {
@@ -292,11 +293,11 @@ void expect_random_programs_same(unsigned workers, uint32_t programs, size_t len
 }
 
 TEST(TileInterpreter, FastLoopsMatchTheGeneralLoopOnRandomSupervisorPrograms) {
-  expect_random_programs_same(0, 300, 400);
+  expect_random_programs_same(0, static_cast<unsigned>(test::stimulus_budget(300)), 400);
 }
 
 TEST(TileInterpreter, FastLoopsMatchTheGeneralLoopOnRandomWorkerPrograms) {
-  expect_random_programs_same(6, 150, 300);
+  expect_random_programs_same(6, static_cast<unsigned>(test::stimulus_budget(150)), 300);
 }
 
 // The fast barrel has a copy of its bodies per slot for up to six workers: fewer wrap early,

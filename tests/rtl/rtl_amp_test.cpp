@@ -18,6 +18,7 @@
 #include "iss/amp.h"
 #include "iss/fpu.h"
 #include "verilated.h"
+#include "tests/support/stimulus_budget.h"
 
 namespace ipu::test {
 namespace {
@@ -110,7 +111,7 @@ TEST(RtlAmpLane, EqualsTheCppModelOnRandomInputs) {
   auto near16 = [&] { return (u32() & 0x83ff) | (f16_exponent(rng) << 10); };
   auto near32 = [&] { return (u32() & 0x807fffff) | (f32_exponent(rng) << 23); };
   std::vector<Row> rows;
-  while (rows.size() < 1'200'000) {
+  while (rows.size() < test::stimulus_budget(1'200'000)) {
     const size_t k = rows.size();
     const bool near = k % 2 == 0;
     switch (k % 5) {

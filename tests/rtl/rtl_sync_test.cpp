@@ -13,6 +13,7 @@
 
 #include "Vipu_sync_tree.h"
 #include "tests/support/random_stimulus.h"
+#include "tests/support/stimulus_budget.h"
 #include "tlm/rtl_ports.h"
 #include "verilated.h"
 
@@ -72,11 +73,11 @@ TEST(RtlSyncTree, ReleasesExactlyWhenTheModelDoesOnRandomBarriers) {
   std::mt19937 rng(20261122);
   SyncTree tree;
   uint64_t cycles = 0, barriers = 0;
-  while (cycles < 1'000'000 && !HasFailure()) {
+  while (cycles < test::stimulus_budget(1'000'000) && !HasFailure()) {
     cycles += tree.run(random_barrier(rng));
     ++barriers;
   }
-  EXPECT_GE(cycles, 1'000'000u);
+  EXPECT_GE(cycles, test::stimulus_budget(1'000'000));
   RecordProperty("barriers", static_cast<int>(barriers));
 }
 

@@ -14,6 +14,7 @@
 #include "Vipu_exchange_rx.h"
 #include "hw/exchange/receive_mux.h"
 #include "tests/support/random_stimulus.h"
+#include "tests/support/stimulus_budget.h"
 #include "tlm/rtl_ports.h"
 #include "verilated.h"
 
@@ -118,9 +119,9 @@ TEST(RtlExchangeRx, EqualsTheCppModelOnRandomSchedules) {
   VerilatedContext context;
   auto rtl = std::make_unique<Vipu_exchange_rx>(&context);
   size_t cycles = 0;
-  while (cycles < 1'000'000 && !HasFailure())
+  while (cycles < test::stimulus_budget(1'000'000) && !HasFailure())
     cycles += expect_equal_to_model(*rtl, random_schedule(rng));
-  EXPECT_GE(cycles, 1'000'000u);
+  EXPECT_GE(cycles, test::stimulus_budget(1'000'000));
 }
 
 // Appends a cycle with `words` to `s`.
