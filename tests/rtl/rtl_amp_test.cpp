@@ -17,8 +17,8 @@
 #include "Vipu_amp_lane.h"
 #include "iss/amp.h"
 #include "iss/fpu.h"
-#include "verilated.h"
 #include "tests/support/stimulus_budget.h"
+#include "verilated.h"
 
 namespace ipu::test {
 namespace {
