@@ -162,9 +162,17 @@ int main(int argc, char** argv) {
                               "), or only RUN, and prints each figure beside its target.")
                                  .c_str()))
     return 0;
-  if (argc > 2 || (argc == 2 && (", " + runs + ", ").find(", " + std::string(argv[1]) + ", ") ==
-                                    std::string::npos)) {
-    fmt::print(stderr, "{}: unknown run '{}' (runs: {})\n", argv[0], argv[argc - 1], runs);
+  const auto is_run = [&runs](const char* arg) {
+    return (", " + runs + ", ").find(", " + std::string(arg) + ", ") != std::string::npos;
+  };
+  if (argc > 2 || (argc == 2 && !is_run(argv[1]))) {
+    // Name what was refused: the first argument when it is not a run (an option such as
+    // --run), else the second run given.
+    if (is_run(argv[1]))
+      fmt::print(stderr, "{}: one RUN at most, not '{}' after '{}' (runs: {})\n", argv[0], argv[2],
+                 argv[1], runs);
+    else
+      fmt::print(stderr, "{}: unknown run '{}' (runs: {})\n", argv[0], argv[1], runs);
     return 2;
   }
   for (const char* preset : BENCH_RUNS) {
