@@ -4,8 +4,10 @@
 #include <fmt/ostream.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <sstream>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "hw/ipu/ipu.h"
 #include "hw/machine/platform.h"
@@ -103,11 +105,6 @@ iss::TileDatapaths RtlPlatform::tile_datapaths() {
 
 void RtlPlatform::install(hw::Machine& machine) {
   if (installed_ == &machine) return;
-  if (xmux_ && machine.chips() > 1)
-    throw std::invalid_argument(fmt::format(
-        "--rtl xmux: the receive mux RTL selects among one chip's 4096 senders; a machine of {} "
-        "chips is not supported (the other blocks are)",
-        machine.chips()));
   for (unsigned id : machine.active_tiles())
     machine.tile(id).core().set_datapaths(tile_datapaths());
   // One verilated model serves every tile: their bursts take turns on the simulation thread.
@@ -167,8 +164,47 @@ uint64_t RtlPlatform::release(const std::vector<unsigned>& members,
   return t.release;
 }
 
+// On a machine the exchange names a sender by its machine tile (chip x tiles + tile), beyond the
+// RTL's bus of 4096 senders from the third Mk2 chip on. The mux only compares each word's
+// sender with the tile's select, so a receiver's phase goes to the RTL with its senders
+// renumbered one to one: those on the bus keep their numbers (every sender of one chip, as
+// before), the others take numbers no sender or select of the phase has, from the top down.
 void RtlPlatform::run(const hw::RxSchedule& schedule, hw::RxDecisions& decisions) {
-  ExchangeRxTransaction t{&schedule, &decisions};
+  const auto off_bus = [](unsigned id) { return id >= kRtlMaxTiles; };
+  bool renumber = false;
+  for (const hw::RxWord& w : schedule.words) renumber |= off_bus(w.source);
+  for (const hw::RxCycle& c : schedule.cycles)
+    renumber |= c.select_write && c.select >= 0 && off_bus(static_cast<unsigned>(c.select));
+  if (!renumber) {
+    ExchangeRxTransaction t{&schedule, &decisions};
+    call(*to_xmux_, t, "xmux");
+    return;
+  }
+  std::vector<unsigned> on_bus;  // the numbers the phase already uses
+  for (const hw::RxWord& w : schedule.words)
+    if (!off_bus(w.source)) on_bus.push_back(w.source);
+  for (const hw::RxCycle& c : schedule.cycles)
+    if (c.select_write && c.select >= 0 && !off_bus(static_cast<unsigned>(c.select)))
+      on_bus.push_back(static_cast<unsigned>(c.select));
+  std::sort(on_bus.begin(), on_bus.end());
+  std::unordered_map<unsigned, unsigned> number;  // off-bus sender -> its number on the bus
+  unsigned next = kRtlMaxTiles;
+  const auto on_the_bus = [&](unsigned id) {
+    if (!off_bus(id)) return id;
+    auto [it, added] = number.try_emplace(id, 0);
+    if (added) {
+      do --next;  // a phase has far fewer senders than the bus has numbers
+      while (std::binary_search(on_bus.begin(), on_bus.end(), next));
+      it->second = next;
+    }
+    return it->second;
+  };
+  renumbered_ = schedule;
+  for (hw::RxWord& w : renumbered_.words) w.source = on_the_bus(w.source);
+  for (hw::RxCycle& c : renumbered_.cycles)
+    if (c.select_write && c.select >= 0)
+      c.select = static_cast<int>(on_the_bus(static_cast<unsigned>(c.select)));
+  ExchangeRxTransaction t{&renumbered_, &decisions};
   call(*to_xmux_, t, "xmux");
 }
 

@@ -39,9 +39,8 @@ class RtlPlatform : public sc_core::sc_module,
   RtlPlatform(const sc_core::sc_module_name& name, const hw::ChipConfig& chip,
               const RtlSelection& blocks, const std::string& trace);
 
-  // Points the machine's active tiles, sync network and exchange at the selected blocks. The
-  // exchange receive mux is one chip's (4096 senders): `xmux` on a machine of several chips
-  // throws std::invalid_argument. Once per machine: a second call does nothing.
+  // Points the machine's active tiles, sync network and exchange at the selected blocks. Once
+  // per machine: a second call does nothing.
   void install(hw::Machine& machine);
   // The selected tile blocks, for a tile outside a chip (ipu-sim demo / run-elf).
   iss::TileDatapaths tile_datapaths();
@@ -84,6 +83,7 @@ class RtlPlatform : public sc_core::sc_module,
   std::unique_ptr<Socket> to_amp_;
   std::unique_ptr<Socket> to_sync_;
   std::unique_ptr<Socket> to_xmux_;
+  hw::RxSchedule renumbered_;  // a receiver's phase with its senders on the RTL's bus
 };
 
 // Runs the platform, with `rtl` (may be null) installed before: an RTL block that departs from
