@@ -7,8 +7,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <set>
+#include <stdexcept>
 
 #include "examples/bert/optimizer.h"
 #include "examples/bert/step_time.h"
@@ -115,6 +117,7 @@ BertResult run_bert(const BertConfig& c) {
 
   // The parameters, each with its gradient, its LAMB state and its accumulated sum.
   std::vector<Parameter> params;
+  std::vector<size_t> ready;  // per parameter: its gradient is complete after this many steps
   const bool shard = c.shard_optimizer && R > 1 && c.machine.gateway.present;
   // Parts alone without the update's need no optimizer state.
   const auto is_update_part = [](const std::string& name) {
@@ -127,6 +130,7 @@ BertResult run_bert(const BertConfig& c) {
   for (const ParameterRef& r : parameters(model)) {
     params.push_back(
         add_parameter(g, r.name, r.weight, r.grad, r.stage, R, shard, params.size(), update_parts));
+    ready.push_back(r.ready);
     out.parameters += g.tensor(r.weight).elements;
     if (params.back().sharded) out.sharded_parameters += g.tensor(r.weight).elements;
   }
@@ -201,37 +205,50 @@ BertResult run_bert(const BertConfig& c) {
   if (!to_stages.empty()) step_program.body.push_back(sdk::Copy(to_stages));
   const Program step_start = step_program;  // the host's inputs, the masks sent to the stages
 
-  const auto function = [&](const std::string& name, StepRange range) {
-    const std::vector<ops::LayerStep> part(
-        model.steps.begin() + static_cast<ptrdiff_t>(range.begin),
-        model.steps.begin() + static_cast<ptrdiff_t>(range.end));
-    return g.add_function(ops::sequence_of(part), name);
-  };
-  std::vector<sdk::Function> forward(S), backward(S), accumulate(S);
-  for (unsigned k = 0; k < S; ++k) {
-    forward[k] = function(fmt::format("stage{}.forward", k), model.stages[k].forward);
-    backward[k] = function(fmt::format("stage{}.backward", k), model.stages[k].backward);
-  }
-  const sdk::Function heads = function("heads", model.heads);
   const auto word_t =
       static_cast<size_t>(std::find_if(params.begin(), params.end(),
                                        [](const Parameter& q) { return q.name == "word_t"; }) -
                           params.begin());
-  // Each group's gradients added to their sums (the update sets the sums back to 0); the word
-  // embedding's sum takes the heads' part with the heads' and the lookup's with stage 0's.
-  const auto adder = [&](unsigned group) {
-    Program p = sdk::Sequence({});
-    const auto add = [&](const Parameter& q, Tensor grad, const std::string& name) {
-      ops::binary_in_place(g, p, ops::BinaryOp::kAdd, q.sum, grad, name);
+  // A function of the model's steps in `range`. A backward pass's (`group`: a stage or the
+  // heads) adds each gradient to its sum as soon as it is complete, a layer's after the layer
+  // (the update sets the sums back to 0); the word embedding's sum takes the heads' part with
+  // the heads' and the lookup's with stage 0's. The gradients are then scratch, used in the
+  // function alone: they share memory with every other function's scratch instead of each
+  // holding its own for the whole run (BERT-Large's word embedding alone has two, of 122 KB a
+  // tile).
+  const auto function = [&](const std::string& name, StepRange range,
+                            std::optional<unsigned> group) {
+    Program body = sdk::Sequence({});
+    const auto add = [&](const Parameter& q, Tensor grad, const std::string& label) {
+      ops::binary_in_place(g, body, ops::BinaryOp::kAdd, q.sum, grad, label);
+      g.set_scratch(grad);
     };
-    for (const Parameter& q : params)
-      if (q.stage == group) add(q, q.grad, q.name + ".added");
-    if (group == kHeadsStage) add(params[word_t], model.grads.word_t_tied, "word_t.added_tied");
-    return p;
+    for (size_t i = range.begin; i < range.end; ++i) {
+      body.body.push_back(model.steps[i].program);
+      if (!group) continue;
+      for (size_t k = 0; k < params.size(); ++k)
+        if (params[k].stage == *group && ready[k] == i + 1)
+          add(params[k], params[k].grad, params[k].name + ".added");
+      if (*group == kHeadsStage && i + 1 == model.heads.end)
+        add(params[word_t], model.grads.word_t_tied, "word_t.added_tied");
+    }
+    return g.add_function(body, name);
   };
-  for (unsigned k = 0; k < S; ++k)
-    accumulate[k] = g.add_function(adder(k), fmt::format("stage{}.accumulate", k));
-  const sdk::Function accumulate_heads = g.add_function(adder(kHeadsStage), "heads.accumulate");
+  std::vector<sdk::Function> forward(S), backward(S);
+  for (unsigned k = 0; k < S; ++k) {
+    forward[k] = function(fmt::format("stage{}.forward", k), model.stages[k].forward, {});
+    backward[k] = function(fmt::format("stage{}.backward", k), model.stages[k].backward, k);
+  }
+  const sdk::Function heads = function("heads", model.heads, kHeadsStage);
+  for (size_t k = 0; k < params.size(); ++k) {
+    const StepRange r =
+        params[k].stage == kHeadsStage ? model.heads : model.stages[params[k].stage].backward;
+    if (ready[k] <= r.begin || ready[k] > r.end)
+      throw std::logic_error(
+          fmt::format("bert: {}'s gradient is complete after step {}, outside "
+                      "its backward pass (steps {} to {})",
+                      params[k].name, ready[k], r.begin, r.end));
+  }
 
   // The schedule, slot by slot (pipeline_slots); the host replays its accumulations in the
   // same order.
@@ -261,12 +278,10 @@ BertResult run_bert(const BertConfig& c) {
     p.body.push_back(sdk::Call(heads));
     p.body.push_back(sdk::Copy({{g.region(model.mlm_loss), entry(mlm_losses, mb)},
                                 {g.region(model.nsp_loss), entry(nsp_losses, mb)}}));
-    p.body.push_back(sdk::Call(accumulate_heads));
     if (record) accumulations.push_back({kHeadsStage, mb});
   };
   const auto run_backward = [&](Program& p, unsigned k, unsigned mb, bool record = true) {
     p.body.push_back(sdk::Call(backward[k]));
-    p.body.push_back(sdk::Call(accumulate[k]));
     if (record) accumulations.push_back({k, mb});
   };
   // Each slot's closing copy, by what it carries (slot_sends).

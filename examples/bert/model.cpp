@@ -261,6 +261,9 @@ BertModel build_bert(Graph& g, const BertShape& s, const BertOptions& o) {
   const ops::CrossEntropy mlm = st.add("mlm_loss", 0.0, [&](Program& p, const std::string& n) {
     return ops::cross_entropy(g, p, logits, in.mlm_labels, 1.0f / static_cast<float>(P), n);
   });
+  // The loss gradient, [P x V] f32 (a row of BERT-Large's 30,522 words a tile), is read only by
+  // the heads' backward pass that follows.
+  g.set_scratch(mlm.dlogits);
   // The next-sentence head on each sequence's [CLS].
   const Tensor cls16 = half(st, "nsp_gather_f16", lookup("nsp_gather", output_t, in.nsp_positions));
   const Tensor pooled =
@@ -323,6 +326,7 @@ BertModel build_bert(Graph& g, const BertShape& s, const BertOptions& o) {
   m.heads_dinput = dy;
   m.heads.end = m.steps.size();
   d.layers.resize(s.layers);
+  m.layer_grads_ready.resize(s.layers);
   for (unsigned c = S; c-- > 0;) {
     BertStage& stage = m.stages[c];
     if (S > 1) dy = on_chip(dy, c, fmt::format("stage{}.doutput", c));
@@ -331,6 +335,7 @@ BertModel build_bert(Graph& g, const BertShape& s, const BertOptions& o) {
     for (size_t l = stage.first_layer + stage.layers; l-- > stage.first_layer;) {
       d.layers[l] =
           ops::encoder_backward(g, m.steps, s.encoder(), w.layers[l], forward[l], dy, placed(l));
+      m.layer_grads_ready[l] = m.steps.size();
       dy = d.layers[l].dx;
     }
     stage.dinput = dy;
@@ -462,18 +467,21 @@ BertValues bert_reference(const BertModel& model, const BertShape& s, const Bert
 std::vector<ParameterRef> parameters(const BertModel& m) {
   const BertWeights& w = m.weights;
   const BertGrads& d = m.grads;
-  std::vector<ParameterRef> p = {{"word_t", w.word_t, d.word_t, 0},
-                                 {"position_t", w.position_t, d.position_t, 0},
-                                 {"segment_t", w.segment_t, d.segment_t, 0},
-                                 {"embedding_gamma", w.embedding_gamma, d.embedding_gamma, 0},
-                                 {"embedding_beta", w.embedding_beta, d.embedding_beta, 0}};
+  const size_t embeddings = m.embeddings_backward.end;
+  std::vector<ParameterRef> p = {
+      {"word_t", w.word_t, d.word_t, 0, embeddings},
+      {"position_t", w.position_t, d.position_t, 0, embeddings},
+      {"segment_t", w.segment_t, d.segment_t, 0, embeddings},
+      {"embedding_gamma", w.embedding_gamma, d.embedding_gamma, 0, embeddings},
+      {"embedding_beta", w.embedding_beta, d.embedding_beta, 0, embeddings}};
   for (size_t l = 0; l < w.layers.size(); ++l) {
     const ops::EncoderWeights& lw = w.layers[l];
     const ops::EncoderGrads& ld = d.layers[l];
     unsigned stage = 0;
     while (stage + 1 < m.stages.size() && l >= m.stages[stage + 1].first_layer) ++stage;
     const auto add = [&](const char* what, Tensor weight, Tensor grad) {
-      p.push_back({fmt::format("layer{}.{}", l, what), weight, grad, stage});
+      p.push_back(
+          {fmt::format("layer{}.{}", l, what), weight, grad, stage, m.layer_grads_ready[l]});
     };
     add("qkv_t", lw.qkv_t, ld.qkv_t);
     add("out", lw.out, ld.out);
@@ -488,16 +496,17 @@ std::vector<ParameterRef> parameters(const BertModel& m) {
     add("beta2", lw.beta2, ld.beta2);
   }
   const unsigned h = kHeadsStage;
+  const size_t e = m.heads.end;
   for (const ParameterRef& r :
-       std::vector<ParameterRef>{{"mlm_dense", w.mlm_dense, d.mlm_dense, h},
-                                 {"mlm_bias", w.mlm_bias, d.mlm_bias, h},
-                                 {"mlm_gamma", w.mlm_gamma, d.mlm_gamma, h},
-                                 {"mlm_beta", w.mlm_beta, d.mlm_beta, h},
-                                 {"mlm_decoder_bias", w.mlm_decoder_bias, d.mlm_decoder_bias, h},
-                                 {"pooler", w.pooler, d.pooler, h},
-                                 {"pooler_bias", w.pooler_bias, d.pooler_bias, h},
-                                 {"nsp", w.nsp, d.nsp, h},
-                                 {"nsp_bias", w.nsp_bias, d.nsp_bias, h}})
+       std::vector<ParameterRef>{{"mlm_dense", w.mlm_dense, d.mlm_dense, h, e},
+                                 {"mlm_bias", w.mlm_bias, d.mlm_bias, h, e},
+                                 {"mlm_gamma", w.mlm_gamma, d.mlm_gamma, h, e},
+                                 {"mlm_beta", w.mlm_beta, d.mlm_beta, h, e},
+                                 {"mlm_decoder_bias", w.mlm_decoder_bias, d.mlm_decoder_bias, h, e},
+                                 {"pooler", w.pooler, d.pooler, h, e},
+                                 {"pooler_bias", w.pooler_bias, d.pooler_bias, h, e},
+                                 {"nsp", w.nsp, d.nsp, h, e},
+                                 {"nsp_bias", w.nsp_bias, d.nsp_bias, h, e}})
     p.push_back(r);
   return p;
 }

@@ -98,6 +98,9 @@ struct BertModel {
   StepRange heads;           // the heads' forward and backward, from heads_input to its gradient
   // The embeddings' forward pass (stage 0's first steps) and their gradients (its last).
   StepRange embeddings, embeddings_backward;
+  // Per layer: its weights' gradients are complete after steps [0, this), the end of its
+  // backward pass.
+  std::vector<size_t> layer_grads_ready;
 };
 
 struct BertOptions {
@@ -152,6 +155,7 @@ struct ParameterRef {
   std::string name;
   sdk::Tensor weight, grad;
   unsigned stage = 0;
+  size_t ready = 0;  // the gradient is complete after the model's steps [0, ready)
 };
 std::vector<ParameterRef> parameters(const BertModel& model);
 struct ParameterValues {

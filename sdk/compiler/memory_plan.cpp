@@ -206,13 +206,10 @@ void Compilation::allocate_tensors(const std::vector<NamedProgram>& programs) {
       exe_.tensors[all[id].name].push_back({m.tile, m.begin, m.end, base + offsets[i]});
     }
   };
-  for (auto& [tile, tp] : outside) {
+  // What is live together when the most is (for an overflow's report): a sweep over the
+  // pieces' first and last uses finds the step, the bytes and the largest pieces then.
+  const auto live_at_peak = [&all](const TilePieces& tp) {
     const std::vector<ScratchPiece>& list = tp.list;
-    std::vector<uint32_t> offsets;
-    const uint32_t extent = pack_scratch(list, offsets);
-    TileMemory& mem = layout[tile];
-    // What is live together when the most is (for an overflow's report): a sweep over the
-    // pieces' first and last uses finds the step and the bytes.
     std::vector<std::pair<uint64_t, int64_t>> events;  // (step, +bytes at first use / - after last)
     for (const ScratchPiece& q : list)
       if (q.bytes > 0)
@@ -231,24 +228,31 @@ void Compilation::allocate_tensors(const std::vector<NamedProgram>& programs) {
     std::string largest;
     for (size_t i = 0; i < at_peak.size() && i < 6; ++i)
       largest += fmt::format("{}{} {}", i ? ", " : "", at_peak[i].second, at_peak[i].first);
-    const uint32_t base = mem.allocate_top(
-        extent, fmt::format("scratch tensors: {} pieces sharing memory by their spans of use; "
-                            "{} bytes live together at most ({} pieces; the largest: {})",
-                            list.size(), peak, at_peak.size(), largest));
+    return fmt::format("{} bytes live together at most ({} pieces; the largest: {})", peak,
+                       at_peak.size(), largest);
+  };
+  for (auto& [tile, tp] : outside) {
+    std::vector<uint32_t> offsets;
+    const uint32_t extent = pack_scratch(tp.list, offsets);
+    const uint32_t base = layout[tile].allocate_top(
+        extent, fmt::format("scratch tensors: {} pieces sharing memory by their spans of use; {}",
+                            tp.list.size(), live_at_peak(tp)));
     place_pieces(tp, base, offsets);
   }
   for (auto& [tile, functions] : in_body) {
     std::map<unsigned, std::vector<uint32_t>> offsets;
     uint32_t extent = 0;
-    std::string largest;
+    const TilePieces* largest = nullptr;
+    std::string name;
     for (auto& [f, tp] : functions) {
       const uint32_t e = pack_scratch(tp.list, offsets[f]);
-      if (e > extent) extent = e, largest = graph_.function(Function{f}).name;
+      if (e > extent) extent = e, largest = &tp, name = graph_.function(Function{f}).name;
     }
     const uint32_t base = layout[tile].allocate_top(
         extent, fmt::format("functions' scratch tensors: {} functions' own, one body's at a "
-                            "time (the largest: '{}')",
-                            functions.size(), largest));
+                            "time (the largest: '{}', {})",
+                            functions.size(), name,
+                            largest != nullptr ? live_at_peak(*largest) : std::string("none")));
     for (auto& [f, tp] : functions) place_pieces(tp, base, offsets[f]);
   }
   // Pieces in element order, as address_of and the runtime expect.

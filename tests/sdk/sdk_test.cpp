@@ -1074,6 +1074,31 @@ TEST(SdkErrors, TileMemoryOverflowNamesTileAndTensors) {
                   ::testing::Not(HasSubstr("tensor 'over'")))));
 }
 
+// Functions' scratch that does not fit: the report names the function whose body needs the
+// most and what is live together in it then.
+TEST(SdkErrors, FunctionScratchOverflowNamesTheFunctionAndWhatIsLive) {
+  Graph g(Target::preset("mk2", 2));
+  const auto scratch = [&](const char* name, size_t elements) {
+    const Tensor t = g.add_variable(DType::kF32, {elements}, name);
+    g.set_tile_mapping(t, 1);
+    g.set_scratch(t);
+    return t;
+  };
+  const Tensor a = scratch("a", 75000), b = scratch("b", 75000);  // 300,000 bytes each
+  const Tensor c = scratch("c", 1000), d = scratch("d", 1000);
+  const Function wide = g.add_function(Copy(a, b), "wide");
+  const Function narrow = g.add_function(Copy(c, d), "narrow");
+  EXPECT_THAT(
+      [&] {
+        compile(g, Sequence({Call(wide), Call(narrow)}));
+      },
+      ::testing::ThrowsMessage<CompileError>(::testing::AllOf(
+          HasSubstr("tile 1 needs"),
+          HasSubstr("functions' scratch tensors: 2 functions' own, one body's at a time "
+                    "(the largest: 'wide', 600000 bytes live together at most (2 pieces; "
+                    "the largest: b 300000, a 300000))"))));
+}
+
 TEST(SdkErrors, StreamNeverConnectedOrOfTheWrongSize) {
   Graph g(Target::preset("mk2", 1));
   const Tensor a = g.add_variable(DType::kF32, {8}, "a");
