@@ -42,6 +42,7 @@
 #include "examples/bert/data.h"
 #include "examples/bert/step_time.h"
 #include "hw/machine/machine_config.h"
+#include "sdk/tools/parse_count.h"
 
 namespace {
 
@@ -70,6 +71,7 @@ struct Settings {
   std::vector<size_t> layers_per_chip;
   unsigned accumulate = 192, tiles = 0;
   bool packing = true;
+  double available_memory_proportion = 0.6;  // each product's share of a tile (BertConfig's)
   // The machine whose runs of the one-chip groups this one's are (its own when empty): a part
   // that stays on one chip takes the same cycles on machines whose configurations differ only
   // in the clock (a Bow POD16's and a POD16's).
@@ -104,6 +106,7 @@ BertConfig one_layer_stages(const Settings& s) {
   c.accumulate = s.accumulate;
   c.steps = 1;
   c.packing = s.packing;
+  c.available_memory_proportion = s.available_memory_proportion;
   c.dataset_rows = 0;
   c.parts_only = true;
   return c;
@@ -370,6 +373,7 @@ bool bench_machine(const Settings& s, bool check,
 
 int main(int argc, char** argv) {
   std::string presets = "pod16,bow-pod16", model = "large", split, group, group_preset;
+  std::string memory = "0.6";
   unsigned accumulate = 192, tiles = 0, parallel = 2;
   size_t layers = 0, hidden = 0, heads = 0, ffn = 0, seq = 0, vocab = 0, rows = 0;
   int figures_fd = -1;
@@ -391,9 +395,11 @@ int main(int argc, char** argv) {
       "accumulate", po::value(&accumulate)->default_value(accumulate),
       "micro-batches a step, gradients accumulated (MLPerf POD16: 192)")(
       "tiles", po::value(&tiles)->default_value(0), "tiles of each chip (0: every tile)")(
-      "jobs", po::value(&parallel)->default_value(parallel),
-      "children simulating at once (each one host thread)")("no-packing",
-                                                            "one sequence a row, padded")(
+      "available-memory-proportion", po::value(&memory)->default_value(memory),
+      "the share of a tile's memory a product's plan may take (poplar's "
+      "availableMemoryProportion)")("jobs", po::value(&parallel)->default_value(parallel),
+                                    "children simulating at once (each one host thread)")(
+      "no-packing", "one sequence a row, padded")(
       "param", po::value(&parameters)->composing(),
       "NAME=VALUE: a machine parameter (ipu-sim --config-dump lists them), e.g. a faster link "
       "or a larger SRAM")("check",
@@ -437,6 +443,12 @@ int main(int argc, char** argv) {
       throw po::error("--accumulate: from 1 to 4096 micro-batches");
     s.accumulate = accumulate;
     s.tiles = tiles;
+    try {
+      s.available_memory_proportion =
+          ipu::sdk::parse_real("--available-memory-proportion", memory, 0.0, 1.0, true);
+    } catch (const std::invalid_argument& e) {
+      throw po::error(e.what());
+    }
     s.packing = !vm.count("no-packing");
     for (size_t at = 0; at <= presets.size();) {
       const size_t comma = std::min(presets.find(',', at), presets.size());

@@ -103,6 +103,15 @@ class ExampleOptions {
     }
   }
 
+  // A real number in (min, max].
+  double share(const std::string& name, double min, double max) const {
+    try {
+      return sdk::parse_real("--" + name, text(name), min, max, true);
+    } catch (const std::invalid_argument& e) {
+      throw OptionError(e.what());
+    }
+  }
+
   // The machine: --preset, then --config, then each configuration parameter given.
   hw::MachineConfig machine() const {
     try {

@@ -6,7 +6,7 @@
 //   bert [--preset mk2|bow|...] [--tiles N] [--model tiny|large] [--hidden H] [--layers L]
 //        [--heads A] [--ffn F] [--seq S] [--vocab V] [--rows R] [--accumulate N] [--steps N]
 //        [--dataset-rows N] [--no-packing] [--histogram FILE] [--layers-per-chip N,N,...]
-//        [--time-split]
+//        [--time-split] [--available-memory-proportion P]
 //
 // --layers-per-chip: the pipeline, one stage a chip (e.g. --preset m2000 --layers 4
 // --layers-per-chip 1,1,1,1); the embeddings and the heads are on the first chip. The machine's
@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
       "[--preset mk2|bow|...] [--tiles N] [--model tiny|large] [--hidden H] [--layers L] "
       "[--heads A] [--ffn F] [--seq S] [--vocab V] [--rows R] [--accumulate N] [--steps N] "
       "[--dataset-rows N] [--no-packing] [--histogram FILE] [--layers-per-chip N,N,...] "
-      "[--time-split]",
+      "[--time-split] [--available-memory-proportion P]",
       argc, argv,
       {"mk2",
        {{"tiles", "0", "tiles of each chip (0: every tile)"},
@@ -41,6 +41,9 @@ int main(int argc, char** argv) {
         {"seq", "", "tokens a row"},
         {"vocab", "", "the vocabulary"},
         {"rows", "", "rows a micro-batch"},
+        {"available-memory-proportion", "0.6",
+         "the share of a tile's memory a product's plan may take (poplar's "
+         "availableMemoryProportion; less leaves room for a large model's tensors)"},
         {"accumulate", "2", "micro-batches a step, their gradients summed"},
         {"steps", "6", "training steps"},
         {"dataset-rows", "4",
@@ -78,6 +81,7 @@ int main(int argc, char** argv) {
         size("vocab", c.shape.vocab, 65536);
         size("rows", c.shape.rows, 64);
         c.accumulate = static_cast<unsigned>(options.count("accumulate", 1, 1024));
+        c.available_memory_proportion = options.share("available-memory-proportion", 0.0, 1.0);
         c.steps = static_cast<unsigned>(options.count("steps", 1, 10000));
         c.packing = !options.yes("no-packing");
         c.shard_optimizer = !options.yes("replicated-optimizer");

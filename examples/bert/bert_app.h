@@ -37,6 +37,10 @@ struct BertConfig {
   std::string histogram = IPU_BERT_DATA_DIR "/wikipedia_512.csv";
   uint32_t seed = 2026;
   float learning_rate = 0.05f;
+  // The share of a tile's memory each product's plan may take for its operands' blocks and
+  // partials (poplar's availableMemoryProportion): less leaves room for the weights, sums and
+  // activations a large model keeps on the same tiles, at the cost of more serial steps.
+  double available_memory_proportion = 0.6;
   // With replicas on a machine: each parameter whose size allows it has its LAMB state (the f32
   // master and both moments) sharded over the replicas in the gateway's streaming memory, its
   // gradient sums reduce-scattered and its new weights all-gathered. false: every replica keeps

@@ -1,5 +1,6 @@
-// Whole-number option values of the command-line tools (ipu-sim, ipu-image, the examples):
-// decimal digits only, so "-3" is refused rather than wrapped into a huge unsigned value.
+// Numeric option values of the command-line tools (ipu-sim, ipu-image, the examples): whole
+// numbers as decimal digits only, so "-3" is refused rather than wrapped into a huge unsigned
+// value; real numbers whole as written (no trailing text), within their range.
 #pragma once
 
 #include <fmt/format.h>
@@ -26,6 +27,22 @@ inline uint64_t parse_count(const std::string& option, const std::string& text, 
     throw std::invalid_argument(
         fmt::format("option {}: '{}' is not a whole number from {} to {}", option, text, min, max));
   }
+  return value;
+}
+
+// The real number `text` given to `option`, in (min, max] (a share: 0 excluded) or [min, max];
+// throws std::invalid_argument naming the option, the text and the range otherwise.
+inline double parse_real(const std::string& option, const std::string& text, double min, double max,
+                         bool min_excluded = false) {
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
+      !(min_excluded ? value > min : value >= min) || !(value <= max))
+    throw std::invalid_argument(
+        min_excluded
+            ? fmt::format("option {}: '{}' is not a number above {} and at most {}", option, text,
+                          min, max)
+            : fmt::format("option {}: '{}' is not a number from {} to {}", option, text, min, max));
   return value;
 }
 
