@@ -120,17 +120,19 @@ int sc_main(int argc, char** argv) {
       "named function")(
       "stream", po::value<std::vector<std::string>>(&sdk_run.streams)->composing(),
       "run, of an image the SDK saved: NAME=FILE feeds host stream NAME from FILE (raw "
-      "little-endian elements, replica after replica), or writes what the device sends on it to "
-      "FILE; repeat for each stream its programs use")(
+      "little-endian elements, replica after replica; one batch for every run, or a batch for "
+      "each run in turn), or writes what the device sends on it to FILE (a batch from each "
+      "run); repeat for each stream its programs use")(
       "write-tensor", po::value<std::vector<std::string>>(&sdk_run.write_tensors)->composing(),
       "run, of an image the SDK saved: NAME=FILE writes tensor NAME from FILE (every replica's, "
-      "replica after replica) before the first program")(
+      "replica after replica) before the first program; NAME@PROGRAM=FILE before PROGRAM's "
+      "first run")(
       "read-tensor", po::value<std::vector<std::string>>(&sdk_run.read_tensors)->composing(),
       "run, of an image the SDK saved: NAME=FILE writes tensor NAME to FILE after the last "
-      "program")(
+      "program; NAME@PROGRAM=FILE after PROGRAM's last run")(
       "program", po::value<std::vector<std::string>>(&sdk_run.programs)->composing(),
       "run, of an image the SDK saved: run this program (repeat to run several, in order; "
-      "default: the image's only one)");
+      "NAME:N runs it N times; default: the image's only one)");
   po::options_description hidden;
   hidden.add_options()("command", po::value<std::string>(&command))("file",
                                                                     po::value<std::string>(&file));

@@ -21,6 +21,7 @@
 #include "sdk/compiler/executable_io.h"
 #include "sdk/image/program.h"
 #include "sdk/tools/output_path.h"
+#include "sdk/tools/parse_count.h"
 #include "sim/exit_status.h"
 
 namespace ipu::sim {
@@ -33,6 +34,13 @@ struct DataFile {
   std::string path;
   bool input = true;  // read before the run (false: written after it)
   std::vector<uint8_t> data;
+  size_t batch = 0;  // a stream's bytes for one run of a program (every replica's)
+  // A stream's runs take batch after batch of the file; an input of one batch gives it to every
+  // run. A tensor is written before, or read after, the run `at` of the runs (its program's
+  // first or last).
+  size_t at = 0;
+  // The next batch's offset.
+  size_t offset(size_t use) const { return data.size() == batch ? 0 : use * batch; }
 };
 
 // NAME=FILE of --stream, --write-tensor and --read-tensor.
@@ -106,35 +114,63 @@ std::string program_names(const sdk::Executable& exe) {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
-// The programs to run, in order: --program's, or the executable's only one.
+// The runs, in order: each --program NAME, or NAME:N for N runs of it; or the executable's only
+// program, once.
 std::vector<const sdk::ProgramInfo*> chosen_programs(const sdk::Executable& exe,
                                                      const std::vector<std::string>& names) {
   if (names.empty()) {
     if (exe.programs.size() != 1)
       throw std::invalid_argument(fmt::format(
-          "the image has {} programs ({}): name those to run, in order, with --program NAME",
+          "the image has {} programs ({}): name those to run, in order, with --program NAME "
+          "(NAME:N runs it N times)",
           exe.programs.size(), program_names(exe)));
     return {&exe.programs.front()};
   }
   std::vector<const sdk::ProgramInfo*> chosen;
-  for (const std::string& name : names) {
-    const auto p = std::find_if(exe.programs.begin(), exe.programs.end(),
-                                [&](const sdk::ProgramInfo& q) { return q.name == name; });
+  for (const std::string& option : names) {
+    // NAME, or NAME:N when NAME alone is no program of the image and N a count.
+    std::string name = option;
+    uint64_t times = 1;
+    const auto named = [&exe](const std::string& n) {
+      return std::find_if(exe.programs.begin(), exe.programs.end(),
+                          [&](const sdk::ProgramInfo& q) { return q.name == n; });
+    };
+    const size_t colon = option.rfind(':');
+    if (named(option) == exe.programs.end() && colon != std::string::npos) {
+      name = option.substr(0, colon);
+      times = sdk::parse_count("--program " + name, option.substr(colon + 1), 1, 1'000'000);
+    }
+    const auto p = named(name);
     if (p == exe.programs.end())
       throw std::invalid_argument(fmt::format(
           "--program {}: the image has no such program (it has {})", name, program_names(exe)));
-    chosen.push_back(&*p);
+    chosen.insert(chosen.end(), times, &*p);
   }
   return chosen;
+}
+
+// The runs' program names, a run of one program written NAME:N.
+std::vector<std::string> run_names(const std::vector<const sdk::ProgramInfo*>& runs) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < runs.size();) {
+    size_t n = 1;
+    while (i + n < runs.size() && runs[i + n] == runs[i]) ++n;
+    names.push_back(n == 1 ? runs[i]->name : fmt::format("{}:{}", runs[i]->name, n));
+    i += n;
+  }
+  return names;
 }
 
 // --stream NAME=FILE for every stream the programs use, each file checked before anything runs.
 std::map<std::string, DataFile> stream_files(const sdk::Executable& exe,
                                              const std::vector<const sdk::ProgramInfo*>& programs,
                                              const std::vector<std::string>& options) {
-  std::set<std::string> used;
-  for (const sdk::ProgramInfo* p : programs)
-    for (unsigned id : p->host_transfers) used.insert(exe.host_transfers.at(id).stream);
+  std::map<std::string, size_t> used;  // stream -> the runs that use it
+  for (const sdk::ProgramInfo* p : programs) {
+    std::set<std::string> in_run;
+    for (unsigned id : p->host_transfers) in_run.insert(exe.host_transfers.at(id).stream);
+    for (const std::string& name : in_run) ++used[name];
+  }
   std::map<std::string, DataFile> files;
   for (const std::string& option : options) {
     const auto [name, path] = binding("--stream", option, stream_names(exe));
@@ -152,12 +188,28 @@ std::map<std::string, DataFile> stream_files(const sdk::Executable& exe,
     f.option = label;
     f.path = path;
     f.input = s->second.direction == sdk::StreamDirection::kHostToDevice;
-    open_data_file(f, file_bytes(exe, s->second.elements, s->second.type),
-                   fmt::format("stream '{}' carries {}", name,
-                               layout(exe, s->second.elements, s->second.type)));
+    f.batch = file_bytes(exe, s->second.elements, s->second.type);
+    // An input holds one batch for every run, or a batch for each run in turn; an output gets a
+    // batch from each run.
+    const size_t runs = used[name];
+    const std::string carries = fmt::format("stream '{}' carries {} a run", name,
+                                            layout(exe, s->second.elements, s->second.type));
+    if (f.input && runs > 1) {
+      struct stat info {};
+      if (stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
+          static_cast<uint64_t>(info.st_size) != f.batch)
+        open_data_file(f, f.batch * runs,
+                       fmt::format("{}: one batch for every run, or one for each of its {} runs",
+                                   carries, runs));
+      else
+        open_data_file(f, f.batch, carries);
+    } else {
+      open_data_file(f, f.batch * runs,
+                     runs == 1 ? carries : fmt::format("{}, {} runs", carries, runs));
+    }
   }
   std::vector<std::string> missing;
-  for (const std::string& name : used)
+  for (const auto& [name, runs] : used)
     if (files.count(name) == 0) missing.push_back(name);
   if (!missing.empty())
     throw std::invalid_argument(fmt::format(
@@ -167,14 +219,31 @@ std::map<std::string, DataFile> stream_files(const sdk::Executable& exe,
   return files;
 }
 
-// --write-tensor (input) or --read-tensor (output) NAME=FILE: the tensor of every replica.
-std::vector<std::pair<std::string, DataFile>> tensor_files(const sdk::Executable& exe,
-                                                           const std::vector<std::string>& options,
-                                                           bool input) {
+// --write-tensor (input) or --read-tensor (output) NAME=FILE: the tensor of every replica,
+// written before the first run or read after the last; NAME@PROGRAM=FILE: before PROGRAM's
+// first run, or after its last.
+std::vector<std::pair<std::string, DataFile>> tensor_files(
+    const sdk::Executable& exe, const std::vector<const sdk::ProgramInfo*>& runs,
+    const std::vector<std::string>& options, bool input) {
   const char* option_name = input ? "--write-tensor" : "--read-tensor";
   std::vector<std::pair<std::string, DataFile>> files;
   for (const std::string& option : options) {
-    const auto [name, path] = binding(option_name, option, "the tensor's name and a file");
+    auto [name, path] = binding(option_name, option, "the tensor's name and a file");
+    size_t at = input ? 0 : runs.size() - 1;
+    const size_t sign = name.rfind('@');
+    if (exe.tensor_info.count(name) == 0 && sign != std::string::npos) {
+      const std::string program = name.substr(sign + 1);
+      name.resize(sign);
+      const auto is = [&program](const sdk::ProgramInfo* p) { return p->name == program; };
+      const auto first = std::find_if(runs.begin(), runs.end(), is);
+      if (first == runs.end())
+        throw std::invalid_argument(fmt::format("{} {}: no program '{}' runs (the runs: {})",
+                                                option_name, option, program,
+                                                fmt::join(run_names(runs), ", ")));
+      at = static_cast<size_t>(input ? first - runs.begin()
+                                     : runs.rend() - 1 -
+                                           std::find_if(runs.rbegin(), runs.rend(), is));
+    }
     const auto t = exe.tensor_info.find(name);
     if (t == exe.tensor_info.end())
       throw std::invalid_argument(fmt::format("{} {}: the image has no tensor '{}' ({} tensors)",
@@ -183,6 +252,7 @@ std::vector<std::pair<std::string, DataFile>> tensor_files(const sdk::Executable
     f.option = fmt::format("{} {}", option_name, option);
     f.path = path;
     f.input = input;
+    f.at = at;
     open_data_file(
         f, file_bytes(exe, t->second.elements, t->second.type),
         fmt::format("tensor '{}' holds {}", name, layout(exe, t->second.elements, t->second.type)));
@@ -235,8 +305,8 @@ int run_sdk_image(const sdk::ElfImage& image, const hw::MachineConfig& machine,
   const sdk::Executable exe = sdk::read_executable(image, machine);
   const auto programs = chosen_programs(exe, run.programs);
   std::map<std::string, DataFile> streams = stream_files(exe, programs, run.streams);
-  auto tensors_in = tensor_files(exe, run.write_tensors, true);
-  auto tensors_out = tensor_files(exe, run.read_tensors, false);
+  auto tensors_in = tensor_files(exe, programs, run.write_tensors, true);
+  auto tensors_out = tensor_files(exe, programs, run.read_tensors, false);
   check_output_paths(run, streams, tensors_in, tensors_out);
 
   // Programs may run again and again (--program repeated): the device keeps per-superstep
@@ -244,14 +314,23 @@ int run_sdk_image(const sdk::ElfImage& image, const hw::MachineConfig& machine,
   sdk::DeviceOptions options = run.device;
   options.keep_records = false;
   sdk::Device device(exe, options);
-  for (auto& [name, f] : streams) device.connect_stream(name, f.data.data(), f.data.size());
   // Replica r's part of a tensor's file: bytes [r x each, (r + 1) x each).
   const auto each = [&](const DataFile& f) { return f.data.size() / exe.replicas; };
-  for (auto& [name, f] : tensors_in)
-    for (unsigned r = 0; r < exe.replicas; ++r)
-      device.write_tensor(name, r, f.data.data() + r * each(f), each(f));
+  std::map<std::string, size_t> uses;  // stream -> the runs that used it so far
   size_t console_shown = 0;
-  for (const sdk::ProgramInfo* p : programs) {
+  for (size_t i = 0; i < programs.size(); ++i) {
+    const sdk::ProgramInfo* p = programs[i];
+    for (auto& [name, f] : tensors_in)
+      if (f.at == i)
+        for (unsigned r = 0; r < exe.replicas; ++r)
+          device.write_tensor(name, r, f.data.data() + r * each(f), each(f));
+    // Each stream this run uses gets its next batch.
+    std::set<std::string> used;
+    for (unsigned id : p->host_transfers) used.insert(exe.host_transfers.at(id).stream);
+    for (const std::string& name : used) {
+      DataFile& f = streams.at(name);
+      device.connect_stream(name, f.data.data() + f.offset(uses[name]++), f.batch);
+    }
     try {
       const sdk::DeviceReport& report = device.run(p->name);
       const std::string& console = device.console();
@@ -275,16 +354,18 @@ int run_sdk_image(const sdk::ElfImage& image, const hw::MachineConfig& machine,
       const int status = exit_status(*e.outcome());
       return status == 0 ? kExitFault : status;
     }
+    for (auto& [name, f] : tensors_out)
+      if (f.at == i)
+        for (unsigned r = 0; r < exe.replicas; ++r)
+          device.read_tensor(name, r, f.data.data() + r * each(f), each(f));
   }
-  // Every program ran to its end: the streams from the device hold their last data.
+  // Every program ran to its end: the streams from the device hold a batch from each run.
   for (const auto& [name, f] : streams) {
     if (f.input) continue;
     write_data_file(f);
     fmt::print(out, "stream {:<13} {} bytes written to {}\n", name, f.data.size(), f.path);
   }
   for (auto& [name, f] : tensors_out) {
-    for (unsigned r = 0; r < exe.replicas; ++r)
-      device.read_tensor(name, r, f.data.data() + r * each(f), each(f));
     write_data_file(f);
     fmt::print(out, "tensor {:<13} {} bytes written to {}\n", name, f.data.size(), f.path);
   }

@@ -1,8 +1,8 @@
 // `ipu-sim run IMAGE` of an image the SDK compiler saved (it has a .ipu.runtime section): the
 // SDK runtime loads it over PCIe and runs its programs as the host program that built it would,
-// with each host stream's data read from, or written to, a file (--stream NAME=FILE), and
-// tensors written before the first program and read after the last (--write-tensor,
-// --read-tensor NAME=FILE).
+// with each host stream's data read from, or written to, a file of a batch a run (--stream
+// NAME=FILE), and tensors written before the first program and read after the last, or around a
+// named program's runs (--write-tensor, --read-tensor NAME[@PROGRAM]=FILE).
 #pragma once
 
 #include <iosfwd>
@@ -16,7 +16,7 @@
 namespace ipu::sim {
 
 struct SdkImageRun {
-  std::vector<std::string> programs;  // --program, run in this order (none: the only one)
+  std::vector<std::string> programs;  // --program NAME[:N], run in order (none: the only one)
   std::vector<std::string> streams;   // --stream NAME=FILE
   // --write-tensor NAME=FILE before the first program, --read-tensor NAME=FILE after the last.
   std::vector<std::string> write_tensors, read_tensors;

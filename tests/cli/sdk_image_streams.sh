@@ -47,11 +47,36 @@ d = open('const.c_out', 'rb').read()
 v = struct.unpack('<%df' % (len(d) // 4), d)
 sys.exit(0 if len(v) == 256 * 384 and set(v) == {32.0} else 'C is not 32 everywhere: %d values, %s' % (len(v), sorted(set(v))[:4]))"
 
-# Named twice, the program runs twice, the second time on the same inputs.
+# Named twice, the program runs twice, the second time on the same inputs (a file of one batch
+# feeds every run); the output file holds a batch from each run.
 "$sim" run mm.elf --program main --program main --stream a_in=mm.a_in --stream b_in=mm.b_in \
   --stream c_out=twice.c_out >twice.txt
 [[ $(grep -c "^== program 'main' ([12] of 2) ==" twice.txt) == 2 ]] || fail "not two runs"
-cmp mm.c_out twice.c_out || fail "the second run's c_out differs"
+cat mm.c_out mm.c_out | cmp - twice.c_out || fail "the two runs' c_out differ from the example's"
+
+# A multi-step job from its image (issue 35, item 7): main:2 runs main twice, a_in's file holds a
+# batch for each run (A = 1.0, then A = 0.5) and b_in's one for both (B = 0.5): the first run's
+# C is 64 x 0.5 = 32 everywhere, the second's 64 x 0.25 = 16, in that order in c_out's file.
+python3 -c "
+import struct
+open('halves.a_in', 'wb').write(struct.pack('<e', 0.5) * (256 * 64))"
+cat ones.a_in halves.a_in >steps.a_in
+"$sim" run mm.elf --program main:2 --stream a_in=steps.a_in --stream b_in=halves.b_in \
+  --stream c_out=steps.c_out --read-tensor a@main=steps.a >steps.txt
+[[ $(grep -c "^== program 'main' ([12] of 2) ==" steps.txt) == 2 ]] || fail "main:2 ran not twice"
+python3 -c "
+import struct, sys
+d = open('steps.c_out', 'rb').read()
+v = struct.unpack('<%df' % (len(d) // 4), d)
+n = 256 * 384
+ok = len(v) == 2 * n and set(v[:n]) == {32.0} and set(v[n:]) == {16.0}
+sys.exit(0 if ok else 'c_out: %d values, the runs %s and %s' % (len(v), sorted(set(v[:n]))[:3], sorted(set(v[n:]))[:3]))"
+# The tensor read after main's last run holds the second batch's A.
+python3 -c "
+import struct, sys
+d = open('steps.a', 'rb').read()
+v = set(struct.unpack('<%de' % (len(d) // 2), d))
+sys.exit(0 if v == {0.5} else 'tensor a after the last run: %s' % sorted(v)[:4])"
 
 # Mistakes: each a clear error, exit 2 (5 at the cycle limit), and no output file touched.
 cp sim.c_out kept.c_out
@@ -69,6 +94,12 @@ expect 2 "--stream a_in=fifo.a_in: fifo.a_in: not a regular file" \
 rm -f fifo.a_in
 expect 2 "--stream a_in=missing.bin: cannot read missing.bin" \
   -- run mm.elf --stream a_in=missing.bin --stream b_in=halves.b_in --stream c_out=kept.c_out
+expect 2 "--stream a_in=mm.c_out: mm.c_out holds 393216 bytes, but stream 'a_in' carries 32768 bytes \\(16384 f16, little-endian\\) a run: one batch for every run, or one for each of its 2 runs" \
+  -- run mm.elf --program main:2 --stream a_in=mm.c_out --stream b_in=halves.b_in --stream c_out=kept.c_out
+expect 2 "--program main: '0' is not a whole number from 1 to 1000000" \
+  -- run mm.elf --program main:0 --stream a_in=ones.a_in --stream b_in=halves.b_in --stream c_out=kept.c_out
+expect 2 "--read-tensor a@train=x: no program 'train' runs \\(the runs: main:2\\)" \
+  -- run mm.elf --program main:2 --stream a_in=ones.a_in --stream b_in=halves.b_in --stream c_out=kept.c_out --read-tensor a@train=x
 expect 2 "--stream a_in: give NAME=FILE \(the image's streams: a_in \(to the device\), b_in \(to the device\), c_out \(from the device\)\)" \
   -- run mm.elf --stream a_in
 expect 2 "--stream a_in=x: stream 'a_in' is given twice" \
