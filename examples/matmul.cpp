@@ -17,19 +17,10 @@
 
 #include "examples/example_options.h"
 #include "examples/matmul_app.h"
+#include "examples/saved_files.h"
 #include "sdk/image/elf_writer.h"
 
-namespace {
-
-template <typename T>
-void write_binary(const std::string& path, const std::vector<T>& data) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(data.data()),
-            static_cast<std::streamsize>(data.size() * sizeof(T)));
-  if (!out) throw std::runtime_error("cannot write " + path);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 int main(int argc, char** argv) {
   return ipu::examples::run_example(
@@ -65,9 +56,9 @@ int main(int argc, char** argv) {
         if (!save.empty()) ipu::sdk::write_elf(save, r.executable.image);
         // The streams' data, for `ipu-sim run IMAGE --stream a_in=PREFIX.a_in ...`.
         if (const std::string prefix = options.text("save-streams"); !prefix.empty()) {
-          write_binary(prefix + ".a_in", r.a_in);
-          write_binary(prefix + ".b_in", r.b_in);
-          write_binary(prefix + ".c_out", r.c_out);
+          ipu::examples::write_binary(prefix + ".a_in", r.a_in);
+          ipu::examples::write_binary(prefix + ".b_in", r.b_in);
+          ipu::examples::write_binary(prefix + ".c_out", r.c_out);
         }
         if (memory_report)
           fmt::print("== tile memory (compiler) ==\n{}", r.executable.memory_report);

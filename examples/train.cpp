@@ -4,6 +4,13 @@
 // and checks every loss and the trained weights bit for bit against the host.
 //
 //   train [--preset m2000|bow2000|pod16|...] [--tiles N] [--steps S] [--seed N]
+//         [--save IMAGE --save-streams PREFIX]
+//
+// --save and --save-streams keep the image and what the host gave and got, so that
+//   ipu-sim run IMAGE --program init --program step:S --stream x=PREFIX.x --stream t=PREFIX.t
+//     --stream loss=OUT --write-tensor master_shard=PREFIX.master_shard
+//     --write-tensor seeds=PREFIX.seeds --write-tensor adam_powers=PREFIX.adam_powers
+// replays the training, its losses (OUT) equal to PREFIX.loss.
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -11,18 +18,25 @@
 #include <string>
 
 #include "examples/example_options.h"
+#include "examples/saved_files.h"
 #include "examples/train_app.h"
+#include "sdk/image/elf_writer.h"
 
 int main(int argc, char** argv) {
   return ipu::examples::run_example(
       "train",
       "[--preset m2000|bow2000|pod16|...] [--tiles N] [--steps S] [--seed N] [--rtl BLOCKS] "
-      "[--rtl-trace FILE.fst] [--memory-hash]",
+      "[--rtl-trace FILE.fst] [--memory-hash] [--save IMAGE --save-streams PREFIX]",
       argc, argv,
       {"m2000",
        {{"tiles", "0", "tiles of each replica's chip (0: every tile)"},
         {"steps", "8", "training steps (each one batch a replica)"},
-        {"seed", "2026", "seed of the weights, the data and the stochastic rounding"}},
+        {"seed", "2026", "seed of the weights, the data and the stochastic rounding"},
+        {"save", "", "write the program's image to this file (for ipu-sim run)"},
+        {"save-streams", "",
+         "with --save: write each stream's data for every step (PREFIX.x, PREFIX.t, "
+         "PREFIX.loss) and the tensors written before init (PREFIX.master_shard, PREFIX.seeds, "
+         "PREFIX.adam_powers), for ipu-sim run IMAGE --program init --program step:STEPS"}},
        {}},
       [](const ipu::examples::ExampleOptions& options) {
         ipu::examples::TrainConfig c;
@@ -31,7 +45,23 @@ int main(int argc, char** argv) {
         c.steps = static_cast<unsigned>(options.count("steps", 1, 10000));
         c.seed = static_cast<uint32_t>(options.count("seed", 0, 0xffffffffu));
         c.device = options.device();
+        const std::string save = options.text("save"), prefix = options.text("save-streams");
+        if (!prefix.empty() && save.empty())
+          throw ipu::examples::OptionError("--save-streams needs --save (the image they are for)");
+        c.save = !save.empty();
         const auto r = ipu::examples::run_training(c);
+        if (r.saved) {
+          ipu::sdk::write_elf(save, r.saved->image);
+          if (!prefix.empty()) {
+            using ipu::examples::write_binary;
+            write_binary(prefix + ".x", r.saved->x);
+            write_binary(prefix + ".t", r.saved->t);
+            write_binary(prefix + ".loss", r.saved->loss);
+            write_binary(prefix + ".master_shard", r.saved->master_shard);
+            write_binary(prefix + ".seeds", r.saved->seeds);
+            write_binary(prefix + ".adam_powers", r.saved->adam_powers);
+          }
+        }
         ipu::examples::record_model_flops(options.device().stats,
                                           r.flops_per_step * r.steps.size());
 

@@ -331,6 +331,16 @@ TrainResult run_training(const TrainConfig& config) {
     device.write_tensor("seeds", r, seed_words[r].data(), 2 * T * 4);
     device.write_tensor("adam_powers", r, powers_init.data(), 2 * T * 4);
   }
+  if (config.save) {
+    SavedTraining& saved = out.saved.emplace();
+    saved.image = exe.image;
+    for (unsigned r = 0; r < R; ++r) {
+      saved.master_shard.insert(saved.master_shard.end(), params.begin() + r * shard,
+                                params.begin() + (r + 1) * shard);
+      saved.seeds.insert(saved.seeds.end(), seed_words[r].begin(), seed_words[r].end());
+      saved.adam_powers.insert(saved.adam_powers.end(), powers_init.begin(), powers_init.end());
+    }
+  }
   out.load_seconds = device.run("init").load_seconds;
 
   // ---- the host reference's state, replica by replica ----
@@ -384,6 +394,12 @@ TrainResult run_training(const TrainConfig& config) {
       std::copy(ts[r].begin(), ts[r].end(), t_host.begin() + r * kBatch * kOutputs);
     }
     const DeviceReport& report = device.run("step");
+    if (out.saved) {
+      SavedTraining& saved = *out.saved;
+      saved.x.insert(saved.x.end(), x_host.begin(), x_host.end());
+      saved.t.insert(saved.t.end(), t_host.begin(), t_host.end());
+      saved.loss.insert(saved.loss.end(), loss_host.begin(), loss_host.end());
+    }
     TrainStep st;
     st.cycles = report.run.cycles;
     st.host_seconds = report.run.host_seconds;

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "sdk/image/elf_reader.h"
 #include "sdk/runtime/device.h"
 
 namespace ipu::examples {
@@ -33,6 +34,19 @@ struct TrainConfig {
   unsigned steps = 8;
   uint32_t seed = 2026;
   sdk::DeviceOptions device;
+  // Keep the image and what the host gave and got (TrainResult::saved), for `ipu-sim run` of the
+  // image: init, then `step` once a step.
+  bool save = false;
+};
+
+// A run as `ipu-sim run IMAGE --program init --program step:STEPS` replays it: each stream's
+// data for every step, step after step, and the tensors the host wrote before init; each one
+// replica after replica.
+struct SavedTraining {
+  sdk::ElfImage image;
+  std::vector<float> x, t, loss;  // the streams
+  std::vector<float> master_shard, adam_powers;
+  std::vector<uint32_t> seeds;
 };
 
 struct TrainStep {
@@ -64,7 +78,8 @@ struct TrainResult {
   std::optional<uint64_t> memory_hash;  // after the last step (DeviceOptions::memory_hash)
   double load_seconds = 0;
   std::string memory_report;
-  sdk::Profile profile;  // of every run (DeviceOptions::profile)
+  sdk::Profile profile;                // of every run (DeviceOptions::profile)
+  std::optional<SavedTraining> saved;  // TrainConfig::save
 };
 
 TrainResult run_training(const TrainConfig& config);
