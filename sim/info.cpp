@@ -48,11 +48,19 @@ int print_info(const sdk::ElfImage& image, const hw::MachineConfig& config) {
              100.0 * static_cast<double>(largest) / config.chip.tile.sram_bytes);
   print_run_hint(image, std::cout);
   const auto manifest = image.sections.find(".ipu.manifest");
-  if (manifest != image.sections.end())
-    fmt::print("manifest             {}\n",
-               printable(std::string_view(reinterpret_cast<const char*>(manifest->second.data()),
-                                          manifest->second.size())));
-  else
+  if (manifest != image.sections.end()) {
+    // The JSON as its lines (each one's control bytes escaped, as any text from an image), not
+    // one line of "\n" escapes.
+    const std::string_view text(reinterpret_cast<const char*>(manifest->second.data()),
+                                manifest->second.size());
+    const char* label = "manifest             ";
+    for (size_t at = 0; at < text.size();) {
+      const size_t end = std::min(text.find('\n', at), text.size());
+      fmt::print("{}{}\n", label, printable(text.substr(at, end - at)));
+      label = "                     ";
+      at = end + 1;
+    }
+  } else
     fmt::print("manifest             none (not built by the SDK compiler)\n");
   return 0;
 }
