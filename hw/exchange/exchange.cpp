@@ -149,14 +149,15 @@ uint64_t Exchange::stream(unsigned tile, uint64_t id, uint64_t cycle, bool write
   return stream_port_free(cycle, write, count, words_per_cycle());
 }
 
-void Exchange::stream_through_gateways(Phase& p, ExchangeRecord& record) {
+void Exchange::stream_through_gateways(Phase& p, ExchangeRecord& record,
+                                       const ExchangeArrivals& arrivals) {
   if (p.streams.empty()) return;
   // Issue order: by cycle, then tile; a tile's own transfers keep the order it issued them in.
   std::stable_sort(p.streams.begin(), p.streams.end(),
                    [](const StreamRequest& a, const StreamRequest& b) {
                      return std::tie(a.cycle, a.tile) < std::tie(b.cycle, b.tile);
                    });
-  gateways_->serve(p.streams);
+  gateways_->serve(p.streams, arrivals);
   for (const StreamRequest& r : p.streams) {
     TileState& t = state(p, r.tile);
     t.streaming_done = std::max(t.streaming_done, r.done);
@@ -287,6 +288,9 @@ Exchange::Received Exchange::receive(const Phase& p, unsigned tile, const TileSt
     origins.push_back({static_cast<uint32_t>(a.send), a.word});
   }
   receive_mux_->run(schedule, decisions);
+  if (std::binary_search(p.stream_readers.begin(), p.stream_readers.end(), tile))
+    for (const RxCycle& c : cycles)
+      if (c.word_count > 0) r.arrivals.emplace_back(c.cycle, c.word_count);
 
   // Deliveries and reports from the mux's decisions.
   int listening = -1;
@@ -430,6 +434,12 @@ std::string Exchange::resolve(Phase& p) {
   // Links first: a phase whose links cannot carry it delivers nothing.
   if (shape_.chips > 1) cross_links(p, errors);
 
+  // The tiles whose receive ports a streaming-memory read shares with the exchange's words.
+  for (const StreamRequest& s : p.streams)
+    if (!s.write) p.stream_readers.push_back(s.tile);
+  std::sort(p.stream_readers.begin(), p.stream_readers.end());
+  p.stream_readers.erase(std::unique(p.stream_readers.begin(), p.stream_readers.end()),
+                         p.stream_readers.end());
   // Each receiver's words, checked by the receive mux: independent of the other receivers, so
   // on several host threads unless the mux is one verilated model.
   std::vector<std::pair<unsigned, const TileState*>> receivers;
@@ -502,7 +512,11 @@ std::string Exchange::resolve(Phase& p) {
       else
         ++flows_dropped_;
     }
-  stream_through_gateways(p, record);
+  ExchangeArrivals arrivals;
+  for (size_t i = 0; i < receivers.size(); ++i)
+    if (!received[i].arrivals.empty())
+      arrivals[receivers[i].first] = std::move(received[i].arrivals);
+  stream_through_gateways(p, record, arrivals);
   if (keep_records_) records_.push_back(std::move(record));
   return {};
 }

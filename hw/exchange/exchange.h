@@ -223,6 +223,7 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
     static constexpr size_t kNotMember = ~size_t{0};
     std::vector<Send> sends;
     std::vector<StreamRequest> streams;
+    std::vector<unsigned> stream_readers;  // tiles that read streaming memory, ascending
     unsigned waiting = 0;
     size_t unread = 0;  // members that have not yet read the resolution
     bool resolved = false;
@@ -247,6 +248,9 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
     std::vector<std::pair<uint32_t, std::vector<uint32_t>>> runs;  // contiguous writes
     uint64_t words = 0, chip_words = 0, column_words = 0, last_arrival = 0;
     std::vector<ExchangeFlow> flows;  // when record_flows() asks for them
+    // For a tile that also reads streaming memory in the phase: its words' arrivals, (cycle,
+    // words), which its receive port takes before the read's.
+    std::vector<std::pair<uint64_t, uint32_t>> arrivals;
   };
 
   Phase& phase(uint64_t id);
@@ -268,7 +272,8 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   void deliver(unsigned tile, uint32_t address, const std::vector<uint32_t>& words);
   // Times the phase's streaming-memory transfers through the gateways and lands the reads;
   // `record` (the phase's) gets their bytes and end.
-  void stream_through_gateways(Phase& p, ExchangeRecord& record);
+  void stream_through_gateways(Phase& p, ExchangeRecord& record,
+                               const ExchangeArrivals& arrivals = {});
 
   ExchangeConfig config_;
   MachineShape shape_;

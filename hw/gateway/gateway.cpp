@@ -67,7 +67,7 @@ uint64_t Gateway::pass(Server& s, uint64_t tick, uint64_t service_ticks, uint64_
   return s.free;
 }
 
-void Gateway::serve(std::vector<StreamRequest*>& requests) {
+void Gateway::serve(std::vector<StreamRequest*>& requests, const ExchangeArrivals& arrivals) {
   // One event per burst and stage of its path, taken in time order (then tile, request, burst):
   // each server then sees its bursts in arrival order, first come first served.
   struct Event {
@@ -82,6 +82,30 @@ void Gateway::serve(std::vector<StreamRequest*>& requests) {
   };
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
   std::map<unsigned, Server> receive_ports;  // each reading tile's
+  // A reading tile that the exchange's words reach too: its port's next cycle free for the read
+  // and the next of those words.
+  struct SharedPort {
+    uint64_t free = 0;
+    size_t next = 0;
+  };
+  std::map<unsigned, SharedPort> shared_ports;
+  // Lands `words` words arriving at `tick` in the cycles the exchange's leave room in; returns
+  // the tick the last is through.
+  const auto land = [&](unsigned tile, const std::vector<std::pair<uint64_t, uint32_t>>& busy,
+                        uint64_t tick, uint64_t words) {
+    SharedPort& port = shared_ports[tile];
+    uint64_t cycle = std::max(ticks_to_cycles_up(tick), port.free);
+    while (words > 0) {
+      while (port.next < busy.size() && busy[port.next].first < cycle) ++port.next;
+      const uint32_t taken =
+          port.next < busy.size() && busy[port.next].first == cycle ? busy[port.next].second : 0;
+      const uint64_t room = taken >= words_per_cycle_ ? 0 : words_per_cycle_ - taken;
+      words -= std::min(room, words);
+      ++cycle;
+    }
+    port.free = cycle;
+    return cycle * kTicksPerCycle;
+  };
   const uint64_t burst = config_.burst_bytes;
   auto bursts = [&](const StreamRequest& r) {
     return static_cast<uint32_t>((r.address + 4 * uint64_t{r.count} - 1) / burst -
@@ -144,8 +168,11 @@ void Gateway::serve(std::vector<StreamRequest*>& requests) {
              link_latency_ticks_ + base_latency_ * kTicksPerCycle;
     } else {
       const uint64_t words = bytes / 4;
-      next = pass(receive_ports[r.tile], e.tick,
-                  (words + words_per_cycle_ - 1) / words_per_cycle_ * kTicksPerCycle, bytes);
+      const auto busy = arrivals.find(r.tile);
+      next = busy != arrivals.end()
+                 ? land(r.tile, busy->second, e.tick, words)
+                 : pass(receive_ports[r.tile], e.tick,
+                        (words + words_per_cycle_ - 1) / words_per_cycle_ * kTicksPerCycle, bytes);
       done = true;
     }
     if (done)
@@ -215,12 +242,12 @@ Gateways::Gateways(const GatewayConfig& config, const MachineShape& shape, const
   }
 }
 
-void Gateways::serve(std::vector<StreamRequest>& requests) {
+void Gateways::serve(std::vector<StreamRequest>& requests, const ExchangeArrivals& arrivals) {
   std::vector<std::vector<StreamRequest*>> per_gateway(gateways_.size());
   for (StreamRequest& r : requests)
     per_gateway.at(r.tile / tiles_per_chip_ / config_.chips_per_gateway).push_back(&r);
   for (size_t g = 0; g < gateways_.size(); ++g)
-    if (!per_gateway[g].empty()) gateways_[g]->serve(per_gateway[g]);
+    if (!per_gateway[g].empty()) gateways_[g]->serve(per_gateway[g], arrivals);
 }
 
 }  // namespace ipu::hw

@@ -12,6 +12,9 @@
 //   read:  request reaches the gateway (t + 1 + base latency + link latency) -> its DIMM ->
 //          DDR latency -> the gateway's link to the chip -> link latency + base latency -> the
 //          tile's receive port (exchange.words-per-cycle) (done when the last word landed)
+// The receive port also takes the exchange's words in the same phase. Those are scheduled (the
+// exchange has no queue), so a read's words land in the cycles they leave free: a cycle takes
+// exchange.words-per-cycle words in all.
 // A read keeps one burst queued at the DIMMs (the next goes when this one is through), so reads
 // of every chip take turns there. Consecutive blocks of gateway.interleave-bytes alternate DIMMs.
 // Time is kept in 1/65536 cycle so that rates that are not whole bytes per cycle are carried
@@ -27,6 +30,7 @@
 #include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <systemc>
@@ -52,6 +56,10 @@ struct StreamRequest {
   std::vector<uint32_t> words;  // write: the data sent; read: filled by serve()
   uint64_t done = 0;  // filled by serve(): cycle the last word was in DDR (write) or landed (read)
 };
+
+// The exchange's words arriving at each tile that reads streaming memory in the phase: (cycle,
+// words), by cycle.
+using ExchangeArrivals = std::map<unsigned, std::vector<std::pair<uint64_t, uint32_t>>>;
 
 // What a path's server (a link direction, a DIMM, a tile's receive port) did.
 struct TransferCounters {
@@ -82,8 +90,9 @@ class Gateway : public sc_core::sc_module {
           unsigned chips);
 
   // Times one exchange phase's transfers of this board's tiles and moves their data: writes
-  // into streaming memory, reads into `words`; sets each `done`.
-  void serve(std::vector<StreamRequest*>& requests);
+  // into streaming memory, reads into `words`; sets each `done`. `arrivals`: the exchange's
+  // words at the reading tiles, which their receive ports take first.
+  void serve(std::vector<StreamRequest*>& requests, const ExchangeArrivals& arrivals = {});
 
   unsigned index() const { return index_; }
   unsigned first_chip() const { return first_chip_; }
@@ -154,7 +163,7 @@ class Gateways {
   uint64_t memory_bytes() const { return present() ? gateways_[0]->memory().size() : 0; }
   // The host's RoCE link to gateway g.
   HostLink& host_link(unsigned g) { return *host_links_.at(g); }
-  void serve(std::vector<StreamRequest>& requests);
+  void serve(std::vector<StreamRequest>& requests, const ExchangeArrivals& arrivals = {});
 
  private:
   GatewayConfig config_;

@@ -60,10 +60,11 @@ struct Board {
         std::make_unique<hw::Gateway>("gateway", config, chip.shape(4), hw::ChipEdge{}, 0, 0, 4);
   }
   // Serves the requests, in their order, as one exchange phase's streaming transfers.
-  void serve(std::vector<hw::StreamRequest>& requests) const {
+  void serve(std::vector<hw::StreamRequest>& requests,
+             const hw::ExchangeArrivals& arrivals = {}) const {
     std::vector<hw::StreamRequest*> order;
     for (auto& r : requests) order.push_back(&r);
-    gateway->serve(order);
+    gateway->serve(order, arrivals);
   }
   // One write of `words` words by tile 0 of `chip` at `cycle`.
   static hw::StreamRequest write(unsigned chip, uint64_t cycle, uint64_t address, uint32_t words) {
@@ -131,6 +132,31 @@ TEST(Gateway, AReadAfterAWriteInOnePhaseSeesTheWrite) {
     board.serve(requests);
     EXPECT_EQ(requests[1].words[5], read_cycle == 1000 ? 0u : 5u) << read_cycle;
   }
+}
+
+// A tile's receive port takes the exchange's words of the phase first (issue 35, item 5): a read
+// of two bursts (32 words) lands a word a cycle, done 32 cycles after its first word (the second
+// burst is at the port, 5.3 cycles of link behind, long before the first's 16 words are in).
+// Exchange words arriving in 3 of those cycles push it 3 cycles later; those before its first
+// word or after it is done, and another tile's, change nothing.
+TEST(Gateway, AReadsWordsLandInTheCyclesTheExchangesLeaveFree) {
+  const auto read = [](const hw::ExchangeArrivals& arrivals) {
+    Board board;
+    hw::StreamRequest r;
+    r.tile = 1;
+    r.cycle = 1000;
+    r.address = 0;
+    r.count = 32;
+    std::vector<hw::StreamRequest> requests{r};
+    board.serve(requests, arrivals);
+    return requests[0].done;
+  };
+  const uint64_t alone = read({});
+  const uint64_t first_lands = alone - 32;
+  EXPECT_EQ(read({{1, {}}}), alone);  // a tile of the phase that the exchange's words miss
+  EXPECT_EQ(read({{1, {{first_lands - 1, 1}, {alone + 40, 1}}}}), alone);
+  EXPECT_EQ(read({{1, {{first_lands, 1}, {first_lands + 5, 1}, {alone - 1, 1}}}}), alone + 3);
+  EXPECT_EQ(read({{2, {{first_lands, 1}}}}), alone);  // another tile's words
 }
 
 struct HostScript : sc_core::sc_module {
