@@ -26,7 +26,8 @@ struct Flow {
 };
 constexpr uint32_t kWords = 4000;
 // Cycles after the sync's release the senders start at (the receivers listen before), and the
-// least a filler's words are apart (its loop's own cycles).
+// least a filler's words are apart (a round of its loop takes about 210 cycles: the exchange
+// clock's reads and waits, the send's setup, at one issue in six cycles).
 constexpr uint32_t kStart = 600, kFillerRound = 240;
 constexpr unsigned kImageTiles = 256;  // tiles the images program a chip (bench/CMakeLists.txt)
 constexpr uint32_t remote(unsigned chip, unsigned tile) { return 0x40000000u | chip << 16 | tile; }
@@ -73,7 +74,7 @@ int bench_body(const std::string& run) {
   // the full senders' fits only once the backlog it leaves has drained at the link's slack,
   // 0.65 bytes a cycle on Bow (0.075 on Mk2), 7 cycles on Bow (55 on Mk2), and a supervisor
   // issues on one cycle in `worker-contexts`: a filler word every 12 cycles on Bow (60 on Mk2).
-  // Fillers take turns, each sending every `round` cycles: 4 on Bow, 1 on Mk2.
+  // Fillers take turns, each sending every `round` (240) cycles: 20 on Bow, 4 on Mk2.
   const double slack_bytes = (words_per_cycle - full) * 4;
   const uint32_t slot = config.chip.tile.worker_contexts;
   const uint32_t spacing =

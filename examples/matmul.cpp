@@ -50,12 +50,18 @@ int main(int argc, char** argv) {
         const size_t n = options.count("n", 1, 1u << 16), k = options.count("k", 16, 1u << 16);
         if (k % 16 != 0)
           throw ipu::examples::OptionError("--k " + std::to_string(k) + " is not a multiple of 16");
-        const std::string save = options.text("save");
+        const std::string save = options.text("save"), prefix = options.text("save-streams");
+        std::vector<std::pair<std::string, std::string>> outputs;
+        if (!save.empty()) outputs.emplace_back("--save", save);
+        if (!prefix.empty())
+          for (const char* suffix : {".a_in", ".b_in", ".c_out"})
+            outputs.emplace_back("--save-streams", prefix + suffix);
+        ipu::examples::require_writable(outputs);
         const bool memory_report = options.yes("memory-report");
         const auto r = ipu::examples::run_matmul(machine, tiles, n, k, 2026, options.device());
         if (!save.empty()) ipu::sdk::write_elf(save, r.executable.image);
         // The streams' data, for `ipu-sim run IMAGE --stream a_in=PREFIX.a_in ...`.
-        if (const std::string prefix = options.text("save-streams"); !prefix.empty()) {
+        if (!prefix.empty()) {
           ipu::examples::write_binary(prefix + ".a_in", r.a_in);
           ipu::examples::write_binary(prefix + ".b_in", r.b_in);
           ipu::examples::write_binary(prefix + ".c_out", r.c_out);

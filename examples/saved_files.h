@@ -5,9 +5,20 @@
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "examples/example_options.h"
+#include "sdk/tools/output_path.h"
+
 namespace ipu::examples {
+
+// Throws OptionError naming the option and the file for the first (option, file) whose file
+// cannot be written (sdk::can_write_file), so that a long run does not end in "cannot write".
+inline void require_writable(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  for (const auto& [option, path] : outputs)
+    if (!sdk::can_write_file(path)) throw OptionError(option + ": cannot write " + path);
+}
 
 template <typename T>
 void write_binary(const std::string& path, const std::vector<T>& data) {

@@ -10,7 +10,8 @@
 //   ipu-sim run IMAGE --program init --program step:S --stream x=PREFIX.x --stream t=PREFIX.t
 //     --stream loss=OUT --write-tensor master_shard=PREFIX.master_shard
 //     --write-tensor seeds=PREFIX.seeds --write-tensor adam_powers=PREFIX.adam_powers
-// replays the training, its losses (OUT) equal to PREFIX.loss.
+// (with the preset and tiles `ipu-sim info IMAGE` prints) replays the training, its losses
+// (OUT) equal to PREFIX.loss.
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -49,6 +50,14 @@ int main(int argc, char** argv) {
         if (!prefix.empty() && save.empty())
           throw ipu::examples::OptionError("--save-streams needs --save (the image they are for)");
         c.save = !save.empty();
+        // Checked before the training runs, not found when it is over.
+        std::vector<std::pair<std::string, std::string>> outputs;
+        if (c.save) outputs.emplace_back("--save", save);
+        if (!prefix.empty())
+          for (const char* suffix :
+               {".x", ".t", ".loss", ".master_shard", ".seeds", ".adam_powers"})
+            outputs.emplace_back("--save-streams", prefix + suffix);
+        ipu::examples::require_writable(outputs);
         const auto r = ipu::examples::run_training(c);
         if (r.saved) {
           ipu::sdk::write_elf(save, r.saved->image);

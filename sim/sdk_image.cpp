@@ -52,9 +52,10 @@ std::pair<std::string, std::string> binding(const char* option, const std::strin
   return {text.substr(0, eq), text.substr(eq + 1)};
 }
 
-// The file's data: an input's read whole (exactly `bytes` of them), an output's path checked
-// now, so that a path that cannot be written is found before the run, not after it.
-void open_data_file(DataFile& f, size_t bytes, const std::string& what) {
+// The file's data: an input's read whole (exactly `bytes` of them, or `or_bytes` when given and
+// the file holds that many), an output's path checked now, so that a path that cannot be
+// written is found before the run, not after it.
+void open_data_file(DataFile& f, size_t bytes, const std::string& what, size_t or_bytes = 0) {
   if (!f.input) {
     if (!sdk::can_write_file(f.path))
       throw std::invalid_argument(fmt::format("{}: cannot write {}", f.option, f.path));
@@ -66,7 +67,9 @@ void open_data_file(DataFile& f, size_t bytes, const std::string& what) {
   struct stat info {};
   if (stat(f.path.c_str(), &info) != 0)
     throw std::invalid_argument(fmt::format("{}: cannot read {}", f.option, f.path));
-  if (S_ISREG(info.st_mode) && static_cast<uint64_t>(info.st_size) != bytes)
+  const bool regular = S_ISREG(info.st_mode);
+  if (regular && or_bytes != 0 && static_cast<uint64_t>(info.st_size) == or_bytes) bytes = or_bytes;
+  if (regular && static_cast<uint64_t>(info.st_size) != bytes)
     throw std::invalid_argument(
         fmt::format("{}: {} holds {} bytes, but {}", f.option, f.path, info.st_size, what));
   try {
@@ -194,19 +197,15 @@ std::map<std::string, DataFile> stream_files(const sdk::Executable& exe,
     const size_t runs = used[name];
     const std::string carries = fmt::format("stream '{}' carries {} a run", name,
                                             layout(exe, s->second.elements, s->second.type));
-    if (f.input && runs > 1) {
-      struct stat info {};
-      if (stat(path.c_str(), &info) == 0 && S_ISREG(info.st_mode) &&
-          static_cast<uint64_t>(info.st_size) != f.batch)
-        open_data_file(f, f.batch * runs,
-                       fmt::format("{}: one batch for every run, or one for each of its {} runs",
-                                   carries, runs));
-      else
-        open_data_file(f, f.batch, carries);
-    } else {
+    if (f.input && runs > 1)
+      open_data_file(f, f.batch,
+                     fmt::format("{}: one batch for every run ({} bytes) or one for each of its {} "
+                                 "runs ({} bytes)",
+                                 carries, f.batch, runs, f.batch * runs),
+                     f.batch * runs);
+    else
       open_data_file(f, f.batch * runs,
                      runs == 1 ? carries : fmt::format("{}, {} runs", carries, runs));
-    }
   }
   std::vector<std::string> missing;
   for (const auto& [name, runs] : used)

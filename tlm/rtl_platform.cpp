@@ -5,9 +5,9 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 #include <stdexcept>
-#include <unordered_map>
 
 #include "hw/ipu/ipu.h"
 #include "hw/machine/platform.h"
@@ -187,7 +187,7 @@ void RtlPlatform::run(const hw::RxSchedule& schedule, hw::RxDecisions& decisions
     if (c.select_write && c.select >= 0 && !off_bus(static_cast<unsigned>(c.select)))
       on_bus.push_back(static_cast<unsigned>(c.select));
   std::sort(on_bus.begin(), on_bus.end());
-  std::unordered_map<unsigned, unsigned> number;  // off-bus sender -> its number on the bus
+  std::map<unsigned, unsigned> number;  // off-bus sender -> its number on the bus
   unsigned next = kRtlMaxTiles;
   const auto on_the_bus = [&](unsigned id) {
     if (!off_bus(id)) return id;
@@ -205,7 +205,17 @@ void RtlPlatform::run(const hw::RxSchedule& schedule, hw::RxDecisions& decisions
     if (c.select_write && c.select >= 0)
       c.select = static_cast<int>(on_the_bus(static_cast<unsigned>(c.select)));
   ExchangeRxTransaction t{&renumbered_, &decisions};
-  call(*to_xmux_, t, "xmux");
+  try {
+    call(*to_xmux_, t, "xmux");
+  } catch (const RtlMismatch& e) {
+    // The RTL's report names senders by their numbers on its bus: say whose they are.
+    std::string names;
+    for (const auto& [machine_tile, on_bus_number] : number)
+      names += fmt::format("{}{} is machine tile {}", names.empty() ? "" : ", ", on_bus_number,
+                           machine_tile);
+    mismatch_ = fmt::format("{} (senders renumbered onto the RTL's bus: {})", e.what(), names);
+    throw RtlMismatch(mismatch_);
+  }
 }
 
 void print_rtl_stats(std::ostream& out, const std::vector<RtlBlockStats>& stats,

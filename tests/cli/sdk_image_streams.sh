@@ -94,7 +94,7 @@ expect 2 "--stream a_in=fifo.a_in: fifo.a_in: not a regular file" \
 rm -f fifo.a_in
 expect 2 "--stream a_in=missing.bin: cannot read missing.bin" \
   -- run mm.elf --stream a_in=missing.bin --stream b_in=halves.b_in --stream c_out=kept.c_out
-expect 2 "--stream a_in=mm.c_out: mm.c_out holds 393216 bytes, but stream 'a_in' carries 32768 bytes \\(16384 f16, little-endian\\) a run: one batch for every run, or one for each of its 2 runs" \
+expect 2 "--stream a_in=mm.c_out: mm.c_out holds 393216 bytes, but stream 'a_in' carries 32768 bytes \\(16384 f16, little-endian\\) a run: one batch for every run \\(32768 bytes\\) or one for each of its 2 runs \\(65536 bytes\\)" \
   -- run mm.elf --program main:2 --stream a_in=mm.c_out --stream b_in=halves.b_in --stream c_out=kept.c_out
 expect 2 "--program main: '0' is not a whole number from 1 to 1000000" \
   -- run mm.elf --program main:0 --stream a_in=ones.a_in --stream b_in=halves.b_in --stream c_out=kept.c_out

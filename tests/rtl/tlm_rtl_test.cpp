@@ -3,6 +3,7 @@
 // blocks. Every answer must equal the C++ model's for the same inputs, in the clocks derived by
 // hand from each block's pipeline; bad payloads, unknown blocks and unsupported chips are
 // refused with a message.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <tlm_utils/simple_initiator_socket.h>
 
@@ -196,6 +197,24 @@ TEST(TlmRtl, TwoWordsFromOneSenderInOneCycleAreRefusedByName) {
   }
   EXPECT_NE(rtl.mismatch().find("two words from tile 4"), std::string::npos)
       << "the first mismatch is kept for the platform's report: " << rtl.mismatch();
+}
+
+// A sender renumbered onto the bus (machine tile 5000 of a Mk2 machine: chip 3) is named both
+// ways in the RTL's report: by its number there (the top of the bus, 4095) and as itself.
+TEST(TlmRtl, ARenumberedSenderIsNamedAsItselfInTheReport) {
+  RtlPlatform rtl("rtl", chip(), all(), "");
+  hw::RxSchedule schedule;
+  hw::RxCycle c;
+  c.cycle = 9;
+  c.word_count = 2;
+  schedule.cycles.push_back(c);
+  schedule.words = {{5000, 1}, {5000, 2}};
+  hw::RxDecisions decisions;
+  EXPECT_THROW(rtl.run(schedule, decisions), tlm_rtl::RtlMismatch);
+  EXPECT_THAT(rtl.mismatch(),
+              ::testing::AllOf(::testing::HasSubstr("two words from tile 4095"),
+                               ::testing::HasSubstr("(senders renumbered onto the RTL's bus: "
+                                                    "4095 is machine tile 5000)")));
 }
 
 struct Initiator : sc_core::sc_module {
