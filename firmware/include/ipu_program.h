@@ -28,7 +28,14 @@ enum ipu_step_op {
   IPU_STEP_GOTO = 9,              /* a = the next step's index */
   IPU_STEP_CALL = 10,             /* a = a function's first step: run it, then the next step */
   IPU_STEP_RETURN = 11,           /* back to the step after the latest call */
+  IPU_STEP_STREAM_SLOT = 12,      /* a = a stream's use counter, b = a step: every other time
+                                     (the counter's odd counts) go to step b, else to the next;
+                                     the counter counts on (from 0 at load, across runs) */
 };
+
+/* Use counters of IPU_STEP_STREAM_SLOT: a host stream read through two buffers in streaming
+ * memory (the host fills one while the tiles read the other) takes one. */
+#define IPU_STREAM_SLOT_COUNTERS 32
 
 /* The host transfer id of the dispatch step's host sync: during it the host writes the index of
  * the program to run next into every tile's ipu_tile_program.command (IPU_COMMAND_EXIT: stop).

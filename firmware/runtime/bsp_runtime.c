@@ -80,6 +80,7 @@ int main(void) {
   static uint32_t remaining[32]; /* repeat counters, by nesting depth */
   unsigned depth = 0;
   static uint32_t returns[8]; /* the steps after the calls in progress */
+  static uint32_t stream_uses[IPU_STREAM_SLOT_COUNTERS];
   unsigned calls = 0;
   for (uint32_t pc = 0; pc < p->step_count;) {
     const struct ipu_step *s = &steps[pc];
@@ -135,6 +136,10 @@ int main(void) {
       case IPU_STEP_RETURN:
         if (calls == 0) return EXIT_BAD_PROGRAM;
         pc = returns[--calls];
+        break;
+      case IPU_STEP_STREAM_SLOT:
+        if (s->a >= IPU_STREAM_SLOT_COUNTERS) return EXIT_BAD_PROGRAM;
+        pc = (stream_uses[s->a]++ & 1) != 0 ? s->b : pc + 1;
         break;
       case IPU_STEP_REPEAT:
         if (depth == 32) return EXIT_BAD_PROGRAM;

@@ -19,11 +19,8 @@ uint64_t whole_cycles(double ns, double clock_hz) {
 uint64_t ticks_to_cycles_up(uint64_t ticks) {
   return (ticks + kTicksPerCycle - 1) / kTicksPerCycle;
 }
-
-// Bytes of [0, x) that lie on DIMM `m` when blocks of `block` bytes alternate over `dimms`.
-uint64_t bytes_below_on_dimm(uint64_t x, uint64_t block, unsigned dimms, unsigned m) {
-  const uint64_t period = block * dimms, rest = x % period, skip = m * block;
-  return x / period * block + (rest > skip ? std::min(rest - skip, block) : 0);
+uint64_t ticks_for(double ticks_per_byte, uint64_t bytes) {
+  return static_cast<uint64_t>(std::ceil(ticks_per_byte * static_cast<double>(bytes)));
 }
 
 }  // namespace
@@ -32,7 +29,6 @@ Gateway::Gateway(const sc_core::sc_module_name& name, const GatewayConfig& confi
                  const MachineShape& shape, const ChipEdge& edge, unsigned index,
                  unsigned first_chip, unsigned chips)
     : sc_module(name),
-      host("host"),
       config_(config),
       index_(index),
       first_chip_(first_chip),
@@ -48,10 +44,11 @@ Gateway::Gateway(const sc_core::sc_module_name& name, const GatewayConfig& confi
       ddr_ticks_per_byte_(kTicksPerCycle * shape.clock_hz / config.dimm_bytes_per_second),
       memory_(uint64_t{config.dimms} * config.dimm_bytes),
       servers_(config.dimms + 2 * chips),
-      host_ports_(config.host_ports),
-      host_dimm_free_(config.dimms, sc_core::SC_ZERO_TIME) {
-  host.register_b_transport(this, &Gateway::b_transport);
-}
+      host_ports_(2 * size_t{config.host_ports}),
+      host_latency_ticks_(static_cast<uint64_t>(
+          std::ceil(config.host_latency_ns * 1e-9 * shape.clock_hz * kTicksPerCycle))),
+      host_port_ticks_per_byte_(kTicksPerCycle * shape.clock_hz /
+                                config.host_port_bytes_per_second) {}
 
 uint64_t Gateway::pass(Server& s, uint64_t tick, uint64_t service_ticks, uint64_t bytes) {
   const uint64_t start = std::max(tick, s.free);
@@ -122,9 +119,6 @@ void Gateway::serve(std::vector<StreamRequest*>& requests, const ExchangeArrival
     const uint64_t last_word = (range(r, i).second - r.address) / 4 - 1;
     return (r.cycle + 1 + last_word / words_per_cycle_ + base_latency_) * kTicksPerCycle;
   };
-  auto ticks = [](double per_byte, uint64_t bytes) {
-    return static_cast<uint64_t>(std::ceil(per_byte * static_cast<double>(bytes)));
-  };
 
   for (uint32_t i = 0; i < requests.size(); ++i) {
     StreamRequest& r = *requests[i];
@@ -134,6 +128,13 @@ void Gateway::serve(std::vector<StreamRequest*>& requests, const ExchangeArrival
     events.push({ready(r, 0), r.tile, i, 0, 0});
   }
   while (!events.empty()) {
+    // Host blocks due before the tiles' next event go first: one schedule for both.
+    if (!host_events_.empty() && host_events_.begin()->tick < events.top().tick) {
+      const HostEvent h = *host_events_.begin();
+      host_events_.erase(host_events_.begin());
+      move_host_block(h);
+      continue;
+    }
     const Event e = events.top();
     events.pop();
     StreamRequest& r = *requests[e.request];
@@ -150,21 +151,21 @@ void Gateway::serve(std::vector<StreamRequest*>& requests, const ExchangeArrival
     uint64_t next = 0;
     bool done = false;
     if (r.write && e.stage == 0) {
-      next = pass(servers_[link_server(chip, true)], e.tick, ticks(link_ticks_per_byte_, bytes),
+      next = pass(servers_[link_server(chip, true)], e.tick, ticks_for(link_ticks_per_byte_, bytes),
                   bytes) +
              link_latency_ticks_;
     } else if (r.write) {
       memory_.write(begin, data, bytes);  // in DIMM order: the order writes and reads meet
-      next = pass(dimm, e.tick, ticks(ddr_ticks_per_byte_, bytes), bytes);
+      next = pass(dimm, e.tick, ticks_for(ddr_ticks_per_byte_, bytes), bytes);
       done = true;
     } else if (e.stage == 0) {
       memory_.read(begin, data, bytes);
-      const uint64_t through = pass(dimm, e.tick, ticks(ddr_ticks_per_byte_, bytes), bytes);
+      const uint64_t through = pass(dimm, e.tick, ticks_for(ddr_ticks_per_byte_, bytes), bytes);
       if (e.burst + 1 < bursts(r)) events.push({through, r.tile, e.request, e.burst + 1, 0});
       next = through + ddr_latency_ticks_;
     } else if (e.stage == 1) {
-      next = pass(servers_[link_server(chip, false)], e.tick, ticks(link_ticks_per_byte_, bytes),
-                  bytes) +
+      next = pass(servers_[link_server(chip, false)], e.tick,
+                  ticks_for(link_ticks_per_byte_, bytes), bytes) +
              link_latency_ticks_ + base_latency_ * kTicksPerCycle;
     } else {
       const uint64_t words = bytes / 4;
@@ -183,50 +184,110 @@ void Gateway::serve(std::vector<StreamRequest*>& requests, const ExchangeArrival
   for (const StreamRequest* r : requests) (r->write ? bytes_written_ : bytes_read_) += 4 * r->count;
 }
 
-void Gateway::b_transport(int port, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
-  const uint64_t address = p.get_address(), bytes = p.get_data_length();
-  if (p.get_command() == tlm::TLM_IGNORE_COMMAND)
-    return p.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
-  if (!memory_.contains(address, bytes) || p.get_byte_enable_ptr() != nullptr)
-    return p.set_response_status(p.get_byte_enable_ptr() != nullptr
-                                     ? tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE
-                                     : tlm::TLM_ADDRESS_ERROR_RESPONSE);
-  const bool to_gateway = p.is_write();
-  HostDirection& d = host_ports_.at(static_cast<size_t>(port)).direction[to_gateway ? 0 : 1];
-  const sc_core::sc_time& now = sc_core::sc_time_stamp();
-  const sc_core::sc_time start = now + delay;
-  const sc_core::sc_time port_start = std::max(start, d.free);
-  d.free =
-      port_start + sc_core::sc_time(static_cast<double>(bytes) / config_.host_port_bytes_per_second,
-                                    sc_core::SC_SEC);
-  sc_core::sc_time end = d.free;
-  for (unsigned m = 0; m < config_.dimms; ++m) {  // the DIMMs stream their shares in parallel
-    const uint64_t share =
-        bytes_below_on_dimm(address + bytes, config_.interleave_bytes, config_.dimms, m) -
-        bytes_below_on_dimm(address, config_.interleave_bytes, config_.dimms, m);
-    if (share == 0) continue;
-    sc_core::sc_time& free = host_dimm_free_[m];
-    free = std::max(start, free) +
-           sc_core::sc_time(static_cast<double>(share) / config_.dimm_bytes_per_second,
-                            sc_core::SC_SEC);
-    end = std::max(end, free);
-  }
-  end += sc_core::sc_time(config_.host_latency_ns, sc_core::SC_NS);
-  if (to_gateway)
-    memory_.write(address, p.get_data_ptr(), bytes);
-  else
-    memory_.read(address, p.get_data_ptr(), bytes);
+uint64_t Gateway::block_end(const HostFlight& f, uint64_t offset) const {
+  const uint64_t block = config_.interleave_bytes, at = f.address + offset;
+  const uint64_t message_end = (offset / HostLink::kMessageBytes + 1) * HostLink::kMessageBytes;
+  return std::min({(at / block + 1) * block - f.address, message_end, f.bytes});
+}
 
-  const double clock_hz = clock_hz_;
-  TransferCounters& n = d.counters;
-  if (n.transfers == 0) n.first_cycle = static_cast<uint64_t>(port_start.to_seconds() * clock_hz);
-  n.bytes += bytes;
-  ++n.transfers;
-  n.busy_cycles += static_cast<double>(bytes) / config_.host_port_bytes_per_second * clock_hz;
-  n.last_cycle =
-      std::max(n.last_cycle, static_cast<uint64_t>(std::ceil(d.free.to_seconds() * clock_hz)));
-  delay = end - now;
-  p.set_response_status(tlm::TLM_OK_RESPONSE);
+Gateway::HostTransfer Gateway::host_start(bool to_gateway, uint64_t address, uint8_t* data,
+                                          uint64_t bytes, uint64_t cycle) {
+  HostFlight f;
+  f.to_gateway = to_gateway, f.address = address, f.bytes = bytes, f.data = data;
+  return start_flight(std::move(f), cycle * kTicksPerCycle);
+}
+
+Gateway::HostTransfer Gateway::start_flight(HostFlight flight, uint64_t tick) {
+  if (!memory_.contains(flight.address, flight.bytes))  // refused whole: nothing half-written
+    throw std::out_of_range(fmt::format(
+        "host link to gateway {}: streaming-memory bytes 0x{:x}..0x{:x} lie outside its {} bytes",
+        index_, flight.address, flight.address + flight.bytes, memory_.size()));
+  const HostTransfer id = next_flight_++;
+  HostFlight& f = flights_.emplace(id, std::move(flight)).first->second;
+  f.done = tick;
+  const uint64_t message = HostLink::kMessageBytes;
+  f.messages.resize((f.bytes + message - 1) / message);
+  for (uint64_t at = 0; at < f.bytes; at = block_end(f, at)) {
+    ++f.messages[at / message].blocks_left;
+    ++f.blocks_left;
+  }
+  if (f.to_gateway) {
+    // Each message takes its port in turn; its blocks reach the DIMMs as the port delivers them.
+    for (size_t m = 0; m < f.messages.size(); ++m) {
+      const uint64_t n = std::min(message, f.bytes - m * message);
+      const uint64_t service = ticks_for(host_port_ticks_per_byte_, n);
+      f.messages[m].port_start = pass(host_port_server(f, m), tick, service, n) - service;
+      const uint64_t first = m * message;
+      host_events_.insert({f.messages[m].port_start +
+                               ticks_for(host_port_ticks_per_byte_, block_end(f, first) - first),
+                           id, first});
+    }
+  } else {
+    for (unsigned d = 0; d < config_.dimms; ++d) queue_read_block(id, f, tick);
+  }
+  if (f.blocks_left == 0) f.done += host_latency_ticks_;
+  return id;
+}
+
+void Gateway::queue_read_block(HostTransfer id, HostFlight& f, uint64_t tick) {
+  if (f.next_read >= f.bytes) return;
+  host_events_.insert({tick, id, f.next_read});
+  f.next_read = block_end(f, f.next_read);
+}
+
+void Gateway::move_host_block(const HostEvent& e) {
+  HostFlight& f = flights_.at(e.transfer);
+  const uint64_t end = block_end(f, e.offset), bytes = end - e.offset;
+  const uint64_t through = pass(servers_[dimm_of(f.address + e.offset)], e.tick,
+                                ticks_for(ddr_ticks_per_byte_, bytes), bytes);
+  const uint64_t message = HostLink::kMessageBytes, m = e.offset / message;
+  HostFlight::Message& msg = f.messages[m];
+  if (f.to_gateway) {
+    memory_.write(f.address + e.offset, f.data + e.offset, bytes);
+    f.done = std::max(f.done, through);
+    if (end < std::min((m + 1) * message, f.bytes))  // the message's next block
+      host_events_.insert(
+          {msg.port_start + ticks_for(host_port_ticks_per_byte_, block_end(f, end) - m * message),
+           e.transfer, end});
+  } else {
+    memory_.read(f.address + e.offset, f.data + e.offset, bytes);
+    const uint64_t ready = through + ddr_latency_ticks_;
+    msg.first_ready = std::min(msg.first_ready, ready);
+    msg.last_ready = std::max(msg.last_ready, ready);
+    if (msg.blocks_left == 1) {
+      // The message leaves as its data comes: from its first block, and not before its last
+      // block has crossed the port.
+      const uint64_t n = std::min(message, f.bytes - m * message);
+      Server& port = host_port_server(f, m);
+      const uint64_t sent =
+          std::max(pass(port, msg.first_ready, ticks_for(host_port_ticks_per_byte_, n), n),
+                   msg.last_ready + ticks_for(host_port_ticks_per_byte_, bytes));
+      port.free = std::max(port.free, sent);
+      f.done = std::max(f.done, sent);
+    }
+    queue_read_block(e.transfer, f, through);
+  }
+  --msg.blocks_left;
+  if (--f.blocks_left == 0) f.done += host_latency_ticks_;
+}
+
+uint64_t Gateway::finish_ticks(HostTransfer transfer) {
+  const auto f = flights_.find(transfer);
+  if (f == flights_.end())
+    throw std::logic_error(
+        fmt::format("gateway {}: no host transfer {} in flight", index_, transfer));
+  while (f->second.blocks_left > 0) {  // every flight's blocks, in time order, up to its last
+    const HostEvent e = *host_events_.begin();
+    host_events_.erase(host_events_.begin());
+    move_host_block(e);
+  }
+  const uint64_t done = f->second.done;
+  flights_.erase(f);
+  return done;
+}
+
+uint64_t Gateway::host_finish(HostTransfer transfer) {
+  return ticks_to_cycles_up(finish_ticks(transfer));
 }
 
 Gateways::Gateways(const GatewayConfig& config, const MachineShape& shape, const ChipEdge& edge)
@@ -237,8 +298,7 @@ Gateways::Gateways(const GatewayConfig& config, const MachineShape& shape, const
     gateways_.push_back(
         std::make_unique<Gateway>(fmt::format("gateway{}", g).c_str(), config, shape, edge, g,
                                   first, std::min(config.chips_per_gateway, chips - first)));
-    host_links_.push_back(
-        std::make_unique<HostLink>(fmt::format("host_link{}", g).c_str(), *gateways_.back()));
+    host_links_.push_back(std::make_unique<HostLink>(*gateways_.back()));
   }
 }
 

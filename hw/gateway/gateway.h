@@ -21,20 +21,24 @@
 // exactly enough; the order of service is decided by arrival time, then machine tile, then issue
 // order: never by the order the host happened to run the tiles in.
 //
-// The host's RoCE ports are TLM targets (`host`, bound in port order): a transaction's address
-// is a streaming-memory address; its delay covers the port's serialisation (each port and
-// direction its own), the DIMMs' and the port latency. Host traffic and tile traffic are timed
-// on separate DIMM schedules (host transfers happen while the tiles wait at a host sync).
+// The host reaches streaming memory over the RoCE ports, on the same DIMM schedule as the tiles:
+// a host transfer (host_start .. host_finish, on the chips' clock) is cut into 64 KiB messages
+// that alternate ports, each port and direction serialising its own. A write's message streams
+// into the DIMMs as the port delivers it, an interleave block at a time; a read keeps a block
+// queued at each DIMM and its message leaves on the port as the data comes (cut through). Its
+// blocks queue at the DIMMs in time order with the tiles' bursts, first come first served: a
+// host stream the runtime prefetches while the tiles compute and a remote-buffer transfer of
+// the same time contend there. The host's latency (gateway.host-latency-ns) ends each transfer.
+// HostLink drives them from a SystemC thread (sc_time 0 is cycle 0).
 #pragma once
-
-#include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <systemc>
-#include <tlm>
+#include <tuple>
 #include <vector>
 
 #include "gateway_config.h"
@@ -81,8 +85,6 @@ struct ChipEdge {
 
 class Gateway : public sc_core::sc_module {
  public:
-  tlm_utils::multi_passthrough_target_socket<Gateway> host;  // RoCE ports, bound in port order
-
   // Gateway `index` of a machine of chips of `chip`, serving chips first_chip ..
   // first_chip + chips - 1.
   Gateway(const sc_core::sc_module_name& name, const GatewayConfig& config,
@@ -98,21 +100,33 @@ class Gateway : public sc_core::sc_module {
   unsigned first_chip() const { return first_chip_; }
   unsigned chips() const { return chips_; }
   const GatewayConfig& config() const { return config_; }
+  double clock_hz() const { return clock_hz_; }
   StreamingMemory& memory() { return memory_; }
   const StreamingMemory& memory() const { return memory_; }
   unsigned dimm_of(uint64_t address) const {
     return static_cast<unsigned>((address / config_.interleave_bytes) % config_.dimms);
   }
 
-  // Tile traffic: chip c's link to the gateway (`to_gateway`) and back, and each DIMM.
+  // Host traffic, on the chips' clock. host_start begins moving `bytes` between the host's
+  // `data` (kept valid until finished) and streaming memory at `address`, from `cycle`; it
+  // throws std::out_of_range naming the range when that is not in streaming memory.
+  // host_finish times the transfer to its end, with whatever else shares its servers until
+  // then, and returns the cycle it is complete. serve() moves host transfers in flight along
+  // with the tiles'.
+  using HostTransfer = uint64_t;
+  HostTransfer host_start(bool to_gateway, uint64_t address, uint8_t* data, uint64_t bytes,
+                          uint64_t cycle);
+  uint64_t host_finish(HostTransfer transfer);
+
+  // Chip c's link to the gateway (`to_gateway`) and back, and each DIMM (tile and host traffic).
   const TransferCounters& chip_link(unsigned local_chip, bool to_gateway) const {
     return servers_[link_server(local_chip, to_gateway)].counters;
   }
   const TransferCounters& dimm(unsigned d) const { return servers_[d].counters; }
-  // Host traffic per RoCE port: to_gateway (host writes) or to the host (reads), in chip
-  // cycles of the simulated time.
+  // Host traffic per RoCE port: to_gateway (host writes) or to the host (reads); transfers
+  // count messages.
   const TransferCounters& host_port(unsigned port, bool to_gateway) const {
-    return host_ports_[port].direction[to_gateway ? 0 : 1].counters;
+    return host_ports_[2 * port + (to_gateway ? 0 : 1)].counters;
   }
   uint64_t bytes_written() const { return bytes_written_; }  // by tiles
   uint64_t bytes_read() const { return bytes_read_; }        // by tiles
@@ -123,19 +137,43 @@ class Gateway : public sc_core::sc_module {
     uint64_t busy_ticks = 0, first = ~uint64_t{0}, last = 0;
     TransferCounters counters;
   };
-  struct HostDirection {
-    sc_core::sc_time free = sc_core::SC_ZERO_TIME;
-    TransferCounters counters;
+  // A host transfer in flight: its messages, and the blocks still to move.
+  struct HostFlight {
+    bool to_gateway = false;
+    uint64_t address = 0, bytes = 0;
+    uint8_t* data = nullptr;
+    unsigned first_port = 0;
+    struct Message {
+      uint64_t port_start = 0;  // a write's: when the port starts sending it
+      uint64_t first_ready = ~uint64_t{0}, last_ready = 0;  // a read's data, ready to send
+      uint64_t blocks_left = 0;
+    };
+    std::vector<Message> messages;
+    uint64_t blocks_left = 0;
+    uint64_t next_read = 0;  // a read's next block to queue at its DIMM (an offset)
+    uint64_t done = 0;       // ticks
   };
-  struct HostPort {
-    HostDirection direction[2];  // 0: to the gateway, 1: to the host
+  // A block of a host transfer reaching a DIMM: by time, then transfer, then offset.
+  struct HostEvent {
+    uint64_t tick, transfer, offset;
+    bool operator<(const HostEvent& o) const {
+      return std::tie(tick, transfer, offset) < std::tie(o.tick, o.transfer, o.offset);
+    }
   };
   unsigned link_server(unsigned local_chip, bool to_gateway) const {
     return config_.dimms + 2 * local_chip + (to_gateway ? 0 : 1);
   }
   // Queues `bytes` arriving at `tick` at server `s`; returns when they are through.
   uint64_t pass(Server& s, uint64_t tick, uint64_t service_ticks, uint64_t bytes);
-  void b_transport(int port, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+  HostTransfer start_flight(HostFlight flight, uint64_t tick);
+  uint64_t block_end(const HostFlight& f, uint64_t offset) const;  // of the block at offset
+  Server& host_port_server(const HostFlight& f, size_t message) {
+    const auto port = static_cast<unsigned>((f.first_port + message) % config_.host_ports);
+    return host_ports_[2 * port + (f.to_gateway ? 0 : 1)];
+  }
+  void queue_read_block(HostTransfer id, HostFlight& f, uint64_t tick);
+  void move_host_block(const HostEvent& e);  // takes the block through its DIMM
+  uint64_t finish_ticks(HostTransfer transfer);
 
   GatewayConfig config_;
   unsigned index_, first_chip_, chips_, tiles_per_chip_;
@@ -144,9 +182,13 @@ class Gateway : public sc_core::sc_module {
   uint64_t link_latency_ticks_, ddr_latency_ticks_;
   double link_ticks_per_byte_, ddr_ticks_per_byte_;
   StreamingMemory memory_;
-  std::vector<Server> servers_;  // DIMMs, then per chip its link to the gateway and back
-  std::vector<HostPort> host_ports_;
-  std::vector<sc_core::sc_time> host_dimm_free_;
+  std::vector<Server> servers_;     // DIMMs, then per chip its link to the gateway and back
+  std::vector<Server> host_ports_;  // per port: to the gateway, then to the host
+  uint64_t host_latency_ticks_;
+  double host_port_ticks_per_byte_;
+  std::map<HostTransfer, HostFlight> flights_;
+  HostTransfer next_flight_ = 0;
+  std::set<HostEvent> host_events_;  // each flight's blocks next due at a DIMM
   uint64_t bytes_written_ = 0, bytes_read_ = 0;
 };
 

@@ -177,8 +177,9 @@ class Compilation {
     uint32_t first_step = 0;
     unsigned supersteps = 0;
   };
-  std::map<unsigned, LoweredFunction> functions_;       // by function id, once lowered
-  std::map<std::string, RemoteBuffer> stream_staging_;  // streams over the gateway
+  std::map<unsigned, LoweredFunction> functions_;         // by function id, once lowered
+  std::map<std::string, RemoteBuffer> stream_staging_;    // streams over the gateway
+  std::map<std::string, unsigned> stream_slot_counters_;  // those with two buffers
 };
 
 }  // namespace ipu::sdk

@@ -45,8 +45,13 @@ Executable Compilation::run(const std::vector<NamedProgram>& programs) {
             "32-bit words",
             name, stream.elements, dtype_name(stream.type),
             stream.elements * dtype_size(stream.type)));
-      stream_staging_[name] =
-          graph_.add_remote_buffer(name + ".host_stream", stream.type, stream.elements, 1);
+      // Two buffers for a stream to the device, while counters last (ipu_program.h).
+      const bool two = options_.prefetch_streams &&
+                       stream.direction == StreamDirection::kHostToDevice &&
+                       stream_slot_counters_.size() < IPU_STREAM_SLOT_COUNTERS;
+      if (two) stream_slot_counters_.emplace(name, stream_slot_counters_.size());
+      stream_staging_[name] = graph_.add_remote_buffer(name + ".host_stream", stream.type,
+                                                       stream.elements, two ? 2 : 1);
     }
   for (const TensorInfo& t : graph_.tensors()) exe_.tensor_info[t.name] = t;
   build_firmware_image();

@@ -33,8 +33,8 @@ class CompileError : public std::runtime_error {
 
 // How host streams reach the tiles. Over PCIe: the host's DMA writes each tile piece through
 // the chip's endpoint. Over the gateway (an IPU-Machine's host link): the host writes the
-// stream into streaming memory over RoCE during the host sync, then the tiles read their
-// pieces from it in an exchange phase (HostRead: the reverse).
+// stream into streaming memory over RoCE (by the host sync's end), then the tiles read their
+// pieces from it in an exchange phase (HostRead: the reverse; see prefetch_streams).
 enum class HostLink : uint8_t { kAuto, kPcie, kGateway };  // kAuto: the gateway if there is one
 
 struct CompileOptions {
@@ -50,6 +50,11 @@ struct CompileOptions {
   // writes): arrivals can be that late, so a tile's next receive waits that much longer.
   // Must stay below receive_setup, so a receive is always in place before its first word.
   unsigned action_slack = 64;
+  // Over the gateway, a host-to-device stream has two buffers in streaming memory, which its
+  // uses take in turn: while the tiles read one use's batch, the host's RoCE leg fills the
+  // other with the next use's, as Poplar's prefetching streams do (the runtime starts it as
+  // soon as the host sync releases). Off: one buffer, and the two legs run in series.
+  bool prefetch_streams = true;
 };
 
 // Where part of a tensor lives (the same in every replica).

@@ -363,7 +363,7 @@ Executable read_executable(const ElfImage& image, const hw::MachineConfig& machi
     if (!control[i].is_array() || control[i].size() != 4 || !control[i][3].is_string())
       r.fail(where, "is not [op, a, b, label]");
     ControlStep s;
-    s.op = static_cast<uint32_t>(r.count(control[i][0], where + "[0]", IPU_STEP_RETURN));
+    s.op = static_cast<uint32_t>(r.count(control[i][0], where + "[0]", IPU_STEP_STREAM_SLOT));
     s.a = static_cast<uint32_t>(r.count(control[i][1], where + "[1]", UINT32_MAX));
     s.b = static_cast<uint32_t>(r.count(control[i][2], where + "[2]", UINT32_MAX));
     s.label = control[i][3].get<std::string>();
@@ -374,9 +374,12 @@ Executable read_executable(const ElfImage& image, const hw::MachineConfig& machi
     const ControlStep& s = exe.control[i];
     const bool jumps =
         s.op == IPU_STEP_GOTO || s.op == IPU_STEP_CALL || s.op == IPU_STEP_REPEAT_END;
-    if ((jumps && s.a >= steps) || (s.op == IPU_STEP_REPEAT && s.b > steps))
-      r.fail(at("control", i),
-             fmt::format("jumps to step {} of {}", s.op == IPU_STEP_REPEAT ? s.b : s.a, steps));
+    const bool jumps_b = s.op == IPU_STEP_REPEAT || s.op == IPU_STEP_STREAM_SLOT;
+    if ((jumps && s.a >= steps) || (jumps_b && s.b > steps))
+      r.fail(at("control", i), fmt::format("jumps to step {} of {}", jumps_b ? s.b : s.a, steps));
+    if (s.op == IPU_STEP_STREAM_SLOT && s.a >= IPU_STREAM_SLOT_COUNTERS)
+      r.fail(at("control", i), fmt::format("counts a stream's uses in counter {} of {}", s.a,
+                                           IPU_STREAM_SLOT_COUNTERS));
     if (s.op == IPU_STEP_HOST_SYNC && s.a >= exe.host_transfers.size())
       r.fail(at("control", i),
              fmt::format("makes host transfer {} of {}", s.a, exe.host_transfers.size()));

@@ -188,8 +188,9 @@ void Compilation::write_manifest() {
                              {"supersteps", exe_.programs[i].supersteps}});
   // The programs' structure: the first tile's steps (every tile runs the same sequence).
   static const char* const kStepNames[] = {
-      "end",       "execute",           "sync",     "exchange", "repeat", "repeat_end",
-      "host_sync", "exchange_external", "dispatch", "goto",     "call",   "return"};
+      "end",        "execute",           "sync",     "exchange", "repeat", "repeat_end",
+      "host_sync",  "exchange_external", "dispatch", "goto",     "call",   "return",
+      "stream_slot"};
   m["steps"] = Json::array();
   const std::vector<ipu_step>& steps = steps_[*tiles_.begin()];
   for (size_t i = 0; i < steps.size(); ++i) {
@@ -200,6 +201,7 @@ void Compilation::write_manifest() {
       step["end_cycles"] = st.c;
     if (st.op == IPU_STEP_REPEAT) step["count"] = st.a;
     if (st.op == IPU_STEP_GOTO || st.op == IPU_STEP_CALL) step["to"] = st.a;
+    if (st.op == IPU_STEP_STREAM_SLOT) step["odd_uses_to"] = st.b;
     if (st.op == IPU_STEP_SYNC && st.a != 0)
       step["scope"] = st.a == hw::sync_group::kExternal ? "external"
                       : st.a == hw::sync_group::kGs1    ? "gs1"

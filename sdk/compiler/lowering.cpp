@@ -230,8 +230,24 @@ void Compilation::lower(const Program& p) {
                                      write ? "->" : "<-")
                        : std::string());
       ++exe_.supersteps;
-      if (gateway && write)
+      if (!gateway || !write) break;
+      const auto counter = stream_slot_counters_.find(p.stream);
+      if (counter == stream_slot_counters_.end()) {
         remote_copy(CopyFromRemote(staging->second, 0, tensor), "streaming memory -> tiles");
+        break;
+      }
+      // The stream's uses take its two buffers in turn: every other use reads buffer 1.
+      const unsigned first = *tiles_.begin();
+      const auto slot = static_cast<uint32_t>(steps_[first].size());
+      emit_all(IPU_STEP_STREAM_SLOT, counter->second, 0, 0);
+      remote_copy(CopyFromRemote(staging->second, 0, tensor), "streaming memory -> tiles");
+      const auto skip = static_cast<uint32_t>(steps_[first].size());
+      emit_all(IPU_STEP_GOTO, 0, 0, 0);
+      for (unsigned t : tiles_) steps_[t][slot].b = skip + 1;
+      remote_copy(CopyFromRemote(staging->second, 1, tensor),
+                  "streaming memory -> tiles (second buffer)");
+      for (unsigned t : tiles_) steps_[t][skip].a = static_cast<uint32_t>(steps_[first].size());
+      exe_.supersteps -= 2;  // a use runs one of the two copies
       break;
     }
     case Program::Kind::kCopy:

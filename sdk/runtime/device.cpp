@@ -14,12 +14,13 @@
 #include <sstream>
 #include <utility>
 
-#include "hw/gateway/host_link.h"
+#include "hw/gateway/gateway.h"
 #include "report/html_report.h"
 #include "report/run_statistics.h"
 #include "sdk/compiler/executable_io.h"
 #include "sdk/image/program.h"
 #include "sdk/image/symbolizer.h"
+#include "sdk/runtime/control_walk.h"
 #include "sdk/runtime/device_impl.h"
 #include "sdk/runtime/superstep_labels.h"
 #include "sdk/tools/output_path.h"
@@ -98,7 +99,7 @@ DeviceImpl::DeviceImpl(const Executable& executable, DeviceOptions options)
   driver_ = std::make_unique<HostDriver>("host", platform_->machine());
   driver_->boot(platform_->program(), platform_->max_cycles());
   platform_->machine().sync_network().on_host_sync(
-      [this](unsigned transfer, uint64_t) { return serve_host_sync(transfer); });
+      [this](unsigned transfer, uint64_t cycle) { return serve_host_sync(transfer, cycle); });
 }
 
 DeviceImpl::~DeviceImpl() {
@@ -239,9 +240,9 @@ uint64_t DeviceImpl::host_cycles_since(const sc_core::sc_time& begin) {
   return cycles;
 }
 
-uint64_t DeviceImpl::serve_host_sync(unsigned transfer) {
+uint64_t DeviceImpl::serve_host_sync(unsigned transfer, uint64_t cycle) {
   try {
-    return host_sync(transfer);
+    return host_sync(transfer, cycle);
   } catch (const std::exception& e) {
     if (failure_.empty()) failure_ = e.what(), host_failure_ = std::current_exception();
     sc_core::sc_stop();
@@ -249,7 +250,45 @@ uint64_t DeviceImpl::serve_host_sync(unsigned transfer) {
   }
 }
 
-uint64_t DeviceImpl::host_sync(unsigned transfer) {
+uint64_t DeviceImpl::gateway_host_sync(const HostTransfer& t, uint64_t cycle) {
+  // Over each gateway's RoCE ports into (or out of) the replicas' staging buffers, on the chips'
+  // clock: every replica's transfer at once (their messages share the ports), on the DIMMs'
+  // schedule with the tiles' transfers. A stream to the device with two buffers takes them in
+  // turn; while the tiles read this use's, the host fills the other with the next use's, if
+  // the run makes one, and that use waits only for what is left of it.
+  const size_t each =
+      exe_.streams.at(t.stream).elements * dtype_size(exe_.streams.at(t.stream).type);
+  const unsigned buffers = exe_.remote_buffers.at(t.staging).info.entries;
+  hw::Gateways& gateways = platform_->machine().gateways();
+  StreamTurns& turns = stream_turns_[t.stream];
+  const auto start = [&](uint64_t use, uint64_t at) {
+    std::vector<std::pair<unsigned, hw::Gateway::HostTransfer>> flights;
+    for (unsigned r = 0; r < exe_.replicas; ++r) {
+      const auto [gateway, address] =
+          remote_entry(t.staging, r, static_cast<unsigned>(use % buffers), each, "host stream");
+      flights.emplace_back(gateway, gateways.all().at(gateway)->host_start(
+                                        t.to_device, address, streams_.at(t.stream)[r], each, at));
+    }
+    return flights;
+  };
+  if (turns.next.empty()) turns.next = start(turns.uses, cycle);
+  uint64_t done = cycle;
+  for (const auto& [gateway, flight] : turns.next)
+    done = std::max(done, gateways.all().at(gateway)->host_finish(flight));
+  turns.next.clear();
+  ++turns.uses;
+  if (turns.left_in_run > 0) --turns.left_in_run;
+  if (t.to_device && buffers > 1 && turns.left_in_run > 0) {
+    turns.next = start(turns.uses, done);
+    report_.prefetched_bytes += each * exe_.replicas;
+  }
+  (t.to_device ? report_.host_to_device_bytes : report_.device_to_host_bytes) +=
+      each * exe_.replicas;
+  report_.host_transfer_cycles += done - cycle;
+  return done - cycle;
+}
+
+uint64_t DeviceImpl::host_sync(unsigned transfer, uint64_t cycle) {
   if (transfer == hw::SyncNetwork::kHostCommand) return dispatch();
   // The firmware asks for transfers by number: one its program does not list means the image's
   // firmware and its .ipu.runtime section disagree.
@@ -268,32 +307,11 @@ uint64_t DeviceImpl::host_sync(unsigned transfer) {
   const auto s = streams_.find(t.stream);
   if (s == streams_.end())
     throw DeviceError(fmt::format("stream '{}' was never connected", t.stream));
+  if (!t.staging.empty()) return gateway_host_sync(t, cycle);
   const size_t size = dtype_size(exe_.tensor_info.at(t.tensor).type);
   // A copy on purpose: sc_time_stamp() refers to the kernel's clock, which the DMA advances.
   // NOLINTNEXTLINE(performance-unnecessary-copy-initialization)
   const sc_core::sc_time begin = sc_core::sc_time_stamp();
-  if (!t.staging.empty()) {
-    // Over each gateway's RoCE ports into (or out of) the replicas' staging buffers, every
-    // replica at once: their messages queue at the ports, and their latencies overlap.
-    const size_t each = exe_.streams.at(t.stream).elements * size;
-    std::vector<sc_core::sc_process_handle> replicas;
-    for (unsigned r = 0; r < exe_.replicas; ++r) {
-      const auto [gateway, address] = remote_entry(t.staging, r, 0, each, "host stream");
-      hw::HostLink& link = platform_->machine().gateways().host_link(gateway);
-      uint8_t* host = s->second[r];
-      replicas.push_back(sc_core::sc_spawn([&link, &t, host, at = address, each] {
-        if (t.to_device)
-          link.write(at, host, each);
-        else
-          link.read(at, host, each);
-      }));
-    }
-    for (auto& r : replicas)
-      if (!r.terminated()) sc_core::wait(r.terminated_event());
-    (t.to_device ? report_.host_to_device_bytes : report_.device_to_host_bytes) +=
-        each * exe_.replicas;
-    return host_cycles_since(begin);
-  }
   size_t bytes = 0;
   // Every piece of every replica at once: the driver keeps each chip's DMA queue full.
   std::vector<HostDriver::Piece> pieces;
@@ -358,6 +376,20 @@ const DeviceReport& DeviceImpl::run() {
   return run(exe_.programs.front().name);
 }
 
+void DeviceImpl::count_stream_uses(unsigned program) {
+  // A use is prefetched only if the run makes another: the host does not know the data of a
+  // later run. Counted once a program, by following its control steps.
+  auto [uses, first] = stream_uses_per_run_.try_emplace(program);
+  if (first) {
+    const auto syncs = host_syncs_per_run(exe_, program, kMaxHostSyncsCounted);
+    if (syncs)
+      for (const auto& [id, n] : *syncs)
+        if (id < exe_.host_transfers.size()) uses->second[exe_.host_transfers[id].stream] += n;
+  }
+  for (auto& [stream, turns] : stream_turns_) turns.left_in_run = 0;
+  for (const auto& [stream, n] : uses->second) stream_turns_[stream].left_in_run = n;
+}
+
 const DeviceReport& DeviceImpl::run(const std::string& name) {
   if (!failure_.empty())
     throw DeviceError(
@@ -385,6 +417,7 @@ const DeviceReport& DeviceImpl::run(const std::string& name) {
   report_ = DeviceReport{};
   report_.program = name;
   command_ = static_cast<uint32_t>(program - exe_.programs.begin());
+  count_stream_uses(*command_);
   run_programs_.push_back(*command_);
   if (runs_++ > 0) resume_.notify(sc_core::SC_ZERO_TIME);
   const hw::RunReport total = tlm_rtl::run_platform(*platform_, rtl_.get());

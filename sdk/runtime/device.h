@@ -76,6 +76,9 @@ struct DeviceReport {
   uint64_t image_bytes = 0;
   uint64_t host_to_device_bytes = 0, device_to_host_bytes = 0;  // stream data
   uint64_t host_transfer_cycles = 0;  // tile cycles spent in host syncs (the dispatch's included)
+  // Stream bytes the host sent ahead, into a stream's second buffer while the tiles ran on
+  // (CompileOptions::prefetch_streams).
+  uint64_t prefetched_bytes = 0;
   // Where the workers' cycles went in every run so far (Device::profile(); empty unless
   // DeviceOptions::profile, stats or trace is set).
   Profile profile;

@@ -50,10 +50,14 @@ class DeviceImpl {
   Profile profile() const;
 
  private:
-  uint64_t host_sync(unsigned transfer);
+  // The host's part of host sync `transfer`, reached at `cycle`: returns the cycles it takes.
+  uint64_t host_sync(unsigned transfer, uint64_t cycle);
+  uint64_t gateway_host_sync(const HostTransfer& t, uint64_t cycle);
   // host_sync() for the sync network: what it cannot do stops the simulation, and run() reports
   // why, instead of an exception through the SystemC kernel.
-  uint64_t serve_host_sync(unsigned transfer);
+  uint64_t serve_host_sync(unsigned transfer, uint64_t cycle);
+  // Sets each stream's uses left in a run of `program` (StreamTurns::left_in_run).
+  void count_stream_uses(unsigned program);
   bool profiling() const {
     return options_.profile || !options_.stats.empty() || !options_.trace.empty() ||
            !options_.report.empty();
@@ -87,6 +91,16 @@ class DeviceImpl {
   // After platform_: gone (and unhooked from the cores) before the platform is.
   std::unique_ptr<debug::GdbServer> gdb_;
   std::map<std::string, std::vector<uint8_t*>> streams_;  // per replica (null: not connected)
+  // A stream over the gateway: its uses since the load (which of its buffers is next: the
+  // tiles count the same way), its uses left in this run, and the next use's transfers if the
+  // host has started them (gateway, transfer; per replica).
+  struct StreamTurns {
+    uint64_t uses = 0, left_in_run = 0;
+    std::vector<std::pair<unsigned, uint64_t>> next;
+  };
+  std::map<std::string, StreamTurns> stream_turns_;
+  std::map<unsigned, std::map<std::string, uint64_t>> stream_uses_per_run_;  // by program
+  static constexpr uint64_t kMaxHostSyncsCounted = uint64_t{1} << 24;
   DeviceReport report_;
   hw::RunReport total_;                 // the platform's counts at the end of the last run
   std::optional<uint32_t> command_;     // the program the next dispatch starts

@@ -102,6 +102,98 @@ TEST(SdkMachine, HostStreamsCanTakePcieOnAMachine) {
   EXPECT_EQ(got, std::vector<float>(in.begin() + 16, in.end()));
 }
 
+// A stream to the device over the gateway has two buffers in streaming memory, which its uses
+// take in turn, counted from the load and across runs, by the tiles and the host alike (issue
+// 35, item 3). Spoiling the buffer the next use does not take changes nothing.
+TEST(SdkMachine, AStreamsUsesTakeItsTwoBuffersInTurn) {
+  Graph g(Target::preset("m2000", 4, 2));  // 4 tiles a chip, 2 replicas of 2 chips
+  add_codelet_library(g);
+  const Tensor x = g.add_variable(DType::kF32, {64}, "x"),
+               y = g.add_variable(DType::kF32, {64}, "y");
+  g.map_evenly(x, 0, 4);
+  g.map_evenly(y, 0, 4);
+  g.add_host_stream("in", DType::kF32, 64, StreamDirection::kHostToDevice);
+  const ComputeSet cs = g.add_compute_set("accumulate");
+  add_vertices(g, cs, x, y, y);
+  const Executable exe = compile(g, Sequence({HostWrite("in", x), Execute(cs)}));
+  ASSERT_EQ(exe.remote_buffers.at("in.host_stream").info.entries, 2u);
+  Device device(exe);
+  std::vector<float> in(2 * 64);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i) + 0.25f;
+  device.connect_stream("in", in.data(), in.size() * 4);
+  const std::vector<float> spoilt(64, 999.0f), zeros(64, 0.0f);
+  std::vector<float> got(64);
+  for (unsigned use = 0; use < 3; ++use) {
+    const unsigned next = (use + 1) % 2;  // the buffer this use does not take
+    for (unsigned r = 0; r < 2; ++r)
+      device.write_remote("in.host_stream", r, next, spoilt.data(), 256);
+    device.run();
+    for (unsigned r = 0; r < 2; ++r) {
+      device.read_tensor("y", r, got.data(), 256);
+      for (size_t i = 0; i < 64; ++i)
+        ASSERT_EQ(got[i], static_cast<float>(use + 1) * in[r * 64 + i])
+            << use << " " << r << " " << i;
+      device.read_remote("in.host_stream", r, use % 2, got.data(), 256);
+      EXPECT_EQ(got, std::vector<float>(in.begin() + r * 64, in.begin() + (r + 1) * 64)) << use;
+    }
+  }
+}
+
+// The host's RoCE leg of a stream's next use runs while the tiles compute (prefetch): in a
+// loop whose compute outlasts the leg, only the first use waits for it. Without the second
+// buffer every use waits for its whole leg, each as long as the first (the DIMMs idle at each).
+// One device per process, so each case is a test of its own.
+struct PrefetchLoop {
+  uint64_t dispatch = 0, once = 0, loop = 0, loop_cycles = 0, prefetched = 0;
+  float y0 = 0;
+};
+PrefetchLoop run_prefetch_loop(bool prefetch) {
+  Graph g(Target::preset("m2000", 4));  // 4 tiles a chip; x and y on chip 0
+  add_codelet_library(g);
+  const Tensor x = g.add_variable(DType::kF32, {1024}, "x"),
+               y = g.add_variable(DType::kF32, {1024}, "y");
+  g.map_evenly(x, 0, 4);
+  g.map_evenly(y, 0, 4);
+  g.add_host_stream("in", DType::kF32, 1024, StreamDirection::kHostToDevice);
+  const ComputeSet cs = g.add_compute_set("accumulate");
+  add_vertices(g, cs, x, y, y);
+  const Program use = Sequence({HostWrite("in", x), Repeat(2, Execute(cs))});
+  CompileOptions options;
+  options.prefetch_streams = prefetch;
+  const Executable exe =
+      compile(g, {{"none", Sequence({})}, {"once", use}, {"loop", Repeat(3, use)}}, options);
+  Device device(exe);
+  std::vector<float> in(1024, 0.5f);
+  device.connect_stream("in", in.data(), in.size() * 4);
+  PrefetchLoop r;
+  r.dispatch = device.run("none").host_transfer_cycles;
+  r.once = device.run("once").host_transfer_cycles;
+  const DeviceReport& loop = device.run("loop");
+  r.loop = loop.host_transfer_cycles;
+  r.loop_cycles = loop.run.cycles;
+  r.prefetched = loop.prefetched_bytes;
+  std::vector<float> ys(1024);
+  device.read_tensor("y", ys.data(), ys.size() * 4);
+  r.y0 = ys[1023];
+  return r;
+}
+
+TEST(SdkMachine, APrefetchedStreamsRoceLegHidesBehindCompute) {
+  const PrefetchLoop r = run_prefetch_loop(true);
+  const uint64_t leg = r.once - r.dispatch;
+  EXPECT_GT(r.loop_cycles - r.loop, 3 * 2 * leg);  // each use's compute outlasts its leg
+  EXPECT_EQ(r.loop, r.once);  // the dispatch and the first use's leg; nothing more
+  EXPECT_EQ(r.prefetched, 2u * 4096);
+  EXPECT_EQ(r.y0, 0.5f * 2 * 4);
+}
+
+TEST(SdkMachine, WithoutPrefetchEachUseWaitsForItsWholeRoceLeg) {
+  const PrefetchLoop r = run_prefetch_loop(false);
+  EXPECT_EQ(r.loop, r.dispatch + 3 * (r.once - r.dispatch));
+  EXPECT_EQ(r.prefetched, 0u);
+  EXPECT_EQ(r.y0, 0.5f * 2 * 4);
+}
+
 TEST(SdkMachineErrors, HostStreamsOverAGatewayTheTargetLacksOrInHalfWords) {
   CompileOptions options;
   options.host_link = HostLink::kGateway;

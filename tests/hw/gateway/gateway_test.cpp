@@ -117,6 +117,39 @@ TEST(Gateway, InterleavedDimmsServeInParallel) {
   EXPECT_EQ(board.gateway->dimm(1).bytes, 128u);
 }
 
+// Host and tile traffic share the DIMMs' schedule (issue 35, item 4): a host write in flight
+// while a tile's burst reaches the same DIMM. The host's 256 bytes at 8192 (DIMM 0) cross a RoCE
+// port in ceil(256 x 65536 x 1.325e9 / 12.5e9) = 1778385 ticks (27.14 cycles) and take DIMM 0
+// for 1157803 ticks (17.67 cycles); the tile's burst reaches DIMM 0 at 1369.30 (as above).
+TEST(Gateway, AHostWriteAndATilesWriteQueueAtOneDimmInTimeOrder) {
+  constexpr uint64_t kHostPort = 1778385, kHostDimm = 1157803;
+  constexpr uint64_t kHostLatency = 2650 * kTicks;  // 2 us at 1.325 GHz
+  const uint64_t tile_at_dimm = (1000 + 1 + 15 + 16 + 332) * kTicks + kLinkBurst;
+  std::vector<uint8_t> host_data(256, 0x5a);
+  for (const uint64_t host_cycle : {uint64_t{1340}, uint64_t{1345}}) {
+    Board board;
+    const auto flight = board.gateway->host_start(true, 8192, host_data.data(), 256, host_cycle);
+    std::vector<hw::StreamRequest> requests{Board::write(0, 1000, 0, 16)};
+    board.serve(requests);
+    const uint64_t host_done = board.gateway->host_finish(flight);
+    const uint64_t host_at_dimm = host_cycle * kTicks + kHostPort;
+    if (host_cycle == 1340) {  // the host's block is there first (1367.14): the tile's waits
+      EXPECT_EQ(requests[0].done, cycles_up(host_at_dimm + kHostDimm + kDimmBurst));
+      EXPECT_EQ(requests[0].done, 1390u);  // alone: 1374
+      EXPECT_EQ(host_done, cycles_up(host_at_dimm + kHostDimm + kHostLatency));
+    } else {  // the tile's is first (1372.14 > 1369.30): the host's waits for it
+      EXPECT_EQ(requests[0].done, cycles_up(tile_at_dimm + kDimmBurst));
+      EXPECT_EQ(requests[0].done, 1374u);
+      EXPECT_EQ(host_done, cycles_up(tile_at_dimm + kDimmBurst + kHostDimm + kHostLatency));
+    }
+    EXPECT_EQ(board.gateway->dimm(0).bytes, 64u + 256u);
+    EXPECT_EQ(board.gateway->host_port(0, true).bytes, 256u);
+    uint8_t byte = 0;
+    board.gateway->memory().read(8192 + 255, &byte, 1);
+    EXPECT_EQ(byte, 0x5a);
+  }
+}
+
 TEST(Gateway, AReadAfterAWriteInOnePhaseSeesTheWrite) {
   // The read's request reaches the gateway (cycle 1000 + 1 + 16 + 332) before the write's burst
   // (1032 + 5.30 + 332): DIMM order decides, so the read sees zeros. Issued later, it sees data.
@@ -177,14 +210,22 @@ TEST(HostLink, BothRoceportsCarryALargeWriteAtTheirCombinedRate) {
   bool ran = false;
   host.script = [&] {
     // 16 messages of 64 KiB, alternating ports: each port carries 512 KiB at 12.5 GB/s
-    // (41.943 us); each DIMM streams half (512 KiB at 19.2 GB/s: 27.3 us); plus 2 us latency.
+    // (41.943 us) while the DIMMs take the blocks it delivers (25 GB/s of their 38.4). The two
+    // ports' last blocks (of messages 14 and 15, 256-byte blocks 3839 and 4095) arrive together
+    // at DIMM 1, which takes 13.3 ns for each; then 2 us of latency, to the cycle above.
+    const double clock = hw::chip_preset("mk2").tile.clock_hz, cycle = 1 / clock;
     const sc_core::sc_time t0 = sc_core::sc_time_stamp();
     gateways.host_link(0).write(uint64_t{5} << 30, out.data(), out.size());
     const double seconds = (sc_core::sc_time_stamp() - t0).to_seconds();
-    EXPECT_NEAR(seconds, 524288 / 12.5e9 + 2e-6, 1e-12);
+    EXPECT_NEAR(seconds, 524288 / 12.5e9 + 2 * 256 / 19.2e9 + 2e-6 + cycle / 2, cycle / 2);
+    // A read keeps a block queued at each DIMM: message 0's 256 blocks take 1.707 us (both
+    // DIMMs at once), message 1's first block 13.3 ns more, then the DDR latency (50 ns: 67
+    // cycles). Port 1 sends its 8 messages from there back to back (the DIMMs keep ahead);
+    // port 0 ends 1.7 us before it.
     const sc_core::sc_time t1 = sc_core::sc_time_stamp();
     gateways.host_link(0).read(uint64_t{5} << 30, back.data(), back.size());
-    EXPECT_NEAR((sc_core::sc_time_stamp() - t1).to_seconds(), 524288 / 12.5e9 + 2e-6, 1e-12);
+    EXPECT_NEAR((sc_core::sc_time_stamp() - t1).to_seconds(),
+                65536 / 38.4e9 + 256 / 19.2e9 + 67 * cycle + 524288 / 12.5e9 + 2e-6 + cycle, cycle);
     EXPECT_EQ(back, out);
     const hw::Gateway& g = *gateways.all()[0];
     EXPECT_EQ(g.host_port(0, true).bytes, 524288u);
