@@ -48,11 +48,36 @@ Gateway::Gateway(const sc_core::sc_module_name& name, const GatewayConfig& confi
       host_latency_ticks_(static_cast<uint64_t>(
           std::ceil(config.host_latency_ns * 1e-9 * shape.clock_hz * kTicksPerCycle))),
       host_port_ticks_per_byte_(kTicksPerCycle * shape.clock_hz /
-                                config.host_port_bytes_per_second) {}
+                                config.host_port_bytes_per_second) {
+  for (unsigned d = 0; d < config.dimms; ++d)
+    servers_[d].min_gap = ticks_for(ddr_ticks_per_byte_, config.burst_bytes);
+}
 
 uint64_t Gateway::pass(Server& s, uint64_t tick, uint64_t service_ticks, uint64_t bytes) {
-  const uint64_t start = std::max(tick, s.free);
-  s.free = start + service_ticks;
+  uint64_t start = std::max(tick, s.free);
+  bool in_gap = false;
+  if (s.min_gap != 0) {
+    // The first gap that holds the service from `tick` on (one starting before tick may).
+    auto g = s.gaps.upper_bound(tick);
+    if (g != s.gaps.begin() && std::prev(g)->second > tick) --g;
+    for (; g != s.gaps.end(); ++g) {
+      const uint64_t from = std::max(g->first, tick);
+      if (g->second - from < service_ticks) continue;
+      const auto [gap_start, gap_end] = *g;
+      s.gaps.erase(g);
+      if (from - gap_start >= s.min_gap) s.gaps.emplace(gap_start, from);
+      if (gap_end - (from + service_ticks) >= s.min_gap)
+        s.gaps.emplace(from + service_ticks, gap_end);
+      start = from;
+      in_gap = true;
+      break;
+    }
+    if (!in_gap && tick > s.free && tick - s.free >= s.min_gap) {
+      s.gaps.emplace(s.free, tick);  // idle until this burst: later phases may fill it
+      if (s.gaps.size() > kMaxGaps) s.gaps.erase(s.gaps.begin());
+    }
+  }
+  s.free = std::max(s.free, start + service_ticks);
   s.busy_ticks += service_ticks;
   s.first = std::min(s.first, start);
   s.last = std::max(s.last, s.free);
@@ -61,7 +86,7 @@ uint64_t Gateway::pass(Server& s, uint64_t tick, uint64_t service_ticks, uint64_
   s.counters.busy_cycles = static_cast<double>(s.busy_ticks) / kTicksPerCycle;
   s.counters.first_cycle = s.first / kTicksPerCycle;
   s.counters.last_cycle = ticks_to_cycles_up(s.last);
-  return s.free;
+  return start + service_ticks;
 }
 
 void Gateway::serve(std::vector<StreamRequest*>& requests, const ExchangeArrivals& arrivals) {
@@ -128,11 +153,11 @@ void Gateway::serve(std::vector<StreamRequest*>& requests, const ExchangeArrival
     events.push({ready(r, 0), r.tile, i, 0, 0});
   }
   while (!events.empty()) {
-    // Host blocks due before the tiles' next event go first: one schedule for both.
+    // Host bursts due before the tiles' next event go first: one schedule for both.
     if (!host_events_.empty() && host_events_.begin()->tick < events.top().tick) {
       const HostEvent h = *host_events_.begin();
       host_events_.erase(host_events_.begin());
-      move_host_block(h);
+      move_host_burst(h);
       continue;
     }
     const Event e = events.top();
@@ -184,10 +209,10 @@ void Gateway::serve(std::vector<StreamRequest*>& requests, const ExchangeArrival
   for (const StreamRequest* r : requests) (r->write ? bytes_written_ : bytes_read_) += 4 * r->count;
 }
 
-uint64_t Gateway::block_end(const HostFlight& f, uint64_t offset) const {
-  const uint64_t block = config_.interleave_bytes, at = f.address + offset;
+uint64_t Gateway::burst_end(const HostFlight& f, uint64_t offset) const {
+  const uint64_t burst = config_.burst_bytes, at = f.address + offset;
   const uint64_t message_end = (offset / HostLink::kMessageBytes + 1) * HostLink::kMessageBytes;
-  return std::min({(at / block + 1) * block - f.address, message_end, f.bytes});
+  return std::min({(at / burst + 1) * burst - f.address, message_end, f.bytes});
 }
 
 Gateway::HostTransfer Gateway::host_start(bool to_gateway, uint64_t address, uint8_t* data,
@@ -207,37 +232,40 @@ Gateway::HostTransfer Gateway::start_flight(HostFlight flight, uint64_t tick) {
   f.done = tick;
   const uint64_t message = HostLink::kMessageBytes;
   f.messages.resize((f.bytes + message - 1) / message);
-  for (uint64_t at = 0; at < f.bytes; at = block_end(f, at)) {
-    ++f.messages[at / message].blocks_left;
-    ++f.blocks_left;
+  for (uint64_t at = 0; at < f.bytes; at = burst_end(f, at)) {
+    ++f.messages[at / message].bursts_left;
+    ++f.bursts_left;
   }
   if (f.to_gateway) {
-    // Each message takes its port in turn; its blocks reach the DIMMs as the port delivers them.
+    // Each message takes its port in turn; its bursts reach the DIMMs as the port delivers them.
     for (size_t m = 0; m < f.messages.size(); ++m) {
       const uint64_t n = std::min(message, f.bytes - m * message);
       const uint64_t service = ticks_for(host_port_ticks_per_byte_, n);
       f.messages[m].port_start = pass(host_port_server(f, m), tick, service, n) - service;
       const uint64_t first = m * message;
       host_events_.insert({f.messages[m].port_start +
-                               ticks_for(host_port_ticks_per_byte_, block_end(f, first) - first),
+                               ticks_for(host_port_ticks_per_byte_, burst_end(f, first) - first),
                            id, first});
     }
   } else {
-    for (unsigned d = 0; d < config_.dimms; ++d) queue_read_block(id, f, tick);
+    // A burst queued at each DIMM: as many as the interleave puts in a row on one, each DIMM.
+    for (uint64_t b = 0;
+         b < uint64_t{config_.dimms} * config_.interleave_bytes / config_.burst_bytes; ++b)
+      queue_read_burst(id, f, tick);
   }
-  if (f.blocks_left == 0) f.done += host_latency_ticks_;
+  if (f.bursts_left == 0) f.done += host_latency_ticks_;
   return id;
 }
 
-void Gateway::queue_read_block(HostTransfer id, HostFlight& f, uint64_t tick) {
+void Gateway::queue_read_burst(HostTransfer id, HostFlight& f, uint64_t tick) {
   if (f.next_read >= f.bytes) return;
   host_events_.insert({tick, id, f.next_read});
-  f.next_read = block_end(f, f.next_read);
+  f.next_read = burst_end(f, f.next_read);
 }
 
-void Gateway::move_host_block(const HostEvent& e) {
+void Gateway::move_host_burst(const HostEvent& e) {
   HostFlight& f = flights_.at(e.transfer);
-  const uint64_t end = block_end(f, e.offset), bytes = end - e.offset;
+  const uint64_t end = burst_end(f, e.offset), bytes = end - e.offset;
   const uint64_t through = pass(servers_[dimm_of(f.address + e.offset)], e.tick,
                                 ticks_for(ddr_ticks_per_byte_, bytes), bytes);
   const uint64_t message = HostLink::kMessageBytes, m = e.offset / message;
@@ -245,18 +273,18 @@ void Gateway::move_host_block(const HostEvent& e) {
   if (f.to_gateway) {
     memory_.write(f.address + e.offset, f.data + e.offset, bytes);
     f.done = std::max(f.done, through);
-    if (end < std::min((m + 1) * message, f.bytes))  // the message's next block
+    if (end < std::min((m + 1) * message, f.bytes))  // the message's next burst
       host_events_.insert(
-          {msg.port_start + ticks_for(host_port_ticks_per_byte_, block_end(f, end) - m * message),
+          {msg.port_start + ticks_for(host_port_ticks_per_byte_, burst_end(f, end) - m * message),
            e.transfer, end});
   } else {
     memory_.read(f.address + e.offset, f.data + e.offset, bytes);
     const uint64_t ready = through + ddr_latency_ticks_;
     msg.first_ready = std::min(msg.first_ready, ready);
     msg.last_ready = std::max(msg.last_ready, ready);
-    if (msg.blocks_left == 1) {
-      // The message leaves as its data comes: from its first block, and not before its last
-      // block has crossed the port.
+    if (msg.bursts_left == 1) {
+      // The message leaves as its data comes: from its first burst, and not before its last
+      // burst has crossed the port.
       const uint64_t n = std::min(message, f.bytes - m * message);
       Server& port = host_port_server(f, m);
       const uint64_t sent =
@@ -265,10 +293,10 @@ void Gateway::move_host_block(const HostEvent& e) {
       port.free = std::max(port.free, sent);
       f.done = std::max(f.done, sent);
     }
-    queue_read_block(e.transfer, f, through);
+    queue_read_burst(e.transfer, f, through);
   }
-  --msg.blocks_left;
-  if (--f.blocks_left == 0) f.done += host_latency_ticks_;
+  --msg.bursts_left;
+  if (--f.bursts_left == 0) f.done += host_latency_ticks_;
 }
 
 uint64_t Gateway::finish_ticks(HostTransfer transfer) {
@@ -276,10 +304,10 @@ uint64_t Gateway::finish_ticks(HostTransfer transfer) {
   if (f == flights_.end())
     throw std::logic_error(
         fmt::format("gateway {}: no host transfer {} in flight", index_, transfer));
-  while (f->second.blocks_left > 0) {  // every flight's blocks, in time order, up to its last
+  while (f->second.bursts_left > 0) {  // every flight's bursts, in time order, up to its last
     const HostEvent e = *host_events_.begin();
     host_events_.erase(host_events_.begin());
-    move_host_block(e);
+    move_host_burst(e);
   }
   const uint64_t done = f->second.done;
   flights_.erase(f);

@@ -17,6 +17,8 @@
 // exchange.words-per-cycle words in all.
 // A read keeps one burst queued at the DIMMs (the next goes when this one is through), so reads
 // of every chip take turns there. Consecutive blocks of gateway.interleave-bytes alternate DIMMs.
+// Each chip's phases reach serve() on their own, not in time order with other chips': a DIMM
+// keeps its idle gaps, and a burst takes the earliest idle time from its arrival.
 // Time is kept in 1/65536 cycle so that rates that are not whole bytes per cycle are carried
 // exactly enough; the order of service is decided by arrival time, then machine tile, then issue
 // order: never by the order the host happened to run the tiles in.
@@ -24,11 +26,11 @@
 // The host reaches streaming memory over the RoCE ports, on the same DIMM schedule as the tiles:
 // a host transfer (host_start .. host_finish, on the chips' clock) is cut into 64 KiB messages
 // that alternate ports, each port and direction serialising its own. A write's message streams
-// into the DIMMs as the port delivers it, an interleave block at a time; a read keeps a block
-// queued at each DIMM and its message leaves on the port as the data comes (cut through). Its
-// blocks queue at the DIMMs in time order with the tiles' bursts, first come first served: a
-// host stream the runtime prefetches while the tiles compute and a remote-buffer transfer of
-// the same time contend there. The host's latency (gateway.host-latency-ns) ends each transfer.
+// into the DIMMs as the port delivers it, a burst at a time; a read keeps an interleave block's
+// bursts queued at each DIMM and its message leaves on the port as the data comes (cut
+// through). Its bursts queue at the DIMMs in time order with the tiles' bursts, first come first
+// served: a host stream the runtime prefetches while the tiles compute and a remote-buffer transfer
+// of the same time contend there. The host's latency (gateway.host-latency-ns) ends each transfer.
 // HostLink drives them from a SystemC thread (sc_time 0 is cycle 0).
 #pragma once
 
@@ -136,8 +138,15 @@ class Gateway : public sc_core::sc_module {
     uint64_t free = 0;  // ticks: when the last burst queued here is through
     uint64_t busy_ticks = 0, first = ~uint64_t{0}, last = 0;
     TransferCounters counters;
+    // A DIMM serves the phases of all the board's chips, which reach serve() one at a time and
+    // not in time order (each chip syncs on its own): a burst takes the earliest idle time from
+    // its arrival, a gap between bursts booked before it included. Gaps too short for a burst
+    // (min_gap) are not kept, nor more than kMaxGaps (the earliest go first).
+    std::map<uint64_t, uint64_t> gaps;  // start -> end, in ticks
+    uint64_t min_gap = 0;               // 0: no gaps kept (a link, a port: one chip's phases)
   };
-  // A host transfer in flight: its messages, and the blocks still to move.
+  static constexpr size_t kMaxGaps = size_t{1} << 16;
+  // A host transfer in flight: its messages, and the bursts still to move.
   struct HostFlight {
     bool to_gateway = false;
     uint64_t address = 0, bytes = 0;
@@ -146,14 +155,14 @@ class Gateway : public sc_core::sc_module {
     struct Message {
       uint64_t port_start = 0;  // a write's: when the port starts sending it
       uint64_t first_ready = ~uint64_t{0}, last_ready = 0;  // a read's data, ready to send
-      uint64_t blocks_left = 0;
+      uint64_t bursts_left = 0;
     };
     std::vector<Message> messages;
-    uint64_t blocks_left = 0;
-    uint64_t next_read = 0;  // a read's next block to queue at its DIMM (an offset)
+    uint64_t bursts_left = 0;
+    uint64_t next_read = 0;  // a read's next burst to queue at its DIMM (an offset)
     uint64_t done = 0;       // ticks
   };
-  // A block of a host transfer reaching a DIMM: by time, then transfer, then offset.
+  // A burst of a host transfer reaching a DIMM: by time, then transfer, then offset.
   struct HostEvent {
     uint64_t tick, transfer, offset;
     bool operator<(const HostEvent& o) const {
@@ -166,13 +175,13 @@ class Gateway : public sc_core::sc_module {
   // Queues `bytes` arriving at `tick` at server `s`; returns when they are through.
   uint64_t pass(Server& s, uint64_t tick, uint64_t service_ticks, uint64_t bytes);
   HostTransfer start_flight(HostFlight flight, uint64_t tick);
-  uint64_t block_end(const HostFlight& f, uint64_t offset) const;  // of the block at offset
+  uint64_t burst_end(const HostFlight& f, uint64_t offset) const;  // of the burst at offset
   Server& host_port_server(const HostFlight& f, size_t message) {
     const auto port = static_cast<unsigned>((f.first_port + message) % config_.host_ports);
     return host_ports_[2 * port + (f.to_gateway ? 0 : 1)];
   }
-  void queue_read_block(HostTransfer id, HostFlight& f, uint64_t tick);
-  void move_host_block(const HostEvent& e);  // takes the block through its DIMM
+  void queue_read_burst(HostTransfer id, HostFlight& f, uint64_t tick);
+  void move_host_burst(const HostEvent& e);  // takes the burst through its DIMM
   uint64_t finish_ticks(HostTransfer transfer);
 
   GatewayConfig config_;

@@ -357,10 +357,16 @@ void Compilation::remote_copy(const Program& p, const std::string& part) {
       end = std::max(end, issued);
       ++exe_.remote_copies;
     }
+  // Chips that share a gateway reach its DIMMs at once: their transfers make one phase, opened
+  // by a sync across the chips, so that the gateway serves them together in time order (apart,
+  // the first chip's transfers would take the DIMMs before the next chip's were known).
+  std::set<unsigned> chips;
+  for (const auto& [tile, a] : acts) chips.insert(tile / m.chip.tiles);
+  const uint32_t op = chips.size() > 1 ? IPU_STEP_EXCHANGE_EXTERNAL : IPU_STEP_EXCHANGE;
   for (unsigned tile : tiles_) {
     auto& a = acts[tile];
-    steps_[tile].push_back({IPU_STEP_EXCHANGE, static_cast<uint32_t>(actions_[tile].size()),
-                            static_cast<uint32_t>(a.size()), end});
+    steps_[tile].push_back(
+        {op, static_cast<uint32_t>(actions_[tile].size()), static_cast<uint32_t>(a.size()), end});
     actions_[tile].insert(actions_[tile].end(), a.begin(), a.end());
   }
   const std::string label =

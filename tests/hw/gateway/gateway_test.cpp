@@ -119,10 +119,11 @@ TEST(Gateway, InterleavedDimmsServeInParallel) {
 
 // Host and tile traffic share the DIMMs' schedule (issue 35, item 4): a host write in flight
 // while a tile's burst reaches the same DIMM. The host's 256 bytes at 8192 (DIMM 0) cross a RoCE
-// port in ceil(256 x 65536 x 1.325e9 / 12.5e9) = 1778385 ticks (27.14 cycles) and take DIMM 0
-// for 1157803 ticks (17.67 cycles); the tile's burst reaches DIMM 0 at 1369.30 (as above).
+// port at 12.5 GB/s, each 64-byte burst reaching DIMM 0 as its last byte arrives, ceil(64 k x
+// 65536 x 1.325e9 / 12.5e9) ticks after the start (k = 1..4: 6.78, 13.57, 20.35, 27.14 cycles),
+// and taking it for 289451 ticks (4.42 cycles); the tile's burst reaches DIMM 0 at 1369.30.
 TEST(Gateway, AHostWriteAndATilesWriteQueueAtOneDimmInTimeOrder) {
-  constexpr uint64_t kHostPort = 1778385, kHostDimm = 1157803;
+  constexpr uint64_t kHostBurst[] = {444597, 889193, 1333789, 1778385};
   constexpr uint64_t kHostLatency = 2650 * kTicks;  // 2 us at 1.325 GHz
   const uint64_t tile_at_dimm = (1000 + 1 + 15 + 16 + 332) * kTicks + kLinkBurst;
   std::vector<uint8_t> host_data(256, 0x5a);
@@ -132,15 +133,20 @@ TEST(Gateway, AHostWriteAndATilesWriteQueueAtOneDimmInTimeOrder) {
     std::vector<hw::StreamRequest> requests{Board::write(0, 1000, 0, 16)};
     board.serve(requests);
     const uint64_t host_done = board.gateway->host_finish(flight);
-    const uint64_t host_at_dimm = host_cycle * kTicks + kHostPort;
-    if (host_cycle == 1340) {  // the host's block is there first (1367.14): the tile's waits
-      EXPECT_EQ(requests[0].done, cycles_up(host_at_dimm + kHostDimm + kDimmBurst));
-      EXPECT_EQ(requests[0].done, 1390u);  // alone: 1374
-      EXPECT_EQ(host_done, cycles_up(host_at_dimm + kHostDimm + kHostLatency));
-    } else {  // the tile's is first (1372.14 > 1369.30): the host's waits for it
-      EXPECT_EQ(requests[0].done, cycles_up(tile_at_dimm + kDimmBurst));
-      EXPECT_EQ(requests[0].done, 1374u);
-      EXPECT_EQ(host_done, cycles_up(tile_at_dimm + kDimmBurst + kHostDimm + kHostLatency));
+    const uint64_t start = host_cycle * kTicks;
+    if (host_cycle == 1340) {
+      // The host's last burst (1367.14 to 1371.55) holds DIMM 0 when the tile's arrives.
+      EXPECT_EQ(requests[0].done, cycles_up(start + kHostBurst[3] + 2 * kDimmBurst));
+      EXPECT_EQ(requests[0].done, 1376u);  // alone: 1374
+      EXPECT_EQ(host_done, cycles_up(start + kHostBurst[3] + kDimmBurst + kHostLatency));
+    } else {
+      // The host's third burst (1365.35 to 1369.77) delays the tile's; the tile's (to 1374.19)
+      // delays the host's fourth (1372.14).
+      const uint64_t tile_through = start + kHostBurst[2] + 2 * kDimmBurst;
+      EXPECT_GT(start + kHostBurst[2] + kDimmBurst, tile_at_dimm);
+      EXPECT_EQ(requests[0].done, cycles_up(tile_through));
+      EXPECT_EQ(requests[0].done, 1375u);
+      EXPECT_EQ(host_done, cycles_up(tile_through + kDimmBurst + kHostLatency));
     }
     EXPECT_EQ(board.gateway->dimm(0).bytes, 64u + 256u);
     EXPECT_EQ(board.gateway->host_port(0, true).bytes, 256u);
@@ -210,22 +216,25 @@ TEST(HostLink, BothRoceportsCarryALargeWriteAtTheirCombinedRate) {
   bool ran = false;
   host.script = [&] {
     // 16 messages of 64 KiB, alternating ports: each port carries 512 KiB at 12.5 GB/s
-    // (41.943 us) while the DIMMs take the blocks it delivers (25 GB/s of their 38.4). The two
-    // ports' last blocks (of messages 14 and 15, 256-byte blocks 3839 and 4095) arrive together
-    // at DIMM 1, which takes 13.3 ns for each; then 2 us of latency, to the cycle above.
+    // (41.943 us) while the DIMMs take the 64-byte bursts it delivers (25 GB/s of their 38.4).
+    // The two ports run in step, so their bursts reach the same DIMM together, a pair every
+    // 5.12 ns for the 4 bursts of an interleave block; the DIMM takes 6.67 ns a pair. The last
+    // four pairs (DIMM 1) end 4 x 6.67 - 3 x 5.12 = 11.31 ns after the ports; then 2 us of
+    // latency, to the cycle above.
     const double clock = hw::chip_preset("mk2").tile.clock_hz, cycle = 1 / clock;
     const sc_core::sc_time t0 = sc_core::sc_time_stamp();
     gateways.host_link(0).write(uint64_t{5} << 30, out.data(), out.size());
     const double seconds = (sc_core::sc_time_stamp() - t0).to_seconds();
-    EXPECT_NEAR(seconds, 524288 / 12.5e9 + 2 * 256 / 19.2e9 + 2e-6 + cycle / 2, cycle / 2);
-    // A read keeps a block queued at each DIMM: message 0's 256 blocks take 1.707 us (both
-    // DIMMs at once), message 1's first block 13.3 ns more, then the DDR latency (50 ns: 67
-    // cycles). Port 1 sends its 8 messages from there back to back (the DIMMs keep ahead);
-    // port 0 ends 1.7 us before it.
+    EXPECT_NEAR(seconds, 524288 / 12.5e9 + 8 * 64 / 19.2e9 - 3 * 64 / 12.5e9 + 2e-6 + cycle / 2,
+                cycle / 2);
+    // A read keeps an interleave block's bursts queued at each DIMM: message 0's 1024 bursts
+    // take 1.707 us (both DIMMs at once), message 1's first burst 3.3 ns more, then the DDR latency
+    // (50 ns: 67 cycles). Port 1 sends its 8 messages from there back to back (the DIMMs keep
+    // ahead); port 0 ends 1.7 us before it.
     const sc_core::sc_time t1 = sc_core::sc_time_stamp();
     gateways.host_link(0).read(uint64_t{5} << 30, back.data(), back.size());
     EXPECT_NEAR((sc_core::sc_time_stamp() - t1).to_seconds(),
-                65536 / 38.4e9 + 256 / 19.2e9 + 67 * cycle + 524288 / 12.5e9 + 2e-6 + cycle, cycle);
+                65536 / 38.4e9 + 64 / 19.2e9 + 67 * cycle + 524288 / 12.5e9 + 2e-6 + cycle, cycle);
     EXPECT_EQ(back, out);
     const hw::Gateway& g = *gateways.all()[0];
     EXPECT_EQ(g.host_port(0, true).bytes, 524288u);
