@@ -33,13 +33,22 @@ using namespace ipu::sdk;
 
 constexpr unsigned R = 4, kLoopUses = 4;
 
+// x over every tile of each of R one-chip replicas, and the stream "in" of its size.
+struct Streamed {
+  Graph g{Target::preset("m2000", 0, R)};
+  Tensor x;
+  explicit Streamed(size_t bytes) : x(g.add_variable(DType::kF32, {bytes / 4}, "x")) {
+    g.map_evenly(x, 0, g.tiles());
+    g.add_host_stream("in", DType::kF32, bytes / 4, StreamDirection::kHostToDevice);
+  }
+};
+
 // The loop's whole rate in GB/s; the children report it to the parent on stdout.
 int measure_loop(size_t bytes, bool prefetch) {
-  Graph g(Target::preset("m2000", 0, R));
+  Streamed streamed(bytes);
+  Graph& g = streamed.g;
+  const Tensor x = streamed.x;
   const size_t elements = bytes / 4;
-  const Tensor x = g.add_variable(DType::kF32, {elements}, "x");
-  g.map_evenly(x, 0, g.tiles());
-  g.add_host_stream("in", DType::kF32, elements, StreamDirection::kHostToDevice);
   CompileOptions options;
   options.host_link = HostLink::kGateway;
   options.prefetch_streams = prefetch;
@@ -68,11 +77,10 @@ int measure_loop(size_t bytes, bool prefetch) {
 }
 
 int measure(size_t bytes, bool gateway) {
-  Graph g(Target::preset("m2000", 0, R));
+  Streamed streamed(bytes);
+  Graph& g = streamed.g;
+  const Tensor x = streamed.x;
   const size_t elements = bytes / 4;
-  const Tensor x = g.add_variable(DType::kF32, {elements}, "x");
-  g.map_evenly(x, 0, g.tiles());
-  g.add_host_stream("in", DType::kF32, elements, StreamDirection::kHostToDevice);
   g.add_host_stream("out", DType::kF32, elements, StreamDirection::kDeviceToHost);
   CompileOptions options;
   options.host_link = gateway ? HostLink::kGateway : HostLink::kPcie;

@@ -102,26 +102,33 @@ TEST(SdkMachine, HostStreamsCanTakePcieOnAMachine) {
   EXPECT_EQ(got, std::vector<float>(in.begin() + 16, in.end()));
 }
 
+// x, streamed in over the gateway as "in", and the compute set y += x, both tensors over the
+// first 4 tiles.
+std::pair<Tensor, ComputeSet> streamed_sum(Graph& g, size_t elements) {
+  add_codelet_library(g);
+  const Tensor x = g.add_variable(DType::kF32, {elements}, "x"),
+               y = g.add_variable(DType::kF32, {elements}, "y");
+  g.map_evenly(x, 0, 4);
+  g.map_evenly(y, 0, 4);
+  g.add_host_stream("in", DType::kF32, elements, StreamDirection::kHostToDevice);
+  const ComputeSet cs = g.add_compute_set("accumulate");
+  add_vertices(g, cs, x, y, y);
+  return {x, cs};
+}
+
 // A stream to the device over the gateway has two buffers in streaming memory, which its uses
 // take in turn, counted from the load and across runs, by the tiles and the host alike (issue
 // 35, item 3). Spoiling the buffer the next use does not take changes nothing.
 TEST(SdkMachine, AStreamsUsesTakeItsTwoBuffersInTurn) {
   Graph g(Target::preset("m2000", 4, 2));  // 4 tiles a chip, 2 replicas of 2 chips
-  add_codelet_library(g);
-  const Tensor x = g.add_variable(DType::kF32, {64}, "x"),
-               y = g.add_variable(DType::kF32, {64}, "y");
-  g.map_evenly(x, 0, 4);
-  g.map_evenly(y, 0, 4);
-  g.add_host_stream("in", DType::kF32, 64, StreamDirection::kHostToDevice);
-  const ComputeSet cs = g.add_compute_set("accumulate");
-  add_vertices(g, cs, x, y, y);
+  const auto [x, cs] = streamed_sum(g, 64);
   const Executable exe = compile(g, Sequence({HostWrite("in", x), Execute(cs)}));
   ASSERT_EQ(exe.remote_buffers.at("in.host_stream").info.entries, 2u);
   Device device(exe);
   std::vector<float> in(2 * 64);
   for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i) + 0.25f;
   device.connect_stream("in", in.data(), in.size() * 4);
-  const std::vector<float> spoilt(64, 999.0f), zeros(64, 0.0f);
+  const std::vector<float> spoilt(64, 999.0f);
   std::vector<float> got(64);
   for (unsigned use = 0; use < 3; ++use) {
     const unsigned next = (use + 1) % 2;  // the buffer this use does not take
@@ -149,14 +156,7 @@ struct PrefetchLoop {
 };
 PrefetchLoop run_prefetch_loop(bool prefetch) {
   Graph g(Target::preset("m2000", 4));  // 4 tiles a chip; x and y on chip 0
-  add_codelet_library(g);
-  const Tensor x = g.add_variable(DType::kF32, {1024}, "x"),
-               y = g.add_variable(DType::kF32, {1024}, "y");
-  g.map_evenly(x, 0, 4);
-  g.map_evenly(y, 0, 4);
-  g.add_host_stream("in", DType::kF32, 1024, StreamDirection::kHostToDevice);
-  const ComputeSet cs = g.add_compute_set("accumulate");
-  add_vertices(g, cs, x, y, y);
+  const auto [x, cs] = streamed_sum(g, 1024);
   const Program use = Sequence({HostWrite("in", x), Repeat(2, Execute(cs))});
   CompileOptions options;
   options.prefetch_streams = prefetch;
