@@ -132,7 +132,10 @@ class Compilation {
   // Streaming memory: each replica's remote buffers, then the transfers of one copy.
   void place_remote_buffers();
   // `part`: which part of the program step it is (a host stream's leg), for its label.
-  void remote_copy(const Program& p, const std::string& part = "");
+  // `joint`: the phase opens with a sync across the copy's chips, so that the gateway serves
+  // their transfers together (a host stream's tiles' leg, next to a host sync that aligns its
+  // chips anyway); otherwise each chip's transfers are a phase of that chip.
+  void remote_copy(const Program& p, const std::string& part = "", bool joint = false);
   void lay_out();
   void write_image();
   void write_manifest();

@@ -224,7 +224,7 @@ void Compilation::lower(const Program& p) {
       // Over the gateway: host <-> streaming memory in the host sync, tiles <-> streaming
       // memory in an exchange phase of their own.
       if (gateway && !write)
-        remote_copy(CopyToRemote(tensor, staging->second, 0), "tiles -> streaming memory");
+        remote_copy(CopyToRemote(tensor, staging->second, 0), "tiles -> streaming memory", true);
       emit_all(IPU_STEP_HOST_SYNC, id, 0, 0,
                gateway ? fmt::format("{}{}: host {} streaming memory", label_prefix_, step_label_,
                                      write ? "->" : "<-")
@@ -233,19 +233,19 @@ void Compilation::lower(const Program& p) {
       if (!gateway || !write) break;
       const auto counter = stream_slot_counters_.find(p.stream);
       if (counter == stream_slot_counters_.end()) {
-        remote_copy(CopyFromRemote(staging->second, 0, tensor), "streaming memory -> tiles");
+        remote_copy(CopyFromRemote(staging->second, 0, tensor), "streaming memory -> tiles", true);
         break;
       }
       // The stream's uses take its two buffers in turn: every other use reads buffer 1.
       const unsigned first = *tiles_.begin();
       const auto slot = static_cast<uint32_t>(steps_[first].size());
       emit_all(IPU_STEP_STREAM_SLOT, counter->second, 0, 0);
-      remote_copy(CopyFromRemote(staging->second, 0, tensor), "streaming memory -> tiles");
+      remote_copy(CopyFromRemote(staging->second, 0, tensor), "streaming memory -> tiles", true);
       const auto skip = static_cast<uint32_t>(steps_[first].size());
       emit_all(IPU_STEP_GOTO, 0, 0, 0);
       for (unsigned t : tiles_) steps_[t][slot].b = skip + 1;
       remote_copy(CopyFromRemote(staging->second, 1, tensor),
-                  "streaming memory -> tiles (second buffer)");
+                  "streaming memory -> tiles (second buffer)", true);
       for (unsigned t : tiles_) steps_[t][skip].a = static_cast<uint32_t>(steps_[first].size());
       exe_.supersteps -= 2;  // a use runs one of the two copies
       break;
@@ -311,7 +311,7 @@ void Compilation::lower(const Program& p) {
   }
 }
 
-void Compilation::remote_copy(const Program& p, const std::string& part) {
+void Compilation::remote_copy(const Program& p, const std::string& part, bool joint) {
   const bool write = p.kind == Program::Kind::kCopyToRemote;
   const TensorInfo& t = info(write ? p.source : p.destination);
   const RemoteBufferInfo& b = graph_.remote_buffer(p.remote);
@@ -357,12 +357,12 @@ void Compilation::remote_copy(const Program& p, const std::string& part) {
       end = std::max(end, issued);
       ++exe_.remote_copies;
     }
-  // Chips that share a gateway reach its DIMMs at once: their transfers make one phase, opened
-  // by a sync across the chips, so that the gateway serves them together in time order (apart,
-  // the first chip's transfers would take the DIMMs before the next chip's were known).
+  // A joint copy's chips reach the DIMMs at once: one phase, so that the gateway serves them
+  // together in time order (apart, the first chip's reads would take the DIMMs before the next
+  // chip's were known, and nothing holds them back to their chip's link rate).
   std::set<unsigned> chips;
   for (const auto& [tile, a] : acts) chips.insert(tile / m.chip.tiles);
-  const uint32_t op = chips.size() > 1 ? IPU_STEP_EXCHANGE_EXTERNAL : IPU_STEP_EXCHANGE;
+  const uint32_t op = joint && chips.size() > 1 ? IPU_STEP_EXCHANGE_EXTERNAL : IPU_STEP_EXCHANGE;
   for (unsigned tile : tiles_) {
     auto& a = acts[tile];
     steps_[tile].push_back(
