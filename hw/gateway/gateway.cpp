@@ -305,6 +305,8 @@ uint64_t Gateway::finish_ticks(HostTransfer transfer) {
     throw std::logic_error(
         fmt::format("gateway {}: no host transfer {} in flight", index_, transfer));
   while (f->second.bursts_left > 0) {  // every flight's bursts, in time order, up to its last
+    if (host_events_.empty())          // each unfinished flight keeps a burst due: never
+      throw std::logic_error(fmt::format("gateway {}: host transfer {} stalled", index_, transfer));
     const HostEvent e = *host_events_.begin();
     host_events_.erase(host_events_.begin());
     move_host_burst(e);
