@@ -338,9 +338,9 @@ int run_sdk_image(const sdk::ElfImage& image, const hw::MachineConfig& machine,
       fmt::print(out, "\n== program '{}' ({} of {}) ==", p->name, device.runs(), programs.size());
       report::print_report(out, report.run, report.energy);
       fmt::print(out,
-                 "host streams         {} bytes to the device, {} bytes from it; {} tile "
-                 "cycles in host syncs\n",
-                 report.host_to_device_bytes, report.device_to_host_bytes,
+                 "host streams         {} bytes to the device ({} of them sent ahead while the "
+                 "tiles ran on), {} bytes from it; {} tile cycles in host syncs\n",
+                 report.host_to_device_bytes, report.prefetched_bytes, report.device_to_host_bytes,
                  report.host_transfer_cycles);
     } catch (const sdk::DeviceError& e) {
       if (!e.outcome()) throw;

@@ -72,10 +72,9 @@ uint64_t Gateway::pass(Server& s, uint64_t tick, uint64_t service_ticks, uint64_
       in_gap = true;
       break;
     }
-    if (!in_gap && tick > s.free && tick - s.free >= s.min_gap) {
+    if (!in_gap && tick > s.free && tick - s.free >= s.min_gap)
       s.gaps.emplace(s.free, tick);  // idle until this burst: later phases may fill it
-      if (s.gaps.size() > kMaxGaps) s.gaps.erase(s.gaps.begin());
-    }
+    while (s.gaps.size() > kMaxGaps) s.gaps.erase(s.gaps.begin());
   }
   s.free = std::max(s.free, start + service_ticks);
   s.busy_ticks += service_ticks;

@@ -180,14 +180,20 @@ TEST(TlmRtl, ReceiveDecisionsOfSendersOffTheBusEqualTheModel) {
   EXPECT_GT(moved, 1'000u);
 }
 
-TEST(TlmRtl, TwoWordsFromOneSenderInOneCycleAreRefusedByName) {
-  RtlPlatform rtl("rtl", chip(), all(), "");
+// Two words from `sender` in cycle 9: a schedule the receive mux refuses.
+hw::RxSchedule two_words_in_one_cycle(unsigned sender) {
   hw::RxSchedule schedule;
   hw::RxCycle c;
   c.cycle = 9;
   c.word_count = 2;
   schedule.cycles.push_back(c);
-  schedule.words = {{4, 1}, {4, 2}};
+  schedule.words = {{sender, 1}, {sender, 2}};
+  return schedule;
+}
+
+TEST(TlmRtl, TwoWordsFromOneSenderInOneCycleAreRefusedByName) {
+  RtlPlatform rtl("rtl", chip(), all(), "");
+  const hw::RxSchedule schedule = two_words_in_one_cycle(4);
   hw::RxDecisions decisions;
   try {
     rtl.run(schedule, decisions);
@@ -203,12 +209,7 @@ TEST(TlmRtl, TwoWordsFromOneSenderInOneCycleAreRefusedByName) {
 // ways in the RTL's report: by its number there (the top of the bus, 4095) and as itself.
 TEST(TlmRtl, ARenumberedSenderIsNamedAsItselfInTheReport) {
   RtlPlatform rtl("rtl", chip(), all(), "");
-  hw::RxSchedule schedule;
-  hw::RxCycle c;
-  c.cycle = 9;
-  c.word_count = 2;
-  schedule.cycles.push_back(c);
-  schedule.words = {{5000, 1}, {5000, 2}};
+  const hw::RxSchedule schedule = two_words_in_one_cycle(5000);
   hw::RxDecisions decisions;
   EXPECT_THROW(rtl.run(schedule, decisions), tlm_rtl::RtlMismatch);
   EXPECT_THAT(rtl.mismatch(),
