@@ -7,8 +7,9 @@
 // where the ring bandwidth is the slowest IPU-Link bundle the ring crosses (links x 16 GB/s),
 // twice that for the bidirectional ring, which sends half the data each way.
 // `allreduce_bandwidth` runs the default set; `allreduce_bandwidth N SIZE` one point
-// (SIZE in bytes, suffix K or M for KiB / MiB). ALLREDUCE_PHASES=1 also prints every exchange
-// phase's duration and last arrival, to see where a point's time goes.
+// (SIZE in bytes, suffix K or M for KiB / MiB). ALLREDUCE_PHASES=1 also prints every sync's
+// last arrival and release, the reduction's compute sets and every exchange phase's duration
+// and last arrival, to see where a point's time goes.
 #include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <iostream>
 #include <string>
 #include <systemc>
 #include <vector>
@@ -46,7 +48,9 @@ int measure(unsigned chips, size_t bytes, CollectiveAlgorithm algorithm) {
   const Executable exe = compile(
       g, Sequence({Sync(SyncScope::kExternal), AllReduce(x, CollectiveOp::kSum, {algorithm})}));
   const auto t1 = std::chrono::steady_clock::now();
-  Device device(exe);
+  DeviceOptions options;
+  options.profile = std::getenv("ALLREDUCE_PHASES") != nullptr;
+  Device device(exe, options);
   std::vector<float> data(elements);
   for (unsigned r = 0; r < chips; ++r) {
     for (size_t i = 0; i < elements; ++i) data[i] = static_cast<float>((i + r) % 64);
@@ -65,6 +69,13 @@ int measure(unsigned chips, size_t bytes, CollectiveAlgorithm algorithm) {
     }
   }
   const auto& machine = device.machine();
+  const auto& m = machine.config();
+  if (std::getenv("ALLREDUCE_PHASES")) {
+    for (const auto& b : machine.sync_network().barriers())
+      fmt::print("sync: phase {} group {:#x} last arrival {} release {}\n", b.phase, b.group,
+                 *std::max_element(b.arrivals.begin(), b.arrivals.end()), b.release);
+    print_profile(std::cout, device.profile(), m.chip.tiles, chips, 8);
+  }
   if (std::getenv("ALLREDUCE_PHASES"))
     for (const auto& e : machine.exchange().records())
       fmt::print("phase {}: release {} end {} ({} cycles) last arrival +{} words {}\n", e.phase,
@@ -77,7 +88,6 @@ int measure(unsigned chips, size_t bytes, CollectiveAlgorithm algorithm) {
   });
   const uint64_t start = external->release;
   const uint64_t cycles = report.run.cycles - start;
-  const auto& m = machine.config();
   const double clock = m.chip.tile.clock_hz;
   // The ring's slowest hop: over one-chip replicas the ring crosses rungs (6 links) and, with
   // more than 2 chips, columns (2 links).

@@ -462,14 +462,18 @@ TrainResult run_training(const TrainConfig& config) {
         on_workers(train_backward, f);
       }
     }
-    // Reduce-scatter in the bidirectional ring's order (docs/sdk.md): chunk r's first half
-    // adds up the replicas after r going one way round, its second half the other way.
+    // Reduce-scatter in the order of the ring the compiler chose (docs/sdk.md): on the
+    // bidirectional ring chunk r's first half adds up the replicas after r going one way round,
+    // its second half the other way; on the one-way ring all of it goes the first way.
+    const bool both_ways =
+        collective_algorithm({}, R, n * 4) == CollectiveAlgorithm::kBidirectionalRing;
     for (unsigned r = 0; r < R; ++r) {
       const size_t begin = r * shard, middle = begin + shard / 2, end = begin + shard;
       unsigned pos = 0;
       while (order[pos] != r) ++pos;
-      for (int way = 0; way < 2; ++way) {
-        const size_t lo = way == 0 ? begin : middle, hi = way == 0 ? middle : end;
+      for (int way = 0; way < (both_ways ? 2 : 1); ++way) {
+        const size_t lo = way == 0 ? begin : middle,
+                     hi = way == 0 ? (both_ways ? middle : end) : end;
         for (size_t i = lo; i < hi; ++i) {
           const auto at = [&](unsigned hop) {  // the replica `hop` places from r on this way
             const unsigned p = way == 0 ? (pos + hop) % R : (pos + R - hop % R) % R;

@@ -132,6 +132,13 @@ std::pair<size_t, size_t> part_of(size_t elements, unsigned chunk, size_t granul
 
 }  // namespace
 
+CollectiveAlgorithm collective_algorithm(CollectiveOptions options, unsigned replicas,
+                                         size_t bytes) {
+  if (options.algorithm != CollectiveAlgorithm::kAuto) return options.algorithm;
+  return replicas > 2 && bytes / replicas >= 32 * 1024 ? CollectiveAlgorithm::kBidirectionalRing
+                                                       : CollectiveAlgorithm::kRing;
+}
+
 std::vector<unsigned> Compilation::ring_order() const {
   return ring_order_of(replicas_, graph_.target().replica_chips());
 }
@@ -170,7 +177,7 @@ std::vector<float> all_reduce_sum_reference(const Target& target,
   if (R == 1) return data[0];
   std::vector<unsigned> order = ring_order_of(R, target.replica_chips());
   std::vector<std::vector<unsigned>> rings = {order};
-  if (options.algorithm == CollectiveAlgorithm::kBidirectionalRing)
+  if (collective_algorithm(options, R, n * 4) == CollectiveAlgorithm::kBidirectionalRing)
     rings.emplace_back(order.rbegin(), order.rend());
   std::vector<float> out(n);
   // Chunk order[j] starts with the data of the replica after it on the ring, adds the next ones
@@ -197,6 +204,7 @@ std::vector<float> all_reduce_sum_reference(const Target& target,
 void Compilation::reduce_scatter(Tensor data, Tensor acc, CollectiveOp op,
                                  CollectiveOptions options, bool into_data) {
   const TensorInfo& d = info(data);
+  options.algorithm = collective_algorithm(options, replicas_, d.elements * dtype_size(d.type));
   const auto parts = ring_parts(options);
   const unsigned R = replicas_;
   const size_t granule = 4 / dtype_size(d.type);
@@ -252,11 +260,13 @@ void Compilation::reduce_scatter(Tensor data, Tensor acc, CollectiveOp op,
 void Compilation::all_reduce(const Program& p) {
   if (replicas_ == 1) return;  // the reduction over one replica is the data itself
   const Tensor data = p.source, acc{ring_buffer_.at(p.source.id)};
-  reduce_scatter(data, acc, p.op, p.collective, true);
+  const size_t elements = info(data).elements;
+  const CollectiveOptions options{
+      collective_algorithm(p.collective, replicas_, elements * dtype_size(info(data).type))};
+  reduce_scatter(data, acc, p.op, options, true);
   // All-gather: at step s position p sends the chunk of position p - s (its own at the first
   // step) to position p + 1's data.
-  const size_t elements = info(data).elements;
-  const auto parts = ring_parts(p.collective);
+  const auto parts = ring_parts(options);
   const unsigned R = replicas_;
   for (unsigned s = 0; s + 1 < R; ++s) {
     Transfers transfers;
@@ -288,8 +298,9 @@ void Compilation::reduce_scatter(const Program& p) {
 
 void Compilation::all_gather(const Program& p) {
   const size_t n = info(p.source).elements;
-  const auto parts = ring_parts(p.collective);
   const unsigned R = replicas_;
+  const auto parts =
+      ring_parts({collective_algorithm(p.collective, R, n * R * dtype_size(info(p.source).type))});
   Transfers transfers;
   if (R == 1) {
     add_transfers(transfers, p.source, 0, 0, p.destination, 0, 0, n);

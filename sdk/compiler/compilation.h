@@ -71,8 +71,8 @@ class Compilation {
         options_(options),
         replicas_(graph.replicas()),
         replica_tiles_(graph.tiles()),
-        scheduler_(graph.target().machine,
-                   {options.action_gap, options.receive_setup, options.action_slack}) {}
+        scheduler_(graph.target().machine, {options.action_gap, options.receive_setup,
+                                            options.action_slack, options.link_slack}) {}
 
   Executable run(const std::vector<NamedProgram>& programs);
 

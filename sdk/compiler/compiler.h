@@ -50,6 +50,12 @@ struct CompileOptions {
   // writes): arrivals can be that late, so a tile's next receive waits that much longer.
   // Must stay below receive_setup, so a receive is always in place before its first word.
   unsigned action_slack = 64;
+  // How much later than another send a send may reach its IPU-Link, beyond their scheduled
+  // offsets: the cycles a link lane stays reserved after a send's last word. A send waits for
+  // its offset (the action gap leaves it a wait of more than one issue period) and runs the same
+  // code from there to its first word, so sends reach their links equally late; the margin is
+  // one supervisor issue period, should a wait end within one.
+  unsigned link_slack = 6;
   // Over the gateway, a host-to-device stream has two buffers in streaming memory, which its
   // uses take in turn: while the tiles read one use's batch, the host's RoCE leg fills the
   // other with the next use's, as Poplar's prefetching streams do (the runtime starts it as
@@ -152,6 +158,15 @@ Executable compile(const Graph& graph, const std::vector<NamedProgram>& programs
                    const CompileOptions& options = {});
 // An executable of one program, named "main".
 Executable compile(const Graph& graph, const Program& program, const CompileOptions& options = {});
+
+// The ring a collective over `replicas` of a tensor of `bytes` (a replica's whole tensor; the
+// gathered one for AllGather) runs: options.algorithm, or for kAuto the one-way ring on two
+// replicas (both rings would cross the same rung the same ways) and where each replica's chunk
+// is under 32 KiB (a step's sends are then a few words a tile, and the bidirectional ring's
+// twice as many sends cost about what its second direction saves: 4 chips, 64 KiB, measured
+// 1.05 times the ring's time), the bidirectional ring otherwise.
+CollectiveAlgorithm collective_algorithm(CollectiveOptions options, unsigned replicas,
+                                         size_t bytes);
 
 // What AllReduce(sum) of an f32 tensor leaves on every replica, computed on the host with the
 // compiled rings' additions in their order, so that it equals the device's bit for bit:

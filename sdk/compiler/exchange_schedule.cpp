@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "hw/ipulink/ipulink.h"
 #include "hw/ipulink/link_fabric.h"
@@ -14,7 +15,20 @@ namespace ipu::sdk {
 namespace {
 
 struct TileTimes {
-  uint32_t action_free = 0, send_free = 0, receive_free = 0;
+  // The offsets of the tile's actions so far. A later transfer's action may go before an
+  // earlier one's, in a free slot: a tile that sends late in a phase still sets up an early
+  // receive (each a gap from the others, as the runtime needs).
+  std::set<uint32_t> actions;
+  uint32_t send_free = 0, receive_free = 0;
+
+  // The earliest offset from `at` a whole gap from every action (and from the phase's start).
+  uint32_t free_slot(uint32_t at, uint32_t gap) const {
+    uint32_t x = std::max(at, gap);
+    for (auto it = actions.lower_bound(x - gap + 1); it != actions.end() && *it < x + gap;
+         it = actions.lower_bound(x - gap + 1))
+      x = *it + gap;
+    return x;
+  }
 };
 
 // One direction of one IPU-Link: (from chip, to chip, link of the bundle).
@@ -51,35 +65,33 @@ uint32_t ExchangeScheduler::reference(unsigned tile, unsigned other) const {
   return iss::remote_tile(other / per_chip, other % per_chip);
 }
 
-PhaseSchedule ExchangeScheduler::schedule(const std::vector<Transfer>& transfers,
-                                          const std::set<unsigned>& tiles) const {
+PhaseSchedule ExchangeScheduler::schedule(const std::vector<Transfer>& transfers) const {
   PhaseSchedule out;
   const uint32_t gap = margins_.action_gap, setup = margins_.receive_setup,
                  slack = margins_.action_slack;
   const unsigned per_chip = machine_.chip.tiles;
   std::map<unsigned, TileTimes> times;
-  for (unsigned t : tiles) times[t].action_free = gap;  // time to reach the action loop
-  std::map<LinkKey, std::vector<uint32_t>> lanes;       // per link direction: each lane's free
+  std::map<LinkKey, std::vector<uint32_t>> lanes;  // per link direction: each lane's free
   const uint32_t per_cycle = machine_.chip.exchange.words_per_cycle;
+  uint32_t last_action = 0;
   for (const Transfer& x : transfers) {
     const unsigned source_chip = chip_of(x.source_tile);
     TileTimes& src = times[x.source_tile];
-    uint32_t t = std::max(src.action_free, src.send_free);
-    for (const auto& [d, address] : x.destinations) {
-      const uint32_t lat = latency(x.source_tile, d);
+    uint32_t t = src.send_free;
+    // Each receiver's receive action, in its earliest free slot after its previous receive's
+    // last word (and `slack` more, as that word may arrive late), at least `setup` cycles
+    // before the first word. A tile receiving its own send sets up a whole gap before it.
+    std::vector<uint32_t> receive_at(x.destinations.size());
+    for (size_t i = 0; i < x.destinations.size(); ++i) {
+      const unsigned d = x.destinations[i].first;
       const TileTimes& dst = times[d];
+      receive_at[i] = dst.free_slot(dst.receive_free + slack, gap);
       if (d == x.source_tile) {
-        // Receiving its own send: the receive action comes first, a whole gap before the send,
-        // after the tile's previous action and previous transfer's last word.
-        t = std::max({t, dst.action_free + gap, dst.receive_free + slack + gap});
+        t = std::max(t, receive_at[i] + gap);
         continue;
       }
-      const uint32_t need_setup = dst.action_free + setup;  // receive action at arrival - setup
-      if (need_setup > lat + 1 && t < need_setup - lat - 1) t = need_setup - lat - 1;
-      // The receive action (listen + buffer) comes after the previous transfer's last word,
-      // and `setup` cycles before this transfer's first.
-      const uint32_t after_previous = dst.receive_free + slack + setup;
-      if (after_previous > lat + 1 && t < after_previous - lat - 1) t = after_previous - lat - 1;
+      const uint32_t lat = latency(x.source_tile, d), ready = receive_at[i] + setup;
+      if (ready > lat + 1 && t < ready - lat - 1) t = ready - lat - 1;
     }
     const uint32_t duration = (x.words + per_cycle - 1) / per_cycle;
     // The link directions the words cross (each once, however many receivers lie beyond it),
@@ -115,25 +127,30 @@ PhaseSchedule ExchangeScheduler::schedule(const std::vector<Transfer>& transfers
       const uint32_t earliest = *std::min_element(free.begin(), free.end());
       if (earliest > offset && t < earliest - offset) t = earliest - offset;
     }
+    // The send in the source's first free slot from there (every bound above is a lower one).
+    // Receiving its own send, the tile's receive slot is kept and the send goes a gap or more
+    // after it.
+    t = src.free_slot(t, gap);
+    for (size_t i = 0; i < x.destinations.size(); ++i)
+      if (x.destinations[i].first == x.source_tile) {
+        src.actions.insert(receive_at[i]);
+        t = src.free_slot(std::max(t, receive_at[i] + gap), gap);
+      }
     for (const auto& [link, offset] : crossings) {
-      // The lane free soonest; a whole slack after the words, as either send may run late.
+      // The lane free soonest; the link slack after the words, as the next send on it may
+      // reach the link that much earlier, relative to its offset, than this one.
       auto& free = lanes[link];
-      *std::min_element(free.begin(), free.end()) = t + offset + duration + slack;
+      *std::min_element(free.begin(), free.end()) = t + offset + duration + margins_.link_slack;
     }
     bool remote = false;
-    for (const auto& [d, address] : x.destinations) {
-      const uint32_t lat = latency(x.source_tile, d);
+    for (size_t i = 0; i < x.destinations.size(); ++i) {
+      const auto& [d, address] = x.destinations[i];
       TileTimes& dst = times[d];
-      const uint32_t first_arrival = t + 1 + lat;
-      // A receive is set up as early as the tile allows (after its previous action and its
-      // previous receive's last word), which the choice of t puts at least `setup` before the
-      // first word: its action slot stays early, so its own sends are not held up by it.
-      const uint32_t receive_at =
-          d == x.source_tile ? t - gap : std::max(dst.action_free, dst.receive_free + slack);
       out.actions[d].push_back(
-          {receive_at, IPU_ACTION_RECEIVE, reference(d, x.source_tile), x.words, address, 0});
-      dst.action_free = receive_at + gap;
-      dst.receive_free = first_arrival + duration;
+          {receive_at[i], IPU_ACTION_RECEIVE, reference(d, x.source_tile), x.words, address, 0});
+      dst.actions.insert(receive_at[i]);
+      last_action = std::max(last_action, receive_at[i]);
+      dst.receive_free = t + 1 + latency(x.source_tile, d) + duration;
       out.end = std::max(out.end, dst.receive_free);
       remote |= chip_of(d) != source_chip;
     }
@@ -145,11 +162,13 @@ PhaseSchedule ExchangeScheduler::schedule(const std::vector<Transfer>& transfers
     out.destinations += static_cast<unsigned>(x.destinations.size());
     out.inter_chip_sends += remote ? 1 : 0;
     out.crosses_chips |= remote;
-    src.action_free = t + gap;
+    src.actions.insert(t);
     src.send_free = t + 1 + duration;
-    out.end = std::max(out.end, src.action_free);
+    last_action = std::max(last_action, t);
   }
-  out.end += gap;
+  // Every tile leaves the phase when its last action's code has run (a gap) and the last word
+  // has arrived, which may be `slack` cycles late.
+  if (!transfers.empty()) out.end = std::max(out.end + slack, last_action + gap);
   // Each tile's actions by offset (a stable sort keeps a tile's sends in the order their
   // destination lists were appended).
   for (auto& [tile, acts] : out.actions)

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -51,7 +50,7 @@ struct TransferList {
 };
 
 struct ScheduleMargins {
-  uint32_t action_gap, receive_setup, action_slack;  // CompileOptions' figures
+  uint32_t action_gap, receive_setup, action_slack, link_slack;  // CompileOptions' figures
 };
 
 struct PhaseSchedule {
@@ -67,11 +66,11 @@ class ExchangeScheduler {
   ExchangeScheduler(const hw::MachineConfig& machine, ScheduleMargins margins);
 
   // Greedy, in the transfers' order: each starts as early as its source's port, its receivers
-  // and the lanes of the links it crosses allow. `tiles` lists every tile that runs the phase.
-  // Throws CompileError, naming the transfer, when its words cross an IPU-Link slower than one
-  // tile's send port (no schedule keeps such a link within its rate).
-  PhaseSchedule schedule(const std::vector<Transfer>& transfers,
-                         const std::set<unsigned>& tiles) const;
+  // and the lanes of the links it crosses allow; its actions take the earliest slots free on
+  // their tiles, before an earlier transfer's if a gap allows. Throws CompileError, naming the
+  // transfer, when its words cross an IPU-Link slower than one tile's send port (no schedule
+  // keeps such a link within its rate).
+  PhaseSchedule schedule(const std::vector<Transfer>& transfers) const;
 
   unsigned chip_of(unsigned tile) const { return tile / machine_.chip.tiles; }
   // Send-to-arrival cycles between two machine tiles.

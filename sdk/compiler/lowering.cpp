@@ -151,7 +151,7 @@ void Compilation::execute(unsigned compute_set) {
 }
 
 void Compilation::exchange(const Transfers& transfers, const std::string& part) {
-  PhaseSchedule phase = scheduler_.schedule(transfers.list, tiles_);
+  PhaseSchedule phase = scheduler_.schedule(transfers.list);
   // A phase inside chips ends after each chip's internal sync: a chip none of whose tiles sends
   // or receives leaves it at once (end 0, which the runtime does not wait for), as a chip whose
   // program has no such exchange would (a pipeline's other stages run on meanwhile).

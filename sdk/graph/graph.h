@@ -268,10 +268,11 @@ const char* collective_op_name(CollectiveOp op);
 // How collectives move data between replicas. A ring visits the replicas in an order whose
 // neighbours are joined by IPU-Links (one chip per replica: up one column of the ladder and
 // down the other); the unidirectional ring sends every chunk one way round, the bidirectional
-// ring sends half the data each way, using both directions of every link it crosses.
-enum class CollectiveAlgorithm : uint8_t { kRing, kBidirectionalRing };
+// ring sends half the data each way, using both directions of every link it crosses. kAuto
+// chooses by size, as GCL does (collective_algorithm() in sdk/compiler/compiler.h).
+enum class CollectiveAlgorithm : uint8_t { kRing, kBidirectionalRing, kAuto };
 struct CollectiveOptions {
-  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kBidirectionalRing;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto;
 };
 
 struct Program {

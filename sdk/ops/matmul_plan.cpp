@@ -8,7 +8,6 @@
 #include <map>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <tuple>
 
 #include "sdk/compiler/compiler.h"
@@ -377,13 +376,9 @@ std::vector<double> scheduled_exchanges(const Target& target, const MatmulPlan& 
     all.tiles = static_cast<unsigned>(plan.options.tiles * groups);
     grouped_matmul(g, program, a, b, all, &plan);
   }
-  std::set<unsigned> tiles;
-  for (const TensorInfo& t : g.tensors())
-    for (const Interval& m : t.mapping) tiles.insert(m.tile);
-  for (const VertexInfo& v : g.vertices()) tiles.insert(v.tile);
   const CompileOptions defaults;
-  const ExchangeScheduler scheduler(
-      target.machine, {defaults.action_gap, defaults.receive_setup, defaults.action_slack});
+  const ExchangeScheduler scheduler(target.machine, {defaults.action_gap, defaults.receive_setup,
+                                                     defaults.action_slack, defaults.link_slack});
   // Each tensor placed as the compiler would (each piece at a word-aligned address of its
   // own on its tile), so that TransferList cuts and joins the copies as the compilation will.
   std::vector<std::vector<Placement>> placed(g.tensors().size());
@@ -407,7 +402,7 @@ std::vector<double> scheduled_exchanges(const Target& target, const MatmulPlan& 
                          {d.name, placed[to.tensor.id], to.begin, 0}, from.end - from.begin, s.type,
                          [&g](unsigned tile) { return g.describe_tile(tile); });
     }
-    out.push_back(scheduler.schedule(transfers.list, tiles).end);
+    out.push_back(scheduler.schedule(transfers.list).end);
   }
   return out;
 }

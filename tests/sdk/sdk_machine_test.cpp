@@ -286,6 +286,49 @@ TEST(SdkMachine, TheScheduleKeepsEachLinkWithinItsRate) {
   EXPECT_EQ(report.run.ipulink_bytes, 16u * 1024u * 4u);  // one hop up the column
 }
 
+// Four tiles of chip 0 whose words all take link 0 of the rung (tiles 0, 6, 12 and 18 of a
+// bundle of 6) send 32 words each to chip 1. A Mk2 link direction carries three tiles' sends at
+// once, so the fourth waits for a lane. By hand (action gap 240, receive setup 120, link slack
+// 6; first word on the link 1 + 16 cycles after the send; latency 2 x 16 + 133 = 165): the
+// first three send at 240; their lanes are free at 240 + 17 + 32 + 6 = 295, so the fourth
+// sends at 295 - 17 = 278. Its last word arrives at 278 + 1 + 165 + 32 = 476, and may be an
+// action slack (64) late; its sender's action ends at 278 + 240 = 518, so the phase ends at
+// 476 + 64 = 540. On the machine the link
+// carries words from the first send's first to the fourth's last, 278 + 31 - 240 = 69 cycles:
+// every send reaches the link exactly as late after its offset as the others.
+TEST(SdkMachine, AFourthSendOnALinkWaitsForALaneAndTheLinkSlack) {
+  Graph g(Target::preset("m2000", 24));
+  const Tensor x = g.add_variable(DType::kF32, {4 * 32}, "x");
+  const Tensor y = g.add_variable(DType::kF32, {4 * 32}, "y");
+  std::vector<Interval> from, to;
+  for (unsigned k = 0; k < 4; ++k) {
+    from.push_back({32 * k, 32 * (k + 1), g.tile(0, 6 * k)});
+    to.push_back({32 * k, 32 * (k + 1), g.tile(1, 6 * k)});
+  }
+  g.set_tile_mapping(x, from);
+  g.set_tile_mapping(y, to);
+  const Executable exe = compile(g, Copy(x, y));
+  const auto exchanges = manifest_steps(exe, "exchange_external");
+  ASSERT_EQ(exchanges.size(), 1u);
+  EXPECT_EQ(exchanges[0]["end_cycles"], 540u);
+
+  Device device(exe);
+  const std::vector<float> xs = iota_floats(4 * 32, 1.0f);
+  device.write_tensor("x", xs.data(), xs.size() * 4);
+  device.run();
+  std::vector<float> ys(xs.size());
+  device.read_tensor("y", ys.data(), ys.size() * 4);
+  EXPECT_EQ(ys, xs);
+  const auto& bundle = device.machine().links().bundles().at(0);  // the rung of chips 0 and 1
+  ASSERT_EQ(bundle.kind, ipu::hw::LinkFabric::Bundle::kRung);
+  ASSERT_EQ(bundle.a, 0u);
+  const auto& used = bundle.links[0]->counters(0);
+  EXPECT_EQ(used.words, 4u * 32u);
+  EXPECT_EQ(used.last_cycle - used.first_cycle, 69u);
+  for (size_t l = 1; l < bundle.links.size(); ++l)
+    EXPECT_EQ(bundle.links[l]->counters(0).words, 0u) << "link " << l;
+}
+
 // Sync scopes are the program's to choose: internal (each chip apart), external (every chip),
 // or a grouped sync over this chip's part of sync.gs1 (here the two rungs of an M2000).
 TEST(SdkMachine, SyncScopesReachTheSyncNetwork) {
@@ -482,16 +525,16 @@ INSTANTIATE_TEST_SUITE_P(
 // The schedule, by hand (action gap 240, receive setup 120, slack 64): the first transfer's
 // sender starts at 240 and its receiver listens at 240; the others send at 480, after their own
 // receive action at 240 (the last one's receiver, chip 0, listens at 480, after its send at
-// 240); their last words arrive at 480 + 1 + 165 + 1 = 647; the senders' last actions end at
-// 480 + 240 = 720, and the phase ends a gap later: 960. All six steps (3 reduce-scatter, 3
-// all-gather) are the same.
+// 240); their last words arrive at 480 + 1 + 165 + 1 = 647 (the receive done at 648, and a
+// slack later 712); the last actions end at 480 + 240 = 720, which ends the phase. All six steps
+// (3 reduce-scatter, 3 all-gather) are the same.
 TEST(SdkMachine, ARingStepIsTimedToTheCycle) {
   Graph g(Target::preset("m2000", 1, 4));
   const Tensor x = g.add_variable(DType::kF32, {8}, "x");
   g.set_tile_mapping(x, 0);
   const Executable exe = compile(g, AllReduce(x, CollectiveOp::kSum, {CollectiveAlgorithm::kRing}));
   const auto steps = manifest_steps(exe, "exchange_external");
-  for (size_t i = 0; i < steps.size(); ++i) EXPECT_EQ(steps[i]["end_cycles"], 960u) << "step " << i;
+  for (size_t i = 0; i < steps.size(); ++i) EXPECT_EQ(steps[i]["end_cycles"], 720u) << "step " << i;
   EXPECT_EQ(steps.size(), 6u);
 
   Device device(exe);
@@ -553,6 +596,47 @@ TEST(SdkMachine, AllReduceSumsInTheRingsOrderBitForBit) {
   }
 }
 
+// kAuto (the default) takes the one-way ring on two replicas and where a replica's chunk is
+// under 32 KiB, the bidirectional ring otherwise; a choice given is kept.
+TEST(SdkMachine, TheDefaultRingIsChosenBySize) {
+  const auto pick = [](unsigned replicas, size_t bytes) {
+    return collective_algorithm({}, replicas, bytes);
+  };
+  EXPECT_EQ(pick(2, size_t{64} << 20), CollectiveAlgorithm::kRing);
+  EXPECT_EQ(pick(4, 128 * 1024), CollectiveAlgorithm::kBidirectionalRing);
+  EXPECT_EQ(pick(4, 128 * 1024 - 4), CollectiveAlgorithm::kRing);
+  EXPECT_EQ(pick(16, 512 * 1024), CollectiveAlgorithm::kBidirectionalRing);
+  EXPECT_EQ(pick(16, 256 * 1024), CollectiveAlgorithm::kRing);
+  EXPECT_EQ(collective_algorithm({CollectiveAlgorithm::kBidirectionalRing}, 2, 4),
+            CollectiveAlgorithm::kBidirectionalRing);
+  EXPECT_EQ(collective_algorithm({CollectiveAlgorithm::kRing}, 16, size_t{64} << 20),
+            CollectiveAlgorithm::kRing);
+
+  // On the device: a small default AllReduce over 4 replicas adds in the one-way ring's order
+  // (data whose sums depend on their order tell the two rings apart).
+  Graph g(Target::preset("m2000", 4, 4));
+  constexpr size_t n = 64;
+  const Tensor x = g.add_variable(DType::kF32, {n}, "x");
+  g.map_evenly(x, 0, 4);
+  Device device(compile(g, AllReduce(x, CollectiveOp::kSum)));
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<std::vector<float>> data(4, std::vector<float>(n));
+  for (unsigned r = 0; r < 4; ++r) {
+    for (float& v : data[r]) v = dist(rng) * static_cast<float>(1 << (3 * r));
+    device.write_tensor("x", r, data[r].data(), n * 4);
+  }
+  device.run();
+  const auto ring = all_reduce_sum_reference(g.target(), data, {CollectiveAlgorithm::kRing});
+  const auto both =
+      all_reduce_sum_reference(g.target(), data, {CollectiveAlgorithm::kBidirectionalRing});
+  ASSERT_NE(ring, both);
+  EXPECT_EQ(all_reduce_sum_reference(g.target(), data), ring);
+  std::vector<float> got(n);
+  device.read_tensor("x", 2, got.data(), n * 4);
+  EXPECT_EQ(got, ring);
+}
+
 // f16 tensors: the sums in the ring's order with the hardware's f16 addition (round to nearest
 // even), the mean scaled by f16 1/4, the max; an odd f16 size is refused. The expectation uses
 // the tile model's f16 operations (iss/fpu.h, whose conversion the RTL co-simulation checks).
@@ -568,10 +652,11 @@ TEST(SdkMachine, F16CollectivesFollowTheRingInF16Arithmetic) {
   for (Tensor t : {sum, mean, max, whole}) g.map_evenly(t, 0, 4, 2);
   g.map_evenly(part, 0, 2, 2);
   const CollectiveOptions ring{CollectiveAlgorithm::kRing};
-  const Executable exe =
-      compile(g, Sequence({AllReduce(sum, CollectiveOp::kSum, ring),
-                           AllReduce(mean, CollectiveOp::kMean), AllReduce(max, CollectiveOp::kMax),
-                           ReduceScatter(sum, part, CollectiveOp::kMax), AllGather(part, whole)}));
+  const Executable exe = compile(
+      g, Sequence({AllReduce(sum, CollectiveOp::kSum, ring),
+                   AllReduce(mean, CollectiveOp::kMean, {CollectiveAlgorithm::kBidirectionalRing}),
+                   AllReduce(max, CollectiveOp::kMax), ReduceScatter(sum, part, CollectiveOp::kMax),
+                   AllGather(part, whole)}));
   Device device(exe);
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> dist(-8.0f, 8.0f);
