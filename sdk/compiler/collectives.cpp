@@ -144,6 +144,8 @@ std::vector<unsigned> Compilation::ring_order() const {
 }
 
 std::vector<Compilation::RingPart> Compilation::ring_parts(CollectiveOptions options) const {
+  if (options.algorithm == CollectiveAlgorithm::kAuto)  // its size decides: the caller's
+    throw std::logic_error("ring_parts: the collective's algorithm was not chosen by size");
   std::vector<unsigned> order = ring_order();
   if (options.algorithm == CollectiveAlgorithm::kRing) return {{order, 0}};
   std::vector<unsigned> reverse(order.rbegin(), order.rend());

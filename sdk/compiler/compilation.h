@@ -71,8 +71,7 @@ class Compilation {
         options_(options),
         replicas_(graph.replicas()),
         replica_tiles_(graph.tiles()),
-        scheduler_(graph.target().machine, {options.action_gap, options.receive_setup,
-                                            options.action_slack, options.link_slack}) {}
+        scheduler_(graph.target().machine, ScheduleMargins::of(options)) {}
 
   Executable run(const std::vector<NamedProgram>& programs);
 
@@ -111,6 +110,7 @@ class Compilation {
     std::vector<unsigned> order;  // replicas round the ring
     size_t begin_fraction;        // 0: the first half of each chunk (or all of it), 1: the second
   };
+  // `options` chosen by size already (collective_algorithm): not kAuto.
   std::vector<RingPart> ring_parts(CollectiveOptions options) const;
   std::vector<unsigned> ring_order() const;
   // Elements [first, second) of chunk `chunk` of `elements` split into replicas in whole words

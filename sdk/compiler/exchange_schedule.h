@@ -51,6 +51,10 @@ struct TransferList {
 
 struct ScheduleMargins {
   uint32_t action_gap, receive_setup, action_slack, link_slack;  // CompileOptions' figures
+
+  static ScheduleMargins of(const CompileOptions& o) {
+    return {o.action_gap, o.receive_setup, o.action_slack, o.link_slack};
+  }
 };
 
 struct PhaseSchedule {

@@ -376,9 +376,7 @@ std::vector<double> scheduled_exchanges(const Target& target, const MatmulPlan& 
     all.tiles = static_cast<unsigned>(plan.options.tiles * groups);
     grouped_matmul(g, program, a, b, all, &plan);
   }
-  const CompileOptions defaults;
-  const ExchangeScheduler scheduler(target.machine, {defaults.action_gap, defaults.receive_setup,
-                                                     defaults.action_slack, defaults.link_slack});
+  const ExchangeScheduler scheduler(target.machine, ScheduleMargins::of(CompileOptions{}));
   // Each tensor placed as the compiler would (each piece at a word-aligned address of its
   // own on its tile), so that TransferList cuts and joins the copies as the compilation will.
   std::vector<std::vector<Placement>> placed(g.tensors().size());
