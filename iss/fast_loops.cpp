@@ -73,6 +73,8 @@ using namespace bodies;  // NOLINT(google-build-using-namespace): the bodies' vo
 #define MRET() FAST_LEAVE
 #undef WORKER_RUN
 #define WORKER_RUN() FAST_LEAVE
+#undef WORKER_RUN_ALL
+#define WORKER_RUN_ALL() FAST_LEAVE
 #undef WORKER_JOIN
 #define WORKER_JOIN() FAST_LEAVE
 #undef WORKER_EXIT

@@ -205,6 +205,23 @@ using fpu::float_of;
     }                                                                      \
     scheduling_changed = true;                                             \
   } while (0)
+// Every worker at once, as a vertex with six shares needs: each share then has its own
+// context. Started one by one with ipu.run, an early share's context could be free again and
+// taken by a later share before the last one started.
+#define WORKER_RUN_ALL()                                                                \
+  do {                                                                                  \
+    if (c.id != 0) ILLEGAL();                                                           \
+    if (exchange_phase_) {                                                              \
+      exchange_phase_ = false;                                                          \
+      block = StopReason::kExchangeEnd;                                                 \
+      break;                                                                            \
+    }                                                                                   \
+    for (unsigned w = 1; w <= workers_; ++w)                                            \
+      if (contexts_[w].state == ContextState::kRunning) stalled = true;                 \
+    if (!stalled)                                                                       \
+      for (unsigned w = 1; w <= workers_; ++w) start_worker(c, contexts_[w], RS1, RS2); \
+    scheduling_changed = true;                                                          \
+  } while (0)
 #define WORKER_JOIN()                                                   \
   do {                                                                  \
     if (c.id != 0) ILLEGAL();                                           \

@@ -62,9 +62,12 @@ struct ipu_action {
   uint32_t offset, kind, tile, words, address, dests;
 };
 
+/* A vertex whose codelet word has this bit runs on all six workers at once (ipu.runall), each
+ * finding its share from its context number; functions are 4-byte aligned, so the bit is free. */
+#define IPU_VERTEX_ALL_WORKERS 1u
+
 struct ipu_vertex {
-  uint32_t codelet; /* function address: void codelet(const void *state); 0: join the workers
-                     * first (before a six-worker vertex, so its copies take contexts 1-6) */
+  uint32_t codelet; /* function address: void codelet(const void *state), | IPU_VERTEX_ALL_WORKERS */
   uint32_t state;   /* address of the vertex's fields, one 32-bit word each */
 };
 

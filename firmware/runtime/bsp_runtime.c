@@ -8,64 +8,73 @@
 #include "ipu.h"
 #include "ipu_program.h"
 
-extern uint8_t __heap_start[];
+extern uint32_t __heap_start[]; /* word-aligned: the program's header is read a word at a time */
 
 #define EXIT_BAD_PROGRAM 71
 #define EXIT_LATE 70
 
-static uint64_t exchange_base;
+/* Exchange actions run at offsets from the cycle counter's low word at the phase's start. An
+ * offset is a difference from it under 2^31, so 32-bit arithmetic, modulo the word, is exact:
+ * reading and comparing the 64-bit counter cost about 15 issue slots an action. */
+static inline uint32_t cycles_low(void) { return IPU_CSR_READ(mcycle); }
 
-static void wait_until(uint32_t offset, const char *what) {
-  const uint64_t target = exchange_base + offset;
-  const uint64_t now = ipu_cycles();
-  if (now > target) {
-    printf("exchange %s late by %lu cycles on tile %u\n", what, (unsigned long)(now - target), ipu_tile_id());
-    ipu_exit(EXIT_LATE);
-  }
-  if (target > now + 4) ipu_wait_cycles((unsigned)(target - now - 4));
+static void __attribute__((noinline, noreturn)) late(const char *what, uint32_t by) {
+  printf("exchange %s late by %lu cycles on tile %u\n", what, (unsigned long)by, ipu_tile_id());
+  ipu_exit(EXIT_LATE);
 }
 
-/* Out of line, so that the exchange's own actions keep the cost the compiler's schedule
- * assumes. */
-static void __attribute__((noinline)) remote_transfer(const struct ipu_action *a) {
-  const uint64_t address = (uint64_t)a->dests << 32 | a->tile;
-  if (a->kind == IPU_ACTION_SM_WRITE) {
-    wait_until(a->offset, "remote write");
-    ipu_sm_write(address, (const void *)(uintptr_t)a->address, a->words);
-  } else if (a->kind == IPU_ACTION_SM_READ) {
-    wait_until(a->offset, "remote read");
-    ipu_sm_read(address, (void *)(uintptr_t)a->address, a->words);
-  } else {
-    ipu_exit(EXIT_BAD_PROGRAM);
-  }
+/* Waits until `offset` cycles into the phase that began at `base`; an action already late
+ * stops the tile. The wait ends WAIT_EARLY cycles before the offset: the issue slots from the
+ * counter's read to the wait itself (at least six instructions). An action then issues a
+ * fixed number of cycles after its offset, under CompileOptions::action_slack. */
+#define WAIT_EARLY 36
+static inline __attribute__((always_inline)) void wait_until(uint32_t base, uint32_t offset,
+                                                            const char *what) {
+  const int32_t ahead = (int32_t)(base + offset - cycles_low());
+  if (ahead < 0) late(what, (uint32_t)-ahead);
+  if (ahead > WAIT_EARLY) ipu_wait_cycles((unsigned)ahead - WAIT_EARLY);
 }
 
-static void run_exchange(const struct ipu_action *a, uint32_t count, uint32_t end) {
-  for (uint32_t i = 0; i < count; ++i, ++a) {
-    switch (a->kind) {
-      case IPU_ACTION_RECEIVE:
-        wait_until(a->offset, "receive");
-        ipu_listen(a->tile);
-        ipu_receive_into((void *)(uintptr_t)a->address, a->words);
-        break;
-      case IPU_ACTION_SEND:
-        wait_until(a->offset, "send");
-        ipu_send((const void *)(uintptr_t)a->address, a->words, (const ipu_destinations *)(uintptr_t)a->dests);
-        break;
-      case IPU_ACTION_COPY: {
-        /* Word by word: picolibc's memcpy moves bytes, four times slower than the compiler's
-         * cost model assumes. */
-        uint32_t *to = (uint32_t *)(uintptr_t)a->dests;
-        const uint32_t *from = (const uint32_t *)(uintptr_t)a->address;
-        const uint32_t *const end = from + a->words; /* 5 instructions a word: 30 cycles */
-        while (from != end) *to++ = *from++;
-        break;
-      }
-      default:
-        remote_transfer(a);
+/* Out of line: a copy's word loop is long (the compiler emits none today; the format keeps
+ * it), and the other actions' code stays short. */
+static void __attribute__((noinline)) copy_words(const struct ipu_action *a) {
+  /* Word by word: picolibc's memcpy moves bytes, four times slower than a word loop. */
+  uint32_t *to = (uint32_t *)(uintptr_t)a->dests;
+  const uint32_t *from = (const uint32_t *)(uintptr_t)a->address;
+  const uint32_t *const end = from + a->words; /* 5 instructions a word: 30 cycles */
+  while (from != end) *to++ = *from++;
+}
+
+/* Syncs with `group`, then runs the phase's actions at their offsets and ends the phase at
+ * `end`. Everything an action needs is at hand before the sync, so that the first can be a
+ * gap (CompileOptions::action_gap) after it. */
+static void run_exchange(uint32_t group, const struct ipu_action *a, uint32_t count, uint32_t end) {
+  const struct ipu_action *const last = a + count;
+  ipu_sync(group);
+  const uint32_t base = cycles_low();
+  for (; a != last; ++a) {
+    const uint32_t kind = a->kind;
+    if (kind == IPU_ACTION_SEND) {
+      wait_until(base, a->offset, "send");
+      ipu_send((const void *)(uintptr_t)a->address, a->words, (const ipu_destinations *)(uintptr_t)a->dests);
+    } else if (kind == IPU_ACTION_RECEIVE) {
+      wait_until(base, a->offset, "receive");
+      ipu_listen(a->tile);
+      ipu_receive_into((void *)(uintptr_t)a->address, a->words);
+    } else if (kind == IPU_ACTION_SM_READ || kind == IPU_ACTION_SM_WRITE) {
+      wait_until(base, a->offset, "remote transfer");
+      ipu_sm_set_address((uint64_t)a->dests << 32 | a->tile);
+      if (kind == IPU_ACTION_SM_READ)
+        ipu_sm_read_words((void *)(uintptr_t)a->address, a->words);
+      else
+        ipu_sm_write_words((const void *)(uintptr_t)a->address, a->words);
+    } else if (kind == IPU_ACTION_COPY) {
+      copy_words(a);
+    } else {
+      ipu_exit(EXIT_BAD_PROGRAM);
     }
   }
-  if (count != 0 || end != 0) wait_until(end, "end"); /* end 0: the chip sits the phase out */
+  if (count != 0 || end != 0) wait_until(base, end, "end"); /* end 0: the chip sits the phase out */
   ipu_listen(0xffffffffu);
   ipu_exchange_end();
 }
@@ -82,32 +91,31 @@ int main(void) {
   static uint32_t returns[8]; /* the steps after the calls in progress */
   static uint32_t stream_uses[IPU_STREAM_SLOT_COUNTERS];
   unsigned calls = 0;
-  for (uint32_t pc = 0; pc < p->step_count;) {
+  const uint32_t step_count = p->step_count;
+  for (uint32_t pc = 0; pc < step_count;) {
     const struct ipu_step *s = &steps[pc];
     switch (s->op) {
       case IPU_STEP_END: return 0;
       case IPU_STEP_EXECUTE:
         for (uint32_t v = s->a; v < s->a + s->b; ++v) {
-          if (vertices[v].codelet == 0) { /* a six-worker vertex follows: on contexts 1 to 6 */
-            ipu_join();
-            continue;
-          }
-          ipu_run((void (*)(void *))(uintptr_t)vertices[v].codelet, (void *)(uintptr_t)vertices[v].state);
+          const uint32_t codelet = vertices[v].codelet;
+          void *const state = (void *)(uintptr_t)vertices[v].state;
+          if (codelet & IPU_VERTEX_ALL_WORKERS)
+            ipu_runall((void (*)(void *))(uintptr_t)(codelet & ~IPU_VERTEX_ALL_WORKERS), state);
+          else
+            ipu_run((void (*)(void *))(uintptr_t)codelet, state);
         }
         ipu_join();
         ++pc;
         break;
       case IPU_STEP_SYNC:
         ipu_sync(s->a);
-        exchange_base = ipu_cycles();
         ipu_exchange_end();
         ++pc;
         break;
       case IPU_STEP_EXCHANGE:
       case IPU_STEP_EXCHANGE_EXTERNAL:
-        ipu_sync(s->op == IPU_STEP_EXCHANGE ? 0 : IPU_SYNC_EXTERNAL);
-        exchange_base = ipu_cycles();
-        run_exchange(&actions[s->a], s->b, s->c);
+        run_exchange(s->op == IPU_STEP_EXCHANGE ? 0 : IPU_SYNC_EXTERNAL, &actions[s->a], s->b, s->c);
         ++pc;
         break;
       case IPU_STEP_HOST_SYNC:

@@ -42,20 +42,25 @@ struct CompileOptions {
   // removed when the compilation ends.
   std::string work_dir;
   HostLink host_link = HostLink::kAuto;
-  // Cycles the firmware runtime needs between two exchange actions on a tile, and before an
-  // arrival to have its receiver set up; the schedule keeps these margins.
-  unsigned action_gap = 240;
-  unsigned receive_setup = 120;
-  // The most cycles the runtime issues an action after its scheduled offset (waiting, CSR
-  // writes): arrivals can be that late, so a tile's next receive waits that much longer.
+  // Cycles the firmware runtime (firmware/runtime/bsp_runtime.c) needs between two exchange
+  // actions on a tile, and before an arrival to have its receiver set up; the schedule keeps
+  // these margins. An action's code, from the counter's read to its instruction, is 13
+  // supervisor issues, and the loop from one action to the next one's read about 7: 120 cycles
+  // leave the next action's wait at least 42 cycles, more than the 36 its wait ends early, so
+  // every action issues exactly 36 cycles after its offset.
+  unsigned action_gap = 120;
+  unsigned receive_setup = 48;
+  // The most cycles the runtime issues an action after its scheduled offset (36, above, and an
+  // issue period): arrivals can be that late, so a tile's next receive waits that much longer.
   // Must stay below receive_setup, so a receive is always in place before its first word.
-  unsigned action_slack = 64;
+  unsigned action_slack = 42;
   // How much later than another send a send may reach its IPU-Link, beyond their scheduled
-  // offsets: the cycles a link lane stays reserved after a send's last word. A send waits for
-  // its offset (the action gap leaves it a wait of more than one issue period) and runs the same
-  // code from there to its first word, so sends reach their links equally late; the margin is
-  // one supervisor issue period, should a wait end within one.
-  unsigned link_slack = 6;
+  // offsets: the cycles a link lane stays reserved after a send's last word. Every send issues
+  // exactly 36 cycles after its offset (the action gap leaves each wait more than the 36 cycles
+  // it ends early; firmware/runtime/bsp_runtime.c), and runs the same code from there to its
+  // first word, so sends reach their links equally late and a lane needs no margin. Raise it
+  // with a smaller action_gap, where a wait may not be needed and a send issues later.
+  unsigned link_slack = 0;
   // Over the gateway, a host-to-device stream has two buffers in streaming memory, which its
   // uses take in turn: while the tiles read one use's batch, the host's RoCE leg fills the
   // other with the next use's, as Poplar's prefetching streams do (the runtime starts it as

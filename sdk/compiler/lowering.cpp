@@ -26,19 +26,13 @@ void Compilation::add_vertex(unsigned tile, const std::string& codelet,
   exe_.vertex_sites[{tile, at}] = compute_set;
   auto& range = cs_range_[tile][compute_set];
   if (range.second == 0) range.first = static_cast<uint32_t>(vertices_[tile].size());
-  // A six-worker vertex is six table entries sharing one state: the runtime starts each. Each
-  // copy finds its share from its context, so the six must run on six different contexts: a
-  // join marker (codelet 0) before them has the runtime wait for every worker to be idle, and
-  // ipu.run then starts them on contexts 1 to 6 in turn. Without it, a copy started while an
-  // earlier vertex still ran could take a context a sibling had used, and a share go undone.
-  if (workers > 1) {
-    ++range.second;
-    vertices_[tile].push_back({0, 0});
-  }
-  for (unsigned w = 0; w < workers; ++w) {
-    ++range.second;
-    vertices_[tile].push_back({firmware_.symbols.at(codelet), at});
-  }
+  // A six-worker vertex is one table entry the runtime starts with ipu.runall: every copy of it
+  // finds its share from its context, so the six must start together on contexts 1 to 6.
+  // Started one by one with ipu.run, a copy that finished before the last one started freed a
+  // context the next copy then took, and a share went undone.
+  const uint32_t function = firmware_.symbols.at(codelet);
+  ++range.second;
+  vertices_[tile].push_back({workers > 1 ? function | IPU_VERTEX_ALL_WORKERS : function, at});
 }
 
 void Compilation::add_graph_vertices(const std::vector<NamedProgram>& programs) {

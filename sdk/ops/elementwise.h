@@ -136,7 +136,7 @@ void adam(Graph& graph, Program& program, Tensor w, Tensor g, Tensor m, Tensor v
 
 // y = x^T for an f32 matrix x [R x C]: y [C x R], its rows spread over the tiles x uses (whole
 // rows each). Each tile gathers its columns of every row of x (R runs of the exchange: about
-// R x 240 cycles on every tile, the runtime's action gap) and writes them as its rows of y.
+// R x 120 cycles on every tile, the runtime's action gap) and writes them as its rows of y.
 Tensor transpose(Graph& graph, Program& program, Tensor x, const std::string& name);
 
 // Embedding lookup and its gradient, feature-major: the table is stored transposed, [H x V]

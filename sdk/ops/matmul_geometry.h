@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "sdk/compiler/compiler.h"
 #include "sdk/ops/matmul.h"
 
 namespace ipu::sdk::ops::detail {
@@ -23,9 +24,10 @@ inline size_t round_even(size_t x) { return (x + 1) & ~size_t{1}; }
 
 // The cost model's figures (docs/ops.md says where each comes from).
 // Exchange: a tile receives one word a cycle; each receive after the first waits for the
-// previous one's last word plus the scheduler's slack and set-up (CompileOptions: 64 + 120), and
-// a tile's sends are at least an action gap (240) apart.
-constexpr double kReceiveGap = 64 + 120, kSendGap = 240;
+// previous one's last word plus the scheduler's slack and set-up, and a tile's sends are at
+// least an action gap apart (CompileOptions' defaults: the runtime's costs).
+inline const double kReceiveGap = CompileOptions{}.action_slack + CompileOptions{}.receive_setup;
+inline const double kSendGap = CompileOptions{}.action_gap;
 // A step of the program beyond its exchange's schedule or its compute set's vertices: its sync
 // and the runtime's dispatch (bench/matmul_planned: 4306 cycles over the 7 steps of every
 // case with pk > 1, whatever the shape).

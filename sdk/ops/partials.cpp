@@ -1,10 +1,10 @@
 // Column sums of partial rows spread over many tiles, by a tree (sdk/ops/op_support.h): a row
 // gathered whole to one tile would not fit it (1024 partials of 1024 columns are 4 MB), and a
-// tile's exchange actions are 240 cycles apart, so no tile may receive a piece from each of a
-// thousand others either. Each level sums groups of kPartialFanIn rows: a group's columns are cut
-// into chunks, one for each of the group's tiles, and each such tile gathers its chunk of every
-// row of the group and adds them in order (sum_rows_in_order_f32). Every group of a level shares
-// one exchange and one compute set.
+// tile's exchange actions are an action gap (120 cycles) apart, so no tile may receive a piece from
+// each of a thousand others either. Each level sums groups of kPartialFanIn rows: a group's columns
+// are cut into chunks, one for each of the group's tiles, and each such tile gathers its chunk of
+// every row of the group and adds them in order (sum_rows_in_order_f32). Every group of a level
+// shares one exchange and one compute set.
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -81,7 +81,7 @@ EncoderWeights add_encoder_weights(Graph& g, const EncoderShape& s, const Encode
   w.ffn_out = create_matmul_input(g, {T, F, H}, false, o.name + ".ffn_out", mo);
   // A vector whole on one tile (a different one each): the operations that use it multicast it
   // to their tiles, one send, where a vector spread element by element would make every tile
-  // receive a piece from each of its tiles, 240 cycles apart.
+  // receive a piece from each of its tiles, an action gap (120 cycles) apart.
   unsigned next_tile = 0;
   const auto vector = [&](size_t n, const char* what) {
     const Tensor t = g.add_variable(DType::kF32, {n}, o.name + what);

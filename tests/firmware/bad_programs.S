@@ -67,6 +67,20 @@ worker_starts_worker:
 1:
   .insn r 0x0b, 0, 0, a0, t0, zero   /* ipu.run on a worker: illegal */
 
+  .globl worker_starts_all_workers
+worker_starts_all_workers:
+  la    t0, 1f
+  .insn r 0x0b, 0, 0, a0, t0, zero   /* ipu.run: starts worker 1 at 1f */
+  .insn r 0x0b, 1, 0, x0, x0, x0     /* ipu.join */
+1:
+  .insn r 0x0b, 0, 1, x0, t0, zero   /* ipu.runall on a worker: illegal */
+
+  .globl runall_waits_for_a_worker
+runall_waits_for_a_worker:
+  la    t0, endless_loop
+  .insn r 0x0b, 0, 0, a0, t0, zero   /* ipu.run: worker 1 never ends */
+  .insn r 0x0b, 0, 1, x0, t0, zero   /* ipu.runall: stalls while worker 1 runs */
+
   .globl worker_exits_program
 worker_exits_program:
   la    t0, 1f

@@ -23,8 +23,8 @@ int scale(int factor) {
   return total;
 }
 
-void worker_job(void *arg) {
-  int *out = arg;
+void worker_job(void *arg) { /* arg: worker_results, one result for each worker context */
+  int *out = (int *)arg + (ipu_context_id() - 1);
   const int job = (int)(out - worker_results);
   *out = square(job + 1) + (int)ipu_context_id();
 }
@@ -35,7 +35,7 @@ int main(void) {
   ipu_sync(0);
   int jobs = 0;
   if (me == 3) {
-    for (int w = 0; w < IPU_WORKER_CONTEXTS; ++w) ipu_run(worker_job, &worker_results[w]);
+    ipu_runall(worker_job, worker_results);
     ipu_join();
     for (int w = 0; w < IPU_WORKER_CONTEXTS; ++w) jobs += worker_results[w];
   }

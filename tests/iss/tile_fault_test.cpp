@@ -120,6 +120,20 @@ TEST_F(BadProgram, FaultOnAWorkerNamesTheWorker) {
   EXPECT_THAT(fault().message, HasSubstr("ipu.run a0,t0,zero"));
 }
 
+TEST_F(BadProgram, StartingAllWorkersFromAWorkerIsIllegal) {
+  ASSERT_EQ(run_from("worker_starts_all_workers"), StopReason::kFault);
+  EXPECT_EQ(fault().context, 1u);
+  EXPECT_EQ(fault().cause, TrapCause::kIllegalInstruction);
+  EXPECT_THAT(fault().message, HasSubstr("ipu.runall t0,zero"));
+}
+
+TEST_F(BadProgram, StartingAllWorkersWaitsForARunningOne) {
+  ASSERT_EQ(run_from("runall_waits_for_a_worker", 100000), StopReason::kCycleLimit);
+  EXPECT_EQ(h.core.context(1).runs, 1u);  // started once, by ipu.run; runall never went ahead
+  for (unsigned w = 2; w <= 6; ++w) EXPECT_EQ(h.core.context(w).runs, 0u) << "worker " << w;
+  EXPECT_THAT(h.core.describe_running_contexts(), HasSubstr("ipu.runall"));
+}
+
 TEST_F(BadProgram, ExitFromAWorkerEndsTheProgram) {
   ASSERT_EQ(run_from("worker_exits_program"), StopReason::kExited);
   EXPECT_EQ(h.core.exit_status(), 5);

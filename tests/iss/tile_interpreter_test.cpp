@@ -88,7 +88,7 @@ void expect_same(const std::function<void(CoreHarness&)>& load, const std::strin
 
 TEST(TileInterpreter, FastLoopsMatchTheGeneralLoopOnEveryTestFirmware) {
   for (const char* name : {"hello", "tohost", "trap_handler", "workers", "worker_cycles",
-                           "null_deref", "simd_intrinsics", "amp_matmul"}) {
+                           "runall_cycles", "null_deref", "simd_intrinsics", "amp_matmul"}) {
     const std::string path = std::string(IPU_TEST_FIRMWARE_DIR) + "/" + name + ".elf";
     expect_same([&path](CoreHarness& h) { h.load_elf(path); }, name);
   }

@@ -16,6 +16,7 @@ namespace {
 
 using iss::StopReason;
 using ::testing::ElementsAre;
+using ::testing::UnorderedElementsAre;
 
 std::string firmware(const char* name) {
   return std::string(IPU_TEST_FIRMWARE_DIR) + "/" + name + ".elf";
@@ -29,6 +30,18 @@ TEST(TileProgram, ConsoleLinesArePrefixedByContextAndExitStatusIsReturned) {
   EXPECT_THAT(h.console, ElementsAre("c0: hello, tile", "c0: pi is about 3.1416",
                                      "c0: partial line without newline...finished",
                                      "c1: worker 1 says hi", "c0: no newline at the end"));
+}
+
+TEST(TileProgram, EachWorkerKeepsItsOwnThreadLocalStorageAcrossRuns) {
+  // tests/firmware/worker_tls.c: .tdata starts at 100, .tbss at 0; worker w adds w, then 10 w.
+  CoreHarness h;
+  h.load_elf(firmware("worker_tls"));
+  ASSERT_EQ(h.run(), StopReason::kExited) << h.core.fault().message;
+  EXPECT_EQ(h.core.exit_status(), 0);
+  EXPECT_THAT(h.console, UnorderedElementsAre("c1: worker 1: 111 2", "c2: worker 2: 122 2",
+                                              "c3: worker 3: 133 2", "c4: worker 4: 144 2",
+                                              "c5: worker 5: 155 2", "c6: worker 6: 166 2",
+                                              "c0: supervisor: 100 0"));
 }
 
 TEST(TileProgram, TohostStoreEndsTheRun) {
@@ -74,6 +87,23 @@ TEST(TileProgram, WorkerStartAndJoinCyclesMatchTheHandDerivation) {
     EXPECT_EQ(c.instret, 22u) << "worker " << w;                // L = 2N + 2
     EXPECT_EQ(c.active_cycles, 6u * 21 + 1) << "worker " << w;  // first issue to wexit
     EXPECT_EQ(c.started_at, 18u + 7 * (w - 1)) << "worker " << w;
+  }
+}
+
+TEST(TileProgram, StartingAllWorkersAtOnceMatchesTheHandDerivation) {
+  // See tests/firmware/runall_cycles.S for the derivation (N = 10).
+  CoreHarness h;
+  h.load_elf(firmware("runall_cycles"));
+  ASSERT_EQ(h.run(), StopReason::kExited) << h.core.fault().message;
+  EXPECT_EQ(h.core.exit_status(), 151);  // mcycle read after the join
+  EXPECT_EQ(h.core.cycles(), 164u);
+  const iss::Context& supervisor = h.core.context(0);
+  EXPECT_EQ(supervisor.instret, 7u);  // auipc addi runall join csrr li ecall
+  for (unsigned w = 1; w <= 6; ++w) {
+    const iss::Context& c = h.core.context(w);
+    EXPECT_EQ(c.runs, 1u) << "worker " << w;
+    EXPECT_EQ(c.instret, 22u) << "worker " << w;  // L = 2N + 2
+    EXPECT_EQ(c.started_at, w == 1 ? 18u : 11u + w) << "worker " << w;
   }
 }
 

@@ -243,6 +243,26 @@ TEST(SdkMachine, SeveralRegionCopiesShareOneExchangePhase) {
   EXPECT_EQ(ds, cs);
 }
 
+// A schedule the runtime cannot keep (here an action gap of 60 cycles, half the runtime's cost
+// of an action) never moves words silently late: tile 0's second send comes too late to be
+// done at its offset (the runtime would stop the tile with status 70, "exchange send late"),
+// and before that the receiving tile's phase ends without its words, which the exchange
+// reports, naming the tile, the buffer and the cycles.
+TEST(SdkMachineErrors, AScheduleTheRuntimeCannotKeepIsAClearError) {
+  Graph g(Target::preset("mk2", 4));
+  const Tensor x = g.add_variable(DType::kF32, {8}, "x");
+  const Tensor y = g.add_variable(DType::kF32, {8}, "y");
+  g.set_tile_mapping(x, 0);
+  g.set_tile_mapping(y, {{0, 4, 1}, {4, 8, 2}});  // two sends from tile 0
+  CompileOptions options;
+  options.action_gap = 60;
+  Device device(compile(g, Copy(x, y), options));
+  EXPECT_THAT([&] { device.run(); },
+              ::testing::ThrowsMessage<DeviceError>(::testing::ContainsRegex(
+                  "exchange schedule error: tile 2: receive buffer at 0x[0-9a-f]+ expected 4 "
+                  "words but got 0 before the end of the tile's exchange phase at cycle [0-9]+")));
+}
+
 TEST(SdkMachineErrors, ARegionCopyPairOfAnotherSizeIsNamed) {
   Graph g(Target::preset("m2000", 4));
   const Tensor a = g.add_variable(DType::kF32, {64}, "a"),
@@ -288,15 +308,16 @@ TEST(SdkMachine, TheScheduleKeepsEachLinkWithinItsRate) {
 
 // Four tiles of chip 0 whose words all take link 0 of the rung (tiles 0, 6, 12 and 18 of a
 // bundle of 6) send 32 words each to chip 1. A Mk2 link direction carries three tiles' sends at
-// once, so the fourth waits for a lane. By hand (action gap 240, receive setup 120, link slack
-// 6; first word on the link 1 + 16 cycles after the send; latency 2 x 16 + 133 = 165): the
-// first three send at 240; their lanes are free at 240 + 17 + 32 + 6 = 295, so the fourth
-// sends at 295 - 17 = 278. Its last word arrives at 278 + 1 + 165 + 32 = 476, and may be an
-// action slack (64) late; its sender's action ends at 278 + 240 = 518, so the phase ends at
-// 476 + 64 = 540. On the machine the link
-// carries words from the first send's first to the fourth's last, 278 + 31 - 240 = 69 cycles:
+// once, so the fourth waits for a lane. By hand (action gap 120, receive setup 48, action slack
+// 42, link slack 0; first word on the link 1 + 16 cycles after the send; latency 2 x 16 + 133 =
+// 165): every receiver listens at 120 (a gap into the phase), so the senders may start at
+// 120 + 48 - 165 - 1 = 2, and their first slot is 120. The first three send at 120; their lanes
+// are free at 120 + 17 + 32 = 169, so the fourth sends at 169 - 17 = 152. Its last word arrives
+// at 152 + 1 + 165 + 32 = 350, and may be an action slack late; its sender's action ends at
+// 152 + 120 = 272, so the phase ends at 350 + 42 = 392. On the machine the link carries words
+// from the first send's first to the fourth's last, 152 + 31 - 120 = 63 cycles without a gap:
 // every send reaches the link exactly as late after its offset as the others.
-TEST(SdkMachine, AFourthSendOnALinkWaitsForALaneAndTheLinkSlack) {
+TEST(SdkMachine, AFourthSendOnALinkWaitsForALane) {
   Graph g(Target::preset("m2000", 24));
   const Tensor x = g.add_variable(DType::kF32, {4 * 32}, "x");
   const Tensor y = g.add_variable(DType::kF32, {4 * 32}, "y");
@@ -310,7 +331,7 @@ TEST(SdkMachine, AFourthSendOnALinkWaitsForALaneAndTheLinkSlack) {
   const Executable exe = compile(g, Copy(x, y));
   const auto exchanges = manifest_steps(exe, "exchange_external");
   ASSERT_EQ(exchanges.size(), 1u);
-  EXPECT_EQ(exchanges[0]["end_cycles"], 540u);
+  EXPECT_EQ(exchanges[0]["end_cycles"], 392u);
 
   Device device(exe);
   const std::vector<float> xs = iota_floats(4 * 32, 1.0f);
@@ -324,7 +345,7 @@ TEST(SdkMachine, AFourthSendOnALinkWaitsForALaneAndTheLinkSlack) {
   ASSERT_EQ(bundle.a, 0u);
   const auto& used = bundle.links[0]->counters(0);
   EXPECT_EQ(used.words, 4u * 32u);
-  EXPECT_EQ(used.last_cycle - used.first_cycle, 69u);
+  EXPECT_EQ(used.last_cycle - used.first_cycle, 63u);
   for (size_t l = 1; l < bundle.links.size(); ++l)
     EXPECT_EQ(bundle.links[l]->counters(0).words, 0u) << "link " << l;
 }
@@ -522,19 +543,19 @@ INSTANTIATE_TEST_SUITE_P(
 
 // One tile per chip, 8 elements, 4 replicas on the ring 0, 2, 3, 1: every step sends 2 words
 // from each chip to the next one IPU-Link hop away (latency 2 x 16 + 133 = 165 cycles on Mk2).
-// The schedule, by hand (action gap 240, receive setup 120, slack 64): the first transfer's
-// sender starts at 240 and its receiver listens at 240; the others send at 480, after their own
-// receive action at 240 (the last one's receiver, chip 0, listens at 480, after its send at
-// 240); their last words arrive at 480 + 1 + 165 + 1 = 647 (the receive done at 648, and a
-// slack later 712); the last actions end at 480 + 240 = 720, which ends the phase. All six steps
-// (3 reduce-scatter, 3 all-gather) are the same.
+// The schedule, by hand (action gap 120, receive setup 48, action slack 42): the first
+// transfer's sender starts at 120 and its receiver listens at 120; the others send at 240, after
+// their own receive action at 120 (the last one's receiver, chip 0, listens at 240, after its
+// send at 120); their last words arrive at 240 + 1 + 165 + 1 = 407 (the receive done at 408,
+// and a slack later 450, which ends the phase: the last actions end at 240 + 120 = 360). All
+// six steps (3 reduce-scatter, 3 all-gather) are the same.
 TEST(SdkMachine, ARingStepIsTimedToTheCycle) {
   Graph g(Target::preset("m2000", 1, 4));
   const Tensor x = g.add_variable(DType::kF32, {8}, "x");
   g.set_tile_mapping(x, 0);
   const Executable exe = compile(g, AllReduce(x, CollectiveOp::kSum, {CollectiveAlgorithm::kRing}));
   const auto steps = manifest_steps(exe, "exchange_external");
-  for (size_t i = 0; i < steps.size(); ++i) EXPECT_EQ(steps[i]["end_cycles"], 720u) << "step " << i;
+  for (size_t i = 0; i < steps.size(); ++i) EXPECT_EQ(steps[i]["end_cycles"], 450u) << "step " << i;
   EXPECT_EQ(steps.size(), 6u);
 
   Device device(exe);
@@ -543,16 +564,17 @@ TEST(SdkMachine, ARingStepIsTimedToTheCycle) {
     device.write_tensor("x", r, xs.data(), 32);
   }
   device.run();
-  // On the machine: each step's last word arrives 647 cycles after the step's exchange base
-  // plus the runtime's fixed cost from the release to a send's first word (reading the base
-  // after the sync, then issuing the send: within receive setup + slack): the same every step.
+  // On the machine: each step's last word arrives 407 cycles after the step's exchange base
+  // plus the runtime's fixed cost from the release to a send's first word: the base is read at
+  // the release's first issue, and every send issues 36 cycles after its offset (the action
+  // slack less an issue period). The same every step.
   std::vector<uint64_t> last;
   for (const auto& e : device.machine().exchange().records())
     if (e.chip_words > 0) last.push_back(e.last_arrival - e.release);
   ASSERT_EQ(last.size(), 6u);
   for (uint64_t l : last) EXPECT_EQ(l, last.front());
-  EXPECT_GE(last.front(), 647u);
-  EXPECT_LT(last.front(), 647u + 120u + 64u);
+  EXPECT_GE(last.front(), 407u + 36u);
+  EXPECT_LE(last.front(), 407u + 42u);
   std::vector<float> xs(8);
   device.read_tensor("x", 3, xs.data(), 32);
   for (int i = 0; i < 8; ++i) EXPECT_EQ(xs[i], 4.0f * i + 60.0f) << i;

@@ -53,10 +53,11 @@ constexpr uint32_t ecall() { return 0x00000073; }
 constexpr uint32_t ebreak() { return 0x00100073; }
 constexpr uint32_t mret() { return 0x30200073; }
 constexpr uint32_t nop() { return addi(0, 0, 0); }
-// Xipu (custom-0): ipu.run rd, rs1, rs2; ipu.join; ipu.wexit.
+// Xipu (custom-0): ipu.run rd, rs1, rs2; ipu.runall rs1, rs2; ipu.join; ipu.wexit.
 constexpr uint32_t ipu_run(uint32_t rd, uint32_t rs1, uint32_t rs2) {
   return R(0x0b, 0, 0, rd, rs1, rs2);
 }
+constexpr uint32_t ipu_runall(uint32_t rs1, uint32_t rs2) { return R(0x0b, 0, 1, 0, rs1, rs2); }
 constexpr uint32_t ipu_join() { return R(0x0b, 1, 0, 0, 0, 0); }
 constexpr uint32_t ipu_wexit() { return R(0x0b, 2, 0, 0, 0, 0); }
 
