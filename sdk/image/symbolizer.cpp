@@ -121,10 +121,18 @@ struct Symbolizer::Impl {
     sort_functions();
   }
 
+  // By address; aliases of one address in a fixed order, so that every build names a pc alike
+  // (std::sort alone left them in an order that differed between -O1 and -O2 builds). The last
+  // of them is the one reports use: the public name (vfprintf, not picolibc's __d_vfprintf).
   void sort_functions() {
+    const auto underscores = [](const std::string& n) { return n.find_first_not_of('_'); };
     for (auto* symbols : {&functions, &objects})
-      std::sort(symbols->begin(), symbols->end(),
-                [](const Function& a, const Function& b) { return a.begin < b.begin; });
+      std::sort(symbols->begin(), symbols->end(), [&](const Function& a, const Function& b) {
+        if (a.begin != b.begin) return a.begin < b.begin;
+        if (underscores(a.name) != underscores(b.name))
+          return underscores(a.name) > underscores(b.name);
+        return a.name > b.name;
+      });
   }
 
   // The symbol of `symbols` (sorted) covering address, or nullptr.

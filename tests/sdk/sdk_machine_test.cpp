@@ -249,6 +249,11 @@ TEST(SdkMachine, SeveralRegionCopiesShareOneExchangePhase) {
 // and before that the receiving tile's phase ends without its words, which the exchange
 // reports, naming the tile, the buffer and the cycles.
 TEST(SdkMachineErrors, AScheduleTheRuntimeCannotKeepIsAClearError) {
+#if defined(__SANITIZE_ADDRESS__)
+  // SystemC switches coroutine stacks without telling ASan, so an exception after sc_start()
+  // leaves stale stack shadow and ASan reports false stack errors; the Release run checks this.
+  GTEST_SKIP() << "exceptions after SystemC simulation confuse AddressSanitizer's stack shadow";
+#endif
   Graph g(Target::preset("mk2", 4));
   const Tensor x = g.add_variable(DType::kF32, {8}, "x");
   const Tensor y = g.add_variable(DType::kF32, {8}, "y");

@@ -46,7 +46,8 @@ TEST(Symbolizer, EveryFunctionSymbolNamesItsOwnFirstInstruction) {
   const sdk::Symbolizer symbols(firmware("hello"));
   const sdk::ElfImage image = sdk::read_elf(firmware("hello"));
   EXPECT_GT(symbols.functions(), 5u);
-  for (const char* name : {"main", "console_put", "printf", "vfprintf"}) {
+  // vfprintf and picolibc's __d_vfprintf share an address: the public name wins, in every build.
+  for (const char* name : {"main", "console_put", "printf", "puts", "vfprintf"}) {
     ASSERT_TRUE(image.symbols.count(name)) << name;
     EXPECT_THAT(symbols.locate(image.symbols.at(name)), StartsWith(name)) << name;
   }
