@@ -60,12 +60,19 @@ void Compilation::lay_out() {
         over.begin(), over.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
     const TileMemory& m = memory_[worst->first];
     const uint64_t free = m.limit - heap_start_;
-    std::map<unsigned, unsigned> per_chip;
-    for (const auto& entry : over) ++per_chip[entry.first / graph_.target().chip().tiles];
+    // Each chip's count and its fullest tile: a stage of a pipeline is a chip, and each stage
+    // may overflow for reasons of its own.
+    std::map<unsigned, std::pair<unsigned, std::pair<uint64_t, unsigned>>> per_chip;
+    for (const auto& [tile, bytes] : over) {
+      auto& [count, fullest] = per_chip[tile / graph_.target().chip().tiles];
+      ++count;
+      fullest = std::max(fullest, std::make_pair(bytes, tile));
+    }
     std::vector<std::string> chips;
     chips.reserve(per_chip.size());
-    for (const auto& [chip, count] : per_chip)
-      chips.push_back(fmt::format("chip {}: {}", chip, count));
+    for (const auto& [chip, entry] : per_chip)
+      chips.push_back(fmt::format("chip {}: {}, the fullest {} with {} bytes", chip, entry.first,
+                                  where(entry.second.second), entry.second.first));
     std::string contents;
     for (const auto& [what, bytes] : m.contents)
       contents += fmt::format("\n  {} bytes: {}", bytes, what);

@@ -1057,7 +1057,8 @@ TEST(SdkErrors, CodeletThatDoesNotCompileReportsFileAndLine) {
                   HasSubstr("undefined_variable"))));
 }
 
-// Of the tiles over, the fullest is named with what it holds, and the others counted by chip.
+// Of the tiles over, the fullest is named with what it holds, and the others counted by chip,
+// with each chip's fullest.
 TEST(SdkErrors, TileMemoryOverflowNamesTileAndTensors) {
   Graph g(Target::preset("mk2", 3));
   const Tensor big = g.add_variable(DType::kF32, {100000}, "big");       // 400,000 bytes
@@ -1070,7 +1071,8 @@ TEST(SdkErrors, TileMemoryOverflowNamesTileAndTensors) {
               ::testing::ThrowsMessage<CompileError>(::testing::AllOf(
                   HasSubstr("tile 1 needs"), HasSubstr("400000 bytes: tensor 'big' [0, 100000)"),
                   HasSubstr("240000 bytes: tensor 'bigger' [0, 60000)"),
-                  HasSubstr("the fullest of the 2 tiles of 3 that do not fit (chip 0: 2)"),
+                  HasSubstr("the fullest of the 2 tiles of 3 that do not fit (chip 0: 2, the "
+                            "fullest tile 1 with "),
                   ::testing::Not(HasSubstr("tensor 'over'")))));
 }
 
