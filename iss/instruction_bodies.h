@@ -186,14 +186,18 @@ using fpu::float_of;
                 kMstatusMpie;                                                                 \
     c.last_jump_from = pc;                                                                    \
   } while (0)
+// Starting workers: the supervisor's only, and outside an exchange phase (a start in one ends
+// the phase first, without retiring: `break` leaves the caller's do-while).
+#define WORKER_START_ALLOWED()        \
+  if (c.id != 0) ILLEGAL();           \
+  if (exchange_phase_) {              \
+    exchange_phase_ = false;          \
+    block = StopReason::kExchangeEnd; \
+    break;                            \
+  }
 #define WORKER_RUN()                                                       \
   do {                                                                     \
-    if (c.id != 0) ILLEGAL();                                              \
-    if (exchange_phase_) {                                                 \
-      exchange_phase_ = false;                                             \
-      block = StopReason::kExchangeEnd;                                    \
-      break;                                                               \
-    }                                                                      \
+    WORKER_START_ALLOWED();                                                \
     Context* idle = nullptr;                                               \
     for (unsigned w = 1; w <= workers_ && idle == nullptr; ++w)            \
       if (contexts_[w].state == ContextState::kIdle) idle = &contexts_[w]; \
@@ -210,12 +214,7 @@ using fpu::float_of;
 // taken by a later share before the last one started.
 #define WORKER_RUN_ALL()                                                                \
   do {                                                                                  \
-    if (c.id != 0) ILLEGAL();                                                           \
-    if (exchange_phase_) {                                                              \
-      exchange_phase_ = false;                                                          \
-      block = StopReason::kExchangeEnd;                                                 \
-      break;                                                                            \
-    }                                                                                   \
+    WORKER_START_ALLOWED();                                                             \
     for (unsigned w = 1; w <= workers_; ++w)                                            \
       if (contexts_[w].state == ContextState::kRunning) stalled = true;                 \
     if (!stalled)                                                                       \
