@@ -258,12 +258,17 @@ std::vector<uint32_t> random_program(uint32_t seed, unsigned workers, size_t len
     if (!reserved(r)) code.push_back(addi(r, 0, static_cast<int32_t>(p.below(4096)) - 2048));
   for (uint32_t r = 0; r < 32; r += 3) code.push_back(R(0x53, 7, 0x68, r, 1 + r % 7, 0));
   if (workers > 0) {
-    // ipu.wentry = the worker body; an ipu.run per worker with a0 = data; join; exit.
-    const size_t entry_at = code.size() + 6 + workers;
+    // ipu.wentry = the worker body; an ipu.run per worker with a0 = data, or one ipu.runall
+    // (every worker context: the core has `workers` of them), half the programs each; join; exit.
+    const bool all_at_once = p.below(2) == 1;
+    const size_t entry_at = code.size() + 6 + (all_at_once ? 1 : workers);
     code.push_back(lui(t0, (base + 4 * entry_at) >> 12));
     code.push_back(addi(t0, t0, static_cast<int32_t>((base + 4 * entry_at) & 0xfff)));
     code.push_back(csrrw(0, 0x7c1, t0));
-    for (unsigned w = 0; w < workers; ++w) code.push_back(ipu_run(0, 0, kData));
+    if (all_at_once)
+      code.push_back(ipu_runall(0, kData));
+    else
+      for (unsigned w = 0; w < workers; ++w) code.push_back(ipu_run(0, 0, kData));
     code.push_back(ipu_join());
     code.push_back(addi(a7, 0, 93));
     code.push_back(ecall());
