@@ -51,7 +51,7 @@ struct ipu_step {
 enum ipu_action_kind {
   IPU_ACTION_RECEIVE = 1, /* listen to tile `tile`, receive `words` words into `address` */
   IPU_ACTION_SEND = 2,    /* send `words` words from `address` to the list at `dests` */
-  IPU_ACTION_COPY = 3,    /* local copy of `words` words from `address` to `dests` (an address) */
+                          /* 3: a local copy, retired: a tile's own data goes through the exchange */
   IPU_ACTION_SM_WRITE = 4, /* `words` words at `address` to streaming memory at (dests << 32 | tile) */
   IPU_ACTION_SM_READ = 5,  /* `words` words of streaming memory at (dests << 32 | tile) to `address` */
 };

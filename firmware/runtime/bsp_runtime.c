@@ -18,6 +18,15 @@ extern uint32_t __heap_start[]; /* word-aligned: the program's header is read a 
  * reading and comparing the 64-bit counter cost about 15 issue slots an action. */
 static inline uint32_t cycles_low(void) { return IPU_CSR_READ(mcycle); }
 
+/* A control program the runtime cannot follow (a damaged or hand-edited image): the tile stops
+ * with status 71 and says what it found and at which step. */
+static void __attribute__((noinline, noreturn)) bad_program(const char *what, uint32_t value,
+                                                             uint32_t step) {
+  printf("bad control program on tile %u: %s %lu at step %lu\n", ipu_tile_id(), what,
+         (unsigned long)value, (unsigned long)step);
+  ipu_exit(EXIT_BAD_PROGRAM);
+}
+
 static void __attribute__((noinline, noreturn)) late(const char *what, uint32_t by) {
   printf("exchange %s late by %lu cycles on tile %u\n", what, (unsigned long)by, ipu_tile_id());
   ipu_exit(EXIT_LATE);
@@ -35,20 +44,11 @@ static inline __attribute__((always_inline)) void wait_until(uint32_t base, uint
   if (ahead > WAIT_EARLY) ipu_wait_cycles((unsigned)ahead - WAIT_EARLY);
 }
 
-/* Out of line: a copy's word loop is long (the compiler emits none today; the format keeps
- * it), and the other actions' code stays short. */
-static void __attribute__((noinline)) copy_words(const struct ipu_action *a) {
-  /* Word by word: picolibc's memcpy moves bytes, four times slower than a word loop. */
-  uint32_t *to = (uint32_t *)(uintptr_t)a->dests;
-  const uint32_t *from = (const uint32_t *)(uintptr_t)a->address;
-  const uint32_t *const end = from + a->words; /* 5 instructions a word: 30 cycles */
-  while (from != end) *to++ = *from++;
-}
-
 /* Syncs with `group`, then runs the phase's actions at their offsets and ends the phase at
  * `end`. Everything an action needs is at hand before the sync, so that the first can be a
  * gap (CompileOptions::action_gap) after it. */
-static void run_exchange(uint32_t group, const struct ipu_action *a, uint32_t count, uint32_t end) {
+static void run_exchange(uint32_t group, const struct ipu_action *a, uint32_t count, uint32_t end,
+                         uint32_t step) {
   const struct ipu_action *const last = a + count;
   ipu_sync(group);
   const uint32_t base = cycles_low();
@@ -68,10 +68,8 @@ static void run_exchange(uint32_t group, const struct ipu_action *a, uint32_t co
         ipu_sm_read_words((void *)(uintptr_t)a->address, a->words);
       else
         ipu_sm_write_words((const void *)(uintptr_t)a->address, a->words);
-    } else if (kind == IPU_ACTION_COPY) {
-      copy_words(a);
     } else {
-      ipu_exit(EXIT_BAD_PROGRAM);
+      bad_program("exchange action kind", kind, step);
     }
   }
   if (count != 0 || end != 0) wait_until(base, end, "end"); /* end 0: the chip sits the phase out */
@@ -81,7 +79,7 @@ static void run_exchange(uint32_t group, const struct ipu_action *a, uint32_t co
 
 int main(void) {
   volatile struct ipu_tile_program *p = (volatile struct ipu_tile_program *)__heap_start;
-  if (p->magic != IPU_PROGRAM_MAGIC) return EXIT_BAD_PROGRAM;
+  if (p->magic != IPU_PROGRAM_MAGIC) bad_program("magic", p->magic, 0);
   const struct ipu_step *steps = (const struct ipu_step *)(uintptr_t)p->steps;
   const struct ipu_action *actions = (const struct ipu_action *)(uintptr_t)p->actions;
   const struct ipu_vertex *vertices = (const struct ipu_vertex *)(uintptr_t)p->vertices;
@@ -115,7 +113,8 @@ int main(void) {
         break;
       case IPU_STEP_EXCHANGE:
       case IPU_STEP_EXCHANGE_EXTERNAL:
-        run_exchange(s->op == IPU_STEP_EXCHANGE ? 0 : IPU_SYNC_EXTERNAL, &actions[s->a], s->b, s->c);
+        run_exchange(s->op == IPU_STEP_EXCHANGE ? 0 : IPU_SYNC_EXTERNAL, &actions[s->a], s->b, s->c,
+                     pc);
         ++pc;
         break;
       case IPU_STEP_HOST_SYNC:
@@ -129,7 +128,7 @@ int main(void) {
         const uint32_t command = p->command;
         p->command = IPU_COMMAND_EXIT;
         if (command == IPU_COMMAND_EXIT) return 0;
-        if (command >= p->program_count) return EXIT_BAD_PROGRAM;
+        if (command >= p->program_count) bad_program("program", command, pc);
         depth = 0;
         calls = 0;
         pc = programs[command];
@@ -137,20 +136,20 @@ int main(void) {
       }
       case IPU_STEP_GOTO: pc = s->a; break;
       case IPU_STEP_CALL:
-        if (calls == 8) return EXIT_BAD_PROGRAM;
+        if (calls == 8) bad_program("call depth", calls + 1, pc);
         returns[calls++] = pc + 1;
         pc = s->a;
         break;
       case IPU_STEP_RETURN:
-        if (calls == 0) return EXIT_BAD_PROGRAM;
+        if (calls == 0) bad_program("return without a call, depth", calls, pc);
         pc = returns[--calls];
         break;
       case IPU_STEP_STREAM_SLOT:
-        if (s->a >= IPU_STREAM_SLOT_COUNTERS) return EXIT_BAD_PROGRAM;
+        if (s->a >= IPU_STREAM_SLOT_COUNTERS) bad_program("stream slot", s->a, pc);
         pc = (stream_uses[s->a]++ & 1) != 0 ? s->b : pc + 1;
         break;
       case IPU_STEP_REPEAT:
-        if (depth == 32) return EXIT_BAD_PROGRAM;
+        if (depth == 32) bad_program("repeat depth", depth + 1, pc);
         remaining[depth++] = s->a;
         if (s->a == 0) {
           --depth;
@@ -160,6 +159,7 @@ int main(void) {
         }
         break;
       case IPU_STEP_REPEAT_END:
+        if (depth == 0) bad_program("repeat end without a repeat, depth", depth, pc);
         if (--remaining[depth - 1] == 0) {
           --depth;
           ++pc;
@@ -167,7 +167,7 @@ int main(void) {
           pc = s->a + 1;
         }
         break;
-      default: return EXIT_BAD_PROGRAM;
+      default: bad_program("step kind", s->op, pc);
     }
   }
   return 0;

@@ -62,17 +62,22 @@ void Compilation::lay_out() {
     const uint64_t free = m.limit - heap_start_;
     // Each chip's count and its fullest tile: a stage of a pipeline is a chip, and each stage
     // may overflow for reasons of its own.
-    std::map<unsigned, std::pair<unsigned, std::pair<uint64_t, unsigned>>> per_chip;
+    struct ChipOver {
+      unsigned tiles = 0;
+      uint64_t most = 0;  // the bytes its fullest tile needs
+      unsigned fullest = 0;
+    };
+    std::map<unsigned, ChipOver> per_chip;
     for (const auto& [tile, bytes] : over) {
-      auto& [count, fullest] = per_chip[tile / graph_.target().chip().tiles];
-      ++count;
-      fullest = std::max(fullest, std::make_pair(bytes, tile));
+      ChipOver& c = per_chip[tile / graph_.target().chip().tiles];
+      ++c.tiles;
+      if (bytes > c.most) c = {c.tiles, bytes, tile};
     }
     std::vector<std::string> chips;
     chips.reserve(per_chip.size());
-    for (const auto& [chip, entry] : per_chip)
-      chips.push_back(fmt::format("chip {}: {}, the fullest {} with {} bytes", chip, entry.first,
-                                  where(entry.second.second), entry.second.first));
+    for (const auto& [chip, c] : per_chip)
+      chips.push_back(fmt::format("chip {}: {}, the fullest {} with {} bytes", chip, c.tiles,
+                                  where(c.fullest), c.most));
     std::string contents;
     for (const auto& [what, bytes] : m.contents)
       contents += fmt::format("\n  {} bytes: {}", bytes, what);

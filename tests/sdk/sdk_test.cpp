@@ -642,6 +642,39 @@ TEST(SdkErrors, ViewsThatCannotBeMadeAreRefusedByName) {
   refused([&] { g.reshape(h, {24}, "flat"); }, "a tensor named 'flat' exists already");
 }
 
+// A control program the runtime cannot follow (here a damaged image: one tile's program header
+// lost its magic word) stops that tile with status 71 and a line that says what it found, on
+// which tile and at which step, never a silent exit.
+TEST(SdkErrors, ADamagedControlProgramStopsItsTileNamingWhatItFound) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "exceptions after SystemC simulation confuse AddressSanitizer's stack shadow";
+#endif
+  Graph g(Target::preset("mk2", 2));
+  const Tensor x = g.add_variable(DType::kF32, {4}, "x");
+  g.set_tile_mapping(x, {{0, 2, 0}, {2, 4, 1}});
+  Executable exe = compile(g, Sync());
+  // The header (ipu_tile_program) starts at the heap; its command word is 28 bytes in.
+  const uint32_t header = exe.command_address - 28;
+  unsigned patched = 0;
+  for (ElfSegment& segment : exe.image.segments)
+    if (patched == 0 && !segment.executable && segment.vaddr <= header &&
+        header + 4 <= segment.vaddr + segment.data.size()) {
+      const uint32_t damaged = 0x12345678;
+      std::memcpy(&segment.data[header - segment.vaddr], &damaged, 4);
+      ++patched;
+    }
+  ASSERT_EQ(patched, 1u);
+  Device device(exe);
+  try {
+    device.run();
+    FAIL() << "the damaged program ran";
+  } catch (const DeviceError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("exited with status 71"));
+    EXPECT_THAT(e.what(), ::testing::ContainsRegex(
+                              "bad control program on tile [01]: magic 305419896 at step 0"));
+  }
+}
+
 TEST(Sdk, TrapOnATileSurfacesAsAnExceptionWithItsReport) {
   Graph g(Target::preset("mk2", 2));
   g.add_codelet("read_null", std::string(IPU_CODELET_DIR) + "/faulty.c", {});
