@@ -49,17 +49,25 @@ struct ipu_step {
 };
 
 enum ipu_action_kind {
-  IPU_ACTION_RECEIVE = 1, /* listen to tile `tile`, receive `words` words into `address` */
-  IPU_ACTION_SEND = 2,    /* send `words` words from `address` to the list at `dests` */
-                          /* 3: a local copy, retired: a tile's own data goes through the exchange */
-  IPU_ACTION_SM_WRITE = 4, /* `words` words at `address` to streaming memory at (dests << 32 | tile) */
-  IPU_ACTION_SM_READ = 5,  /* `words` words of streaming memory at (dests << 32 | tile) to `address` */
+  IPU_ACTION_RECEIVE = 0,  /* listen to tile `with`, receive `words` words into the address */
+  IPU_ACTION_SEND = 1,     /* send `words` words from the address to the list at `with` */
+  IPU_ACTION_SM_WRITE = 2, /* `words` words at the address to streaming memory */
+  IPU_ACTION_SM_READ = 3,  /* `words` words of streaming memory to the address */
 };
 
 /* One exchange action, done at `offset` cycles after the exchange base (the cycle the tile
- * reads right after the sync released it; the same for every tile). */
+ * reads right after the sync released it; the same for every tile). 16 bytes, so that a
+ * tile's tables, thousands of actions in a large program, take two thirds of what six words
+ * took: the kind rides in the low bits of the word-aligned tile address, and a
+ * streaming-memory address's bits 32 and up above the word count. */
+#define IPU_ACTION_KIND_MASK 3u
+#define IPU_ACTION_WORDS_BITS 20 /* words: up to 2^20 - 1 (a tile holds under 2^18) */
 struct ipu_action {
-  uint32_t offset, kind, tile, words, address, dests;
+  uint32_t offset;
+  uint32_t address; /* tile address | kind */
+  uint32_t words;   /* | streaming memory address bits 32.. << IPU_ACTION_WORDS_BITS */
+  uint32_t with;    /* receive: the sending tile; send: its destination list; SM: address bits
+                       0..31 */
 };
 
 /* A vertex whose codelet word has this bit runs on all six workers at once (ipu.runall), each

@@ -32,47 +32,52 @@ static void __attribute__((noinline, noreturn)) late(const char *what, uint32_t 
   ipu_exit(EXIT_LATE);
 }
 
-/* Waits until `offset` cycles into the phase that began at `base`; an action already late
- * stops the tile. The wait ends WAIT_EARLY cycles before the offset: the issue slots from the
- * counter's read to the wait itself (at least six instructions). An action then issues a
- * fixed number of cycles after its offset, under CompileOptions::action_slack. */
-#define WAIT_EARLY 36
-static inline __attribute__((always_inline)) void wait_until(uint32_t base, uint32_t offset,
+/* Waits until `offset` cycles into the phase whose base, read right after the sync, less
+ * WAIT_EARLY, is `early_base`: the wait ends WAIT_EARLY cycles before the offset, the issue
+ * slots from the counter's read to the action. An action the runtime reaches too late to wait
+ * takes the longer, out-of-line path, so it issues later than its offset's fixed lateness,
+ * never earlier; one later than WAIT_EARLY stops the tile. */
+#define WAIT_EARLY 6
+static inline __attribute__((always_inline)) void wait_until(uint32_t early_base, uint32_t offset,
                                                             const char *what) {
-  const int32_t ahead = (int32_t)(base + offset - cycles_low());
-  if (ahead < 0) late(what, (uint32_t)-ahead);
-  if (ahead > WAIT_EARLY) ipu_wait_cycles((unsigned)ahead - WAIT_EARLY);
+  const int32_t ahead = (int32_t)(early_base + offset - cycles_low());
+  if (__builtin_expect(ahead < 0, 0)) {
+    if (ahead < -WAIT_EARLY) late(what, (uint32_t)(-WAIT_EARLY - ahead));
+  } else {
+    ipu_wait_cycles((unsigned)ahead);
+  }
 }
 
 /* Syncs with `group`, then runs the phase's actions at their offsets and ends the phase at
  * `end`. Everything an action needs is at hand before the sync, so that the first can be a
- * gap (CompileOptions::action_gap) after it. */
-static void run_exchange(uint32_t group, const struct ipu_action *a, uint32_t count, uint32_t end,
-                         uint32_t step) {
+ * gap (CompileOptions::action_gap) after it. Receives come first: they are the most. */
+static void run_exchange(uint32_t group, const struct ipu_action *a, uint32_t count,
+                         uint32_t end) {
   const struct ipu_action *const last = a + count;
   ipu_sync(group);
-  const uint32_t base = cycles_low();
+  const uint32_t early_base = cycles_low() - WAIT_EARLY;
   for (; a != last; ++a) {
-    const uint32_t kind = a->kind;
-    if (kind == IPU_ACTION_SEND) {
-      wait_until(base, a->offset, "send");
-      ipu_send((const void *)(uintptr_t)a->address, a->words, (const ipu_destinations *)(uintptr_t)a->dests);
-    } else if (kind == IPU_ACTION_RECEIVE) {
-      wait_until(base, a->offset, "receive");
-      ipu_listen(a->tile);
-      ipu_receive_into((void *)(uintptr_t)a->address, a->words);
-    } else if (kind == IPU_ACTION_SM_READ || kind == IPU_ACTION_SM_WRITE) {
-      wait_until(base, a->offset, "remote transfer");
-      ipu_sm_set_address((uint64_t)a->dests << 32 | a->tile);
+    const uint32_t tagged = a->address, kind = tagged & IPU_ACTION_KIND_MASK;
+    void *const address = (void *)(uintptr_t)(tagged & ~IPU_ACTION_KIND_MASK);
+    if (kind == IPU_ACTION_RECEIVE) {
+      wait_until(early_base, a->offset, "receive");
+      ipu_listen(a->with);
+      ipu_receive_into(address, a->words);
+    } else if (kind == IPU_ACTION_SEND) {
+      wait_until(early_base, a->offset, "send");
+      ipu_send(address, a->words, (const ipu_destinations *)(uintptr_t)a->with);
+    } else { /* streaming memory */
+      const uint32_t packed = a->words;
+      wait_until(early_base, a->offset, "remote transfer");
+      ipu_sm_set_address((uint64_t)(packed >> IPU_ACTION_WORDS_BITS) << 32 | a->with);
+      const uint32_t words = packed & ((1u << IPU_ACTION_WORDS_BITS) - 1);
       if (kind == IPU_ACTION_SM_READ)
-        ipu_sm_read_words((void *)(uintptr_t)a->address, a->words);
+        ipu_sm_read_words(address, words);
       else
-        ipu_sm_write_words((const void *)(uintptr_t)a->address, a->words);
-    } else {
-      bad_program("exchange action kind", kind, step);
+        ipu_sm_write_words(address, words);
     }
   }
-  if (count != 0 || end != 0) wait_until(base, end, "end"); /* end 0: the chip sits the phase out */
+  if (count != 0 || end != 0) wait_until(early_base, end, "end"); /* end 0: the chip sits the phase out */
   ipu_listen(0xffffffffu);
   ipu_exchange_end();
 }
@@ -113,8 +118,7 @@ int main(void) {
         break;
       case IPU_STEP_EXCHANGE:
       case IPU_STEP_EXCHANGE_EXTERNAL:
-        run_exchange(s->op == IPU_STEP_EXCHANGE ? 0 : IPU_SYNC_EXTERNAL, &actions[s->a], s->b, s->c,
-                     pc);
+        run_exchange(s->op == IPU_STEP_EXCHANGE ? 0 : IPU_SYNC_EXTERNAL, &actions[s->a], s->b, s->c);
         ++pc;
         break;
       case IPU_STEP_HOST_SYNC:

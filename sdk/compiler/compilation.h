@@ -164,7 +164,7 @@ class Compilation {
     return compute_sets_++;
   }
   std::map<unsigned, std::vector<ipu_step>> steps_;
-  std::map<unsigned, std::vector<ipu_action>> actions_;
+  std::map<unsigned, std::vector<ExchangeAction>> actions_;
   std::map<unsigned, std::vector<uint32_t>> dest_lists_;
   unsigned host_transfer_ids_ = 0;
   std::vector<uint32_t> program_steps_;  // each program's first step

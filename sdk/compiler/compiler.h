@@ -44,10 +44,10 @@ struct CompileOptions {
   HostLink host_link = HostLink::kAuto;
   // Cycles the firmware runtime (firmware/runtime/bsp_runtime.c) needs between two exchange
   // actions on a tile, and before an arrival to have its receiver set up; the schedule keeps
-  // these margins. An action's code, from the counter's read to its instruction, is 13
-  // supervisor issues, and the loop from one action to the next one's read about 7: 120 cycles
-  // leave the next action's wait at least 42 cycles, more than the 36 its wait ends early, so
-  // every action issues exactly 36 cycles after its offset.
+  // these margins. A receive's loop, from one action's table entry to the next one's, is 16
+  // supervisor issues (96 cycles; a send's 18), the first action after the sync 15 issues from
+  // the phase's base: 120 cycles leave every action time to wait, so every action issues
+  // exactly 36 cycles after its offset.
   unsigned action_gap = 120;
   unsigned receive_setup = 48;
   // The most cycles the runtime issues an action after its scheduled offset (36, above, and an
@@ -56,8 +56,8 @@ struct CompileOptions {
   unsigned action_slack = 42;
   // How much later than another send a send may reach its IPU-Link, beyond their scheduled
   // offsets: the cycles a link lane stays reserved after a send's last word. Every send issues
-  // exactly 36 cycles after its offset (the action gap leaves each wait more than the 36 cycles
-  // it ends early; firmware/runtime/bsp_runtime.c), and runs the same code from there to its
+  // exactly 36 cycles after its offset (the action gap leaves each action time to wait;
+  // firmware/runtime/bsp_runtime.c), and runs the same code from there to its
   // first word, so sends reach their links equally late and a lane needs no margin. Raise it
   // with a smaller action_gap, where a wait may not be needed and a send issues later.
   unsigned link_slack = 0;

@@ -36,6 +36,24 @@ using LinkKey = std::tuple<unsigned, unsigned, unsigned>;
 
 }  // namespace
 
+ipu_action encode_action(const ExchangeAction& a) {
+  constexpr uint32_t kWordsLimit = 1u << IPU_ACTION_WORDS_BITS;
+  constexpr uint64_t kRemoteLimit = uint64_t{1} << (64 - IPU_ACTION_WORDS_BITS);
+  if (a.address % 4 != 0 || a.kind > IPU_ACTION_KIND_MASK || a.words >= kWordsLimit ||
+      a.remote >= kRemoteLimit)
+    throw CompileError(fmt::format(
+        "an exchange action the runtime cannot hold: kind {}, {} words at tile address {:#x} "
+        "(word-aligned, under {} words), streaming memory address {:#x} (under {:#x})",
+        a.kind, a.words, a.address, kWordsLimit, a.remote, kRemoteLimit));
+  const bool remote = a.kind == IPU_ACTION_SM_READ || a.kind == IPU_ACTION_SM_WRITE;
+  return {
+      a.offset, a.address | a.kind,
+      remote ? a.words | static_cast<uint32_t>(a.remote >> 32) << IPU_ACTION_WORDS_BITS : a.words,
+      remote                      ? static_cast<uint32_t>(a.remote)
+      : a.kind == IPU_ACTION_SEND ? a.dests
+                                  : a.tile};
+}
+
 ExchangeScheduler::ExchangeScheduler(const hw::MachineConfig& machine, ScheduleMargins margins)
     : machine_(machine), margins_(margins) {
   if (machine.chips < 2) return;
@@ -147,7 +165,7 @@ PhaseSchedule ExchangeScheduler::schedule(const std::vector<Transfer>& transfers
       const auto& [d, address] = x.destinations[i];
       TileTimes& dst = times[d];
       out.actions[d].push_back(
-          {receive_at[i], IPU_ACTION_RECEIVE, reference(d, x.source_tile), x.words, address, 0});
+          {receive_at[i], IPU_ACTION_RECEIVE, reference(d, x.source_tile), x.words, address, 0, 0});
       dst.actions.insert(receive_at[i]);
       last_action = std::max(last_action, receive_at[i]);
       dst.receive_free = t + 1 + latency(x.source_tile, d) + duration;
@@ -157,7 +175,7 @@ PhaseSchedule ExchangeScheduler::schedule(const std::vector<Transfer>& transfers
     auto& list = out.dest_lists[x.source_tile];
     list.push_back(static_cast<uint32_t>(x.destinations.size()));
     for (const auto& d : x.destinations) list.push_back(reference(x.source_tile, d.first));
-    out.actions[x.source_tile].push_back({t, IPU_ACTION_SEND, 0, x.words, x.source_address, 0});
+    out.actions[x.source_tile].push_back({t, IPU_ACTION_SEND, 0, x.words, x.source_address, 0, 0});
     ++out.sends;
     out.destinations += static_cast<unsigned>(x.destinations.size());
     out.inter_chip_sends += remote ? 1 : 0;
@@ -172,8 +190,9 @@ PhaseSchedule ExchangeScheduler::schedule(const std::vector<Transfer>& transfers
   // Each tile's actions by offset (a stable sort keeps a tile's sends in the order their
   // destination lists were appended).
   for (auto& [tile, acts] : out.actions)
-    std::stable_sort(acts.begin(), acts.end(),
-                     [](const ipu_action& a, const ipu_action& b) { return a.offset < b.offset; });
+    std::stable_sort(
+        acts.begin(), acts.end(),
+        [](const ExchangeAction& a, const ExchangeAction& b) { return a.offset < b.offset; });
   return out;
 }
 

@@ -57,9 +57,24 @@ struct ScheduleMargins {
   }
 };
 
+// One exchange action as the compiler builds it; the image holds it encoded as the runtime's
+// ipu_action (firmware/include/ipu_program.h), by encode_action.
+struct ExchangeAction {
+  uint32_t offset, kind;
+  uint32_t tile;  // receive: the sending tile
+  uint32_t words;
+  uint32_t address;  // on the acting tile, word-aligned
+  uint32_t dests;    // send: the destination list's address (set when the image is laid out)
+  uint64_t remote;   // streaming memory: the address there
+};
+
+// The runtime's 16-byte form. Throws CompileError for what it cannot hold (an address off a
+// word, a count of 2^20 words or more, a streaming-memory address of 2^44 or more).
+ipu_action encode_action(const ExchangeAction& a);
+
 struct PhaseSchedule {
-  std::map<unsigned, std::vector<ipu_action>> actions;   // per tile, by offset; dests unset
-  std::map<unsigned, std::vector<uint32_t>> dest_lists;  // per tile: {count, refs...} per send
+  std::map<unsigned, std::vector<ExchangeAction>> actions;  // per tile, by offset; dests unset
+  std::map<unsigned, std::vector<uint32_t>> dest_lists;     // per tile: {count, refs...} per send
   uint32_t end = 0;  // the offset at which every tile may leave the phase
   bool crosses_chips = false;
   unsigned sends = 0, destinations = 0, inter_chip_sends = 0;

@@ -22,7 +22,7 @@ void Compilation::lay_out() {
     const uint32_t base =
         memory_[t].allocate(static_cast<uint32_t>(4 * lists.size()), "exchange destination lists");
     size_t cursor = 0;
-    for (ipu_action& a : actions_[t]) {
+    for (ExchangeAction& a : actions_[t]) {
       if (a.kind != IPU_ACTION_SEND) continue;
       a.dests = base + static_cast<uint32_t>(4 * cursor);
       cursor += 1 + lists[cursor];
@@ -114,7 +114,9 @@ void Compilation::lay_out() {
     std::memcpy(bytes.data(), &header, sizeof header);
     place(bytes, steps_at - heap_start_, steps);
     place(bytes, programs_at - heap_start_, program_steps_);
-    place(bytes, actions_at - heap_start_, acts);
+    std::vector<ipu_action> encoded(acts.size());
+    std::transform(acts.begin(), acts.end(), encoded.begin(), encode_action);
+    place(bytes, actions_at - heap_start_, encoded);
     place(bytes, vertices_at - heap_start_, vs);
   }
   for (const TensorInfo& t : graph_.tensors()) {

@@ -315,7 +315,7 @@ void Compilation::remote_copy(const Program& p, const std::string& part, bool jo
   // Each tile issues its pieces one after another; a write's words leave through the tile's
   // send port a word a cycle, a read sends one request. The gateway times the rest, and the
   // sync after the phase waits for every transfer to complete.
-  std::map<unsigned, std::vector<ipu_action>> acts;
+  std::map<unsigned, std::vector<ExchangeAction>> acts;
   // A tile's first action leaves the runtime its gap, and the out-of-line call that issues
   // remote transfers (firmware/runtime/bsp_runtime.c) a setup's worth more.
   std::map<unsigned, uint32_t> next;
@@ -342,9 +342,8 @@ void Compilation::remote_copy(const Program& p, const std::string& part, bool jo
       const uint32_t offset =
           next.emplace(tile, options_.action_gap + options_.receive_setup).first->second;
       acts[tile].push_back({offset,
-                            write ? uint32_t{IPU_ACTION_SM_WRITE} : uint32_t{IPU_ACTION_SM_READ},
-                            static_cast<uint32_t>(address), words, pl.address,
-                            static_cast<uint32_t>(address >> 32)});
+                            write ? uint32_t{IPU_ACTION_SM_WRITE} : uint32_t{IPU_ACTION_SM_READ}, 0,
+                            words, pl.address, 0, address});
       const uint32_t busy = write ? words : 1;
       const uint32_t issued = offset + busy + options_.action_gap + options_.receive_setup;
       next[tile] = issued;

@@ -21,6 +21,7 @@
 #include "examples/matmul_app.h"
 #include "hw/machine/machine.h"
 #include "sdk/compiler/compiler.h"
+#include "sdk/compiler/exchange_schedule.h"
 #include "sdk/graph/codelet_library.h"
 #include "sdk/runtime/device.h"
 #include "tests/support/gdb_client.h"
@@ -121,6 +122,32 @@ TEST(Sdk, CrossTileReductionThroughCompiledExchange) {
   EXPECT_EQ(result, std::accumulate(values.begin(), values.end(), 0.0f));
   EXPECT_EQ(r.run.exchange_words, 8u);  // one word from each tile, tile 0's own included
   EXPECT_EQ(r.run.supersteps, 2u);      // the dispatch's host sync, then the exchange's
+}
+
+// An exchange action takes 16 bytes of its tile's memory: the kind rides in the two low bits of
+// the word-aligned tile address, a streaming-memory address's high bits above the word count.
+// What those fields cannot hold is refused, never truncated.
+TEST(SdkCompiler, AnExchangeActionIsSixteenBytesWithItsKindInItsAddress) {
+  static_assert(sizeof(ipu_action) == 16);
+  const auto words = [](const ipu_action& a) {
+    return std::vector<uint32_t>{a.offset, a.address, a.words, a.with};
+  };
+  using V = std::vector<uint32_t>;
+  EXPECT_EQ(words(encode_action({120, IPU_ACTION_RECEIVE, 1471, 64, 0x4c100, 0, 0})),
+            (V{120, 0x4c100, 64, 1471}));
+  EXPECT_EQ(words(encode_action({240, IPU_ACTION_SEND, 0, 3, 0xe0000, 0xd7000, 0})),
+            (V{240, 0xe0001, 3, 0xd7000}));
+  EXPECT_EQ(words(encode_action({360, IPU_ACTION_SM_WRITE, 0, 5, 0x4c200, 0, 0xabc12345678})),
+            (V{360, 0x4c202, 5u | 0xabcu << 20, 0x12345678}));
+  EXPECT_EQ(words(encode_action({480, IPU_ACTION_SM_READ, 0, (1u << 20) - 1, 0x4c300, 0, 8})),
+            (V{480, 0x4c303, (1u << 20) - 1, 8}));
+  const auto refused = [](const ExchangeAction& a, const char* what) {
+    EXPECT_THAT([&] { encode_action(a); }, ::testing::ThrowsMessage<CompileError>(HasSubstr(what)));
+  };
+  refused({0, IPU_ACTION_RECEIVE, 1, 4, 0x4c102, 0, 0}, "4 words at tile address 0x4c102");
+  refused({0, IPU_ACTION_SEND, 0, 1u << 20, 0x4c100, 0, 0}, "1048576 words");
+  refused({0, IPU_ACTION_SM_READ, 0, 4, 0x4c100, 0, uint64_t{1} << 44},
+          "streaming memory address 0x100000000000");
 }
 
 TEST(Sdk, BroadcastIsOneMulticastSendAndRepeatLoops) {
