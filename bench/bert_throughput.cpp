@@ -71,7 +71,7 @@ struct Settings {
   std::vector<size_t> layers_per_chip;
   unsigned accumulate = 192, tiles = 0;
   bool packing = true;
-  double available_memory_proportion = 0.6;  // each product's share of a tile (BertConfig's)
+  std::vector<double> available_memory_proportion = {0.6};  // BertConfig's (one, or one a chip)
   // The machine whose runs of the one-chip groups this one's are (its own when empty): a part
   // that stays on one chip takes the same cycles on machines whose configurations differ only
   // in the clock (a Bow POD16's and a POD16's).
@@ -397,9 +397,11 @@ int main(int argc, char** argv) {
       "tiles", po::value(&tiles)->default_value(0), "tiles of each chip (0: every tile)")(
       "available-memory-proportion", po::value(&memory)->default_value(memory),
       "the share of a tile's memory a product's plan may take (poplar's "
-      "availableMemoryProportion)")("jobs", po::value(&parallel)->default_value(parallel),
-                                    "children simulating at once (each one host thread)")(
-      "no-packing", "one sequence a row, padded")(
+      "availableMemoryProportion): one, or one a chip of a replica (e.g. 0.2,0.3,0.3,0.3; the "
+      "first chip's also for the embeddings and heads)")(
+      "jobs", po::value(&parallel)->default_value(parallel),
+      "children simulating at once (each one host thread)")("no-packing",
+                                                            "one sequence a row, padded")(
       "param", po::value(&parameters)->composing(),
       "NAME=VALUE: a machine parameter (ipu-sim --config-dump lists them), e.g. a faster link "
       "or a larger SRAM")("check",
@@ -444,8 +446,7 @@ int main(int argc, char** argv) {
     s.accumulate = accumulate;
     s.tiles = tiles;
     try {
-      s.available_memory_proportion =
-          ipu::sdk::parse_real("--available-memory-proportion", memory, 0.0, 1.0, true);
+      s.available_memory_proportion = parse_memory_proportions(memory);
     } catch (const std::invalid_argument& e) {
       throw po::error(e.what());
     }

@@ -43,7 +43,9 @@ int main(int argc, char** argv) {
         {"rows", "", "rows a micro-batch"},
         {"available-memory-proportion", "0.6",
          "the share of a tile's memory a product's plan may take (poplar's "
-         "availableMemoryProportion; less leaves room for a large model's tensors)"},
+         "availableMemoryProportion; less leaves room for a large model's tensors): one, or one "
+         "a chip of a replica (e.g. 0.2,0.3,0.3,0.3; the first chip's also for the embeddings "
+         "and heads)"},
         {"accumulate", "2", "micro-batches a step, their gradients summed"},
         {"steps", "6", "training steps"},
         {"dataset-rows", "4",
@@ -81,7 +83,13 @@ int main(int argc, char** argv) {
         size("vocab", c.shape.vocab, 65536);
         size("rows", c.shape.rows, 64);
         c.accumulate = static_cast<unsigned>(options.count("accumulate", 1, 1024));
-        c.available_memory_proportion = options.share("available-memory-proportion", 0.0, 1.0);
+        try {
+          c.available_memory_proportion = ipu::examples::bert::parse_memory_proportions(
+              options.text("available-memory-proportion"));
+        } catch (const std::invalid_argument& e) {
+          throw ipu::examples::OptionError(std::string("option --available-memory-proportion: ") +
+                                           e.what());
+        }
         c.steps = static_cast<unsigned>(options.count("steps", 1, 10000));
         c.packing = !options.yes("no-packing");
         c.shard_optimizer = !options.yes("replicated-optimizer");

@@ -738,6 +738,24 @@ BertResult run_bert(const BertConfig& c) {
   return out;
 }
 
+std::vector<double> parse_memory_proportions(const std::string& text) {
+  std::vector<double> shares;
+  for (size_t at = 0; at <= text.size();) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, comma - at);
+    try {
+      shares.push_back(sdk::parse_real("", item, 0.0, 1.0, true));
+    } catch (const std::invalid_argument&) {
+      throw std::invalid_argument(fmt::format(
+          "'{}' at character {} is not a share of a tile's memory in (0, 1] (give one, e.g. 0.6, "
+          "or one a chip of a replica, e.g. 0.2,0.3,0.3,0.3)",
+          item, at + 1));
+    }
+    at = comma + 1;
+  }
+  return shares;
+}
+
 std::vector<size_t> parse_layers_per_chip(const std::string& text) {
   std::vector<size_t> counts;
   for (size_t at = 0; !text.empty() && at <= text.size();) {

@@ -40,7 +40,9 @@ struct BertConfig {
   // The share of a tile's memory each product's plan may take for its operands' blocks and
   // partials (poplar's availableMemoryProportion): less leaves room for the weights, sums and
   // activations a large model keeps on the same tiles, at the cost of more serial steps.
-  double available_memory_proportion = 0.6;
+  // One share for every chip, or one a chip of a replica (the first chip's also for the
+  // embeddings and the heads), as Graphcore's BERT sets one an IPU.
+  std::vector<double> available_memory_proportion = {0.6};
   // With replicas on a machine: each parameter whose size allows it has its LAMB state (the f32
   // master and both moments) sharded over the replicas in the gateway's streaming memory, its
   // gradient sums reduce-scattered and its new weights all-gathered. false: every replica keeps
@@ -108,5 +110,8 @@ BertResult run_bert(const BertConfig& config);
 // A pipeline's split as the command lines give it, "3,7,7,7": counts of layers from 1 to 48,
 // split at commas (empty: none). Throws std::invalid_argument naming the bad count and where.
 std::vector<size_t> parse_layers_per_chip(const std::string& text);
+// "0.6" or "0.2,0.3,0.3,0.3": --available-memory-proportion's shares; throws
+// std::invalid_argument naming the item that is not a share in (0, 1].
+std::vector<double> parse_memory_proportions(const std::string& text);
 
 }  // namespace ipu::examples::bert

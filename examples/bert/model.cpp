@@ -58,11 +58,11 @@ BertShape BertShape::tiny() { return BertShape{}; }
 
 namespace {
 
-ops::EncoderOptions layer_options(const BertOptions& o, size_t l, unsigned first_tile = 0,
-                                  unsigned tiles = 0) {
+ops::EncoderOptions layer_options(const BertOptions& o, size_t l, unsigned chip,
+                                  unsigned first_tile = 0, unsigned tiles = 0) {
   ops::EncoderOptions e;
   e.epsilon = o.epsilon;
-  e.available_memory_proportion = o.available_memory_proportion;
+  e.available_memory_proportion = o.memory_proportion(chip);
   e.name = fmt::format("{}.layer{}", o.name, l);
   e.packed = true;
   e.first_tile = first_tile;
@@ -113,6 +113,10 @@ BertModel build_bert(Graph& g, const BertShape& s, const BertOptions& o) {
   const size_t H = s.hidden, T = s.tokens(), P = s.predictions(), K = s.sentences(), V = s.vocab;
   const std::vector<size_t> per_chip = stage_layers(g, s, o);
   const auto S = static_cast<unsigned>(per_chip.size());
+  if (o.available_memory_proportion.size() != 1 && o.available_memory_proportion.size() != S)
+    throw GraphError(fmt::format(
+        "{}: {} shares of a tile's memory for {} chip{} a replica: give one, or one a chip", o.name,
+        o.available_memory_proportion.size(), S, S == 1 ? "" : "s"));
   const unsigned tiles = g.tiles() / S;  // a stage's: the embeddings and heads take chip 0's
   BertModel m;
   // A variable laid out on `chip` as `like` is on its own chip: the copies between stages go
@@ -155,13 +159,13 @@ BertModel build_bert(Graph& g, const BertShape& s, const BertOptions& o) {
   std::vector<unsigned> chip_of_layer;
   for (unsigned c = 0; c < S; ++c) chip_of_layer.insert(chip_of_layer.end(), per_chip[c], c);
   const auto placed = [&](size_t l) {
-    return layer_options(o, l, chip_of_layer[l] * tiles, S > 1 ? tiles : 0);
+    return layer_options(o, l, chip_of_layer[l], chip_of_layer[l] * tiles, S > 1 ? tiles : 0);
   };
   for (size_t l = 0; l < s.layers; ++l)
     w.layers.push_back(ops::add_encoder_weights(g, s.encoder(), placed(l)));
   ops::MatmulOptions ta;
   ta.transpose_a = true;
-  ta.available_memory_proportion = o.available_memory_proportion;
+  ta.available_memory_proportion = o.memory_proportion(0);
   ta.tiles = S > 1 ? tiles : 0;
   w.mlm_dense = ops::create_matmul_input(g, {P, H, H}, false, o.name + ".mlm_dense", ta);
   w.mlm_bias = add(DType::kF32, {H}, "mlm_bias");
@@ -171,13 +175,13 @@ BertModel build_bert(Graph& g, const BertShape& s, const BertOptions& o) {
   w.pooler = ops::create_matmul_input(g, {K, H, H}, false, o.name + ".pooler", ta);
   w.pooler_bias = add(DType::kF32, {H}, "pooler_bias");
   ops::MatmulOptions plain;
-  plain.available_memory_proportion = o.available_memory_proportion;
+  plain.available_memory_proportion = o.memory_proportion(0);
   plain.tiles = ta.tiles;
   w.nsp = ops::create_matmul_input(g, {K, H, 2}, false, o.name + ".nsp", plain);
   w.nsp_bias = add(DType::kF32, {2}, "nsp_bias");
 
   // The forward pass: embeddings, the layers, the heads and their losses.
-  StepList st(g, m.steps, o.name, o.available_memory_proportion, 0, ta.tiles);
+  StepList st(g, m.steps, o.name, o.memory_proportion(0), 0, ta.tiles);
   const auto lookup = [&](const char* label, Tensor table, Tensor indices) {
     return st.op(label, [&](Program& p, const std::string& n) {
       return ops::embedding_lookup(g, p, table, indices, n);
@@ -282,7 +286,7 @@ BertModel build_bert(Graph& g, const BertShape& s, const BertOptions& o) {
   m.forward_steps = m.steps.size();
 
   // The backward pass, from the heads to the embeddings.
-  StepList bt(g, m.steps, o.name + ".grad", o.available_memory_proportion, 0, ta.tiles);
+  StepList bt(g, m.steps, o.name + ".grad", o.memory_proportion(0), 0, ta.tiles);
   BertGrads& d = m.grads;
   d.nsp_bias = bt.column_sums("nsp_bias", nsp.dlogits);
   const Tensor dnsp16 = half(bt, "nsp_f16", nsp.dlogits);
@@ -382,6 +386,12 @@ BertValues bert_reference(const BertModel& model, const BertShape& s, const Bert
   using ref::embedding_lookup;
   using ref::unary;
   BertValues out;
+  const auto options_of = [&](size_t l) {
+    unsigned chip = 0;
+    for (const BertStage& stage : model.stages)
+      if (l >= stage.first_layer && l < stage.first_layer + stage.layers) chip = stage.chip;
+    return layer_options(o, l, chip);
+  };
   const std::vector<float> embedded =
       binary(BinaryOp::kAdd,
              binary(BinaryOp::kAdd, embedding_lookup(w.word_t, V, in.tokens),
@@ -395,7 +405,7 @@ BertValues bert_reference(const BertModel& model, const BertShape& s, const Bert
   std::vector<float> x = embed_norm.y;
   for (size_t l = 0; l < s.layers; ++l) {
     forward.push_back(ref::encoder_forward(model.steps, s.encoder(), w.layers[l], x,
-                                           in.sequence_ids, layer_options(o, l)));
+                                           in.sequence_ids, options_of(l)));
     x = forward.back().y;
   }
   const std::vector<float> output_t = transposed(x, T, H);
@@ -450,8 +460,8 @@ BertValues bert_reference(const BertModel& model, const BertShape& s, const Bert
   std::vector<float> dy = transposed(doutput_t, H, T);
   d.layers.resize(s.layers);
   for (size_t l = s.layers; l-- > 0;) {
-    d.layers[l] = ref::encoder_backward(model.steps, s.encoder(), w.layers[l], forward[l], dy,
-                                        layer_options(o, l));
+    d.layers[l] =
+        ref::encoder_backward(model.steps, s.encoder(), w.layers[l], forward[l], dy, options_of(l));
     dy = d.layers[l].dx;
   }
   const std::vector<float> dembedded_rows = ref::layer_norm_grad(

@@ -108,7 +108,13 @@ struct BertOptions {
   // The layers on each chip of the replica (empty: every layer on one chip, the graph's only).
   std::vector<size_t> layers_per_chip;
   float epsilon = 1e-12f;
-  double available_memory_proportion = 0.6;
+  // Each product's share of a tile's memory: one for every chip, or one a chip of a replica
+  // (chip 0's also for the embeddings and the heads).
+  std::vector<double> available_memory_proportion = {0.6};
+  double memory_proportion(unsigned chip) const {
+    return available_memory_proportion.size() == 1 ? available_memory_proportion[0]
+                                                   : available_memory_proportion.at(chip);
+  }
 };
 
 // Adds the model's inputs, weights and steps to a graph (every tensor named options.name +

@@ -148,6 +148,8 @@ struct Executable {
     unsigned tile = 0;
     uint32_t used = 0, free = 0;
   } fullest_tile;
+  // The most a tile of replica 0 holds of exchange tables (actions and destination lists).
+  uint32_t most_exchange_table_bytes = 0;
 };
 
 // A program with the name the runtime runs it by.

@@ -81,6 +81,24 @@ void Compilation::lay_out() {
     std::string contents;
     for (const auto& [what, bytes] : m.contents)
       contents += fmt::format("\n  {} bytes: {}", bytes, what);
+    // Whose exchange phases its actions are: the steps' labels that hold the most.
+    std::map<std::string, uint64_t> by_label;
+    const std::vector<ipu_step>& steps = steps_[worst->first];
+    for (size_t i = 0; i < steps.size(); ++i)
+      if (steps[i].op == IPU_STEP_EXCHANGE || steps[i].op == IPU_STEP_EXCHANGE_EXTERNAL)
+        by_label[i < step_labels_.size() ? step_labels_[i] : std::string()] +=
+            uint64_t{steps[i].b} * sizeof(ipu_action);
+    std::vector<std::pair<uint64_t, std::string>> largest;
+    for (const auto& [label, bytes] : by_label)
+      if (bytes > 0) largest.emplace_back(bytes, label.empty() ? "(unlabelled)" : label);
+    std::sort(largest.begin(), largest.end(),
+              [](const auto& a, const auto& b) { return a.first > b.first; });
+    if (largest.size() > 8) largest.resize(8);
+    if (!largest.empty()) {
+      contents += "\n  its exchange actions' largest phases:";
+      for (const auto& [bytes, label] : largest)
+        contents += fmt::format("\n    {} bytes: {}", bytes, label);
+    }
     throw CompileError(fmt::format(
         "{} needs {} bytes of data but has {} free above its firmware ({} bytes over), the fullest "
         "of the {} tile{} of {} that do not fit ({}); on it:{}",
@@ -97,6 +115,10 @@ void Compilation::lay_out() {
     const unsigned replica = t / replica_tiles_, tile = t % replica_tiles_;
     if (replica == 0 && m.used(heap_start_) > exe_.fullest_tile.used)
       exe_.fullest_tile = {tile, m.used(heap_start_), m.limit - heap_start_};
+    if (replica == 0)
+      exe_.most_exchange_table_bytes = std::max(
+          exe_.most_exchange_table_bytes,
+          static_cast<uint32_t>(sizeof(ipu_action) * acts.size() + 4 * dest_lists_[t].size()));
     if (replica == 0)
       report << fmt::format("{:>9}: {:7} bytes of {} ({:.1f}%)\n", where(t), m.used(heap_start_),
                             m.limit - heap_start_,

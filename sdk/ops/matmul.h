@@ -63,7 +63,10 @@ struct MatmulPlan {
   unsigned pm = 1, pn = 1, pk = 1;      // blocks of 16-row groups, of columns, of K passes
   unsigned row_groups = 0, passes = 0;  // ceil(M / 16), ceil(K / 16)
   MatmulCycles estimate;
-  uint64_t tile_bytes = 0;    // the most memory the plan's tensors take on one tile
+  // The most memory the plan takes on one tile: its tensors, and its exchange's tables (action
+  // entries and destination lists), which stay for the whole program (table_bytes: the most
+  // of those on one tile).
+  uint64_t tile_bytes = 0, table_bytes = 0;
   uint64_t budget_bytes = 0;  // what the options allow a tile
   // The exchange phases' estimates are their schedule, as the compiler will make it (only the
   // best few plans by the model get one: it takes a scratch build of the product).

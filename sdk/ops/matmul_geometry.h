@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "firmware/include/ipu_program.h"
 #include "sdk/compiler/compiler.h"
 #include "sdk/ops/matmul.h"
 
@@ -28,6 +29,8 @@ inline size_t round_even(size_t x) { return (x + 1) & ~size_t{1}; }
 // least an action gap apart (CompileOptions' defaults: the runtime's costs).
 inline const double kReceiveGap = CompileOptions{}.action_slack + CompileOptions{}.receive_setup;
 inline const double kSendGap = CompileOptions{}.action_gap;
+// An exchange action's entry in its tile's table (firmware/include/ipu_program.h).
+constexpr double kActionBytes = sizeof(ipu_action);
 // A step of the program beyond its exchange's schedule or its compute set's vertices: its sync
 // and the runtime's dispatch (bench/matmul_planned: 4306 cycles over the 7 steps of every
 // case with pk > 1, whatever the shape).

@@ -30,6 +30,13 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
   // reduce); C's rows stay.
   std::vector<uint64_t> staged(tiles), packed(tiles), blocks(tiles), sums(tiles), received(tiles),
       result(tiles);
+  // The exchange's tables, which stay for the whole program: each action's entry, and each
+  // send's destination list (a count and a word a destination).
+  std::vector<uint64_t> tables(tiles);
+  const auto actions = [&](unsigned t, double receives, double sends, double destinations) {
+    tables[t] +=
+        static_cast<uint64_t>((receives + sends) * kActionBytes + sends * 4 + destinations * 4);
+  };
   const auto items = pack_items(p);
   for (size_t n = 0; n < items.size(); ++n) {
     const ItemShape s = item_shape(p, items[n]);
@@ -47,6 +54,9 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
     packed_items[t] += 1;
     staged[t] += s.rows * s.row_stride * operand_bytes;
     packed[t] += s.packed * 2;
+    // Its rows' receives; its piece's multicast to the blocks that use it.
+    const double users = items[n].lhs ? p.pn : p.pm;
+    actions(t, static_cast<double>(s.rows), 1, users);
   }
   // The operands' tiles send those rows: with the rows spread evenly over the tiles (as
   // create_matmul_input lays them out), each cut into a piece a block that uses it. Every send
@@ -63,8 +73,10 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
   for (size_t n = 0; n < items.size(); ++n)
     receives[packer_tile(p, n) - p.options.first_tile] += item_shape(p, items[n]).rows;
   double gather_actions = 0;
-  for (unsigned t = 0; t < tiles; ++t)
+  for (unsigned t = 0; t < tiles; ++t) {
     gather_actions = std::max(gather_actions, receives[t] + sends);
+    actions(t, 0, sends, sends);
+  }
   MatmulCycles c;
   c.gather = gather_actions * kSendGap;
   for (unsigned t = 0; t < tiles; ++t) {
@@ -82,6 +94,8 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
         // (one in all, for B^T).
         const size_t runs = (p.options.transpose_a ? pp : gm) + (p.options.transpose_b ? 1 : pp);
         const double words = (gm * pp * 256.0 + pp * nb * 16.0) / 2;
+        actions(t, static_cast<double>(runs), 0, 0);
+        if (p.pk > 1) actions(t, 0, static_cast<double>(p.pk * gm), static_cast<double>(p.pk * gm));
         c.broadcast = std::max(
             c.broadcast, std::max(words + runs * kReceiveGap, (runs + packed_items[t]) * kSendGap));
         // The AMP: six workers, each a part of the groups and of the columns.
@@ -97,6 +111,7 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
         if (p.pk > 1) {
           c.partials = std::max(c.partials, p.pk * gm * (kReceiveGap + cw * 16.0));
           received[t] += p.pk * gm * cw * 16 * 4;
+          actions(t, static_cast<double>(p.pk * gm), 0, 0);
         }
         // A vertex a pair of rows (six of a sixth of the rows each when the share is whole
         // rows of C), six at a time.
@@ -113,12 +128,13 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
   const unsigned steps = 5 + (p.pk > 1 ? 1 : 0);
   c.syncs = steps * kStepCycles;
   p.estimate = c;
-  p.tile_bytes = 0;
+  p.tile_bytes = p.table_bytes = 0;
   for (unsigned t = 0; t < tiles; ++t) {
     const uint64_t live[] = {staged[t] + packed[t], packed[t] + blocks[t], blocks[t] + sums[t],
                              sums[t] + received[t]};
-    p.tile_bytes =
-        std::max(p.tile_bytes, result[t] + *std::max_element(std::begin(live), std::end(live)));
+    p.tile_bytes = std::max(
+        p.tile_bytes, tables[t] + result[t] + *std::max_element(std::begin(live), std::end(live)));
+    p.table_bytes = std::max(p.table_bytes, tables[t]);
   }
 }
 
@@ -155,9 +171,11 @@ std::string MatmulPlan::describe() const {
   const MatmulCycles& e = estimate;
   return fmt::format(
       "pm {} x pn {} x pk {} on {} tiles: {:.0f} cycles (gather {:.0f}, pack {:.0f}, broadcast "
-      "{:.0f}, amp {:.0f}, partials {:.0f}, reduce {:.0f}, syncs {:.0f}{}), {} KiB a tile",
+      "{:.0f}, amp {:.0f}, partials {:.0f}, reduce {:.0f}, syncs {:.0f}{}), {} KiB a tile ({} of "
+      "it exchange tables)",
       pm, pn, pk, tiles(), e.total(), e.gather, e.pack, e.broadcast, e.amp, e.partials, e.reduce,
-      e.syncs, exchange_scheduled ? "; exchanges scheduled" : "", (tile_bytes + 1023) / 1024);
+      e.syncs, exchange_scheduled ? "; exchanges scheduled" : "", (tile_bytes + 1023) / 1024,
+      (table_bytes + 1023) / 1024);
 }
 
 namespace {

@@ -2,12 +2,14 @@
 // are not multiples of the AMP's grains or of the tile count, in both layouts of each operand
 // and over splits that reduce partial sums across tiles; and its refusals. One device runs per
 // process, so the products share one program.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <random>
 #include <sstream>
+#include <tuple>
 #include <vector>
 
 #include "sdk/compiler/compiler.h"
@@ -256,4 +258,37 @@ TEST(OpsMatmul, BadOperandsAreRefusedBeforeAnythingRuns) {
 }
 
 }  // namespace
+// The planner counts its exchange's tables (an action's 16 bytes, a destination list's words)
+// in a plan's memory: they stay for the whole program, and a large program's tables weigh as
+// much as its scratch. The count is the compiled executable's, on its fullest tile, for a
+// product compiled alone (the gather's pieces of odd shapes may fall on tiles a little
+// differently).
+TEST(OpsMatmul, APlansExchangeTablesAreCountedInItsMemory) {
+  for (const auto& [shape, ta, exact] :
+       std::vector<std::tuple<ops::MatmulShape, bool, bool>>{{{512, 512, 1024}, false, true},
+                                                             {{256, 1024, 512}, true, true},
+                                                             {{1024, 64, 512}, false, false}}) {
+    Graph g(Target::preset("mk2", 368));
+    Program program = Sequence({});
+    ops::MatmulOptions o;
+    o.transpose_a = ta;
+    const ops::MatmulPlan plan = ops::plan_matmul(g.target(), shape, o);
+    const Tensor a = ops::create_matmul_input(g, shape, true, "a", o);
+    const Tensor b = ops::create_matmul_input(g, shape, false, "b", o);
+    ops::matmul(g, program, a, b, o, &plan);
+    const Executable exe = compile(g, program);
+    const std::string what = plan.describe();
+    ASSERT_GT(exe.most_exchange_table_bytes, 0u) << what;
+    if (exact)
+      EXPECT_EQ(plan.table_bytes, exe.most_exchange_table_bytes) << what;
+    else
+      EXPECT_NEAR(static_cast<double>(plan.table_bytes), exe.most_exchange_table_bytes,
+                  0.15 * exe.most_exchange_table_bytes)
+          << what;
+    EXPECT_GE(plan.tile_bytes, plan.table_bytes);
+    EXPECT_THAT(what, HasSubstr(fmt::format("({} of it exchange tables)",
+                                            (plan.table_bytes + 1023) / 1024)));
+  }
+}
+
 }  // namespace ipu::test

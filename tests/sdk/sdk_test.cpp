@@ -1117,8 +1117,8 @@ TEST(SdkErrors, CodeletThatDoesNotCompileReportsFileAndLine) {
                   HasSubstr("undefined_variable"))));
 }
 
-// Of the tiles over, the fullest is named with what it holds, and the others counted by chip,
-// with each chip's fullest.
+// Of the tiles over, the fullest is named with what it holds (its exchange actions by the phases
+// that hold the most), and the others counted by chip, with each chip's fullest.
 TEST(SdkErrors, TileMemoryOverflowNamesTileAndTensors) {
   Graph g(Target::preset("mk2", 3));
   const Tensor big = g.add_variable(DType::kF32, {100000}, "big");       // 400,000 bytes
@@ -1127,13 +1127,22 @@ TEST(SdkErrors, TileMemoryOverflowNamesTileAndTensors) {
   g.set_tile_mapping(big, 1);
   g.set_tile_mapping(bigger, 1);
   g.set_tile_mapping(over, 2);
-  EXPECT_THAT([&] { compile(g, Sync()); },
-              ::testing::ThrowsMessage<CompileError>(::testing::AllOf(
-                  HasSubstr("tile 1 needs"), HasSubstr("400000 bytes: tensor 'big' [0, 100000)"),
-                  HasSubstr("240000 bytes: tensor 'bigger' [0, 60000)"),
-                  HasSubstr("the fullest of the 2 tiles of 3 that do not fit (chip 0: 2, the "
-                            "fullest tile 1 with "),
-                  ::testing::Not(HasSubstr("tensor 'over'")))));
+  // Its exchange actions, by the phases that hold them: a receive (16 bytes) a copy.
+  const Tensor a = g.add_variable(DType::kF32, {4}, "a"), b = g.add_variable(DType::kF32, {4}, "b");
+  g.set_tile_mapping(a, 0);
+  g.set_tile_mapping(b, 1);
+  EXPECT_THAT(
+      [&] {
+        compile(g, Sequence({Copy(a, b), Copy(b, a), Copy(a, b)}));
+      },
+      ::testing::ThrowsMessage<CompileError>(::testing::AllOf(
+          HasSubstr("its exchange actions' largest phases:\n    32 bytes: Copy 'a' -> "
+                    "'b'\n    16 bytes: Copy 'b' -> 'a'"),
+          HasSubstr("tile 1 needs"), HasSubstr("400000 bytes: tensor 'big' [0, 100000)"),
+          HasSubstr("240000 bytes: tensor 'bigger' [0, 60000)"),
+          HasSubstr("the fullest of the 2 tiles of 3 that do not fit (chip 0: 2, the "
+                    "fullest tile 1 with "),
+          ::testing::Not(HasSubstr("tensor 'over'")))));
 }
 
 // Functions' scratch that does not fit: the report names the function whose body needs the
