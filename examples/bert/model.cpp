@@ -31,14 +31,15 @@ size_t BertShape::predictions() const {
 
 uint64_t BertShape::f16_parameters() const {
   const uint64_t H = hidden, F = ffn;
-  return layers * (4 * H * H + 2 * H * F) + 2 * H * H + 2 * H;  // layers; MLM dense, pooler, NSP
+  return layers * (4 * H * H + 2 * H * F) + 2 * H * H + 2 * H  // layers; MLM dense, pooler, NSP
+         + H * vocab;                                          // the word embedding
 }
 
 uint64_t BertShape::parameters() const {
   const uint64_t H = hidden, F = ffn;
-  return f16_parameters() + H * (vocab + seq + 2) + 2 * H  // embeddings and their norm
-         + layers * (2 * H + F + 4 * H)                    // the layers' biases and norms
-         + 3 * H + vocab + H + 2;                          // the heads' biases and norm
+  return f16_parameters() + H * (seq + 2) + 2 * H  // the other embeddings and their norm
+         + layers * (2 * H + F + 4 * H)            // the layers' biases and norms
+         + 3 * H + vocab + H + 2;                  // the heads' biases and norm
 }
 
 sdk::ops::EncoderShape BertShape::encoder() const {
@@ -95,13 +96,13 @@ std::vector<size_t> stage_layers(const Graph& g, const BertShape& s, const BertO
 
 void check_shape(const BertShape& s, const std::string& name) {
   if (s.hidden == 0 || s.layers == 0 || s.heads == 0 || s.ffn == 0 || s.seq == 0 || s.rows == 0 ||
-      s.max_per_row == 0 || s.vocab <= static_cast<size_t>(kFirstWord) + 1 ||
+      s.max_per_row == 0 || s.vocab <= static_cast<size_t>(kFirstWord) + 1 || s.vocab % 2 != 0 ||
       s.hidden % s.heads != 0)
     throw GraphError(fmt::format(
         "{}: hidden {}, layers {}, heads {}, ffn {}, seq {}, vocabulary {}, rows {}, {} a row: "
-        "every "
-        "size must be positive, the heads must divide the hidden size and the vocabulary must have "
-        "words beyond the {} special tokens",
+        "every size must be positive, the heads must divide the hidden size and the vocabulary "
+        "must have words beyond the {} special tokens and be even (the f16 word embedding's "
+        "rows are whole words, as the exchange moves them)",
         name, s.hidden, s.layers, s.heads, s.ffn, s.seq, s.vocab, s.rows, s.max_per_row,
         kFirstWord));
 }
@@ -151,7 +152,10 @@ BertModel build_bert(Graph& g, const BertShape& s, const BertOptions& o) {
   in.nsp_labels = add(DType::kU32, {K}, "nsp_labels");
 
   BertWeights& w = m.weights;
-  w.word_t = add(DType::kF32, {H, V}, "word_t");
+  // The word embedding in f16, as Graphcore's BERT keeps it (its f32 master with LAMB's state):
+  // half the memory of the largest tensor of the first chip, and the tied decoder reads it as
+  // it is.
+  w.word_t = add(DType::kF16, {H, V}, "word_t");
   w.position_t = add(DType::kF32, {H, s.seq}, "position_t");
   w.segment_t = add(DType::kF32, {H, 2}, "segment_t");
   w.embedding_gamma = add(DType::kF32, {H}, "embedding_gamma");
@@ -258,7 +262,7 @@ BertModel build_bert(Graph& g, const BertShape& s, const BertOptions& o) {
     return ops::layer_norm(g, p, mlm_act, w.mlm_gamma, w.mlm_beta, o.epsilon, n);
   });
   const Tensor mlm_norm16 = half(st, "mlm_norm_f16", mlm_norm.y);
-  const Tensor word16 = half(st, "word_f16", w.word_t);
+  const Tensor word16 = w.word_t;
   const Tensor logits = binary(
       st, "mlm_add_decoder_bias", BinaryOp::kAdd,
       st.matmul("mlm_decoder", mlm_norm16, word16, false, false, DType::kF32), w.mlm_decoder_bias);
@@ -394,7 +398,7 @@ BertValues bert_reference(const BertModel& model, const BertShape& s, const Bert
   };
   const std::vector<float> embedded =
       binary(BinaryOp::kAdd,
-             binary(BinaryOp::kAdd, embedding_lookup(w.word_t, V, in.tokens),
+             binary(BinaryOp::kAdd, embedding_lookup(ref::widen_f16(w.word_t), V, in.tokens),
                     embedding_lookup(w.position_t, s.seq, in.positions)),
              embedding_lookup(w.segment_t, 2, in.segments));
   const std::vector<float> embedded_rows = transposed(embedded, H, T);
@@ -418,7 +422,7 @@ BertValues bert_reference(const BertModel& model, const BertShape& s, const Bert
   mlm_norm.y = ref::layer_norm(mlm_act, w.mlm_gamma, w.mlm_beta, o.epsilon, H, &mlm_norm.mean,
                                &mlm_norm.inv_std);
   const std::vector<uint16_t> mlm_norm16 = cast_to_f16(mlm_norm.y);
-  const std::vector<uint16_t> word16 = cast_to_f16(w.word_t);
+  const std::vector<uint16_t>& word16 = w.word_t;
   const std::vector<float> logits =
       binary(BinaryOp::kAdd, st.product("mlm_decoder", mlm_norm16, word16), w.mlm_decoder_bias);
   const std::vector<float> dlogits =
@@ -524,7 +528,7 @@ std::vector<ParameterRef> parameters(const BertModel& m) {
 std::vector<ParameterValues> parameter_values(BertWeightValues& w) {
   const auto f = [](std::vector<float>& v) { return ParameterValues{&v, nullptr}; };
   const auto h = [](std::vector<uint16_t>& v) { return ParameterValues{nullptr, &v}; };
-  std::vector<ParameterValues> p = {f(w.word_t), f(w.position_t), f(w.segment_t),
+  std::vector<ParameterValues> p = {h(w.word_t), f(w.position_t), f(w.segment_t),
                                     f(w.embedding_gamma), f(w.embedding_beta)};
   for (ref::EncoderValues& e : w.layers)
     for (const ParameterValues& v :

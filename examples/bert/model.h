@@ -50,7 +50,7 @@ struct BertInputs {
 };
 
 struct BertWeights {
-  sdk::Tensor word_t, position_t, segment_t;    // f32 [H x V], [H x seq], [H x 2]
+  sdk::Tensor word_t, position_t, segment_t;    // f16 [H x V], f32 [H x seq], [H x 2]
   sdk::Tensor embedding_gamma, embedding_beta;  // f32 [H]
   std::vector<sdk::ops::EncoderWeights> layers;
   sdk::Tensor mlm_dense, mlm_bias, mlm_gamma, mlm_beta, mlm_decoder_bias;  // f16 [H x H]; f32
@@ -128,7 +128,8 @@ struct BertInputValues {
   std::vector<uint32_t> mlm_positions, mlm_labels, nsp_positions, nsp_labels;
 };
 struct BertWeightValues {
-  std::vector<float> word_t, position_t, segment_t, embedding_gamma, embedding_beta;
+  std::vector<uint16_t> word_t;
+  std::vector<float> position_t, segment_t, embedding_gamma, embedding_beta;
   std::vector<sdk::ops::reference::EncoderValues> layers;
   std::vector<uint16_t> mlm_dense;
   std::vector<float> mlm_bias, mlm_gamma, mlm_beta, mlm_decoder_bias;

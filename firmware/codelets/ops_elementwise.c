@@ -395,6 +395,29 @@ void embedding_lookup_f32(const struct embedding_lookup_f32_fields *v) {
   }
 }
 
+/* embedding_lookup_f16: embedding_lookup_f32 from an f16 table, each entry widened (exact).
+ * fields: table (in f16), indices (in u32), out (out f32), rows, entries, count */
+struct embedding_lookup_f16_fields {
+  const uint16_t *table;
+  const uint32_t *indices;
+  float *out;
+  uint32_t rows, entries, count;
+};
+void embedding_lookup_f16(const struct embedding_lookup_f16_fields *v) {
+  const uint32_t nan_bits = 0x7fc00000u;
+  float nan;
+  memcpy(&nan, &nan_bits, 4);
+  for (uint32_t h = 0; h < v->rows; ++h) {
+    const uint16_t *table = v->table + h * v->entries;
+    float *out = v->out + h * v->count;
+    for (uint32_t r = 0; r < v->count; ++r) {
+      const uint32_t index = v->indices[r];
+      out[r] = index < v->entries ? ipu_f16v2tof32(ipu_f16x2_from_bits(table[index], 0)).r[0]
+                                  : nan;
+    }
+  }
+}
+
 /* embedding_grad_f32: for each of rows feature rows h: grad[h][e] = the sum, from 0, over
  *   r < count in order with indices[r] == e, of dout[h][r]; indices >= entries add nothing.
  * fields: dout (in f32), indices (in u32), grad (out f32), rows, entries, count */

@@ -142,9 +142,10 @@ Tensor transpose(Graph& graph, Program& program, Tensor x, const std::string& na
 // Embedding lookup and its gradient, feature-major: the table is stored transposed, [H x V]
 // (row h holds feature h of every entry), so that each tile owns whole features and looks up
 // every index on its own, with no exchange of data-dependent rows. The lookup gives out^T
-// [H x R] (out[r] = table[indices[r]]; an index >= V gives NaNs), which a matmul takes with
-// transpose_a; the gradient gives dtable^T [H x V] from dout^T [H x R]: each entry's sum, from 0,
-// of the rows r (in order) that looked it up.
+// [H x R] (out[r] = table[indices[r]]; an index >= V gives NaNs), f32 from an f32 or an f16
+// table (an f16 entry widened, exactly), which a matmul takes with transpose_a; the gradient
+// gives dtable^T [H x V] from dout^T [H x R]: each entry's sum, from 0, of the rows r (in
+// order) that looked it up.
 Tensor embedding_lookup(Graph& graph, Program& program, Tensor table_t, Tensor indices,
                         const std::string& name);
 Tensor embedding_grad(Graph& graph, Program& program, Tensor dout_t, Tensor indices, size_t entries,
@@ -155,6 +156,8 @@ namespace reference {
 std::vector<float> binary(BinaryOp op, const std::vector<float>& a, const std::vector<float>& b);
 std::vector<float> unary(UnaryOp op, const std::vector<float>& a, float k = 1.0f);
 std::vector<uint16_t> cast_to_f16(const std::vector<float>& a);
+// f16 bits widened to f32, exactly (a NaN to the canonical one), as the tiles widen them.
+std::vector<float> widen_f16(const std::vector<uint16_t>& a);
 // Stochastic rounding as docs/xipu-model.md defines it, the random bits as the tiles draw them.
 std::vector<uint16_t> cast_to_f16_stochastic(const std::vector<float>& a,
                                              const std::vector<std::pair<size_t, size_t>>& ranges,

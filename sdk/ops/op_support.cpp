@@ -77,6 +77,9 @@ void add_ops_codelets(Graph& g) {
   g.add_codelet("embedding_lookup_f32", file,
                 {in("table", f32), in("indices", DType::kU32), out("out", f32), scalar("rows"),
                  scalar("entries"), scalar("count")});
+  g.add_codelet("embedding_lookup_f16", file,
+                {in("table", DType::kF16), in("indices", DType::kU32), out("out", f32),
+                 scalar("rows"), scalar("entries"), scalar("count")});
   g.add_codelet("embedding_grad_f32", file,
                 {in("dout", f32), in("indices", DType::kU32), out("grad", f32), scalar("rows"),
                  scalar("entries"), scalar("count")});

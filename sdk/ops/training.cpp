@@ -163,7 +163,9 @@ Tensor embedding_lookup(Graph& g, Program& program, Tensor table_t, Tensor indic
                         const std::string& name) {
   require_sequence(program, name);
   const TensorInfo ti0 = mapped(g, table_t, name, "table");
-  require_type(ti0, DType::kF32, name, "table");
+  if (ti0.type != DType::kF32 && ti0.type != DType::kF16)
+    throw GraphError(fmt::format("{}: table '{}' is {}; a table is f32 or f16", name, ti0.name,
+                                 dtype_name(ti0.type)));
   require_matrix(ti0, name);
   const TensorInfo ii = mapped(g, indices, name, "indices");
   require_indices(ii, name);
@@ -178,7 +180,8 @@ Tensor embedding_lookup(Graph& g, Program& program, Tensor table_t, Tensor indic
   for (const RowRange& r : row_ranges(ti)) {
     const size_t at =
         static_cast<size_t>(std::find(tiles.begin(), tiles.end(), r.tile) - tiles.begin());
-    g.add_vertex(cs, "embedding_lookup_f32", r.tile,
+    g.add_vertex(cs, ti.type == DType::kF16 ? "embedding_lookup_f16" : "embedding_lookup_f32",
+                 r.tile,
                  {{"table", g.region(table, r.first * entries, (r.first + r.rows) * entries)},
                   {"indices", g.region(copies, at * count, (at + 1) * count)},
                   {"out", g.region(out, r.first * count, (r.first + r.rows) * count)},

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -113,6 +114,10 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
   g.set_tile_mapping(indices, 5);
   g.map_evenly(dout_t, 2, 3);
   const Tensor looked_up = ops::embedding_lookup(g, p, table_t, indices, "lookup");
+  // The same lookup from an f16 table of 12 entries (whole rows on tiles 1 to 3): widened.
+  const Tensor table16_t = g.add_variable(DType::kF16, {3, 12}, "table16_t");
+  g.map_evenly(table16_t, 1, 3, 12);
+  const Tensor looked_up16 = ops::embedding_lookup(g, p, table16_t, indices, "lookup16");
   const Tensor table_grad = ops::embedding_grad(g, p, dout_t, indices, 11, "lookup_grad");
   const Tensor xt = ops::transpose(g, p, x, "xt");
   const Tensor tokens = ops::transpose(g, p, looked_up, "tokens");  // token-major: [7 x 5]
@@ -171,6 +176,12 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
                            dout_values = random_f32(35, 8, -1.0f, 1.0f);
   const std::vector<uint32_t> index_values = {3, 0, 10, 3, 12, 7, 3};  // 12: outside the table
   device.write_tensor("table_t", table_values.data(), 55 * 4);
+  // Normal, subnormal (0x0001, 0x83ff), zero, infinity and NaN entries among random ones.
+  std::vector<uint16_t> table16_values =
+      ops::reference::cast_to_f16(random_f32(36, 9, -4.0f, 4.0f));
+  table16_values[3] = 0x0001, table16_values[12] = 0x83ff, table16_values[15] = 0x7c00;
+  table16_values[24] = 0x7e01, table16_values[27] = 0x8000;
+  device.write_tensor("table16_t", table16_values.data(), 36 * 2);
   device.write_tensor("indices", index_values.data(), 7 * 4);
   device.write_tensor("dout_t", dout_values.data(), 35 * 4);
   device.run();
@@ -297,6 +308,27 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
     }
   }
   EXPECT_EQ(count_equal(read(table_grad), ref::embedding_grad(dout_values, index_values, 11)), 55u);
+  const std::vector<float> lookup16_got = read(looked_up16),
+                           lookup16_want = ref::embedding_lookup(ref::widen_f16(table16_values), 12,
+                                                                 index_values);
+  ASSERT_EQ(lookup16_got.size(), 21u);
+  for (size_t i = 0; i < 21; ++i) {
+    if (i % 7 == 4) {
+      EXPECT_TRUE(std::isnan(lookup16_got[i])) << i;  // the index outside the table
+    } else {
+      EXPECT_EQ(std::memcmp(&lookup16_got[i], &lookup16_want[i], 4), 0) << i;
+    }
+  }
+  // Out [3 x 7]: index 3 (at 0) looks up f16's smallest subnormal in row 0 and infinity in row
+  // 1; index 0 (at 1) the largest negative subnormal in row 1, and a NaN in row 2, widened to
+  // the canonical NaN.
+  EXPECT_EQ(lookup16_got[0], std::ldexp(1.0f, -24));
+  EXPECT_EQ(lookup16_got[7], std::numeric_limits<float>::infinity());
+  EXPECT_EQ(lookup16_got[8], -1023 * std::ldexp(1.0f, -24));
+  uint32_t nan_bits = 0;
+  std::memcpy(&nan_bits, &lookup16_got[15], 4);
+  EXPECT_EQ(nan_bits, 0x7fc00000u);
+  EXPECT_TRUE(std::signbit(lookup16_got[14]) && lookup16_got[14] == 0.0f);  // -0
   const std::vector<float> xt_got = read(xt), tokens_got = read(tokens);
   for (size_t r = 0; r < rows; ++r)
     for (size_t c = 0; c < columns; ++c) EXPECT_EQ(xt_got[c * rows + r], xv[r * columns + c]);
@@ -476,6 +508,12 @@ TEST(OpsElementwise, BadOperandsAreRefused) {
   g.set_tile_mapping(idx_f32, 0);
   EXPECT_EQ(message([&] { ops::embedding_lookup(g, p, a, idx_f32, "lookup"); }),
             "lookup: indices 'idx_f32' must be a u32 vector, not f32 [3]");
+  const Tensor u32_table = g.add_variable(DType::kU32, {2, 4}, "u32_table");
+  const Tensor idx = g.add_variable(DType::kU32, {3}, "idx");
+  g.set_tile_mapping(u32_table, 0);
+  g.set_tile_mapping(idx, 0);
+  EXPECT_EQ(message([&] { ops::embedding_lookup(g, p, u32_table, idx, "lookup"); }),
+            "lookup: table 'u32_table' is u32; a table is f32 or f16");
   EXPECT_EQ(p.body.size(), 0u);
 }
 
