@@ -215,9 +215,14 @@ int main(int argc, char** argv) {
       const unsigned index = static_cast<unsigned>(std::stoul(argv[i] + 7));
       const size_t colon = std::string(argv[i]).find(':');
       preset = std::string(argv[i]).substr(colon + 1);
-      const Figures f = run_case(preset, kCases.at(index));
-      const int fd = std::stoi(argv[i + 1]);
-      return write(fd, &f, sizeof f) == static_cast<ssize_t>(sizeof f) ? 0 : 1;
+      try {
+        const Figures f = run_case(preset, kCases.at(index));
+        const int fd = std::stoi(argv[i + 1]);
+        return write(fd, &f, sizeof f) == static_cast<ssize_t>(sizeof f) ? 0 : 1;
+      } catch (const std::exception& e) {  // the parent reports the case failed
+        std::fprintf(stderr, "matmul_planned: %s: %s\n", kCases.at(index).name, e.what());
+        return 1;
+      }
     }
     if (std::strcmp(argv[i], "--preset") == 0 && i + 1 < argc)
       preset = argv[++i];

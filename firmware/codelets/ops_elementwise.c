@@ -473,6 +473,21 @@ void cast_f32_f16_sr_step(const struct cast_f32_f16_sr_step_fields *v) {
   ipu_set_stochastic_rounding(0);
 }
 
+/* gather_columns_f32: out[r][c] = in[r][first + c] for c < columns, r < rows: a block of
+ *   columns of rows x stride, packed (transpose's regrouping by destination).
+ * fields: in (in f32), out (out f32), rows, stride, first, columns */
+struct gather_columns_f32_fields {
+  const float *in;
+  float *out;
+  uint32_t rows, stride, first, columns;
+};
+void gather_columns_f32(const struct gather_columns_f32_fields *v) {
+  const float *in = v->in + v->first;
+  float *out = v->out;
+  for (uint32_t r = 0; r < v->rows; ++r, in += v->stride)
+    for (uint32_t c = 0; c < v->columns; ++c) *out++ = in[c];
+}
+
 /* transpose_f32: out[c][r] = in[r][first + c] for c < columns, r < rows: a tile's columns
  *   (gathered as in, rows x stride) as rows of the transposed matrix.
  * fields: in (in f32), out (out f32), rows, stride, first, columns */

@@ -201,6 +201,124 @@ std::vector<std::pair<size_t, size_t>> element_ranges(const Graph& g, Tensor x, 
   return out;
 }
 
+namespace {
+
+// transpose's gather of every row's columns to the tiles of y, in two exchange phases when many
+// tiles hold x's rows and many take y's: in one, each of y's tiles receives a run from every
+// row (a [1,024 x 1,024] matrix over 1,024 tiles: 1,024 receives and 1,024 sends a tile, each an
+// action gap apart, 123,000 cycles and 32 KB of action tables). Here x's row blocks go in
+// groups and y's tiles in bands of about the square root of their counts: each group's rows of
+// a band's columns go to one tile (a run a row), which regroups them by destination (a compute
+// set) and sends each destination its columns of the group's rows (one run). A tile then takes
+// part in about 4 x 32 actions. false: x's rows are not whole on their tiles, or too few tiles
+// take part to gain; nothing is added.
+bool gather_in_two_stages(Graph& g, Program& program, Tensor x, const TensorInfo& yi,
+                          const Chunks& staged, const std::string& name) {
+  const TensorInfo xi = g.tensor(x);
+  const size_t rows = xi.shape[0], columns = xi.shape[1];
+  struct Block {
+    unsigned tile;
+    size_t first, count;  // rows
+  };
+  std::vector<Block> blocks;
+  for (const Interval& m : xi.mapping) {
+    if (m.begin % columns != 0 || m.end % columns != 0) return false;
+    blocks.push_back({m.tile, m.begin / columns, (m.end - m.begin) / columns});
+  }
+  std::sort(blocks.begin(), blocks.end(),
+            [](const Block& a, const Block& b) { return a.first < b.first; });
+  const size_t destinations = yi.mapping.size();
+  constexpr size_t kWorthIt = 64;  // below, one phase's few receives cost less than two phases
+  if (blocks.size() < kWorthIt || destinations < kWorthIt) return false;
+  const auto root = [](size_t n) { return static_cast<size_t>(std::ceil(std::sqrt(n))); };
+  const size_t band_size = root(destinations), bands = (destinations + band_size - 1) / band_size;
+  const size_t group_size = root(blocks.size());
+  const size_t groups = (blocks.size() + group_size - 1) / group_size;
+  // Destination i's columns [c0, c0 + cw) of x; a band's destinations are consecutive, so its
+  // columns are one run of each row.
+  std::vector<size_t> c0(destinations), cw(destinations);
+  for (size_t i = 0; i < destinations; ++i)
+    c0[i] = yi.mapping[i].begin / rows, cw[i] = (yi.mapping[i].end - yi.mapping[i].begin) / rows;
+  const auto band_of = [&](size_t e) {
+    return std::pair{e * band_size, std::min(destinations, (e + 1) * band_size)};
+  };
+  const auto group_of = [&](size_t k) {
+    return std::pair{k * group_size, std::min(blocks.size(), (k + 1) * group_size)};
+  };
+  // Each (group, band)'s tile: y's tiles in turn. Its two buffers: the group's rows of the
+  // band's columns as they arrive, [rows][band columns]; then by destination, [dest][rows][cw].
+  std::vector<std::pair<unsigned, size_t>> sizes;
+  std::vector<size_t> group_rows(groups), first_row(groups), band_columns(bands);
+  for (size_t k = 0; k < groups; ++k) {
+    const auto [b0, b1] = group_of(k);
+    first_row[k] = blocks[b0].first;
+    for (size_t b = b0; b < b1; ++b) group_rows[k] += blocks[b].count;
+  }
+  for (size_t e = 0; e < bands; ++e) {
+    const auto [d0, d1] = band_of(e);
+    for (size_t i = d0; i < d1; ++i) band_columns[e] += cw[i];
+  }
+  const auto middle = [&](size_t k, size_t e) {
+    return yi.mapping[(k * bands + e) % destinations].tile;
+  };
+  for (size_t k = 0; k < groups; ++k)
+    for (size_t e = 0; e < bands; ++e)
+      sizes.emplace_back(middle(k, e), group_rows[k] * band_columns[e]);
+  const Chunks arrived = add_chunked(g, DType::kF32, sizes, name + ".bands");
+  const Chunks regrouped = add_chunked(g, DType::kF32, sizes, name + ".regrouped");
+  g.set_scratch(arrived.tensor);
+  g.set_scratch(regrouped.tensor);
+  // Phase 1: every row's run of each band's columns to its (group, band) tile.
+  std::map<unsigned, CopyPairs> first;
+  for (size_t k = 0; k < groups; ++k) {
+    const auto [b0, b1] = group_of(k);
+    for (size_t e = 0; e < bands; ++e) {
+      const size_t at = arrived.offsets[k * bands + e], width = band_columns[e];
+      const size_t from = c0[band_of(e).first];
+      for (size_t b = b0; b < b1; ++b)
+        for (size_t r = blocks[b].first; r < blocks[b].first + blocks[b].count; ++r) {
+          const size_t row = at + (r - first_row[k]) * width;
+          first[blocks[b].tile].push_back(
+              {g.region(x, r * columns + from, r * columns + from + width),
+               g.region(arrived.tensor, row, row + width)});
+        }
+    }
+  }
+  std::vector<CopyPairs> lists;
+  for (auto& [tile, pairs] : first) lists.push_back(std::move(pairs));
+  program.body.push_back(Copy(interleave(lists)));
+  // Regrouped by destination on each (group, band) tile; phase 2: each destination's block.
+  const ComputeSet cs = g.add_compute_set(name + ".regroup");
+  std::map<unsigned, CopyPairs> second;
+  for (size_t k = 0; k < groups; ++k)
+    for (size_t e = 0; e < bands; ++e) {
+      const size_t in = arrived.offsets[k * bands + e], width = band_columns[e];
+      const auto [d0, d1] = band_of(e);
+      size_t out = regrouped.offsets[k * bands + e];
+      for (size_t i = d0; i < d1; ++i) {
+        const size_t block = group_rows[k] * cw[i];
+        g.add_vertex(cs, "gather_columns_f32", middle(k, e),
+                     {{"in", g.region(arrived.tensor, in, in + group_rows[k] * width)},
+                      {"out", g.region(regrouped.tensor, out, out + block)},
+                      {"rows", u32(group_rows[k])},
+                      {"stride", u32(width)},
+                      {"first", u32(c0[i] - c0[d0])},
+                      {"columns", u32(cw[i])}});
+        const size_t to = staged.offsets[i] + first_row[k] * cw[i];
+        second[middle(k, e)].push_back({g.region(regrouped.tensor, out, out + block),
+                                        g.region(staged.tensor, to, to + block)});
+        out += block;
+      }
+    }
+  program.body.push_back(Execute(cs));
+  lists.clear();
+  for (auto& [tile, pairs] : second) lists.push_back(std::move(pairs));
+  program.body.push_back(Copy(interleave(lists)));
+  return true;
+}
+
+}  // namespace
+
 Tensor transpose(Graph& g, Program& program, Tensor x, const std::string& name) {
   require_sequence(program, name);
   const TensorInfo xi = mapped(g, x, name, "operand");
@@ -220,18 +338,21 @@ Tensor transpose(Graph& g, Program& program, Tensor x, const std::string& name) 
   for (const Interval& m : yi.mapping) chunks.emplace_back(m.tile, (m.end - m.begin));
   const Chunks staged = add_chunked(g, DType::kF32, chunks, name + ".columns");
   g.set_scratch(staged.tensor);
-  std::map<unsigned, CopyPairs> by_source;
-  for (size_t i = 0; i < yi.mapping.size(); ++i) {
-    const Interval& m = yi.mapping[i];
-    const size_t c0 = m.begin / rows, cw = (m.end - m.begin) / rows;
-    for (size_t r = 0; r < rows; ++r)
-      by_source[g.tile_of(x, r * columns + c0)].push_back(
-          {g.region(x, r * columns + c0, r * columns + c0 + cw),
-           g.region(staged.tensor, staged.offsets[i] + r * cw, staged.offsets[i] + (r + 1) * cw)});
+  if (!gather_in_two_stages(g, program, x, yi, staged, name)) {
+    std::map<unsigned, CopyPairs> by_source;
+    for (size_t i = 0; i < yi.mapping.size(); ++i) {
+      const Interval& m = yi.mapping[i];
+      const size_t c0 = m.begin / rows, cw = (m.end - m.begin) / rows;
+      for (size_t r = 0; r < rows; ++r)
+        by_source[g.tile_of(x, r * columns + c0)].push_back(
+            {g.region(x, r * columns + c0, r * columns + c0 + cw),
+             g.region(staged.tensor, staged.offsets[i] + r * cw,
+                      staged.offsets[i] + (r + 1) * cw)});
+    }
+    std::vector<CopyPairs> lists;
+    for (auto& [tile, pairs] : by_source) lists.push_back(std::move(pairs));
+    program.body.push_back(Copy(interleave(lists)));
   }
-  std::vector<CopyPairs> lists;
-  for (auto& [tile, pairs] : by_source) lists.push_back(std::move(pairs));
-  program.body.push_back(Copy(interleave(lists)));
   const ComputeSet cs = g.add_compute_set(name);
   for (size_t i = 0; i < yi.mapping.size(); ++i) {
     const Interval& m = yi.mapping[i];

@@ -71,6 +71,9 @@ void add_ops_codelets(Graph& g) {
   g.add_codelet("lamb_apply_f32", file,
                 {Field{"w", FieldKind::kInOut, f32}, in("u", f32), in("ratio", f32), scalar("n"),
                  scalar("lr")});
+  g.add_codelet("gather_columns_f32", file,
+                {in("in", f32), out("out", f32), scalar("rows"), scalar("stride"), scalar("first"),
+                 scalar("columns")});
   g.add_codelet("transpose_f32", file,
                 {in("in", f32), out("out", f32), scalar("rows"), scalar("stride"), scalar("first"),
                  scalar("columns")});

@@ -37,6 +37,34 @@ size_t count_equal(const std::vector<float>& a, const std::vector<float>& b) {
   return equal;
 }
 
+// A transpose whose rows lie on many tiles and whose result takes many: its gather goes in two
+// exchange phases (row groups to band tiles, regrouped, then to each destination), uneven
+// groups and bands included (130 rows, one or two a tile, over 128 tiles; 97 columns). Every
+// element lands where the host's transpose puts it, and no tile's actions take as much as the
+// one-phase gather's receives alone would: each of the 97 result tiles would receive 130 runs.
+TEST(OpsElementwise, ATransposeOverManyTilesGathersInTwoPhases) {
+  Graph g(Target::preset("mk2", 128));
+  Program p = Sequence({});
+  constexpr size_t rows = 130, columns = 97;
+  const Tensor x = g.add_variable(DType::kF32, {rows, columns}, "x");
+  g.map_evenly(x, 0, 128, columns);
+  const Tensor y = ops::transpose(g, p, x, "y");
+  ASSERT_EQ(g.tensor(y).shape, (std::vector<size_t>{columns, rows}));
+  const Executable exe = compile(g, p);
+  EXPECT_LT(exe.most_exchange_table_bytes, 130u * 16u);  // one phase: 130 receives alone
+  Device device(exe);
+  const std::vector<float> xv = random_f32(rows * columns, 21, -1.0f, 1.0f);
+  device.write_tensor("x", xv.data(), xv.size() * 4);
+  const DeviceReport& report = device.run();
+  std::vector<float> yv(rows * columns);
+  device.read_tensor("y", yv.data(), yv.size() * 4);
+  size_t wrong = 0;
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t c = 0; c < columns; ++c) wrong += yv[c * rows + r] != xv[r * columns + c];
+  EXPECT_EQ(wrong, 0u);
+  EXPECT_EQ(report.run.exchange_words, 2u * rows * columns);  // each element crosses twice
+}
+
 TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
   Graph g(Target::preset("mk2", 8));
   constexpr size_t rows = 7, columns = 13, n = rows * columns;
