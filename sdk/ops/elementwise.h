@@ -135,8 +135,11 @@ void adam(Graph& graph, Program& program, Tensor w, Tensor g, Tensor m, Tensor v
           Tensor corrections, const AdamOptions& options, const std::string& name);
 
 // y = x^T for an f32 matrix x [R x C]: y [C x R], its rows spread over the tiles x uses (whole
-// rows each). Each tile gathers its columns of every row of x (R runs of the exchange: about
-// R x 120 cycles on every tile, the runtime's action gap) and writes them as its rows of y.
+// rows each). Each tile gathers its columns of every row of x and writes them as its rows of y.
+// With x's rows whole on 64 tiles or more and y on as many, the gather goes in two phases
+// through tiles that regroup a group of rows by destination, each tile taking part in about
+// 4 sqrt(tiles) actions; otherwise each tile receives a run of every row (R runs, about R x 120
+// cycles, the runtime's action gap).
 Tensor transpose(Graph& graph, Program& program, Tensor x, const std::string& name);
 
 // Embedding lookup and its gradient, feature-major: the table is stored transposed, [H x V]
