@@ -155,7 +155,12 @@ BertModel build_bert(Graph& g, const BertShape& s, const BertOptions& o) {
   // The word embedding in f16, as Graphcore's BERT keeps it (its f32 master with LAMB's state):
   // half the memory of the largest tensor of the first chip, and the tied decoder reads it as
   // it is.
-  w.word_t = add(DType::kF16, {H, V}, "word_t");
+  w.word_t = g.add_variable(DType::kF16, {H, V}, o.name + ".word_t");
+  // Spread over every tile of the first chip in word pairs, not a feature row a tile: with its
+  // f32 gradient sum (laid out as the weight) it is the largest thing on the chip, and BERT-Large
+  // has 1,024 features for 1,472 tiles. The lookup gathers the table into whole rows, scratch,
+  // at each use (a 42 KB relayout a tile), and its gradient reaches the sum so.
+  g.map_evenly(w.word_t, 0, tiles, 2);
   w.position_t = add(DType::kF32, {H, s.seq}, "position_t");
   w.segment_t = add(DType::kF32, {H, 2}, "segment_t");
   w.embedding_gamma = add(DType::kF32, {H}, "embedding_gamma");
