@@ -381,18 +381,27 @@ struct embedding_lookup_f32_fields {
   float *out;
   uint32_t rows, entries, count;
 };
+/* The lookup of v's rows, each entry read by ENTRY(row, index): the f32 and f16 lookups differ
+ * only in it (a macro, so that each expands to the loop written out). */
+#define LOOKUP_ROWS(v, ENTRY)                                            \
+  do {                                                                   \
+    const uint32_t nan_bits = 0x7fc00000u;                               \
+    float nan;                                                           \
+    memcpy(&nan, &nan_bits, 4);                                          \
+    for (uint32_t h = 0; h < (v)->rows; ++h) {                           \
+      const __typeof__((v)->table) table = (v)->table + h * (v)->entries; \
+      float *out = (v)->out + h * (v)->count;                            \
+      for (uint32_t r = 0; r < (v)->count; ++r) {                        \
+        const uint32_t index = (v)->indices[r];                          \
+        out[r] = index < (v)->entries ? ENTRY(table, index) : nan;       \
+      }                                                                  \
+    }                                                                    \
+  } while (0)
+#define F32_ENTRY(table, index) (table)[index]
+#define F16_ENTRY(table, index) ipu_f16v2tof32(ipu_f16x2_from_bits((table)[index], 0)).r[0]
+
 void embedding_lookup_f32(const struct embedding_lookup_f32_fields *v) {
-  const uint32_t nan_bits = 0x7fc00000u;
-  float nan;
-  memcpy(&nan, &nan_bits, 4);
-  for (uint32_t h = 0; h < v->rows; ++h) {
-    const float *table = v->table + h * v->entries;
-    float *out = v->out + h * v->count;
-    for (uint32_t r = 0; r < v->count; ++r) {
-      const uint32_t index = v->indices[r];
-      out[r] = index < v->entries ? table[index] : nan;
-    }
-  }
+  LOOKUP_ROWS(v, F32_ENTRY);
 }
 
 /* embedding_lookup_f16: embedding_lookup_f32 from an f16 table, each entry widened (exact).
@@ -404,18 +413,7 @@ struct embedding_lookup_f16_fields {
   uint32_t rows, entries, count;
 };
 void embedding_lookup_f16(const struct embedding_lookup_f16_fields *v) {
-  const uint32_t nan_bits = 0x7fc00000u;
-  float nan;
-  memcpy(&nan, &nan_bits, 4);
-  for (uint32_t h = 0; h < v->rows; ++h) {
-    const uint16_t *table = v->table + h * v->entries;
-    float *out = v->out + h * v->count;
-    for (uint32_t r = 0; r < v->count; ++r) {
-      const uint32_t index = v->indices[r];
-      out[r] = index < v->entries ? ipu_f16v2tof32(ipu_f16x2_from_bits(table[index], 0)).r[0]
-                                  : nan;
-    }
-  }
+  LOOKUP_ROWS(v, F16_ENTRY);
 }
 
 /* embedding_grad_f32: for each of rows feature rows h: grad[h][e] = the sum, from 0, over
