@@ -72,6 +72,7 @@ struct Settings {
   unsigned accumulate = 192, tiles = 0;
   bool packing = true;
   std::vector<double> available_memory_proportion = {0.6};  // BertConfig's (one, or one a chip)
+  double heads_memory_proportion = 0;                       // BertConfig's (0: the first chip's)
   // The machine whose runs of the one-chip groups this one's are (its own when empty): a part
   // that stays on one chip takes the same cycles on machines whose configurations differ only
   // in the clock (a Bow POD16's and a POD16's).
@@ -107,6 +108,7 @@ BertConfig one_layer_stages(const Settings& s) {
   c.steps = 1;
   c.packing = s.packing;
   c.available_memory_proportion = s.available_memory_proportion;
+  c.heads_memory_proportion = s.heads_memory_proportion;
   c.dataset_rows = 0;
   c.parts_only = true;
   return c;
@@ -373,7 +375,7 @@ bool bench_machine(const Settings& s, bool check,
 
 int main(int argc, char** argv) {
   std::string presets = "pod16,bow-pod16", model = "large", split, group, group_preset;
-  std::string memory = "0.6";
+  std::string memory = "0.6", heads_memory;
   unsigned accumulate = 192, tiles = 0, parallel = 2;
   size_t layers = 0, hidden = 0, heads = 0, ffn = 0, seq = 0, vocab = 0, rows = 0;
   int figures_fd = -1;
@@ -399,6 +401,9 @@ int main(int argc, char** argv) {
       "the share of a tile's memory a product's plan may take (poplar's "
       "availableMemoryProportion): one, or one a chip of a replica (e.g. 0.2,0.3,0.3,0.3; the "
       "first chip's also for the embeddings and heads)")(
+      "heads-memory-proportion", po::value(&heads_memory),
+      "the heads' products' share (the first chip's unless given): the tied decoder's weight "
+      "gradient needs more than the layers beside it")(
       "jobs", po::value(&parallel)->default_value(parallel),
       "children simulating at once (each one host thread)")("no-packing",
                                                             "one sequence a row, padded")(
@@ -447,6 +452,9 @@ int main(int argc, char** argv) {
     s.tiles = tiles;
     try {
       s.available_memory_proportion = parse_memory_proportions(memory);
+      if (!heads_memory.empty())
+        s.heads_memory_proportion =
+            ipu::sdk::parse_real("--heads-memory-proportion", heads_memory, 0.0, 1.0, true);
     } catch (const std::invalid_argument& e) {
       throw po::error(e.what());
     }

@@ -6,7 +6,7 @@
 //   bert [--preset mk2|bow|...] [--tiles N] [--model tiny|large] [--hidden H] [--layers L]
 //        [--heads A] [--ffn F] [--seq S] [--vocab V] [--rows R] [--accumulate N] [--steps N]
 //        [--dataset-rows N] [--no-packing] [--histogram FILE] [--layers-per-chip N,N,...]
-//        [--time-split] [--available-memory-proportion P]
+//        [--time-split] [--available-memory-proportion P] [--heads-memory-proportion P]
 //
 // --layers-per-chip: the pipeline, one stage a chip (e.g. --preset m2000 --layers 4
 // --layers-per-chip 1,1,1,1); the embeddings and the heads are on the first chip. The machine's
@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
       "[--preset mk2|bow|...] [--tiles N] [--model tiny|large] [--hidden H] [--layers L] "
       "[--heads A] [--ffn F] [--seq S] [--vocab V] [--rows R] [--accumulate N] [--steps N] "
       "[--dataset-rows N] [--no-packing] [--histogram FILE] [--layers-per-chip N,N,...] "
-      "[--time-split] [--available-memory-proportion P]",
+      "[--time-split] [--available-memory-proportion P] [--heads-memory-proportion P]",
       argc, argv,
       {"mk2",
        {{"tiles", "0", "tiles of each chip (0: every tile)"},
@@ -46,6 +46,9 @@ int main(int argc, char** argv) {
          "availableMemoryProportion; less leaves room for a large model's tensors): one, or one "
          "a chip of a replica (e.g. 0.2,0.3,0.3,0.3; the first chip's also for the embeddings "
          "and heads)"},
+        {"heads-memory-proportion", "0",
+         "the heads' products' share (0: the first chip's); the tied decoder's weight gradient "
+         "needs more than the layers beside it"},
         {"accumulate", "2", "micro-batches a step, their gradients summed"},
         {"steps", "6", "training steps"},
         {"dataset-rows", "4",
@@ -90,6 +93,8 @@ int main(int argc, char** argv) {
           throw ipu::examples::OptionError(std::string("option --available-memory-proportion: ") +
                                            e.what());
         }
+        if (options.text("heads-memory-proportion") != "0")
+          c.heads_memory_proportion = options.share("heads-memory-proportion", 0.0, 1.0);
         c.steps = static_cast<unsigned>(options.count("steps", 1, 10000));
         c.packing = !options.yes("no-packing");
         c.shard_optimizer = !options.yes("replicated-optimizer");

@@ -106,6 +106,7 @@ BertResult run_bert(const BertConfig& c) {
   BertOptions bo;
   bo.layers_per_chip = c.layers_per_chip;
   bo.available_memory_proportion = c.available_memory_proportion;
+  bo.heads_memory_proportion = c.heads_memory_proportion;
   BertModel model = build_bert(g, s, bo);
   for (const ops::LayerStep& step : model.steps) out.flops_per_micro_batch += step.flops;
   for (const BertStage& stage : model.stages) {

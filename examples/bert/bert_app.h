@@ -43,6 +43,7 @@ struct BertConfig {
   // One share for every chip, or one a chip of a replica (the first chip's also for the
   // embeddings and the heads), as Graphcore's BERT sets one an IPU.
   std::vector<double> available_memory_proportion = {0.6};
+  double heads_memory_proportion = 0;  // the heads' products' share (0: the first chip's)
   // With replicas on a machine: each parameter whose size allows it has its LAMB state (the f32
   // master and both moments) sharded over the replicas in the gateway's streaming memory, its
   // gradient sums reduce-scattered and its new weights all-gathered. false: every replica keeps

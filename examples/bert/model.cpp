@@ -181,7 +181,7 @@ BertModel build_bert(Graph& g, const BertShape& s, const BertOptions& o) {
     w.layers.push_back(ops::add_encoder_weights(g, s.encoder(), placed(l)));
   ops::MatmulOptions ta;
   ta.transpose_a = true;
-  ta.available_memory_proportion = o.memory_proportion(0);
+  ta.available_memory_proportion = o.heads_proportion();
   ta.tiles = S > 1 ? tiles : 0;
   w.mlm_dense = ops::create_matmul_input(g, {P, H, H}, false, o.name + ".mlm_dense", ta);
   w.mlm_bias = add(DType::kF32, {H}, "mlm_bias");
@@ -191,13 +191,13 @@ BertModel build_bert(Graph& g, const BertShape& s, const BertOptions& o) {
   w.pooler = ops::create_matmul_input(g, {K, H, H}, false, o.name + ".pooler", ta);
   w.pooler_bias = add(DType::kF32, {H}, "pooler_bias");
   ops::MatmulOptions plain;
-  plain.available_memory_proportion = o.memory_proportion(0);
+  plain.available_memory_proportion = o.heads_proportion();
   plain.tiles = ta.tiles;
   w.nsp = ops::create_matmul_input(g, {K, H, 2}, false, o.name + ".nsp", plain);
   w.nsp_bias = add(DType::kF32, {2}, "nsp_bias");
 
   // The forward pass: embeddings, the layers, the heads and their losses.
-  StepList st(g, m.steps, o.name, o.memory_proportion(0), 0, ta.tiles);
+  StepList st(g, m.steps, o.name, o.heads_proportion(), 0, ta.tiles);
   const auto lookup = [&](const char* label, Tensor table, Tensor indices) {
     return st.op(label, [&](Program& p, const std::string& n) {
       return ops::embedding_lookup(g, p, table, indices, n);
@@ -302,7 +302,7 @@ BertModel build_bert(Graph& g, const BertShape& s, const BertOptions& o) {
   m.forward_steps = m.steps.size();
 
   // The backward pass, from the heads to the embeddings.
-  StepList bt(g, m.steps, o.name + ".grad", o.memory_proportion(0), 0, ta.tiles);
+  StepList bt(g, m.steps, o.name + ".grad", o.heads_proportion(), 0, ta.tiles);
   BertGrads& d = m.grads;
   d.nsp_bias = bt.column_sums("nsp_bias", nsp.dlogits);
   const Tensor dnsp16 = half(bt, "nsp_f16", nsp.dlogits);

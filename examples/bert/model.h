@@ -115,6 +115,12 @@ struct BertOptions {
     return available_memory_proportion.size() == 1 ? available_memory_proportion[0]
                                                    : available_memory_proportion.at(chip);
   }
+  // The heads' products' share (0: the first chip's). The tied decoder's weight gradient
+  // ([H x V] f32, 85 KB a tile at BERT-Large's size) needs more than the layers beside it.
+  double heads_memory_proportion = 0;
+  double heads_proportion() const {
+    return heads_memory_proportion > 0 ? heads_memory_proportion : memory_proportion(0);
+  }
 };
 
 // Adds the model's inputs, weights and steps to a graph (every tensor named options.name +
