@@ -115,14 +115,14 @@ void Compilation::lay_out() {
     const unsigned replica = t / replica_tiles_, tile = t % replica_tiles_;
     if (replica == 0 && m.used(heap_start_) > exe_.fullest_tile.used)
       exe_.fullest_tile = {tile, m.used(heap_start_), m.limit - heap_start_};
-    if (replica == 0)
+    if (replica == 0) {
       exe_.most_exchange_table_bytes = std::max(
           exe_.most_exchange_table_bytes,
           static_cast<uint32_t>(sizeof(ipu_action) * acts.size() + 4 * dest_lists_[t].size()));
-    if (replica == 0)
       report << fmt::format("{:>9}: {:7} bytes of {} ({:.1f}%)\n", where(t), m.used(heap_start_),
                             m.limit - heap_start_,
                             100.0 * m.used(heap_start_) / (m.limit - heap_start_));
+    }
     auto& bytes = initial_[t];
     bytes.resize(m.next - heap_start_, 0);
     const ipu_tile_program header{IPU_PROGRAM_MAGIC,
@@ -136,8 +136,16 @@ void Compilation::lay_out() {
     std::memcpy(bytes.data(), &header, sizeof header);
     place(bytes, steps_at - heap_start_, steps);
     place(bytes, programs_at - heap_start_, program_steps_);
-    std::vector<ipu_action> encoded(acts.size());
-    std::transform(acts.begin(), acts.end(), encoded.begin(), encode_action);
+    std::vector<ipu_action> encoded;
+    encoded.reserve(acts.size());
+    for (const ExchangeAction& a : acts) {
+      try {
+        encoded.push_back(encode_action(a));
+      } catch (const CompileError& e) {  // named by its tile and its offset in the phase
+        throw CompileError(
+            fmt::format("{}, action at offset {}: {}", where(t), a.offset, e.what()));
+      }
+    }
     place(bytes, actions_at - heap_start_, encoded);
     place(bytes, vertices_at - heap_start_, vs);
   }
