@@ -164,7 +164,8 @@ BertModel build_bert(Graph& g, const BertShape& s, const BertOptions& o) {
   // tile), and its gradient reaches the sum so: the tiny model's step took 7 % longer so, for
   // a kilobyte a tile.
   constexpr size_t kSpreadRowBytes = 16384;
-  if (2 * V >= kSpreadRowBytes && H < tiles)
+  const bool word_spread = 2 * V >= kSpreadRowBytes && H < tiles;
+  if (word_spread)
     g.map_evenly(w.word_t, 0, tiles, 2);
   else
     g.map_evenly(w.word_t, 0, static_cast<unsigned>(std::min<size_t>(tiles, H)), V);
@@ -278,9 +279,8 @@ BertModel build_bert(Graph& g, const BertShape& s, const BertOptions& o) {
   const Tensor logits = binary(
       st, "mlm_add_decoder_bias", BinaryOp::kAdd,
       st.matmul("mlm_decoder", mlm_norm16, word16, false, false, DType::kF32), w.mlm_decoder_bias);
-  const ops::CrossEntropy mlm = st.add("mlm_loss", 0.0, [&](Program& p, const std::string& n) {
-    return ops::cross_entropy(g, p, logits, in.mlm_labels, 1.0f / static_cast<float>(P), n);
-  });
+  const ops::CrossEntropy mlm =
+      st.cross_entropy("mlm_loss", logits, in.mlm_labels, 1.0f / static_cast<float>(P));
   // The loss gradient, [P x V] f32 (a row of BERT-Large's 30,522 words a tile), is read only by
   // the heads' backward pass that follows.
   g.set_scratch(mlm.dlogits);
@@ -294,9 +294,8 @@ BertModel build_bert(Graph& g, const BertShape& s, const BertOptions& o) {
   const Tensor nsp_logits =
       binary(st, "nsp_add_bias", BinaryOp::kAdd,
              st.matmul("nsp", pooled16, w.nsp, false, false, DType::kF32), w.nsp_bias);
-  const ops::CrossEntropy nsp = st.add("nsp_loss", 0.0, [&](Program& p, const std::string& n) {
-    return ops::cross_entropy(g, p, nsp_logits, in.nsp_labels, 1.0f / static_cast<float>(K), n);
-  });
+  const ops::CrossEntropy nsp =
+      st.cross_entropy("nsp_loss", nsp_logits, in.nsp_labels, 1.0f / static_cast<float>(K));
   m.mlm_loss = mlm.loss;
   m.nsp_loss = nsp.loss;
   m.forward_steps = m.steps.size();
@@ -316,10 +315,13 @@ BertModel build_bert(Graph& g, const BertShape& s, const BertOptions& o) {
   const Tensor dcls_t = bt.matmul("pooler_input", w.pooler, dpooled16, false, true, DType::kF32);
   d.mlm_decoder_bias = bt.column_sums("mlm_decoder_bias", mlm.dlogits);
   const Tensor dlogits16 = half(bt, "mlm_decoder_f16", mlm.dlogits);
-  d.word_t_tied =
-      bt.matmul("mlm_decoder_weights", mlm_norm16, dlogits16, true, false, DType::kF32, true);
   const Tensor dmlm_norm =
       bt.matmul("mlm_decoder_input", dlogits16, word16, false, true, DType::kF32);
+  // The tied decoder's part of the word embedding's gradient, [H x V] f32 (BERT-Large's largest
+  // tensor of the heads): after the input's product, so that the two products' buffers are
+  // never live together, and left in the product's blocks, spread over every tile, for its sum.
+  d.word_t_tied =
+      bt.matmul("mlm_decoder_weights", mlm_norm16, dlogits16, true, false, DType::kF32, true, true);
   const ops::LayerNormGrad mlm_norm_grad =
       bt.add("mlm_norm", 0.0, [&](Program& p, const std::string& n) {
         return ops::layer_norm_grad(g, p, mlm_act, dmlm_norm, w.mlm_gamma, mlm_norm, n);
@@ -369,12 +371,15 @@ BertModel build_bert(Graph& g, const BertShape& s, const BertOptions& o) {
   bt.partial_rows(embed_grad.partial_rows);
   d.embedding_gamma = embed_grad.dgamma, d.embedding_beta = embed_grad.dbeta;
   const Tensor dembedded_t = transpose(bt, "embed_t", embed_grad.dx);  // [H x T]
-  const auto table_grad = [&](const char* label, Tensor indices, size_t entries) {
+  const auto table_grad = [&](const char* label, Tensor indices, size_t entries,
+                              std::optional<Tensor> like = std::nullopt) {
     return bt.add(label, 0.0, [&](Program& p, const std::string& n) {
-      return ops::embedding_grad(g, p, dembedded_t, indices, entries, n);
+      return ops::embedding_grad(g, p, dembedded_t, indices, entries, n, like);
     });
   };
-  d.word_t = table_grad("embed_words", in.tokens, V);
+  // A spread word table's gradient is laid out as the table (and its sum) is.
+  d.word_t = table_grad("embed_words", in.tokens, V,
+                        word_spread ? std::optional<Tensor>(w.word_t) : std::nullopt);
   d.position_t = table_grad("embed_positions", in.positions, s.seq);
   d.segment_t = table_grad("embed_segments", in.segments, 2);
   m.stages[0].backward.end = m.embeddings_backward.end = m.steps.size();
@@ -437,16 +442,16 @@ BertValues bert_reference(const BertModel& model, const BertShape& s, const Bert
   const std::vector<uint16_t>& word16 = w.word_t;
   const std::vector<float> logits =
       binary(BinaryOp::kAdd, st.product("mlm_decoder", mlm_norm16, word16), w.mlm_decoder_bias);
-  const std::vector<float> dlogits =
-      ref::cross_entropy(logits, in.mlm_labels, V, 1.0f / static_cast<float>(P), &out.mlm_loss);
+  const std::vector<float> dlogits = st.cross_entropy("mlm_loss", logits, in.mlm_labels, V,
+                                                      1.0f / static_cast<float>(P), &out.mlm_loss);
   const std::vector<uint16_t> cls16 = cast_to_f16(embedding_lookup(output_t, T, in.nsp_positions));
   const std::vector<float> pooled = unary(
       UnaryOp::kTanh, binary(BinaryOp::kAdd, st.product("pooler", cls16, w.pooler), w.pooler_bias));
   const std::vector<uint16_t> pooled16 = cast_to_f16(pooled);
   const std::vector<float> nsp_logits =
       binary(BinaryOp::kAdd, st.product("nsp", pooled16, w.nsp), w.nsp_bias);
-  const std::vector<float> dnsp =
-      ref::cross_entropy(nsp_logits, in.nsp_labels, 2, 1.0f / static_cast<float>(K), &out.nsp_loss);
+  const std::vector<float> dnsp = st.cross_entropy("nsp_loss", nsp_logits, in.nsp_labels, 2,
+                                                   1.0f / static_cast<float>(K), &out.nsp_loss);
 
   BertGradValues& d = out.grads;
   d.nsp_bias = bt.column_sums("nsp_bias", dnsp, 2);

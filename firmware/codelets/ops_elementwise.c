@@ -302,6 +302,81 @@ void cross_entropy_rows_f32(const struct cross_entropy_rows_f32_fields *v) {
   }
 }
 
+/* Cross-entropy of rows cut into slices (a vocabulary's logits over many tiles), in three
+ * passes around the slices' statistics; a row whole is one slice, and the same arithmetic as
+ * cross_entropy_rows_f32. Slice maxes are reduce_rows_op_f32's, their max again so.
+ *
+ * cross_entropy_slice_exp_f32: over the slice's columns first .. first + n - 1: dx = e^(x - m)
+ *   (m the row's max), stats[0] = the sum of dx from 0 left to right, stats[1] = x[label] when
+ *   the label is in the slice, else 0.
+ * fields: x (in f32), m (in f32), label (in u32), dx (out f32), stats (out f32), first, n */
+struct cross_entropy_slice_exp_f32_fields {
+  const float *x, *m;
+  const uint32_t *label;
+  float *dx, *stats;
+  uint32_t first, n;
+};
+void cross_entropy_slice_exp_f32(const struct cross_entropy_slice_exp_f32_fields *v) {
+  const float m = *v->m;
+  float s = 0.0f;
+  for (uint32_t c = 0; c < v->n; ++c) {
+    v->dx[c] = ipu_ops_expf(v->x[c] - m);
+    s += v->dx[c];
+  }
+  const uint32_t at = *v->label - v->first; /* wraps below the slice */
+  v->stats[0] = s;
+  v->stats[1] = at < v->n ? v->x[at] : 0.0f;
+}
+
+/* cross_entropy_combine_f32: a row's slices: s = the sum of their sums, xl of their label
+ *   values, each from 0 in slice order; total = s; loss = (m + ln s) - xl, 0 for the ignored
+ *   label 0xffffffff, a NaN for any other label >= columns.
+ * fields: stats (in f32: slices pairs), m (in f32), label (in u32), loss (out f32),
+ *         total (out f32), slices, columns */
+struct cross_entropy_combine_f32_fields {
+  const float *stats, *m;
+  const uint32_t *label;
+  float *loss, *total;
+  uint32_t slices, columns;
+};
+void cross_entropy_combine_f32(const struct cross_entropy_combine_f32_fields *v) {
+  float s = 0.0f, xl = 0.0f;
+  for (uint32_t i = 0; i < v->slices; ++i) {
+    s += v->stats[2 * i];
+    xl += v->stats[2 * i + 1];
+  }
+  *v->total = s;
+  const uint32_t label = *v->label;
+  if (label == 0xffffffffu) {
+    *v->loss = 0.0f;
+  } else if (label < v->columns) {
+    *v->loss = (*v->m + ipu_ops_logf(s)) - xl;
+  } else {
+    const uint32_t nan = 0x7fc00000u;
+    memcpy(v->loss, &nan, 4);
+  }
+}
+
+/* cross_entropy_slice_grad_f32: dx = (dx / s - [first + c == label]) x grad_scale over the
+ *   slice (dx holding e^(x - m), s the row's total), or 0 for the ignored label.
+ * fields: dx (inout f32), total (in f32), label (in u32), first, n, grad_scale */
+struct cross_entropy_slice_grad_f32_fields {
+  float *dx;
+  const float *total;
+  const uint32_t *label;
+  uint32_t first, n, grad_scale;
+};
+void cross_entropy_slice_grad_f32(const struct cross_entropy_slice_grad_f32_fields *v) {
+  const uint32_t label = *v->label;
+  if (label == 0xffffffffu) {
+    for (uint32_t c = 0; c < v->n; ++c) v->dx[c] = 0.0f;
+    return;
+  }
+  const float k = f32_of(v->grad_scale), s = *v->total;
+  const uint32_t at = label - v->first;
+  for (uint32_t c = 0; c < v->n; ++c) v->dx[c] = (v->dx[c] / s - (c == at ? 1.0f : 0.0f)) * k;
+}
+
 /* adam_f32: Adam (or LAMB's first half) over elements i < n:
  *   m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g g;
  *   u = (m c1) / (sqrt(v c2) + eps) + wd w   (c1, c2: the bias corrections, corr[0], corr[1]);
@@ -434,6 +509,25 @@ void embedding_grad_f32(const struct embedding_grad_f32_fields *v) {
       const uint32_t index = v->indices[r];
       if (index < v->entries) grad[index] += dout[r];
     }
+  }
+}
+
+/* embedding_grad_range_f32: embedding_grad_f32 for entries first .. first + n - 1 of one feature
+ *   row: grad[e - first] = the sum, from 0, over r < count in order with indices[r] == e, of
+ *   dout[r] (a gradient laid out as its table, a piece of a row on each tile).
+ * fields: dout (in f32), indices (in u32), grad (out f32), first, n, count */
+struct embedding_grad_range_f32_fields {
+  const float *dout;
+  const uint32_t *indices;
+  float *grad;
+  uint32_t first, n, count;
+};
+void embedding_grad_range_f32(const struct embedding_grad_range_f32_fields *v) {
+  float *grad = v->grad;
+  for (uint32_t e = 0; e < v->n; ++e) grad[e] = 0.0f;
+  for (uint32_t r = 0; r < v->count; ++r) {
+    const uint32_t at = v->indices[r] - v->first; /* wraps below the range */
+    if (at < v->n) grad[at] += v->dout[r];
   }
 }
 

@@ -48,22 +48,60 @@ Tensor binary_into(Graph& g, Program& program, BinaryOp op, Tensor a, Tensor b,
         return false;
     return true;
   };
+  // A vector's columns each tile needs: all of them, unless each of its pieces lies within a
+  // row (a row cut into slices): then the columns its pieces span.
+  const WorkSplit split(ai);
+  const size_t columns = bi.elements;
+  std::map<unsigned, std::pair<size_t, size_t>> span;  // by tile: [first, end) columns
+  bool narrow = false;
   if (vector) {
+    for (const Interval& m : ai.mapping) {
+      const size_t c = m.begin % columns, n = m.end - m.begin;
+      const std::pair<size_t, size_t> mine =
+          n <= columns - c ? std::pair{c, c + n} : std::pair{size_t{0}, columns};
+      const auto [it, fresh] = span.try_emplace(m.tile, mine);
+      if (!fresh)
+        it->second = {std::min(it->second.first, mine.first),
+                      std::max(it->second.second, mine.second)};
+    }
+    for (const auto& [tile, s] : span) narrow |= s.second - s.first < columns;
+  }
+  Chunks narrow_b;  // with `narrow`: each tile's span of b, in the order of `tiles`
+  if (vector && narrow) {
+    std::vector<std::pair<unsigned, size_t>> sizes;
+    for (unsigned t : tiles) sizes.emplace_back(t, span[t].second - span[t].first);
+    narrow_b = add_chunked(g, DType::kF32, sizes, name + ".b");
+    g.set_scratch(narrow_b.tensor);
+    CopyPairs pairs;
+    for (size_t i = 0; i < tiles.size(); ++i) {
+      const auto [lo, hi] = span[tiles[i]];
+      pairs.emplace_back(g.region(b, lo, hi), g.region(narrow_b.tensor, narrow_b.offsets[i],
+                                                       narrow_b.offsets[i] + (hi - lo)));
+    }
+    program.body.push_back(Copy(std::move(pairs)));
+  } else if (vector) {
     b_local = replicate(g, program, b, tiles, name + ".b");
   } else if (!alike()) {
     b_local = g.add_variable(DType::kF32, ai.shape, name + ".b");
     g.set_tile_mapping(b_local, ai.mapping);
     g.set_scratch(b_local);
-    program.body.push_back(Copy(b, b_local));
+    program.body.push_back(Copy(relayout(g, b, b_local)));
   }
   const ComputeSet cs = g.add_compute_set(name);
-  const WorkSplit split(ai);
   for (const Interval& m : ai.mapping)
     for (const auto& [lo, hi] : split.ranges(m)) {
       Region b_region;
       uint32_t period = u32(hi - lo), offset = 0;
       if (!vector) {
         b_region = g.region(b_local, lo, hi);
+      } else if (narrow) {
+        const size_t at =
+            static_cast<size_t>(std::find(tiles.begin(), tiles.end(), m.tile) - tiles.begin());
+        const auto [first, end] = span[m.tile];
+        b_region =
+            g.region(narrow_b.tensor, narrow_b.offsets[at], narrow_b.offsets[at] + (end - first));
+        period = u32(end - first);
+        offset = u32(lo % columns - first);
       } else {
         const size_t row =
             static_cast<size_t>(std::find(tiles.begin(), tiles.end(), m.tile) - tiles.begin());

@@ -53,6 +53,7 @@ Tensor reduce_rows(Graph& graph, Program& program, ReduceOp op, Tensor x, const 
 // The sum of each column of an f32 matrix x [R x C] (a bias's gradient): each tile's ranges of
 // whole rows summed in order (partial_rows rows each), then those partials added across tiles
 // by a tree of kPartialFanIn a group, in order within each group (reference::sum_partials).
+// Rows laid out in slices (cross_entropy) are each a partial of one row.
 constexpr size_t kPartialFanIn = 32;
 struct ColumnSums {
   Tensor sum;  // [C]
@@ -107,10 +108,16 @@ std::vector<std::pair<size_t, size_t>> element_ranges(const Graph& graph, Tensor
 // Cross-entropy of each row of logits [R x C] with its label (u32 [R]): loss [R] =
 // logsumexp(row) - row[label], and dlogits = (softmax(row) - onehot(label)) x grad_scale. The
 // label kIgnoredLabel gives loss 0 and a zero gradient (a padding slot, as PyTorch's
-// ignore_index); any other label outside the row gives a NaN loss.
+// ignore_index); any other label outside the row gives a NaN loss. Logits laid out in row
+// slices (each row cut at the same columns over tiles of its own, as a product's result of
+// rows over 32 KB is) stay so: each slice's max and sum of e^(x - m) go to the row's first tile
+// and its max and total come back, so no tile holds a whole row. Each slice is cut over the
+// tile's six workers, and `slices` lists every row's slices' first columns ({0} for rows taken
+// whole): the host reference adds the slices' sums in that order.
 constexpr uint32_t kIgnoredLabel = 0xffffffffu;
 struct CrossEntropy {
   Tensor loss, dlogits;
+  std::vector<size_t> slices;
 };
 CrossEntropy cross_entropy(Graph& graph, Program& program, Tensor logits, Tensor labels,
                            float grad_scale, const std::string& name);
@@ -151,8 +158,11 @@ Tensor transpose(Graph& graph, Program& program, Tensor x, const std::string& na
 // order) that looked it up.
 Tensor embedding_lookup(Graph& graph, Program& program, Tensor table_t, Tensor indices,
                         const std::string& name);
+// With `like` (a tensor [H x V], e.g. the sum the gradient is added to) the gradient is laid out
+// as it is, each tile computing its own entries from its features' rows of dout^T: no tile then
+// holds a whole feature row (BERT-Large's are 122 KB) nor a second copy beside the sum.
 Tensor embedding_grad(Graph& graph, Program& program, Tensor dout_t, Tensor indices, size_t entries,
-                      const std::string& name);
+                      const std::string& name, std::optional<Tensor> like = std::nullopt);
 
 // The same computations on the host, in the same order: the tests' references.
 namespace reference {
@@ -190,10 +200,13 @@ std::vector<float> layer_norm_grad(const std::vector<float>& x, const std::vecto
 std::vector<float> dropout(const std::vector<float>& x,
                            const std::vector<std::pair<size_t, size_t>>& ranges, float rate,
                            uint64_t seed);
-// dlogits; loss per row appended to `loss`.
+// dlogits; loss per row appended to `loss`. Each row in slices from the columns `slices` lists:
+// the max of the slices' maxes; the slices' sums of e^(x - m), each from 0, added from 0 in
+// order, as the label's value is (0 from the slices without it).
 std::vector<float> cross_entropy(const std::vector<float>& logits,
                                  const std::vector<uint32_t>& labels, size_t columns,
-                                 float grad_scale, std::vector<float>* loss);
+                                 float grad_scale, std::vector<float>* loss,
+                                 const std::vector<size_t>& slices = {0});
 // table_t [H x V], out^T [H x R].
 std::vector<float> embedding_lookup(const std::vector<float>& table_t, size_t entries,
                                     const std::vector<uint32_t>& indices);

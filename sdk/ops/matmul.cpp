@@ -13,6 +13,7 @@
 #include "sdk/graph/sdk_paths.h"
 #include "sdk/ops/elementwise.h"
 #include "sdk/ops/matmul_geometry.h"
+#include "sdk/ops/op_support.h"
 #include "sdk/ops/pieces.h"
 
 namespace ipu::sdk::ops {
@@ -579,12 +580,12 @@ Tensor products(Graph& g, Program& program, Tensor a, Tensor b, bool grouped,
   finish_phases(program, phases);
   Tensor out = result;
   if (options.rows_output) {
-    // Each row whole on one tile, the rows spread evenly over the product's tiles.
+    // Each row whole on one tile, the rows spread evenly over the product's tiles; rows too
+    // large for that cut into slices (map_rows).
     const unsigned first = options.first_tile,
                    tiles = options.tiles == 0 ? g.tiles() - first : options.tiles;
-    const size_t rows = (grouped ? groups : 1) * m;
     out = g.add_variable(DType::kF32, g.tensor(result).shape, o.name + ".rows");
-    g.map_evenly(out, first, static_cast<unsigned>(std::min<size_t>(tiles, rows)), n);
+    map_rows(g, out, first, tiles);
     program.body.push_back(Copy(relayout(g, result, out)));
     g.set_scratch(result);
   }

@@ -36,8 +36,9 @@ struct MatmulOptions {
   DType output = DType::kF32;
   // The result laid out by whole rows spread evenly over the product's tiles, as
   // create_matmul_input lays out an operand, by one more exchange: what row operations and later
-  // products read at their best. Otherwise it stays where the reduction left it, each row's
-  // columns in pieces over the tiles of its blocks.
+  // products read at their best; a row of more than 32 KB, with two tiles or more a row, is cut
+  // into a slice a tile instead (a vocabulary's logits). Otherwise the result stays where the
+  // reduction left it, each row's columns in pieces over the tiles of its blocks.
   bool rows_output = false;
 };
 

@@ -86,9 +86,21 @@ void add_ops_codelets(Graph& g) {
   g.add_codelet("embedding_grad_f32", file,
                 {in("dout", f32), in("indices", DType::kU32), out("grad", f32), scalar("rows"),
                  scalar("entries"), scalar("count")});
+  g.add_codelet("embedding_grad_range_f32", file,
+                {in("dout", f32), in("indices", DType::kU32), out("grad", f32), scalar("first"),
+                 scalar("n"), scalar("count")});
   g.add_codelet("cross_entropy_rows_f32", file,
                 {in("x", f32), in("labels", DType::kU32), out("loss", f32), out("dx", f32),
                  scalar("rows"), scalar("columns"), scalar("grad_scale")});
+  g.add_codelet("cross_entropy_slice_exp_f32", file,
+                {in("x", f32), in("m", f32), in("label", DType::kU32), out("dx", f32),
+                 out("stats", f32), scalar("first"), scalar("n")});
+  g.add_codelet("cross_entropy_combine_f32", file,
+                {in("stats", f32), in("m", f32), in("label", DType::kU32), out("loss", f32),
+                 out("total", f32), scalar("slices"), scalar("columns")});
+  g.add_codelet("cross_entropy_slice_grad_f32", file,
+                {Field{"dx", FieldKind::kInOut, f32}, in("total", f32), in("label", DType::kU32),
+                 scalar("first"), scalar("n"), scalar("grad_scale")});
 }
 
 bool same_mapping(const std::vector<Interval>& a, const std::vector<Interval>& b) {
@@ -285,6 +297,49 @@ Tensor rows_like(Graph& g, const TensorInfo& like, size_t columns, const std::st
     mapping.push_back({m.begin / like_columns * columns, m.end / like_columns * columns, m.tile});
   g.set_tile_mapping(t, mapping);
   return t;
+}
+
+RowCuts row_cuts(const TensorInfo& t) {
+  const size_t columns = t.shape.back(), rows = t.elements / columns;
+  // The pieces, with neighbours on one tile merged, each within one row.
+  std::vector<Interval> pieces;
+  for (const Interval& m : t.mapping) {
+    if (!pieces.empty() && pieces.back().tile == m.tile && pieces.back().end == m.begin &&
+        m.begin % columns != 0)
+      pieces.back().end = m.end;
+    else
+      pieces.push_back(m);
+    if (pieces.back().begin / columns != (pieces.back().end - 1) / columns) return {};
+  }
+  RowCuts cuts;
+  for (const Interval& p : pieces) {
+    if (p.begin / columns != 0) break;
+    cuts.starts.push_back(p.begin);
+  }
+  const size_t per_row = cuts.starts.size();
+  if (per_row < 2 || pieces.size() != rows * per_row) return {};
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    if (pieces[i].begin != (i / per_row) * columns + cuts.starts[i % per_row]) return {};
+    cuts.tiles.push_back(pieces[i].tile);
+  }
+  return cuts;
+}
+
+void map_rows(Graph& g, Tensor t, unsigned first, unsigned tiles) {
+  const TensorInfo& info = g.tensor(t);
+  const size_t columns = info.shape.back(), rows = info.elements / columns;
+  const size_t slices = tiles / rows;
+  if (columns * dtype_size(info.type) <= kSliceRowBytes || slices < 2) {
+    g.map_evenly(t, first, static_cast<unsigned>(std::min<size_t>(tiles, rows)), columns);
+    return;
+  }
+  const size_t width = ((columns + slices - 1) / slices + 1) & ~size_t{1};
+  std::vector<Interval> mapping;
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t s = 0; s * width < columns; ++s)
+      mapping.push_back({r * columns + s * width, r * columns + std::min(columns, (s + 1) * width),
+                         first + static_cast<unsigned>(r * slices + s)});
+  g.set_tile_mapping(t, mapping);
 }
 
 void require_indices(const TensorInfo& t, const std::string& op) {

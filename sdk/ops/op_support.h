@@ -51,6 +51,20 @@ std::pair<unsigned, unsigned> own_chip_from(const Graph& g, const TensorInfo& t)
 Tensor row_vector(Graph& g, const TensorInfo& rows_laid, const std::string& name);
 // A tensor [rows x columns] laid out by whole rows as `like` ([rows x other]) is.
 Tensor rows_like(Graph& g, const TensorInfo& like, size_t columns, const std::string& name);
+// A matrix laid out in row slices: each tile's pieces within one row, every row cut at the same
+// columns into two or more pieces. starts: the pieces' first columns (from 0); tiles: row r's
+// piece p on tiles[r * starts.size() + p]. Empty when t is not laid out so.
+struct RowCuts {
+  std::vector<size_t> starts;
+  std::vector<unsigned> tiles;
+};
+RowCuts row_cuts(const TensorInfo& t);
+// A row operation's [R x C] f32 result on tiles first .. first + tiles - 1: whole rows spread
+// evenly, unless a row takes more than kSliceRowBytes and there are at least two tiles a row:
+// then each row is cut into tiles / R slices (of whole f32 pairs), a tile each. BERT-Large's
+// logits are 160 rows of 30,522 words: 122 KB a row on 160 tiles, or 13.6 KB on 1,440.
+constexpr size_t kSliceRowBytes = 32768;
+void map_rows(Graph& g, Tensor t, unsigned first, unsigned tiles);
 
 // ---- sums across tiles ----
 // The column sums of `rows` (regions of `columns` f32 each, on any tiles), by a tree of

@@ -98,6 +98,21 @@ Tensor sum_partials(Graph& g, Program& program, std::vector<Region> rows, size_t
 }
 
 ColumnSums reduce_columns(Graph& g, Program& program, Tensor x, const std::string& name) {
+  // Rows in slices (a vocabulary's logits' gradient): each row is a partial sum, so no tile
+  // gathers a whole row.
+  const TensorInfo& x0 = mapped(g, x, name, "operand");
+  if (x0.type == DType::kF32 && x0.shape.size() >= 2 && !row_cuts(x0).starts.empty()) {
+    require_sequence(program, name);
+    add_ops_codelets(g);
+    const size_t columns = x0.shape.back(), count = x0.elements / columns;
+    ColumnSums out;
+    std::vector<Region> part_rows;
+    for (size_t r = 0; r < count; ++r)
+      part_rows.push_back(g.region(x, r * columns, (r + 1) * columns));
+    out.partial_rows.assign(count, 1);
+    out.sum = sum_partials(g, program, std::move(part_rows), columns, name + ".sum");
+    return out;
+  }
   const Tensor rows = f32_rows(g, program, x, name);
   const TensorInfo xi = g.tensor(rows);
   const size_t columns = xi.shape.back();

@@ -290,25 +290,39 @@ std::vector<float> dropout(const std::vector<float>& x,
 
 std::vector<float> cross_entropy(const std::vector<float>& logits,
                                  const std::vector<uint32_t>& labels, size_t columns,
-                                 float grad_scale, std::vector<float>* loss) {
+                                 float grad_scale, std::vector<float>* loss,
+                                 const std::vector<size_t>& slices) {
   std::vector<float> dx(logits.size());
+  const auto end_of = [&](size_t i) { return i + 1 < slices.size() ? slices[i + 1] : columns; };
+  const auto max_of = [](const float* x, size_t n) {
+    float m = x[0];
+    for (size_t c = 1; c < n; ++c) m = x[c] > m ? x[c] : m;
+    return m;
+  };
   for (size_t r = 0; r < labels.size(); ++r) {
     const float* x = &logits[r * columns];
     float* d = &dx[r * columns];
-    float m = x[0];
-    for (size_t c = 1; c < columns; ++c) m = x[c] > m ? x[c] : m;
-    float s = 0.0f;
-    for (size_t c = 0; c < columns; ++c) {
-      d[c] = ipu_ops_expf(x[c] - m);
-      s += d[c];
-    }
     const uint32_t label = labels[r];
+    std::vector<float> maxes;
+    for (size_t i = 0; i < slices.size(); ++i)
+      maxes.push_back(max_of(x + slices[i], end_of(i) - slices[i]));
+    const float m = max_of(maxes.data(), maxes.size());
+    float s = 0.0f, xl = 0.0f;
+    for (size_t i = 0; i < slices.size(); ++i) {
+      float part = 0.0f;
+      for (size_t c = slices[i]; c < end_of(i); ++c) {
+        d[c] = ipu_ops_expf(x[c] - m);
+        part += d[c];
+      }
+      s += part;
+      xl += label >= slices[i] && label < end_of(i) ? x[label] : 0.0f;
+    }
     if (label == kIgnoredLabel) {
       if (loss) loss->push_back(0.0f);
       std::fill(d, d + columns, 0.0f);
       continue;
     }
-    if (loss) loss->push_back(label < columns ? (m + ipu_ops_logf(s)) - x[label] : std::nanf(""));
+    if (loss) loss->push_back(label < columns ? (m + ipu_ops_logf(s)) - xl : std::nanf(""));
     for (size_t c = 0; c < columns; ++c)
       d[c] = (d[c] / s - (c == label ? 1.0f : 0.0f)) * grad_scale;
   }

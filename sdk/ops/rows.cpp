@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 
 #include "sdk/ops/elementwise.h"
 #include "sdk/ops/op_support.h"
@@ -225,6 +226,155 @@ LayerNormGrad layer_norm_grad(Graph& g, Program& program, Tensor x, Tensor dy, T
   return out;
 }
 
+namespace {
+
+// cross_entropy of logits laid out in row slices (cuts): each slice cut over up to six workers,
+// their maxes gathered to the row's first tile and its max sent back, their sums of e^(x - m)
+// and label values gathered and the row's total sent back, then each slice's gradient.
+CrossEntropy cross_entropy_sliced(Graph& g, Program& program, Tensor logits, Tensor labels,
+                                  const RowCuts& cuts, float grad_scale, const std::string& name) {
+  const TensorInfo xi = g.tensor(logits);
+  const size_t columns = xi.shape.back(), rows = xi.elements / columns;
+  const size_t pieces = cuts.starts.size();
+  std::map<unsigned, size_t> per_tile;
+  for (unsigned t : cuts.tiles) ++per_tile[t];
+  const bool split =
+      std::all_of(per_tile.begin(), per_tile.end(), [](const auto& e) { return e.second < 6; });
+  // The slices of a row: each piece's six worker ranges (or the piece), with the piece's index.
+  struct Slice {
+    size_t first, end, piece;
+  };
+  std::vector<Slice> slices;
+  for (size_t p = 0; p < pieces; ++p) {
+    const Interval piece{cuts.starts[p], p + 1 < pieces ? cuts.starts[p + 1] : columns, 0};
+    for (const auto& [lo, hi] :
+         split ? six_ranges(piece) : std::vector{std::pair{piece.begin, piece.end}})
+      slices.push_back({lo, hi, p});
+  }
+  const size_t S = slices.size();
+  const auto tile_of = [&](size_t r, size_t p) { return cuts.tiles[r * pieces + p]; };
+  // A tensor [rows x per_piece x width]: row r's piece p's share on that piece's tile.
+  const auto by_piece = [&](DType type, size_t width, const std::string& what) {
+    const Tensor t = g.add_variable(type, {rows, S * width}, name + "." + what);
+    std::vector<Interval> mapping;
+    for (size_t r = 0; r < rows; ++r)
+      for (size_t i = 0; i < S; ++i)
+        mapping.push_back(
+            {(r * S + i) * width, (r * S + i + 1) * width, tile_of(r, slices[i].piece)});
+    g.set_tile_mapping(t, mapping);  // merged neighbours are still one tile's
+    g.set_scratch(t);
+    return t;
+  };
+  // A tensor [rows x width] ([rows] for width 1), row r on its first piece's tile (its owner).
+  const auto by_owner = [&](DType type, size_t width, const std::string& what) {
+    const Tensor t = g.add_variable(
+        type, width == 1 ? std::vector<size_t>{rows} : std::vector<size_t>{rows, width},
+        name + "." + what);
+    std::vector<Interval> mapping;
+    for (size_t r = 0; r < rows; ++r)
+      mapping.push_back({r * width, (r + 1) * width, tile_of(r, 0)});
+    g.set_tile_mapping(t, mapping);
+    return t;
+  };
+  // Row r's value in `owned` ([rows]) copied to each of its slices in `local` ([rows x S]).
+  const auto send_back = [&](Tensor owned, Tensor local) {
+    CopyPairs pairs;
+    for (size_t r = 0; r < rows; ++r)
+      for (size_t i = 0; i < S; ++i)
+        pairs.emplace_back(g.region(owned, r, r + 1), g.region(local, r * S + i, r * S + i + 1));
+    program.body.push_back(Copy(std::move(pairs)));
+  };
+  CrossEntropy out;
+  for (const Slice& s : slices) out.slices.push_back(s.first);
+  out.loss = by_owner(DType::kF32, 1, "loss");
+  out.dlogits = g.add_variable(DType::kF32, xi.shape, name + ".dlogits");
+  g.set_tile_mapping(out.dlogits, xi.mapping);
+  const Tensor owner_labels = laid_like(g, program, labels, g.tensor(out.loss), name + ".labels");
+  const Tensor labels_local = by_piece(DType::kU32, 1, "slice_labels");
+  send_back(owner_labels, labels_local);
+
+  // The slices' maxes, then each row's.
+  const Tensor slice_max = by_piece(DType::kF32, 1, "slice_max");
+  const ComputeSet maxes = g.add_compute_set(name + ".slice_max");
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t i = 0; i < S; ++i)
+      g.add_vertex(
+          maxes, "reduce_rows_op_f32", tile_of(r, slices[i].piece),
+          {{"x", g.region(logits, r * columns + slices[i].first, r * columns + slices[i].end)},
+           {"out", g.region(slice_max, r * S + i, r * S + i + 1)},
+           {"rows", 1u},
+           {"columns", u32(slices[i].end - slices[i].first)},
+           {"op", static_cast<uint32_t>(ReduceOp::kMax)}});
+  program.body.push_back(Execute(maxes));
+  const Tensor gathered_max = by_owner(DType::kF32, S, "gathered_max");
+  g.set_scratch(gathered_max);
+  program.body.push_back(Copy(relayout(g, slice_max, gathered_max)));
+  const Tensor row_max = by_owner(DType::kF32, 1, "max");
+  g.set_scratch(row_max);
+  const ComputeSet maxed = g.add_compute_set(name + ".max");
+  for (size_t r = 0; r < rows; ++r)
+    g.add_vertex(maxed, "reduce_rows_op_f32", tile_of(r, 0),
+                 {{"x", g.region(gathered_max, r * S, (r + 1) * S)},
+                  {"out", g.region(row_max, r, r + 1)},
+                  {"rows", 1u},
+                  {"columns", u32(S)},
+                  {"op", static_cast<uint32_t>(ReduceOp::kMax)}});
+  program.body.push_back(Execute(maxed));
+  const Tensor max_local = by_piece(DType::kF32, 1, "slice_row_max");
+  send_back(row_max, max_local);
+
+  // e^(x - m) into dlogits, each slice's sum and label value, then each row's total and loss.
+  const Tensor stats = by_piece(DType::kF32, 2, "slice_stats");
+  const ComputeSet exps = g.add_compute_set(name + ".slice_exp");
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t i = 0; i < S; ++i) {
+      const size_t lo = r * columns + slices[i].first, hi = r * columns + slices[i].end;
+      g.add_vertex(exps, "cross_entropy_slice_exp_f32", tile_of(r, slices[i].piece),
+                   {{"x", g.region(logits, lo, hi)},
+                    {"m", g.region(max_local, r * S + i, r * S + i + 1)},
+                    {"label", g.region(labels_local, r * S + i, r * S + i + 1)},
+                    {"dx", g.region(out.dlogits, lo, hi)},
+                    {"stats", g.region(stats, 2 * (r * S + i), 2 * (r * S + i + 1))},
+                    {"first", u32(slices[i].first)},
+                    {"n", u32(slices[i].end - slices[i].first)}});
+    }
+  program.body.push_back(Execute(exps));
+  const Tensor gathered_stats = by_owner(DType::kF32, 2 * S, "gathered_stats");
+  g.set_scratch(gathered_stats);
+  program.body.push_back(Copy(relayout(g, stats, gathered_stats)));
+  const Tensor total = by_owner(DType::kF32, 1, "total");
+  g.set_scratch(total);
+  const ComputeSet combined = g.add_compute_set(name + ".combine");
+  for (size_t r = 0; r < rows; ++r)
+    g.add_vertex(combined, "cross_entropy_combine_f32", tile_of(r, 0),
+                 {{"stats", g.region(gathered_stats, 2 * r * S, 2 * (r + 1) * S)},
+                  {"m", g.region(row_max, r, r + 1)},
+                  {"label", g.region(owner_labels, r, r + 1)},
+                  {"loss", g.region(out.loss, r, r + 1)},
+                  {"total", g.region(total, r, r + 1)},
+                  {"slices", u32(S)},
+                  {"columns", u32(columns)}});
+  program.body.push_back(Execute(combined));
+  const Tensor total_local = by_piece(DType::kF32, 1, "slice_total");
+  send_back(total, total_local);
+
+  const ComputeSet grads = g.add_compute_set(name + ".slice_grad");
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t i = 0; i < S; ++i)
+      g.add_vertex(grads, "cross_entropy_slice_grad_f32", tile_of(r, slices[i].piece),
+                   {{"dx", g.region(out.dlogits, r * columns + slices[i].first,
+                                    r * columns + slices[i].end)},
+                    {"total", g.region(total_local, r * S + i, r * S + i + 1)},
+                    {"label", g.region(labels_local, r * S + i, r * S + i + 1)},
+                    {"first", u32(slices[i].first)},
+                    {"n", u32(slices[i].end - slices[i].first)},
+                    {"grad_scale", bits_of(grad_scale)}});
+  program.body.push_back(Execute(grads));
+  return out;
+}
+
+}  // namespace
+
 CrossEntropy cross_entropy(Graph& g, Program& program, Tensor logits, Tensor labels,
                            float grad_scale, const std::string& name) {
   require_sequence(program, name);
@@ -237,10 +387,14 @@ CrossEntropy cross_entropy(Graph& g, Program& program, Tensor logits, Tensor lab
     throw GraphError(fmt::format("{}: labels '{}' must be a vector of {} (one a row of '{}')", name,
                                  li.name, xi0.elements / xi0.shape.back(), xi0.name));
   add_ops_codelets(g);
+  const RowCuts cuts = row_cuts(xi0);
+  if (!cuts.starts.empty())
+    return cross_entropy_sliced(g, program, logits, labels, cuts, grad_scale, name);
   const Tensor rows = whole_rows(g, program, logits, name);
   const TensorInfo xi = g.tensor(rows);
   const size_t columns = xi.shape.back();
   CrossEntropy out;
+  out.slices = {0};
   out.loss = row_vector(g, xi, name + ".loss");
   out.dlogits = g.add_variable(DType::kF32, xi.shape, name + ".dlogits");
   g.set_tile_mapping(out.dlogits, xi.mapping);

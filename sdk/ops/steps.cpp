@@ -18,7 +18,7 @@ double flops_of(const std::vector<LayerStep>& steps) {
 }
 
 Tensor StepList::matmul(const std::string& label, Tensor a, Tensor b, bool ta, bool tb,
-                        DType output, bool kept) {
+                        DType output, bool kept, bool in_blocks) {
   const TensorInfo& ai = g_.tensor(a);
   const TensorInfo& bi = g_.tensor(b);
   const bool grouped = ai.shape.size() == 3;
@@ -37,7 +37,7 @@ Tensor StepList::matmul(const std::string& label, Tensor a, Tensor b, bool ta, b
                          o.first_tile = first_tile_;
                          o.tiles = tiles_;
                          o.name = name;
-                         o.rows_output = true;  // for the row operations and products after
+                         o.rows_output = !in_blocks;  // for the row operations and products
                          const MatmulShape shape{m, k, n};
                          plan = grouped ? plan_grouped_matmul(g_.target(), shape, groups, o)
                                         : plan_matmul(g_.target(), shape, o);
@@ -56,6 +56,15 @@ Tensor StepList::column_sums(const std::string& label, Tensor x) {
   });
   partial_rows(sums.partial_rows);
   return sums.sum;
+}
+
+CrossEntropy StepList::cross_entropy(const std::string& label, Tensor logits, Tensor labels,
+                                     float grad_scale) {
+  const CrossEntropy out = add(label, 0.0, [&](Program& p, const std::string& name) {
+    return ops::cross_entropy(g_, p, logits, labels, grad_scale, name);
+  });
+  steps_.back().row_slices = out.slices;
+  return out;
 }
 
 namespace reference {

@@ -16,14 +16,15 @@
 namespace ipu::sdk::ops {
 
 // One operation: its label ("layer.qkv.s0"), its program, and its flops (a product's 2 m n k; 0
-// for the other operations); a product's plan (one group's, for grouped products), and how many
-// rows each partial sum of a column sum had.
+// for the other operations); a product's plan (one group's, for grouped products), how many
+// rows each partial sum of a column sum had, and the slices a cross-entropy cut its rows into.
 struct LayerStep {
   std::string label;
   Program program;
   double flops = 0;
   std::optional<MatmulPlan> plan;
   std::vector<size_t> partial_rows;
+  std::vector<size_t> row_slices;
 };
 // The steps in one Sequence.
 Program sequence_of(const std::vector<LayerStep>& steps);
@@ -47,19 +48,25 @@ class StepList {
   // Runs `build(program, label)` into a new step labelled name.label; returns what it returns.
   template <typename Build>
   auto add(const std::string& label, double flops, Build&& build) {
-    LayerStep step{fmt::format("{}.{}", name_, label), Sequence({}), flops, std::nullopt, {}};
+    LayerStep step{fmt::format("{}.{}", name_, label), Sequence({}), flops, std::nullopt, {}, {}};
     auto result = build(step.program, step.label);
     steps_.push_back(std::move(step));
     return result;
   }
 
   // A product C = op(A) op(B) as its own step (grouped for three-dimensional operands), its
-  // result laid out by rows; C is scratch unless `kept`.
+  // result laid out by rows (MatmulOptions::rows_output), or with `in_blocks` where the
+  // reduction leaves it (a gradient added to a sum laid out otherwise); C is scratch unless
+  // `kept`.
   Tensor matmul(const std::string& label, Tensor a, Tensor b, bool ta, bool tb, DType output,
-                bool kept = false);
+                bool kept = false, bool in_blocks = false);
 
   // Records the partial sums' rows of the last step's column sums.
   void partial_rows(const std::vector<size_t>& rows) { steps_.back().partial_rows = rows; }
+
+  // A cross-entropy as its own step, the slices of its rows recorded.
+  CrossEntropy cross_entropy(const std::string& label, Tensor logits, Tensor labels,
+                             float grad_scale);
 
   // An elementwise or row operation as its own step, its result scratch.
   template <typename Build>
@@ -113,6 +120,13 @@ class RecordedSteps {
   std::vector<float> column_sums(const std::string& label, const std::vector<float>& x,
                                  size_t columns) const {
     return reduce_columns(x, columns, (*this)[label].partial_rows);
+  }
+  // dlogits, each row's loss appended to `loss`, the rows cut as the step cut them.
+  std::vector<float> cross_entropy(const std::string& label, const std::vector<float>& logits,
+                                   const std::vector<uint32_t>& labels, size_t columns,
+                                   float grad_scale, std::vector<float>* loss) const {
+    return reference::cross_entropy(logits, labels, columns, grad_scale, loss,
+                                    (*this)[label].row_slices);
   }
 
  private:

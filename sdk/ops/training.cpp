@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 
 #include "sdk/ops/elementwise.h"
 #include "sdk/ops/op_support.h"
@@ -193,8 +194,78 @@ Tensor embedding_lookup(Graph& g, Program& program, Tensor table_t, Tensor indic
   return out;
 }
 
+namespace {
+
+// embedding_grad into `like`'s layout: each piece of a feature row on its tile, over six workers.
+Tensor embedding_grad_like(Graph& g, Program& program, Tensor dout, Tensor indices, size_t entries,
+                           const TensorInfo& like, const std::string& name) {
+  const TensorInfo di = g.tensor(dout);
+  const size_t features = di.shape[0], count = di.shape[1];
+  if (like.shape != std::vector<size_t>{features, entries})
+    throw GraphError(fmt::format("{}: the gradient's layout '{}' [{}] is not [{} x {}]", name,
+                                 like.name, fmt::join(like.shape, " x "), features, entries));
+  const Tensor grad = g.add_variable(DType::kF32, like.shape, name);
+  g.set_tile_mapping(grad, like.mapping);
+  // Each piece cut at feature rows: (tile, feature, first entry, end).
+  struct Piece {
+    unsigned tile;
+    size_t h, first, end;
+  };
+  std::vector<Piece> pieces;
+  for (const Interval& m : like.mapping)
+    for (size_t at = m.begin; at < m.end;) {
+      const size_t h = at / entries, end = std::min(m.end, (h + 1) * entries);
+      pieces.push_back({m.tile, h, at - h * entries, end - h * entries});
+      at = end;
+    }
+  // Each tile's features' rows of dout, and the indices, beside its pieces.
+  std::map<unsigned, std::vector<size_t>> rows_of;  // by tile, in order
+  for (const Piece& p : pieces) {
+    std::vector<size_t>& rows = rows_of[p.tile];
+    if (rows.empty() || rows.back() != p.h) rows.push_back(p.h);
+  }
+  std::vector<std::pair<unsigned, size_t>> sizes;
+  std::vector<unsigned> tiles;
+  for (const auto& [tile, rows] : rows_of)
+    sizes.emplace_back(tile, rows.size() * count), tiles.push_back(tile);
+  const Chunks local = add_chunked(g, DType::kF32, sizes, name + ".dout");
+  g.set_scratch(local.tensor);
+  std::vector<CopyPairs> lists;
+  for (size_t i = 0; i < tiles.size(); ++i) {
+    CopyPairs list;
+    const std::vector<size_t>& rows = rows_of[tiles[i]];
+    for (size_t k = 0; k < rows.size(); ++k)
+      list.emplace_back(
+          g.region(dout, rows[k] * count, (rows[k] + 1) * count),
+          g.region(local.tensor, local.offsets[i] + k * count, local.offsets[i] + (k + 1) * count));
+    lists.push_back(std::move(list));
+  }
+  program.body.push_back(Copy(interleave(lists)));
+  const Tensor copies = replicate(g, program, indices, tiles, name + ".indices");
+  const ComputeSet cs = g.add_compute_set(name);
+  for (const Piece& p : pieces) {
+    const size_t at =
+        static_cast<size_t>(std::find(tiles.begin(), tiles.end(), p.tile) - tiles.begin());
+    const std::vector<size_t>& rows = rows_of[p.tile];
+    const size_t k = static_cast<size_t>(std::find(rows.begin(), rows.end(), p.h) - rows.begin());
+    const size_t row_at = local.offsets[at] + k * count;
+    for (const auto& [lo, hi] : six_ranges({p.first, p.end, p.tile}))
+      g.add_vertex(cs, "embedding_grad_range_f32", p.tile,
+                   {{"dout", g.region(local.tensor, row_at, row_at + count)},
+                    {"indices", g.region(copies, at * count, (at + 1) * count)},
+                    {"grad", g.region(grad, p.h * entries + lo, p.h * entries + hi)},
+                    {"first", u32(lo)},
+                    {"n", u32(hi - lo)},
+                    {"count", u32(count)}});
+  }
+  program.body.push_back(Execute(cs));
+  return grad;
+}
+
+}  // namespace
+
 Tensor embedding_grad(Graph& g, Program& program, Tensor dout_t, Tensor indices, size_t entries,
-                      const std::string& name) {
+                      const std::string& name, std::optional<Tensor> like) {
   require_sequence(program, name);
   const TensorInfo di0 = mapped(g, dout_t, name, "dout");
   require_type(di0, DType::kF32, name, "dout");
@@ -206,6 +277,10 @@ Tensor embedding_grad(Graph& g, Program& program, Tensor dout_t, Tensor indices,
                                  di0.shape[1], ii.elements));
   if (entries == 0) throw GraphError(fmt::format("{}: a table of no entries", name));
   add_ops_codelets(g);
+  if (like) {
+    const TensorInfo li = mapped(g, *like, name, "layout");
+    return embedding_grad_like(g, program, dout_t, indices, entries, li, name);
+  }
   const Tensor dout = whole_rows(g, program, dout_t, name);
   const TensorInfo di = g.tensor(dout);
   const size_t count = ii.elements;

@@ -10,11 +10,13 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "firmware/codelets/ops_math.h"
 #include "sdk/compiler/compiler.h"
 #include "sdk/ops/elementwise.h"
+#include "sdk/ops/op_support.h"
 #include "sdk/runtime/device.h"
 
 namespace ipu::test {
@@ -63,6 +65,80 @@ TEST(OpsElementwise, ATransposeOverManyTilesGathersInTwoPhases) {
     for (size_t c = 0; c < columns; ++c) wrong += yv[c * rows + r] != xv[r * columns + c];
   EXPECT_EQ(wrong, 0u);
   EXPECT_EQ(report.run.exchange_words, 2u * rows * columns);  // each element crosses twice
+}
+
+// Logits whose rows are too large for a tile each (BERT-Large's 30,522 words) are cut into row
+// slices, a tile each (map_rows: 5 rows of 9,001 columns on 32 tiles, 6 slices a row). The
+// bias add, the cross-entropy and the gradient's column sums keep them so: the results equal
+// the host references bit for bit (the cross-entropy's with the slices it reports), the loss is
+// the log-sum-exp worked out in double, and the fullest tile holds under half what it holds
+// when the same operations take the rows whole.
+TEST(OpsElementwise, LogitsInRowSlicesStayInSlices) {
+  constexpr size_t rows = 5, columns = 9001;
+  const std::vector<float> xv = random_f32(rows * columns, 31, -4.0f, 4.0f);
+  const std::vector<float> bias_values = random_f32(columns, 32, -1.0f, 1.0f);
+  // Labels: a slice's first column, the last column, ignored, outside the row, the first.
+  const std::vector<uint32_t> label_values = {1502, columns - 1, ops::kIgnoredLabel, columns, 0};
+  const auto build = [&](bool sliced, Graph& g, Program& p) {
+    const Tensor x = g.add_variable(DType::kF32, {rows, columns}, "x");
+    const Tensor bias = g.add_variable(DType::kF32, {columns}, "bias");
+    const Tensor labels = g.add_variable(DType::kU32, {rows}, "labels");
+    if (sliced)
+      ops::map_rows(g, x, 0, 32);
+    else
+      g.map_evenly(x, 0, rows, columns);
+    g.set_tile_mapping(bias, 31);
+    g.set_tile_mapping(labels, 30);
+    const Tensor biased = ops::binary(g, p, ops::BinaryOp::kAdd, x, bias, "biased");
+    const ops::CrossEntropy xent = ops::cross_entropy(g, p, biased, labels, 0.5f, "xent");
+    const ops::ColumnSums sums = ops::reduce_columns(g, p, xent.dlogits, "sums");
+    return std::tuple{biased, xent, sums};
+  };
+  Graph whole_graph(Target::preset("mk2", 32));
+  Program whole_program = Sequence({});
+  build(false, whole_graph, whole_program);
+  const uint32_t whole_used = compile(whole_graph, whole_program).fullest_tile.used;
+
+  Graph g(Target::preset("mk2", 32));
+  Program p = Sequence({});
+  const auto [biased, xent, sums] = build(true, g, p);
+  ASSERT_EQ(ops::row_cuts(g.tensor(biased)).starts,
+            (std::vector<size_t>{0, 1502, 3004, 4506, 6008, 7510}));
+  ASSERT_EQ(xent.slices.size(), 36u);  // each tile's slice over six workers
+  EXPECT_EQ(sums.partial_rows, std::vector<size_t>(rows, 1));
+  const Executable exe = compile(g, p);
+  EXPECT_LT(2 * exe.fullest_tile.used, whole_used) << exe.fullest_tile.used << " " << whole_used;
+  Device device(exe);
+  device.write_tensor("x", xv.data(), xv.size() * 4);
+  device.write_tensor("bias", bias_values.data(), columns * 4);
+  device.write_tensor("labels", label_values.data(), rows * 4);
+  device.run();
+  const auto read = [&](Tensor t) {
+    std::vector<float> out(g.tensor(t).elements);
+    device.read_tensor(g.tensor(t).name, out.data(), out.size() * 4);
+    return out;
+  };
+  namespace ref = ops::reference;
+  const std::vector<float> biased_want = ref::binary(ops::BinaryOp::kAdd, xv, bias_values);
+  EXPECT_EQ(count_equal(read(biased), biased_want), rows * columns);
+  std::vector<float> loss_want;
+  const std::vector<float> dlogits_want =
+      ref::cross_entropy(biased_want, label_values, columns, 0.5f, &loss_want, xent.slices);
+  EXPECT_EQ(count_equal(read(xent.dlogits), dlogits_want), rows * columns);
+  const std::vector<float> loss_got = read(xent.loss);
+  EXPECT_EQ(count_equal(loss_got, loss_want), rows);  // the NaN the same quiet NaN
+  for (size_t r : {0, 1, 4}) {
+    double m = -1e30, s = 0;
+    for (size_t c = 0; c < columns; ++c) m = std::max(m, double{biased_want[r * columns + c]});
+    for (size_t c = 0; c < columns; ++c) s += std::exp(biased_want[r * columns + c] - m);
+    EXPECT_NEAR(loss_got[r], m + std::log(s) - biased_want[r * columns + label_values[r]], 1e-5)
+        << r;
+  }
+  EXPECT_EQ(loss_got[2], 0.0f);
+  EXPECT_TRUE(std::isnan(loss_got[3]));
+  EXPECT_EQ(
+      count_equal(read(sums.sum), ref::reduce_columns(dlogits_want, columns, sums.partial_rows)),
+      columns);
 }
 
 TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
@@ -147,6 +223,9 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
   g.map_evenly(table16_t, 1, 3, 12);
   const Tensor looked_up16 = ops::embedding_lookup(g, p, table16_t, indices, "lookup16");
   const Tensor table_grad = ops::embedding_grad(g, p, dout_t, indices, 11, "lookup_grad");
+  // The same gradient laid out as the table, whose pieces cut the feature rows.
+  const Tensor table_grad_like =
+      ops::embedding_grad(g, p, dout_t, indices, 11, "lookup_grad_like", table_t);
   const Tensor xt = ops::transpose(g, p, x, "xt");
   const Tensor tokens = ops::transpose(g, p, looked_up, "tokens");  // token-major: [7 x 5]
   // One Adam step and one LAMB step (with weight decay) on parameters laid out as x.
@@ -336,6 +415,13 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
     }
   }
   EXPECT_EQ(count_equal(read(table_grad), ref::embedding_grad(dout_values, index_values, 11)), 55u);
+  EXPECT_TRUE(ops::same_mapping(g.tensor(table_grad_like).mapping, g.tensor(table_t).mapping));
+  const std::vector<float> grad_like = read(table_grad_like);
+  EXPECT_EQ(count_equal(grad_like, ref::embedding_grad(dout_values, index_values, 11)), 55u);
+  // Feature 2, entry 3: rows 0, 3 and 6 looked it up, added from 0 in order; entry 1: none.
+  EXPECT_EQ(grad_like[2 * 11 + 3],
+            ((0.0f + dout_values[2 * 7 + 0]) + dout_values[2 * 7 + 3]) + dout_values[2 * 7 + 6]);
+  EXPECT_EQ(grad_like[2 * 11 + 1], 0.0f);
   const std::vector<float> lookup16_got = read(looked_up16),
                            lookup16_want = ref::embedding_lookup(ref::widen_f16(table16_values), 12,
                                                                  index_values);

@@ -520,6 +520,49 @@ TEST(Sdk, ScratchTensorsShareMemoryOnlyWhenTheirSpansDoNotMeet) {
   }
 }
 
+// Three scratch tensors on tile 0: x (2,000 bytes) and y (400) filled together, x read out, then
+// z (2,400) filled and read out, then y. Placed by first use, x takes 0 and y 2,000, and z
+// must go above y: 4,800 bytes. No placement can take less than the 2,800 bytes live at once
+// while z is; placed largest first (z at 0, x beside it in time at 0, y above both), it takes
+// exactly that, and every value still arrives.
+TEST(Sdk, ScratchIsPackedLargestFirstWhenThatTakesLessMemory) {
+  Graph g(Target::preset("mk2", 4));
+  auto add = [&](const char* name, size_t n, unsigned tile, bool scratch) {
+    const Tensor t = g.add_variable(DType::kF32, {n}, name);
+    g.set_tile_mapping(t, tile);
+    if (scratch) g.set_scratch(t);
+    return t;
+  };
+  const Tensor x = add("x", 500, 0, true), y = add("y", 100, 0, true), z = add("z", 600, 0, true);
+  const Tensor x_in = add("x_in", 500, 1, false), y_in = add("y_in", 100, 1, false),
+               z_in = add("z_in", 600, 1, false);
+  const Tensor x_out = add("x_out", 500, 2, false), y_out = add("y_out", 100, 2, false),
+               z_out = add("z_out", 600, 2, false);
+  const Executable exe =
+      compile(g, Sequence({Copy({{g.region(x_in), g.region(x)}, {g.region(y_in), g.region(y)}}),
+                           Copy(x, x_out), Copy(z_in, z), Copy(z, z_out), Copy(y, y_out)}));
+  const auto at = [&](const char* name) { return exe.tensors.at(name).front().address; };
+  EXPECT_EQ(at("x"), at("z"));
+  EXPECT_EQ(at("y"), at("z") + 2400u);
+  std::vector<float> xv(500), yv(100), zv(600);
+  for (size_t i = 0; i < 600; ++i) {
+    if (i < 500) xv[i] = static_cast<float>(i);
+    if (i < 100) yv[i] = -static_cast<float>(i);
+    zv[i] = 0.5f * static_cast<float>(i);
+  }
+  Device device(exe);
+  device.write_tensor("x_in", xv.data(), 500 * 4);
+  device.write_tensor("y_in", yv.data(), 100 * 4);
+  device.write_tensor("z_in", zv.data(), 600 * 4);
+  device.run();
+  for (const auto& [name, want] :
+       {std::pair{"x_out", &xv}, std::pair{"y_out", &yv}, std::pair{"z_out", &zv}}) {
+    std::vector<float> got(want->size());
+    device.read_tensor(name, got.data(), got.size() * 4);
+    EXPECT_EQ(got, *want) << name;
+  }
+}
+
 // A function doubling `in` into `out` through a scratch copy on another tile: the body's
 // exchanges and compute set, called or written out in place.
 struct Doubler {
