@@ -187,13 +187,15 @@ std::vector<Reducer> reducers_of(const MatmulPlan& p) {
 // C's pieces (from element c_base) lie where their reducer is: rows of the block's columns, or
 // whole rows when a share is whole rows, so that the reduction writes C in place and no
 // exchange follows it. Sorted.
-std::vector<Interval> result_mapping(const MatmulPlan& p, size_t c_base) {
+// C's pieces, as the reducers leave them: C's element (row, column) at c_base + row x c_row +
+// column (c_row: the plan's n, or the whole product's for a slice of a serial plan).
+std::vector<Interval> result_mapping(const MatmulPlan& p, size_t c_base, size_t c_row) {
   const Geometry geo{p};
-  const size_t n = p.shape.n;
+  const size_t n = c_row;
   std::vector<Interval> mapping;
   for (const Reducer& r : reducers_of(p)) {
     const unsigned tile = geo.consumer(r.i, r.j, r.l);
-    if (r.columns.size() == n)
+    if (r.columns.size() == p.shape.n && c_row == p.shape.n)
       mapping.push_back({c_base + r.rows.begin * n, c_base + r.rows.end * n, tile});
     else
       for (size_t row = r.rows.begin; row < r.rows.end; ++row)
@@ -208,10 +210,10 @@ std::vector<Interval> result_mapping(const MatmulPlan& p, size_t c_base) {
 // One product of a plan into C's elements from c_base (C's mapping already holds
 // result_mapping's pieces), its steps added to `phases`; its tensors are named from `prefix`.
 void build_product(Graph& g, const MatmulPlan& p, const ProductOperands& operands, Tensor result,
-                   size_t c_base, const std::string& prefix, Phases& phases) {
+                   size_t c_base, size_t c_row, const std::string& prefix, Phases& phases) {
   const MatmulOptions& o = p.options;
   const Geometry geo{p};
-  const size_t n = p.shape.n;
+  const size_t n = c_row;
   const auto items = pack_items(p);
   // Staging and packed chunks, one per item on its packer tile.
   std::vector<std::pair<unsigned, size_t>> staging_a, staging_b, packed_a, packed_b;
@@ -445,7 +447,7 @@ void build_product(Graph& g, const MatmulPlan& p, const ProductOperands& operand
             : g.region(ct.tensor, ct.offsets[c] + c0 * 16, ct.offsets[c] + r.groups * nb * 16);
     // Six ranges of rows when the share is whole rows of C (contiguous), else a vertex a pair
     // of rows (each row its own interval of C); the workers take them as they come free.
-    const bool whole_rows = cw == n;
+    const bool whole_rows = cw == p.shape.n && c_row == p.shape.n;
     const size_t rows = r.rows.size();
     const auto u = [](size_t x) { return static_cast<uint32_t>(x); };
     const std::map<std::string, Binding> common{{"in", in},
@@ -515,22 +517,43 @@ Tensor products(Graph& g, Program& program, Tensor a, Tensor b, bool grouped,
   if (p.shape.m != m || p.shape.k != k || p.shape.n != n)
     throw GraphError(fmt::format("{}: the plan is for {} x {} x {}, the operands {} x {} x {}",
                                  options.name, p.shape.m, p.shape.k, p.shape.n, m, k, n));
-  std::vector<MatmulPlan> plans(groups, p);
-  for (size_t group = 1; group < groups; ++group)
-    plans[group].options.first_tile =
-        p.options.first_tile + static_cast<unsigned>(group) * p.options.tiles;
+  if (grouped && p.serial > 1)
+    throw GraphError(fmt::format("{}: a grouped product takes no serial plan ({} slices of N)",
+                                 options.name, p.serial));
+  // The products to build: each group's on its own tiles, or each of a serial plan's slices of
+  // N, one after another on the same tiles. Each with its operands' and C's first elements.
+  struct Unit {
+    MatmulPlan plan;
+    size_t a_base, b_base, c_base;
+    std::string name;
+  };
+  std::vector<Unit> units;
   const MatmulOptions& o = p.options;
+  if (p.serial > 1) {
+    const MatmulPlan slice = p.slice();
+    const size_t w = slice.shape.n;
+    for (unsigned i = 0; i < p.serial; ++i)
+      units.push_back({slice, 0, options.transpose_b ? i * w * b1 : i * w, i * w,
+                       fmt::format("{}.s{}", o.name, i)});
+  } else {
+    for (size_t group = 0; group < groups; ++group) {
+      MatmulPlan mine = p;
+      mine.options.first_tile =
+          p.options.first_tile + static_cast<unsigned>(group) * p.options.tiles;
+      units.push_back({mine, group * a0 * a1, group * b0 * b1, group * m * n,
+                       grouped ? fmt::format("{}.g{}", o.name, group) : o.name});
+    }
+  }
   add_matmul_codelets(g);
 
   // Whether f16 can move as words or must widen to f32 first.
   ProductOperands x{a, b, 0, 0, a1, b1, DType::kF16, DType::kF16};
   bool widen[2] = {false, false};  // A, B
-  for (size_t group = 0; group < groups; ++group) {
-    x.a_base = group * a0 * a1;
-    x.b_base = group * b0 * b1;
-    for (const PackItem& it : pack_items(plans[group]))
-      if (!words_align(it.lhs ? ai : bi,
-                       operand_runs(plans[group], it, item_shape(plans[group], it), x)))
+  for (const Unit& u : units) {
+    x.a_base = u.a_base;
+    x.b_base = u.b_base;
+    for (const PackItem& it : pack_items(u.plan))
+      if (!words_align(it.lhs ? ai : bi, operand_runs(u.plan, it, item_shape(u.plan, it), x)))
         widen[it.lhs ? 0 : 1] = true;
   }
   Tensor source[2] = {a, b};
@@ -565,17 +588,24 @@ Tensor products(Graph& g, Program& program, Tensor a, Tensor b, bool grouped,
       DType::kF32, grouped ? std::vector<size_t>{groups, m, n} : std::vector<size_t>{m, n},
       o.name + ".c");
   std::vector<Interval> mapping;
-  for (size_t group = 0; group < groups; ++group) {
-    const auto pieces = result_mapping(plans[group], group * m * n);
+  for (const Unit& u : units) {
+    const auto pieces = result_mapping(u.plan, u.c_base, n);
     mapping.insert(mapping.end(), pieces.begin(), pieces.end());
   }
+  std::sort(mapping.begin(), mapping.end(),
+            [](const Interval& i, const Interval& j) { return i.begin < j.begin; });
   g.set_tile_mapping(result, mapping);
-  Phases phases = start_phases(g, o.name);
-  for (size_t group = 0; group < groups; ++group) {
-    x.a_base = group * a0 * a1;
-    x.b_base = group * b0 * b1;
-    build_product(g, plans[group], x, result, group * m * n,
-                  grouped ? fmt::format("{}.g{}", o.name, group) : o.name, phases);
+  // A group's phases are shared by every group; a serial plan's slices run one after another,
+  // each its own phases, so that each slice's buffers are scratch the next one reuses.
+  Phases phases = start_phases(g, p.serial > 1 ? units.front().name : o.name);
+  for (size_t i = 0; i < units.size(); ++i) {
+    if (p.serial > 1 && i > 0) {
+      finish_phases(program, phases);
+      phases = start_phases(g, units[i].name);
+    }
+    x.a_base = units[i].a_base;
+    x.b_base = units[i].b_base;
+    build_product(g, units[i].plan, x, result, units[i].c_base, n, units[i].name, phases);
   }
   finish_phases(program, phases);
   Tensor out = result;

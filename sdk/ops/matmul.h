@@ -61,18 +61,25 @@ struct MatmulCycles {
 struct MatmulPlan {
   MatmulShape shape;
   MatmulOptions options;
-  unsigned pm = 1, pn = 1, pk = 1;      // blocks of 16-row groups, of columns, of K passes
+  unsigned pm = 1, pn = 1, pk = 1;  // blocks of 16-row groups, of columns, of K passes
+  // A serial plan (poplin's serial split): N in `serial` equal slices, one product after another
+  // on the same tiles, each by this split with its own exchange tables, sharing its buffers with
+  // the next; chosen only when no parallel split fits the budget. The estimate is the slices'.
+  unsigned serial = 1;
   unsigned row_groups = 0, passes = 0;  // ceil(M / 16), ceil(K / 16)
   MatmulCycles estimate;
   // The most memory the plan takes on one tile: its tensors, and its exchange's tables (action
   // entries and destination lists), which stay for the whole program (table_bytes: the most
   // of those on one tile).
   uint64_t tile_bytes = 0, table_bytes = 0;
+  uint64_t result_bytes = 0;  // the most of C on one tile
   uint64_t budget_bytes = 0;  // what the options allow a tile
   // The exchange phases' estimates are their schedule, as the compiler will make it (only the
   // best few plans by the model get one: it takes a scratch build of the product).
   bool exchange_scheduled = false;
   unsigned tiles() const { return pm * pn * pk; }
+  // One slice of a serial plan: shape.n / serial columns (the plan itself when not serial).
+  MatmulPlan slice() const;
   double flops() const { return 2.0 * shape.m * shape.n * shape.k; }
   // "pm 4 x pn 92 x pk 4 on 1472 tiles: 81234 cycles (gather 20000, ...), 200 KB a tile".
   std::string describe() const;

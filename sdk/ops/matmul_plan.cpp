@@ -135,6 +135,7 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
     p.tile_bytes = std::max(
         p.tile_bytes, tables[t] + result[t] + *std::max_element(std::begin(live), std::end(live)));
     p.table_bytes = std::max(p.table_bytes, tables[t]);
+    p.result_bytes = std::max(p.result_bytes, result[t]);
   }
 }
 
@@ -164,15 +165,54 @@ namespace {
 // a quarter of a second each on a full chip): the model misses how multicasts to many tiles
 // wait on one another, by up to 5x in the broadcast, so its ranking is only a first cut.
 constexpr size_t kScheduledCandidates = 16;
+// The most slices a serial plan cuts N into.
+constexpr unsigned kMostSerialSlices = 16;
 
 }  // namespace
+
+namespace {
+
+MatmulCycles scaled(MatmulCycles c, double k) {
+  for (double* x : {&c.gather, &c.pack, &c.broadcast, &c.amp, &c.partials, &c.reduce, &c.syncs})
+    *x *= k;
+  return c;
+}
+
+// A plan of one slice as the serial plan of `serial` such slices: the slices' cycles, their
+// exchange tables and results side by side, and one slice's buffers (shared by all).
+MatmulPlan as_serial(MatmulPlan slice, MatmulShape whole, unsigned serial) {
+  if (serial == 1) return slice;
+  MatmulPlan p = std::move(slice);
+  p.shape = whole;
+  p.serial = serial;
+  p.estimate = scaled(p.estimate, serial);
+  p.tile_bytes += (serial - 1) * (p.table_bytes + p.result_bytes);
+  p.table_bytes *= serial;
+  p.result_bytes *= serial;
+  return p;
+}
+
+}  // namespace
+
+MatmulPlan MatmulPlan::slice() const {
+  if (serial <= 1) return *this;
+  MatmulPlan s = *this;
+  s.shape.n = shape.n / serial;
+  s.serial = 1;
+  s.estimate = scaled(estimate, 1.0 / serial);
+  s.table_bytes = table_bytes / serial;
+  s.result_bytes = result_bytes / serial;
+  s.tile_bytes = tile_bytes - (serial - 1) * (s.table_bytes + s.result_bytes);
+  return s;
+}
 
 std::string MatmulPlan::describe() const {
   const MatmulCycles& e = estimate;
   return fmt::format(
-      "pm {} x pn {} x pk {} on {} tiles: {:.0f} cycles (gather {:.0f}, pack {:.0f}, broadcast "
+      "{}pm {} x pn {} x pk {} on {} tiles: {:.0f} cycles (gather {:.0f}, pack {:.0f}, broadcast "
       "{:.0f}, amp {:.0f}, partials {:.0f}, reduce {:.0f}, syncs {:.0f}{}), {} KiB a tile ({} of "
       "it exchange tables)",
+      serial > 1 ? fmt::format("serial {} (N in slices of {}) x ", serial, shape.n / serial) : "",
       pm, pn, pk, tiles(), e.total(), e.gather, e.pack, e.broadcast, e.amp, e.partials, e.reduce,
       e.syncs, exchange_scheduled ? "; exchanges scheduled" : "", (tile_bytes + 1023) / 1024,
       (table_bytes + 1023) / 1024);
@@ -185,11 +225,12 @@ std::vector<double> scheduled_exchanges(const Target& target, const MatmulPlan& 
 
 // The exchange phases' cycles replaced by their schedule (gather, broadcast, partials).
 void schedule_exchanges(const Target& target, MatmulPlan& p, size_t groups = 1) {
-  const std::vector<double> phases = scheduled_exchanges(target, p, groups);
+  // A serial plan's slices are alike: one is scheduled, and its phases counted for each.
+  const std::vector<double> phases = scheduled_exchanges(target, p.slice(), groups);
   MatmulCycles& e = p.estimate;
-  e.gather = phases.size() > 0 ? phases[0] : 0;
-  e.broadcast = phases.size() > 1 ? phases[1] : 0;
-  e.partials = phases.size() > 2 ? phases[2] : 0;
+  e.gather = p.serial * (phases.size() > 0 ? phases[0] : 0);
+  e.broadcast = p.serial * (phases.size() > 1 ? phases[1] : 0);
+  e.partials = p.serial * (phases.size() > 2 ? phases[2] : 0);
   p.exchange_scheduled = true;
 }
 
@@ -300,23 +341,29 @@ MatmulPlan choose_plan(const Target& target, MatmulShape shape, const MatmulOpti
   std::vector<MatmulPlan> fitting;
   std::optional<MatmulPlan> smallest_overflow;
   size_t considered = 0, overflowing = 0;
-  for (unsigned pm = 1; pm <= row_groups && pm <= o.tiles; ++pm)
-    for (unsigned pk = 1; pk <= passes && pm * pk <= o.tiles; ++pk) {
-      const unsigned most_pn =
-          static_cast<unsigned>(std::min<size_t>((shape.n + 1) / 2, o.tiles / (pm * pk)));
-      // The most column blocks the tiles allow, and fewer by halves (fewer exchange runs).
-      for (unsigned pn = most_pn; pn >= 1; pn /= 2) {
-        const MatmulPlan p = make_plan(target, shape, o, pm, pn, pk);
-        ++considered;
-        if (p.tile_bytes > budget) {
-          ++overflowing;
-          if (!smallest_overflow || p.tile_bytes < smallest_overflow->tile_bytes)
-            smallest_overflow = p;
-          continue;
+  // Parallel splits first; only when none fits, serial ones: N in 2, 3, ... equal slices of an
+  // even width (each slice's columns start on a word of f16, so B moves without widening).
+  for (unsigned serial = 1; serial <= kMostSerialSlices && fitting.empty(); ++serial) {
+    if (serial > 1 && (shape.n % serial != 0 || (shape.n / serial) % 2 != 0)) continue;
+    const MatmulShape slice{shape.m, shape.k, shape.n / serial};
+    for (unsigned pm = 1; pm <= row_groups && pm <= o.tiles; ++pm)
+      for (unsigned pk = 1; pk <= passes && pm * pk <= o.tiles; ++pk) {
+        const unsigned most_pn =
+            static_cast<unsigned>(std::min<size_t>((slice.n + 1) / 2, o.tiles / (pm * pk)));
+        // The most column blocks the tiles allow, and fewer by halves (fewer exchange runs).
+        for (unsigned pn = most_pn; pn >= 1; pn /= 2) {
+          const MatmulPlan p = as_serial(make_plan(target, slice, o, pm, pn, pk), shape, serial);
+          ++considered;
+          if (p.tile_bytes > budget) {
+            ++overflowing;
+            if (!smallest_overflow || p.tile_bytes < smallest_overflow->tile_bytes)
+              smallest_overflow = p;
+            continue;
+          }
+          fitting.push_back(p);
         }
-        fitting.push_back(p);
       }
-    }
+  }
   if (fitting.empty())
     throw GraphError(fmt::format(
         "{}: no split of {} x {} x {} fits {} bytes a tile (available_memory_proportion {} of "
@@ -325,8 +372,8 @@ MatmulPlan choose_plan(const Target& target, MatmulShape shape, const MatmulOpti
         target.chip().tile.sram_bytes, smallest_overflow->describe(),
         smallest_overflow->tile_bytes));
   auto by_estimate = [](const MatmulPlan& a, const MatmulPlan& b) {
-    return std::make_tuple(a.estimate.total(), a.pm, a.pn, a.pk) <
-           std::make_tuple(b.estimate.total(), b.pm, b.pn, b.pk);
+    return std::make_tuple(a.estimate.total(), a.serial, a.pm, a.pn, a.pk) <
+           std::make_tuple(b.estimate.total(), b.serial, b.pm, b.pn, b.pk);
   };
   std::sort(fitting.begin(), fitting.end(), by_estimate);
   // The best few by the model have their exchanges scheduled as the compiler will (a scratch

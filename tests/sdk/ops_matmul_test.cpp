@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <sstream>
@@ -290,5 +291,58 @@ TEST(OpsMatmul, APlansExchangeTablesAreCountedInItsMemory) {
                                             (plan.table_bytes + 1023) / 1024)));
   }
 }
+
+// A product no parallel split fits under its budget (B [128 x 1536] f16 is 96 KB on each of 4
+// tiles, and 0.15 of a tile is 94 KB) takes a serial plan: N in slices, one product after
+// another on the same tiles, their buffers shared. C equals the host reference bit for bit
+// (a serial split leaves each element's arithmetic as it is) and the double-precision product
+// within f32 rounding, B stored as it is and transposed.
+void expect_a_serial_plan(bool tb) {
+  {
+    Graph g(Target::preset("mk2", 4));
+    Program program = Sequence({});
+    const ops::MatmulShape shape{16, 128, 1536};
+    ops::MatmulOptions o;
+    o.transpose_b = tb;
+    o.available_memory_proportion = 0.15;
+    std::ostringstream why;
+    const ops::MatmulPlan plan = ops::plan_matmul(g.target(), shape, o, &why);
+    ASSERT_GT(plan.serial, 1u) << plan.describe();
+    EXPECT_EQ(shape.n % plan.serial, 0u);
+    EXPECT_LE(plan.tile_bytes, plan.budget_bytes);
+    EXPECT_THAT(why.str(), HasSubstr(fmt::format("serial {} (N in slices of {})", plan.serial,
+                                                 shape.n / plan.serial)));
+    EXPECT_EQ(plan.slice().shape.n * plan.serial, shape.n);
+    const Tensor a = ops::create_matmul_input(g, shape, true, "a", o);
+    const Tensor b = ops::create_matmul_input(g, shape, false, "b", o);
+    const Tensor c = ops::matmul(g, program, a, b, o, &plan);
+    const std::vector<uint16_t> av = random_f16(shape.m * shape.k, 5);
+    const std::vector<uint16_t> bv = random_f16(shape.k * shape.n, 6);
+    Device device(compile(g, program));
+    device.write_tensor("a", av.data(), av.size() * 2);
+    device.write_tensor("b", bv.data(), bv.size() * 2);
+    device.run();
+    std::vector<float> got(shape.m * shape.n);
+    device.read_tensor(g.tensor(c).name, got.data(), got.size() * 4);
+    const std::vector<float> want = ops::matmul_reference(plan, av, bv);
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * 4), 0) << plan.describe();
+    const std::vector<float> wa = ops::reference::widen_f16(av), wb = ops::reference::widen_f16(bv);
+    size_t far = 0;
+    for (size_t r = 0; r < shape.m; ++r)
+      for (size_t col = 0; col < shape.n; ++col) {
+        double exact = 0, size = 0;
+        for (size_t k = 0; k < shape.k; ++k) {
+          const double x =
+              wa[r * shape.k + k] * double{tb ? wb[col * shape.k + k] : wb[k * shape.n + col]};
+          exact += x, size += std::fabs(x);
+        }
+        far += std::fabs(got[r * shape.n + col] - exact) > 1e-6 * size + 1e-30;
+      }
+    EXPECT_EQ(far, 0u);
+  }
+}
+
+TEST(OpsMatmul, AProductNoParallelSplitFitsTakesASerialPlan) { expect_a_serial_plan(false); }
+TEST(OpsMatmul, ASerialPlanTakesBTransposed) { expect_a_serial_plan(true); }
 
 }  // namespace ipu::test
