@@ -328,8 +328,9 @@ RowCuts row_cuts(const TensorInfo& t) {
 void map_rows(Graph& g, Tensor t, unsigned first, unsigned tiles) {
   const TensorInfo& info = g.tensor(t);
   const size_t columns = info.shape.back(), rows = info.elements / columns;
-  const size_t slices = tiles / rows;
-  if (columns * dtype_size(info.type) <= kSliceRowBytes || slices < 2) {
+  const size_t slices = std::min<size_t>(tiles / rows, columns / kMinSliceColumns);
+  const bool large = columns * dtype_size(info.type) > kSliceRowBytes;
+  if (slices < 2 || (!large && tiles / rows < kSliceRowsTiles)) {
     g.map_evenly(t, first, static_cast<unsigned>(std::min<size_t>(tiles, rows)), columns);
     return;
   }

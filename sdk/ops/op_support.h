@@ -60,10 +60,15 @@ struct RowCuts {
 };
 RowCuts row_cuts(const TensorInfo& t);
 // A row operation's [R x C] f32 result on tiles first .. first + tiles - 1: whole rows spread
-// evenly, unless a row takes more than kSliceRowBytes and there are at least two tiles a row:
-// then each row is cut into tiles / R slices (of whole f32 pairs), a tile each. BERT-Large's
-// logits are 160 rows of 30,522 words: 122 KB a row on 160 tiles, or 13.6 KB on 1,440.
+// evenly, unless there are at least two tiles a row and a row takes more than kSliceRowBytes,
+// or there are kSliceRowsTiles tiles a row or more: then each row is cut into up to tiles / R
+// slices (of whole f32 pairs, kMinSliceColumns or more), a tile each. BERT-Large's logits are
+// 160 rows of 30,522 words: 122 KB a row on 160 tiles, or 13.6 KB on 1,440. Its heads' other
+// products have 160 rows of 1,024, whose pieces (a column or two each, where K is large and N
+// small) the relayout would gather to 160 tiles: 1,152 receives on one; in 9 slices, 128.
 constexpr size_t kSliceRowBytes = 32768;
+constexpr size_t kSliceRowsTiles = 8;
+constexpr size_t kMinSliceColumns = 64;
 void map_rows(Graph& g, Tensor t, unsigned first, unsigned tiles);
 
 // ---- sums across tiles ----
