@@ -17,6 +17,8 @@ namespace ipu::sdk::ops {
 
 namespace {
 
+constexpr size_t kLastChunkColumns = 16;
+
 // The tiles holding a group's rows, in order of first appearance, at most `limit`.
 std::vector<unsigned> owners_of(const Graph& g, const std::vector<Region>& rows, size_t limit) {
   std::vector<unsigned> out;
@@ -50,7 +52,13 @@ Tensor sum_partials(Graph& g, Program& program, std::vector<Region> rows, size_t
       const std::vector<Region> members(
           rows.begin() + static_cast<ptrdiff_t>(gi * kPartialFanIn),
           rows.begin() + static_cast<ptrdiff_t>(std::min(rows.size(), (gi + 1) * kPartialFanIn)));
-      const std::vector<unsigned> owners = owners_of(g, members, columns);
+      // The last level's chunks are the result's pieces, which its user (a gradient's sum,
+      // whole on a tile) receives one by one: at least kLastChunkColumns each, where a chunk a
+      // tile made a 1,024-column sum 513 pieces of two columns (8 KB of exchange actions on the
+      // tile that adds them).
+      const std::vector<unsigned> owners =
+          owners_of(g, members,
+                    groups == 1 ? std::max<size_t>(1, columns / kLastChunkColumns) : columns);
       const size_t width = (columns + owners.size() - 1) / owners.size();
       for (size_t i = 0; i < owners.size() && i * width < columns; ++i) {
         const size_t first = i * width, w = std::min(columns, first + width) - first;
