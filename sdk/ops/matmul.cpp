@@ -530,10 +530,9 @@ Tensor products(Graph& g, Program& program, Tensor a, Tensor b, bool grouped,
   std::vector<Unit> units;
   const MatmulOptions& o = p.options;
   if (p.serial > 1) {
-    const MatmulPlan slice = p.slice();
-    const size_t w = slice.shape.n;
+    const size_t w = p.slice_width();
     for (unsigned i = 0; i < p.serial; ++i)
-      units.push_back({slice, 0, options.transpose_b ? i * w * b1 : i * w, i * w,
+      units.push_back({p.slice(i), 0, options.transpose_b ? i * w * b1 : i * w, i * w,
                        fmt::format("{}.s{}", o.name, i)});
   } else {
     for (size_t group = 0; group < groups; ++group) {

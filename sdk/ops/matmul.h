@@ -62,9 +62,10 @@ struct MatmulPlan {
   MatmulShape shape;
   MatmulOptions options;
   unsigned pm = 1, pn = 1, pk = 1;  // blocks of 16-row groups, of columns, of K passes
-  // A serial plan (poplin's serial split): N in `serial` equal slices, one product after another
-  // on the same tiles, each by this split with its own exchange tables, sharing its buffers with
-  // the next; chosen only when no parallel split fits the budget. The estimate is the slices'.
+  // A serial plan (poplin's serial split): N in `serial` slices of slice_width() columns (the
+  // last one the rest), one product after another on the same tiles, each by this split with
+  // its own exchange tables, sharing its buffers with the next; chosen only when no parallel
+  // split fits the budget. The estimate is the slices' (each counted as wide as the first).
   unsigned serial = 1;
   unsigned row_groups = 0, passes = 0;  // ceil(M / 16), ceil(K / 16)
   MatmulCycles estimate;
@@ -78,8 +79,12 @@ struct MatmulPlan {
   // best few plans by the model get one: it takes a scratch build of the product).
   bool exchange_scheduled = false;
   unsigned tiles() const { return pm * pn * pk; }
-  // One slice of a serial plan: shape.n / serial columns (the plan itself when not serial).
-  MatmulPlan slice() const;
+  // A serial plan's slices' width: ceil(N / serial), even (so that an f16 B's slice starts on a
+  // word); N when not serial.
+  size_t slice_width() const;
+  // Slice i of a serial plan (the first, as wide as any, by default); the plan itself when not
+  // serial.
+  MatmulPlan slice(unsigned i = 0) const;
   double flops() const { return 2.0 * shape.m * shape.n * shape.k; }
   // "pm 4 x pn 92 x pk 4 on 1472 tiles: 81234 cycles (gather 20000, ...), 200 KB a tile".
   std::string describe() const;

@@ -192,12 +192,19 @@ MatmulPlan as_serial(MatmulPlan slice, MatmulShape whole, unsigned serial) {
   return p;
 }
 
+size_t serial_width(size_t n, unsigned serial) {
+  return serial <= 1 ? n : ((n + serial - 1) / serial + 1) & ~size_t{1};
+}
+
 }  // namespace
 
-MatmulPlan MatmulPlan::slice() const {
+size_t MatmulPlan::slice_width() const { return serial_width(shape.n, serial); }
+
+MatmulPlan MatmulPlan::slice(unsigned i) const {
   if (serial <= 1) return *this;
   MatmulPlan s = *this;
-  s.shape.n = shape.n / serial;
+  const size_t w = slice_width();
+  s.shape.n = std::min(w, shape.n - i * w);
   s.serial = 1;
   s.estimate = scaled(estimate, 1.0 / serial);
   s.table_bytes = table_bytes / serial;
@@ -212,8 +219,8 @@ std::string MatmulPlan::describe() const {
       "{}pm {} x pn {} x pk {} on {} tiles: {:.0f} cycles (gather {:.0f}, pack {:.0f}, broadcast "
       "{:.0f}, amp {:.0f}, partials {:.0f}, reduce {:.0f}, syncs {:.0f}{}), {} KiB a tile ({} of "
       "it exchange tables)",
-      serial > 1 ? fmt::format("serial {} (N in slices of {}) x ", serial, shape.n / serial) : "",
-      pm, pn, pk, tiles(), e.total(), e.gather, e.pack, e.broadcast, e.amp, e.partials, e.reduce,
+      serial > 1 ? fmt::format("serial {} (N in slices of {}) x ", serial, slice_width()) : "", pm,
+      pn, pk, tiles(), e.total(), e.gather, e.pack, e.broadcast, e.amp, e.partials, e.reduce,
       e.syncs, exchange_scheduled ? "; exchanges scheduled" : "", (tile_bytes + 1023) / 1024,
       (table_bytes + 1023) / 1024);
 }
@@ -341,15 +348,18 @@ MatmulPlan choose_plan(const Target& target, MatmulShape shape, const MatmulOpti
   std::vector<MatmulPlan> fitting;
   std::optional<MatmulPlan> smallest_overflow;
   size_t considered = 0, overflowing = 0;
-  // Parallel splits first; only when none fits, serial ones: N in 2, 3, ... equal slices of an
-  // even width (each slice's columns start on a word of f16, so B moves without widening).
+  // Parallel splits first; only when none fits, serial ones: N in 2, 3, ... slices of an even
+  // width (each slice's columns start on a word of f16, so B moves without widening), the last
+  // the rest, which must take the split too.
   for (unsigned serial = 1; serial <= kMostSerialSlices && fitting.empty(); ++serial) {
-    if (serial > 1 && (shape.n % serial != 0 || (shape.n / serial) % 2 != 0)) continue;
-    const MatmulShape slice{shape.m, shape.k, shape.n / serial};
+    const size_t width = serial_width(shape.n, serial);
+    if (serial > 1 && (serial - 1) * width >= shape.n) continue;
+    const size_t last = shape.n - (serial - 1) * width;
+    const MatmulShape slice{shape.m, shape.k, width};
     for (unsigned pm = 1; pm <= row_groups && pm <= o.tiles; ++pm)
       for (unsigned pk = 1; pk <= passes && pm * pk <= o.tiles; ++pk) {
         const unsigned most_pn =
-            static_cast<unsigned>(std::min<size_t>((slice.n + 1) / 2, o.tiles / (pm * pk)));
+            static_cast<unsigned>(std::min<size_t>((last + 1) / 2, o.tiles / (pm * pk)));
         // The most column blocks the tiles allow, and fewer by halves (fewer exchange runs).
         for (unsigned pn = most_pn; pn >= 1; pn /= 2) {
           const MatmulPlan p = as_serial(make_plan(target, slice, o, pm, pn, pk), shape, serial);

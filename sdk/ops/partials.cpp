@@ -56,9 +56,8 @@ Tensor sum_partials(Graph& g, Program& program, std::vector<Region> rows, size_t
       // whole on a tile) receives one by one: at least kLastChunkColumns each, where a chunk a
       // tile made a 1,024-column sum 513 pieces of two columns (8 KB of exchange actions on the
       // tile that adds them).
-      const std::vector<unsigned> owners =
-          owners_of(g, members,
-                    groups == 1 ? std::max<size_t>(1, columns / kLastChunkColumns) : columns);
+      const std::vector<unsigned> owners = owners_of(
+          g, members, groups == 1 ? std::max<size_t>(1, columns / kLastChunkColumns) : columns);
       const size_t width = (columns + owners.size() - 1) / owners.size();
       for (size_t i = 0; i < owners.size() && i * width < columns; ++i) {
         const size_t first = i * width, w = std::min(columns, first + width) - first;
