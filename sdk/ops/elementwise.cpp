@@ -192,14 +192,15 @@ Tensor cast(Graph& g, Program& program, Tensor a, DType to, const std::string& n
   g.set_tile_mapping(out, narrow ? mapping : ai.mapping);
   const bool stochastic = narrow && options.stochastic;
   // The step counter, on every tile of the result.
-  std::optional<Tensor> steps;
+  std::optional<LocalCopies> steps;
   std::vector<unsigned> step_tiles;
   if (stochastic && options.step) {
     const TensorInfo si = mapped(g, *options.step, name, "step");
-    if (si.type != DType::kU32 || si.elements != 1)
-      throw GraphError(fmt::format("{}: step '{}' must be one u32", name, si.name));
+    if (si.type != DType::kU32 || (si.elements != 1 && si.shape.back() != 1))
+      throw GraphError(
+          fmt::format("{}: step '{}' must be one u32 (or its copies on tiles)", name, si.name));
     step_tiles = tiles_of(g.tensor(out));
-    steps = replicate(g, program, *options.step, step_tiles, name + ".step");
+    steps = local_copies(g, program, *options.step, 1, step_tiles, name + ".step");
   }
   const ComputeSet cs = g.add_compute_set(name);
   const WorkSplit split(g.tensor(out));
@@ -218,7 +219,7 @@ Tensor cast(Graph& g, Program& program, Tensor a, DType to, const std::string& n
       if (steps) {
         const size_t at = static_cast<size_t>(
             std::find(step_tiles.begin(), step_tiles.end(), m.tile) - step_tiles.begin());
-        fields.insert({"step", g.region(*steps, at, at + 1)});
+        fields.insert({"step", g.region(steps->tensor, steps->at[at], steps->at[at] + 1)});
       }
       g.add_vertex(cs,
                    steps        ? "cast_f32_f16_sr_step"

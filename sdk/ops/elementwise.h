@@ -41,7 +41,8 @@ struct CastOptions {
   bool stochastic = false;
   uint64_t seed = 0;
   // Stochastic rounding only: a u32 [1] tensor (a step counter) salting each range's PRNG state
-  // when the cast runs (ipu_ops_salt_state), so that one compiled cast draws new bits each step.
+  // when the cast runs (ipu_ops_salt_state), so that one compiled cast draws new bits each step;
+  // or its copies on tiles (copies_on_tiles) covering the result's.
   std::optional<Tensor> step;
 };
 Tensor cast(Graph& graph, Program& program, Tensor a, DType to, const std::string& name,
@@ -122,13 +123,21 @@ struct CrossEntropy {
 CrossEntropy cross_entropy(Graph& graph, Program& program, Tensor logits, Tensor labels,
                            float grad_scale, const std::string& name);
 
+// A copy of the vector v on each listed tile: [tiles x n], row i on tiles[i] (not scratch), for
+// operations that read a step's scalars on every tile (adam's corrections, a cast's step):
+// given such a tensor, they read each tile's row instead of multicasting v again. Sent in two
+// exchange phases beyond 64 tiles (to a tile of each group of 64, then from each to the rest
+// of its group), so that no tile holds a destination list of every tile.
+Tensor copies_on_tiles(Graph& graph, Program& program, Tensor v, const std::vector<unsigned>& tiles,
+                       const std::string& name);
+
 // Optimizers, updating w in place from its gradient g (f32 tensors of one shape; g, m and v are
 // copied beside w first when laid out otherwise). Adam: m = b1 m + (1 - b1) g, v = b2 v +
 // (1 - b2) g^2, u = (m c1) / (sqrt(v c2) + eps) + weight_decay w, w -= lr u, with the bias
 // corrections c1 = 1 / (1 - b1^t), c2 = 1 / (1 - b2^t) read from `corrections` (f32 [2], which
-// the host or the program sets each step). LAMB also scales the step by the tensor's trust
-// ratio ||w|| / ||u|| (1 when either is 0): each element range's sums of squares, then the
-// ranges' in order.
+// the host or the program sets each step, or a copy a tile from copies_on_tiles). LAMB also scales
+// the step by the tensor's trust ratio ||w|| / ||u|| (1 when either is 0): each element range's
+// sums of squares, then the ranges' in order.
 struct AdamOptions {
   float learning_rate = 1e-3f, beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-6f;
   float weight_decay = 0.0f;

@@ -190,6 +190,58 @@ Tensor replicate(Graph& g, Program& program, Tensor v, const std::vector<unsigne
   return copies;
 }
 
+Tensor copies_on_tiles(Graph& g, Program& program, Tensor v, const std::vector<unsigned>& tiles,
+                       const std::string& name) {
+  require_sequence(program, name);
+  const TensorInfo info = mapped(g, v, name, "vector");
+  if (tiles.empty()) throw GraphError(fmt::format("{}: no tiles to copy '{}' to", name, info.name));
+  const size_t n = info.elements;
+  const Tensor copies = g.add_variable(info.type, {tiles.size(), n}, name);
+  std::vector<Interval> mapping;
+  for (size_t i = 0; i < tiles.size(); ++i) mapping.push_back({i * n, (i + 1) * n, tiles[i]});
+  g.set_tile_mapping(copies, mapping);
+  constexpr size_t kGroup = 64;
+  const auto row = [&](size_t i) { return g.region(copies, i * n, (i + 1) * n); };
+  CopyPairs first, rest;
+  for (size_t i = 0; i < tiles.size(); ++i) {
+    const size_t leader = tiles.size() > kGroup ? i / kGroup * kGroup : i;
+    if (leader == i)
+      first.emplace_back(g.region(v), row(i));
+    else
+      rest.emplace_back(row(leader), row(i));
+  }
+  program.body.push_back(Copy(std::move(first)));
+  if (!rest.empty()) program.body.push_back(Copy(std::move(rest)));
+  return copies;
+}
+
+LocalCopies local_copies(Graph& g, Program& program, Tensor v, size_t n,
+                         const std::vector<unsigned>& tiles, const std::string& name) {
+  const TensorInfo info = g.tensor(v);
+  LocalCopies out{v, {}};
+  if (info.shape.size() == 2 && info.shape[1] == n) {
+    std::map<unsigned, size_t> row_on;  // by tile: a whole row it holds
+    for (const Interval& m : info.mapping)
+      if (m.begin % n == 0 && m.end - m.begin >= n) row_on.emplace(m.tile, m.begin);
+    for (unsigned t : tiles) {
+      const auto it = row_on.find(t);
+      if (it == row_on.end()) {
+        out.at.clear();
+        break;
+      }
+      out.at.push_back(it->second);
+    }
+    if (out.at.size() == tiles.size()) return out;
+    throw GraphError(
+        fmt::format("{}: '{}' [{} x {}] holds no copy on some of the {} tiles that "
+                    "need one (copies_on_tiles)",
+                    name, info.name, info.shape[0], n, tiles.size()));
+  }
+  out.tensor = replicate(g, program, v, tiles, name);
+  for (size_t i = 0; i < tiles.size(); ++i) out.at.push_back(i * n);
+  return out;
+}
+
 std::vector<unsigned> tiles_of(const TensorInfo& t) {
   std::vector<unsigned> out;
   for (const Interval& m : t.mapping)

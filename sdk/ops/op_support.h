@@ -42,6 +42,15 @@ Tensor laid_like(Graph& g, Program& program, Tensor t, const TensorInfo& like_in
 Tensor replicate(Graph& g, Program& program, Tensor v, const std::vector<unsigned>& tiles,
                  const std::string& name);
 std::vector<unsigned> tiles_of(const TensorInfo& t);  // in the order of its pieces
+// A vector of n elements beside each of `tiles`: v's own copies when v is copies_on_tiles' kind
+// ([R x n], each listed tile holding a whole row), else a replicate of it. `at[i]`: the first
+// element of tiles[i]'s copy.
+struct LocalCopies {
+  Tensor tensor;
+  std::vector<size_t> at;
+};
+LocalCopies local_copies(Graph& g, Program& program, Tensor v, size_t n,
+                         const std::vector<unsigned>& tiles, const std::string& name);
 // x with whole rows on tiles: x itself when every row lies on one tile, else a copy.
 Tensor whole_rows(Graph& g, Program& program, Tensor x, const std::string& name);
 // Where a new tensor made from t goes: from t's lowest tile to the end of that tile's chip, so

@@ -63,7 +63,7 @@ void adam(Graph& graph, Program& program, Tensor w, Tensor g, Tensor m, Tensor v
   }
   const TensorInfo ci = mapped(gr, corrections, name, "corrections");
   require_type(ci, DType::kF32, name, "corrections");
-  if (ci.elements != 2)
+  if (ci.elements != 2 && !(ci.shape.size() == 2 && ci.shape[1] == 2))
     throw GraphError(
         fmt::format("{}: corrections '{}' must hold 2 values (1 / (1 - b1^t), 1 / (1 - "
                     "b2^t)), not {}",
@@ -80,7 +80,7 @@ void adam(Graph& graph, Program& program, Tensor w, Tensor g, Tensor m, Tensor v
   add_ops_codelets(gr);
   const Tensor gl = laid_like(gr, program, g, wi, name + ".g");
   const std::vector<unsigned> tiles = tiles_of(wi);
-  const Tensor corr = replicate(gr, program, corrections, tiles, name + ".corrections");
+  const LocalCopies corr = local_copies(gr, program, corrections, 2, tiles, name + ".corrections");
   const auto ranges = element_ranges(gr, w);
   const Tensor u = gr.add_variable(DType::kF32, wi.shape, name + ".u");
   gr.set_tile_mapping(u, wi.mapping);
@@ -106,7 +106,7 @@ void adam(Graph& graph, Program& program, Tensor w, Tensor g, Tensor m, Tensor v
                      {"m", gr.region(m, lo, hi)},
                      {"v", gr.region(v, lo, hi)},
                      {"u", gr.region(u, lo, hi)},
-                     {"corr", gr.region(corr, 2 * at, 2 * at + 2)},
+                     {"corr", gr.region(corr.tensor, corr.at[at], corr.at[at] + 2)},
                      {"partial", gr.region(partials, 2 * r, 2 * r + 2)},
                      {"n", u32(hi - lo)},
                      {"b1", bits_of(o.beta1)},

@@ -242,7 +242,14 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
   ops::AdamOptions lamb_options = adam_options;
   lamb_options.lamb = true;
   lamb_options.weight_decay = 0.01f;
-  ops::adam(g, p, params[3], y, params[4], params[5], corrections, lamb_options, "lamb");
+  // LAMB reads the corrections from a copy on every tile (copies_on_tiles), made once.
+  const std::vector<unsigned> all_tiles = {0, 1, 2, 3, 4, 5, 6, 7};
+  const Tensor corrections_here = ops::copies_on_tiles(g, p, corrections, all_tiles, "corr_tiles");
+  ops::adam(g, p, params[3], y, params[4], params[5], corrections_here, lamb_options, "lamb");
+  // The salted cast again, its step read from copies on the tiles.
+  ops::CastOptions stepped_here = sr;
+  stepped_here.step = ops::copies_on_tiles(g, p, step, all_tiles, "step_tiles");
+  ops::cast(g, p, x, DType::kF16, "half_step_here", stepped_here);
   const Executable exe = compile(g, p);
   Device device(exe);
 
@@ -477,6 +484,9 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
   device.read_tensor("half_step", salted.data(), n * 2);
   const auto step_ranges = ops::element_ranges(g, half_step, 2);
   EXPECT_EQ(salted, ref::cast_to_f16_stochastic(xv, step_ranges, 9, 7));
+  std::vector<uint16_t> salted_here(n);
+  device.read_tensor("half_step_here", salted_here.data(), n * 2);
+  EXPECT_EQ(salted_here, salted);
   EXPECT_NE(salted, stochastic);  // other random bits: some values rounded the other way
   EXPECT_NE(ref::cast_to_f16_stochastic(xv, step_ranges, 9, 8), salted);
   EXPECT_EQ(stochastic[4] == 0x3c00 || stochastic[4] == 0x3c01, true);  // a neighbour of 1 + 2^-11
