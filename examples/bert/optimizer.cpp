@@ -107,6 +107,7 @@ void add_update(Graph& g, Parameter& p, const ops::AdamOptions& lamb, float inve
   }
   const Tensor cleared =
       ops::unary(g, update, ops::UnaryOp::kScale, p.sum, p.name + ".cleared", 0.0f);
+  g.set_scratch(cleared);  // BERT-Large's word embedding's is 85 KB a tile, needed for one copy
   update.body.push_back(sdk::Copy(cleared, p.sum));
 }
 
