@@ -185,22 +185,29 @@ uint32_t pack_by_size(const std::vector<ScratchPiece>& pieces, std::vector<uint3
   return aligned(extent);
 }
 
-// The most bytes live at one step: no placement takes less.
-uint32_t live_bytes_at_peak(const std::vector<ScratchPiece>& pieces) {
-  std::vector<std::pair<uint64_t, int64_t>> events;
+// The most bytes live at one step (no placement takes less) and the first step they are: a
+// sweep over the pieces' first and last uses.
+struct LivePeak {
+  uint32_t bytes = 0;
+  uint64_t step = 0;
+};
+LivePeak live_bytes_at_peak(const std::vector<ScratchPiece>& pieces) {
+  std::vector<std::pair<uint64_t, int64_t>> events;  // (step, +bytes at first use / - after last)
   for (const ScratchPiece& q : pieces)
     if (q.bytes > 0)
       events.push_back({q.span.first, q.bytes}),
           events.push_back({q.span.second + 1, -int64_t{q.bytes}});
   std::sort(events.begin(), events.end());  // at one step, the ends (negative) come first
-  int64_t live = 0, peak = 0;
-  for (const auto& [step, delta] : events) peak = std::max(peak, live += delta);
-  return static_cast<uint32_t>(peak);
+  int64_t live = 0;
+  LivePeak peak;
+  for (const auto& [step, delta] : events)
+    if ((live += delta) > peak.bytes) peak = {static_cast<uint32_t>(live), step};
+  return peak;
 }
 
 uint32_t pack_scratch(const std::vector<ScratchPiece>& pieces, std::vector<uint32_t>& offsets) {
   const uint32_t first_use = pack_by_first_use(pieces, offsets);
-  if (first_use <= aligned(live_bytes_at_peak(pieces))) return first_use;
+  if (first_use <= aligned(live_bytes_at_peak(pieces).bytes)) return first_use;
   std::vector<uint32_t> by_size;
   const uint32_t size = pack_by_size(pieces, by_size);
   if (size >= first_use) return first_use;
@@ -270,20 +277,13 @@ void Compilation::allocate_tensors(const std::vector<NamedProgram>& programs) {
       exe_.tensors[all[id].name].push_back({m.tile, m.begin, m.end, base + offsets[i]});
     }
   };
-  // What is live together when the most is (for an overflow's report): a sweep over the
-  // pieces' first and last uses finds the step, the bytes and the largest pieces then.
+  // What is live together when the most is (for an overflow's report): the step, the bytes and
+  // the largest pieces then.
   const auto live_at_peak = [&all](const TilePieces& tp) {
     const std::vector<ScratchPiece>& list = tp.list;
-    std::vector<std::pair<uint64_t, int64_t>> events;  // (step, +bytes at first use / - after last)
-    for (const ScratchPiece& q : list)
-      if (q.bytes > 0)
-        events.push_back({q.span.first, q.bytes}),
-            events.push_back({q.span.second + 1, -int64_t{q.bytes}});
-    std::sort(events.begin(), events.end());  // at one step, the ends (negative) come first
-    int64_t live = 0, peak = 0;
-    uint64_t peak_step = 0;
-    for (const auto& [step, delta] : events)
-      if ((live += delta) > peak) peak = live, peak_step = step;
+    const LivePeak at = live_bytes_at_peak(list);
+    const uint32_t peak = at.bytes;
+    const uint64_t peak_step = at.step;
     std::vector<std::pair<uint32_t, std::string>> at_peak;
     for (size_t i = 0; i < list.size(); ++i)
       if (list[i].bytes > 0 && list[i].span.first <= peak_step && peak_step <= list[i].span.second)
