@@ -134,13 +134,21 @@ void binary_in_place(Graph& g, Program& program, BinaryOp op, Tensor a, Tensor b
   binary_into(g, program, op, a, b, name, true);
 }
 
-Tensor unary(Graph& g, Program& program, UnaryOp op, Tensor a, const std::string& name, float k) {
+namespace {
+
+// out = f(a), `out` a new tensor mapped as a, or a itself (the codelet reads each element
+// before it writes it).
+Tensor unary_into(Graph& g, Program& program, UnaryOp op, Tensor a, const std::string& name,
+                  float k, bool in_place) {
   require_sequence(program, name);
   const TensorInfo ai = mapped(g, a, name, "operand");
   require_type(ai, DType::kF32, name, "operand");
   add_ops_codelets(g);
-  const Tensor out = g.add_variable(DType::kF32, ai.shape, name);
-  g.set_tile_mapping(out, ai.mapping);
+  Tensor out = a;
+  if (!in_place) {
+    out = g.add_variable(DType::kF32, ai.shape, name);
+    g.set_tile_mapping(out, ai.mapping);
+  }
   const ComputeSet cs = g.add_compute_set(name);
   const WorkSplit split(ai);
   for (const Interval& m : ai.mapping)
@@ -153,6 +161,17 @@ Tensor unary(Graph& g, Program& program, UnaryOp op, Tensor a, const std::string
                     {"k", bits_of(k)}});
   program.body.push_back(Execute(cs));
   return out;
+}
+
+}  // namespace
+
+Tensor unary(Graph& g, Program& program, UnaryOp op, Tensor a, const std::string& name, float k) {
+  return unary_into(g, program, op, a, name, k, false);
+}
+
+void unary_in_place(Graph& g, Program& program, UnaryOp op, Tensor a, const std::string& name,
+                    float k) {
+  unary_into(g, program, op, a, name, k, true);
 }
 
 Tensor cast(Graph& g, Program& program, Tensor a, DType to, const std::string& name,

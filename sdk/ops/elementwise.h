@@ -33,6 +33,9 @@ void binary_in_place(Graph& graph, Program& program, BinaryOp op, Tensor a, Tens
 // out = f(a), f32; `k` is the factor of kScale.
 Tensor unary(Graph& graph, Program& program, UnaryOp op, Tensor a, const std::string& name,
              float k = 1.0f);
+// a = f(a), as unary without a tensor for the result (a gradient's sum cleared, kScale by 0).
+void unary_in_place(Graph& graph, Program& program, UnaryOp op, Tensor a, const std::string& name,
+                    float k = 1.0f);
 // f32 -> f16 (the hardware's conversion, nearest even, or with `stochastic` its stochastic
 // rounding, the random bits from the tiles' PRNG seeded for each of the result's element
 // ranges, element_ranges(result, 2), from `seed`) or f16 -> f32 (exact). An f16 result is laid

@@ -173,6 +173,8 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
   g.map_evenly(acc, 1, 4);
   ops::binary_in_place(g, p, ops::BinaryOp::kAdd, acc, y, "acc_add");
   ops::binary_in_place(g, p, ops::BinaryOp::kAdd, acc, y, "acc_add_again");
+  // Then scaled in place (as a gradient's sum is cleared, by 0).
+  ops::unary_in_place(g, p, ops::UnaryOp::kScale, acc, "acc_scaled", -0.75f);
   const Tensor half = ops::cast(g, p, x, DType::kF16, "half");
   const Tensor back = ops::cast(g, p, half, DType::kF32, "back");
   ops::CastOptions sr;
@@ -324,7 +326,9 @@ TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
       {exps, ref::unary(UnaryOp::kExp, xv)},
       {tanhs, ref::unary(UnaryOp::kTanh, xv)},
       {tanh_grad, ref::binary(BinaryOp::kMulTanhGrad, yv, xv)},
-      {acc, ref::binary(BinaryOp::kAdd, ref::binary(BinaryOp::kAdd, accv, yv), yv)},
+      {acc,
+       ref::unary(ops::UnaryOp::kScale,
+                  ref::binary(BinaryOp::kAdd, ref::binary(BinaryOp::kAdd, accv, yv), yv), -0.75f)},
       {sums, ref::reduce_rows(ReduceOp::kSum, xv, columns)},
       {maxes, ref::reduce_rows(ReduceOp::kMax, xv, columns)},
       {means, ref::reduce_rows(ReduceOp::kMean, xv, columns)},
