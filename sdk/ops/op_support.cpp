@@ -225,17 +225,14 @@ LocalCopies local_copies(Graph& g, Program& program, Tensor v, size_t n,
       if (m.begin % n == 0 && m.end - m.begin >= n) row_on.emplace(m.tile, m.begin);
     for (unsigned t : tiles) {
       const auto it = row_on.find(t);
-      if (it == row_on.end()) {
-        out.at.clear();
-        break;
-      }
+      if (it == row_on.end())
+        throw GraphError(fmt::format(
+            "{}: '{}' [{} x {}] holds no copy on {}, which needs one (copies_on_tiles lays out "
+            "one a tile)",
+            name, info.name, info.shape[0], n, g.describe_tile(t)));
       out.at.push_back(it->second);
     }
-    if (out.at.size() == tiles.size()) return out;
-    throw GraphError(
-        fmt::format("{}: '{}' [{} x {}] holds no copy on some of the {} tiles that "
-                    "need one (copies_on_tiles)",
-                    name, info.name, info.shape[0], n, tiles.size()));
+    return out;
   }
   out.tensor = replicate(g, program, v, tiles, name);
   for (size_t i = 0; i < tiles.size(); ++i) out.at.push_back(i * n);

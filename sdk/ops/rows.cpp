@@ -253,7 +253,7 @@ CrossEntropy cross_entropy_sliced(Graph& g, Program& program, Tensor logits, Ten
   }
   const size_t S = slices.size();
   const auto tile_of = [&](size_t r, size_t p) { return cuts.tiles[r * pieces + p]; };
-  // A tensor [rows x per_piece x width]: row r's piece p's share on that piece's tile.
+  // A tensor [rows x S x width]: row r's slice i's values on its piece's tile.
   const auto by_piece = [&](DType type, size_t width, const std::string& what) {
     const Tensor t = g.add_variable(type, {rows, S * width}, name + "." + what);
     std::vector<Interval> mapping;
@@ -276,13 +276,27 @@ CrossEntropy cross_entropy_sliced(Graph& g, Program& program, Tensor logits, Ten
     g.set_tile_mapping(t, mapping);
     return t;
   };
-  // Row r's value in `owned` ([rows]) copied to each of its slices in `local` ([rows x S]).
-  const auto send_back = [&](Tensor owned, Tensor local) {
+  // Row r's value in `owned` ([rows]) sent to each of its pieces' tiles: a new [rows x pieces]
+  // tensor, row r's piece p on its tile (one receive a piece, shared by its worker slices).
+  const auto send_back = [&](Tensor owned, DType type, const std::string& what) {
+    const Tensor local = g.add_variable(type, {rows, pieces}, name + "." + what);
+    std::vector<Interval> mapping;
     CopyPairs pairs;
     for (size_t r = 0; r < rows; ++r)
-      for (size_t i = 0; i < S; ++i)
-        pairs.emplace_back(g.region(owned, r, r + 1), g.region(local, r * S + i, r * S + i + 1));
+      for (size_t p = 0; p < pieces; ++p) {
+        mapping.push_back({r * pieces + p, r * pieces + p + 1, tile_of(r, p)});
+        pairs.emplace_back(g.region(owned, r, r + 1),
+                           g.region(local, r * pieces + p, r * pieces + p + 1));
+      }
+    g.set_tile_mapping(local, mapping);
+    g.set_scratch(local);
     program.body.push_back(Copy(std::move(pairs)));
+    return local;
+  };
+  // Slice i of row r's element of such a tensor.
+  const auto at_piece = [&](Tensor local, size_t r, size_t i) {
+    const size_t k = r * pieces + slices[i].piece;
+    return g.region(local, k, k + 1);
   };
   CrossEntropy out;
   for (const Slice& s : slices) out.slices.push_back(s.first);
@@ -290,8 +304,7 @@ CrossEntropy cross_entropy_sliced(Graph& g, Program& program, Tensor logits, Ten
   out.dlogits = g.add_variable(DType::kF32, xi.shape, name + ".dlogits");
   g.set_tile_mapping(out.dlogits, xi.mapping);
   const Tensor owner_labels = laid_like(g, program, labels, g.tensor(out.loss), name + ".labels");
-  const Tensor labels_local = by_piece(DType::kU32, 1, "slice_labels");
-  send_back(owner_labels, labels_local);
+  const Tensor labels_local = send_back(owner_labels, DType::kU32, "piece_labels");
 
   // The slices' maxes, then each row's.
   const Tensor slice_max = by_piece(DType::kF32, 1, "slice_max");
@@ -320,8 +333,7 @@ CrossEntropy cross_entropy_sliced(Graph& g, Program& program, Tensor logits, Ten
                   {"columns", u32(S)},
                   {"op", static_cast<uint32_t>(ReduceOp::kMax)}});
   program.body.push_back(Execute(maxed));
-  const Tensor max_local = by_piece(DType::kF32, 1, "slice_row_max");
-  send_back(row_max, max_local);
+  const Tensor max_local = send_back(row_max, DType::kF32, "piece_row_max");
 
   // e^(x - m) into dlogits, each slice's sum and label value, then each row's total and loss.
   const Tensor stats = by_piece(DType::kF32, 2, "slice_stats");
@@ -331,8 +343,8 @@ CrossEntropy cross_entropy_sliced(Graph& g, Program& program, Tensor logits, Ten
       const size_t lo = r * columns + slices[i].first, hi = r * columns + slices[i].end;
       g.add_vertex(exps, "cross_entropy_slice_exp_f32", tile_of(r, slices[i].piece),
                    {{"x", g.region(logits, lo, hi)},
-                    {"m", g.region(max_local, r * S + i, r * S + i + 1)},
-                    {"label", g.region(labels_local, r * S + i, r * S + i + 1)},
+                    {"m", at_piece(max_local, r, i)},
+                    {"label", at_piece(labels_local, r, i)},
                     {"dx", g.region(out.dlogits, lo, hi)},
                     {"stats", g.region(stats, 2 * (r * S + i), 2 * (r * S + i + 1))},
                     {"first", u32(slices[i].first)},
@@ -355,8 +367,7 @@ CrossEntropy cross_entropy_sliced(Graph& g, Program& program, Tensor logits, Ten
                   {"slices", u32(S)},
                   {"columns", u32(columns)}});
   program.body.push_back(Execute(combined));
-  const Tensor total_local = by_piece(DType::kF32, 1, "slice_total");
-  send_back(total, total_local);
+  const Tensor total_local = send_back(total, DType::kF32, "piece_total");
 
   const ComputeSet grads = g.add_compute_set(name + ".slice_grad");
   for (size_t r = 0; r < rows; ++r)
@@ -364,8 +375,8 @@ CrossEntropy cross_entropy_sliced(Graph& g, Program& program, Tensor logits, Ten
       g.add_vertex(grads, "cross_entropy_slice_grad_f32", tile_of(r, slices[i].piece),
                    {{"dx", g.region(out.dlogits, r * columns + slices[i].first,
                                     r * columns + slices[i].end)},
-                    {"total", g.region(total_local, r * S + i, r * S + i + 1)},
-                    {"label", g.region(labels_local, r * S + i, r * S + i + 1)},
+                    {"total", at_piece(total_local, r, i)},
+                    {"label", at_piece(labels_local, r, i)},
                     {"first", u32(slices[i].first)},
                     {"n", u32(slices[i].end - slices[i].first)},
                     {"grad_scale", bits_of(grad_scale)}});

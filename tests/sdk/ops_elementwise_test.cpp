@@ -2,6 +2,7 @@
 // against their host references, bit for bit, on shapes that are not multiples of anything
 // (rows split over tiles, a 1 x 1 matrix), and their refusals. One device runs per process, so
 // every operation shares one program.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -630,6 +631,15 @@ TEST(OpsElementwise, BadOperandsAreRefused) {
   g.map_evenly(v2, 0, 2, 2);
   EXPECT_EQ(message([&] { ops::adam(g, p, a, a, m_other, v2, corr, {}, "adam"); }),
             "adam: m 'm_other' must be laid out as w 'a' (the moments are updated in place)");
+  // Corrections copied to tile 0 only, for a w on tiles 0 and 1: the tile without one is named.
+  const Tensor m2 = g.add_variable(DType::kF32, {4, 6}, "m2");
+  g.map_evenly(m2, 0, 2, 2);
+  Program copies = Sequence({});  // a program of its own: the refusals must add nothing to p
+  const Tensor corr_on_0 = ops::copies_on_tiles(g, copies, corr, {0}, "corr_on_0");
+  EXPECT_EQ(message([&] { ops::adam(g, p, a, a, m2, v2, corr_on_0, {}, "adam"); }),
+            fmt::format("adam.corrections: 'corr_on_0' [1 x 2] holds no copy on {}, which needs "
+                        "one (copies_on_tiles lays out one a tile)",
+                        g.describe_tile(1)));
   EXPECT_EQ(message([&] { ops::adam(g, p, a, a, v2, m_other, b, {}, "adam"); }),
             "adam: corrections 'b' must hold 2 values (1 / (1 - b1^t), 1 / (1 - b2^t)), not 5");
   const Tensor idx_f32 = g.add_variable(DType::kF32, {3}, "idx_f32");
