@@ -60,25 +60,15 @@ std::string build_firmware(const Graph& graph, const std::string& dir) {
   const std::string runtime = paths.runtime_dir();
   std::string elf = dir + "/firmware.elf";
   const std::string log = dir + "/compile.log";
-  std::vector<std::string> argv = {paths.gcc,
-                                   "-march=rv32imf",
-                                   "-mabi=ilp32f",
-                                   "-O2",
-                                   "-g",
-                                   "-Wall",
-                                   "-ffp-contract=off",
-                                   "-ffunction-sections",
-                                   "-fdata-sections",
-                                   "-nostartfiles",
-                                   "-I" + paths.include_dir(),
-                                   "-T",
-                                   paths.linker_script(),
-                                   "-Wl,--gc-sections",
-                                   "-Wl,--no-warn-rwx-segments",
-                                   "--specs=picolibc.specs",
-                                   runtime + "/crt0.S",
-                                   runtime + "/console.c",
-                                   runtime + "/bsp_runtime.c"};
+  std::vector<std::string> argv = {
+      paths.gcc, "-march=rv32imf", "-mabi=ilp32f", "-O2", "-g", "-Wall", "-ffp-contract=off",
+      "-ffunction-sections", "-fdata-sections", "-nostartfiles", "-I" + paths.include_dir(), "-T",
+      paths.linker_script(), "-Wl,--gc-sections", "-Wl,--no-warn-rwx-segments",
+      // The target's SRAM window, which a machine may change.
+      fmt::format("-Wl,--defsym=__sram_base={}", graph.target().chip().tile.sram_base),
+      fmt::format("-Wl,--defsym=__sram_bytes={}", graph.target().chip().tile.sram_bytes),
+      "--specs=picolibc.specs", runtime + "/crt0.S", runtime + "/console.c",
+      runtime + "/bsp_runtime.c"};
   std::set<std::string> files;  // a file may define several codelets: compile it once
   for (const auto& [name, c] : graph.codelets())
     if (files.insert(c.source).second) argv.push_back(c.source);

@@ -1121,6 +1121,63 @@ TEST(SdkErrors, ShapesThatOverflowOrCannotFitAndUncarriableNamesAreRefused) {
       ::testing::ThrowsMessage<GraphError>(HasSubstr("more than the replica's 638976 bytes")));
 }
 
+// A machine whose tiles have more SRAM (tile.sram-bytes, what an architect may ask of a larger
+// chip; up to the 1 MiB the images' addresses allow) takes what the Mk2's 624 KiB cannot: the
+// firmware is linked for the target's window, so a 600,000-byte tensor on one tile is placed,
+// written, copied from its last words and read back; the Mk2 refuses it, and a tile of 256 KiB
+// refuses a tensor that the Mk2 holds.
+TEST(Sdk, ATileWithMoreSramHoldsWhatTheMk2sCannot) {
+  const auto graph = [](uint32_t sram_bytes, size_t elements) {
+    hw::MachineConfig m = hw::machine_preset("mk2");
+    m.chip.tile.sram_bytes = sram_bytes;
+    auto g = std::make_unique<Graph>(Target::of(m, 2));
+    const Tensor big = g->add_variable(DType::kF32, {elements}, "big");
+    const Tensor last = g->add_variable(DType::kF32, {4}, "last");
+    g->set_tile_mapping(big, 1);
+    g->set_tile_mapping(last, 0);
+    return std::make_tuple(std::move(g), big, last);
+  };
+  constexpr size_t kElements = 150000;  // 600,000 bytes
+  uint32_t mk2_free = 0;                // above the firmware, on the Mk2's tile
+  {
+    auto [g, big, last] = graph(624 * 1024, 4);
+    mk2_free = compile(*g, Copy({{g->region(big), g->region(last)}})).fullest_tile.free;
+  }
+  {
+    auto [g, big, last] = graph(720 * 1024, kElements);  // up to 1 MiB, from 0x4c000
+    const Executable exe =
+        compile(*g, Copy({{g->region(big, kElements - 4, kElements), g->region(last)}}));
+    EXPECT_GT(exe.fullest_tile.used, 600000u);
+    EXPECT_EQ(exe.fullest_tile.free, mk2_free + 96 * 1024);  // the window's 96 KiB more
+    std::vector<float> values(kElements);
+    for (size_t i = 0; i < kElements; ++i) values[i] = static_cast<float>(i);
+    Device device(exe);
+    device.write_tensor("big", values.data(), values.size() * 4);
+    device.run();
+    std::vector<float> out(4), back(kElements);
+    device.read_tensor("last", out.data(), out.size() * 4);
+    device.read_tensor("big", back.data(), back.size() * 4);
+    EXPECT_EQ(out, std::vector<float>(values.end() - 4, values.end()));
+    EXPECT_EQ(back, values);
+  }
+  {
+    auto [g, big, last] = graph(624 * 1024, kElements);
+    EXPECT_THAT(
+        [&] {
+          compile(*g, Copy({{g->region(big, 0, 4), g->region(last)}}));
+        },
+        ::testing::ThrowsMessage<CompileError>(HasSubstr("tile 1 needs")));
+  }
+  {
+    auto [g, big, last] = graph(256 * 1024, 75000);  // 300,000 bytes: the Mk2 holds them
+    EXPECT_THAT(
+        [&] {
+          compile(*g, Copy({{g->region(big, 0, 4), g->region(last)}}));
+        },
+        ::testing::ThrowsMessage<CompileError>(HasSubstr("tile 1 needs")));
+  }
+}
+
 TEST(Sdk, TheCrossCompilerRunsWithoutAShell) {
   char tmpl[] = "/tmp/ipu-sdk-shell-XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
