@@ -14,7 +14,8 @@
 // Each group of parts is compiled and run in a child process of its own: the forward and the
 // backward passes of BERT-Large's layers do not fit one executable in this compiler
 // (docs/ops.md). A group that does not fit tile memory is named with the tile and what
-// overflowed.
+// overflowed. A chip's memory is that of all its layers: the one-layer stage holds its other
+// layers' weights, gradient sums and kept tensors (BertConfig::held_layers).
 //
 // --check also simulates the whole step (every layer, every micro-batch) and fails unless the
 // composed step is within 5 % of it: the method's own test, on a model small enough.
@@ -104,6 +105,8 @@ BertConfig one_layer_stages(const Settings& s) {
   c.shape = s.shape;
   c.shape.layers = s.layers_per_chip.size();
   c.layers_per_chip.assign(s.layers_per_chip.size(), 1);
+  // Each chip's memory is checked with all its layers: the ones it does not run are held.
+  for (const size_t n : s.layers_per_chip) c.held_layers.push_back(n - 1);
   c.accumulate = s.accumulate;
   c.steps = 1;
   c.packing = s.packing;
@@ -239,7 +242,8 @@ bool bench_machine(const Settings& s, bool check,
   bool ok = true;
   fmt::print(
       "parts        simulated at full size on {} one-layer stages, each group an executable of its "
-      "own; the pipeline's on one replica, the update on every one:\n",
+      "own; the pipeline's on one replica, the update on every one; each chip's memory holds its "
+      "other layers' weights, gradient sums and kept tensors:\n",
       S);
   for (const auto& [name, parts] : groups(S, s.accumulate, R > 1)) {
     const bool reused = on_one_chip(name) && !s.cycles_from.empty();

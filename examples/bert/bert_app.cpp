@@ -48,6 +48,31 @@ Rows rows_for(const LengthHistogram& lengths, size_t needed, const RowOptions& o
   }
 }
 
+// The layers each stage holds beyond those it runs (BertConfig::held_layers): copies of its
+// first layer's tensors that are not scratch, named "<tensor>.held<j>".
+void hold_layers(Graph& g, const BertModel& model, const std::vector<size_t>& held) {
+  if (held.empty()) return;
+  if (held.size() != model.stages.size())
+    throw std::invalid_argument(fmt::format("bert: held layers for {} stages, but the model has {}",
+                                            held.size(), model.stages.size()));
+  const size_t existing = g.tensors().size();
+  for (size_t k = 0; k < held.size(); ++k) {
+    if (held[k] == 0) continue;
+    if (model.stages[k].layers == 0)
+      throw std::invalid_argument(
+          fmt::format("bert: stage {} holds {} more layers but runs none to copy", k, held[k]));
+    // "layer1." is in "bert.layer1.qkv_t" and "layer1.qkv_t.sum", not in "bert.layer10.qkv_t".
+    const std::string layer = fmt::format("layer{}.", model.stages[k].first_layer);
+    for (size_t i = 0; i < existing; ++i) {
+      const sdk::TensorInfo t = g.tensors()[i];  // a copy: adding tensors moves the list
+      if (t.is_view() || t.scratch || t.name.find(layer) == std::string::npos) continue;
+      for (size_t j = 1; j <= held[k]; ++j)
+        g.set_tile_mapping(g.add_variable(t.type, t.shape, fmt::format("{}.held{}", t.name, j)),
+                           t.mapping);
+    }
+  }
+}
+
 }  // namespace
 
 BertResult run_bert(const BertConfig& c) {
@@ -358,6 +383,7 @@ BertResult run_bert(const BertConfig& c) {
   const Program& reduce = updates.all.reduce;
   const Program& lamb_streaming = updates.all.streaming;
   const Program& lamb_gather = updates.all.gather;
+  hold_layers(g, model, c.held_layers);
   const auto compile_start = std::chrono::steady_clock::now();
   std::vector<sdk::NamedProgram> programs = {{"step", step_program}, {"update", update}};
   if (R > 1) programs.push_back({"reduce", reduce});
@@ -427,6 +453,7 @@ BertResult run_bert(const BertConfig& c) {
   out.fullest_tile = exe.fullest_tile.tile;
   out.fullest_tile_bytes = exe.fullest_tile.used;
   out.tile_free_bytes = exe.fullest_tile.free;
+  if (c.compile_only) return out;
 
   // The data: enough rows for every micro-batch of every step.
   RowOptions ro;
@@ -503,7 +530,8 @@ BertResult run_bert(const BertConfig& c) {
       totals[q] = ref::lamb_direction(w[q], slice(scaled, q), m[q], v[q], u[q], correction_values,
                                       o, ranges);
     }
-    const std::vector<float> total = sdk::all_reduce_sum_reference(target, totals);
+    // Two values, on one tile: the ring's chunks are contiguous.
+    const std::vector<float> total = sdk::all_reduce_sum_reference(target, totals, {});
     if (p.f16()) h.bits.clear();
     for (unsigned q = 0; q < R; ++q) {
       ref::lamb_apply(w[q], u[q], total, o);
@@ -650,7 +678,9 @@ BertResult run_bert(const BertConfig& c) {
     for (size_t i = 0; i < params.size(); ++i) {
       const Parameter& p = params[i];
       HostParameter& h = host[i];
-      const std::vector<float> sum = sdk::all_reduce_sum_reference(target, h.sums);
+      // The sums' AllReduce follows their tile mapping; a sharded one's ReduceScatter does not.
+      const std::vector<float> sum = sdk::all_reduce_sum_reference(
+          target, h.sums, p.sharded ? std::vector<sdk::Interval>{} : g.tensor(p.sum).mapping);
       const std::vector<float> scaled = ref::unary(ops::UnaryOp::kScale, sum, inverse_accumulate);
       ops::AdamOptions o = lamb;
       o.weight_decay = p.weight_decay;

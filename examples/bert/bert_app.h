@@ -58,6 +58,14 @@ struct BertConfig {
   // bench/bert_throughput runs them in groups, each group's executable alone.
   bool parts_only = false;
   std::vector<std::string> parts;
+  // Per stage (empty: none): layers its chip holds beyond those it runs. bench/bert_throughput
+  // runs one layer a stage for stages of more; each held layer is a copy of the stage's first
+  // layer's tensors that outlive a pass (weights, gradient sums, the update's shards and
+  // activations kept between passes), mapped as the layer's, so tile memory is checked for the
+  // whole stage. Their programs are not built: their exchange tables and vertex states are not
+  // counted, nor the scratch a stage's recomputation keeps for each of its layers at once.
+  std::vector<size_t> held_layers;
+  bool compile_only = false;  // stop after compiling: the tile memory figures, nothing run
   sdk::DeviceOptions device;
 };
 

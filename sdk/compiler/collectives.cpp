@@ -4,7 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
+#include <optional>
 #include <stdexcept>
+#include <tuple>
 
 #include "iss/fpu.h"
 #include "sdk/compiler/compilation.h"
@@ -120,14 +123,49 @@ std::pair<size_t, size_t> chunk_of(size_t elements, unsigned chunk, size_t granu
   return {words * chunk / replicas * granule, words * (chunk + 1) / replicas * granule};
 }
 
-// The part of a chunk that a ring of `parts` carries: all of it, or its first (begin_fraction 0)
-// or second half.
-std::pair<size_t, size_t> part_of(size_t elements, unsigned chunk, size_t granule,
-                                  unsigned replicas, size_t parts, size_t begin_fraction) {
-  const auto [begin, end] = chunk_of(elements, chunk, granule, replicas);
-  if (parts == 1) return {begin, end};
-  const size_t middle = begin + (end - begin) / granule / 2 * granule;
-  return begin_fraction == 0 ? std::make_pair(begin, middle) : std::make_pair(middle, end);
+// A tile piece of this many words or more makes an all-reduce's chunks a share of every piece.
+constexpr size_t kSpreadWords = 64;
+
+// Whether an all-reduce's chunks are a share of every tile piece rather than a contiguous range
+// of the tensor. A contiguous chunk lies on 1/R of the tiles, whose reduction adds their whole
+// pieces while the others wait: over 16 chips at 4 MiB, 712 elements on each of 92 tiles, 5,200
+// cycles a step, where a sixteenth of every piece takes about 460. A share of every piece makes
+// every tile send and receive at each step, one more action (an action gap, 120 cycles) a phase:
+// that pays from pieces of about 64 words. Pieces must start and end on whole words.
+bool spread_chunks(const std::vector<Interval>& mapping, size_t granule, unsigned replicas) {
+  if (replicas < 2 || mapping.empty()) return false;
+  size_t largest = 0;
+  for (const Interval& i : mapping) {
+    if (i.begin % granule != 0 || i.end % granule != 0) return false;
+    largest = std::max(largest, (i.end - i.begin) / granule);
+  }
+  return largest >= kSpreadWords;
+}
+
+// The elements of chunk `chunk` (of `replicas`) that part `part` of `parts` carries (all of it,
+// or its first or second half in each range): one range of the tensor, or (`spread`) the
+// chunk's share of each interval of `mapping`.
+ElementRanges chunk_ranges(size_t elements, const std::vector<Interval>& mapping, bool spread,
+                           unsigned chunk, size_t granule, unsigned replicas, size_t parts,
+                           size_t part) {
+  ElementRanges out;
+  const auto add = [&](size_t begin, size_t end) {
+    if (parts == 2) {
+      const size_t middle = begin + (end - begin) / granule / 2 * granule;
+      (part == 0 ? end : begin) = middle;
+    }
+    if (begin < end) out.emplace_back(begin, end);
+  };
+  if (!spread) {
+    const auto [begin, end] = chunk_of(elements, chunk, granule, replicas);
+    add(begin, end);
+    return out;
+  }
+  for (const Interval& i : mapping) {
+    const auto [begin, end] = chunk_of(i.end - i.begin, chunk, granule, replicas);
+    add(i.begin + begin, i.begin + end);
+  }
+  return out;
 }
 
 }  // namespace
@@ -135,7 +173,7 @@ std::pair<size_t, size_t> part_of(size_t elements, unsigned chunk, size_t granul
 CollectiveAlgorithm collective_algorithm(CollectiveOptions options, unsigned replicas,
                                          size_t bytes) {
   if (options.algorithm != CollectiveAlgorithm::kAuto) return options.algorithm;
-  return replicas > 2 && bytes / replicas >= 32 * 1024 ? CollectiveAlgorithm::kBidirectionalRing
+  return replicas > 2 && bytes / replicas >= 16 * 1024 ? CollectiveAlgorithm::kBidirectionalRing
                                                        : CollectiveAlgorithm::kRing;
 }
 
@@ -152,19 +190,16 @@ std::vector<Compilation::RingPart> Compilation::ring_parts(CollectiveOptions opt
   return {{order, 0}, {reverse, 1}};
 }
 
-std::pair<size_t, size_t> Compilation::chunk_range(size_t elements, unsigned chunk,
-                                                   size_t granule) const {
-  return chunk_of(elements, chunk, granule, replicas_);
-}
-
-std::pair<size_t, size_t> Compilation::part_range(size_t elements, unsigned chunk,
-                                                  const RingPart& part, size_t parts,
-                                                  size_t granule) const {
-  return part_of(elements, chunk, granule, replicas_, parts, part.begin_fraction);
+ElementRanges Compilation::ring_chunk(Tensor t, bool spread, unsigned chunk, const RingPart& part,
+                                      size_t parts) const {
+  const TensorInfo& i = info(t);
+  return chunk_ranges(i.elements, i.mapping, spread, chunk, 4 / dtype_size(i.type), replicas_,
+                      parts, part.begin_fraction);
 }
 
 std::vector<float> all_reduce_sum_reference(const Target& target,
                                             const std::vector<std::vector<float>>& data,
+                                            const std::vector<Interval>& mapping,
                                             CollectiveOptions options) {
   const unsigned R = target.replicas;
   if (data.size() != R)
@@ -184,16 +219,17 @@ std::vector<float> all_reduce_sum_reference(const Target& target,
   std::vector<float> out(n);
   // Chunk order[j] starts with the data of the replica after it on the ring, adds the next ones
   // in turn, and its own last (reduce_scatter above).
+  const bool spread = spread_chunks(mapping, 1, R);
   for (size_t way = 0; way < rings.size(); ++way) {
     const std::vector<unsigned>& ring = rings[way];
-    for (unsigned j = 0; j < R; ++j) {
-      const auto [lo, hi] = part_of(n, ring[j], 1, R, rings.size(), way);
-      for (size_t i = lo; i < hi; ++i) {
-        float sum = data[ring[(j + 1) % R]][i];
-        for (unsigned hop = 2; hop < R; ++hop) sum = sum + data[ring[(j + hop) % R]][i];
-        out[i] = sum + data[ring[j]][i];
-      }
-    }
+    for (unsigned j = 0; j < R; ++j)
+      for (const auto& [lo, hi] :
+           chunk_ranges(n, mapping, spread, ring[j], 1, R, rings.size(), way))
+        for (size_t i = lo; i < hi; ++i) {
+          float sum = data[ring[(j + 1) % R]][i];
+          for (unsigned hop = 2; hop < R; ++hop) sum = sum + data[ring[(j + hop) % R]][i];
+          out[i] = sum + data[ring[j]][i];
+        }
   }
   return out;
 }
@@ -204,14 +240,31 @@ std::vector<float> all_reduce_sum_reference(const Target& target,
 // The additions are acc + data in ring order: chunk r's sum starts with the data of the
 // position after r's and ends with r's own (docs/sdk.md).
 void Compilation::reduce_scatter(Tensor data, Tensor acc, CollectiveOp op,
-                                 CollectiveOptions options, bool into_data) {
+                                 CollectiveOptions options, bool into_data, bool spread) {
   const TensorInfo& d = info(data);
   options.algorithm = collective_algorithm(options, replicas_, d.elements * dtype_size(d.type));
   const auto parts = ring_parts(options);
   const unsigned R = replicas_;
-  const size_t granule = 4 / dtype_size(d.type);
   const std::string codelet =
       fmt::format("ipu_ring_{}_{}", op == CollectiveOp::kMax ? "max" : "sum", dtype_name(d.type));
+  // One vertex for each tile piece of [lo, hi) on `replica`: `k` the scale (the mean), else
+  // the ring's `codelet`, into acc or (`into`) data.
+  const auto vertices = [&](unsigned cs, unsigned replica, size_t lo, size_t hi, bool into,
+                            std::optional<uint32_t> k) {
+    for (const Placement& piece : exe_.tensors.at(d.name)) {
+      const size_t b = std::max(piece.begin, lo), e = std::min(piece.end, hi);
+      if (b >= e) continue;
+      const uint32_t a = address_of(acc, b).second, x = address_of(data, b).second;
+      const uint32_t n = static_cast<uint32_t>(e - b);
+      if (k)
+        add_vertex(machine_tile(replica, piece.tile),
+                   fmt::format("ipu_ring_scale_{}", dtype_name(d.type)), {into ? x : a, n, *k}, 6,
+                   cs);
+      else
+        add_vertex(machine_tile(replica, piece.tile), codelet, {into ? x : a, into ? a : x, n}, 6,
+                   cs);
+    }
+  };
   for (unsigned s = 0; s + 1 < R; ++s) {
     Transfers transfers;
     std::vector<std::tuple<unsigned, size_t, size_t>> adds;  // (replica, begin, end)
@@ -219,24 +272,17 @@ void Compilation::reduce_scatter(Tensor data, Tensor acc, CollectiveOp op,
       for (unsigned p = 0; p < R; ++p) {
         const unsigned from = part.order[p], to = part.order[(p + 1) % R];
         const unsigned chunk = part.order[(p + 2 * R - s - 1) % R];
-        const auto [lo, hi] = part_range(d.elements, chunk, part, parts.size(), granule);
-        if (lo == hi) continue;
-        add_transfers(transfers, s == 0 ? data : acc, lo, from, acc, lo, to, hi - lo);
-        adds.emplace_back(to, lo, hi);
+        for (const auto& [lo, hi] : ring_chunk(data, spread, chunk, part, parts.size())) {
+          add_transfers(transfers, s == 0 ? data : acc, lo, from, acc, lo, to, hi - lo);
+          adds.emplace_back(to, lo, hi);
+        }
       }
     exchange(transfers, fmt::format("reduce-scatter step {} of {}", s + 1, R - 1));
     const unsigned cs = new_compute_set(fmt::format("reduce-scatter {} step {}", d.name, s + 1));
     // The last step may write its sums into data: data + acc has the bits of acc + data.
     const bool last_into_data = into_data && s + 2 == R;
     for (const auto& [replica, lo, hi] : adds)
-      for (const Placement& piece : exe_.tensors.at(d.name)) {
-        const size_t b = std::max(piece.begin, lo), e = std::min(piece.end, hi);
-        if (b >= e) continue;
-        const uint32_t a = address_of(acc, b).second, x = address_of(data, b).second;
-        add_vertex(machine_tile(replica, piece.tile), codelet,
-                   {last_into_data ? x : a, last_into_data ? a : x, static_cast<uint32_t>(e - b)},
-                   6, cs);
-      }
+      vertices(cs, replica, lo, hi, last_into_data, std::nullopt);
     execute(cs);
   }
   if (op == CollectiveOp::kMean) {
@@ -245,16 +291,9 @@ void Compilation::reduce_scatter(Tensor data, Tensor acc, CollectiveOp op,
     uint32_t k = 0, flags = 0;
     std::memcpy(&k, &inverse, 4);
     if (d.type == DType::kF16) k = iss::fpu::f32_to_f16(k, iss::fpu::kRne, flags, 0);
-    for (unsigned r = 0; r < R; ++r) {
-      const auto [lo, hi] = chunk_range(d.elements, r, granule);
-      for (const Placement& piece : exe_.tensors.at(d.name)) {
-        const size_t b = std::max(piece.begin, lo), e = std::min(piece.end, hi);
-        if (b >= e) continue;
-        add_vertex(
-            machine_tile(r, piece.tile), fmt::format("ipu_ring_scale_{}", dtype_name(d.type)),
-            {address_of(into_data ? data : acc, b).second, static_cast<uint32_t>(e - b), k}, 6, cs);
-      }
-    }
+    for (unsigned r = 0; r < R; ++r)
+      for (const auto& [lo, hi] : ring_chunk(data, spread, r, parts[0], 1))
+        vertices(cs, r, lo, hi, into_data, k);
     execute(cs);
   }
 }
@@ -262,10 +301,11 @@ void Compilation::reduce_scatter(Tensor data, Tensor acc, CollectiveOp op,
 void Compilation::all_reduce(const Program& p) {
   if (replicas_ == 1) return;  // the reduction over one replica is the data itself
   const Tensor data = p.source, acc{ring_buffer_.at(p.source.id)};
-  const size_t elements = info(data).elements;
+  const TensorInfo& d = info(data);
   const CollectiveOptions options{
-      collective_algorithm(p.collective, replicas_, elements * dtype_size(info(data).type))};
-  reduce_scatter(data, acc, p.op, options, true);
+      collective_algorithm(p.collective, replicas_, d.elements * dtype_size(d.type))};
+  const bool spread = spread_chunks(d.mapping, 4 / dtype_size(d.type), replicas_);
+  reduce_scatter(data, acc, p.op, options, true, spread);
   // All-gather: at step s position p sends the chunk of position p - s (its own at the first
   // step) to position p + 1's data.
   const auto parts = ring_parts(options);
@@ -276,10 +316,8 @@ void Compilation::all_reduce(const Program& p) {
       for (unsigned q = 0; q < R; ++q) {
         const unsigned from = part.order[q], to = part.order[(q + 1) % R];
         const unsigned chunk = part.order[(q + R - s) % R];
-        const auto [lo, hi] =
-            part_range(elements, chunk, part, parts.size(), 4 / dtype_size(info(data).type));
-        if (lo == hi) continue;
-        add_transfers(transfers, data, lo, from, data, lo, to, hi - lo);
+        for (const auto& [lo, hi] : ring_chunk(data, spread, chunk, part, parts.size()))
+          add_transfers(transfers, data, lo, from, data, lo, to, hi - lo);
       }
     exchange(transfers, fmt::format("all-gather step {} of {}", s + 1, R - 1));
   }
@@ -290,7 +328,7 @@ void Compilation::reduce_scatter(const Program& p) {
   Tensor reduced = p.source;
   if (replicas_ > 1) {
     reduced = Tensor{ring_buffer_.at(p.source.id)};
-    reduce_scatter(p.source, reduced, p.op, p.collective, false);
+    reduce_scatter(p.source, reduced, p.op, p.collective, false, false);  // chunk r contiguous
   }
   Transfers transfers;
   for (unsigned r = 0; r < replicas_; ++r)

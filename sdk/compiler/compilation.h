@@ -56,6 +56,9 @@ void place(std::vector<uint8_t>& out, size_t offset, const std::vector<T>& items
   if (!items.empty()) std::memcpy(out.data() + offset, items.data(), sizeof(T) * items.size());
 }
 
+// Ranges [first, second) of a tensor's elements.
+using ElementRanges = std::vector<std::pair<size_t, size_t>>;
+
 // The collectives' reduction codelets (firmware/codelets/collectives.c), added to a graph whose
 // program has a collective.
 void add_collective_codelets(Graph& g);
@@ -113,15 +116,14 @@ class Compilation {
   // `options` chosen by size already (collective_algorithm): not kAuto.
   std::vector<RingPart> ring_parts(CollectiveOptions options) const;
   std::vector<unsigned> ring_order() const;
-  // Elements [first, second) of chunk `chunk` of `elements` split into replicas in whole words
-  // (`granule` elements each: 2 for f16), and of its part that `part` carries.
-  std::pair<size_t, size_t> chunk_range(size_t elements, unsigned chunk, size_t granule) const;
-  std::pair<size_t, size_t> part_range(size_t elements, unsigned chunk, const RingPart& part,
-                                       size_t parts, size_t granule) const;
+  // The elements of t's chunk `chunk` (one of replicas, in whole words) that `part` of `parts`
+  // carries: a range of t, or (`spread`) the chunk's share of each of t's tile pieces.
+  ElementRanges ring_chunk(Tensor t, bool spread, unsigned chunk, const RingPart& part,
+                           size_t parts) const;
   // Ring reduce-scatter: replica r ends with chunk r reduced, in `acc` or, `into_data`, in
-  // `data` (the last step adds into data rather than acc).
+  // `data` (the last step adds into data rather than acc); chunks as ring_chunk's.
   void reduce_scatter(Tensor data, Tensor acc, CollectiveOp op, CollectiveOptions options,
-                      bool into_data);
+                      bool into_data, bool spread);
   void all_reduce(const Program& p);
   void reduce_scatter(const Program& p);
   void all_gather(const Program& p);

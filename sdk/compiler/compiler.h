@@ -169,18 +169,21 @@ Executable compile(const Graph& graph, const Program& program, const CompileOpti
 // The ring a collective over `replicas` of a tensor of `bytes` (a replica's whole tensor; the
 // gathered one for AllGather) runs: options.algorithm, or for kAuto the one-way ring on two
 // replicas (both rings would cross the same rung the same ways) and where each replica's chunk
-// is under 32 KiB (a step's sends are then a few words a tile, and the bidirectional ring's
-// twice as many sends cost about what its second direction saves: 4 chips, 64 KiB, measured
-// 1.05 times the ring's time), the bidirectional ring otherwise.
+// is under 16 KiB (a step's sends are then a few words a tile, and the bidirectional ring's
+// twice as many sends cost about what its second direction saves: 16 chips, 64 KiB, measured
+// 1.03 times the ring's time), the bidirectional ring otherwise.
 CollectiveAlgorithm collective_algorithm(CollectiveOptions options, unsigned replicas,
                                          size_t bytes);
 
 // What AllReduce(sum) of an f32 tensor leaves on every replica, computed on the host with the
 // compiled rings' additions in their order, so that it equals the device's bit for bit:
-// data[r] is replica r's tensor. Throws std::invalid_argument for data of another replica count
-// or of unequal sizes.
+// data[r] is replica r's tensor, `mapping` its tile mapping (Graph::tensor(t).mapping: large
+// pieces make each ring chunk a share of every piece), or empty for the contiguous chunks of a
+// ReduceScatter (whose sums are the same additions). Throws std::invalid_argument for data of
+// another replica count or of unequal sizes.
 std::vector<float> all_reduce_sum_reference(const Target& target,
                                             const std::vector<std::vector<float>>& data,
+                                            const std::vector<Interval>& mapping,
                                             CollectiveOptions options = {});
 
 }  // namespace ipu::sdk

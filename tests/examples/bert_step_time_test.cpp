@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <sstream>
+#include <string>
 
 #include "examples/bert/bert_app.h"
 #include "examples/bert/step_time.h"
@@ -85,11 +88,9 @@ TEST(ComposePipeline, RefusesAScheduleItsPartsDoNotCover) {
   EXPECT_THROW(compose_pipeline(p, 3, 2), std::invalid_argument);
 }
 
-// The method the throughput bench rests on: the pipeline composed from its parts, each run
-// alone, against the same pipeline simulated whole (two stages, four micro-batches, two
-// replicas with LAMB sharded). The parts of four micro-batches (two stages' fill and drain)
-// cover any longer schedule.
-TEST(BertStepTime, TheComposedPipelineIsWithinFivePercentOfTheSimulatedOne) {
+// A small model in two stages of a layer each, 2 replicas on an M2000 of 16 tiles a chip, four
+// micro-batches a step.
+BertConfig two_stages() {
   BertConfig c;
   c.machine = hw::machine_preset("m2000");
   c.tiles = 16;
@@ -97,6 +98,15 @@ TEST(BertStepTime, TheComposedPipelineIsWithinFivePercentOfTheSimulatedOne) {
   c.shape.seq = 32, c.shape.vocab = 96;
   c.layers_per_chip = {1, 1};
   c.accumulate = 4;
+  return c;
+}
+
+// The method the throughput bench rests on: the pipeline composed from its parts, each run
+// alone, against the same pipeline simulated whole (two stages, four micro-batches, two
+// replicas with LAMB sharded). The parts of four micro-batches (two stages' fill and drain)
+// cover any longer schedule.
+TEST(BertStepTime, TheComposedPipelineIsWithinFivePercentOfTheSimulatedOne) {
+  BertConfig c = two_stages();
   c.steps = 1;
   c.measure_parts = true;
   const BertResult r = run_bert(c);
@@ -116,6 +126,64 @@ TEST(BertStepTime, TheComposedPipelineIsWithinFivePercentOfTheSimulatedOne) {
   EXPECT_EQ(longer.slots, 196u);
   EXPECT_LT(static_cast<double>(longer.bubble) / longer.cycles,
             static_cast<double>(r.composed.bubble) / r.composed.cycles);
+}
+
+// Each tile's bytes in a run's memory report ("tile 17 (chip 1 tile 1):    1234 bytes of ...").
+std::map<unsigned, uint64_t> tile_bytes(const std::string& report) {
+  std::map<unsigned, uint64_t> bytes;
+  std::istringstream lines(report);
+  for (std::string line; std::getline(lines, line);) {
+    const size_t name = line.find("tile "), colon = line.find(": "), of = line.find(" bytes of");
+    if (name == std::string::npos || colon == std::string::npos || of == std::string::npos)
+      continue;
+    bytes[std::stoul(line.substr(name + 5))] = std::stoull(line.substr(colon + 2, of - colon - 2));
+  }
+  return bytes;
+}
+
+// The throughput bench runs one layer a stage and holds the others' memory: a stage holding 3
+// more layers keeps at least 3 more of its layer's f16 weights, f32 vectors and f32 gradient
+// sums, on its own chip alone; one holding far more than its tiles can keep is refused, naming a
+// tile of its chip and a held tensor.
+TEST(BertStepTime, AStageHoldsItsOtherLayersMemory) {
+  BertConfig c = two_stages();
+  c.parts_only = true;
+  c.parts = {"stage1.forward"};
+  c.compile_only = true;
+  const std::map<unsigned, uint64_t> one = tile_bytes(run_bert(c).memory_report);
+  c.held_layers = {0, 3};
+  const std::map<unsigned, uint64_t> four = tile_bytes(run_bert(c).memory_report);
+  ASSERT_EQ(one.size(), 32u);
+  ASSERT_EQ(four.size(), 32u);
+  uint64_t added = 0;
+  for (const auto& [tile, bytes] : four) {
+    SCOPED_TRACE(tile);
+    ASSERT_GE(bytes, one.at(tile));
+    if (tile < 16) {
+      EXPECT_EQ(bytes, one.at(tile)) << "chip 0 holds no more layers";
+    }
+    added += bytes - one.at(tile);
+  }
+  // A layer's weights by hand (hidden 32, FFN 64): the products' 32 x 96, 32 x 32, 32 x 64 and
+  // 64 x 32 in f16; the biases 96 + 32 + 64 + 32 and two norms' 2 x 32 each in f32; every
+  // parameter's f32 sum. Activations kept between passes come on top.
+  const uint64_t matrices = 32 * 96 + 32 * 32 + 32 * 64 + 64 * 32, vectors = 224 + 128;
+  const uint64_t layer = 2 * matrices + 4 * vectors + 4 * (matrices + vectors);
+  EXPECT_EQ(layer, 51968u);
+  EXPECT_GE(added, 3 * layer);
+  EXPECT_LT(added, 6 * layer) << "held: a layer's tensors, not the chip's";
+
+  c.held_layers = {0, 400};  // 400 x 52 KB over 16 tiles: 1.3 MB a tile
+  try {
+    run_bert(c);
+    FAIL() << "400 held layers fit 16 tiles";
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("(chip 1 tile"), std::string::npos) << what;
+    EXPECT_NE(what.find(".held"), std::string::npos) << what;
+  }
+  c.held_layers = {3};
+  EXPECT_THROW(run_bert(c), std::invalid_argument);  // one count for two stages
 }
 
 }  // namespace

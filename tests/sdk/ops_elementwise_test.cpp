@@ -558,7 +558,7 @@ TEST(OpsElementwise, LambOnShardsTakesTheWholeTensorsTrustRatio) {
       ranges);
   for (unsigned r = 0; r < R; ++r)
     sums[r] = ops::reference::lamb_direction(ws[r], gs[r], ms[r], vs[r], us[r], corr, o, ranges);
-  const std::vector<float> total = all_reduce_sum_reference(g.target(), sums);
+  const std::vector<float> total = all_reduce_sum_reference(g.target(), sums, {});  // 2 values
   for (unsigned r = 0; r < R; ++r) {
     ops::reference::lamb_apply(ws[r], us[r], total, o);
     for (const auto& [name, want] :

@@ -13,6 +13,7 @@
 #include <numeric>
 #include <random>
 #include <systemc>
+#include <tuple>
 #include <vector>
 
 #include "hw/machine/machine.h"
@@ -499,7 +500,8 @@ TEST_P(AllReduceOnRing, EqualsTheHostReferenceBitForBit) {
     device.write_tensor("x", r, data[r].data(), n * 4);
   }
   device.run();
-  const std::vector<float> want = all_reduce_sum_reference(target, data, {c.algorithm});
+  const std::vector<float> want =
+      all_reduce_sum_reference(target, data, g.tensor(x).mapping, {c.algorithm});
   size_t order_matters = 0;
   for (size_t i = 0; i < n; ++i) {
     float in_replica_order = 0;
@@ -520,13 +522,13 @@ TEST(SdkMachineErrors, TheAllReduceReferenceRefusesDataOfAnotherShape) {
   const Target target = Target::preset("m2000", 4, 4);
   EXPECT_THAT(
       [&] {
-        all_reduce_sum_reference(target, {{1.0f}, {2.0f}});
+        all_reduce_sum_reference(target, {{1.0f}, {2.0f}}, {});
       },
       ::testing::ThrowsMessage<std::invalid_argument>(
           HasSubstr("2 replicas' data for a target of 4 replicas")));
   EXPECT_THAT(
       [&] {
-        all_reduce_sum_reference(target, {{1.0f}, {2.0f}, {3.0f, 4.0f}, {5.0f}});
+        all_reduce_sum_reference(target, {{1.0f}, {2.0f}, {3.0f, 4.0f}, {5.0f}}, {});
       },
       ::testing::ThrowsMessage<std::invalid_argument>(
           HasSubstr("replica 2 has 2 elements, replica 0 1")));
@@ -622,16 +624,16 @@ TEST(SdkMachine, AllReduceSumsInTheRingsOrderBitForBit) {
 }
 
 // kAuto (the default) takes the one-way ring on two replicas and where a replica's chunk is
-// under 32 KiB, the bidirectional ring otherwise; a choice given is kept.
+// under 16 KiB, the bidirectional ring otherwise; a choice given is kept.
 TEST(SdkMachine, TheDefaultRingIsChosenBySize) {
   const auto pick = [](unsigned replicas, size_t bytes) {
     return collective_algorithm({}, replicas, bytes);
   };
   EXPECT_EQ(pick(2, size_t{64} << 20), CollectiveAlgorithm::kRing);
-  EXPECT_EQ(pick(4, 128 * 1024), CollectiveAlgorithm::kBidirectionalRing);
-  EXPECT_EQ(pick(4, 128 * 1024 - 4), CollectiveAlgorithm::kRing);
-  EXPECT_EQ(pick(16, 512 * 1024), CollectiveAlgorithm::kBidirectionalRing);
-  EXPECT_EQ(pick(16, 256 * 1024), CollectiveAlgorithm::kRing);
+  EXPECT_EQ(pick(4, 64 * 1024), CollectiveAlgorithm::kBidirectionalRing);
+  EXPECT_EQ(pick(4, 64 * 1024 - 4), CollectiveAlgorithm::kRing);
+  EXPECT_EQ(pick(16, 256 * 1024), CollectiveAlgorithm::kBidirectionalRing);
+  EXPECT_EQ(pick(16, 256 * 1024 - 64), CollectiveAlgorithm::kRing);
   EXPECT_EQ(collective_algorithm({CollectiveAlgorithm::kBidirectionalRing}, 2, 4),
             CollectiveAlgorithm::kBidirectionalRing);
   EXPECT_EQ(collective_algorithm({CollectiveAlgorithm::kRing}, 16, size_t{64} << 20),
@@ -652,14 +654,74 @@ TEST(SdkMachine, TheDefaultRingIsChosenBySize) {
     device.write_tensor("x", r, data[r].data(), n * 4);
   }
   device.run();
-  const auto ring = all_reduce_sum_reference(g.target(), data, {CollectiveAlgorithm::kRing});
-  const auto both =
-      all_reduce_sum_reference(g.target(), data, {CollectiveAlgorithm::kBidirectionalRing});
+  const auto ring =
+      all_reduce_sum_reference(g.target(), data, g.tensor(x).mapping, {CollectiveAlgorithm::kRing});
+  const auto both = all_reduce_sum_reference(g.target(), data, g.tensor(x).mapping,
+                                             {CollectiveAlgorithm::kBidirectionalRing});
   ASSERT_NE(ring, both);
-  EXPECT_EQ(all_reduce_sum_reference(g.target(), data), ring);
+  EXPECT_EQ(all_reduce_sum_reference(g.target(), data, g.tensor(x).mapping), ring);
   std::vector<float> got(n);
   device.read_tensor("x", 2, got.data(), n * 4);
   EXPECT_EQ(got, ring);
+}
+
+// Tile pieces of 64 words or more make each ring chunk a share of every piece: each
+// reduce-scatter step then adds on every tile of every chip (16 tiles) where contiguous chunks
+// of small pieces add on one tile a chip (4). The sums follow the chunks' order, which the
+// reference takes from the mapping (it differs from the contiguous order on these data); the mean
+// is the sum times 1/4, exactly.
+TEST(SdkMachine, LargePiecesMakeEveryTileReduceAShareOfEachRingStep) {
+  const Target target = Target::preset("m2000", 4, 4);
+  Graph g(target);
+  // name, elements (over 4 tiles), mean
+  const std::vector<std::tuple<std::string, size_t, bool>> cases = {
+      {"large", 400, false}, {"large_mean", 400, true}, {"small", 200, false}};
+  Program program = Sequence({});
+  std::map<std::string, Tensor> tensors;
+  for (const auto& [name, n, mean] : cases) {
+    const Tensor t = tensors[name] = g.add_variable(DType::kF32, {n}, name);
+    g.map_evenly(t, 0, 4);
+    program.body.push_back(AllReduce(t, mean ? CollectiveOp::kMean : CollectiveOp::kSum,
+                                     {CollectiveAlgorithm::kRing}));
+  }
+  DeviceOptions options;
+  options.profile = true;
+  Device device(compile(g, program), options);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::map<std::string, std::vector<std::vector<float>>> data;
+  for (const auto& [name, n, mean] : cases) {
+    data[name].assign(4, std::vector<float>(n));
+    for (unsigned r = 0; r < 4; ++r) {
+      for (float& v : data[name][r]) v = dist(rng) * static_cast<float>(1 << (5 * r));
+      device.write_tensor(name, r, data[name][r].data(), n * 4);
+    }
+  }
+  device.run();
+  std::map<std::string, std::vector<unsigned>> tiles;  // each reduce-scatter step's tiles
+  for (const ComputeSetProfile& cs : device.profile().compute_sets)
+    for (const auto& [name, n, mean] : cases)
+      if (cs.name.rfind("reduce-scatter " + name + " step", 0) == 0)
+        tiles[name].push_back(cs.tiles);
+  for (const auto& [name, n, mean] : cases) {
+    SCOPED_TRACE(name);
+    const bool large = n / 4 >= 64;  // words a piece
+    ASSERT_EQ(tiles[name].size(), 3u);
+    for (const unsigned count : tiles[name]) EXPECT_EQ(count, large ? 16u : 4u);
+    const std::vector<Interval>& mapping = g.tensor(tensors.at(name)).mapping;
+    std::vector<float> want = all_reduce_sum_reference(target, data[name], mapping, {});
+    if (large)
+      EXPECT_NE(want, all_reduce_sum_reference(target, data[name], {}, {})) << "orders alike";
+    else
+      EXPECT_EQ(want, all_reduce_sum_reference(target, data[name], {}, {}));
+    if (mean)
+      for (float& v : want) v *= 0.25f;
+    for (unsigned r = 0; r < 4; ++r) {
+      std::vector<float> got(n);
+      device.read_tensor(name, r, got.data(), n * 4);
+      EXPECT_EQ(got, want) << "replica " << r;
+    }
+  }
 }
 
 // f16 tensors: the sums in the ring's order with the hardware's f16 addition (round to nearest
