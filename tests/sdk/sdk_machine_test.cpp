@@ -724,6 +724,74 @@ TEST(SdkMachine, LargePiecesMakeEveryTileReduceAShareOfEachRingStep) {
   }
 }
 
+// The shares of large pieces, with the bidirectional ring's halves of each share and with f16
+// pairs: an f32 sum over the bidirectional ring equals the reference bit for bit; f16 sums of
+// small integers (exact in any order) and f16 maxima equal the elementwise sum and maximum.
+TEST(SdkMachine, SharesOfLargePiecesHoldForTheBidirectionalRingAndF16) {
+  namespace fpu = ipu::iss::fpu;
+  const Target target = Target::preset("m2000", 4, 4);
+  Graph g(target);
+  constexpr size_t n = 1024;  // over 4 tiles: 256 f32 or 128 f16 pairs a piece
+  const Tensor both = g.add_variable(DType::kF32, {n}, "both");
+  const Tensor sum16 = g.add_variable(DType::kF16, {n}, "sum16");
+  const Tensor max16 = g.add_variable(DType::kF16, {n}, "max16");
+  for (const Tensor t : {both, sum16, max16}) g.map_evenly(t, 0, 4, 2);
+  const CollectiveOptions bidirectional{CollectiveAlgorithm::kBidirectionalRing};
+  Device device(compile(g, Sequence({AllReduce(both, CollectiveOp::kSum, bidirectional),
+                                     AllReduce(sum16, CollectiveOp::kSum, bidirectional),
+                                     AllReduce(max16, CollectiveOp::kMax)})));
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::uniform_int_distribution<int> small(-64, 64);
+  std::vector<std::vector<float>> f32(4, std::vector<float>(n));
+  std::vector<std::vector<uint16_t>> a(4, std::vector<uint16_t>(n)), b(4, std::vector<uint16_t>(n));
+  std::vector<float> sums(n, 0.0f), maxima(n, -65504.0f);
+  uint32_t flags = 0;
+  for (unsigned r = 0; r < 4; ++r) {
+    for (size_t i = 0; i < n; ++i) {
+      f32[r][i] = dist(rng) * static_cast<float>(1 << (5 * r));
+      const float whole = static_cast<float>(small(rng)), any = dist(rng) * 100.0f;
+      uint32_t bits = 0;
+      std::memcpy(&bits, &whole, 4);
+      a[r][i] = static_cast<uint16_t>(fpu::f32_to_f16(bits, fpu::kRne, flags, 0));
+      std::memcpy(&bits, &any, 4);
+      b[r][i] = static_cast<uint16_t>(fpu::f32_to_f16(bits, fpu::kRne, flags, 0));
+      sums[i] += whole;
+      uint32_t wide = fpu::f16_to_f32(b[r][i], flags);
+      float back = 0;
+      std::memcpy(&back, &wide, 4);
+      maxima[i] = std::max(maxima[i], back);
+    }
+    device.write_tensor("both", r, f32[r].data(), n * 4);
+    device.write_tensor("sum16", r, a[r].data(), n * 2);
+    device.write_tensor("max16", r, b[r].data(), n * 2);
+  }
+  device.run();
+  const std::vector<float> want =
+      all_reduce_sum_reference(target, f32, g.tensor(both).mapping, bidirectional);
+  EXPECT_NE(want, all_reduce_sum_reference(target, f32, {}, bidirectional)) << "orders alike";
+  const auto widened = [](const std::vector<uint16_t>& h) {
+    std::vector<float> out(h.size());
+    for (size_t i = 0; i < h.size(); ++i) {
+      uint32_t ignored = 0;
+      const uint32_t wide = fpu::f16_to_f32(h[i], ignored);
+      std::memcpy(&out[i], &wide, 4);
+    }
+    return out;
+  };
+  for (unsigned r = 0; r < 4; ++r) {
+    SCOPED_TRACE(r);
+    std::vector<float> got(n);
+    std::vector<uint16_t> got_sum(n), got_max(n);
+    device.read_tensor("both", r, got.data(), n * 4);
+    device.read_tensor("sum16", r, got_sum.data(), n * 2);
+    device.read_tensor("max16", r, got_max.data(), n * 2);
+    EXPECT_EQ(got, want);
+    EXPECT_EQ(widened(got_sum), sums);
+    EXPECT_EQ(widened(got_max), maxima);
+  }
+}
+
 // f16 tensors: the sums in the ring's order with the hardware's f16 addition (round to nearest
 // even), the mean scaled by f16 1/4, the max; an odd f16 size is refused. The expectation uses
 // the tile model's f16 operations (iss/fpu.h, whose conversion the RTL co-simulation checks).
