@@ -249,9 +249,15 @@ void Compilation::reduce_scatter(Tensor data, Tensor acc, CollectiveOp op,
       fmt::format("ipu_ring_{}_{}", op == CollectiveOp::kMax ? "max" : "sum", dtype_name(d.type));
   // One vertex for each tile piece of [lo, hi) on `replica`: `k` the scale (the mean), else
   // the ring's `codelet`, into acc or (`into`) data.
+  const std::vector<Placement>& pieces = exe_.tensors.at(d.name);  // in element order
   const auto vertices = [&](unsigned cs, unsigned replica, size_t lo, size_t hi, bool into,
                             std::optional<uint32_t> k) {
-    for (const Placement& piece : exe_.tensors.at(d.name)) {
+    // From the first piece that ends after lo: a share of every piece makes as many ranges as
+    // pieces, and each range would otherwise scan them all.
+    auto it = std::upper_bound(pieces.begin(), pieces.end(), lo,
+                               [](size_t x, const Placement& q) { return x < q.end; });
+    for (; it != pieces.end() && it->begin < hi; ++it) {
+      const Placement& piece = *it;
       const size_t b = std::max(piece.begin, lo), e = std::min(piece.end, hi);
       if (b >= e) continue;
       const uint32_t a = address_of(acc, b).second, x = address_of(data, b).second;

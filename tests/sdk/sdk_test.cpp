@@ -1143,23 +1143,7 @@ TEST(Sdk, ATileWithMoreSramHoldsWhatTheMk2sCannot) {
     auto [g, big, last] = graph(624 * 1024, 4);
     mk2_free = compile(*g, Copy({{g->region(big), g->region(last)}})).fullest_tile.free;
   }
-  {
-    auto [g, big, last] = graph(720 * 1024, kElements);  // up to 1 MiB, from 0x4c000
-    const Executable exe =
-        compile(*g, Copy({{g->region(big, kElements - 4, kElements), g->region(last)}}));
-    EXPECT_GT(exe.fullest_tile.used, 600000u);
-    EXPECT_EQ(exe.fullest_tile.free, mk2_free + 96 * 1024);  // the window's 96 KiB more
-    std::vector<float> values(kElements);
-    for (size_t i = 0; i < kElements; ++i) values[i] = static_cast<float>(i);
-    Device device(exe);
-    device.write_tensor("big", values.data(), values.size() * 4);
-    device.run();
-    std::vector<float> out(4), back(kElements);
-    device.read_tensor("last", out.data(), out.size() * 4);
-    device.read_tensor("big", back.data(), back.size() * 4);
-    EXPECT_EQ(out, std::vector<float>(values.end() - 4, values.end()));
-    EXPECT_EQ(back, values);
-  }
+  // The refusals first: an exception after a SystemC simulation confuses AddressSanitizer.
   {
     auto [g, big, last] = graph(624 * 1024, kElements);
     EXPECT_THAT(
@@ -1176,6 +1160,21 @@ TEST(Sdk, ATileWithMoreSramHoldsWhatTheMk2sCannot) {
         },
         ::testing::ThrowsMessage<CompileError>(HasSubstr("tile 1 needs")));
   }
+  auto [g, big, last] = graph(720 * 1024, kElements);  // up to 1 MiB, from 0x4c000
+  const Executable exe =
+      compile(*g, Copy({{g->region(big, kElements - 4, kElements), g->region(last)}}));
+  EXPECT_GT(exe.fullest_tile.used, 600000u);
+  EXPECT_EQ(exe.fullest_tile.free, mk2_free + 96 * 1024);  // the window's 96 KiB more
+  std::vector<float> values(kElements);
+  for (size_t i = 0; i < kElements; ++i) values[i] = static_cast<float>(i);
+  Device device(exe);
+  device.write_tensor("big", values.data(), values.size() * 4);
+  device.run();
+  std::vector<float> out(4), back(kElements);
+  device.read_tensor("last", out.data(), out.size() * 4);
+  device.read_tensor("big", back.data(), back.size() * 4);
+  EXPECT_EQ(out, std::vector<float>(values.end() - 4, values.end()));
+  EXPECT_EQ(back, values);
 }
 
 TEST(Sdk, TheCrossCompilerRunsWithoutAShell) {
