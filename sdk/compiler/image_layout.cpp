@@ -78,9 +78,35 @@ void Compilation::lay_out() {
     for (const auto& [chip, c] : per_chip)
       chips.push_back(fmt::format("chip {}: {}, the fullest {} with {} bytes", chip, c.tiles,
                                   where(c.fullest), c.most));
-    std::string contents;
+    // Vertex states, often a thousand or more on a tile, are summed by codelet, on one line
+    // where the first of them lies.
+    std::map<std::string, std::pair<uint64_t, uint64_t>> states;  // codelet: (count, bytes)
+    uint64_t state_bytes = 0, state_count = 0;
+    const std::string kState = "vertex state (";
     for (const auto& [what, bytes] : m.contents)
-      contents += fmt::format("\n  {} bytes: {}", bytes, what);
+      if (what.rfind(kState, 0) == 0) {
+        auto& [count, total] = states[what.substr(kState.size(), what.size() - kState.size() - 1)];
+        ++count, total += bytes, ++state_count, state_bytes += bytes;
+      }
+    std::vector<std::pair<uint64_t, std::string>> by_bytes;
+    for (const auto& [codelet, ct] : states)
+      by_bytes.emplace_back(ct.second, fmt::format("{} {} x {}", codelet, ct.first,
+                                                   ct.second / std::max<uint64_t>(ct.first, 1)));
+    std::sort(by_bytes.begin(), by_bytes.end(),
+              [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::vector<std::string> state_list;
+    for (const auto& [bytes, text] : by_bytes) state_list.push_back(text);
+    std::string contents;
+    bool states_listed = false;
+    for (const auto& [what, bytes] : m.contents) {
+      if (what.rfind(kState, 0) != 0) {
+        contents += fmt::format("\n  {} bytes: {}", bytes, what);
+      } else if (!states_listed) {
+        contents += fmt::format("\n  {} bytes: vertex states, {} ({})", state_bytes, state_count,
+                                fmt::join(state_list, ", "));
+        states_listed = true;
+      }
+    }
     // Whose exchange phases its actions are: the steps' labels that hold the most.
     std::map<std::string, uint64_t> by_label;
     const std::vector<ipu_step>& steps = steps_[worst->first];

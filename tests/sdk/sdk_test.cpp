@@ -1230,14 +1230,28 @@ TEST(SdkErrors, TileMemoryOverflowNamesTileAndTensors) {
   const Tensor a = g.add_variable(DType::kF32, {4}, "a"), b = g.add_variable(DType::kF32, {4}, "b");
   g.set_tile_mapping(a, 0);
   g.set_tile_mapping(b, 1);
+  // Its vertex states, summed by codelet on one line: add_f32's fields are three pointers and
+  // a count (16 bytes), sum_f32's two pointers and a count (12).
+  add_codelet_library(g);
+  const Tensor x = g.add_variable(DType::kF32, {4}, "x"), y = g.add_variable(DType::kF32, {4}, "y");
+  g.set_tile_mapping(x, 1);
+  g.set_tile_mapping(y, 1);
+  const ComputeSet cs = g.add_compute_set("states");
+  for (int i = 0; i < 3; ++i)
+    g.add_vertex(cs, "add_f32", 1,
+                 {{"a", g.region(x)}, {"b", g.region(x)}, {"out", g.region(y)}, {"n", 4u}});
+  for (int i = 0; i < 2; ++i)
+    g.add_vertex(cs, "sum_f32", 1, {{"a", g.region(x)}, {"out", g.region(y, 0, 1)}, {"n", 4u}});
   EXPECT_THAT(
       [&] {
-        compile(g, Sequence({Copy(a, b), Copy(b, a), Copy(a, b)}));
+        compile(g, Sequence({Copy(a, b), Copy(b, a), Copy(a, b), Execute(cs)}));
       },
       ::testing::ThrowsMessage<CompileError>(::testing::AllOf(
           HasSubstr("its exchange actions' largest phases:\n    32 bytes: Copy 'a' -> "
                     "'b'\n    16 bytes: Copy 'b' -> 'a'"),
-          HasSubstr("tile 1 needs"), HasSubstr("400000 bytes: tensor 'big' [0, 100000)"),
+          HasSubstr("\n  72 bytes: vertex states, 5 (add_f32 3 x 16, sum_f32 2 x 12)\n"),
+          ::testing::Not(HasSubstr("vertex state (")), HasSubstr("tile 1 needs"),
+          HasSubstr("400000 bytes: tensor 'big' [0, 100000)"),
           HasSubstr("240000 bytes: tensor 'bigger' [0, 60000)"),
           HasSubstr("the fullest of the 2 tiles of 3 that do not fit (chip 0: 2, the "
                     "fullest tile 1 with "),
