@@ -144,9 +144,9 @@ void softmax_rows_f32(const struct softmax_rows_f32_fields *v) {
   }
 }
 
-/* layer_norm_rows_f32: per row r < rows: mean = (sum of x, left to right) / columns; var = (sum
- *   of (x - mean)^2, left to right) / columns; inv = 1 / sqrt(var + eps); y = ((x - mean) x
- *   inv) x gamma + beta; mean_out[r] = mean, inv_out[r] = inv.
+/* layer_norm_rows_f32: per row r < rows: mean = (sum of x) / columns; var = (sum of (x - mean)^2)
+ *   / columns, both sums in six column slices (ops_math.h); inv = 1 / sqrt(var + eps);
+ *   y = ((x - mean) x inv) x gamma + beta; mean_out[r] = mean, inv_out[r] = inv.
  * fields: x (in f32), gamma (in f32), beta (in f32), y (out f32), mean_out (out f32),
  *         inv_out (out f32), rows, columns, eps (f32 bits) */
 struct layer_norm_rows_f32_fields {
@@ -159,19 +159,101 @@ void layer_norm_rows_f32(const struct layer_norm_rows_f32_fields *v) {
   const uint32_t columns = v->columns;
   for (uint32_t r = 0; r < v->rows; ++r) {
     const float *x = v->x + r * columns;
-    float sum = 0.0f;
-    for (uint32_t c = 0; c < columns; ++c) sum += x[c];
-    const float mean = sum / (float)columns;
-    float squares = 0.0f;
-    for (uint32_t c = 0; c < columns; ++c) {
-      const float d = x[c] - mean;
-      squares += d * d;
+    float part[IPU_OPS_ROW_SLICES];
+    for (uint32_t s = 0; s < IPU_OPS_ROW_SLICES; ++s) {
+      float sum = 0.0f;
+      for (uint32_t c = ipu_ops_slice_begin(columns, s); c < ipu_ops_slice_begin(columns, s + 1);
+           ++c)
+        sum += x[c];
+      part[s] = sum;
     }
-    const float inv = ipu_ops_rsqrtf(squares / (float)columns + eps);
+    const float mean = ipu_ops_slices_total(part, 1) / (float)columns;
+    for (uint32_t s = 0; s < IPU_OPS_ROW_SLICES; ++s) {
+      float squares = 0.0f;
+      for (uint32_t c = ipu_ops_slice_begin(columns, s); c < ipu_ops_slice_begin(columns, s + 1);
+           ++c) {
+        const float d = x[c] - mean;
+        squares += d * d;
+      }
+      part[s] = squares;
+    }
+    const float inv = ipu_ops_rsqrtf(ipu_ops_slices_total(part, 1) / (float)columns + eps);
     float *y = v->y + r * columns;
     for (uint32_t c = 0; c < columns; ++c) y[c] = ((x[c] - mean) * inv) * v->gamma[c] + v->beta[c];
     v->mean_out[r] = mean;
     v->inv_out[r] = inv;
+  }
+}
+
+/* The same layer norm by six vertices a run of rows, each one column slice (`slice`), in three
+ * compute sets; sums and squares hold [6 x rows], slice-major:
+ *   layer_norm_slice_sums_f32: sums[slice rows + r] = the slice's sum of x.
+ *     fields: x (in f32), sums (out f32: the slice's rows), rows, columns, slice
+ *   layer_norm_slice_squares_f32: mean = (the six sums in order) / columns; squares[slice rows
+ *     + r] = the slice's sum of (x - mean)^2.
+ *     fields: x, sums (in f32), squares (out f32: the slice's rows), rows, columns, slice
+ *   layer_norm_slice_apply_f32: mean and inv as layer_norm_rows_f32's; the slice's y; slice 0
+ *     writes mean_out and inv_out.
+ *     fields: x, gamma, beta, sums, squares (in f32), y, mean_out, inv_out (out f32), rows,
+ *             columns, slice, eps (f32 bits) */
+/* The columns [c0, c1) of a slice vertex's slice. */
+#define SLICE_COLUMNS(v)                                          \
+  const uint32_t c0 = ipu_ops_slice_begin((v)->columns, (v)->slice), \
+                 c1 = ipu_ops_slice_begin((v)->columns, (v)->slice + 1)
+struct layer_norm_slice_sums_f32_fields {
+  const float *x;
+  float *sums;
+  uint32_t rows, columns, slice;
+};
+void layer_norm_slice_sums_f32(const struct layer_norm_slice_sums_f32_fields *v) {
+  const uint32_t columns = v->columns;
+  SLICE_COLUMNS(v);
+  for (uint32_t r = 0; r < v->rows; ++r) {
+    const float *x = v->x + r * columns;
+    float sum = 0.0f;
+    for (uint32_t c = c0; c < c1; ++c) sum += x[c];
+    v->sums[r] = sum;
+  }
+}
+struct layer_norm_slice_squares_f32_fields {
+  const float *x, *sums;
+  float *squares;
+  uint32_t rows, columns, slice;
+};
+void layer_norm_slice_squares_f32(const struct layer_norm_slice_squares_f32_fields *v) {
+  const uint32_t rows = v->rows, columns = v->columns;
+  SLICE_COLUMNS(v);
+  for (uint32_t r = 0; r < rows; ++r) {
+    const float *x = v->x + r * columns;
+    const float mean = ipu_ops_slices_total(v->sums + r, rows) / (float)columns;
+    float squares = 0.0f;
+    for (uint32_t c = c0; c < c1; ++c) {
+      const float d = x[c] - mean;
+      squares += d * d;
+    }
+    v->squares[r] = squares;
+  }
+}
+struct layer_norm_slice_apply_f32_fields {
+  const float *x, *gamma, *beta, *sums, *squares;
+  float *y, *mean_out, *inv_out;
+  uint32_t rows, columns, slice, eps;
+};
+void layer_norm_slice_apply_f32(const struct layer_norm_slice_apply_f32_fields *v) {
+  const float eps = f32_of(v->eps);
+  const uint32_t rows = v->rows, columns = v->columns;
+  SLICE_COLUMNS(v);
+  for (uint32_t r = 0; r < rows; ++r) {
+    const float *x = v->x + r * columns;
+    const float mean = ipu_ops_slices_total(v->sums + r, rows) / (float)columns;
+    const float inv =
+        ipu_ops_rsqrtf(ipu_ops_slices_total(v->squares + r, rows) / (float)columns + eps);
+    float *y = v->y + r * columns;
+    for (uint32_t c = c0; c < c1; ++c) y[c] = ((x[c] - mean) * inv) * v->gamma[c] + v->beta[c];
+    if (v->slice == 0) {
+      v->mean_out[r] = mean;
+      v->inv_out[r] = inv;
+    }
   }
 }
 
@@ -195,9 +277,9 @@ void softmax_grad_rows_f32(const struct softmax_grad_rows_f32_fields *v) {
 }
 
 /* layer_norm_grad_rows_f32: per row r < rows, with xhat = (x - mean) inv and g = dy gamma:
- *   a = (sum of g, left to right) / columns, b = (sum of g xhat) / columns,
- *   dx = inv ((g - a) - xhat b); and, over the rows in order, dgamma += dy xhat, dbeta += dy
- *   (this tile's partial sums, from 0).
+ *   a = (sum of g) / columns, b = (sum of g xhat) / columns, both sums in six column slices
+ *   (ops_math.h); dx = inv ((g - a) - xhat b); and, over the rows in order, dgamma += dy xhat,
+ *   dbeta += dy (this vertex's partial sums, from 0).
  * fields: x, dy, gamma, mean, inv (in f32), dx (out f32), dgamma, dbeta (out f32: a row of
  *         columns each), rows, columns */
 struct layer_norm_grad_rows_f32_fields {
@@ -211,17 +293,78 @@ void layer_norm_grad_rows_f32(const struct layer_norm_grad_rows_f32_fields *v) {
   for (uint32_t r = 0; r < v->rows; ++r) {
     const float *x = v->x + r * columns, *dy = v->dy + r * columns;
     const float mean = v->mean[r], inv = v->inv[r];
-    float sum_g = 0.0f, sum_gx = 0.0f;
+    float part_g[IPU_OPS_ROW_SLICES], part_gx[IPU_OPS_ROW_SLICES];
+    for (uint32_t s = 0; s < IPU_OPS_ROW_SLICES; ++s) {
+      float sum_g = 0.0f, sum_gx = 0.0f;
+      for (uint32_t c = ipu_ops_slice_begin(columns, s); c < ipu_ops_slice_begin(columns, s + 1);
+           ++c) {
+        const float xhat = (x[c] - mean) * inv, g = dy[c] * v->gamma[c];
+        sum_g += g;
+        sum_gx += g * xhat;
+        v->dgamma[c] += dy[c] * xhat;
+        v->dbeta[c] += dy[c];
+      }
+      part_g[s] = sum_g;
+      part_gx[s] = sum_gx;
+    }
+    const float a = ipu_ops_slices_total(part_g, 1) / (float)columns,
+                b = ipu_ops_slices_total(part_gx, 1) / (float)columns;
+    float *dx = v->dx + r * columns;
     for (uint32_t c = 0; c < columns; ++c) {
+      const float xhat = (x[c] - mean) * inv, g = dy[c] * v->gamma[c];
+      dx[c] = inv * ((g - a) - xhat * b);
+    }
+  }
+}
+
+/* The same gradient by six vertices a run of rows, each one column slice (`slice`), in two
+ * compute sets; sums holds [12 x rows]: the six slices' sums of g, then of g xhat, slice-major:
+ *   layer_norm_grad_slice_sums_f32: sum_g[r] and sum_gx[r], the slice's sums of row r; and over
+ *     the rows in order, the slice's columns of dgamma += dy xhat and dbeta += dy (from 0).
+ *     fields: x, dy, gamma, mean, inv (in f32), sum_g, sum_gx (out f32: the slice's rows), dgamma,
+ *             dbeta (out f32: the slice's columns of the partial row), rows, columns, slice
+ *   layer_norm_grad_slice_apply_f32: a and b from the six slices' sums in order; the slice's dx.
+ *     fields: x, dy, gamma, mean, inv, sums (in f32), dx (out f32), rows, columns, slice */
+struct layer_norm_grad_slice_sums_f32_fields {
+  const float *x, *dy, *gamma, *mean, *inv;
+  float *sum_g, *sum_gx, *dgamma, *dbeta;
+  uint32_t rows, columns, slice;
+};
+void layer_norm_grad_slice_sums_f32(const struct layer_norm_grad_slice_sums_f32_fields *v) {
+  const uint32_t columns = v->columns;
+  SLICE_COLUMNS(v);
+  for (uint32_t c = 0; c < c1 - c0; ++c) v->dgamma[c] = v->dbeta[c] = 0.0f;
+  for (uint32_t r = 0; r < v->rows; ++r) {
+    const float *x = v->x + r * columns, *dy = v->dy + r * columns;
+    const float mean = v->mean[r], inv = v->inv[r];
+    float sum_g = 0.0f, sum_gx = 0.0f;
+    for (uint32_t c = c0; c < c1; ++c) {
       const float xhat = (x[c] - mean) * inv, g = dy[c] * v->gamma[c];
       sum_g += g;
       sum_gx += g * xhat;
-      v->dgamma[c] += dy[c] * xhat;
-      v->dbeta[c] += dy[c];
+      v->dgamma[c - c0] += dy[c] * xhat;
+      v->dbeta[c - c0] += dy[c];
     }
-    const float a = sum_g / (float)columns, b = sum_gx / (float)columns;
+    v->sum_g[r] = sum_g;
+    v->sum_gx[r] = sum_gx;
+  }
+}
+struct layer_norm_grad_slice_apply_f32_fields {
+  const float *x, *dy, *gamma, *mean, *inv, *sums;
+  float *dx;
+  uint32_t rows, columns, slice;
+};
+void layer_norm_grad_slice_apply_f32(const struct layer_norm_grad_slice_apply_f32_fields *v) {
+  const uint32_t rows = v->rows, columns = v->columns;
+  SLICE_COLUMNS(v);
+  for (uint32_t r = 0; r < rows; ++r) {
+    const float *x = v->x + r * columns, *dy = v->dy + r * columns;
+    const float mean = v->mean[r], inv = v->inv[r];
+    const float a = ipu_ops_slices_total(v->sums + r, rows) / (float)columns,
+                b = ipu_ops_slices_total(v->sums + IPU_OPS_ROW_SLICES * rows + r, rows) /
+                    (float)columns;
     float *dx = v->dx + r * columns;
-    for (uint32_t c = 0; c < columns; ++c) {
+    for (uint32_t c = c0; c < c1; ++c) {
       const float xhat = (x[c] - mean) * inv, g = dy[c] * v->gamma[c];
       dx[c] = inv * ((g - a) - xhat * b);
     }

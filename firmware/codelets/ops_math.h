@@ -109,4 +109,17 @@ static inline void ipu_ops_salt_state(uint64_t* s0, uint64_t* s1, uint32_t step)
  * rounded on both sides), then a division. */
 static inline float ipu_ops_rsqrtf(float x) { return 1.0f / __builtin_sqrtf(x); }
 
+/* A layer norm's sums over a row are taken in six column slices, slice s being columns
+ * [columns s / 6, columns (s + 1) / 6), each added left to right from 0, and the six slices'
+ * sums added in order: the same bits whether one worker takes the whole row or six workers a
+ * slice each (a tile holding fewer rows than workers). */
+#define IPU_OPS_ROW_SLICES 6
+static inline uint32_t ipu_ops_slice_begin(uint32_t columns, uint32_t slice) {
+  return columns * slice / IPU_OPS_ROW_SLICES;
+}
+/* The six slices' sums p[0 * stride], ..., p[5 * stride], added in order. */
+static inline float ipu_ops_slices_total(const float* p, uint32_t stride) {
+  return ((((p[0] + p[stride]) + p[2 * stride]) + p[3 * stride]) + p[4 * stride]) + p[5 * stride];
+}
+
 #endif

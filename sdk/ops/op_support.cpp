@@ -51,6 +51,24 @@ void add_ops_codelets(Graph& g) {
       "layer_norm_rows_f32", file,
       {in("x", f32), in("gamma", f32), in("beta", f32), out("y", f32), out("mean_out", f32),
        out("inv_out", f32), scalar("rows"), scalar("columns"), scalar("eps")});
+  g.add_codelet(
+      "layer_norm_slice_sums_f32", file,
+      {in("x", f32), out("sums", f32), scalar("rows"), scalar("columns"), scalar("slice")});
+  g.add_codelet("layer_norm_slice_squares_f32", file,
+                {in("x", f32), in("sums", f32), out("squares", f32), scalar("rows"),
+                 scalar("columns"), scalar("slice")});
+  g.add_codelet("layer_norm_slice_apply_f32", file,
+                {in("x", f32), in("gamma", f32), in("beta", f32), in("sums", f32),
+                 in("squares", f32), out("y", f32), out("mean_out", f32), out("inv_out", f32),
+                 scalar("rows"), scalar("columns"), scalar("slice"), scalar("eps")});
+  g.add_codelet("layer_norm_grad_slice_sums_f32", file,
+                {in("x", f32), in("dy", f32), in("gamma", f32), in("mean", f32), in("inv", f32),
+                 out("sum_g", f32), out("sum_gx", f32), out("dgamma", f32), out("dbeta", f32),
+                 scalar("rows"), scalar("columns"), scalar("slice")});
+  g.add_codelet(
+      "layer_norm_grad_slice_apply_f32", file,
+      {in("x", f32), in("dy", f32), in("gamma", f32), in("mean", f32), in("inv", f32),
+       in("sums", f32), out("dx", f32), scalar("rows"), scalar("columns"), scalar("slice")});
   g.add_codelet("softmax_grad_rows_f32", file,
                 {in("y", f32), in("dy", f32), out("dx", f32), scalar("rows"), scalar("columns")});
   g.add_codelet(

@@ -205,15 +205,25 @@ std::vector<float> layer_norm(const std::vector<float>& x, const std::vector<flo
   std::vector<float> y(x.size());
   for (size_t r = 0; r < x.size() / columns; ++r) {
     const float* row = &x[r * columns];
-    float sum = 0.0f;
-    for (size_t c = 0; c < columns; ++c) sum += row[c];
-    const float mean = sum / static_cast<float>(columns);
-    float squares = 0.0f;
-    for (size_t c = 0; c < columns; ++c) {
-      const float d = row[c] - mean;
-      squares += d * d;
+    const auto n = static_cast<uint32_t>(columns);
+    float part[IPU_OPS_ROW_SLICES];  // sums in six column slices (ops_math.h)
+    for (uint32_t s = 0; s < IPU_OPS_ROW_SLICES; ++s) {
+      float sum = 0.0f;
+      for (uint32_t c = ipu_ops_slice_begin(n, s); c < ipu_ops_slice_begin(n, s + 1); ++c)
+        sum += row[c];
+      part[s] = sum;
     }
-    const float inv = ipu_ops_rsqrtf(squares / static_cast<float>(columns) + eps);
+    const float mean = ipu_ops_slices_total(part, 1) / static_cast<float>(columns);
+    for (uint32_t s = 0; s < IPU_OPS_ROW_SLICES; ++s) {
+      float squares = 0.0f;
+      for (uint32_t c = ipu_ops_slice_begin(n, s); c < ipu_ops_slice_begin(n, s + 1); ++c) {
+        const float d = row[c] - mean;
+        squares += d * d;
+      }
+      part[s] = squares;
+    }
+    const float inv =
+        ipu_ops_rsqrtf(ipu_ops_slices_total(part, 1) / static_cast<float>(columns) + eps);
     for (size_t c = 0; c < columns; ++c)
       y[r * columns + c] = ((row[c] - mean) * inv) * gamma[c] + beta[c];
     if (mean_out) mean_out->push_back(mean);
@@ -249,15 +259,22 @@ std::vector<float> layer_norm_grad(const std::vector<float>& x, const std::vecto
     for (size_t i = 0; i < partial_rows[part]; ++i, ++row) {
       const float* xr = &x[row * columns];
       const float* d = &dy[row * columns];
-      float sum_g = 0.0f, sum_gx = 0.0f;
-      for (size_t c = 0; c < columns; ++c) {
-        const float xhat = (xr[c] - mean[row]) * inv_std[row], g = d[c] * gamma[c];
-        sum_g += g;
-        sum_gx += g * xhat;
-        part_g[c] += d[c] * xhat;
-        part_b[c] += d[c];
+      const auto n = static_cast<uint32_t>(columns);
+      float slice_g[IPU_OPS_ROW_SLICES], slice_gx[IPU_OPS_ROW_SLICES];  // six column slices
+      for (uint32_t s = 0; s < IPU_OPS_ROW_SLICES; ++s) {
+        float sum_g = 0.0f, sum_gx = 0.0f;
+        for (uint32_t c = ipu_ops_slice_begin(n, s); c < ipu_ops_slice_begin(n, s + 1); ++c) {
+          const float xhat = (xr[c] - mean[row]) * inv_std[row], g = d[c] * gamma[c];
+          sum_g += g;
+          sum_gx += g * xhat;
+          part_g[c] += d[c] * xhat;
+          part_b[c] += d[c];
+        }
+        slice_g[s] = sum_g;
+        slice_gx[s] = sum_gx;
       }
-      const float a = sum_g / static_cast<float>(columns), b = sum_gx / static_cast<float>(columns);
+      const float a = ipu_ops_slices_total(slice_g, 1) / static_cast<float>(columns),
+                  b = ipu_ops_slices_total(slice_gx, 1) / static_cast<float>(columns);
       for (size_t c = 0; c < columns; ++c) {
         const float xhat = (xr[c] - mean[row]) * inv_std[row], g = d[c] * gamma[c];
         dx[row * columns + c] = inv_std[row] * ((g - a) - xhat * b);

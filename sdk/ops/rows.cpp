@@ -90,6 +90,43 @@ Tensor softmax_rows_packed(Graph& g, Program& program, Tensor x, Tensor sequence
   return softmax_with(g, program, x, sequence_ids, SoftmaxMask::kSequenceIds, name);
 }
 
+namespace {
+
+// A layer norm's runs of rows (a mapping interval each) when every tile holds fewer rows than it
+// has workers, so that six vertices a run, a column slice each, keep all six busy (BERT-Large's
+// rows lie one a tile); else none, and a vertex takes whole rows.
+std::vector<RowRange> sliced_runs(const TensorInfo& rows) {
+  const size_t columns = rows.shape.back();
+  std::map<unsigned, size_t> per_tile;
+  std::vector<RowRange> runs;
+  for (const Interval& m : rows.mapping) {
+    per_tile[m.tile] += (m.end - m.begin) / columns;
+    runs.push_back({m.tile, m.begin / columns, (m.end - m.begin) / columns});
+  }
+  for (const auto& [tile, n] : per_tile)
+    if (n >= 6) return {};
+  return columns >= 6 ? runs : std::vector<RowRange>{};
+}
+
+// A tensor of `per_row` x 6 values a row, run by run on the run's tile: run r's [per_row x 6 x
+// rows], slice-major (the slices' sums of a layer norm), scratch.
+Tensor run_slices(Graph& g, const std::vector<RowRange>& runs, size_t per_row,
+                  const std::string& name) {
+  size_t total = 0;
+  for (const RowRange& r : runs) total = std::max(total, r.first + r.rows);
+  const Tensor t = g.add_variable(DType::kF32, {6 * per_row * total}, name);
+  std::vector<Interval> mapping;
+  for (const RowRange& r : runs)
+    mapping.push_back({6 * per_row * r.first, 6 * per_row * (r.first + r.rows), r.tile});
+  std::sort(mapping.begin(), mapping.end(),
+            [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+  g.set_tile_mapping(t, mapping);
+  g.set_scratch(t);
+  return t;
+}
+
+}  // namespace
+
 LayerNorm layer_norm(Graph& g, Program& program, Tensor x, Tensor gamma, Tensor beta, float eps,
                      const std::string& name) {
   require_sequence(program, name);
@@ -116,14 +153,56 @@ LayerNorm layer_norm(Graph& g, Program& program, Tensor x, Tensor gamma, Tensor 
   const std::vector<unsigned> tiles = tiles_of(xi);
   const Tensor gammas = replicate(g, program, gamma, tiles, name + ".gamma");
   const Tensor betas = replicate(g, program, beta, tiles, name + ".beta");
+  const auto at = [&](unsigned tile) {
+    return static_cast<size_t>(std::find(tiles.begin(), tiles.end(), tile) - tiles.begin());
+  };
+  if (const std::vector<RowRange> runs = sliced_runs(xi); !runs.empty()) {
+    // Six vertices a run, a column slice each, in three compute sets: the slices' sums, their
+    // squares about the mean, then y (the statistics' bits are the one-worker path's).
+    const Tensor sums = run_slices(g, runs, 1, name + ".slice_sums");
+    const Tensor squares = run_slices(g, runs, 1, name + ".slice_squares");
+    const ComputeSet phase[3] = {g.add_compute_set(name + ".slice_sums"),
+                                 g.add_compute_set(name + ".slice_squares"),
+                                 g.add_compute_set(name)};
+    for (const RowRange& r : runs) {
+      const size_t lo = r.first * columns, hi = (r.first + r.rows) * columns, k = at(r.tile);
+      const Region x_rows = g.region(rows, lo, hi),
+                   all_sums = g.region(sums, 6 * r.first, 6 * (r.first + r.rows));
+      const Region all_squares = g.region(squares, 6 * r.first, 6 * (r.first + r.rows));
+      for (uint32_t slice = 0; slice < 6; ++slice) {
+        const size_t own = 6 * r.first + slice * r.rows;
+        const auto with_shape = [&](std::map<std::string, Binding> f) {
+          f.insert({{"rows", u32(r.rows)}, {"columns", u32(columns)}, {"slice", slice}});
+          return f;
+        };
+        g.add_vertex(phase[0], "layer_norm_slice_sums_f32", r.tile,
+                     with_shape({{"x", x_rows}, {"sums", g.region(sums, own, own + r.rows)}}));
+        g.add_vertex(phase[1], "layer_norm_slice_squares_f32", r.tile,
+                     with_shape({{"x", x_rows},
+                                 {"sums", all_sums},
+                                 {"squares", g.region(squares, own, own + r.rows)}}));
+        g.add_vertex(phase[2], "layer_norm_slice_apply_f32", r.tile,
+                     with_shape({{"x", x_rows},
+                                 {"gamma", g.region(gammas, k * columns, (k + 1) * columns)},
+                                 {"beta", g.region(betas, k * columns, (k + 1) * columns)},
+                                 {"sums", all_sums},
+                                 {"squares", all_squares},
+                                 {"y", g.region(out.y, lo, hi)},
+                                 {"mean_out", g.region(out.mean, r.first, r.first + r.rows)},
+                                 {"inv_out", g.region(out.inv_std, r.first, r.first + r.rows)},
+                                 {"eps", bits_of(eps)}}));
+      }
+    }
+    for (const ComputeSet& c : phase) program.body.push_back(Execute(c));
+    return out;
+  }
   const ComputeSet cs = g.add_compute_set(name);
   for (const RowRange& r : row_ranges(xi)) {
-    const size_t at =
-        static_cast<size_t>(std::find(tiles.begin(), tiles.end(), r.tile) - tiles.begin());
+    const size_t k = at(r.tile);
     g.add_vertex(cs, "layer_norm_rows_f32", r.tile,
                  {{"x", g.region(rows, r.first * columns, (r.first + r.rows) * columns)},
-                  {"gamma", g.region(gammas, at * columns, (at + 1) * columns)},
-                  {"beta", g.region(betas, at * columns, (at + 1) * columns)},
+                  {"gamma", g.region(gammas, k * columns, (k + 1) * columns)},
+                  {"beta", g.region(betas, k * columns, (k + 1) * columns)},
                   {"y", g.region(out.y, r.first * columns, (r.first + r.rows) * columns)},
                   {"mean_out", g.region(out.mean, r.first, r.first + r.rows)},
                   {"inv_out", g.region(out.inv_std, r.first, r.first + r.rows)},
@@ -187,7 +266,8 @@ LayerNormGrad layer_norm_grad(Graph& g, Program& program, Tensor x, Tensor dy, T
   g.set_tile_mapping(out.dx, xi.mapping);
   const std::vector<unsigned> tiles = tiles_of(xi);
   const Tensor gammas = replicate(g, program, gamma, tiles, name + ".gamma");
-  const std::vector<RowRange> ranges = row_ranges(xi);
+  const std::vector<RowRange> runs = sliced_runs(xi);
+  const std::vector<RowRange> ranges = runs.empty() ? row_ranges(xi) : runs;
   std::vector<Interval> partial_mapping;
   for (size_t i = 0; i < ranges.size(); ++i)
     partial_mapping.push_back({2 * i * columns, 2 * (i + 1) * columns, ranges[i].tile});
@@ -196,26 +276,65 @@ LayerNormGrad layer_norm_grad(Graph& g, Program& program, Tensor x, Tensor dy, T
   const Tensor parts = g.add_variable(DType::kF32, {ranges.size(), 2 * columns}, name + ".parts");
   g.set_tile_mapping(parts, partial_mapping);
   g.set_scratch(parts);
-  const ComputeSet cs = g.add_compute_set(name);
-  for (size_t i = 0; i < ranges.size(); ++i) {
-    const RowRange& r = ranges[i];
-    const size_t lo = r.first * columns, hi = (r.first + r.rows) * columns;
-    const size_t at =
-        static_cast<size_t>(std::find(tiles.begin(), tiles.end(), r.tile) - tiles.begin());
-    g.add_vertex(cs, "layer_norm_grad_rows_f32", r.tile,
-                 {{"x", g.region(rows, lo, hi)},
-                  {"dy", g.region(d, lo, hi)},
-                  {"gamma", g.region(gammas, at * columns, (at + 1) * columns)},
-                  {"mean", g.region(mean, r.first, r.first + r.rows)},
-                  {"inv", g.region(inv, r.first, r.first + r.rows)},
-                  {"dx", g.region(out.dx, lo, hi)},
-                  {"dgamma", g.region(parts, 2 * i * columns, (2 * i + 1) * columns)},
-                  {"dbeta", g.region(parts, (2 * i + 1) * columns, (2 * i + 2) * columns)},
-                  {"rows", u32(r.rows)},
-                  {"columns", u32(columns)}});
-    out.partial_rows.push_back(r.rows);
+  if (!runs.empty()) {
+    // Six vertices a run, a column slice each, in two compute sets: the slices' sums of g and g
+    // xhat with the slice's dgamma and dbeta, then dx (the bits of the one-worker path).
+    const Tensor sums = run_slices(g, runs, 2, name + ".slice_sums");
+    const ComputeSet phase[2] = {g.add_compute_set(name + ".slice_sums"), g.add_compute_set(name)};
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const RowRange& r = runs[i];
+      const size_t lo = r.first * columns, hi = (r.first + r.rows) * columns;
+      const size_t k =
+          static_cast<size_t>(std::find(tiles.begin(), tiles.end(), r.tile) - tiles.begin());
+      const std::map<std::string, Binding> common = {
+          {"x", g.region(rows, lo, hi)},
+          {"dy", g.region(d, lo, hi)},
+          {"gamma", g.region(gammas, k * columns, (k + 1) * columns)},
+          {"mean", g.region(mean, r.first, r.first + r.rows)},
+          {"inv", g.region(inv, r.first, r.first + r.rows)},
+          {"rows", u32(r.rows)},
+          {"columns", u32(columns)}};
+      const size_t block = 12 * r.first;
+      for (uint32_t slice = 0; slice < 6; ++slice) {
+        const size_t c0 = columns * slice / 6, c1 = columns * (slice + 1) / 6;
+        std::map<std::string, Binding> f0 = common, f1 = common;
+        f0.insert(
+            {{"sum_g", g.region(sums, block + slice * r.rows, block + (slice + 1) * r.rows)},
+             {"sum_gx", g.region(sums, block + (6 + slice) * r.rows, block + (7 + slice) * r.rows)},
+             {"dgamma", g.region(parts, 2 * i * columns + c0, 2 * i * columns + c1)},
+             {"dbeta", g.region(parts, (2 * i + 1) * columns + c0, (2 * i + 1) * columns + c1)},
+             {"slice", slice}});
+        f1.insert({{"sums", g.region(sums, block, block + 12 * r.rows)},
+                   {"dx", g.region(out.dx, lo, hi)},
+                   {"slice", slice}});
+        g.add_vertex(phase[0], "layer_norm_grad_slice_sums_f32", r.tile, f0);
+        g.add_vertex(phase[1], "layer_norm_grad_slice_apply_f32", r.tile, f1);
+      }
+      out.partial_rows.push_back(r.rows);
+    }
+    for (const ComputeSet& c : phase) program.body.push_back(Execute(c));
+  } else {
+    const ComputeSet cs = g.add_compute_set(name);
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      const RowRange& r = ranges[i];
+      const size_t lo = r.first * columns, hi = (r.first + r.rows) * columns;
+      const size_t at =
+          static_cast<size_t>(std::find(tiles.begin(), tiles.end(), r.tile) - tiles.begin());
+      g.add_vertex(cs, "layer_norm_grad_rows_f32", r.tile,
+                   {{"x", g.region(rows, lo, hi)},
+                    {"dy", g.region(d, lo, hi)},
+                    {"gamma", g.region(gammas, at * columns, (at + 1) * columns)},
+                    {"mean", g.region(mean, r.first, r.first + r.rows)},
+                    {"inv", g.region(inv, r.first, r.first + r.rows)},
+                    {"dx", g.region(out.dx, lo, hi)},
+                    {"dgamma", g.region(parts, 2 * i * columns, (2 * i + 1) * columns)},
+                    {"dbeta", g.region(parts, (2 * i + 1) * columns, (2 * i + 2) * columns)},
+                    {"rows", u32(r.rows)},
+                    {"columns", u32(columns)}});
+      out.partial_rows.push_back(r.rows);
+    }
+    program.body.push_back(Execute(cs));
   }
-  program.body.push_back(Execute(cs));
   // The partials added across the tiles, by a tree (sum_partials).
   std::vector<Region> rows_2c;
   for (size_t i = 0; i < ranges.size(); ++i)

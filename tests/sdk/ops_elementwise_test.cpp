@@ -142,6 +142,78 @@ TEST(OpsElementwise, LogitsInRowSlicesStayInSlices) {
       columns);
 }
 
+// A layer norm's row sums are taken in six column slices added in order (ops_math.h), so one
+// worker a row (12 rows on a tile) and six workers a row, a slice each (a row a tile), give the
+// same bits, which the reference's. A row of 1e8 and 35 ones, by hand: left to right every one is
+// lost (1e8's ulp is 8), but slices 1 to 5 each add 6, which rounds to 8: the sum is 1e8 + 40.
+TEST(OpsElementwise, LayerNormTakesTheSameBitsARowAWorkerAsASliceAWorker) {
+  namespace ref = ops::reference;
+  Graph g(Target::preset("mk2", 16));
+  constexpr size_t rows = 12, columns = 36, n = rows * columns;
+  Program p = Sequence({});
+  const Tensor one_tile = g.add_variable(DType::kF32, {rows, columns}, "one_tile");
+  const Tensor spread = g.add_variable(DType::kF32, {rows, columns}, "spread");
+  const Tensor dy = g.add_variable(DType::kF32, {rows, columns}, "dy");
+  const Tensor gamma = g.add_variable(DType::kF32, {columns}, "gamma");
+  const Tensor beta = g.add_variable(DType::kF32, {columns}, "beta");
+  g.set_tile_mapping(one_tile, 0);
+  g.map_evenly(spread, 1, 12, columns);  // a row a tile
+  g.map_evenly(dy, 1, 12, columns);
+  g.set_tile_mapping(gamma, 13);
+  g.set_tile_mapping(beta, 14);
+  const ops::LayerNorm a = ops::layer_norm(g, p, one_tile, gamma, beta, 1e-5f, "a");
+  const ops::LayerNorm b = ops::layer_norm(g, p, spread, gamma, beta, 1e-5f, "b");
+  const ops::LayerNormGrad da = ops::layer_norm_grad(g, p, one_tile, dy, gamma, a, "da");
+  const ops::LayerNormGrad db = ops::layer_norm_grad(g, p, spread, dy, gamma, b, "db");
+  // The spread one took the six-slice vertices, the other whole rows.
+  const auto& sets = g.compute_sets();
+  EXPECT_NE(std::find(sets.begin(), sets.end(), "b.slice_sums"), sets.end());
+  EXPECT_NE(std::find(sets.begin(), sets.end(), "db.slice_sums"), sets.end());
+  EXPECT_EQ(std::find(sets.begin(), sets.end(), "a.slice_sums"), sets.end());
+  EXPECT_EQ(std::find(sets.begin(), sets.end(), "da.slice_sums"), sets.end());
+  Device device(compile(g, p));
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  std::vector<float> xv(n), dyv(n), gv(columns), bv(columns);
+  for (float& v : xv) v = dist(rng) * 100.0f;
+  xv[0] = 1e8f;
+  for (size_t c = 1; c < columns; ++c) xv[c] = 1.0f;
+  for (float& v : dyv) v = dist(rng);
+  for (float& v : gv) v = dist(rng);
+  for (float& v : bv) v = dist(rng);
+  device.write_tensor("one_tile", xv.data(), n * 4);
+  device.write_tensor("spread", xv.data(), n * 4);
+  device.write_tensor("dy", dyv.data(), n * 4);
+  device.write_tensor("gamma", gv.data(), columns * 4);
+  device.write_tensor("beta", bv.data(), columns * 4);
+  device.run();
+  const auto read = [&](Tensor t) {
+    std::vector<float> v(g.tensor(t).elements);
+    device.read_tensor(g.tensor(t).name, v.data(), v.size() * 4);
+    return v;
+  };
+  std::vector<float> mean_want, inv_want;
+  const std::vector<float> y_want =
+      ref::layer_norm(xv, gv, bv, 1e-5f, columns, &mean_want, &inv_want);
+  EXPECT_EQ(read(a.mean)[0], (1e8f + 40.0f) / 36.0f);
+  EXPECT_NE(read(a.mean)[0], 1e8f / 36.0f);  // the left-to-right sum's mean
+  for (const auto& [got, want] :
+       {std::pair{read(a.y), y_want}, std::pair{read(b.y), y_want},
+        std::pair{read(a.mean), mean_want}, std::pair{read(b.mean), mean_want},
+        std::pair{read(a.inv_std), inv_want}, std::pair{read(b.inv_std), inv_want}})
+    EXPECT_EQ(count_equal(got, want), want.size());
+  for (const ops::LayerNormGrad* d : {&da, &db}) {
+    std::vector<float> dgamma_want, dbeta_want;
+    const std::vector<float> dx_want = ref::layer_norm_grad(
+        xv, dyv, gv, mean_want, inv_want, columns, d->partial_rows, &dgamma_want, &dbeta_want);
+    EXPECT_EQ(count_equal(read(d->dx), dx_want), n);
+    EXPECT_EQ(count_equal(read(d->dgamma), dgamma_want), columns);
+    EXPECT_EQ(count_equal(read(d->dbeta), dbeta_want), columns);
+  }
+  EXPECT_EQ(da.partial_rows, std::vector<size_t>({2, 2, 2, 2, 2, 2}));  // six vertices' rows
+  EXPECT_EQ(db.partial_rows, std::vector<size_t>(12, 1));               // a row a tile
+}
+
 TEST(OpsElementwise, EveryOperationEqualsItsHostReferenceBitForBit) {
   Graph g(Target::preset("mk2", 8));
   constexpr size_t rows = 7, columns = 13, n = rows * columns;
