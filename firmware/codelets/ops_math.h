@@ -19,11 +19,15 @@ static inline float ipu_ops_expf(float x) {
     return f;
   }
   if (x < -87.3f) return 0.0f;
-  const float t = x * 1.44269504f;
-  int32_t n = (int32_t)t;
-  if ((float)n > t) n -= 1;         /* floor */
-  if (t - (float)n >= 0.5f) n += 1; /* nearest */
-  const float r = (x - (float)n * 0.693359375f) - (float)n * -2.12194440e-4f;
+  /* n = x / ln 2 rounded to nearest (ties to even) by adding 1.5 x 2^23: the sum's low mantissa
+   * bits are then n (|n| < 2^22), and subtracting it back gives n as a float, exactly. Four
+   * instructions, where a conversion with floor and nearest fix-ups took about ten. */
+  const float shifted = x * 1.44269504f + 12582912.0f;
+  uint32_t shifted_bits;
+  memcpy(&shifted_bits, &shifted, 4);
+  const int32_t n = (int32_t)(shifted_bits - 0x4b400000u);
+  const float fn = shifted - 12582912.0f;
+  const float r = (x - fn * 0.693359375f) - fn * -2.12194440e-4f;
   float p = 1.0f / 720.0f;
   p = p * r + 1.0f / 120.0f;
   p = p * r + 1.0f / 24.0f;
@@ -48,18 +52,21 @@ static inline float ipu_ops_tanhf(float x) {
   return x < 0.0f ? -t : t;
 }
 
-/* GeLU, tanh form (as BERT's implementations use): 0.5 x (1 + tanh(c (x + 0.044715 x^3))),
- * c = sqrt(2 / pi). */
-static inline float ipu_ops_gelu(float x) {
-  const float u = 0.7978845608f * (x + 0.044715f * x * x * x);
-  return 0.5f * x * (1.0f + ipu_ops_tanhf(u));
+/* GeLU, tanh form (as BERT's implementations use): 0.5 x (1 + tanh(u)), u = c (x + 0.044715
+ * x^3), c = sqrt(2 / pi); computed as x s with s = 0.5 (1 + tanh(u)) = 1 / (1 + e^(-2u)), one
+ * e^x and one division (tanh's sign and range handling and its 1 - 2 / (.) gone). e^(-2u)
+ * overflows to infinity for large negative x, giving x / inf = -0, GeLU's limit. */
+static inline float ipu_ops_gelu_sigmoid(float x) {
+  const float minus_2u = x * (-1.5957691216f + -0.0713548162f * (x * x));
+  return 1.0f / (1.0f + ipu_ops_expf(minus_2u));
 }
+static inline float ipu_ops_gelu(float x) { return x * ipu_ops_gelu_sigmoid(x); }
 
-/* Its derivative: 0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 0.044715 x^2), t = tanh(u). */
+/* Its derivative: s + 2 x s (1 - s) c (1 + 3 0.044715 x^2), s as above (0.5 (1 + t) = s and
+ * 0.5 (1 - t^2) = 2 s (1 - s), t = tanh(u)). */
 static inline float ipu_ops_gelu_grad(float x) {
-  const float u = 0.7978845608f * (x + 0.044715f * x * x * x);
-  const float t = ipu_ops_tanhf(u);
-  return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * 0.7978845608f * (1.0f + 0.134145f * x * x);
+  const float s = ipu_ops_gelu_sigmoid(x);
+  return s + x * (s * (1.0f - s)) * (1.5957691216f + 0.2140644486f * (x * x));
 }
 
 /* ln x for x > 0 (the log-sum-exp of cross-entropy): x = m 2^e with m in [sqrt(1/2), sqrt(2)),

@@ -658,7 +658,19 @@ TEST(OpsElementwise, TheMathFunctionsAreCloseToTheLibraryOnes) {
     EXPECT_NEAR(ops::reference::unary(ops::UnaryOp::kGelu, {x})[0], want,
                 1e-6 + std::fabs(want) * 1e-6)
         << x;
+    // Its derivative, from tanh in double: 0.5 (1 + t) + 0.5 x (1 - t^2) u'.
+    const double u = 0.7978845608 * (x + 0.044715 * x * x * x), t = std::tanh(u);
+    const double slope =
+        0.5 * (1 + t) + 0.5 * x * (1 - t * t) * 0.7978845608 * (1 + 3 * 0.044715 * x * x);
+    EXPECT_NEAR(ops::reference::binary(ops::BinaryOp::kMulGeluGrad, {1.0f}, {x})[0], slope,
+                2e-6 + std::fabs(slope) * 1e-6)
+        << x;
   }
+  // Far out, GeLU is x or -0 and its derivative 1 or 0, with no NaN from e^x's overflow.
+  EXPECT_EQ(ops::reference::unary(ops::UnaryOp::kGelu, {30.0f})[0], 30.0f);
+  EXPECT_EQ(ops::reference::unary(ops::UnaryOp::kGelu, {-30.0f})[0], 0.0f);
+  EXPECT_EQ(ops::reference::binary(ops::BinaryOp::kMulGeluGrad, {1.0f}, {30.0f})[0], 1.0f);
+  EXPECT_EQ(ops::reference::binary(ops::BinaryOp::kMulGeluGrad, {1.0f}, {-30.0f})[0], 0.0f);
 }
 
 TEST(OpsElementwise, BadOperandsAreRefused) {
