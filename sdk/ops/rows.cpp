@@ -8,6 +8,7 @@
 #include <cstring>
 #include <map>
 
+#include "firmware/codelets/ops_math.h"
 #include "sdk/ops/elementwise.h"
 #include "sdk/ops/op_support.h"
 #include "sdk/ops/pieces.h"
@@ -169,7 +170,7 @@ LayerNorm layer_norm(Graph& g, Program& program, Tensor x, Tensor gamma, Tensor 
       const Region x_rows = g.region(rows, lo, hi),
                    all_sums = g.region(sums, 6 * r.first, 6 * (r.first + r.rows));
       const Region all_squares = g.region(squares, 6 * r.first, 6 * (r.first + r.rows));
-      for (uint32_t slice = 0; slice < 6; ++slice) {
+      for (uint32_t slice = 0; slice < IPU_OPS_ROW_SLICES; ++slice) {
         const size_t own = 6 * r.first + slice * r.rows;
         const auto with_shape = [&](std::map<std::string, Binding> f) {
           f.insert({{"rows", u32(r.rows)}, {"columns", u32(columns)}, {"slice", slice}});
@@ -295,8 +296,9 @@ LayerNormGrad layer_norm_grad(Graph& g, Program& program, Tensor x, Tensor dy, T
           {"rows", u32(r.rows)},
           {"columns", u32(columns)}};
       const size_t block = 12 * r.first;
-      for (uint32_t slice = 0; slice < 6; ++slice) {
-        const size_t c0 = columns * slice / 6, c1 = columns * (slice + 1) / 6;
+      for (uint32_t slice = 0; slice < IPU_OPS_ROW_SLICES; ++slice) {
+        const uint32_t c0 = ipu_ops_slice_begin(u32(columns), slice),
+                       c1 = ipu_ops_slice_begin(u32(columns), slice + 1);
         std::map<std::string, Binding> f0 = common, f1 = common;
         f0.insert(
             {{"sum_g", g.region(sums, block + slice * r.rows, block + (slice + 1) * r.rows)},
