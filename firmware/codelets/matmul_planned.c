@@ -26,6 +26,15 @@ struct pack_weights_fields {
   uint16_t *out;
   uint32_t passes, rows, ks, group_stride, row_stride, k_stride, first_block, blocks;
 };
+/* 16 rows' two words, `stride` words apart, one after another. */
+static inline __attribute__((always_inline)) void copy_block_rows(const uint32_t *in,
+                                                                 uint32_t stride, uint32_t *out) {
+#pragma GCC unroll 16
+  for (uint32_t row = 0; row < 16; ++row, in += stride) {
+    out[2 * row] = in[0];
+    out[2 * row + 1] = in[1];
+  }
+}
 #define PACK_WEIGHTS(NAME, TYPE, LOAD)                                                    \
   void NAME(const struct pack_weights_fields *v) {                                      \
     const uint32_t end = v->first_block + v->blocks;                                    \
@@ -35,6 +44,13 @@ struct pack_weights_fields {
       const uint32_t row0 = group * 16;                                                 \
       const TYPE *in = (const TYPE *)v->in + group * v->group_stride + k0 * v->k_stride; \
       uint16_t *out = v->out + block * 64;                                              \
+      if (sizeof(TYPE) == 2 && v->k_stride == 1 && row0 + 16 <= v->rows && k0 + 4 <= v->ks) { \
+        /* a whole block of rows' four neighbouring f16: two words a row (the staging   \
+         * rows start on words) */                                                      \
+        copy_block_rows((const uint32_t *)(const void *)in, v->row_stride / 2,          \
+                        (uint32_t *)(void *)out);                                       \
+        continue;                                                                       \
+      }                                                                                 \
       for (uint32_t row = 0; row < 16; ++row, out += 4, in += v->row_stride) {          \
         if (row0 + row >= v->rows) {                                                    \
           out[0] = out[1] = out[2] = out[3] = 0;                                        \
@@ -74,10 +90,25 @@ struct pack_stream_fields {
   uint16_t *out;
   uint32_t columns, ks, column_stride, k_stride, first_item, items;
 };
-#define PACK_STREAM(NAME, TYPE, LOAD)                                                    \
-  void NAME(const struct pack_stream_fields *v) {                                       \
-    const uint32_t end = v->first_item + v->items;                                      \
-    for (uint32_t item = v->first_item; item < end; ++item) {                           \
+/* Two neighbouring columns' 16 k-values of f16 B as stored (k_stride words apart, the columns
+ * in one word): each pair of words, two rows of both columns, becomes a word of each column's
+ * stream. Three instructions an element where one at a time takes six. */
+static inline __attribute__((always_inline)) void pack_two_columns_f16(const uint32_t *from,
+                                                                      uint32_t stride_words,
+                                                                      uint32_t *out0,
+                                                                      uint32_t *out1) {
+#pragma GCC unroll 8
+  for (uint32_t w = 0; w < 8; ++w) {
+    const uint32_t even = from[0], odd = from[stride_words];
+    from += 2 * stride_words;
+    out0[w] = (even & 0xffffu) | (odd << 16);
+    out1[w] = (even >> 16) | (odd & 0xffff0000u);
+  }
+}
+/* Items first to end - 1, one at a time. */
+#define PACK_STREAM_ITEMS(NAME, TYPE, LOAD)                                              \
+  static void NAME(const struct pack_stream_fields *v, uint32_t first, uint32_t end) {  \
+    for (uint32_t item = first; item < end; ++item) {                                   \
       const uint32_t pass = item / v->columns, column = item - pass * v->columns;       \
       uint16_t *out = v->out + item * 16;                                               \
       const uint32_t k0 = pass * 16;                                                    \
@@ -102,8 +133,57 @@ struct pack_stream_fields {
       for (; kk < 16; ++kk) out[kk] = 0;                                                \
     }                                                                                   \
   }
-PACK_STREAM(pack_stream_f16, uint16_t, LOAD_F16)
-PACK_STREAM(pack_stream_f32, float, LOAD_F32)
+PACK_STREAM_ITEMS(pack_stream_items_f16, uint16_t, LOAD_F16)
+PACK_STREAM_ITEMS(pack_stream_items_f32, float, LOAD_F32)
+
+void pack_stream_f32(const struct pack_stream_fields *v) {
+  pack_stream_items_f32(v, v->first_item, v->first_item + v->items);
+}
+
+/* f16, a pass at a time, the passes' whole 16 k-values from words: B as stored (columns
+ * neighbours, k_stride an even number of elements) two columns at a time, B^T as stored (each
+ * column's k-values neighbours, column_stride even) eight words a column; short passes, odd
+ * columns and other layouts one item at a time. */
+void pack_stream_f16(const struct pack_stream_fields *v) {
+  const uint32_t end = v->first_item + v->items;
+  const int on_words = ((uintptr_t)v->in & 3) == 0;
+  const int paired = on_words && v->column_stride == 1 && v->k_stride % 2 == 0;
+  const int copied = on_words && v->k_stride == 1 && v->column_stride % 2 == 0;
+  if (!paired && !copied) {
+    pack_stream_items_f16(v, v->first_item, end);
+    return;
+  }
+  const uint32_t columns = v->columns;
+  uint32_t item = v->first_item;
+  while (item < end) {
+    const uint32_t pass = item / columns, column = item - pass * columns;
+    const uint32_t pass_end = end < (pass + 1) * columns ? end : (pass + 1) * columns;
+    if (v->ks - pass * 16 < 16 || (paired && column % 2 != 0)) {
+      const uint32_t last = v->ks - pass * 16 < 16 ? pass_end : item + 1;
+      pack_stream_items_f16(v, item, last);
+      item = last;
+      continue;
+    }
+    const uint32_t *from = (const uint32_t *)(const void *)(v->in) +
+                           (column * v->column_stride + pass * 16 * v->k_stride) / 2;
+    uint32_t *out = (uint32_t *)(void *)(v->out + item * 16);
+    if (paired) {
+      const uint32_t stride_words = v->k_stride / 2;
+      for (; item + 2 <= pass_end; item += 2, from += 1, out += 16)
+        pack_two_columns_f16(from, stride_words, out, out + 8);
+    } else {
+      const uint32_t stride_words = v->column_stride / 2;
+      for (; item < pass_end; ++item, from += stride_words, out += 8) {
+#pragma GCC unroll 8
+        for (uint32_t w = 0; w < 8; ++w) out[w] = from[w];
+      }
+    }
+    if (item < pass_end) {
+      pack_stream_items_f16(v, item, pass_end);
+      item = pass_end;
+    }
+  }
+}
 
 /* matmul_amp_f16 (one worker): for each group g of 16 rows and each column c,
  *   ct[g * ct_group_stride + 16 c + r] = sum over passes p of (sum over its 16 k, in order, by
@@ -147,77 +227,171 @@ void matmul_amp_f16(const struct matmul_amp_f16_fields *v) {
   }
 }
 
-/* reduce_rows_f32: out[(row - first_row) * columns + c] = in[0][row] + in[1][row] + ... (parts,
- *   added in order), where in[l][row] = in[l * part_stride + (row / 16) * group_stride + 16 c +
- *   row % 16] (the AMP's column-major groups of 16 rows), for rows first_row to first_row +
- *   rows - 1.
- * fields: in (in f32), out (out f32), parts, part_stride, group_stride, columns, first_row, rows */
-struct reduce_rows_f32_fields {
+/* The reduction's partial sums, as a vertex finds them. Part l of row `row` and column c is at
+ *   own + (row / 16) * own_group_stride + 16 c + row % 16 for l = own_part (this tile's own
+ *   AMP results, in place), else at in + m * part_stride + (row / 16) * group_stride + 16 c +
+ *   row % 16, m = l - (l > own_part) (the block's other tiles' results as received); the AMP's
+ *   column-major groups of 16 rows either way. Parts are added in order l = 0, 1, ..., parts -
+ *   1, each addition rounded as a scalar f32 addition. */
+struct reduce_parts {
   const float *in;
-  float *out;
-  uint32_t parts, part_stride, group_stride, columns, first_row, rows;
+  const float *own;
+  uint32_t parts, part_stride, group_stride, own_group_stride, own_part, columns, first_row;
 };
-/* Rows r and r + 1 of a group are neighbours in each column: both lanes of one f32v2 addition
- * (each lane rounds as a scalar addition would), a part at a time in order. */
-static void reduce_two_rows(const float *from, float *out0, float *out1, uint32_t columns,
-                            uint32_t parts, uint32_t part_stride) {
-  for (uint32_t c = 0; c < columns; ++c) {
-    const float *at = from + 16 * c;
-    ipu_f32x2 acc = ipu_f32x2_make(at[0], at[1]);
-    for (uint32_t l = 1; l < parts; ++l) {
-      at += part_stride;
-      acc = ipu_f32v2add(acc, ipu_f32x2_make(at[0], at[1]));
+/* More parts than this are added into the output a part at a time (a load and a store more an
+ * addition) rather than from a pointer a part. */
+#define REDUCE_MOST_PARTS 16
+
+/* Part l's first column of `row`. */
+static inline const float *part_at(const struct reduce_parts *v, uint32_t l, uint32_t row) {
+  if (l == v->own_part) return v->own + (row / 16) * v->own_group_stride + row % 16;
+  return v->in + (l - (l > v->own_part)) * v->part_stride + (row / 16) * v->group_stride + row % 16;
+}
+
+/* Each part's first column of `row`. */
+static inline void part_pointers(const struct reduce_parts *v, uint32_t row, const float **at) {
+  const uint32_t group = row / 16, lane = row % 16;
+  const float *in = v->in + group * v->group_stride + lane;
+  for (uint32_t l = 0; l < v->parts; ++l) {
+    if (l == v->own_part) {
+      at[l] = v->own + group * v->own_group_stride + lane;
+    } else {
+      at[l] = in;
+      in += v->part_stride;
     }
-    out0[c] = acc.r[0];
-    out1[c] = acc.r[1];
   }
 }
 
-static void reduce_one_row(const float *from, float *out, uint32_t columns, uint32_t parts,
-                           uint32_t part_stride) {
+/* acc (ft0, ft1) += the two neighbours at `at` (rows r and r + 1 of a column): one f32v2add,
+ * whose lanes round as scalar additions. Written out because the intrinsic's fixed registers
+ * cost two moves an addition, in the reduction's hot loop. ADD_NEIGHBOURS_2 does the same for
+ * the next column too, 16 words on, into (ft4, ft5). */
+#define ADD_NEIGHBOURS(acc0, acc1, at)                                                        \
+  __asm__("flw ft2, 0(%2)\n\tflw ft3, 4(%2)\n\t.insn r 0x2b, 0, 0, ft0, ft0, ft2"             \
+          : "+f"(acc0), "+f"(acc1)                                                           \
+          : "r"(at)                                                                          \
+          : "ft2", "ft3", "memory")
+#define ADD_NEIGHBOURS_2(acc0, acc1, acc2, acc3, at)                                            \
+  __asm__("flw ft2, 0(%4)\n\tflw ft3, 4(%4)\n\t.insn r 0x2b, 0, 0, ft0, ft0, ft2\n\t"           \
+          "flw ft6, 64(%4)\n\tflw ft7, 68(%4)\n\t.insn r 0x2b, 0, 0, ft4, ft4, ft6"             \
+          : "+f"(acc0), "+f"(acc1), "+f"(acc2), "+f"(acc3)                                     \
+          : "r"(at)                                                                            \
+          : "ft2", "ft3", "ft6", "ft7", "memory")
+
+/* Rows r and r + 1 (r even) of `columns` columns, summed over the parts into out0 and out1.
+ * Inlined with a constant `parts` (below), the parts' loops unroll and each part's pointer
+ * stays in a register; two columns a round halve the pointers' increments. */
+static inline __attribute__((always_inline)) void reduce_neighbours(const float **at, uint32_t parts,
+                                                                    float *out0, float *out1,
+                                                                    uint32_t columns) {
+  const float *p[REDUCE_MOST_PARTS];
+#pragma GCC unroll 16
+  for (uint32_t l = 0; l < parts; ++l) p[l] = at[l];
+  uint32_t c = 0;
+  for (; c + 1 < columns; c += 2) {
+    register float acc0 __asm__("ft0") = p[0][0];
+    register float acc1 __asm__("ft1") = p[0][1];
+    register float acc2 __asm__("ft4") = p[0][16];
+    register float acc3 __asm__("ft5") = p[0][17];
+#pragma GCC unroll 16
+    for (uint32_t l = 1; l < parts; ++l) ADD_NEIGHBOURS_2(acc0, acc1, acc2, acc3, p[l]);
+    out0[c] = acc0;
+    out1[c] = acc1;
+    out0[c + 1] = acc2;
+    out1[c + 1] = acc3;
+#pragma GCC unroll 16
+    for (uint32_t l = 0; l < parts; ++l) p[l] += 32;
+  }
+  if (c < columns) {
+    register float acc0 __asm__("ft0") = p[0][0];
+    register float acc1 __asm__("ft1") = p[0][1];
+#pragma GCC unroll 16
+    for (uint32_t l = 1; l < parts; ++l) ADD_NEIGHBOURS(acc0, acc1, p[l]);
+    out0[c] = acc0;
+    out1[c] = acc1;
+  }
+}
+
+static void reduce_neighbours_any(const float **at, uint32_t parts, float *out0, float *out1,
+                                  uint32_t columns) {
+  switch (parts) { /* the planner's usual splits of K, unrolled */
+    case 1: reduce_neighbours(at, 1, out0, out1, columns); break;
+    case 2: reduce_neighbours(at, 2, out0, out1, columns); break;
+    case 3: reduce_neighbours(at, 3, out0, out1, columns); break;
+    case 4: reduce_neighbours(at, 4, out0, out1, columns); break;
+    case 5: reduce_neighbours(at, 5, out0, out1, columns); break;
+    case 6: reduce_neighbours(at, 6, out0, out1, columns); break;
+    default:
+      for (uint32_t c = 0; c < columns; ++c) {
+        register float acc0 __asm__("ft0") = at[0][16 * c];
+        register float acc1 __asm__("ft1") = at[0][16 * c + 1];
+        for (uint32_t l = 1; l < parts; ++l) ADD_NEIGHBOURS(acc0, acc1, at[l] + 16 * c);
+        out0[c] = acc0;
+        out1[c] = acc1;
+      }
+  }
+}
+
+static void reduce_one_row(const float **at, uint32_t parts, float *out, uint32_t columns) {
   for (uint32_t c = 0; c < columns; ++c) {
-    const float *at = from + 16 * c;
-    float sum = at[0];
-    for (uint32_t l = 1; l < parts; ++l) {
-      at += part_stride;
-      sum += at[0];
-    }
+    float sum = at[0][16 * c];
+    for (uint32_t l = 1; l < parts; ++l) sum += at[l][16 * c];
     out[c] = sum;
   }
 }
 
+/* Row `row` into out0 and, with out1, row + 1 (row even) into out1. */
+static void reduce_rows_from(const struct reduce_parts *v, uint32_t row, float *out0, float *out1) {
+  const uint32_t columns = v->columns;
+  if (v->parts <= REDUCE_MOST_PARTS) {
+    const float *at[REDUCE_MOST_PARTS];
+    part_pointers(v, row, at);
+    if (out1)
+      reduce_neighbours_any(at, v->parts, out0, out1, columns);
+    else
+      reduce_one_row(at, v->parts, out0, columns);
+    return;
+  }
+  for (uint32_t l = 0; l < v->parts; ++l) { /* out = part 0, then out += each part in order */
+    const float *at = part_at(v, l, row);
+    for (uint32_t c = 0; c < columns; ++c) {
+      out0[c] = l == 0 ? at[16 * c] : out0[c] + at[16 * c];
+      if (out1) out1[c] = l == 0 ? at[16 * c + 1] : out1[c] + at[16 * c + 1];
+    }
+  }
+}
+
+/* reduce_rows_f32: out[(row - first_row) * columns + c] = the sum of the parts (above) of row
+ *   `row` and column c, for rows first_row to first_row + rows - 1.
+ * fields: in (in f32), own (in f32), parts, part_stride, group_stride, own_group_stride,
+ *         own_part, columns, first_row, out (out f32), rows */
+struct reduce_rows_f32_fields {
+  struct reduce_parts p;
+  float *out;
+  uint32_t rows;
+};
 void reduce_rows_f32(const struct reduce_rows_f32_fields *v) {
   uint32_t i = 0;
   while (i < v->rows) {
-    const uint32_t row = v->first_row + i;
-    const float *from = v->in + (row / 16) * v->group_stride + row % 16;
-    float *out = v->out + i * v->columns;
-    if (row % 2 == 0 && i + 1 < v->rows) {
-      reduce_two_rows(from, out, out + v->columns, v->columns, v->parts, v->part_stride);
-      i += 2;
-    } else {
-      reduce_one_row(from, out, v->columns, v->parts, v->part_stride);
-      i += 1;
-    }
+    const uint32_t row = v->p.first_row + i;
+    float *out = v->out + i * v->p.columns;
+    const int two = row % 2 == 0 && i + 1 < v->rows;
+    reduce_rows_from(&v->p, row, out, two ? out + v->p.columns : 0);
+    i += two ? 2 : 1;
   }
 }
 
 /* reduce_row_pair_f32: reduce_rows_f32 for row first_row into out and, when pair is 1, row
  *   first_row + 1 (even first_row) into out_next: rows of C that are not neighbours in memory.
- * fields: in (in f32), out (out f32), out_next (out f32), parts, part_stride, group_stride,
- *         columns, first_row, pair */
+ * fields: in (in f32), own (in f32), parts, part_stride, group_stride, own_group_stride,
+ *         own_part, columns, first_row, out (out f32), out_next (out f32), pair */
 struct reduce_row_pair_f32_fields {
-  const float *in;
+  struct reduce_parts p;
   float *out, *out_next;
-  uint32_t parts, part_stride, group_stride, columns, first_row, pair;
+  uint32_t pair;
 };
 void reduce_row_pair_f32(const struct reduce_row_pair_f32_fields *v) {
-  const uint32_t row = v->first_row;
-  const float *from = v->in + (row / 16) * v->group_stride + row % 16;
-  if (v->pair)
-    reduce_two_rows(from, v->out, v->out_next, v->columns, v->parts, v->part_stride);
-  else
-    reduce_one_row(from, v->out, v->columns, v->parts, v->part_stride);
+  reduce_rows_from(&v->p, v->p.first_row, v->out, v->pair ? v->out_next : 0);
 }
 
 /* cast_f16_f32: out[i] = in[i] widened (exact).  fields: in (in f16), out (out f32), n */

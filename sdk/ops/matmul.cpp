@@ -42,13 +42,16 @@ void add_matmul_codelets(Graph& g) {
                 {in("a", f16), in("b", f16), out("ct", f32), scalar("groups"), scalar("passes"),
                  scalar("columns"), scalar("a_group_stride"), scalar("a_pass_stride"),
                  scalar("b_pass_stride"), scalar("ct_group_stride")});
-  g.add_codelet("reduce_rows_f32", file,
-                {in("in", f32), out("out", f32), scalar("parts"), scalar("part_stride"),
-                 scalar("group_stride"), scalar("columns"), scalar("first_row"), scalar("rows")});
-  g.add_codelet(
-      "reduce_row_pair_f32", file,
-      {in("in", f32), out("out", f32), out("out_next", f32), scalar("parts"), scalar("part_stride"),
-       scalar("group_stride"), scalar("columns"), scalar("first_row"), scalar("pair")});
+  const auto reduce_fields = [&](std::vector<Field> last) {
+    std::vector<Field> f{in("in", f32),         in("own", f32),         scalar("parts"),
+                         scalar("part_stride"), scalar("group_stride"), scalar("own_group_stride"),
+                         scalar("own_part"),    scalar("columns"),      scalar("first_row")};
+    f.insert(f.end(), last.begin(), last.end());
+    return f;
+  };
+  g.add_codelet("reduce_rows_f32", file, reduce_fields({out("out", f32), scalar("rows")}));
+  g.add_codelet("reduce_row_pair_f32", file,
+                reduce_fields({out("out", f32), out("out_next", f32), scalar("pair")}));
   if (g.codelets().count("cast_f16_f32") == 0)  // the elementwise library may have declared it
     g.add_codelet("cast_f16_f32", file, {in("in", f16), out("out", f32), scalar("n")});
 }
@@ -141,7 +144,7 @@ void finish_phases(Program& program, Phases& ph) {
   // a 1024 x 1024 x 4096 product's broadcast took 116k cycles instead of 43k).
   program.body.push_back(Copy(interleave(ph.broadcast, false)));
   program.body.push_back(Execute(ph.amp));
-  if (!ph.partials.empty()) program.body.push_back(Copy(interleave(ph.partials)));
+  if (!ph.partials.empty()) program.body.push_back(Copy(interleave(ph.partials, false)));
   program.body.push_back(Execute(ph.reduce));
 }
 
@@ -410,23 +413,27 @@ void build_product(Graph& g, const MatmulPlan& p, const ProductOperands& operand
   std::vector<std::pair<unsigned, size_t>> received;
   for (const Reducer& r : reducers)
     if (p.pk > 1)
-      received.emplace_back(geo.consumer(r.i, r.j, r.l), p.pk * r.groups * r.columns.size() * 16);
+      received.emplace_back(geo.consumer(r.i, r.j, r.l),
+                            (p.pk - 1) * r.groups * r.columns.size() * 16);
   Chunks recv;
   if (p.pk > 1) recv = add_chunked(g, DType::kF32, received, prefix + ".partials_received");
   if (p.pk > 1) g.set_scratch(recv.tensor);
   if (p.pk > 1) {
-    // Reducer (i, j, l) receives, from each of the block's pk tiles, each group's columns of
-    // its share: [pk][groups][columns][16].
+    // Reducer (i, j, l) receives, from each of the block's other pk - 1 tiles, each group's
+    // columns of its share: [pk - 1][groups][columns][16], in slice order; its own part it
+    // reads in place. Each reducer takes the block's other tiles in turn from its own, so that
+    // at each round the block's tiles send to one another, none to two at once.
     std::vector<CopyPairs> partials(reducers.size());
     size_t at = 0;
     for (const Reducer& r : reducers) {
       const size_t nb = geo.columns(r.j).size(), cw = r.columns.size();
       const size_t c0 = r.columns.begin - geo.columns(r.j).begin;
-      for (unsigned l = 0; l < p.pk; ++l) {
+      for (unsigned s = 1; s < p.pk; ++s) {
+        const unsigned l = (r.l + s) % p.pk, m = l - (l > r.l);
         const size_t c = (size_t{r.i} * p.pn + r.j) * p.pk + l;
         for (size_t grp = 0; grp < r.groups; ++grp) {
           const size_t from = ct.offsets[c] + (grp * nb + c0) * 16;
-          const size_t to = recv.offsets[at] + ((l * r.groups + grp) * cw) * 16;
+          const size_t to = recv.offsets[at] + ((m * r.groups + grp) * cw) * 16;
           partials[at].push_back(
               {g.region(ct.tensor, from, from + cw * 16), g.region(recv.tensor, to, to + cw * 16)});
         }
@@ -441,19 +448,23 @@ void build_product(Graph& g, const MatmulPlan& p, const ProductOperands& operand
     const size_t nb = geo.columns(r.j).size(), cw = r.columns.size();
     const size_t c0 = r.columns.begin - geo.columns(r.j).begin;
     const size_t c = (size_t{r.i} * p.pn + r.j) * p.pk + r.l;
-    const Region in =
-        p.pk > 1
-            ? g.region(recv.tensor, recv.offsets[at], recv.offsets[at] + p.pk * r.groups * cw * 16)
-            : g.region(ct.tensor, ct.offsets[c] + c0 * 16, ct.offsets[c] + r.groups * nb * 16);
+    const Region own =
+        g.region(ct.tensor, ct.offsets[c] + c0 * 16, ct.offsets[c] + r.groups * nb * 16);
+    const Region in = p.pk > 1 ? g.region(recv.tensor, recv.offsets[at],
+                                          recv.offsets[at] + (p.pk - 1) * r.groups * cw * 16)
+                               : own;
     // Six ranges of rows when the share is whole rows of C (contiguous), else a vertex a pair
     // of rows (each row its own interval of C); the workers take them as they come free.
     const bool whole_rows = cw == p.shape.n && c_row == p.shape.n;
     const size_t rows = r.rows.size();
     const auto u = [](size_t x) { return static_cast<uint32_t>(x); };
     const std::map<std::string, Binding> common{{"in", in},
+                                                {"own", own},
                                                 {"parts", p.pk},
                                                 {"part_stride", u(r.groups * cw * 16)},
-                                                {"group_stride", u((p.pk > 1 ? cw : nb) * 16)},
+                                                {"group_stride", u(cw * 16)},
+                                                {"own_group_stride", u(nb * 16)},
+                                                {"own_part", r.l},
                                                 {"columns", u(cw)}};
     if (whole_rows) {
       for (unsigned v = 0; v < 6; ++v) {

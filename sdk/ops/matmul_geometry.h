@@ -39,12 +39,17 @@ constexpr double kStepCycles = 615;
 // fitted to the codelets' instructions a run as bench/matmul_planned's verbose profile counts
 // them on three shapes: a vertex's entry and exit, then per packed element; per AMP (group,
 // pass), four weight loads of 16 issue slots and the set-up, and per column 4 ipu.amp and the
-// loop; per reduced pair of rows, per column, per column and part.
+// loop; per reduced pair of rows and its parts' pointers, per column, per column and part
+// (unrolled up to 6 parts, two columns a round; a loop beyond).
 // Packing moves neighbouring f16 as words where the stored operand has them (A's k-values, B^T's
-// k-values), and one at a time down a column where not (A^T, B).
-constexpr double kPackVertex = 40, kPackWordsElement = 4.0, kPackStridedElement = 6.0;
+// k-values), two columns' k-values a pair of words down the columns of B, and one at a time
+// down a column of A^T.
+constexpr double kPackVertex = 40, kPackWordsElement = 1.6, kPackPairedElement = 3.4,
+                 kPackStridedElement = 6.0;
 constexpr double kAmpVertex = 70, kAmpPass = 4 * 16 + 14, kAmpColumn = 4.25;
-constexpr double kReducePair = 70, kReduceColumn = 5.3, kReduceColumnPart = 7.8;  // 2 rows
+constexpr double kReducePair = 60, kReducePairPart = 10;  // 2 rows
+constexpr double kReduceColumn = 3.5, kReduceColumnPart = 3.5, kReduceColumnPartLooped = 7.1;
+constexpr unsigned kReduceUnrolledParts = 6;
 // The supervisor starting a compute set's first six vertices one after another.
 constexpr double kDispatchCycles = 510;
 

@@ -45,11 +45,11 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
     // Six vertices, each a sixth of the item's blocks of 64 (weights) or columns of 16.
     const double unit = items[n].lhs ? 64 : 16;
     const double units = std::ceil(s.packed / unit / 6);
-    pack[t] +=
-        6 * (kPackVertex + units * unit *
-                               ((items[n].lhs ? !p.options.transpose_a : p.options.transpose_b)
-                                    ? kPackWordsElement
-                                    : kPackStridedElement));
+    const bool words = items[n].lhs ? !p.options.transpose_a : p.options.transpose_b;
+    pack[t] += 6 * (kPackVertex + units * unit *
+                                      (words          ? kPackWordsElement
+                                       : items[n].lhs ? kPackStridedElement
+                                                      : kPackPairedElement));
     send[t] += std::max(kSendGap, s.packed / 2.0);  // once, to every consumer
     packed_items[t] += 1;
     staged[t] += s.rows * s.row_stride * operand_bytes;
@@ -95,7 +95,8 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
         const size_t runs = (p.options.transpose_a ? pp : gm) + (p.options.transpose_b ? 1 : pp);
         const double words = (gm * pp * 256.0 + pp * nb * 16.0) / 2;
         actions(t, static_cast<double>(runs), 0, 0);
-        if (p.pk > 1) actions(t, 0, static_cast<double>(p.pk * gm), static_cast<double>(p.pk * gm));
+        if (p.pk > 1)  // its partial sums, to the block's other pk - 1 tiles
+          actions(t, 0, static_cast<double>((p.pk - 1) * gm), static_cast<double>((p.pk - 1) * gm));
         c.broadcast = std::max(
             c.broadcast, std::max(words + runs * kReceiveGap, (runs + packed_items[t]) * kSendGap));
         // The AMP: six workers, each a part of the groups and of the columns.
@@ -104,24 +105,27 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
         blocks[t] += (gm * pp * 256 + pp * nb * 16) * 2;
         sums[t] += gm * nb * 16 * 4;
         // Reducer l of this block: its share of the columns over every row of the block, pk
-        // parts (the pk tiles' sums), written into C on this tile.
+        // parts (the pk tiles' sums: its own in place, pk - 1 received), written into C on this
+        // tile.
         const size_t cw = geo.reduce_columns(j, l).size();
         if (cw == 0) continue;
         const size_t rows = geo.rows(i).size();
         if (p.pk > 1) {
-          c.partials = std::max(c.partials, p.pk * gm * (kReceiveGap + cw * 16.0));
-          received[t] += p.pk * gm * cw * 16 * 4;
-          actions(t, static_cast<double>(p.pk * gm), 0, 0);
+          c.partials = std::max(c.partials, (p.pk - 1) * gm * (kReceiveGap + cw * 16.0));
+          received[t] += (p.pk - 1) * gm * cw * 16 * 4;
+          actions(t, static_cast<double>((p.pk - 1) * gm), 0, 0);
         }
         // A vertex a pair of rows (six of a sixth of the rows each when the share is whole
         // rows of C), six at a time.
         const double pairs = std::ceil(rows / 2.0);
         const double vertices = cw == p.shape.n ? 6 : pairs;
         const double pairs_a_vertex = std::ceil(pairs / vertices);
+        const double column = p.pk <= kReduceUnrolledParts
+                                  ? kReduceColumn + p.pk * kReduceColumnPart
+                                  : p.pk * kReduceColumnPartLooped;
         c.reduce = std::max(
-            c.reduce,
-            kDispatchCycles + std::ceil(vertices / 6) * 6 * pairs_a_vertex *
-                                  (kReducePair + cw * (kReduceColumn + p.pk * kReduceColumnPart)));
+            c.reduce, kDispatchCycles + std::ceil(vertices / 6) * 6 * pairs_a_vertex *
+                                            (kReducePair + p.pk * kReducePairPart + cw * column));
         result[t] += rows * cw * 4;
       }
   // Steps: gather, pack, broadcast, amp, [partials], reduce.

@@ -80,6 +80,13 @@ TEST(OpsMatmul, ProductsEqualTheHostReferenceBitForBit) {
   add("at", {20, 33, 18}, true, false, 2, 2, 3, false);  // partial sums and scattered rows
   add("bt", {48, 64, 40}, false, true, 3, 1, 2, true);   // partial sums into C's own rows
   add("both", {33, 17, 35}, true, true, 2, 3, 1, true);
+  // The reduction's unrolled kernels (2 to 6 parts, 2 columns a round and an odd one left), its
+  // loop for more parts, and past 16 parts its sums into the output a part at a time; a share
+  // of whole rows (one column) summed over 3 parts.
+  add("four", {34, 70, 23}, false, false, 2, 1, 4, true);
+  add("deep", {18, 150, 13}, false, false, 1, 1, 9, true);
+  add("deeper", {17, 290, 5}, false, true, 1, 1, 18, true);
+  add("column", {21, 40, 1}, false, false, 1, 1, 3, true);
   // An f16 result: the f32 one rounded by the hardware's conversion.
   ops::MatmulOptions half_options;
   half_options.output = DType::kF16;
