@@ -213,16 +213,22 @@ void matmul_amp_f16(const struct matmul_amp_f16_fields *v) {
       ipu_amp_load_weights(w + 64, 1);
       ipu_amp_load_weights(w + 128, 2);
       ipu_amp_load_weights(w + 192, 3);
+      /* Sixteen columns a round (the loop's two instructions an eighth of what four columns a
+       * round spent on it), then four, then one. */
+#define AMP_COLUMN ipu_amp(); ipu_amp(); ipu_amp(); ipu_amp()
+#define AMP_4_COLUMNS AMP_COLUMN; AMP_COLUMN; AMP_COLUMN; AMP_COLUMN
       uint32_t c = columns;
+      for (; c >= 16; c -= 16) {
+        AMP_4_COLUMNS; AMP_4_COLUMNS; AMP_4_COLUMNS; AMP_4_COLUMNS;
+      }
       for (; c >= 4; c -= 4) {
-        ipu_amp(); ipu_amp(); ipu_amp(); ipu_amp();
-        ipu_amp(); ipu_amp(); ipu_amp(); ipu_amp();
-        ipu_amp(); ipu_amp(); ipu_amp(); ipu_amp();
-        ipu_amp(); ipu_amp(); ipu_amp(); ipu_amp();
+        AMP_4_COLUMNS;
       }
       for (; c > 0; --c) {
-        ipu_amp(); ipu_amp(); ipu_amp(); ipu_amp();
+        AMP_COLUMN;
       }
+#undef AMP_4_COLUMNS
+#undef AMP_COLUMN
     }
   }
 }

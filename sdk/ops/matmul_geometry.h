@@ -46,7 +46,7 @@ constexpr double kStepCycles = 615;
 // down a column of A^T.
 constexpr double kPackVertex = 40, kPackWordsElement = 1.6, kPackPairedElement = 3.4,
                  kPackStridedElement = 6.0;
-constexpr double kAmpVertex = 70, kAmpPass = 4 * 16 + 14, kAmpColumn = 4.25;
+constexpr double kAmpVertex = 70, kAmpPass = 4 * 16 + 14, kAmpColumn = 4.13;
 constexpr double kReducePair = 60, kReducePairPart = 10;  // 2 rows
 constexpr double kReduceColumn = 3.5, kReduceColumnPart = 3.5, kReduceColumnPartLooped = 7.1;
 constexpr unsigned kReduceUnrolledParts = 6;
