@@ -378,17 +378,32 @@ void layer_norm_grad_slice_apply_f32(const struct layer_norm_grad_slice_apply_f3
   }
 }
 
-/* sum_rows_in_order_f32: out[c] = in[0][c] + in[1][c] + ... + in[rows-1][c], c < columns.
- * fields: in (in f32), out (out f32), rows, columns */
+/* sum_rows_in_order_f32: out[c] = in[0][c] + in[1][c] + ... + in[rows-1][c], c < columns,
+ *   in[r][c] = in[r * stride + c] (a column range of rows `stride` apart).
+ * fields: in (in f32), out (out f32), rows, columns, stride */
 struct sum_rows_in_order_f32_fields {
   const float *in;
   float *out;
-  uint32_t rows, columns;
+  uint32_t rows, columns, stride;
 };
 void sum_rows_in_order_f32(const struct sum_rows_in_order_f32_fields *v) {
-  for (uint32_t c = 0; c < v->columns; ++c) {
-    float s = v->in[c];
-    for (uint32_t r = 1; r < v->rows; ++r) s += v->in[r * v->columns + c];
+  const uint32_t rows = v->rows, columns = v->columns, stride = v->stride;
+  uint32_t c = 0;
+  for (; c + 1 < columns; c += 2) { /* two columns a pass down the rows */
+    const float *at = v->in + c;
+    float s0 = at[0], s1 = at[1];
+    for (uint32_t r = 1; r < rows; ++r) {
+      at += stride;
+      s0 += at[0];
+      s1 += at[1];
+    }
+    v->out[c] = s0;
+    v->out[c + 1] = s1;
+  }
+  if (c < columns) {
+    const float *at = v->in + c;
+    float s = at[0];
+    for (uint32_t r = 1; r < rows; ++r) s += (at += stride)[0];
     v->out[c] = s;
   }
 }

@@ -35,13 +35,20 @@ static inline float ipu_ops_expf(float x) {
   p = p * r + 0.5f;
   p = p * r + 1.0f;
   p = p * r + 1.0f;
-  /* 2^n as two factors, so that n down to -126 - 24 stays a normal number until the end. */
-  const int32_t n1 = n / 2, n2 = n - n1;
-  const uint32_t b1 = (uint32_t)(n1 + 127) << 23, b2 = (uint32_t)(n2 + 127) << 23;
-  float s1, s2;
-  memcpy(&s1, &b1, 4);
-  memcpy(&s2, &b2, 4);
-  return p * s1 * s2;
+  /* p 2^n: one factor for n from -126 (x >= -87.3) to 127, two for n = 128 (x near 88.7),
+   * whose 2^128 f32 cannot hold. p times a power of two is exact unless the product is
+   * subnormal, where it rounds once either way, so both give the same bits. */
+  if (n > 127) {
+    const uint32_t b1 = (uint32_t)(64 + 127) << 23, b2 = (uint32_t)(n - 64 + 127) << 23;
+    float s1, s2;
+    memcpy(&s1, &b1, 4);
+    memcpy(&s2, &b2, 4);
+    return p * s1 * s2;
+  }
+  const uint32_t b = (uint32_t)(n + 127) << 23;
+  float s;
+  memcpy(&s, &b, 4);
+  return p * s;
 }
 
 /* tanh x = 1 - 2 / (e^(2x) + 1), odd, 1 beyond |x| = 10 (f32 cannot tell). */

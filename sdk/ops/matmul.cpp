@@ -288,7 +288,7 @@ void build_product(Graph& g, const MatmulPlan& p, const ProductOperands& operand
       units = groups * passes * 4;
     } else {
       const bool t = o.transpose_b;  // B^T: the block's columns as rows x the slice's k
-      const size_t passes = t ? geo.passes(it.y).size() : 1;
+      const size_t passes = t ? geo.piece_passes(it.y, it.z).size() : 1;
       const size_t columns = t ? s.rows : s.columns;
       fields.insert({{"columns", u(columns)},
                      {"ks", u(t ? s.columns : s.rows)},
@@ -326,9 +326,9 @@ void build_product(Graph& g, const MatmulPlan& p, const ProductOperands& operand
   for (const Chunks* c : {&ab, &bb, &ct}) g.set_scratch(c->tensor);
 
   // Where each packed item lies, to find the pieces each consumer needs.
-  std::map<std::tuple<bool, unsigned, unsigned>, size_t> item_at;
+  std::map<std::tuple<bool, unsigned, unsigned, unsigned>, size_t> item_at;
   for (size_t i = 0; i < items.size(); ++i)
-    item_at[{items[i].lhs, items[i].x, items[i].y}] =
+    item_at[{items[i].lhs, items[i].x, items[i].y, items[i].z}] =
         (items[i].lhs ? pa : pb).offsets[item_index[i]];
   std::vector<CopyPairs> broadcast(size_t{p.pm} * p.pn * p.pk);  // a list a consumer
   for (unsigned i = 0; i < p.pm; ++i)
@@ -340,14 +340,14 @@ void build_product(Graph& g, const MatmulPlan& p, const ProductOperands& operand
         if (gm == 0 || pp == 0 || nb == 0) continue;
         if (!o.transpose_a) {  // item (group, slice l): [pp][256] into [g][pp][256]
           for (size_t gi = 0; gi < gm; ++gi) {
-            const size_t from = item_at.at({true, static_cast<unsigned>(gr.begin + gi), l});
+            const size_t from = item_at.at({true, static_cast<unsigned>(gr.begin + gi), l, 0});
             const size_t to = ab.offsets[c] + gi * pp * 256;
             broadcast[c].push_back({g.region(pa.tensor, from, from + pp * 256),
                                     g.region(ab.tensor, to, to + pp * 256)});
           }
         } else {  // item (pass, block i): [gm][256] into [pp][gm][256]
           for (size_t q = 0; q < pp; ++q) {
-            const size_t from = item_at.at({true, static_cast<unsigned>(pr.begin + q), i});
+            const size_t from = item_at.at({true, static_cast<unsigned>(pr.begin + q), i, 0});
             const size_t to = ab.offsets[c] + q * gm * 256;
             broadcast[c].push_back({g.region(pa.tensor, from, from + gm * 256),
                                     g.region(ab.tensor, to, to + gm * 256)});
@@ -355,16 +355,19 @@ void build_product(Graph& g, const MatmulPlan& p, const ProductOperands& operand
         }
         if (!o.transpose_b) {  // item (pass, block j): [nb][16] into [pp][nb][16]
           for (size_t q = 0; q < pp; ++q) {
-            const size_t from = item_at.at({false, static_cast<unsigned>(pr.begin + q), j});
+            const size_t from = item_at.at({false, static_cast<unsigned>(pr.begin + q), j, 0});
             const size_t to = bb.offsets[c] + q * nb * 16;
             broadcast[c].push_back(
                 {g.region(pb.tensor, from, from + nb * 16), g.region(bb.tensor, to, to + nb * 16)});
           }
-        } else {  // item (block j, slice l): [pp][nb][16] as is
-          const size_t from = item_at.at({false, j, l});
-          broadcast[c].push_back(
-              {g.region(pb.tensor, from, from + pp * nb * 16),
-               g.region(bb.tensor, bb.offsets[c], bb.offsets[c] + pp * nb * 16)});
+        } else {  // items (block j, slice l, piece h): [its passes][nb][16], one after another
+          for (unsigned h = 0; h < geo.pieces(l); ++h) {
+            const Range q = geo.piece_passes(l, h);
+            const size_t from = item_at.at({false, j, l, h}), size = q.size() * nb * 16;
+            const size_t to = bb.offsets[c] + (q.begin - pr.begin) * nb * 16;
+            broadcast[c].push_back(
+                {g.region(pb.tensor, from, from + size), g.region(bb.tensor, to, to + size)});
+          }
         }
       }
   for (CopyPairs& list : broadcast) phases.broadcast.push_back(std::move(list));

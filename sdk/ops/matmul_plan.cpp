@@ -91,8 +91,9 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
         const size_t gm = geo.groups(i).size(), pp = geo.passes(l).size(),
                      nb = geo.columns(j).size();
         // The packed pieces it receives: a run a group (a pass, for A^T) and a run a pass
-        // (one in all, for B^T).
-        const size_t runs = (p.options.transpose_a ? pp : gm) + (p.options.transpose_b ? 1 : pp);
+        // (a run a piece of kTransposedBItemPasses, for B^T).
+        const size_t runs =
+            (p.options.transpose_a ? pp : gm) + (p.options.transpose_b ? geo.pieces(l) : pp);
         const double words = (gm * pp * 256.0 + pp * nb * 16.0) / 2;
         actions(t, static_cast<double>(runs), 0, 0);
         if (p.pk > 1)  // its partial sums, to the block's other pk - 1 tiles

@@ -75,8 +75,9 @@ void add_ops_codelets(Graph& g) {
       "layer_norm_grad_rows_f32", file,
       {in("x", f32), in("dy", f32), in("gamma", f32), in("mean", f32), in("inv", f32),
        out("dx", f32), out("dgamma", f32), out("dbeta", f32), scalar("rows"), scalar("columns")});
-  g.add_codelet("sum_rows_in_order_f32", file,
-                {in("in", f32), out("out", f32), scalar("rows"), scalar("columns")});
+  g.add_codelet(
+      "sum_rows_in_order_f32", file,
+      {in("in", f32), out("out", f32), scalar("rows"), scalar("columns"), scalar("stride")});
   g.add_codelet("dropout_f32", file,
                 {in("x", f32), out("out", f32), scalar("n"), scalar("keep"), scalar("scale"),
                  scalar("s0_lo"), scalar("s0_hi"), scalar("s1_lo"), scalar("s1_hi")});

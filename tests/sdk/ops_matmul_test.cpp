@@ -87,6 +87,8 @@ TEST(OpsMatmul, ProductsEqualTheHostReferenceBitForBit) {
   add("deep", {18, 150, 13}, false, false, 1, 1, 9, true);
   add("deeper", {17, 290, 5}, false, true, 1, 1, 18, true);
   add("column", {21, 40, 1}, false, false, 1, 1, 3, true);
+  // B^T's slices of 10 and 9 passes, each packed in pieces of at most 8 on their own tiles.
+  add("bt_pieces", {20, 300, 12}, false, true, 1, 2, 2, true);
   // An f16 result: the f32 one rounded by the hardware's conversion.
   ops::MatmulOptions half_options;
   half_options.output = DType::kF16;
