@@ -124,23 +124,33 @@ struct softmax_rows_f32_fields {
   float *out;
   uint32_t rows, columns, masked, first_query;
 };
-static inline float softmax_score(const struct softmax_rows_f32_fields *v, const float *x,
-                                  uint32_t c, float query) {
-  if (v->masked == 1) return x[c] + v->mask[c];
-  if (v->masked == 2) return x[c] + (v->mask[c] == query ? 0.0f : -10000.0f);
-  return x[c];
-}
+/* The scores of a row into out, and their max (from the first score, as the row's first
+ * comparison), a loop for each kind of mask: tested inside the loop, the mask's kind cost about
+ * ten instructions an element. */
+#define SOFTMAX_SCORES(SCORE)                  \
+  do {                                         \
+    uint32_t c = 0;                            \
+    m = (SCORE);                               \
+    for (; c < columns; ++c) {                 \
+      const float s = (SCORE);                 \
+      out[c] = s;                              \
+      m = s > m ? s : m;                       \
+    }                                          \
+  } while (0)
 void softmax_rows_f32(const struct softmax_rows_f32_fields *v) {
   const uint32_t columns = v->columns;
+  const float *mask = v->mask;
   for (uint32_t r = 0; r < v->rows; ++r) {
     const float *x = v->x + r * columns;
     float *out = v->out + r * columns;
-    const float query = v->masked == 2 ? v->mask[(v->first_query + r) % columns] : 0.0f;
-    float m = softmax_score(v, x, 0, query);
-    for (uint32_t c = 0; c < columns; ++c) {
-      const float s = softmax_score(v, x, c, query);
-      out[c] = s;
-      m = s > m ? s : m;
+    float m;
+    if (v->masked == 1) {
+      SOFTMAX_SCORES(x[c] + mask[c]);
+    } else if (v->masked == 2) {
+      const float query = mask[(v->first_query + r) % columns];
+      SOFTMAX_SCORES(x[c] + (mask[c] == query ? 0.0f : -10000.0f));
+    } else {
+      SOFTMAX_SCORES(x[c]);
     }
     float sum = 0.0f;
     for (uint32_t c = 0; c < columns; ++c) {
