@@ -26,6 +26,23 @@ struct pack_weights_fields {
   uint16_t *out;
   uint32_t passes, rows, ks, group_stride, row_stride, k_stride, first_block, blocks;
 };
+/* A^T's block as stored: its 16 rows neighbours for each k (row_stride 1), the k `stride` words
+ * apart. Each k's word holds two rows; four k's words become two words of each row's four
+ * k-values. Two and a half instructions an element, where one at a time takes six. */
+static inline __attribute__((always_inline)) void pack_row_pairs_f16(const uint32_t *in,
+                                                                    uint32_t stride,
+                                                                    uint32_t *out) {
+  const uint32_t *k1 = in + stride, *k2 = in + 2 * stride, *k3 = in + 3 * stride;
+#pragma GCC unroll 8
+  for (uint32_t pair = 0; pair < 8; ++pair, out += 4) {
+    const uint32_t w0 = in[pair], w1 = k1[pair], w2 = k2[pair], w3 = k3[pair];
+    out[0] = (w0 & 0xffffu) | (w1 << 16); /* row 2 pair: k0, k1; k2, k3 */
+    out[1] = (w2 & 0xffffu) | (w3 << 16);
+    out[2] = (w0 >> 16) | (w1 & 0xffff0000u); /* row 2 pair + 1 */
+    out[3] = (w2 >> 16) | (w3 & 0xffff0000u);
+  }
+}
+
 /* 16 rows' two words, `stride` words apart, one after another. */
 static inline __attribute__((always_inline)) void copy_block_rows(const uint32_t *in,
                                                                  uint32_t stride, uint32_t *out) {
@@ -49,6 +66,13 @@ static inline __attribute__((always_inline)) void copy_block_rows(const uint32_t
          * rows start on words) */                                                      \
         copy_block_rows((const uint32_t *)(const void *)in, v->row_stride / 2,          \
                         (uint32_t *)(void *)out);                                       \
+        continue;                                                                       \
+      }                                                                                 \
+      if (sizeof(TYPE) == 2 && v->row_stride == 1 && v->k_stride % 2 == 0 &&            \
+          ((uintptr_t)in & 3) == 0 && row0 + 16 <= v->rows && k0 + 4 <= v->ks) {        \
+        /* A^T: a whole block's rows, two a word for each k */                         \
+        pack_row_pairs_f16((const uint32_t *)(const void *)in, v->k_stride / 2,         \
+                           (uint32_t *)(void *)out);                                    \
         continue;                                                                       \
       }                                                                                 \
       for (uint32_t row = 0; row < 16; ++row, out += 4, in += v->row_stride) {          \

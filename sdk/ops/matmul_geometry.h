@@ -42,10 +42,10 @@ constexpr double kStepCycles = 615;
 // loop; per reduced pair of rows and its parts' pointers, per column, per column and part
 // (unrolled up to 6 parts, two columns a round; a loop beyond).
 // Packing moves neighbouring f16 as words where the stored operand has them (A's k-values, B^T's
-// k-values), two columns' k-values a pair of words down the columns of B, and one at a time
-// down a column of A^T.
+// k-values), two columns' k-values a pair of words down the columns of B, and two rows' a word
+// for each k of A^T.
 constexpr double kPackVertex = 40, kPackWordsElement = 1.6, kPackPairedElement = 3.4,
-                 kPackStridedElement = 6.0;
+                 kPackStridedElement = 4.0;
 constexpr double kAmpVertex = 70, kAmpPass = 4 * 16 + 14, kAmpColumn = 4.13;
 constexpr double kReducePair = 60, kReducePairPart = 10;  // 2 rows
 constexpr double kReduceColumn = 3.5, kReduceColumnPart = 3.5, kReduceColumnPartLooped = 7.1;

@@ -89,6 +89,8 @@ TEST(OpsMatmul, ProductsEqualTheHostReferenceBitForBit) {
   add("column", {21, 40, 1}, false, false, 1, 1, 3, true);
   // B^T's slices of 10 and 9 passes, each packed in pieces of at most 8 on their own tiles.
   add("bt_pieces", {20, 300, 12}, false, true, 1, 2, 2, true);
+  // A^T in whole blocks of 16 rows x 4 k-values, packed two rows a word, and a partial block.
+  add("at_words", {40, 64, 24}, true, false, 1, 1, 2, true);
   // An f16 result: the f32 one rounded by the hardware's conversion.
   ops::MatmulOptions half_options;
   half_options.output = DType::kF16;
