@@ -26,6 +26,15 @@ struct pack_weights_fields {
   uint16_t *out;
   uint32_t passes, rows, ks, group_stride, row_stride, k_stride, first_block, blocks;
 };
+/* Two words' low halves, and their high halves, as one word each (the first word's half low):
+ * two rows of two neighbouring f16 columns become a word of each column. */
+static inline uint32_t low_halves(uint32_t first, uint32_t second) {
+  return (first & 0xffffu) | (second << 16);
+}
+static inline uint32_t high_halves(uint32_t first, uint32_t second) {
+  return (first >> 16) | (second & 0xffff0000u);
+}
+
 /* A^T's block as stored: its 16 rows neighbours for each k (row_stride 1), the k `stride` words
  * apart. Each k's word holds two rows; four k's words become two words of each row's four
  * k-values. Two and a half instructions an element, where one at a time takes six. */
@@ -36,10 +45,10 @@ static inline __attribute__((always_inline)) void pack_row_pairs_f16(const uint3
 #pragma GCC unroll 8
   for (uint32_t pair = 0; pair < 8; ++pair, out += 4) {
     const uint32_t w0 = in[pair], w1 = k1[pair], w2 = k2[pair], w3 = k3[pair];
-    out[0] = (w0 & 0xffffu) | (w1 << 16); /* row 2 pair: k0, k1; k2, k3 */
-    out[1] = (w2 & 0xffffu) | (w3 << 16);
-    out[2] = (w0 >> 16) | (w1 & 0xffff0000u); /* row 2 pair + 1 */
-    out[3] = (w2 >> 16) | (w3 & 0xffff0000u);
+    out[0] = low_halves(w0, w1); /* row 2 pair: k0, k1; k2, k3 */
+    out[1] = low_halves(w2, w3);
+    out[2] = high_halves(w0, w1); /* row 2 pair + 1 */
+    out[3] = high_halves(w2, w3);
   }
 }
 
@@ -125,8 +134,8 @@ static inline __attribute__((always_inline)) void pack_two_columns_f16(const uin
   for (uint32_t w = 0; w < 8; ++w) {
     const uint32_t even = from[0], odd = from[stride_words];
     from += 2 * stride_words;
-    out0[w] = (even & 0xffffu) | (odd << 16);
-    out1[w] = (even >> 16) | (odd & 0xffff0000u);
+    out0[w] = low_halves(even, odd);
+    out1[w] = high_halves(even, odd);
   }
 }
 /* Items first to end - 1, one at a time. */
@@ -342,6 +351,7 @@ static inline __attribute__((always_inline)) void reduce_neighbours(const float 
   }
 }
 
+/* The cost model's kReduceUnrolledParts (sdk/ops/matmul_geometry.h) is the last case here. */
 static void reduce_neighbours_any(const float **at, uint32_t parts, float *out0, float *out1,
                                   uint32_t columns) {
   switch (parts) { /* the planner's usual splits of K, unrolled */

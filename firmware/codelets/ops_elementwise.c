@@ -137,7 +137,7 @@ struct softmax_rows_f32_fields {
 };
 /* The scores of a row into out, and their max (from the first score, as the row's first
  * comparison), a loop for each kind of mask: tested inside the loop, the mask's kind cost about
- * ten instructions an element. */
+ * four instructions an element. */
 #define SOFTMAX_SCORES(SCORE)                  \
   do {                                         \
     uint32_t c = 0;                            \

@@ -49,7 +49,7 @@ constexpr double kPackVertex = 40, kPackWordsElement = 1.6, kPackPairedElement =
 constexpr double kAmpVertex = 70, kAmpPass = 4 * 16 + 14, kAmpColumn = 4.13;
 constexpr double kReducePair = 60, kReducePairPart = 10;  // 2 rows
 constexpr double kReduceColumn = 3.5, kReduceColumnPart = 3.5, kReduceColumnPartLooped = 7.1;
-constexpr unsigned kReduceUnrolledParts = 6;
+constexpr unsigned kReduceUnrolledParts = 6;  // reduce_neighbours_any's last unrolled case
 // The supervisor starting a compute set's first six vertices one after another.
 constexpr double kDispatchCycles = 510;
 
