@@ -49,6 +49,14 @@ void Compilation::check(const Program& p) const {
                                    t->name, dtype_name(t->type)));
     whole_words(what, t);
   };
+  const auto ring_only = [](const char* what, const TensorInfo* t, CollectiveOptions o) {
+    if (o.algorithm == CollectiveAlgorithm::kDirect ||
+        o.algorithm == CollectiveAlgorithm::kHalvingDoubling)
+      throw GraphError(
+          fmt::format("{} of '{}': the {} algorithm serves AllReduce alone; a {} "
+                      "runs on a ring",
+                      what, t->name, collective_algorithm_name(o.algorithm), what));
+  };
   switch (p.kind) {
     case Program::Kind::kBroadcast: {
       const TensorInfo *s = require_mapped(p.source, "Broadcast source"),
@@ -102,11 +110,23 @@ void Compilation::check(const Program& p) const {
       }
       break;
     }
-    case Program::Kind::kAllReduce:
-      collective_type("AllReduce", require_mapped(p.source, "AllReduce"), p.op);
+    case Program::Kind::kAllReduce: {
+      const TensorInfo* s = require_mapped(p.source, "AllReduce");
+      collective_type("AllReduce", s, p.op);
+      const CollectiveAlgorithm a = p.collective.algorithm;
+      if (a == CollectiveAlgorithm::kDirect && replicas_ > 2)
+        throw GraphError(
+            fmt::format("AllReduce of '{}': the direct algorithm takes 2 replicas, not {}", s->name,
+                        replicas_));
+      if (a == CollectiveAlgorithm::kHalvingDoubling && (replicas_ & (replicas_ - 1)) != 0)
+        throw GraphError(fmt::format(
+            "AllReduce of '{}': halving-doubling takes a power of two of replicas, not {}", s->name,
+            replicas_));
       break;
+    }
     case Program::Kind::kReduceScatter: {
       const TensorInfo* s = require_mapped(p.source, "ReduceScatter source");
+      ring_only("ReduceScatter", s, p.collective);
       collective_type("ReduceScatter", s, p.op);
       const TensorInfo* d = require_mapped(p.destination, "ReduceScatter destination");
       same_size("ReduceScatter", s, d, 1, replicas_);
@@ -115,6 +135,7 @@ void Compilation::check(const Program& p) const {
     }
     case Program::Kind::kAllGather: {
       const TensorInfo* s = require_mapped(p.source, "AllGather source");
+      ring_only("AllGather", s, p.collective);
       // Chunks move as whole words: any 32-bit type, or f16 in pairs.
       if (dtype_size(s->type) != 4 && s->type != DType::kF16)
         throw GraphError(fmt::format(

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <tuple>
@@ -124,6 +125,14 @@ class Compilation {
   // `data` (the last step adds into data rather than acc); chunks as ring_chunk's.
   void reduce_scatter(Tensor data, Tensor acc, CollectiveOp op, CollectiveOptions options,
                       bool into_data, bool spread);
+  // One reduction vertex for each tile piece of `data`'s elements [lo, hi) on `replica`: with
+  // `k`, the mean's scale of acc or (`into`) data; else `op` of data into acc or (`into`) of
+  // acc into data.
+  void reduction_vertices(unsigned cs, Tensor data, Tensor acc, CollectiveOp op, unsigned replica,
+                          size_t lo, size_t hi, bool into, std::optional<uint32_t> k);
+  uint32_t mean_scale(DType type) const;
+  void direct_all_reduce(Tensor data, Tensor acc, CollectiveOp op);
+  void halving_doubling_all_reduce(Tensor data, Tensor acc, CollectiveOp op, bool spread);
   void all_reduce(const Program& p);
   void reduce_scatter(const Program& p);
   void all_gather(const Program& p);

@@ -175,11 +175,21 @@ Executable compile(const Graph& graph, const Program& program, const CompileOpti
 CollectiveAlgorithm collective_algorithm(CollectiveOptions options, unsigned replicas,
                                          size_t bytes);
 
+// The algorithm an AllReduce over `replicas` of `replica_chips` chips each runs on a replica's
+// tensor of `bytes`: options.algorithm, or for kAuto, where a ring's fixed costs a step
+// outweigh its data, kDirect on two replicas (up to 1 MiB: beyond it adding the whole tensor
+// on both costs more than the step it saves) and kHalvingDoubling on a power of two of
+// one-chip replicas (up to 1 MiB: beyond it the bidirectional ring's both directions win);
+// collective_algorithm()'s ring otherwise.
+CollectiveAlgorithm all_reduce_algorithm(CollectiveOptions options, unsigned replicas,
+                                         unsigned replica_chips, size_t bytes);
+
 // What AllReduce(sum) of an f32 tensor leaves on every replica, computed on the host with the
-// compiled rings' additions in their order, so that it equals the device's bit for bit:
+// compiled collective's additions in their order, so that it equals the device's bit for bit:
 // data[r] is replica r's tensor, `mapping` its tile mapping (Graph::tensor(t).mapping: large
-// pieces make each ring chunk a share of every piece), or empty for the contiguous chunks of a
-// ReduceScatter (whose sums are the same additions). Throws std::invalid_argument for data of
+// pieces make each chunk a share of every piece), or empty for the contiguous chunks of a
+// ReduceScatter (whose sums are the same additions as a ring's AllReduce: an empty mapping
+// means the ring, collective_algorithm()'s choice). Throws std::invalid_argument for data of
 // another replica count or of unequal sizes.
 std::vector<float> all_reduce_sum_reference(const Target& target,
                                             const std::vector<std::vector<float>>& data,

@@ -536,4 +536,15 @@ const char* collective_op_name(CollectiveOp op) {
   return "?";
 }
 
+const char* collective_algorithm_name(CollectiveAlgorithm algorithm) {
+  switch (algorithm) {
+    case CollectiveAlgorithm::kRing: return "ring";
+    case CollectiveAlgorithm::kBidirectionalRing: return "bidirectional ring";
+    case CollectiveAlgorithm::kAuto: return "auto";
+    case CollectiveAlgorithm::kDirect: return "direct";
+    case CollectiveAlgorithm::kHalvingDoubling: return "halving-doubling";
+  }
+  return "?";
+}
+
 }  // namespace ipu::sdk

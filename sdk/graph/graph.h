@@ -268,9 +268,21 @@ const char* collective_op_name(CollectiveOp op);
 // How collectives move data between replicas. A ring visits the replicas in an order whose
 // neighbours are joined by IPU-Links (one chip per replica: up one column of the ladder and
 // down the other); the unidirectional ring sends every chunk one way round, the bidirectional
-// ring sends half the data each way, using both directions of every link it crosses. kAuto
-// chooses by size, as GCL does (collective_algorithm() in sdk/compiler/compiler.h).
-enum class CollectiveAlgorithm : uint8_t { kRing, kBidirectionalRing, kAuto };
+// ring sends half the data each way, using both directions of every link it crosses. Two more
+// serve AllReduce alone, where a ring's R - 1 steps each way cost more in fixed costs than
+// their data: kDirect (two replicas: each sends its whole tensor to the other and adds, one
+// step) and kHalvingDoubling (one-chip replicas, a power of two of them: log2 R steps of
+// recursive halving, the largest over the ladder's rungs, then as many of doubling). kAuto
+// chooses by size, as GCL does (collective_algorithm() and all_reduce_algorithm() in
+// sdk/compiler/compiler.h).
+enum class CollectiveAlgorithm : uint8_t {
+  kRing,
+  kBidirectionalRing,
+  kAuto,
+  kDirect,
+  kHalvingDoubling
+};
+const char* collective_algorithm_name(CollectiveAlgorithm algorithm);
 struct CollectiveOptions {
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto;
 };

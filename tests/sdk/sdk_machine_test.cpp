@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -461,8 +462,13 @@ TEST_P(AllReduceOnRing, SumsEveryReplicasDataOnEveryReplica) {
   const Tensor x = g.add_variable(DType::kF32, {n}, "x");
   g.map_evenly(x, 0, 4);
   const Executable exe = compile(g, AllReduce(x, CollectiveOp::kSum, {c.algorithm}));
-  EXPECT_EQ(exe.supersteps, 2 * (c.replicas - 1));
-  EXPECT_EQ(exe.external_exchanges, 2 * (c.replicas - 1));
+  // A ring's R - 1 steps each way; direct: one; halving-doubling: log2 R each way.
+  const unsigned steps = c.algorithm == CollectiveAlgorithm::kDirect ? 1
+                         : c.algorithm == CollectiveAlgorithm::kHalvingDoubling
+                             ? 2 * static_cast<unsigned>(std::log2(c.replicas))
+                             : 2 * (c.replicas - 1);
+  EXPECT_EQ(exe.supersteps, steps);
+  EXPECT_EQ(exe.external_exchanges, steps);
   Device device(exe);
   for (unsigned r = 0; r < c.replicas; ++r) {
     std::vector<float> xs(n);
@@ -539,11 +545,17 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(AllReduceCase{"m2000", 2, CollectiveAlgorithm::kRing},
                       AllReduceCase{"m2000", 4, CollectiveAlgorithm::kRing},
                       AllReduceCase{"m2000", 4, CollectiveAlgorithm::kBidirectionalRing},
-                      AllReduceCase{"pod16", 16, CollectiveAlgorithm::kBidirectionalRing}),
+                      AllReduceCase{"pod16", 16, CollectiveAlgorithm::kBidirectionalRing},
+                      AllReduceCase{"m2000", 2, CollectiveAlgorithm::kDirect},
+                      AllReduceCase{"m2000", 4, CollectiveAlgorithm::kHalvingDoubling},
+                      AllReduceCase{"pod16", 16, CollectiveAlgorithm::kHalvingDoubling}),
     [](const auto& param_info) {
-      return std::to_string(param_info.param.replicas) +
-             (param_info.param.algorithm == CollectiveAlgorithm::kRing ? "Ring"
-                                                                       : "BidirectionalRing");
+      std::string name = collective_algorithm_name(param_info.param.algorithm);
+      name.erase(
+          std::remove_if(name.begin(), name.end(),
+                         [](char ch) { return !std::isalnum(static_cast<unsigned char>(ch)); }),
+          name.end());
+      return std::to_string(param_info.param.replicas) + name;
     });
 
 // One tile per chip, 8 elements, 4 replicas on the ring 0, 2, 3, 1: every step sends 2 words
@@ -623,9 +635,11 @@ TEST(SdkMachine, AllReduceSumsInTheRingsOrderBitForBit) {
   }
 }
 
-// kAuto (the default) takes the one-way ring on two replicas and where a replica's chunk is
-// under 16 KiB, the bidirectional ring otherwise; a choice given is kept.
-TEST(SdkMachine, TheDefaultRingIsChosenBySize) {
+// kAuto (the default): a ReduceScatter or AllGather takes the one-way ring on two replicas and
+// where a replica's chunk is under 16 KiB, the bidirectional ring otherwise; an AllReduce
+// takes the direct step on two replicas and halving-doubling on a power of two of one-chip
+// replicas up to 1 MiB, then the rings. A choice given is kept.
+TEST(SdkMachine, TheDefaultAlgorithmIsChosenBySize) {
   const auto pick = [](unsigned replicas, size_t bytes) {
     return collective_algorithm({}, replicas, bytes);
   };
@@ -638,9 +652,24 @@ TEST(SdkMachine, TheDefaultRingIsChosenBySize) {
             CollectiveAlgorithm::kBidirectionalRing);
   EXPECT_EQ(collective_algorithm({CollectiveAlgorithm::kRing}, 16, size_t{64} << 20),
             CollectiveAlgorithm::kRing);
+  const auto all = [](unsigned replicas, unsigned replica_chips, size_t bytes) {
+    return all_reduce_algorithm({}, replicas, replica_chips, bytes);
+  };
+  EXPECT_EQ(all(2, 1, size_t{1} << 20), CollectiveAlgorithm::kDirect);
+  EXPECT_EQ(all(2, 2, 64 * 1024), CollectiveAlgorithm::kDirect);
+  EXPECT_EQ(all(2, 1, (size_t{1} << 20) + 4), CollectiveAlgorithm::kRing);
+  EXPECT_EQ(all(4, 1, size_t{1} << 20), CollectiveAlgorithm::kHalvingDoubling);
+  EXPECT_EQ(all(16, 1, 4096), CollectiveAlgorithm::kHalvingDoubling);
+  EXPECT_EQ(all(4, 1, (size_t{1} << 20) + 16), CollectiveAlgorithm::kBidirectionalRing);
+  // Replicas of several chips: the ring (4 replicas of 4 chips, 16 KiB chunks: both ways).
+  EXPECT_EQ(all(4, 4, 64 * 1024), CollectiveAlgorithm::kBidirectionalRing);
+  EXPECT_EQ(all_reduce_algorithm({CollectiveAlgorithm::kRing}, 16, 1, 4096),
+            CollectiveAlgorithm::kRing);
 
-  // On the device: a small default AllReduce over 4 replicas adds in the one-way ring's order
-  // (data whose sums depend on their order tell the two rings apart).
+  // On the device: a small default AllReduce over 4 replicas adds in halving-doubling's order,
+  // worked out by hand: the four 16-element chunk positions hold chunks 0, 2, 1, 3 (the chunk
+  // number's two bits reversed), and chunk c's sum is (x_c + x_c^1) + (x_c^2 + x_c^3). Data
+  // whose sums depend on their order tell it from both rings.
   Graph g(Target::preset("m2000", 4, 4));
   constexpr size_t n = 64;
   const Tensor x = g.add_variable(DType::kF32, {n}, "x");
@@ -654,15 +683,126 @@ TEST(SdkMachine, TheDefaultRingIsChosenBySize) {
     device.write_tensor("x", r, data[r].data(), n * 4);
   }
   device.run();
+  const unsigned chunk_at[] = {0, 2, 1, 3};
+  std::vector<float> by_hand(n);
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned c = chunk_at[i / 16];
+    by_hand[i] = (data[c][i] + data[c ^ 1][i]) + (data[c ^ 2][i] + data[c ^ 3][i]);
+  }
+  const auto& mapping = g.tensor(x).mapping;
   const auto ring =
-      all_reduce_sum_reference(g.target(), data, g.tensor(x).mapping, {CollectiveAlgorithm::kRing});
-  const auto both = all_reduce_sum_reference(g.target(), data, g.tensor(x).mapping,
+      all_reduce_sum_reference(g.target(), data, mapping, {CollectiveAlgorithm::kRing});
+  const auto both = all_reduce_sum_reference(g.target(), data, mapping,
                                              {CollectiveAlgorithm::kBidirectionalRing});
-  ASSERT_NE(ring, both);
-  EXPECT_EQ(all_reduce_sum_reference(g.target(), data, g.tensor(x).mapping), ring);
-  std::vector<float> got(n);
-  device.read_tensor("x", 2, got.data(), n * 4);
-  EXPECT_EQ(got, ring);
+  ASSERT_NE(by_hand, ring);
+  ASSERT_NE(by_hand, both);
+  EXPECT_EQ(all_reduce_sum_reference(g.target(), data, mapping), by_hand);
+  // An empty mapping stands for a ReduceScatter's chunks: the ring's order.
+  EXPECT_EQ(all_reduce_sum_reference(g.target(), data, {}), ring);
+  for (unsigned r = 0; r < 4; ++r) {
+    std::vector<float> got(n);
+    device.read_tensor("x", r, got.data(), n * 4);
+    EXPECT_EQ(got, by_hand) << "replica " << r;
+  }
+}
+
+// Direct and halving-doubling with the mean, the max, f16 and large pieces (each chunk a share
+// of every piece): f32 sums equal the reference bit for bit, the mean is the sum times 1/R
+// exactly (R a power of two), f16 sums of small integers (exact in any order) and maxima equal
+// the elementwise ones; and both algorithms leave the data as the ring does on every replica.
+static void reduce_every_kind_of_tensor(unsigned replicas, CollectiveAlgorithm algorithm) {
+  namespace fpu = ipu::iss::fpu;
+  {
+    const Target target = Target::preset("m2000", 4, replicas);
+    Graph g(target);
+    constexpr size_t n = 1030;  // over 4 tiles: pieces of 64 words and more, chunks uneven
+    const Tensor sum = g.add_variable(DType::kF32, {n}, "sum");
+    const Tensor mean = g.add_variable(DType::kF32, {n}, "mean");
+    const Tensor max = g.add_variable(DType::kF32, {n}, "max");
+    const Tensor sum16 = g.add_variable(DType::kF16, {n}, "sum16");
+    for (const Tensor t : {sum, mean, max, sum16}) g.map_evenly(t, 0, 4, 2);
+    const CollectiveOptions o{algorithm};
+    Device device(compile(
+        g, Sequence({AllReduce(sum, CollectiveOp::kSum, o), AllReduce(mean, CollectiveOp::kMean, o),
+                     AllReduce(max, CollectiveOp::kMax, o),
+                     AllReduce(sum16, CollectiveOp::kSum, o)})));
+    std::mt19937 rng(replicas);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    std::uniform_int_distribution<int> small(-64, 64);
+    std::vector<std::vector<float>> f32(replicas, std::vector<float>(n));
+    std::vector<std::vector<uint16_t>> h(replicas, std::vector<uint16_t>(n));
+    std::vector<float> maxima(n, -1e30f), sums16(n, 0.0f);
+    uint32_t flags = 0;
+    for (unsigned r = 0; r < replicas; ++r) {
+      for (size_t i = 0; i < n; ++i) {
+        f32[r][i] = dist(rng) * static_cast<float>(1 << (5 * r));
+        maxima[i] = std::max(maxima[i], f32[r][i]);
+        const float whole = static_cast<float>(small(rng));
+        h[r][i] = static_cast<uint16_t>(fpu::f32_to_f16(fpu::bits_of(whole), fpu::kRne, flags, 0));
+        sums16[i] += whole;
+      }
+      for (const char* name : {"sum", "mean", "max"})
+        device.write_tensor(name, r, f32[r].data(), n * 4);
+      device.write_tensor("sum16", r, h[r].data(), n * 2);
+    }
+    device.run();
+    const std::vector<float> want = all_reduce_sum_reference(target, f32, g.tensor(sum).mapping, o);
+    if (replicas > 2) {
+      EXPECT_NE(want, all_reduce_sum_reference(target, f32, g.tensor(sum).mapping,
+                                               {CollectiveAlgorithm::kRing}))
+          << "orders alike";
+    }
+    for (unsigned r = 0; r < replicas; ++r) {
+      SCOPED_TRACE(r);
+      std::vector<float> got(n), got_mean(n), got_max(n);
+      std::vector<uint16_t> got16(n);
+      device.read_tensor("sum", r, got.data(), n * 4);
+      device.read_tensor("mean", r, got_mean.data(), n * 4);
+      device.read_tensor("max", r, got_max.data(), n * 4);
+      device.read_tensor("sum16", r, got16.data(), n * 2);
+      EXPECT_EQ(got, want);
+      for (size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(got_mean[i], want[i] / static_cast<float>(replicas)) << i;
+        const uint32_t wide = fpu::f16_to_f32(got16[i], flags);
+        float back = 0;
+        std::memcpy(&back, &wide, 4);
+        ASSERT_EQ(back, sums16[i]) << i;
+      }
+      EXPECT_EQ(got_max, maxima);
+    }
+  }
+}
+
+TEST(SdkMachine, DirectReducesEveryKindOfTensor) {
+  reduce_every_kind_of_tensor(2, CollectiveAlgorithm::kDirect);
+}
+
+TEST(SdkMachine, HalvingDoublingReducesEveryKindOfTensor) {
+  reduce_every_kind_of_tensor(4, CollectiveAlgorithm::kHalvingDoubling);
+}
+
+// Direct takes two replicas and halving-doubling serves AllReduce alone: refused, named.
+TEST(SdkMachineErrors, AnAlgorithmOutsideItsCollectiveIsRefused) {
+  Graph g(Target::preset("m2000", 4, 4));
+  const Tensor x = g.add_variable(DType::kF32, {64}, "x");
+  const Tensor part = g.add_variable(DType::kF32, {16}, "part");
+  const Tensor all = g.add_variable(DType::kF32, {256}, "all");
+  g.map_evenly(x, 0, 4);
+  g.set_tile_mapping(part, 0);
+  g.map_evenly(all, 0, 4);
+  EXPECT_THAT([&] { compile(g, AllReduce(x, CollectiveOp::kSum, {CollectiveAlgorithm::kDirect})); },
+              ::testing::ThrowsMessage<GraphError>(
+                  HasSubstr("AllReduce of 'x': the direct algorithm takes 2 replicas, not 4")));
+  EXPECT_THAT(
+      [&] {
+        compile(
+            g, ReduceScatter(x, part, CollectiveOp::kSum, {CollectiveAlgorithm::kHalvingDoubling}));
+      },
+      ::testing::ThrowsMessage<GraphError>(HasSubstr(
+          "ReduceScatter of 'x': the halving-doubling algorithm serves AllReduce alone")));
+  EXPECT_THAT([&] { compile(g, AllGather(part, all, {CollectiveAlgorithm::kDirect})); },
+              ::testing::ThrowsMessage<GraphError>(
+                  HasSubstr("AllGather of 'part': the direct algorithm serves AllReduce alone")));
 }
 
 // Tile pieces of 64 words or more make each ring chunk a share of every piece: each
@@ -709,11 +849,12 @@ TEST(SdkMachine, LargePiecesMakeEveryTileReduceAShareOfEachRingStep) {
     ASSERT_EQ(tiles[name].size(), 3u);
     for (const unsigned count : tiles[name]) EXPECT_EQ(count, large ? 16u : 4u);
     const std::vector<Interval>& mapping = g.tensor(tensors.at(name)).mapping;
-    std::vector<float> want = all_reduce_sum_reference(target, data[name], mapping, {});
+    const CollectiveOptions ring{CollectiveAlgorithm::kRing};
+    std::vector<float> want = all_reduce_sum_reference(target, data[name], mapping, ring);
     if (large)
-      EXPECT_NE(want, all_reduce_sum_reference(target, data[name], {}, {})) << "orders alike";
+      EXPECT_NE(want, all_reduce_sum_reference(target, data[name], {}, ring)) << "orders alike";
     else
-      EXPECT_EQ(want, all_reduce_sum_reference(target, data[name], {}, {}));
+      EXPECT_EQ(want, all_reduce_sum_reference(target, data[name], {}, ring));
     if (mean)
       for (float& v : want) v *= 0.25f;
     for (unsigned r = 0; r < 4; ++r) {
