@@ -74,6 +74,7 @@ struct Settings {
   bool packing = true;
   std::vector<double> available_memory_proportion = {0.6};  // BertConfig's (one, or one a chip)
   double heads_memory_proportion = 0;                       // BertConfig's (0: the first chip's)
+  bool f16_gradient_sums = true;                            // BertConfig's
   // The machine whose runs of the one-chip groups this one's are (its own when empty): a part
   // that stays on one chip takes the same cycles on machines whose configurations differ only
   // in the clock (a Bow POD16's and a POD16's).
@@ -112,6 +113,7 @@ BertConfig one_layer_stages(const Settings& s) {
   c.packing = s.packing;
   c.available_memory_proportion = s.available_memory_proportion;
   c.heads_memory_proportion = s.heads_memory_proportion;
+  c.f16_gradient_sums = s.f16_gradient_sums;
   c.dataset_rows = 0;
   c.parts_only = true;
   return c;
@@ -233,8 +235,9 @@ bool bench_machine(const Settings& s, bool check,
                 : std::string(", one sequence a row"));
   fmt::print(
       "schedule     {} replica{} of {} chips, layers {} (the embeddings and heads on the first); "
-      "{} micro-batches a step; LAMB's state {}\n",
+      "{} micro-batches a step, gradients summed in {}; LAMB's state {}\n",
       R, R == 1 ? "" : "s", S, fmt::join(s.layers_per_chip, ","), s.accumulate,
+      s.f16_gradient_sums ? "f16 (as Graphcore's BERT)" : "f32",
       R > 1 && s.machine.gateway.present ? "sharded over the replicas in streaming memory"
                                          : "on the chips");
   std::map<std::string, uint64_t> cycles;
@@ -379,7 +382,7 @@ bool bench_machine(const Settings& s, bool check,
 
 int main(int argc, char** argv) {
   std::string presets = "pod16,bow-pod16", model = "large", split, group, group_preset;
-  std::string memory = "0.6", heads_memory;
+  std::string memory = "0.6", heads_memory, sums = "f16";
   unsigned accumulate = 192, tiles = 0, parallel = 2;
   size_t layers = 0, hidden = 0, heads = 0, ffn = 0, seq = 0, vocab = 0, rows = 0;
   int figures_fd = -1;
@@ -408,9 +411,11 @@ int main(int argc, char** argv) {
       "heads-memory-proportion", po::value(&heads_memory),
       "the heads' products' share (the first chip's unless given): the tied decoder's weight "
       "gradient needs more than the layers beside it")(
-      "jobs", po::value(&parallel)->default_value(parallel),
-      "children simulating at once (each one host thread)")("no-packing",
-                                                            "one sequence a row, padded")(
+      "gradient-sums", po::value(&sums)->default_value(sums),
+      "the f16 weights' gradient sums: f16, as Graphcore's BERT keeps them (LAMB's accum_type "
+      "float16), or f32")("jobs", po::value(&parallel)->default_value(parallel),
+                          "children simulating at once (each one host thread)")(
+      "no-packing", "one sequence a row, padded")(
       "param", po::value(&parameters)->composing(),
       "NAME=VALUE: a machine parameter (ipu-sim --config-dump lists them), e.g. a faster link "
       "or a larger SRAM")("check",
@@ -463,6 +468,11 @@ int main(int argc, char** argv) {
       throw po::error(e.what());
     }
     s.packing = !vm.count("no-packing");
+    try {
+      s.f16_gradient_sums = parse_gradient_sums(sums);
+    } catch (const std::invalid_argument& e) {
+      throw po::error(std::string("--gradient-sums: ") + e.what());
+    }
     for (size_t at = 0; at <= presets.size();) {
       const size_t comma = std::min(presets.find(',', at), presets.size());
       machines.push_back(presets.substr(at, comma - at));

@@ -7,6 +7,7 @@
 //        [--heads A] [--ffn F] [--seq S] [--vocab V] [--rows R] [--accumulate N] [--steps N]
 //        [--dataset-rows N] [--no-packing] [--histogram FILE] [--layers-per-chip N,N,...]
 //        [--time-split] [--available-memory-proportion P] [--heads-memory-proportion P]
+//        [--gradient-sums f32|f16]
 //
 // --layers-per-chip: the pipeline, one stage a chip (e.g. --preset m2000 --layers 4
 // --layers-per-chip 1,1,1,1); the embeddings and the heads are on the first chip. The machine's
@@ -29,7 +30,8 @@ int main(int argc, char** argv) {
       "[--preset mk2|bow|...] [--tiles N] [--model tiny|large] [--hidden H] [--layers L] "
       "[--heads A] [--ffn F] [--seq S] [--vocab V] [--rows R] [--accumulate N] [--steps N] "
       "[--dataset-rows N] [--no-packing] [--histogram FILE] [--layers-per-chip N,N,...] "
-      "[--time-split] [--available-memory-proportion P] [--heads-memory-proportion P]",
+      "[--time-split] [--available-memory-proportion P] [--heads-memory-proportion P] "
+      "[--gradient-sums f32|f16]",
       argc, argv,
       {"mk2",
        {{"tiles", "0", "tiles of each chip (0: every tile)"},
@@ -50,6 +52,9 @@ int main(int argc, char** argv) {
          "the heads' products' share (0: the first chip's); the tied decoder's weight gradient "
          "needs more than the layers beside it"},
         {"accumulate", "2", "micro-batches a step, their gradients summed"},
+        {"gradient-sums", "f32",
+         "the f16 weights' gradient sums: f32, or f16 as Graphcore's BERT keeps them (half the "
+         "bytes; each gradient added with stochastic rounding, reduced over the replicas in f16)"},
         {"steps", "6", "training steps"},
         {"dataset-rows", "4",
          "rows of the dataset, read again epoch after epoch (0: new rows every micro-batch)"},
@@ -98,6 +103,12 @@ int main(int argc, char** argv) {
         c.steps = static_cast<unsigned>(options.count("steps", 1, 10000));
         c.packing = !options.yes("no-packing");
         c.shard_optimizer = !options.yes("replicated-optimizer");
+        try {
+          c.f16_gradient_sums =
+              ipu::examples::bert::parse_gradient_sums(options.text("gradient-sums"));
+        } catch (const std::invalid_argument& e) {
+          throw ipu::examples::OptionError(std::string("option --gradient-sums: ") + e.what());
+        }
         c.measure_parts = options.yes("time-split");
         c.dataset_rows = static_cast<unsigned>(options.count("dataset-rows", 0, 1u << 20));
         c.histogram = options.text("histogram");
@@ -127,9 +138,10 @@ int main(int argc, char** argv) {
                       : std::string("one sequence a row (--no-packing)"),
             100.0 * r.packing_efficiency);
         fmt::print(
-            "schedule             {} of {} a step, gradients summed in f32; "
+            "schedule             {} of {} a step, gradients summed in {}; "
             "LAMB; {}{}\n",
             counted(c.accumulate, "micro-batch", "micro-batches"), counted(s.rows, "row", "rows"),
+            c.f16_gradient_sums ? "f16 (the f16 weights', stochastically rounded)" : "f32",
             r.replicas == 1 ? std::string()
             : r.sharded_parameters == 0
                 ? fmt::format("{} replicas, their gradients summed over the IPU-Links "

@@ -29,7 +29,7 @@ namespace {
 
 struct HostParameter {
   std::vector<float> master, m, v;
-  std::vector<std::vector<float>> sums;  // each replica's
+  std::vector<std::vector<float>> sums;  // each replica's (an f16 sum's values, widened)
   std::vector<uint16_t> bits;            // f16 weights
 };
 
@@ -155,8 +155,8 @@ BertResult run_bert(const BertConfig& c) {
   const bool update_parts = !c.parts_only || c.parts.empty() ||
                             std::any_of(c.parts.begin(), c.parts.end(), is_update_part);
   for (const ParameterRef& r : parameters(model)) {
-    params.push_back(
-        add_parameter(g, r.name, r.weight, r.grad, r.stage, R, shard, params.size(), update_parts));
+    params.push_back(add_parameter(g, r.name, r.weight, r.grad, r.stage, R, shard, params.size(),
+                                   c.f16_gradient_sums, update_parts));
     ready.push_back(r.ready);
     out.parameters += g.tensor(r.weight).elements;
     if (params.back().sharded) out.sharded_parameters += g.tensor(r.weight).elements;
@@ -246,8 +246,8 @@ BertResult run_bert(const BertConfig& c) {
   const auto function = [&](const std::string& name, StepRange range,
                             std::optional<unsigned> group) {
     Program body = sdk::Sequence({});
-    const auto add = [&](const Parameter& q, Tensor grad, const std::string& label) {
-      ops::binary_in_place(g, body, ops::BinaryOp::kAdd, q.sum, grad, label);
+    const auto add = [&](const Parameter& q, Tensor grad, unsigned site, const std::string& label) {
+      add_to_sum(g, body, q, grad, site, label);
       g.set_scratch(grad);
     };
     for (size_t i = range.begin; i < range.end; ++i) {
@@ -255,9 +255,9 @@ BertResult run_bert(const BertConfig& c) {
       if (!group) continue;
       for (size_t k = 0; k < params.size(); ++k)
         if (params[k].stage == *group && ready[k] == i + 1)
-          add(params[k], params[k].grad, params[k].name + ".added");
+          add(params[k], params[k].grad, 0, params[k].name + ".added");
       if (*group == kHeadsStage && i + 1 == model.heads.end)
-        add(params[word_t], model.grads.word_t_tied, "word_t.added_tied");
+        add(params[word_t], model.grads.word_t_tied, 1, "word_t.added_tied");
     }
     return g.add_function(body, name);
   };
@@ -480,7 +480,8 @@ BertResult run_bert(const BertConfig& c) {
     h.m.assign(wi.elements, 0.0f);
     h.v.assign(wi.elements, 0.0f);
     h.sums.assign(R, std::vector<float>(wi.elements, 0.0f));
-    device.write_tensor(g.tensor(p.sum).name, h.sums[0].data(), h.sums[0].size() * 4);
+    device.write_tensor(g.tensor(p.sum).name, h.sums[0].data(),
+                        h.sums[0].size() * (p.f16_sum ? 2 : 4));
     if (p.sharded) {  // each replica's shard in its streaming memory
       const size_t n = wi.elements / R;
       for (unsigned q = 0; q < R; ++q)
@@ -640,17 +641,31 @@ BertResult run_bert(const BertConfig& c) {
       mean_used(want[u].mlm_loss, micro[u].mlm_labels, mlm_host, unused);
       mean_used(want[u].nsp_loss, micro[u].nsp_labels, nsp_host, unused);
     }
-    for (unsigned q = 0; q < R; ++q)
+    // An f16 sum's additions round stochastically, each micro-batch's salted with its count of
+    // earlier ones (every group's backward pass runs once a micro-batch).
+    const auto add_to = [&](size_t i, unsigned q, const std::vector<float>& grad, unsigned site,
+                            uint32_t draw) {
+      const Parameter& p = params[i];
+      std::vector<float>& sum = host[i].sums[q];
+      if (!p.f16_sum) {
+        sum = ref::binary(ops::BinaryOp::kAdd, sum, grad);
+        return;
+      }
+      sum = ref::widen_f16(ref::accumulate_f16(ref::cast_to_f16(sum), grad,
+                                               ops::element_ranges(g, p.sum, 2), true,
+                                               p.accumulate_seed + (uint64_t{site} << 32), draw));
+    };
+    for (unsigned q = 0; q < R; ++q) {
+      std::map<unsigned, uint32_t> earlier;  // by group: this step's micro-batches so far
       for (const auto& [group, mb] : accumulations) {
         const BertValues& v = want[size_t{q} * A + mb];
         const auto grads = gradient_values(v.grads);
+        const uint32_t draw = step * A + earlier[group]++;
         for (size_t i = 0; i < params.size(); ++i)
-          if (params[i].stage == group)
-            host[i].sums[q] = ref::binary(ops::BinaryOp::kAdd, host[i].sums[q], *grads[i]);
-        if (group == kHeadsStage)
-          host[word_t].sums[q] =
-              ref::binary(ops::BinaryOp::kAdd, host[word_t].sums[q], v.grads.word_t_tied);
+          if (params[i].stage == group) add_to(i, q, *grads[i], 0, draw);
+        if (group == kHeadsStage) add_to(word_t, q, v.grads.word_t_tied, 1, draw);
       }
+    }
     r.mlm_loss = mlm / static_cast<double>(predictions);
     r.nsp_loss = nsp / static_cast<double>(sentences);
     r.expected_mlm_loss = mlm_host / static_cast<double>(predictions);
@@ -679,8 +694,16 @@ BertResult run_bert(const BertConfig& c) {
       const Parameter& p = params[i];
       HostParameter& h = host[i];
       // The sums' AllReduce follows their tile mapping; a sharded one's ReduceScatter does not.
-      const std::vector<float> sum = sdk::all_reduce_sum_reference(
-          target, h.sums, p.sharded ? std::vector<sdk::Interval>{} : g.tensor(p.sum).mapping);
+      const std::vector<sdk::Interval> mapping =
+          p.sharded ? std::vector<sdk::Interval>{} : g.tensor(p.sum).mapping;
+      std::vector<float> sum;
+      if (p.f16_sum) {
+        std::vector<std::vector<uint16_t>> bits;
+        for (const std::vector<float>& values : h.sums) bits.push_back(ref::cast_to_f16(values));
+        sum = ref::widen_f16(sdk::all_reduce_sum_reference_f16(target, bits, mapping));
+      } else {
+        sum = sdk::all_reduce_sum_reference(target, h.sums, mapping);
+      }
       const std::vector<float> scaled = ref::unary(ops::UnaryOp::kScale, sum, inverse_accumulate);
       ops::AdamOptions o = lamb;
       o.weight_decay = p.weight_decay;
@@ -810,6 +833,13 @@ std::vector<size_t> parse_layers_per_chip(const std::string& text) {
     at = comma + 1;
   }
   return counts;
+}
+
+bool parse_gradient_sums(const std::string& text) {
+  if (text == "f16") return true;
+  if (text == "f32") return false;
+  throw std::invalid_argument(
+      fmt::format("'{}' is not a type for the gradient sums (f32 or f16)", text));
 }
 
 }  // namespace ipu::examples::bert

@@ -49,6 +49,10 @@ struct BertConfig {
   // gradient sums reduce-scattered and its new weights all-gathered. false: every replica keeps
   // and updates all of it (the sums all-reduced).
   bool shard_optimizer = true;
+  // The f16 weights' gradient sums in f16 (Graphcore's BERT: LAMB's accum_type float16), each
+  // micro-batch's gradient added with stochastic rounding: half the bytes a sum takes on every
+  // tile. false: f32 sums.
+  bool f16_gradient_sums = false;
   // After the training steps, run each part of a step alone (a stage's forward and backward
   // passes, the heads, each slot's copies, the host I/O, LAMB's streaming and all-gathers) and
   // compose the pipeline's time from them (step_time.h).
@@ -122,5 +126,8 @@ std::vector<size_t> parse_layers_per_chip(const std::string& text);
 // "0.6" or "0.2,0.3,0.3,0.3": --available-memory-proportion's shares; throws
 // std::invalid_argument naming the item that is not a share in (0, 1].
 std::vector<double> parse_memory_proportions(const std::string& text);
+// "f32" or "f16": --gradient-sums's type, true for f16; throws std::invalid_argument naming
+// anything else.
+bool parse_gradient_sums(const std::string& text);
 
 }  // namespace ipu::examples::bert

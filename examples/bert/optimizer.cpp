@@ -14,7 +14,8 @@ using sdk::Tensor;
 namespace ops = sdk::ops;
 
 Parameter add_parameter(Graph& g, const std::string& name, Tensor weight, Tensor grad,
-                        unsigned stage, unsigned replicas, bool shard, size_t index, bool state) {
+                        unsigned stage, unsigned replicas, bool shard, size_t index, bool f16_sums,
+                        bool state) {
   const unsigned R = replicas;
   Parameter p;
   p.name = name;
@@ -28,8 +29,12 @@ Parameter add_parameter(Graph& g, const std::string& name, Tensor weight, Tensor
     return t;
   };
   p.is_f16 = wi.type == DType::kF16;
-  p.sum = like("sum");
+  p.f16_sum = p.is_f16 && f16_sums;
+  const DType sum_type = p.f16_sum ? DType::kF16 : DType::kF32;
+  p.sum = g.add_variable(sum_type, wi.shape, name + ".sum");
+  g.set_tile_mapping(p.sum, wi.mapping);
   p.seed = 0x5eed0000u + index;
+  p.accumulate_seed = 0xacc00000u + index;
   p.weight_decay = wi.shape.size() == 2 ? 0.01f : 0.0f;  // not biases and norms
   if (!state) return p;
   // A shard is whole words of the weight (f16 pairs), the same size on every replica.
@@ -40,13 +45,13 @@ Parameter add_parameter(Graph& g, const std::string& name, Tensor weight, Tensor
     for (const sdk::Interval& i : wi.mapping)
       if (std::find(owners.begin(), owners.end(), i.tile) == owners.end()) owners.push_back(i.tile);
     // Whole f16 pairs a tile, so that an f16 weight's rounded shard is whole words.
-    const auto shard_of = [&](const char* what, bool scratch) {
-      const Tensor t = g.add_variable(DType::kF32, {n}, fmt::format("{}.{}", name, what));
+    const auto shard_of = [&](const char* what, bool scratch, DType type = DType::kF32) {
+      const Tensor t = g.add_variable(type, {n}, fmt::format("{}.{}", name, what));
       g.map_evenly(t, owners, 2);
       if (scratch) g.set_scratch(t);
       return t;
     };
-    p.grad_shard = shard_of("grad_shard", false);
+    p.grad_shard = shard_of("grad_shard", false, sum_type);
     p.master = shard_of("master_shard", true);
     p.m = shard_of("m_shard", true);
     p.v = shard_of("v_shard", true);
@@ -59,6 +64,14 @@ Parameter add_parameter(Graph& g, const std::string& name, Tensor weight, Tensor
     p.v = like("v");
   }
   return p;
+}
+
+void add_to_sum(Graph& g, Program& program, const Parameter& p, Tensor grad, unsigned site,
+                const std::string& name) {
+  ops::AccumulateOptions o;
+  o.stochastic = true;
+  o.seed = p.accumulate_seed + (uint64_t{site} << 32);
+  ops::accumulate(g, program, p.sum, grad, name, o);
 }
 
 namespace {
@@ -82,8 +95,14 @@ void add_update(Graph& g, Parameter& p, const ops::AdamOptions& lamb, float inve
     for (const auto& [buffer, t] : {std::pair{p.master_remote, p.master},
                                     std::pair{p.m_remote, p.m}, std::pair{p.v_remote, p.v}})
       also(update, out.streaming, sdk::CopyFromRemote(buffer, 0, t));
-  p.scaled = ops::unary(g, update, ops::UnaryOp::kScale, p.sharded ? p.grad_shard : p.sum,
-                        p.name + ".mean", inverse_accumulate);
+  // An f16 sum is reduced in f16 (half the bytes over the links) and widened, exactly, for LAMB.
+  Tensor reduced = p.sharded ? p.grad_shard : p.sum;
+  if (p.f16_sum) {
+    reduced = ops::cast(g, update, reduced, DType::kF32, p.name + ".widened");
+    g.set_scratch(reduced);
+  }
+  p.scaled =
+      ops::unary(g, update, ops::UnaryOp::kScale, reduced, p.name + ".mean", inverse_accumulate);
   ops::AdamOptions o = lamb;
   o.weight_decay = p.weight_decay;
   o.norms_across_replicas = p.sharded;
@@ -106,7 +125,7 @@ void add_update(Graph& g, Parameter& p, const ops::AdamOptions& lamb, float inve
     also(update, out.gather, sdk::AllGather(p.master, p.weight));
   }
   // In place: a cleared copy of BERT-Large's word embedding's sum took 85 KB of every tile.
-  ops::unary_in_place(g, update, ops::UnaryOp::kScale, p.sum, p.name + ".cleared", 0.0f);
+  ops::zero(g, update, p.sum, p.name + ".cleared");
 }
 
 }  // namespace

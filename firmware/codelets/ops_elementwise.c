@@ -751,6 +751,61 @@ void cast_f32_f16_sr_step(const struct cast_f32_f16_sr_step_fields *v) {
   ipu_set_stochastic_rounding(0);
 }
 
+/* sum[0..n) += grad[0..n) for an f16 sum, a pair at a time as the hardware converts: widened
+ * exactly, added in f32, rounded once to f16 (by the worker's rounding mode). */
+static void accumulate_range(const float *grad, uint16_t *sum, uint32_t n) {
+  uint32_t i = 0;
+  for (; i + 2 <= n; i += 2) {
+    const ipu_f32x2 wide = ipu_f16v2tof32(ipu_f16x2_from_bits(sum[i], sum[i + 1]));
+    const uint32_t bits = ipu_f16x2_bits(
+        ipu_f32v2tof16(ipu_f32x2_make(wide.r[0] + grad[i], wide.r[1] + grad[i + 1])));
+    sum[i] = (uint16_t)bits;
+    sum[i + 1] = (uint16_t)(bits >> 16);
+  }
+  if (i < n) {
+    const ipu_f32x2 wide = ipu_f16v2tof32(ipu_f16x2_from_bits(sum[i], 0));
+    sum[i] = (uint16_t)ipu_f16x2_bits(ipu_f32v2tof16(ipu_f32x2_make(wide.r[0] + grad[i], 0.0f)));
+  }
+}
+
+/* accumulate_f16: a gradient added to its f16 sum, rounded to nearest even.
+ * fields: grad (in f32), sum (inout f16), n */
+struct accumulate_f16_fields {
+  const float *grad;
+  uint16_t *sum;
+  uint32_t n;
+};
+void accumulate_f16(const struct accumulate_f16_fields *v) { accumulate_range(v->grad, v->sum, v->n); }
+
+/* accumulate_f16_sr: accumulate_f16 rounded stochastically, the PRNG seeded (s0, s1) for this
+ *   range and salted with *draws, its count of earlier calls, which it then advances: every
+ *   micro-batch's addition draws new bits.
+ * fields: grad (in f32), sum (inout f16), draws (inout u32), n, s0_lo, s0_hi, s1_lo, s1_hi */
+struct accumulate_f16_sr_fields {
+  const float *grad;
+  uint16_t *sum;
+  uint32_t *draws;
+  uint32_t n, s0_lo, s0_hi, s1_lo, s1_hi;
+};
+void accumulate_f16_sr(const struct accumulate_f16_sr_fields *v) {
+  uint64_t s0 = (uint64_t)v->s0_hi << 32 | v->s0_lo, s1 = (uint64_t)v->s1_hi << 32 | v->s1_lo;
+  ipu_ops_salt_state(&s0, &s1, *v->draws);
+  *v->draws += 1;
+  ipu_prng_seed(s0, s1);
+  ipu_set_stochastic_rounding(1);
+  accumulate_range(v->grad, v->sum, v->n);
+  ipu_set_stochastic_rounding(0);
+}
+
+/* zero_f16: out[i] = 0 for i < n.  fields: out (out f16), n */
+struct zero_f16_fields {
+  uint16_t *out;
+  uint32_t n;
+};
+void zero_f16(const struct zero_f16_fields *v) {
+  for (uint32_t i = 0; i < v->n; ++i) v->out[i] = 0;
+}
+
 /* gather_columns_f32: out[r][c] = in[r][first + c] for c < columns, r < rows: a block of
  *   columns of rows x stride, packed (transpose's regrouping by destination).
  * fields: in (in f32), out (out f32), rows, stride, first, columns */

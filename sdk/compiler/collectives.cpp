@@ -257,48 +257,52 @@ ElementRanges Compilation::ring_chunk(Tensor t, bool spread, unsigned chunk, con
                       parts, part.begin_fraction);
 }
 
-std::vector<float> all_reduce_sum_reference(const Target& target,
-                                            const std::vector<std::vector<float>>& data,
-                                            const std::vector<Interval>& mapping,
-                                            CollectiveOptions options) {
+namespace {
+
+// all_reduce_sum_reference's additions for elements of type T (f32 values or f16 bits), `add`
+// the tiles' addition of two, `granule` elements a 32-bit word.
+template <typename T, typename Add>
+std::vector<T> reduce_reference(const Target& target, const std::vector<std::vector<T>>& data,
+                                const std::vector<Interval>& mapping, CollectiveOptions options,
+                                size_t granule, Add add) {
+  const char* who = granule == 1 ? "all_reduce_sum_reference" : "all_reduce_sum_reference_f16";
   const unsigned R = target.replicas;
   if (data.size() != R)
-    throw std::invalid_argument(fmt::format(
-        "all_reduce_sum_reference: {} replicas' data for a target of {} replicas", data.size(), R));
+    throw std::invalid_argument(
+        fmt::format("{}: {} replicas' data for a target of {} replicas", who, data.size(), R));
   const size_t n = data[0].size();
   for (unsigned r = 1; r < R; ++r)
     if (data[r].size() != n)
       throw std::invalid_argument(
-          fmt::format("all_reduce_sum_reference: replica {} has {} elements, replica 0 {}", r,
-                      data[r].size(), n));
+          fmt::format("{}: replica {} has {} elements, replica 0 {}", who, r, data[r].size(), n));
   if (R == 1) return data[0];
   // An empty mapping stands for a ReduceScatter's contiguous chunks: the ring, by size.
+  const size_t bytes = n * sizeof(T);
   const CollectiveAlgorithm algorithm =
-      mapping.empty() ? collective_algorithm(options, R, n * 4)
-                      : all_reduce_algorithm(options, R, target.replica_chips(), n * 4);
-  std::vector<float> out(n);
+      mapping.empty() ? collective_algorithm(options, R, bytes)
+                      : all_reduce_algorithm(options, R, target.replica_chips(), bytes);
+  std::vector<T> out(n);
   if (algorithm == CollectiveAlgorithm::kDirect) {
     if (R != 2)
-      throw std::invalid_argument(fmt::format(
-          "all_reduce_sum_reference: the direct AllReduce takes 2 replicas, not {}", R));
-    for (size_t i = 0; i < n; ++i) out[i] = data[0][i] + data[1][i];
+      throw std::invalid_argument(
+          fmt::format("{}: the direct AllReduce takes 2 replicas, not {}", who, R));
+    for (size_t i = 0; i < n; ++i) out[i] = add(data[0][i], data[1][i]);
     return out;
   }
   if (algorithm == CollectiveAlgorithm::kHalvingDoubling) {
     unsigned K = 0;
     while ((1u << K) < R) ++K;
     if ((1u << K) != R)
-      throw std::invalid_argument(fmt::format(
-          "all_reduce_sum_reference: halving-doubling takes a power of two of replicas, not {}",
-          R));
-    const bool spread = spread_chunks(mapping, 1, R);
+      throw std::invalid_argument(
+          fmt::format("{}: halving-doubling takes a power of two of replicas, not {}", who, R));
+    const bool spread = spread_chunks(mapping, granule, R);
     // f(p, k + 1) = f(p, k) + f(p ^ 2^k, k), chunk c's sum f(c, K).
-    const auto f = [&](const auto& self, unsigned p, unsigned k, size_t i) -> float {
+    const auto f = [&](const auto& self, unsigned p, unsigned k, size_t i) -> T {
       if (k == 0) return data[p][i];
-      return self(self, p, k - 1, i) + self(self, p ^ (1u << (k - 1)), k - 1, i);
+      return add(self(self, p, k - 1, i), self(self, p ^ (1u << (k - 1)), k - 1, i));
     };
     for (unsigned c = 0; c < R; ++c)
-      for (const auto& [lo, hi] : halving_share(n, mapping, spread, 1, R, c, K))
+      for (const auto& [lo, hi] : halving_share(n, mapping, spread, granule, R, c, K))
         for (size_t i = lo; i < hi; ++i) out[i] = f(f, c, K, i);
     return out;
   }
@@ -308,19 +312,40 @@ std::vector<float> all_reduce_sum_reference(const Target& target,
     rings.emplace_back(order.rbegin(), order.rend());
   // Chunk order[j] starts with the data of the replica after it on the ring, adds the next ones
   // in turn, and its own last (reduce_scatter above).
-  const bool spread = spread_chunks(mapping, 1, R);
+  const bool spread = spread_chunks(mapping, granule, R);
   for (size_t way = 0; way < rings.size(); ++way) {
     const std::vector<unsigned>& ring = rings[way];
     for (unsigned j = 0; j < R; ++j)
       for (const auto& [lo, hi] :
-           chunk_ranges(n, mapping, spread, ring[j], 1, R, rings.size(), way))
+           chunk_ranges(n, mapping, spread, ring[j], granule, R, rings.size(), way))
         for (size_t i = lo; i < hi; ++i) {
-          float sum = data[ring[(j + 1) % R]][i];
-          for (unsigned hop = 2; hop < R; ++hop) sum = sum + data[ring[(j + hop) % R]][i];
-          out[i] = sum + data[ring[j]][i];
+          T sum = data[ring[(j + 1) % R]][i];
+          for (unsigned hop = 2; hop < R; ++hop) sum = add(sum, data[ring[(j + hop) % R]][i]);
+          out[i] = add(sum, data[ring[j]][i]);
         }
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<float> all_reduce_sum_reference(const Target& target,
+                                            const std::vector<std::vector<float>>& data,
+                                            const std::vector<Interval>& mapping,
+                                            CollectiveOptions options) {
+  return reduce_reference(target, data, mapping, options, 1,
+                          [](float a, float b) { return a + b; });
+}
+
+std::vector<uint16_t> all_reduce_sum_reference_f16(const Target& target,
+                                                   const std::vector<std::vector<uint16_t>>& data,
+                                                   const std::vector<Interval>& mapping,
+                                                   CollectiveOptions options) {
+  // The ring's f16 addition (ipu.f16v4add): one rounding to nearest even.
+  return reduce_reference(target, data, mapping, options, 2, [](uint16_t a, uint16_t b) {
+    uint32_t flags = 0;
+    return static_cast<uint16_t>(iss::fpu::add16(a, b, iss::fpu::kRne, flags, 0));
+  });
 }
 
 // Ring reduce-scatter into `acc`: at step s the replica at ring position p sends the chunk of

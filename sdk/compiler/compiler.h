@@ -195,5 +195,11 @@ std::vector<float> all_reduce_sum_reference(const Target& target,
                                             const std::vector<std::vector<float>>& data,
                                             const std::vector<Interval>& mapping,
                                             CollectiveOptions options = {});
+// The same for an f16 tensor, its values as f16 bits: each addition rounded to f16, to nearest
+// even, as the ring's f16 vertices add.
+std::vector<uint16_t> all_reduce_sum_reference_f16(const Target& target,
+                                                   const std::vector<std::vector<uint16_t>>& data,
+                                                   const std::vector<Interval>& mapping,
+                                                   CollectiveOptions options = {});
 
 }  // namespace ipu::sdk

@@ -153,6 +153,24 @@ struct AdamOptions {
 void adam(Graph& graph, Program& program, Tensor w, Tensor g, Tensor m, Tensor v,
           Tensor corrections, const AdamOptions& options, const std::string& name);
 
+// A gradient added to its sum over micro-batches, in place: sum += grad, grad f32 of sum's
+// shape (copied beside sum first when laid out otherwise). An f32 sum adds as binary_in_place
+// does. An f16 sum (Graphcore's BERT accumulates its gradients in f16: half the bytes of f32
+// sums on every tile) is widened exactly, added in f32 and rounded once to f16: to nearest
+// even, or with `stochastic` by the hardware's stochastic rounding, its random bits from the
+// PRNG seeded for each of the sum's element ranges (element_ranges(sum, 2)) from `seed` and
+// salted with that range's count of earlier calls (ipu_ops_salt_state): each micro-batch's
+// addition draws new bits. The counts live in a u32 tensor "<name>.draws" ([ranges], each on
+// its range's tile), zero at load.
+struct AccumulateOptions {
+  bool stochastic = false;
+  uint64_t seed = 0;
+};
+void accumulate(Graph& graph, Program& program, Tensor sum, Tensor grad, const std::string& name,
+                const AccumulateOptions& options = {});
+// t = 0, in place, for an f32 or f16 tensor (a gradient's sum cleared after the update).
+void zero(Graph& graph, Program& program, Tensor t, const std::string& name);
+
 // y = x^T for an f32 matrix x [R x C]: y [C x R], its rows spread over the tiles x uses (whole
 // rows each). Each tile gathers its columns of every row of x and writes them as its rows of y.
 // With x's rows whole on 64 tiles or more and y on as many, the gather goes in two phases
@@ -188,6 +206,12 @@ std::vector<uint16_t> cast_to_f16_stochastic(const std::vector<float>& a,
                                              const std::vector<std::pair<size_t, size_t>>& ranges,
                                              uint64_t seed,
                                              std::optional<uint32_t> step = std::nullopt);
+// accumulate's f16 sum after its `draw`-th call (from 0): sum + grad in f32, rounded to f16 to
+// nearest even, or with `stochastic` as cast_to_f16_stochastic rounds with `draw` as the step.
+std::vector<uint16_t> accumulate_f16(const std::vector<uint16_t>& sum,
+                                     const std::vector<float>& grad,
+                                     const std::vector<std::pair<size_t, size_t>>& ranges,
+                                     bool stochastic, uint64_t seed, uint32_t draw);
 std::vector<float> reduce_rows(ReduceOp op, const std::vector<float>& x, size_t columns);
 // Rows of `columns` added in groups of kPartialFanIn, in order, then the groups' sums so, to one.
 std::vector<float> sum_partials(std::vector<float> parts, size_t columns);

@@ -145,6 +145,14 @@ std::vector<uint16_t> cast_to_f16_stochastic(const std::vector<float>& a,
   return out;
 }
 
+std::vector<uint16_t> accumulate_f16(const std::vector<uint16_t>& sum,
+                                     const std::vector<float>& grad,
+                                     const std::vector<std::pair<size_t, size_t>>& ranges,
+                                     bool stochastic, uint64_t seed, uint32_t draw) {
+  const std::vector<float> added = binary(BinaryOp::kAdd, widen_f16(sum), grad);
+  return stochastic ? cast_to_f16_stochastic(added, ranges, seed, draw) : cast_to_f16(added);
+}
+
 std::vector<float> reduce_rows(ReduceOp op, const std::vector<float>& x, size_t columns) {
   std::vector<float> out(x.size() / columns);
   for (size_t r = 0; r < out.size(); ++r) {

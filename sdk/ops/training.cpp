@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <optional>
 
 #include "sdk/ops/elementwise.h"
 #include "sdk/ops/op_support.h"
@@ -45,6 +46,73 @@ Tensor dropout(Graph& g, Program& program, Tensor x, float rate, uint64_t seed,
     }
   program.body.push_back(Execute(cs));
   return out;
+}
+
+void accumulate(Graph& g, Program& program, Tensor sum, Tensor grad, const std::string& name,
+                const AccumulateOptions& options) {
+  require_sequence(program, name);
+  const TensorInfo si = mapped(g, sum, name, "sum");
+  const TensorInfo gi = mapped(g, grad, name, "gradient");
+  require_type(gi, DType::kF32, name, "gradient");
+  if (si.type != DType::kF32 && si.type != DType::kF16)
+    throw GraphError(fmt::format("{}: sum '{}' is {}; a gradient's sum is f32 or f16", name,
+                                 si.name, dtype_name(si.type)));
+  if (gi.shape != si.shape)
+    throw GraphError(fmt::format("{}: gradient '{}' is [{}], its sum '{}' [{}]", name, gi.name,
+                                 fmt::join(gi.shape, " x "), si.name, fmt::join(si.shape, " x ")));
+  if (si.type == DType::kF32) {
+    binary_in_place(g, program, BinaryOp::kAdd, sum, grad, name);
+    return;
+  }
+  add_ops_codelets(g);
+  const Tensor local = laid_like(g, program, grad, si, name + ".gradient");
+  const std::vector<std::pair<size_t, size_t>> ranges = element_ranges(g, sum, 2);
+  std::optional<Tensor> draws;
+  if (options.stochastic) {
+    draws = g.add_variable(DType::kU32, {ranges.size()}, name + ".draws");
+    std::vector<Interval> at;  // each range's count on the range's tile
+    const WorkSplit split(si);
+    for (const Interval& m : si.mapping)
+      for (size_t k = 0; k < split.ranges(m, 2).size(); ++k)
+        at.push_back({at.size(), at.size() + 1, m.tile});
+    g.set_tile_mapping(*draws, at);
+  }
+  const ComputeSet cs = g.add_compute_set(name);
+  const WorkSplit split(si);
+  size_t k = 0;
+  for (const Interval& m : si.mapping)
+    for (const auto& [lo, hi] : split.ranges(m, 2)) {
+      std::map<std::string, Binding> fields{
+          {"grad", g.region(local, lo, hi)}, {"sum", g.region(sum, lo, hi)}, {"n", u32(hi - lo)}};
+      if (draws) {
+        const auto [s0, s1] = dropout_state(options.seed, lo);
+        fields.insert({{"draws", g.region(*draws, k, k + 1)},
+                       {"s0_lo", static_cast<uint32_t>(s0)},
+                       {"s0_hi", static_cast<uint32_t>(s0 >> 32)},
+                       {"s1_lo", static_cast<uint32_t>(s1)},
+                       {"s1_hi", static_cast<uint32_t>(s1 >> 32)}});
+      }
+      g.add_vertex(cs, draws ? "accumulate_f16_sr" : "accumulate_f16", m.tile, fields);
+      ++k;
+    }
+  program.body.push_back(Execute(cs));
+}
+
+void zero(Graph& g, Program& program, Tensor t, const std::string& name) {
+  require_sequence(program, name);
+  const TensorInfo ti = mapped(g, t, name, "operand");
+  if (ti.type == DType::kF32) {
+    unary_in_place(g, program, UnaryOp::kScale, t, name, 0.0f);
+    return;
+  }
+  require_type(ti, DType::kF16, name, "operand");
+  add_ops_codelets(g);
+  const ComputeSet cs = g.add_compute_set(name);
+  const WorkSplit split(ti);
+  for (const Interval& m : ti.mapping)
+    for (const auto& [lo, hi] : split.ranges(m, 2))
+      g.add_vertex(cs, "zero_f16", m.tile, {{"out", g.region(t, lo, hi)}, {"n", u32(hi - lo)}});
+  program.body.push_back(Execute(cs));
 }
 
 void adam(Graph& graph, Program& program, Tensor w, Tensor g, Tensor m, Tensor v,

@@ -683,6 +683,80 @@ TEST(OpsElementwise, TheMathFunctionsAreCloseToTheLibraryOnes) {
   EXPECT_EQ(ops::reference::binary(ops::BinaryOp::kMulGeluGrad, {1.0f}, {-30.0f})[0], 0.0f);
 }
 
+// Gradients added to their sums over three micro-batches (three runs of one program), each
+// sum's bits against the host's after every run: an f16 sum rounded to nearest and one rounded
+// stochastically (its random bits new each run: the ranges' counts of earlier calls salt
+// them), an f32 sum, a gradient laid out otherwise (copied beside its sum first), and an f16
+// tensor cleared. 1,001 elements over 5 tiles (uneven pieces of whole words, an odd end).
+TEST(OpsElementwise, GradientSumsAccumulateInF16AsTheHostDoes) {
+  constexpr size_t n = 1001;
+  Graph g(Target::preset("mk2", 8));
+  Program p = Sequence({});
+  const Tensor grad = g.add_variable(DType::kF32, {n}, "grad");
+  const Tensor grad_elsewhere = g.add_variable(DType::kF32, {n}, "grad_elsewhere");
+  const Tensor nearest = g.add_variable(DType::kF16, {n}, "nearest");
+  const Tensor stochastic = g.add_variable(DType::kF16, {n}, "stochastic");
+  const Tensor wide = g.add_variable(DType::kF32, {n}, "wide");
+  const Tensor cleared = g.add_variable(DType::kF16, {n}, "cleared");
+  for (Tensor t : {grad, nearest, stochastic, wide, cleared}) g.map_evenly(t, 0, 5, 2);
+  g.map_evenly(grad_elsewhere, 5, 3);
+  ops::accumulate(g, p, nearest, grad, "add_nearest");
+  ops::AccumulateOptions sr;
+  sr.stochastic = true;
+  sr.seed = 21;
+  ops::accumulate(g, p, stochastic, grad_elsewhere, "add_stochastic", sr);
+  ops::accumulate(g, p, wide, grad, "add_wide");
+  ops::zero(g, p, cleared, "clear");
+  Device device(compile(g, p));
+  namespace ref = ops::reference;
+  // Sums near 1 with gradients far below their last place: rounding to nearest loses them all,
+  // stochastic rounding keeps them on average.
+  std::vector<uint16_t> want_nearest(n, 0x3c00), want_stochastic(n, 0x3c00), ones(n, 0x3c00);
+  std::vector<float> want_wide(n, 0.0f);
+  device.write_tensor("nearest", want_nearest.data(), n * 2);
+  device.write_tensor("stochastic", want_stochastic.data(), n * 2);
+  device.write_tensor("cleared", ones.data(), n * 2);
+  const auto ranges = ops::element_ranges(g, stochastic, 2);
+  for (uint32_t call = 0; call < 3; ++call) {
+    const std::vector<float> gv = random_f32(n, 50 + call, -2e-4f, 2e-4f);
+    device.write_tensor("grad", gv.data(), n * 4);
+    device.write_tensor("grad_elsewhere", gv.data(), n * 4);
+    device.run();
+    want_nearest = ref::accumulate_f16(want_nearest, gv, ranges, false, 0, call);
+    want_stochastic = ref::accumulate_f16(want_stochastic, gv, ranges, true, 21, call);
+    want_wide = ref::binary(ops::BinaryOp::kAdd, want_wide, gv);
+    std::vector<uint16_t> got_nearest(n), got_stochastic(n), got_cleared(n);
+    std::vector<float> got_wide(n);
+    device.read_tensor("nearest", got_nearest.data(), n * 2);
+    device.read_tensor("stochastic", got_stochastic.data(), n * 2);
+    device.read_tensor("wide", got_wide.data(), n * 4);
+    device.read_tensor("cleared", got_cleared.data(), n * 2);
+    EXPECT_EQ(got_nearest, want_nearest) << "call " << call;
+    EXPECT_EQ(got_stochastic, want_stochastic) << "call " << call;
+    EXPECT_EQ(count_equal(got_wide, want_wide), n) << "call " << call;
+    EXPECT_EQ(got_cleared, std::vector<uint16_t>(n, 0)) << "call " << call;
+  }
+  // Each call drew new bits: the same additions salted with another count round otherwise.
+  EXPECT_NE(want_stochastic,
+            ref::accumulate_f16(
+                ref::accumulate_f16(ref::accumulate_f16(ones, random_f32(n, 50, -2e-4f, 2e-4f),
+                                                        ranges, true, 21, 0),
+                                    random_f32(n, 51, -2e-4f, 2e-4f), ranges, true, 21, 0),
+                random_f32(n, 52, -2e-4f, 2e-4f), ranges, true, 21, 0));
+  // Below half of 1's last place (2^-11), every nearest addition left the sum at 1; the
+  // stochastic sums moved, and their mean stays within a last place of 1 + the gradients' sum.
+  EXPECT_EQ(want_nearest, ones);
+  double drift = 0;
+  size_t moved = 0;
+  const std::vector<float> got = ref::widen_f16(want_stochastic);
+  for (size_t i = 0; i < n; ++i) {
+    drift += got[i] - 1.0 - want_wide[i];
+    moved += want_stochastic[i] != 0x3c00;
+  }
+  EXPECT_GT(moved, n / 10);
+  EXPECT_LT(std::fabs(drift / n), 1e-4);
+}
+
 TEST(OpsElementwise, BadOperandsAreRefused) {
   Graph g(Target::preset("mk2", 4));
   Program p = Sequence({});
@@ -715,6 +789,14 @@ TEST(OpsElementwise, BadOperandsAreRefused) {
             "soft: mask 'b' must be a vector of 6 (a row of 'a')");
   EXPECT_EQ(message([&] { ops::layer_norm(g, p, a, v, v, 0.0f, "norm"); }),
             "norm: eps must be positive, not 0");
+  EXPECT_EQ(message([&] { ops::accumulate(g, p, h, h, "acc"); }),
+            "acc: gradient 'h' is f16; the operation takes f32");
+  EXPECT_EQ(message([&] { ops::accumulate(g, p, h, b, "acc"); }),
+            "acc: gradient 'b' is [5], its sum 'h' [4 x 6]");
+  const Tensor u = g.add_variable(DType::kU32, {2}, "u");
+  g.set_tile_mapping(u, 0);
+  EXPECT_EQ(message([&] { ops::zero(g, p, u, "clear"); }),
+            "clear: operand 'u' is u32; the operation takes f16");
   const Tensor m_other = g.add_variable(DType::kF32, {4, 6}, "m_other");
   const Tensor corr = g.add_variable(DType::kF32, {2}, "corr");
   g.map_evenly(m_other, 1, 3);
