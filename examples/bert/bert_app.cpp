@@ -49,8 +49,10 @@ Rows rows_for(const LengthHistogram& lengths, size_t needed, const RowOptions& o
 }
 
 // The layers each stage holds beyond those it runs (BertConfig::held_layers): copies of its
-// first layer's tensors that are not scratch, named "<tensor>.held<j>".
-void hold_layers(Graph& g, const BertModel& model, const std::vector<size_t>& held) {
+// first layer's tensors that are not scratch, named "<tensor>.held<j>", mapped as the layer's.
+// The layer's vectors and what follows their layout (sums, shards) go where the stage's j-th
+// next layer's would: `pieces` x j tiles further along the chip (EncoderOptions::vector_tile).
+void hold_layers(Graph& g, const BertModel& model, const std::vector<size_t>& held, size_t pieces) {
   if (held.empty()) return;
   if (held.size() != model.stages.size())
     throw std::invalid_argument(fmt::format("bert: held layers for {} stages, but the model has {}",
@@ -66,9 +68,20 @@ void hold_layers(Graph& g, const BertModel& model, const std::vector<size_t>& he
     for (size_t i = 0; i < existing; ++i) {
       const sdk::TensorInfo t = g.tensors()[i];  // a copy: adding tensors moves the list
       if (t.is_view() || t.scratch || t.name.find(layer) == std::string::npos) continue;
-      for (size_t j = 1; j <= held[k]; ++j)
+      bool vector = false;
+      for (const char* v :
+           {".out_bias", ".ffn_in_bias", ".ffn_out_bias", ".gamma1", ".beta1", ".gamma2", ".beta2"})
+        vector |= t.shape.size() == 1 && t.name.find(v) != std::string::npos;
+      const unsigned chip_tiles = g.tiles() / static_cast<unsigned>(held.size());
+      for (size_t j = 1; j <= held[k]; ++j) {
+        std::vector<sdk::Interval> mapping = t.mapping;
+        if (vector)
+          for (sdk::Interval& piece : mapping)
+            piece.tile = piece.tile / chip_tiles * chip_tiles +
+                         static_cast<unsigned>((piece.tile % chip_tiles + j * pieces) % chip_tiles);
         g.set_tile_mapping(g.add_variable(t.type, t.shape, fmt::format("{}.held{}", t.name, j)),
-                           t.mapping);
+                           mapping);
+      }
     }
   }
 }
@@ -383,7 +396,7 @@ BertResult run_bert(const BertConfig& c) {
   const Program& reduce = updates.all.reduce;
   const Program& lamb_streaming = updates.all.streaming;
   const Program& lamb_gather = updates.all.gather;
-  hold_layers(g, model, c.held_layers);
+  hold_layers(g, model, c.held_layers, ops::encoder_vector_pieces(s.encoder()));
   const auto compile_start = std::chrono::steady_clock::now();
   std::vector<sdk::NamedProgram> programs = {{"step", step_program}, {"update", update}};
   if (R > 1) programs.push_back({"reduce", reduce});

@@ -66,6 +66,7 @@ ops::EncoderOptions layer_options(const BertOptions& o, size_t l, unsigned chip,
   e.available_memory_proportion = o.memory_proportion(chip);
   e.name = fmt::format("{}.layer{}", o.name, l);
   e.packed = true;
+  e.spread_weights = true;  // a chip of 7 BERT-Large layers holds 7 layers' weights and sums
   e.first_tile = first_tile;
   e.tiles = tiles;
   return e;
@@ -176,7 +177,14 @@ BertModel build_bert(Graph& g, const BertShape& s, const BertOptions& o) {
   std::vector<unsigned> chip_of_layer;
   for (unsigned c = 0; c < S; ++c) chip_of_layer.insert(chip_of_layer.end(), per_chip[c], c);
   const auto placed = [&](size_t l) {
-    return layer_options(o, l, chip_of_layer[l], chip_of_layer[l] * tiles, S > 1 ? tiles : 0);
+    ops::EncoderOptions e =
+        layer_options(o, l, chip_of_layer[l], chip_of_layer[l] * tiles, S > 1 ? tiles : 0);
+    // The chip's layers' vectors one after another's (its first layer's from tile 0).
+    const size_t first = static_cast<size_t>(
+        std::find(chip_of_layer.begin(), chip_of_layer.end(), chip_of_layer[l]) -
+        chip_of_layer.begin());
+    e.vector_tile = static_cast<unsigned>((l - first) * ops::encoder_vector_pieces(s.encoder()));
+    return e;
   };
   for (size_t l = 0; l < s.layers; ++l)
     w.layers.push_back(ops::add_encoder_weights(g, s.encoder(), placed(l)));

@@ -64,6 +64,11 @@ Tensor heads_of(Graph& g, Tensor t, size_t begin_row, const EncoderShape& s, con
 
 }  // namespace
 
+size_t encoder_vector_pieces(const EncoderShape& s) {
+  const auto pieces = [](size_t n) { return (n + kEncoderVectorPiece - 1) / kEncoderVectorPiece; };
+  return 6 * pieces(s.hidden) + pieces(s.ffn);  // out, ffn_out biases, two norms; ffn_in bias
+}
+
 EncoderWeights add_encoder_weights(Graph& g, const EncoderShape& s, const EncoderOptions& o) {
   check_shape(s, o.name);
   const size_t H = s.hidden, F = s.ffn, S = s.seq, T = s.tokens();
@@ -73,26 +78,33 @@ EncoderWeights add_encoder_weights(Graph& g, const EncoderShape& s, const Encode
   mo.first_tile = o.first_tile;
   mo.tiles = o.tiles;
   EncoderWeights w;
-  w.qkv_t = create_matmul_input(g, {3 * H, H, S}, true, o.name + ".qkv_t", mo);
   MatmulOptions ta = mo;
   ta.transpose_a = true;
-  w.out = create_matmul_input(g, {S, H, H}, false, o.name + ".out", ta);
-  w.ffn_in = create_matmul_input(g, {T, H, F}, false, o.name + ".ffn_in", mo);
-  w.ffn_out = create_matmul_input(g, {T, F, H}, false, o.name + ".ffn_out", mo);
+  const auto weight = [&](MatmulShape shape, bool lhs, const char* what,
+                          const MatmulOptions& options) {
+    if (!o.spread_weights) return create_matmul_input(g, shape, lhs, o.name + what, options);
+    const size_t rows = lhs ? shape.m : shape.k, columns = lhs ? shape.k : shape.n;
+    const Tensor t = g.add_variable(DType::kF16, {rows, columns}, o.name + what);
+    g.map_evenly(t, tiles.first, tiles.count, 2);
+    return t;
+  };
+  w.qkv_t = weight({3 * H, H, S}, true, ".qkv_t", mo);
+  w.out = weight({S, H, H}, false, ".out", ta);
+  w.ffn_in = weight({T, H, F}, false, ".ffn_in", mo);
+  w.ffn_out = weight({T, F, H}, false, ".ffn_out", mo);
   // A vector in pieces of up to kVectorPiece elements, each on a tile of its own (the next
   // ones): the operations that use it multicast each piece to their tiles, one send, where a
   // vector spread element by element would make every tile receive a piece from each of its
   // tiles, an action gap (120 cycles) apart. BERT-Large's 4,096-element feed-forward bias whole
   // on one tile was 16 KB, and 16 KB more its gradient's sum, and that tile received the
   // gradient's 1,025 pieces to add them (16 KB of exchange actions).
-  constexpr size_t kVectorPiece = 1024;
-  unsigned next_tile = 0;
+  unsigned next_tile = o.vector_tile;
   const auto vector = [&](size_t n, const char* what) {
     const Tensor t = g.add_variable(DType::kF32, {n}, o.name + what);
     std::vector<Interval> mapping;
-    for (size_t at = 0; at < n; at += kVectorPiece)
+    for (size_t at = 0; at < n; at += kEncoderVectorPiece)
       mapping.push_back(
-          {at, std::min(n, at + kVectorPiece), tiles.first + next_tile++ % tiles.count});
+          {at, std::min(n, at + kEncoderVectorPiece), tiles.first + next_tile++ % tiles.count});
     g.set_tile_mapping(t, mapping);
     return t;
   };

@@ -35,11 +35,25 @@ struct EncoderOptions {
   // The tiles the layer's tensors and operations use: first_tile .. first_tile + tiles - 1 (0:
   // every tile of the graph from first_tile), e.g. one chip of a pipeline's replica.
   unsigned first_tile = 0, tiles = 0;
+  // The layer's vectors (biases, norms' scales and shifts) lie in pieces of up to
+  // kEncoderVectorPiece elements, a tile each, from this tile of the layer's (counted from
+  // first_tile): the layers of one chip start theirs one after another's
+  // (encoder_vector_pieces), so that no tile holds every layer's.
+  unsigned vector_tile = 0;
+  // The weight matrices spread evenly over all the layer's tiles (whole f16 pairs a tile)
+  // instead of by whole rows (create_matmul_input): a [1,024 x N] matrix by rows takes 1,024 of
+  // a chip's 1,472 tiles, so a chip of many layers holds their weights and gradient sums on
+  // those alone. Each product's gather moves pieces of rows instead.
+  bool spread_weights = false;
   // Packed rows (several sequences in each of the batch's rows): the mask holds each token's
   // sequence id in its row instead, and a token attends only within its own sequence
   // (softmax_rows_packed).
   bool packed = false;
 };
+
+constexpr size_t kEncoderVectorPiece = 1024;
+// The tiles a layer's vectors take, a piece each (BERT-Large's: 10).
+size_t encoder_vector_pieces(const EncoderShape& shape);
 
 // The layer's parameters: f16 matrices laid out for the forward products, f32 vectors.
 struct EncoderWeights {
