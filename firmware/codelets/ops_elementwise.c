@@ -742,11 +742,18 @@ struct cast_f32_f16_sr_step_fields {
   uint16_t *out;
   uint32_t n, s0_lo, s0_hi, s1_lo, s1_hi;
 };
-void cast_f32_f16_sr_step(const struct cast_f32_f16_sr_step_fields *v) {
-  uint64_t s0 = (uint64_t)v->s0_hi << 32 | v->s0_lo, s1 = (uint64_t)v->s1_hi << 32 | v->s1_lo;
-  ipu_ops_salt_state(&s0, &s1, *v->step);
+/* Seeds the worker's PRNG with (s0, s1) salted by `salt` (ipu_ops_salt_state) and turns its
+ * stochastic rounding on. */
+static void round_stochastically(uint32_t s0_lo, uint32_t s0_hi, uint32_t s1_lo, uint32_t s1_hi,
+                                 uint32_t salt) {
+  uint64_t s0 = (uint64_t)s0_hi << 32 | s0_lo, s1 = (uint64_t)s1_hi << 32 | s1_lo;
+  ipu_ops_salt_state(&s0, &s1, salt);
   ipu_prng_seed(s0, s1);
   ipu_set_stochastic_rounding(1);
+}
+
+void cast_f32_f16_sr_step(const struct cast_f32_f16_sr_step_fields *v) {
+  round_stochastically(v->s0_lo, v->s0_hi, v->s1_lo, v->s1_hi, *v->step);
   narrow_range(v->a, v->out, v->n);
   ipu_set_stochastic_rounding(0);
 }
@@ -788,11 +795,8 @@ struct accumulate_f16_sr_fields {
   uint32_t n, s0_lo, s0_hi, s1_lo, s1_hi;
 };
 void accumulate_f16_sr(const struct accumulate_f16_sr_fields *v) {
-  uint64_t s0 = (uint64_t)v->s0_hi << 32 | v->s0_lo, s1 = (uint64_t)v->s1_hi << 32 | v->s1_lo;
-  ipu_ops_salt_state(&s0, &s1, *v->draws);
+  round_stochastically(v->s0_lo, v->s0_hi, v->s1_lo, v->s1_hi, *v->draws);
   *v->draws += 1;
-  ipu_prng_seed(s0, s1);
-  ipu_set_stochastic_rounding(1);
   accumulate_range(v->grad, v->sum, v->n);
   ipu_set_stochastic_rounding(0);
 }
