@@ -143,6 +143,7 @@ Tensor laid_like(Graph& g, Program& program, Tensor t, const TensorInfo& like_in
   if (same_mapping(info.mapping, like)) return t;
   const Tensor copy = g.add_variable(info.type, info.shape, name);
   g.set_tile_mapping(copy, like);
+  g.set_scratch(copy);  // the operation's own, read by it alone
   program.body.push_back(Copy(relayout(g, t, copy)));
   return copy;
 }

@@ -35,7 +35,8 @@ void matrix_and_gradient(const Graph& g, Tensor t, Tensor dy, const std::string&
 bool same_mapping(const std::vector<Interval>& a, const std::vector<Interval>& b);
 // A row operation's f32 operand (two or more dimensions) checked, and laid out by whole rows.
 Tensor f32_rows(Graph& g, Program& program, Tensor x, const std::string& op);
-// A tensor laid out as `like` (a copy by exchange when it is not already).
+// A tensor laid out as `like` (a copy by exchange when it is not already: scratch, for the
+// operation that asks alone).
 Tensor laid_like(Graph& g, Program& program, Tensor t, const TensorInfo& like_info,
                  const std::string& name);
 // One copy of `v` (a vector) on each listed tile: [tiles x n], filled by a multicast of v.
