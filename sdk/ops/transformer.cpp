@@ -235,7 +235,11 @@ EncoderGrads encoder_backward(Graph& g, std::vector<LayerStep>& steps, const Enc
   const NormBack n2 = norm_back("norm2", f.residual2, dy, w.gamma2, f.norm2, "ffn_out_bias",
                                 d.gamma2, d.beta2, d.ffn_out_bias);
   const Tensor d2 = n2.dx16;
-  d.ffn_out = st.matmul("ffn_out_weights", f.act16, d2, true, false, DType::kF32, true);
+  // Spread weights' gradients stay in the products' blocks: their sums are laid out as the
+  // weights, so a relayout by rows first would be an exchange and a buffer more.
+  const bool grads_in_blocks = o.spread_weights;
+  d.ffn_out = st.matmul("ffn_out_weights", f.act16, d2, true, false, DType::kF32, true,
+                        grads_in_blocks);
   const Tensor dact = st.matmul("ffn_out_input", d2, w.ffn_out, false, true, DType::kF32);
   const Tensor dhidden = st.op("gelu", [&](Program& p, const std::string& n) {
     return binary(g, p, BinaryOp::kMulGeluGrad, dact, f.hidden, n);
@@ -244,7 +248,8 @@ EncoderGrads encoder_backward(Graph& g, std::vector<LayerStep>& steps, const Enc
   const Tensor dh16 = st.op("ffn_in_f16", [&](Program& p, const std::string& n) {
     return cast(g, p, dhidden, DType::kF16, n);
   });
-  d.ffn_in = st.matmul("ffn_in_weights", f.norm1_16, dh16, true, false, DType::kF32, true);
+  d.ffn_in = st.matmul("ffn_in_weights", f.norm1_16, dh16, true, false, DType::kF32, true,
+                       grads_in_blocks);
   const Tensor dn1_ffn = st.matmul("ffn_in_input", dh16, w.ffn_in, false, true, DType::kF32);
   const Tensor dn1 = st.op("residual2", [&](Program& p, const std::string& n) {
     return binary(g, p, BinaryOp::kAdd, n2.dx, dn1_ffn, n);  // by rows, for the norm's gradient
