@@ -238,8 +238,8 @@ EncoderGrads encoder_backward(Graph& g, std::vector<LayerStep>& steps, const Enc
   // Spread weights' gradients stay in the products' blocks: their sums are laid out as the
   // weights, so a relayout by rows first would be an exchange and a buffer more.
   const bool grads_in_blocks = o.spread_weights;
-  d.ffn_out = st.matmul("ffn_out_weights", f.act16, d2, true, false, DType::kF32, true,
-                        grads_in_blocks);
+  d.ffn_out =
+      st.matmul("ffn_out_weights", f.act16, d2, true, false, DType::kF32, true, grads_in_blocks);
   const Tensor dact = st.matmul("ffn_out_input", d2, w.ffn_out, false, true, DType::kF32);
   const Tensor dhidden = st.op("gelu", [&](Program& p, const std::string& n) {
     return binary(g, p, BinaryOp::kMulGeluGrad, dact, f.hidden, n);
