@@ -69,8 +69,7 @@ void hold_layers(Graph& g, const BertModel& model, const std::vector<size_t>& he
       const sdk::TensorInfo t = g.tensors()[i];  // a copy: adding tensors moves the list
       if (t.is_view() || t.scratch || t.name.find(layer) == std::string::npos) continue;
       bool vector = false;
-      for (const char* v :
-           {".out_bias", ".ffn_in_bias", ".ffn_out_bias", ".gamma1", ".beta1", ".gamma2", ".beta2"})
+      for (const char* v : ops::kEncoderVectors)
         vector |= t.shape.size() == 1 && t.name.find(v) != std::string::npos;
       const unsigned chip_tiles = g.tiles() / static_cast<unsigned>(held.size());
       for (size_t j = 1; j <= held[k]; ++j) {

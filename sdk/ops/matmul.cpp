@@ -98,7 +98,7 @@ const TensorInfo& check_operand(const Graph& g, Tensor t, const char* which, con
 }  // namespace
 
 Tensor create_matmul_input(Graph& g, MatmulShape shape, bool lhs, const std::string& name,
-                           const MatmulOptions& options) {
+                           const MatmulOptions& options, bool spread) {
   check_options(g.target(), shape, options);
   MatmulOptions o = options;
   if (o.tiles == 0) o.tiles = g.tiles() - o.first_tile;
@@ -106,6 +106,10 @@ Tensor create_matmul_input(Graph& g, MatmulShape shape, bool lhs, const std::str
   const size_t rows = lhs ? (transposed ? shape.k : shape.m) : (transposed ? shape.n : shape.k);
   const size_t columns = lhs ? (transposed ? shape.m : shape.k) : (transposed ? shape.k : shape.n);
   const Tensor t = g.add_variable(DType::kF16, {rows, columns}, name);
+  if (spread) {
+    g.map_evenly(t, o.first_tile, o.tiles, 2);
+    return t;
+  }
   // Whole rows, in pairs when a row is odd: every piece the gather moves is whole words.
   g.map_evenly(t, o.first_tile, static_cast<unsigned>(std::min<size_t>(o.tiles, rows)),
                columns % 2 ? 2 * columns : columns);

@@ -117,11 +117,13 @@ Tensor grouped_matmul(Graph& graph, Program& program, Tensor a, Tensor b,
 MatmulPlan plan_grouped_matmul(const Target& target, MatmulShape shape, size_t groups,
                                const MatmulOptions& options = {}, std::ostream* explain = nullptr);
 
-// The planner's choice of how A or B should be laid out: each of the tiles that use a block of
-// it holds a share of that block's rows, so that the gathering exchange moves whole rows
-// (f16, in pieces of an even number of elements). `lhs` for A, else B.
+// An f16 operand A (`lhs`) or B of the product, as op(A) or op(B) is stored, laid out by whole
+// rows spread evenly over the options' tiles (in pairs when a row is odd), so that the
+// gathering exchange moves pieces of whole rows. With `spread`, its elements are spread evenly
+// over every one of those tiles instead (whole f16 pairs a tile): a matrix of fewer rows than
+// tiles then takes all of them, not one a row (a chip holding many layers' weights).
 Tensor create_matmul_input(Graph& graph, MatmulShape shape, bool lhs, const std::string& name,
-                           const MatmulOptions& options = {});
+                           const MatmulOptions& options = {}, bool spread = false);
 
 // The given split, estimated, as plan_matmul would weigh it (for tests and benchmarks that
 // compare splits); throws GraphError for a split the shape or the tiles cannot take.

@@ -66,35 +66,36 @@ void accumulate(Graph& g, Program& program, Tensor sum, Tensor grad, const std::
   }
   add_ops_codelets(g);
   const Tensor local = laid_like(g, program, grad, si, name + ".gradient");
-  const std::vector<std::pair<size_t, size_t>> ranges = element_ranges(g, sum, 2);
-  std::optional<Tensor> draws;
+  struct Range {
+    unsigned tile;
+    size_t lo, hi;
+  };
+  std::vector<Range> ranges;  // element_ranges(sum, 2), each with its tile
+  const WorkSplit split(si);
+  for (const Interval& m : si.mapping)
+    for (const auto& [lo, hi] : split.ranges(m, 2)) ranges.push_back({m.tile, lo, hi});
+  std::optional<Tensor> draws;  // each range's count of calls, on the range's tile
   if (options.stochastic) {
     draws = g.add_variable(DType::kU32, {ranges.size()}, name + ".draws");
-    std::vector<Interval> at;  // each range's count on the range's tile
-    const WorkSplit split(si);
-    for (const Interval& m : si.mapping)
-      for (size_t k = 0; k < split.ranges(m, 2).size(); ++k)
-        at.push_back({at.size(), at.size() + 1, m.tile});
+    std::vector<Interval> at;
+    for (size_t k = 0; k < ranges.size(); ++k) at.push_back({k, k + 1, ranges[k].tile});
     g.set_tile_mapping(*draws, at);
   }
   const ComputeSet cs = g.add_compute_set(name);
-  const WorkSplit split(si);
-  size_t k = 0;
-  for (const Interval& m : si.mapping)
-    for (const auto& [lo, hi] : split.ranges(m, 2)) {
-      std::map<std::string, Binding> fields{
-          {"grad", g.region(local, lo, hi)}, {"sum", g.region(sum, lo, hi)}, {"n", u32(hi - lo)}};
-      if (draws) {
-        const auto [s0, s1] = dropout_state(options.seed, lo);
-        fields.insert({{"draws", g.region(*draws, k, k + 1)},
-                       {"s0_lo", static_cast<uint32_t>(s0)},
-                       {"s0_hi", static_cast<uint32_t>(s0 >> 32)},
-                       {"s1_lo", static_cast<uint32_t>(s1)},
-                       {"s1_hi", static_cast<uint32_t>(s1 >> 32)}});
-      }
-      g.add_vertex(cs, draws ? "accumulate_f16_sr" : "accumulate_f16", m.tile, fields);
-      ++k;
+  for (size_t k = 0; k < ranges.size(); ++k) {
+    const auto [tile, lo, hi] = ranges[k];
+    std::map<std::string, Binding> fields{
+        {"grad", g.region(local, lo, hi)}, {"sum", g.region(sum, lo, hi)}, {"n", u32(hi - lo)}};
+    if (draws) {
+      const auto [s0, s1] = dropout_state(options.seed, lo);
+      fields.insert({{"draws", g.region(*draws, k, k + 1)},
+                     {"s0_lo", static_cast<uint32_t>(s0)},
+                     {"s0_hi", static_cast<uint32_t>(s0 >> 32)},
+                     {"s1_lo", static_cast<uint32_t>(s1)},
+                     {"s1_hi", static_cast<uint32_t>(s1 >> 32)}});
     }
+    g.add_vertex(cs, draws ? "accumulate_f16_sr" : "accumulate_f16", tile, fields);
+  }
   program.body.push_back(Execute(cs));
 }
 

@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <cmath>
+#include <iterator>
 #include <utility>
 
 namespace ipu::sdk::ops {
@@ -66,7 +67,8 @@ Tensor heads_of(Graph& g, Tensor t, size_t begin_row, const EncoderShape& s, con
 
 size_t encoder_vector_pieces(const EncoderShape& s) {
   const auto pieces = [](size_t n) { return (n + kEncoderVectorPiece - 1) / kEncoderVectorPiece; };
-  return 6 * pieces(s.hidden) + pieces(s.ffn);  // out, ffn_out biases, two norms; ffn_in bias
+  // kEncoderVectors: the feed-forward input's bias has F elements, the others H.
+  return (std::size(kEncoderVectors) - 1) * pieces(s.hidden) + pieces(s.ffn);
 }
 
 EncoderWeights add_encoder_weights(Graph& g, const EncoderShape& s, const EncoderOptions& o) {
@@ -80,18 +82,11 @@ EncoderWeights add_encoder_weights(Graph& g, const EncoderShape& s, const Encode
   EncoderWeights w;
   MatmulOptions ta = mo;
   ta.transpose_a = true;
-  const auto weight = [&](MatmulShape shape, bool lhs, const char* what,
-                          const MatmulOptions& options) {
-    if (!o.spread_weights) return create_matmul_input(g, shape, lhs, o.name + what, options);
-    const size_t rows = lhs ? shape.m : shape.k, columns = lhs ? shape.k : shape.n;
-    const Tensor t = g.add_variable(DType::kF16, {rows, columns}, o.name + what);
-    g.map_evenly(t, tiles.first, tiles.count, 2);
-    return t;
-  };
-  w.qkv_t = weight({3 * H, H, S}, true, ".qkv_t", mo);
-  w.out = weight({S, H, H}, false, ".out", ta);
-  w.ffn_in = weight({T, H, F}, false, ".ffn_in", mo);
-  w.ffn_out = weight({T, F, H}, false, ".ffn_out", mo);
+  const bool spread = o.spread_weights;
+  w.qkv_t = create_matmul_input(g, {3 * H, H, S}, true, o.name + ".qkv_t", mo, spread);
+  w.out = create_matmul_input(g, {S, H, H}, false, o.name + ".out", ta, spread);
+  w.ffn_in = create_matmul_input(g, {T, H, F}, false, o.name + ".ffn_in", mo, spread);
+  w.ffn_out = create_matmul_input(g, {T, F, H}, false, o.name + ".ffn_out", mo, spread);
   // A vector in pieces of up to kVectorPiece elements, each on a tile of its own (the next
   // ones): the operations that use it multicast each piece to their tiles, one send, where a
   // vector spread element by element would make every tile receive a piece from each of its
@@ -108,13 +103,11 @@ EncoderWeights add_encoder_weights(Graph& g, const EncoderShape& s, const Encode
     g.set_tile_mapping(t, mapping);
     return t;
   };
-  w.out_bias = vector(H, ".out_bias");
-  w.ffn_in_bias = vector(F, ".ffn_in_bias");
-  w.ffn_out_bias = vector(H, ".ffn_out_bias");
-  w.gamma1 = vector(H, ".gamma1");
-  w.beta1 = vector(H, ".beta1");
-  w.gamma2 = vector(H, ".gamma2");
-  w.beta2 = vector(H, ".beta2");
+  Tensor* const vectors[] = {&w.out_bias, &w.ffn_in_bias, &w.ffn_out_bias, &w.gamma1,
+                             &w.beta1,    &w.gamma2,      &w.beta2};
+  static_assert(std::size(vectors) == std::size(kEncoderVectors));
+  for (size_t i = 0; i < std::size(vectors); ++i)
+    *vectors[i] = vector(vectors[i] == &w.ffn_in_bias ? F : H, kEncoderVectors[i]);
   return w;
 }
 

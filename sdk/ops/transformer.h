@@ -52,6 +52,9 @@ struct EncoderOptions {
 };
 
 constexpr size_t kEncoderVectorPiece = 1024;
+// The layer's vectors' name suffixes, in the order their pieces are laid out.
+inline constexpr const char* kEncoderVectors[] = {
+    ".out_bias", ".ffn_in_bias", ".ffn_out_bias", ".gamma1", ".beta1", ".gamma2", ".beta2"};
 // The tiles a layer's vectors take, a piece each (BERT-Large's: 10).
 size_t encoder_vector_pieces(const EncoderShape& shape);
 
