@@ -50,6 +50,9 @@ Rows rows_for(const LengthHistogram& lengths, size_t needed, const RowOptions& o
 
 // The layers each stage holds beyond those it runs (BertConfig::held_layers): copies of its
 // first layer's tensors that are not scratch, named "<tensor>.held<j>", mapped as the layer's.
+// Not the layer's input gradient: in a stage of several layers it goes from one layer's
+// backward pass to the next one's, and only the stage's first layer's leaves the stage (the
+// layer that runs has it).
 // The layer's vectors and what follows their layout (sums, shards) go where the stage's j-th
 // next layer's would: `pieces` x j tiles further along the chip (EncoderOptions::vector_tile).
 void hold_layers(Graph& g, const BertModel& model, const std::vector<size_t>& held, size_t pieces) {
@@ -68,6 +71,7 @@ void hold_layers(Graph& g, const BertModel& model, const std::vector<size_t>& he
     for (size_t i = 0; i < existing; ++i) {
       const sdk::TensorInfo t = g.tensors()[i];  // a copy: adding tensors moves the list
       if (t.is_view() || t.scratch || t.name.find(layer) == std::string::npos) continue;
+      if (i == model.grads.layers.at(model.stages[k].first_layer).dx.id) continue;
       bool vector = false;
       for (const char* v : ops::kEncoderVectors)
         vector |= t.shape.size() == 1 && t.name.find(v) != std::string::npos;

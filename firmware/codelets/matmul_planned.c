@@ -421,17 +421,21 @@ void reduce_rows_f32(const struct reduce_rows_f32_fields *v) {
   }
 }
 
-/* reduce_row_pair_f32: reduce_rows_f32 for row first_row into out and, when pair is 1, row
- *   first_row + 1 (even first_row) into out_next: rows of C that are not neighbours in memory.
+/* reduce_rows_apart_f32: reduce_rows_f32 for rows first_row (even) .. first_row + rows - 1, up to
+ *   REDUCE_APART_ROWS, row first_row + i into out<i>: rows of C that are not neighbours in memory
+ *   (a share of a block's columns). One vertex for several rows keeps a tile's vertex states
+ *   small: the reducers of a large product hold hundreds of such rows.
  * fields: in (in f32), own (in f32), parts, part_stride, group_stride, own_group_stride,
- *         own_part, columns, first_row, out (out f32), out_next (out f32), pair */
-struct reduce_row_pair_f32_fields {
+ *         own_part, columns, first_row, out0 .. out7 (out f32), rows */
+#define REDUCE_APART_ROWS 8 /* kReduceApartRows in sdk/ops/matmul_geometry.h */
+struct reduce_rows_apart_f32_fields {
   struct reduce_parts p;
-  float *out, *out_next;
-  uint32_t pair;
+  float *out[REDUCE_APART_ROWS];
+  uint32_t rows;
 };
-void reduce_row_pair_f32(const struct reduce_row_pair_f32_fields *v) {
-  reduce_rows_from(&v->p, v->p.first_row, v->out, v->pair ? v->out_next : 0);
+void reduce_rows_apart_f32(const struct reduce_rows_apart_f32_fields *v) {
+  for (uint32_t i = 0; i < v->rows; i += 2)
+    reduce_rows_from(&v->p, v->p.first_row + i, v->out[i], i + 1 < v->rows ? v->out[i + 1] : 0);
 }
 
 /* cast_f16_f32: out[i] = in[i] widened (exact).  fields: in (in f16), out (out f32), n */

@@ -15,18 +15,30 @@
 namespace ipu::sdk {
 
 void Compilation::lay_out() {
-  // Destination lists: each send's list follows its action order.
+  // Destination lists: each send's list follows its action order; a tile keeps each distinct
+  // list once (a tile sends to the same few tiles in phase after phase: a product's partial
+  // sums, the rows of a relayout), and its sends point to that copy.
   for (unsigned t : tiles_) {
     auto& lists = dest_lists_[t];
     if (lists.empty()) continue;
+    std::map<std::vector<uint32_t>, uint32_t> first;  // a list: its offset in `kept`, in words
+    std::vector<uint32_t> kept;
+    std::vector<uint32_t> offsets;  // each send's list's offset in `kept`
+    for (size_t cursor = 0; cursor < lists.size(); cursor += 1 + lists[cursor]) {
+      std::vector<uint32_t> list(
+          lists.begin() + static_cast<std::ptrdiff_t>(cursor),
+          lists.begin() + static_cast<std::ptrdiff_t>(cursor + 1 + lists[cursor]));
+      const auto [it, added] =
+          first.try_emplace(std::move(list), static_cast<uint32_t>(kept.size()));
+      if (added) kept.insert(kept.end(), it->first.begin(), it->first.end());
+      offsets.push_back(it->second);
+    }
+    lists = std::move(kept);
     const uint32_t base =
         memory_[t].allocate(static_cast<uint32_t>(4 * lists.size()), "exchange destination lists");
-    size_t cursor = 0;
-    for (ExchangeAction& a : actions_[t]) {
-      if (a.kind != IPU_ACTION_SEND) continue;
-      a.dests = base + static_cast<uint32_t>(4 * cursor);
-      cursor += 1 + lists[cursor];
-    }
+    size_t send = 0;
+    for (ExchangeAction& a : actions_[t])
+      if (a.kind == IPU_ACTION_SEND) a.dests = base + 4 * offsets.at(send++);
     auto& bytes = initial_[t];
     const uint32_t offset = base - heap_start_;
     if (bytes.size() < offset + 4 * lists.size()) bytes.resize(offset + 4 * lists.size());

@@ -50,8 +50,11 @@ void add_matmul_codelets(Graph& g) {
     return f;
   };
   g.add_codelet("reduce_rows_f32", file, reduce_fields({out("out", f32), scalar("rows")}));
-  g.add_codelet("reduce_row_pair_f32", file,
-                reduce_fields({out("out", f32), out("out_next", f32), scalar("pair")}));
+  std::vector<Field> apart;
+  for (unsigned i = 0; i < kReduceApartRows; ++i)
+    apart.push_back(out(fmt::format("out{}", i).c_str(), f32));  // Field copies the name
+  apart.push_back(scalar("rows"));
+  g.add_codelet("reduce_rows_apart_f32", file, reduce_fields(apart));
   if (g.codelets().count("cast_f16_f32") == 0)  // the elementwise library may have declared it
     g.add_codelet("cast_f16_f32", file, {in("in", f16), out("out", f32), scalar("n")});
 }
@@ -485,16 +488,21 @@ void build_product(Graph& g, const MatmulPlan& p, const ProductOperands& operand
         g.add_vertex(reduce, "reduce_rows_f32", geo.consumer(r.i, r.j, r.l), fields);
       }
     } else {
-      for (size_t row = 0; row < rows; row += 2) {  // block rows start at multiples of 16
-        const bool pair = row + 1 < rows;
-        const size_t first = c_base + (r.rows.begin + row) * n + r.columns.begin;
-        const size_t next = pair ? first + n : first;
+      // Rows apart in C: a vertex for up to kReduceApartRows of them, as many rows each as
+      // share the reducer's rows evenly among six workers (an even count, so that neighbouring
+      // rows pair up), no fewer than two.
+      const size_t each = std::clamp<size_t>((rows + 11) / 12 * 2, 2, kReduceApartRows);
+      for (size_t row = 0; row < rows; row += each) {  // block rows start at multiples of 16
+        const size_t count = std::min(each, rows - row);
         auto fields = common;
-        fields["out"] = g.region(result, first, first + cw);
-        fields["out_next"] = g.region(result, next, next + cw);
+        for (size_t i = 0; i < kReduceApartRows; ++i) {  // the unused ones repeat the first
+          const size_t first =
+              c_base + (r.rows.begin + row + (i < count ? i : 0)) * n + r.columns.begin;
+          fields[fmt::format("out{}", i)] = g.region(result, first, first + cw);
+        }
         fields["first_row"] = u(row);
-        fields["pair"] = pair ? 1u : 0u;
-        g.add_vertex(reduce, "reduce_row_pair_f32", geo.consumer(r.i, r.j, r.l), fields);
+        fields["rows"] = u(count);
+        g.add_vertex(reduce, "reduce_rows_apart_f32", geo.consumer(r.i, r.j, r.l), fields);
       }
     }
   }

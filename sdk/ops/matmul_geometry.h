@@ -50,6 +50,7 @@ constexpr double kAmpVertex = 70, kAmpPass = 4 * 16 + 14, kAmpColumn = 4.13;
 constexpr double kReducePair = 60, kReducePairPart = 10;  // 2 rows
 constexpr double kReduceColumn = 3.5, kReduceColumnPart = 3.5, kReduceColumnPartLooped = 7.1;
 constexpr unsigned kReduceUnrolledParts = 6;  // reduce_neighbours_any's last unrolled case
+constexpr size_t kReduceApartRows = 8;        // REDUCE_APART_ROWS: rows a reduce_rows_apart_f32
 // The supervisor starting a compute set's first six vertices one after another.
 constexpr double kDispatchCycles = 510;
 

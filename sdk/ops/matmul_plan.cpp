@@ -31,11 +31,13 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
   std::vector<uint64_t> staged(tiles), packed(tiles), blocks(tiles), sums(tiles), received(tiles),
       result(tiles);
   // The exchange's tables, which stay for the whole program: each action's entry, and each
-  // send's destination list (a count and a word a destination).
+  // distinct destination list of its sends (a count and a word a destination; a tile keeps a
+  // list once however many sends use it).
   std::vector<uint64_t> tables(tiles);
-  const auto actions = [&](unsigned t, double receives, double sends, double destinations) {
+  const auto actions = [&](unsigned t, double receives, double sends, double lists,
+                           double destinations) {
     tables[t] +=
-        static_cast<uint64_t>((receives + sends) * kActionBytes + sends * 4 + destinations * 4);
+        static_cast<uint64_t>((receives + sends) * kActionBytes + lists * 4 + destinations * 4);
   };
   const auto items = pack_items(p);
   for (size_t n = 0; n < items.size(); ++n) {
@@ -56,26 +58,33 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
     packed[t] += s.packed * 2;
     // Its rows' receives; its piece's multicast to the blocks that use it.
     const double users = items[n].lhs ? p.pn : p.pm;
-    actions(t, static_cast<double>(s.rows), 1, users);
+    actions(t, static_cast<double>(s.rows), 1, 1, users);
   }
   // The operands' tiles send those rows: with the rows spread evenly over the tiles (as
   // create_matmul_input lays them out), each cut into a piece a block that uses it. Every send
   // and every receive is an action of the tile's runtime, at least an action gap from its next:
   // a tile that both sends pieces and receives runs for its packing takes the sum.
+  // A tile's rows are neighbours, most in the same packers' items: its sends go to about
+  // `pieces` distinct tiles, a destination list each.
+  const auto pieces = [&](bool lhs) {
+    const bool t = lhs ? p.options.transpose_a : p.options.transpose_b;
+    return static_cast<double>(lhs ? (t ? p.pm : p.pk) : (t ? p.pk : p.pn));
+  };
   auto sends_a_tile = [&](bool lhs) {
     const bool t = lhs ? p.options.transpose_a : p.options.transpose_b;
     const size_t rows = lhs ? (t ? p.shape.k : p.shape.m) : (t ? p.shape.n : p.shape.k);
-    const unsigned pieces = lhs ? (t ? p.pm : p.pk) : (t ? p.pk : p.pn);
-    return std::ceil(static_cast<double>(rows) / std::min<size_t>(rows, p.options.tiles)) * pieces;
+    return std::ceil(static_cast<double>(rows) / std::min<size_t>(rows, p.options.tiles)) *
+           pieces(lhs);
   };
   const double sends = sends_a_tile(true) + sends_a_tile(false);
+  const double lists = std::min(sends, pieces(true) + pieces(false));
   std::vector<double> receives(tiles);
   for (size_t n = 0; n < items.size(); ++n)
     receives[packer_tile(p, n) - p.options.first_tile] += item_shape(p, items[n]).rows;
   double gather_actions = 0;
   for (unsigned t = 0; t < tiles; ++t) {
     gather_actions = std::max(gather_actions, receives[t] + sends);
-    actions(t, 0, sends, sends);
+    actions(t, 0, sends, lists, lists);
   }
   MatmulCycles c;
   c.gather = gather_actions * kSendGap;
@@ -95,9 +104,9 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
         const size_t runs =
             (p.options.transpose_a ? pp : gm) + (p.options.transpose_b ? geo.pieces(l) : pp);
         const double words = (gm * pp * 256.0 + pp * nb * 16.0) / 2;
-        actions(t, static_cast<double>(runs), 0, 0);
-        if (p.pk > 1)  // its partial sums, to the block's other pk - 1 tiles
-          actions(t, 0, static_cast<double>((p.pk - 1) * gm), static_cast<double>((p.pk - 1) * gm));
+        actions(t, static_cast<double>(runs), 0, 0, 0);
+        if (p.pk > 1)  // its partial sums, a group's at a time, to the block's other pk - 1 tiles
+          actions(t, 0, static_cast<double>((p.pk - 1) * gm), p.pk - 1, p.pk - 1);
         c.broadcast = std::max(
             c.broadcast, std::max(words + runs * kReceiveGap, (runs + packed_items[t]) * kSendGap));
         // The AMP: six workers, each a part of the groups and of the columns.
@@ -114,7 +123,7 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
         if (p.pk > 1) {
           c.partials = std::max(c.partials, (p.pk - 1) * gm * (kReceiveGap + cw * 16.0));
           received[t] += (p.pk - 1) * gm * cw * 16 * 4;
-          actions(t, static_cast<double>((p.pk - 1) * gm), 0, 0);
+          actions(t, static_cast<double>((p.pk - 1) * gm), 0, 0, 0);
         }
         // A vertex a pair of rows (six of a sixth of the rows each when the share is whole
         // rows of C), six at a time.

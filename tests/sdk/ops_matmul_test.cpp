@@ -270,15 +270,16 @@ TEST(OpsMatmul, BadOperandsAreRefusedBeforeAnythingRuns) {
 }
 
 }  // namespace
-// The planner counts its exchange's tables (an action's 16 bytes, a destination list's words)
-// in a plan's memory: they stay for the whole program, and a large program's tables weigh as
-// much as its scratch. The count is the compiled executable's, on its fullest tile, for a
-// product compiled alone (the gather's pieces of odd shapes may fall on tiles a little
-// differently).
+// The planner counts its exchange's tables (an action's 16 bytes, a distinct destination
+// list's words) in a plan's memory: they stay for the whole program, and a large program's
+// tables weigh as much as its scratch. The count is the compiled executable's, on its fullest
+// tile, for a product compiled alone; within 5 % where a tile's rows of A^T go to packers the
+// model counts as one list, and 15 % where the gather's pieces of odd shapes fall on tiles a
+// little differently.
 TEST(OpsMatmul, APlansExchangeTablesAreCountedInItsMemory) {
   for (const auto& [shape, ta, exact] :
        std::vector<std::tuple<ops::MatmulShape, bool, bool>>{{{512, 512, 1024}, false, true},
-                                                             {{256, 1024, 512}, true, true},
+                                                             {{256, 1024, 512}, true, false},
                                                              {{1024, 64, 512}, false, false}}) {
     Graph g(Target::preset("mk2", 368));
     Program program = Sequence({});
@@ -295,7 +296,7 @@ TEST(OpsMatmul, APlansExchangeTablesAreCountedInItsMemory) {
       EXPECT_EQ(plan.table_bytes, exe.most_exchange_table_bytes) << what;
     else
       EXPECT_NEAR(static_cast<double>(plan.table_bytes), exe.most_exchange_table_bytes,
-                  0.15 * exe.most_exchange_table_bytes)
+                  (ta ? 0.05 : 0.15) * exe.most_exchange_table_bytes)
           << what;
     EXPECT_GE(plan.tile_bytes, plan.table_bytes);
     EXPECT_THAT(what, HasSubstr(fmt::format("({} of it exchange tables)",

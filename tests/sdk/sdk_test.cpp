@@ -86,6 +86,35 @@ TEST(Sdk, ElementwiseAddOverFourTilesWithHostStreams) {
   EXPECT_GT(r.image_bytes, 4u * 1000);
 }
 
+// A tile keeps each distinct destination list once: three phases' sends from tile 0 to tile 1
+// share one list (a count and a tile, 8 bytes), a send to tile 2 adds its own; the data arrive
+// all the same.
+TEST(Sdk, ATileKeepsEachDestinationListOnce) {
+  Graph g(Target::preset("mk2", 4));
+  std::vector<float> values(6);
+  std::iota(values.begin(), values.end(), 1.0f);
+  const Tensor x = g.add_constant(DType::kF32, {6}, values.data(), "x");
+  g.set_tile_mapping(x, 0);
+  std::vector<Program> copies;
+  std::vector<Tensor> to;
+  for (unsigned i = 0; i < 4; ++i) {
+    to.push_back(g.add_variable(DType::kF32, {i == 3 ? 6u : 2u}, fmt::format("to{}", i)));
+    g.set_tile_mapping(to.back(), i == 3 ? 2 : 1);
+    copies.push_back(i == 3 ? Copy(x, to.back())
+                            : Copy({{g.region(x, 2 * i, 2 * i + 2), g.region(to.back())}}));
+  }
+  const Executable exe = compile(g, Sequence(copies));
+  EXPECT_EQ(exe.most_exchange_table_bytes, 4u * sizeof(ipu_action) + 2u * 8u);
+  Device device(exe);
+  device.run();
+  for (unsigned i = 0; i < 4; ++i) {
+    std::vector<float> got(i == 3 ? 6 : 2);
+    device.read_tensor(fmt::format("to{}", i), got.data(), 4 * got.size());
+    EXPECT_EQ(got, i == 3 ? values
+                          : std::vector<float>(values.begin() + 2 * i, values.begin() + 2 * i + 2));
+  }
+}
+
 TEST(Sdk, CrossTileReductionThroughCompiledExchange) {
   // Each of 8 tiles sums its piece; the partials are copied to tile 0 (compiled exchange) and
   // summed there. Values are small integers, so every f32 sum is exact.
