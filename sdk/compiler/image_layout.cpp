@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -85,11 +86,31 @@ void Compilation::lay_out() {
       ++c.tiles;
       if (bytes > c.most) c = {c.tiles, bytes, tile};
     }
+    // Another chip's fullest tile in a line: its tensors, its scratch, its tables, largest
+    // first (a stage's overflow has causes of its own).
+    const auto in_brief = [&](const TileMemory& tile) {
+      std::map<std::string, uint64_t> kinds;
+      for (const auto& [what, bytes] : tile.contents) {
+        const std::string kind = what.rfind("tensor '", 0) == 0 ? "tensors"
+                                 : what.rfind("vertex state (", 0) == 0
+                                     ? "vertex states"
+                                     : what.substr(0, what.find(':'));
+        kinds[kind] += bytes;
+      }
+      std::vector<std::pair<uint64_t, std::string>> sorted;
+      for (const auto& [kind, bytes] : kinds) sorted.emplace_back(bytes, kind);
+      std::sort(sorted.begin(), sorted.end(), std::greater<>());
+      std::vector<std::string> parts;
+      for (const auto& [bytes, kind] : sorted)
+        if (bytes > 0) parts.push_back(fmt::format("{} {}", kind, bytes));
+      return fmt::format("{}", fmt::join(parts, ", "));
+    };
     std::vector<std::string> chips;
     chips.reserve(per_chip.size());
     for (const auto& [chip, c] : per_chip)
-      chips.push_back(fmt::format("chip {}: {}, the fullest {} with {} bytes", chip, c.tiles,
-                                  where(c.fullest), c.most));
+      chips.push_back(fmt::format(
+          "chip {}: {}, the fullest {} with {} bytes{}", chip, c.tiles, where(c.fullest), c.most,
+          c.fullest == worst->first ? "" : fmt::format(" ({})", in_brief(memory_[c.fullest]))));
     // Vertex states, often a thousand or more on a tile, are summed by codelet, on one line
     // where the first of them lies.
     std::map<std::string, std::pair<uint64_t, uint64_t>> states;  // codelet: (count, bytes)
@@ -110,7 +131,26 @@ void Compilation::lay_out() {
     for (const auto& [bytes, text] : by_bytes) state_list.push_back(text);
     std::string contents;
     bool states_listed = false;
+    // A tensor's neighbouring pieces on the tile in one line ("tensor 'x' [48, 54)").
+    std::vector<std::pair<std::string, uint64_t>> merged;
     for (const auto& [what, bytes] : m.contents) {
+      const size_t open = what.rfind(" ["), comma = what.rfind(", ");
+      if (!merged.empty() && what.rfind("tensor '", 0) == 0 && open != std::string::npos &&
+          comma != std::string::npos && comma > open) {
+        std::string& last = merged.back().first;
+        const size_t last_comma = last.rfind(", ");
+        if (last.rfind("tensor '", 0) == 0 && last_comma != std::string::npos &&
+            last.compare(0, last.rfind(" ["), what, 0, open) == 0 &&
+            last.substr(last_comma + 2, last.size() - last_comma - 3) ==
+                what.substr(open + 2, comma - open - 2)) {
+          last = last.substr(0, last_comma + 2) + what.substr(comma + 2);
+          merged.back().second += bytes;
+          continue;
+        }
+      }
+      merged.emplace_back(what, bytes);
+    }
+    for (const auto& [what, bytes] : merged) {
       if (what.rfind(kState, 0) != 0) {
         contents += fmt::format("\n  {} bytes: {}", bytes, what);
       } else if (!states_listed) {

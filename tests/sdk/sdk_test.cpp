@@ -1287,6 +1287,29 @@ TEST(SdkErrors, TileMemoryOverflowNamesTileAndTensors) {
           ::testing::Not(HasSubstr("tensor 'over'")))));
 }
 
+// On a machine, each chip over is named with its fullest tile, and that tile's contents in
+// brief (tensors, scratch, tables by kind, largest first) when it is not the fullest of all;
+// a tensor's neighbouring pieces on the fullest tile are one line.
+TEST(SdkErrors, EachChipOverNamesItsFullestTileInBrief) {
+  Graph g(Target::preset("m2000", 2));                                  // 4 chips of 2 tiles
+  const Tensor big = g.add_variable(DType::kF32, {170000}, "big");      // 680,000 bytes
+  const Tensor other = g.add_variable(DType::kF32, {150000}, "other");  // 600,000 bytes
+  const Tensor small = g.add_variable(DType::kF32, {8}, "small");
+  g.set_tile_mapping(big, 1);
+  g.set_tile_mapping(other, 2);  // chip 1's first tile
+  std::vector<Interval> pieces;
+  for (size_t i = 0; i < 8; ++i) pieces.push_back({i, i + 1, i < 6 ? 1u : 3u});
+  g.set_tile_mapping(small, pieces);
+  EXPECT_THAT([&] { compile(g, Sequence({})); },
+              ::testing::ThrowsMessage<CompileError>(::testing::AllOf(
+                  HasSubstr("tile 1 (chip 0 tile 1) needs"),
+                  HasSubstr("chip 0: 1, the fullest tile 1 (chip 0 tile 1) with "),
+                  HasSubstr("chip 1: 1, the fullest tile 2 (chip 1 tile 0) with 600072 bytes "
+                            "(tensors 600000, "),
+                  ::testing::Not(HasSubstr("exchange actions 0")),
+                  HasSubstr("\n  24 bytes: tensor 'small' [0, 6)\n"))));
+}
+
 // Functions' scratch that does not fit: the report names the function whose body needs the
 // most and what is live together in it then.
 TEST(SdkErrors, FunctionScratchOverflowNamesTheFunctionAndWhatIsLive) {
