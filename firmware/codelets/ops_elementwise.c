@@ -801,13 +801,22 @@ void accumulate_f16_sr(const struct accumulate_f16_sr_fields *v) {
   ipu_set_stochastic_rounding(0);
 }
 
-/* zero_f16: out[i] = 0 for i < n.  fields: out (out f16), n */
+/* zero_f16: out[i] = +0 for i < n.  fields: out (out f16), n */
 struct zero_f16_fields {
   uint16_t *out;
   uint32_t n;
 };
 void zero_f16(const struct zero_f16_fields *v) {
   for (uint32_t i = 0; i < v->n; ++i) v->out[i] = 0;
+}
+
+/* zero_f32: out[i] = +0 for i < n, whatever was there (a NaN too).  fields: out (out f32), n */
+struct zero_f32_fields {
+  float *out;
+  uint32_t n;
+};
+void zero_f32(const struct zero_f32_fields *v) {
+  for (uint32_t i = 0; i < v->n; ++i) v->out[i] = 0.0f;
 }
 
 /* gather_columns_f32: out[r][c] = in[r][first + c] for c < columns, r < rows: a block of

@@ -168,9 +168,9 @@ struct AccumulateOptions {
 };
 void accumulate(Graph& graph, Program& program, Tensor sum, Tensor grad, const std::string& name,
                 const AccumulateOptions& options = {});
-// A gradient's sum cleared after the update, in place: an f16 tensor set to 0; an f32 one
-// scaled by 0 (unary_in_place's kScale, as the f32 sums were cleared before: a NaN or an
-// infinity stays NaN).
+// A gradient's sum cleared after the update, in place: an f16 or f32 tensor set to +0, whatever
+// it held (a sum that overflowed to infinity or NaN starts the next step clean; scaling by 0
+// kept NaN and made -0 of a negative sum).
 void zero(Graph& graph, Program& program, Tensor t, const std::string& name);
 
 // y = x^T for an f32 matrix x [R x C]: y [C x R], its rows spread over the tiles x uses (whole

@@ -45,6 +45,7 @@ void add_ops_codelets(Graph& g) {
                 {in("grad", f32), inout("sum", f16), inout("draws", DType::kU32), scalar("n"),
                  scalar("s0_lo"), scalar("s0_hi"), scalar("s1_lo"), scalar("s1_hi")});
   g.add_codelet("zero_f16", file, {out("out", f16), scalar("n")});
+  g.add_codelet("zero_f32", file, {out("out", f32), scalar("n")});
   if (g.codelets().count("cast_f16_f32") == 0)  // the matmul library may have declared it
     g.add_codelet("cast_f16_f32", sdk_paths().codelet_dir() + "/matmul_planned.c",
                   {in("in", f16), out("out", f32), scalar("n")});

@@ -102,17 +102,15 @@ void accumulate(Graph& g, Program& program, Tensor sum, Tensor grad, const std::
 void zero(Graph& g, Program& program, Tensor t, const std::string& name) {
   require_sequence(program, name);
   const TensorInfo ti = mapped(g, t, name, "operand");
-  if (ti.type == DType::kF32) {
-    unary_in_place(g, program, UnaryOp::kScale, t, name, 0.0f);
-    return;
-  }
-  require_type(ti, DType::kF16, name, "operand");
+  const bool f32 = ti.type == DType::kF32;
+  if (!f32) require_type(ti, DType::kF16, name, "operand");
   add_ops_codelets(g);
   const ComputeSet cs = g.add_compute_set(name);
   const WorkSplit split(ti);
   for (const Interval& m : ti.mapping)
-    for (const auto& [lo, hi] : split.ranges(m, 2))
-      g.add_vertex(cs, "zero_f16", m.tile, {{"out", g.region(t, lo, hi)}, {"n", u32(hi - lo)}});
+    for (const auto& [lo, hi] : split.ranges(m, f32 ? 1 : 2))
+      g.add_vertex(cs, f32 ? "zero_f32" : "zero_f16", m.tile,
+                   {{"out", g.region(t, lo, hi)}, {"n", u32(hi - lo)}});
   program.body.push_back(Execute(cs));
 }
 

@@ -687,7 +687,8 @@ TEST(OpsElementwise, TheMathFunctionsAreCloseToTheLibraryOnes) {
 // sum's bits against the host's after every run: an f16 sum rounded to nearest and one rounded
 // stochastically (its random bits new each run: the ranges' counts of earlier calls salt
 // them), an f32 sum, a gradient laid out otherwise (copied beside its sum first), and an f16
-// tensor cleared. 1,001 elements over 5 tiles (uneven pieces of whole words, an odd end).
+// and an f32 tensor cleared. 1,001 elements over 5 tiles (uneven pieces of whole words, an odd
+// end).
 TEST(OpsElementwise, GradientSumsAccumulateInF16AsTheHostDoes) {
   constexpr size_t n = 1001;
   Graph g(Target::preset("mk2", 8));
@@ -698,7 +699,9 @@ TEST(OpsElementwise, GradientSumsAccumulateInF16AsTheHostDoes) {
   const Tensor stochastic = g.add_variable(DType::kF16, {n}, "stochastic");
   const Tensor wide = g.add_variable(DType::kF32, {n}, "wide");
   const Tensor cleared = g.add_variable(DType::kF16, {n}, "cleared");
-  for (Tensor t : {grad, nearest, stochastic, wide, cleared}) g.map_evenly(t, 0, 5, 2);
+  const Tensor cleared_wide = g.add_variable(DType::kF32, {n}, "cleared_wide");
+  for (Tensor t : {grad, nearest, stochastic, wide, cleared, cleared_wide})
+    g.map_evenly(t, 0, 5, 2);
   g.map_evenly(grad_elsewhere, 5, 3);
   ops::accumulate(g, p, nearest, grad, "add_nearest");
   ops::AccumulateOptions sr;
@@ -707,6 +710,7 @@ TEST(OpsElementwise, GradientSumsAccumulateInF16AsTheHostDoes) {
   ops::accumulate(g, p, stochastic, grad_elsewhere, "add_stochastic", sr);
   ops::accumulate(g, p, wide, grad, "add_wide");
   ops::zero(g, p, cleared, "clear");
+  ops::zero(g, p, cleared_wide, "clear_wide");
   Device device(compile(g, p));
   namespace ref = ops::reference;
   // Sums near 1 with gradients far below their last place: rounding to nearest loses them all,
@@ -716,6 +720,11 @@ TEST(OpsElementwise, GradientSumsAccumulateInF16AsTheHostDoes) {
   device.write_tensor("nearest", want_nearest.data(), n * 2);
   device.write_tensor("stochastic", want_stochastic.data(), n * 2);
   device.write_tensor("cleared", ones.data(), n * 2);
+  // An f32 sum that overflowed is cleared too: NaN, infinities, a negative value all become +0.
+  const float specials[] = {std::nanf(""), INFINITY, -INFINITY, -1.5f, 1e-45f};
+  std::vector<float> wide_specials(n);
+  for (size_t i = 0; i < n; ++i) wide_specials[i] = specials[i % 5];
+  device.write_tensor("cleared_wide", wide_specials.data(), n * 4);
   const auto ranges = ops::element_ranges(g, stochastic, 2);
   for (uint32_t call = 0; call < 3; ++call) {
     const std::vector<float> gv = random_f32(n, 50 + call, -2e-4f, 2e-4f);
@@ -735,6 +744,9 @@ TEST(OpsElementwise, GradientSumsAccumulateInF16AsTheHostDoes) {
     EXPECT_EQ(got_stochastic, want_stochastic) << "call " << call;
     EXPECT_EQ(count_equal(got_wide, want_wide), n) << "call " << call;
     EXPECT_EQ(got_cleared, std::vector<uint16_t>(n, 0)) << "call " << call;
+    std::vector<uint32_t> got_cleared_wide(n);
+    device.read_tensor("cleared_wide", got_cleared_wide.data(), n * 4);
+    EXPECT_EQ(got_cleared_wide, std::vector<uint32_t>(n, 0)) << "call " << call;
   }
   // Each call drew new bits: the same additions salted with another count round otherwise.
   EXPECT_NE(want_stochastic,
