@@ -801,22 +801,31 @@ void accumulate_f16_sr(const struct accumulate_f16_sr_fields *v) {
   ipu_set_stochastic_rounding(0);
 }
 
+/* GCC turns a loop of zero stores into a call of memset, which picolibc (built for size) runs
+ * a byte at a time: these clear a word at a time instead. */
+#define NO_MEMSET __attribute__((optimize("no-tree-loop-distribute-patterns")))
+
 /* zero_f16: out[i] = +0 for i < n.  fields: out (out f16), n */
 struct zero_f16_fields {
   uint16_t *out;
   uint32_t n;
 };
-void zero_f16(const struct zero_f16_fields *v) {
-  for (uint32_t i = 0; i < v->n; ++i) v->out[i] = 0;
+NO_MEMSET void zero_f16(const struct zero_f16_fields *v) {
+  uint16_t *out = v->out;
+  const uint32_t n = v->n;
+  uint32_t i = 0;
+  if (n > 0 && ((uintptr_t)out & 2) != 0) out[i++] = 0; /* to a word's start */
+  for (; i + 2 <= n; i += 2) *(uint32_t *)(void *)(out + i) = 0;
+  if (i < n) out[i] = 0;
 }
 
 /* zero_f32: out[i] = +0 for i < n, whatever was there (a NaN too).  fields: out (out f32), n */
 struct zero_f32_fields {
-  float *out;
+  uint32_t *out; /* the f32 bits */
   uint32_t n;
 };
-void zero_f32(const struct zero_f32_fields *v) {
-  for (uint32_t i = 0; i < v->n; ++i) v->out[i] = 0.0f;
+NO_MEMSET void zero_f32(const struct zero_f32_fields *v) {
+  for (uint32_t i = 0; i < v->n; ++i) v->out[i] = 0;
 }
 
 /* gather_columns_f32: out[r][c] = in[r][first + c] for c < columns, r < rows: a block of
