@@ -86,15 +86,15 @@ void Compilation::lay_out() {
       ++c.tiles;
       if (bytes > c.most) c = {c.tiles, bytes, tile};
     }
+    const std::string kState = "vertex state (";  // the vertex states' entries
     // Another chip's fullest tile in a line: its tensors, its scratch, its tables, largest
     // first (a stage's overflow has causes of its own).
     const auto in_brief = [&](const TileMemory& tile) {
       std::map<std::string, uint64_t> kinds;
       for (const auto& [what, bytes] : tile.contents) {
         const std::string kind = what.rfind("tensor '", 0) == 0 ? "tensors"
-                                 : what.rfind("vertex state (", 0) == 0
-                                     ? "vertex states"
-                                     : what.substr(0, what.find(':'));
+                                 : what.rfind(kState, 0) == 0   ? "vertex states"
+                                                                : what.substr(0, what.find(':'));
         kinds[kind] += bytes;
       }
       std::vector<std::pair<uint64_t, std::string>> sorted;
@@ -115,7 +115,6 @@ void Compilation::lay_out() {
     // where the first of them lies.
     std::map<std::string, std::pair<uint64_t, uint64_t>> states;  // codelet: (count, bytes)
     uint64_t state_bytes = 0, state_count = 0;
-    const std::string kState = "vertex state (";
     for (const auto& [what, bytes] : m.contents)
       if (what.rfind(kState, 0) == 0) {
         auto& [count, total] = states[what.substr(kState.size(), what.size() - kState.size() - 1)];

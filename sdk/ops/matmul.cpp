@@ -463,8 +463,8 @@ void build_product(Graph& g, const MatmulPlan& p, const ProductOperands& operand
     const Region in = p.pk > 1 ? g.region(recv.tensor, recv.offsets[at],
                                           recv.offsets[at] + (p.pk - 1) * r.groups * cw * 16)
                                : own;
-    // Six ranges of rows when the share is whole rows of C (contiguous), else a vertex a pair
-    // of rows (each row its own interval of C); the workers take them as they come free.
+    // Six ranges of rows when the share is whole rows of C (contiguous), else a vertex a few
+    // rows (each row its own interval of C); the workers take them as they come free.
     const bool whole_rows = cw == p.shape.n && c_row == p.shape.n;
     const size_t rows = r.rows.size();
     const auto u = [](size_t x) { return static_cast<uint32_t>(x); };
@@ -488,10 +488,7 @@ void build_product(Graph& g, const MatmulPlan& p, const ProductOperands& operand
         g.add_vertex(reduce, "reduce_rows_f32", geo.consumer(r.i, r.j, r.l), fields);
       }
     } else {
-      // Rows apart in C: a vertex for up to kReduceApartRows of them, as many rows each as
-      // share the reducer's rows evenly among six workers (an even count, so that neighbouring
-      // rows pair up), no fewer than two.
-      const size_t each = std::clamp<size_t>((rows + 11) / 12 * 2, 2, kReduceApartRows);
+      const size_t each = reduce_apart_rows_a_vertex(rows);
       for (size_t row = 0; row < rows; row += each) {  // block rows start at multiples of 16
         const size_t count = std::min(each, rows - row);
         auto fields = common;

@@ -51,6 +51,11 @@ constexpr double kReducePair = 60, kReducePairPart = 10;  // 2 rows
 constexpr double kReduceColumn = 3.5, kReduceColumnPart = 3.5, kReduceColumnPartLooped = 7.1;
 constexpr unsigned kReduceUnrolledParts = 6;  // reduce_neighbours_any's last unrolled case
 constexpr size_t kReduceApartRows = 8;        // REDUCE_APART_ROWS: rows a reduce_rows_apart_f32
+// The rows a reduce_rows_apart_f32 takes of a reducer's `rows` (rows apart in C): as many as
+// share them evenly among six workers, an even count (neighbouring rows pair up), 2 to 8.
+inline size_t reduce_apart_rows_a_vertex(size_t rows) {
+  return std::clamp<size_t>((rows + 11) / 12 * 2, 2, kReduceApartRows);
+}
 // The supervisor starting a compute set's first six vertices one after another.
 constexpr double kDispatchCycles = 510;
 

@@ -125,10 +125,13 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
           received[t] += (p.pk - 1) * gm * cw * 16 * 4;
           actions(t, static_cast<double>((p.pk - 1) * gm), 0, 0, 0);
         }
-        // A vertex a pair of rows (six of a sixth of the rows each when the share is whole
-        // rows of C), six at a time.
+        // Six vertices of a sixth of the rows each when the share is whole rows of C, else a
+        // vertex a few rows apart in C (build_product's split), six at a time.
         const double pairs = std::ceil(rows / 2.0);
-        const double vertices = cw == p.shape.n ? 6 : pairs;
+        const double vertices =
+            cw == p.shape.n
+                ? 6
+                : std::ceil(static_cast<double>(rows) / reduce_apart_rows_a_vertex(rows));
         const double pairs_a_vertex = std::ceil(pairs / vertices);
         const double column = p.pk <= kReduceUnrolledParts
                                   ? kReduceColumn + p.pk * kReduceColumnPart
