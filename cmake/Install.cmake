@@ -18,7 +18,7 @@ install(TARGETS virtual_ipu_sdk EXPORT VirtualIPUTargets
 # include, and nothing that pulls in SystemC or the verilated RTL (a test compiles them alone).
 set(IPU_PUBLIC_HEADERS
     sdk/version.h sdk/graph/graph.h sdk/graph/codelet_library.h sdk/graph/sdk_paths.h
-    sdk/compiler/compiler.h sdk/ops/matmul.h sdk/ops/elementwise.h sdk/ops/steps.h sdk/ops/transformer.h sdk/image/elf_reader.h sdk/image/elf_writer.h sdk/runtime/device.h
+    sdk/compiler/compiler.h sdk/compiler/stack_usage.h sdk/ops/matmul.h sdk/ops/elementwise.h sdk/ops/steps.h sdk/ops/transformer.h sdk/image/elf_reader.h sdk/image/elf_writer.h sdk/runtime/device.h
     sdk/runtime/debug_options.h sdk/runtime/profile.h iss/worker_profile.h
     hw/machine/machine_config.h hw/machine/run_options.h hw/common/run_report.h hw/common/loaded_program.h
     hw/common/machine_shape.h base/parameters.h base/input_file.h hw/ipu/chip_config.h

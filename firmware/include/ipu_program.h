@@ -10,9 +10,14 @@
 #ifndef IPU_PROGRAM_H
 #define IPU_PROGRAM_H
 
-#include <stdint.h>
+#define IPU_PROGRAM_MAGIC 0x47525049 /* "IPRG" */
+/* Where in ipu_tile_program crt0.S (assembly, which sees only these lines) finds the stacks'
+ * sizes. */
+#define IPU_PROGRAM_SUPERVISOR_STACK_OFFSET 32
+#define IPU_PROGRAM_WORKER_STACK_OFFSET 36
 
-#define IPU_PROGRAM_MAGIC 0x47525049u /* "IPRG" */
+#ifndef __ASSEMBLER__
+#include <stdint.h>
 
 enum ipu_step_op {
   IPU_STEP_END = 0,
@@ -86,6 +91,11 @@ struct ipu_tile_program {
   uint32_t programs;      /* address of program_count first-step indices */
   uint32_t program_count;
   uint32_t command;       /* written by the host at each dispatch (see IPU_HOST_COMMAND) */
+  /* The stacks the compiler sized from the code (crt0 reads them at start-up, before anything
+   * runs on them): the supervisor's, the workers' context table at its top included, and each
+   * worker's. The linker script's sizes are for firmware without this header. */
+  uint32_t supervisor_stack_bytes, worker_stack_bytes;
 };
+#endif /* __ASSEMBLER__ */
 
 #endif /* IPU_PROGRAM_H */

@@ -3,12 +3,19 @@
  * exchange actions happen at the cycle offsets the compiler scheduled, measured from the cycle
  * read right after each sync (the same on every tile). An action that is already late stops
  * the tile with status 70 and a console line, rather than breaking the schedule silently. */
+#include <stddef.h>
 #include <stdio.h>
 
 #include "ipu.h"
 #include "ipu_program.h"
 
 extern uint32_t __heap_start[]; /* word-aligned: the program's header is read a word at a time */
+
+_Static_assert(offsetof(struct ipu_tile_program, supervisor_stack_bytes) ==
+                   IPU_PROGRAM_SUPERVISOR_STACK_OFFSET &&
+               offsetof(struct ipu_tile_program, worker_stack_bytes) ==
+                   IPU_PROGRAM_WORKER_STACK_OFFSET,
+               "crt0.S reads the stacks' sizes at these offsets");
 
 #define EXIT_BAD_PROGRAM 71
 #define EXIT_LATE 70

@@ -6,6 +6,7 @@
 #define CSR_IPU_STACKLO 0x7cd /* a store through sp below it faults: stack overflow */
 #define CSR_IPU_STACKHI 0x7ce
 #define CONTEXT_ENTRY 16      /* a __worker_context_table entry: stack top, stack low, tp */
+#include "ipu_program.h"
 
   .section .text.init, "ax", @progbits
   .globl _start
@@ -16,8 +17,21 @@ _start:
   .option pop
   la    sp, __worker_context_table /* the supervisor's stack starts below the table */
   csrw  CSR_IPU_STACKHI, sp
-  la    t0, __worker_stacks_top /* the supervisor's stack sits above the workers' */
-  csrw  CSR_IPU_STACKLO, t0
+  /* The stacks' sizes: an SDK program's header (ipu_program.h) gives those the compiler found
+   * its code needs, other firmware takes the linker script's. s2 = the workers' stacks' top
+   * (the supervisor's stack sits above them), s3 = a worker's stack size. */
+  la    s2, __worker_stacks_top
+  la    s3, __worker_stack_size
+  la    t0, __heap_start
+  lw    t1, 0(t0)
+  li    t2, IPU_PROGRAM_MAGIC
+  bne   t1, t2, 0f
+  lw    t1, IPU_PROGRAM_SUPERVISOR_STACK_OFFSET(t0)
+  lw    s3, IPU_PROGRAM_WORKER_STACK_OFFSET(t0)
+  la    s2, __supervisor_stack_top
+  sub   s2, s2, t1
+0:
+  csrw  CSR_IPU_STACKLO, s2
 
   /* Zero .tbss and .bss. The loader already zero-fills them; this keeps a restarted or
    * differently loaded program correct too. */
@@ -35,8 +49,8 @@ _start:
    * picolibc's _init_tls at every run cost about 50 issue slots (300 cycles) of every
    * vertex, even with no TLS to copy. */
   la    t0, __worker_context_table
-  la    t1, __worker_stacks_top /* t1 = this worker's stack top */
-  la    t2, __worker_stack_size
+  mv    t1, s2                  /* t1 = this worker's stack top */
+  mv    t2, s3
   la    t3, __worker_tls        /* t3 = this worker's TLS block */
   la    t4, __tls_block_size
   la    t5, __supervisor_stack_top /* the table's end */

@@ -21,6 +21,7 @@
 #include "firmware/include/ipu_program.h"
 #include "sdk/compiler/compiler.h"
 #include "sdk/compiler/exchange_schedule.h"
+#include "sdk/compiler/stack_usage.h"
 #include "sdk/image/elf_reader.h"
 
 namespace ipu::sdk {
@@ -159,6 +160,7 @@ class Compilation {
   ElfImage firmware_;
   std::vector<uint8_t> firmware_debug_;  // the firmware ELF file, for .ipu.debug
   uint32_t heap_start_ = 0, heap_end_ = 0;
+  FirmwareStacks stacks_;                     // as linked: sized from the code (stack_usage.h)
   std::map<unsigned, unsigned> ring_buffer_;  // tensor id -> its collectives' accumulator
   // (data, destination) ids -> the gather buffer of a collective across tiles
   std::map<std::pair<unsigned, unsigned>, unsigned> tile_buffer_;

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "sdk/compiler/stack_usage.h"
 #include "sdk/graph/graph.h"
 #include "sdk/image/elf_reader.h"
 
@@ -142,6 +143,7 @@ struct Executable {
   unsigned external_exchanges = 0;     // exchange phases after an external sync
   unsigned remote_copies = 0;          // tile transfers to or from streaming memory
   std::string memory_report;
+  FirmwareStacks stacks;  // every tile's stacks, sized from the firmware's code
   // The tile whose data (tensors, programs, exchange tables) take the most of its memory above
   // the firmware, on replica 0.
   struct FullestTile {

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "sdk/compiler/compilation.h"
+#include "sdk/compiler/stack_usage.h"
 #include "sdk/graph/sdk_paths.h"
 #include "sdk/image/elf_reader.h"
 
@@ -89,6 +91,33 @@ std::string build_firmware(const Graph& graph, const std::string& dir) {
   return elf;
 }
 
+// The stacks the firmware's code needs: the supervisor's from _start (the control program, and
+// printf when it stops a tile), above the workers' context table; a worker's from the deepest
+// codelet. Sizes are 16-byte multiples, as the ABI aligns sp. Where the code defeats the
+// analysis the linker script's sizes stay, and `why` says so.
+FirmwareStacks size_stacks(const Graph& graph, const ElfImage& firmware) {
+  const StackUsage usage(firmware);
+  FirmwareStacks stacks;
+  const auto round_up = [](uint32_t bytes) {
+    return std::max<uint32_t>(16, (bytes + 15) / 16 * 16);
+  };
+  const StackDepth supervisor = usage.deepest({"_start"});
+  std::vector<std::string> codelets;
+  for (const auto& [name, c] : graph.codelets()) codelets.push_back(name);
+  const StackDepth worker = usage.deepest(codelets);
+  stacks.supervisor_chain = supervisor.chain;
+  stacks.worker_chain = worker.chain;
+  if (supervisor.known)
+    stacks.supervisor_bytes = round_up(supervisor.bytes) + kWorkerContextTableBytes;
+  else
+    stacks.why = "supervisor: " + supervisor.unknown_why;
+  if (worker.known)
+    stacks.worker_bytes = round_up(worker.bytes);
+  else
+    stacks.why += (stacks.why.empty() ? "" : "; ") + std::string("workers: ") + worker.unknown_why;
+  return stacks;
+}
+
 }  // namespace
 
 void Compilation::build_firmware_image() {
@@ -125,7 +154,22 @@ void Compilation::build_firmware_image() {
     return it->second;
   };
   heap_start_ = symbol("__heap_start");
-  heap_end_ = symbol("__heap_end");
+  // The stacks take what the code needs, where the linker script gave every program the same
+  // 64 KiB: crt0 reads their sizes from the control program's header (ipu_program.h), and the
+  // tile's data reaches up to them.
+  stacks_ = size_stacks(graph_, firmware_);
+  exe_.stacks = stacks_;
+  const uint32_t stacks_below = symbol("__supervisor_stack_top") - stacks_.supervisor_bytes -
+                                kWorkerContexts * stacks_.worker_bytes;
+  if (stacks_below < heap_start_)
+    throw CompileError(fmt::format(
+        "the firmware's code and data ({} bytes) leave no room for the stacks ({} bytes)",
+        heap_start_ - graph_.target().chip().tile.sram_base,
+        symbol("__supervisor_stack_top") - stacks_below));
+  heap_end_ = stacks_below;
+  // The image's symbols say where the heap ends, for the loader's and the reports' split of a
+  // tile's memory (sdk/image/program.cpp).
+  firmware_.symbols["__heap_end"] = heap_end_;
   for (const auto& [name, c] : graph_.codelets())
     if (firmware_.symbols.count(name) == 0)
       throw CompileError(fmt::format(

@@ -183,6 +183,7 @@ void Compilation::lay_out() {
         over.size() == 1 ? "" : "s", replicas_ * replica_tiles_, fmt::join(chips, ", "), contents));
   }
   std::ostringstream report;
+  report << stacks_summary(stacks_) << "\n";
   for (unsigned t : tiles_) {
     TileMemory& m = memory_[t];
     const auto& steps = steps_[t];
@@ -209,7 +210,9 @@ void Compilation::lay_out() {
                                   static_cast<uint32_t>(steps.size()),
                                   programs_at,
                                   static_cast<uint32_t>(program_steps_.size()),
-                                  0};
+                                  0,
+                                  stacks_.supervisor_bytes,
+                                  stacks_.worker_bytes};
     std::memcpy(bytes.data(), &header, sizeof header);
     place(bytes, steps_at - heap_start_, steps);
     place(bytes, programs_at - heap_start_, program_steps_);
