@@ -69,8 +69,12 @@ std::string build_firmware(const Graph& graph, const std::string& dir) {
       // The target's SRAM window, which a machine may change.
       fmt::format("-Wl,--defsym=__sram_base={}", graph.target().chip().tile.sram_base),
       fmt::format("-Wl,--defsym=__sram_bytes={}", graph.target().chip().tile.sram_bytes),
-      "--specs=picolibc.specs", runtime + "/crt0.S", runtime + "/console.c",
-      runtime + "/bsp_runtime.c"};
+      // No workers' stacks at link time: the compiler sizes them from the code it links
+      // (size_stacks) and checks they fit, so a window with less room than the linker script's
+      // 48 KiB of them takes a program whose workers need little. The supervisor keeps its
+      // default here: a tile whose program header is damaged starts on it, to report that.
+      "-Wl,--defsym=__worker_stack_size=0", "--specs=picolibc.specs", runtime + "/crt0.S",
+      runtime + "/console.c", runtime + "/bsp_runtime.c"};
   std::set<std::string> files;  // a file may define several codelets: compile it once
   for (const auto& [name, c] : graph.codelets())
     if (files.insert(c.source).second) argv.push_back(c.source);
@@ -105,16 +109,18 @@ FirmwareStacks size_stacks(const Graph& graph, const ElfImage& firmware) {
   std::vector<std::string> codelets;
   for (const auto& [name, c] : graph.codelets()) codelets.push_back(name);
   const StackDepth worker = usage.deepest(codelets);
-  stacks.supervisor_chain = supervisor.chain;
-  stacks.worker_chain = worker.chain;
-  if (supervisor.known)
+  if (supervisor.known) {
     stacks.supervisor_bytes = round_up(supervisor.bytes) + kWorkerContextTableBytes;
-  else
+    stacks.supervisor_chain = supervisor.chain;
+  } else {
     stacks.why = "supervisor: " + supervisor.unknown_why;
-  if (worker.known)
+  }
+  if (worker.known) {
     stacks.worker_bytes = round_up(worker.bytes);
-  else
+    stacks.worker_chain = worker.chain;
+  } else {
     stacks.why += (stacks.why.empty() ? "" : "; ") + std::string("workers: ") + worker.unknown_why;
+  }
   return stacks;
 }
 
@@ -159,14 +165,16 @@ void Compilation::build_firmware_image() {
   // tile's data reaches up to them.
   stacks_ = size_stacks(graph_, firmware_);
   exe_.stacks = stacks_;
-  const uint32_t stacks_below = symbol("__supervisor_stack_top") - stacks_.supervisor_bytes -
-                                kWorkerContexts * stacks_.worker_bytes;
-  if (stacks_below < heap_start_)
+  const uint32_t top = symbol("__supervisor_stack_top");
+  const uint64_t stack_bytes =
+      stacks_.supervisor_bytes + uint64_t{kWorkerContexts} * stacks_.worker_bytes;
+  if (uint64_t{heap_start_} + stack_bytes > top)
     throw CompileError(fmt::format(
-        "the firmware's code and data ({} bytes) leave no room for the stacks ({} bytes)",
-        heap_start_ - graph_.target().chip().tile.sram_base,
-        symbol("__supervisor_stack_top") - stacks_below));
-  heap_end_ = stacks_below;
+        "every tile's firmware code and data take {} of its {} bytes of SRAM and leave {} for "
+        "its stacks, which need {}: {}",
+        heap_start_ - graph_.target().chip().tile.sram_base, graph_.target().chip().tile.sram_bytes,
+        top - heap_start_, stack_bytes, stacks_summary(stacks_)));
+  heap_end_ = static_cast<uint32_t>(top - stack_bytes);
   // The image's symbols say where the heap ends, for the loader's and the reports' split of a
   // tile's memory (sdk/image/program.cpp).
   firmware_.symbols["__heap_end"] = heap_end_;

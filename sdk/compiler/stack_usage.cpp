@@ -58,9 +58,9 @@ std::string stacks_summary(const FirmwareStacks& stacks) {
   const auto chain = [](const std::vector<std::string>& c) {
     return c.empty() ? std::string() : fmt::format(" ({})", fmt::join(c, " > "));
   };
-  std::string line = fmt::format("stacks: supervisor {} bytes{}, 6 workers {} bytes each{}",
+  std::string line = fmt::format("stacks: supervisor {} bytes{}, {} workers {} bytes each{}",
                                  stacks.supervisor_bytes, chain(stacks.supervisor_chain),
-                                 stacks.worker_bytes, chain(stacks.worker_chain));
+                                 kWorkerContexts, stacks.worker_bytes, chain(stacks.worker_chain));
   if (!stacks.why.empty()) line += "; the linker script's size kept for the " + stacks.why;
   return line;
 }

@@ -37,7 +37,7 @@ std::string stacks_summary(const FirmwareStacks& stacks);
 
 // crt0's table of the six workers' stack bounds and TLS blocks, 16 bytes each, at the top of
 // the supervisor's stack region.
-inline constexpr uint32_t kWorkerContexts = 6;
+inline constexpr uint32_t kWorkerContexts = 6;  // tile.ld's __worker_contexts
 inline constexpr uint32_t kWorkerContextTableBytes = 16 * kWorkerContexts;
 
 class StackUsage {

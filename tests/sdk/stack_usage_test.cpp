@@ -9,6 +9,7 @@
 #include <numeric>
 #include <vector>
 
+#include "hw/machine/machine.h"
 #include "sdk/compiler/compiler.h"
 #include "sdk/runtime/device.h"
 
@@ -76,9 +77,13 @@ TEST(StackUsage, RecursionAndAllocaHaveNoBound) {
   EXPECT_THAT(none.unknown_why, HasSubstr("no function is named no_such_function"));
 }
 
-// A graph on one tile whose vertex sums a = 1..n with `codelet` (stack_codelets.c).
-Executable sum_graph(const std::vector<std::string>& codelets, const std::string& run, uint32_t n) {
-  Graph g(Target::preset("mk2", 1));
+// A graph on one tile whose vertices sum a = 1..n with `run` (stack_codelets.c), on a Mk2
+// whose tiles have `sram_bytes` (0: the Mk2's 624 KiB).
+Executable sum_graph(const std::vector<std::string>& codelets, const std::string& run, uint32_t n,
+                     uint32_t sram_bytes = 0) {
+  ipu::hw::MachineConfig machine = ipu::hw::machine_preset("mk2");
+  if (sram_bytes != 0) machine.chip.tile.sram_bytes = sram_bytes;
+  Graph g(Target::of(machine, 1));
   for (const std::string& name : codelets)
     g.add_codelet(name, std::string(IPU_TEST_SOURCE_DIR) + "/firmware/stack_codelets.c",
                   {{"a", FieldKind::kInput, DType::kF32},
@@ -125,6 +130,26 @@ TEST(StackUsage, ACodeletWhoseFrameIsNotStaticKeepsTheDefaultStacks) {
   EXPECT_THAT(exe.memory_report, HasSubstr("the linker script's size kept for the workers"));
   EXPECT_LT(exe.stacks.supervisor_bytes, 2048u);  // the supervisor's still sized
   expect_sums(exe, 1500);
+}
+
+// The stacks are sized before the tile's memory is: a window without room for the linker
+// script's 64 KiB of stacks holds a program whose code needs less, and one whose workers need
+// the default is refused saying what the firmware and its stacks take.
+TEST(StackUsage, ASmallTileHoldsTheStacksItsCodeNeeds) {
+  constexpr uint32_t kSram = 48 * 1024;
+  {
+    const Executable exe = sum_graph({"deep_frame"}, "deep_frame", 900, kSram);
+    EXPECT_LT(exe.stacks.supervisor_bytes + 6 * exe.stacks.worker_bytes, 32u * 1024);
+    expect_sums(exe, 900);
+  }
+  EXPECT_THAT(
+      [&] {
+        sum_graph({"deep_frame", "vla_frame"}, "vla_frame", 100, kSram);
+      },
+      ::testing::ThrowsMessage<CompileError>(::testing::AllOf(
+          HasSubstr("of its 49152 bytes of SRAM and leave"),
+          HasSubstr("6 workers 8192 bytes each; the linker script's size kept for the "
+                    "workers: vla_frame moves sp by a register"))));
 }
 
 }  // namespace
