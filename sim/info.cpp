@@ -27,7 +27,7 @@ int print_info(const sdk::ElfImage& image, const hw::MachineConfig& config) {
   unsigned largest_tile = 0;
   for (const auto& [tile, segments] : program.tiles) {
     uint64_t bytes = 0;
-    for (const auto& s : segments) bytes += s.bytes.size();
+    for (const auto& s : segments) bytes += s.size;
     total += bytes;
     auto& chip = chips[tile / per_chip];
     ++chip.first;

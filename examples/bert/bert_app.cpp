@@ -463,7 +463,7 @@ BertResult run_bert(const BertConfig& c) {
     if (c.parts_only) programs.clear();
     for (const sdk::NamedProgram& p : parts) programs.push_back({"part." + p.name, p.program});
   }
-  const sdk::Executable exe = sdk::compile(g, programs);
+  sdk::Executable exe = sdk::compile(g, programs);
   out.compile_seconds = seconds_since(compile_start);
   out.memory_report = exe.memory_report;
   out.fullest_tile = exe.fullest_tile.tile;
@@ -485,7 +485,7 @@ BertResult run_bert(const BertConfig& c) {
   std::mt19937 rng(c.seed);
   std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
   std::vector<HostParameter> host(params.size());
-  sdk::Device device(exe, c.device);
+  sdk::Device device(std::move(exe), c.device);
   for (size_t i = 0; i < (c.parts_only ? 0 : params.size()); ++i) {  // parts alone: zeros
     const Parameter& p = params[i];
     const sdk::TensorInfo& wi = g.tensor(p.weight);

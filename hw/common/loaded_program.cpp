@@ -12,7 +12,7 @@ std::vector<TileMemory> tile_memory(const LoadedProgram& program, uint32_t sram_
     m.tile = tile;
     for (const LoadedProgram::Segment& s : segments) {
       m.code += s.code_bytes;
-      m.data += static_cast<uint32_t>(s.bytes.size()) - s.code_bytes;
+      m.data += s.size - s.code_bytes;
     }
     // The loader keeps segments inside SRAM and apart, so code + data <= sram_bytes.
     m.stacks = std::min(program.stack_bytes, sram_bytes - m.code - m.data);

@@ -13,8 +13,12 @@ namespace ipu::hw {
 struct LoadedProgram {
   struct Segment {
     uint32_t address = 0;        // inside the tile
-    std::vector<uint8_t> bytes;  // memory image (zeros past the file data)
-    uint32_t code_bytes = 0;     // of its bytes, the leading ones that are code (the rest data)
+    std::vector<uint8_t> bytes;  // its leading bytes as loaded
+    // The bytes it occupies, from `address`: past `bytes` they are zero, and a fresh tile's
+    // SRAM is, so only `bytes` are written (a tile's tensors without initial values load as
+    // nothing, not as hundreds of KiB of zeros on every tile of a POD).
+    uint32_t size = 0;
+    uint32_t code_bytes = 0;  // of its size, the leading bytes that are code (the rest data)
   };
   uint32_t entry = 0;
   uint32_t tohost = 0;                             // address of the `tohost` word (0: none)

@@ -19,7 +19,7 @@ HostFootprint estimate_host_footprint(const MachineConfig& machine, const Loaded
   // The image's bytes per tile, on average over its tiles (a rank holds a share of them).
   uint64_t loaded = 0, code = 0;
   for (const auto& [tile, segments] : program.tiles)
-    for (const LoadedProgram::Segment& s : segments) loaded += s.bytes.size(), code += s.code_bytes;
+    for (const LoadedProgram::Segment& s : segments) loaded += s.size, code += s.code_bytes;
   const uint64_t each_loaded = program.tiles.empty() ? 0 : loaded / program.tiles.size();
   const uint64_t each_code = program.tiles.empty() ? 0 : code / program.tiles.size();
   const uint64_t each_predecoded = each_code / 4 * sizeof(iss::Decoded);

@@ -15,6 +15,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -28,23 +29,47 @@ namespace ipu::sdk {
 
 // ---- memory ----
 
+// What a tile's memory holds, said once however many pieces say it ("control steps",
+// "tensor 'x'", "vertex state (add_f32)"): a POD's compilation places millions of pieces, and
+// a string each took gigabytes.
+class MemoryLabels {
+ public:
+  uint32_t operator()(const std::string& text) {
+    const auto [it, added] = ids_.try_emplace(text, static_cast<uint32_t>(texts_.size()));
+    if (added) texts_.push_back(text);
+    return it->second;
+  }
+  const std::string& text(uint32_t id) const { return texts_.at(id); }
+
+ private:
+  std::vector<std::string> texts_;
+  std::unordered_map<std::string, uint32_t> ids_;
+};
+
+// One piece of a tile's memory, for the overflow report: its label and, for a tensor's piece,
+// the elements it holds.
+struct MemoryUse {
+  uint32_t label, bytes;
+  size_t begin = 0, end = 0;  // elements [begin, end) of a tensor (end 0: not a tensor's)
+};
+
 // A tile's free memory above the firmware: what the image must carry (control program, vertex
 // states, constants) grows from the bottom; variables, which need no bytes in the image because
 // tile SRAM starts zeroed, grow down from the top. The two must not meet.
 struct TileMemory {
   uint32_t next = 0, top = 0, limit = 0;
-  std::vector<std::pair<std::string, uint32_t>> contents;  // for the overflow report
-  uint32_t allocate(uint32_t bytes, const std::string& what) {
+  std::vector<MemoryUse> contents;  // for the overflow report
+  uint32_t allocate(uint32_t bytes, uint32_t label, size_t begin = 0, size_t end = 0) {
     next = (next + 7) & ~7u;
     const uint32_t at = next;
     next += bytes;
-    contents.emplace_back(what, bytes);
+    contents.push_back({label, bytes, begin, end});
     return at;
   }
-  uint32_t allocate_top(uint32_t bytes, const std::string& what) {
+  uint32_t allocate_top(uint32_t bytes, uint32_t label, size_t begin = 0, size_t end = 0) {
     const uint32_t need = (bytes + 7) & ~7u;
     top = need > top ? 0 : top - need;
-    contents.emplace_back(what, bytes);
+    contents.push_back({label, bytes, begin, end});
     return top;
   }
   bool overflows() const { return top == 0 || next > top; }
@@ -57,6 +82,14 @@ template <typename T>
 void place(std::vector<uint8_t>& out, size_t offset, const std::vector<T>& items) {
   if (!items.empty()) std::memcpy(out.data() + offset, items.data(), sizeof(T) * items.size());
 }
+
+// A tile's image bytes as segments: [begin, end) of them, of which the first `stored` are
+// kept in the image and the rest are zeros (stored_runs never stores a zero gap of a page or
+// more). Together they cover the bytes.
+struct StoredRun {
+  uint32_t begin, end, stored;
+};
+std::vector<StoredRun> stored_runs(const std::vector<uint8_t>& bytes);
 
 // Ranges [first, second) of a tensor's elements.
 using ElementRanges = std::vector<std::pair<size_t, size_t>>;
@@ -166,6 +199,7 @@ class Compilation {
   std::map<std::pair<unsigned, unsigned>, unsigned> tile_buffer_;
   std::set<unsigned> active_;                         // graph tiles with a tensor or a vertex
   std::set<unsigned> tiles_;                          // their machine tiles, in every replica
+  MemoryLabels labels_;                               // what memory_'s pieces hold
   std::map<unsigned, TileMemory> memory_;             // per machine tile
   std::map<unsigned, std::vector<uint8_t>> initial_;  // image bytes above __heap_start
   std::map<unsigned, std::vector<ipu_vertex>> vertices_;

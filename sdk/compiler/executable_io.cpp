@@ -13,59 +13,110 @@ namespace ipu::sdk {
 
 using Json = nlohmann::ordered_json;
 
-std::string runtime_json(const Executable& exe) {
-  Json j;
-  j["replicas"] = exe.replicas;
-  j["replica_tiles"] = exe.replica_tiles;
-  j["command_address"] = exe.command_address;
-  j["supersteps"] = exe.supersteps;
-  j["tensors"] = Json::array();
-  for (const auto& [name, info] : exe.tensor_info) {
-    Json pieces = Json::array();  // [graph tile, first element, end element, tile address]
-    if (const auto placed = exe.tensors.find(name); placed != exe.tensors.end())
-      for (const Placement& p : placed->second)
-        pieces.push_back({p.tile, p.begin, p.end, p.address});
-    j["tensors"].push_back({{"name", name},
-                            {"type", dtype_name(info.type)},
-                            {"shape", info.shape},
-                            {"elements", info.elements},
-                            {"pieces", std::move(pieces)}});
+namespace {
+
+// A JSON object written member by member, each value dumped as soon as it is made: a POD's
+// executable places millions of tensor pieces and vertex states, whose document in memory took
+// 2.4 GB (nlohmann's values, 16 bytes each and an allocation per array) for text of a tenth of
+// that. The text is what json::dump would write of the whole.
+class ObjectWriter {
+ public:
+  explicit ObjectWriter(std::string& out) : out_(out) { out_ += '{'; }
+  ~ObjectWriter() { out_ += '}'; }
+  ObjectWriter(const ObjectWriter&) = delete;
+  ObjectWriter& operator=(const ObjectWriter&) = delete;
+
+  void member(const char* key, const Json& value) {
+    name(key);
+    out_ += value.dump();
   }
-  j["streams"] = Json::array();
-  for (const auto& [name, s] : exe.streams)
-    j["streams"].push_back({{"name", name},
-                            {"type", dtype_name(s.type)},
-                            {"elements", s.elements},
-                            {"to_device", s.direction == StreamDirection::kHostToDevice}});
-  j["host_transfers"] = Json::array();  // by id
-  for (const HostTransfer& t : exe.host_transfers)
-    j["host_transfers"].push_back({{"stream", t.stream},
-                                   {"to_device", t.to_device},
-                                   {"tensor", t.tensor},
-                                   {"staging", t.staging}});
-  j["remote_buffers"] = Json::array();
-  for (const auto& [name, b] : exe.remote_buffers)
-    j["remote_buffers"].push_back({{"name", name},
-                                   {"type", dtype_name(b.info.type)},
-                                   {"elements", b.info.elements},
-                                   {"entries", b.info.entries},
-                                   {"offset", b.offset}});
-  j["replica_memory"] = Json::array();
-  for (const ReplicaMemory& m : exe.replica_memory)
-    j["replica_memory"].push_back({{"gateway", m.gateway}, {"base", m.base}});
-  j["programs"] = Json::array();
-  for (const ProgramInfo& p : exe.programs)
-    j["programs"].push_back({{"name", p.name},
-                             {"host_transfers", p.host_transfers},
-                             {"supersteps", p.supersteps},
-                             {"first_step", p.first_step}});
-  j["control"] = Json::array();  // [op, a, b, label] per step
-  for (const ControlStep& s : exe.control) j["control"].push_back({s.op, s.a, s.b, s.label});
-  j["compute_sets"] = exe.compute_sets;
-  j["vertex_sites"] = Json::array();  // [machine tile, vertex state address, compute set]
-  for (const auto& [site, cs] : exe.vertex_sites)
-    j["vertex_sites"].push_back({site.first, site.second, cs});
-  return j.dump() + "\n";
+  // An array of `items`, each written by `write(item)` as one value.
+  template <typename Items, typename Write>
+  void array(const char* key, const Items& items, Write write) {
+    name(key);
+    out_ += '[';
+    bool first = true;
+    for (const auto& item : items) {
+      if (!first) out_ += ',';
+      first = false;
+      out_ += write(item).dump();
+    }
+    out_ += ']';
+  }
+
+ private:
+  void name(const char* key) {
+    if (!first_) out_ += ',';
+    first_ = false;
+    out_ += Json(key).dump();
+    out_ += ':';
+  }
+  std::string& out_;
+  bool first_ = true;
+};
+
+}  // namespace
+
+std::string runtime_json(const Executable& exe) {
+  std::string out;
+  {
+    ObjectWriter j(out);
+    j.member("replicas", exe.replicas);
+    j.member("replica_tiles", exe.replica_tiles);
+    j.member("command_address", exe.command_address);
+    j.member("supersteps", exe.supersteps);
+    j.array("tensors", exe.tensor_info, [&](const auto& entry) {
+      const auto& [name, info] = entry;
+      Json pieces = Json::array();  // [graph tile, first element, end element, tile address]
+      if (const auto placed = exe.tensors.find(name); placed != exe.tensors.end())
+        for (const Placement& p : placed->second)
+          pieces.push_back({p.tile, p.begin, p.end, p.address});
+      return Json{{"name", name},
+                  {"type", dtype_name(info.type)},
+                  {"shape", info.shape},
+                  {"elements", info.elements},
+                  {"pieces", std::move(pieces)}};
+    });
+    j.array("streams", exe.streams, [](const auto& entry) {
+      const auto& [name, s] = entry;
+      return Json{{"name", name},
+                  {"type", dtype_name(s.type)},
+                  {"elements", s.elements},
+                  {"to_device", s.direction == StreamDirection::kHostToDevice}};
+    });
+    j.array("host_transfers", exe.host_transfers, [](const HostTransfer& t) {  // by id
+      return Json{{"stream", t.stream},
+                  {"to_device", t.to_device},
+                  {"tensor", t.tensor},
+                  {"staging", t.staging}};
+    });
+    j.array("remote_buffers", exe.remote_buffers, [](const auto& entry) {
+      const auto& [name, b] = entry;
+      return Json{{"name", name},
+                  {"type", dtype_name(b.info.type)},
+                  {"elements", b.info.elements},
+                  {"entries", b.info.entries},
+                  {"offset", b.offset}};
+    });
+    j.array("replica_memory", exe.replica_memory, [](const ReplicaMemory& m) {
+      return Json{{"gateway", m.gateway}, {"base", m.base}};
+    });
+    j.array("programs", exe.programs, [](const ProgramInfo& p) {
+      return Json{{"name", p.name},
+                  {"host_transfers", p.host_transfers},
+                  {"supersteps", p.supersteps},
+                  {"first_step", p.first_step}};
+    });
+    j.array("control", exe.control, [](const ControlStep& s) {  // [op, a, b, label] per step
+      return Json::array({s.op, s.a, s.b, s.label});
+    });
+    j.member("compute_sets", exe.compute_sets);
+    // [machine tile, vertex state address, compute set]
+    j.array("vertex_sites", exe.vertex_sites, [](const auto& entry) {
+      return Json::array({entry.first.first, entry.first.second, entry.second});
+    });
+  }
+  return out + "\n";
 }
 
 bool has_runtime_section(const ElfImage& image) {

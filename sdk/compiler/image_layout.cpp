@@ -35,8 +35,8 @@ void Compilation::lay_out() {
       offsets.push_back(it->second);
     }
     lists = std::move(kept);
-    const uint32_t base =
-        memory_[t].allocate(static_cast<uint32_t>(4 * lists.size()), "exchange destination lists");
+    const uint32_t base = memory_[t].allocate(static_cast<uint32_t>(4 * lists.size()),
+                                              labels_("exchange destination lists"));
     size_t send = 0;
     for (ExchangeAction& a : actions_[t])
       if (a.kind == IPU_ACTION_SEND) a.dests = base + 4 * offsets.at(send++);
@@ -54,13 +54,15 @@ void Compilation::lay_out() {
   for (unsigned t : tiles_) {
     TileMemory& m = memory_[t];
     at[t] = {
-        m.allocate(static_cast<uint32_t>(sizeof(ipu_step) * steps_[t].size()), "control steps"),
+        m.allocate(static_cast<uint32_t>(sizeof(ipu_step) * steps_[t].size()),
+                   labels_("control steps")),
         m.allocate(static_cast<uint32_t>(sizeof(ipu_action) * actions_[t].size()),
-                   "exchange actions"),
-        m.allocate(static_cast<uint32_t>(sizeof(ipu_vertex) * vertices_[t].size()), "vertex table"),
-        m.allocate(static_cast<uint32_t>(4 * program_steps_.size()), "program table")};
+                   labels_("exchange actions")),
+        m.allocate(static_cast<uint32_t>(sizeof(ipu_vertex) * vertices_[t].size()),
+                   labels_("vertex table")),
+        m.allocate(static_cast<uint32_t>(4 * program_steps_.size()), labels_("program table"))};
     uint64_t needed = 0;
-    for (const auto& [what, bytes] : m.contents) needed += (bytes + 7) & ~7u;
+    for (const MemoryUse& u : m.contents) needed += (u.bytes + 7) & ~7u;
     if (m.overflows() || needed > m.limit - heap_start_) over[t] = needed;
   }
   const auto where = [&](unsigned t) {
@@ -86,16 +88,20 @@ void Compilation::lay_out() {
       ++c.tiles;
       if (bytes > c.most) c = {c.tiles, bytes, tile};
     }
-    const std::string kState = "vertex state (";  // the vertex states' entries
+    const std::string kState = "vertex state (";  // the vertex states' labels
+    const auto starts = [&](const MemoryUse& u, const std::string& prefix) {
+      return labels_.text(u.label).rfind(prefix, 0) == 0;
+    };
     // Another chip's fullest tile in a line: its tensors, its scratch, its tables, largest
     // first (a stage's overflow has causes of its own).
     const auto in_brief = [&](const TileMemory& tile) {
       std::map<std::string, uint64_t> kinds;
-      for (const auto& [what, bytes] : tile.contents) {
-        const std::string kind = what.rfind("tensor '", 0) == 0 ? "tensors"
-                                 : what.rfind(kState, 0) == 0   ? "vertex states"
-                                                                : what.substr(0, what.find(':'));
-        kinds[kind] += bytes;
+      for (const MemoryUse& u : tile.contents) {
+        const std::string& what = labels_.text(u.label);
+        const std::string kind = starts(u, "tensor '") ? "tensors"
+                                 : starts(u, kState)   ? "vertex states"
+                                                       : what.substr(0, what.find(':'));
+        kinds[kind] += u.bytes;
       }
       std::vector<std::pair<uint64_t, std::string>> sorted;
       for (const auto& [kind, bytes] : kinds) sorted.emplace_back(bytes, kind);
@@ -115,10 +121,11 @@ void Compilation::lay_out() {
     // where the first of them lies.
     std::map<std::string, std::pair<uint64_t, uint64_t>> states;  // codelet: (count, bytes)
     uint64_t state_bytes = 0, state_count = 0;
-    for (const auto& [what, bytes] : m.contents)
-      if (what.rfind(kState, 0) == 0) {
+    for (const MemoryUse& u : m.contents)
+      if (starts(u, kState)) {
+        const std::string& what = labels_.text(u.label);
         auto& [count, total] = states[what.substr(kState.size(), what.size() - kState.size() - 1)];
-        ++count, total += bytes, ++state_count, state_bytes += bytes;
+        ++count, total += u.bytes, ++state_count, state_bytes += u.bytes;
       }
     std::vector<std::pair<uint64_t, std::string>> by_bytes;
     for (const auto& [codelet, ct] : states)
@@ -131,27 +138,20 @@ void Compilation::lay_out() {
     std::string contents;
     bool states_listed = false;
     // A tensor's neighbouring pieces on the tile in one line ("tensor 'x' [48, 54)").
-    std::vector<std::pair<std::string, uint64_t>> merged;
-    for (const auto& [what, bytes] : m.contents) {
-      const size_t open = what.rfind(" ["), comma = what.rfind(", ");
-      if (!merged.empty() && what.rfind("tensor '", 0) == 0 && open != std::string::npos &&
-          comma != std::string::npos && comma > open) {
-        std::string& last = merged.back().first;
-        const size_t last_comma = last.rfind(", ");
-        if (last.rfind("tensor '", 0) == 0 && last_comma != std::string::npos &&
-            last.compare(0, last.rfind(" ["), what, 0, open) == 0 &&
-            last.substr(last_comma + 2, last.size() - last_comma - 3) ==
-                what.substr(open + 2, comma - open - 2)) {
-          last = last.substr(0, last_comma + 2) + what.substr(comma + 2);
-          merged.back().second += bytes;
-          continue;
-        }
+    std::vector<MemoryUse> merged;
+    for (const MemoryUse& u : m.contents) {
+      if (!merged.empty() && u.end != 0 && merged.back().label == u.label &&
+          merged.back().end == u.begin) {
+        merged.back().end = u.end;
+        merged.back().bytes += u.bytes;
+        continue;
       }
-      merged.emplace_back(what, bytes);
+      merged.push_back(u);
     }
-    for (const auto& [what, bytes] : merged) {
-      if (what.rfind(kState, 0) != 0) {
-        contents += fmt::format("\n  {} bytes: {}", bytes, what);
+    for (const MemoryUse& u : merged) {
+      if (!starts(u, kState)) {
+        contents += fmt::format("\n  {} bytes: {}{}", u.bytes, labels_.text(u.label),
+                                u.end != 0 ? fmt::format(" [{}, {})", u.begin, u.end) : "");
       } else if (!states_listed) {
         contents += fmt::format("\n  {} bytes: vertex states, {} ({})", state_bytes, state_count,
                                 fmt::join(state_list, ", "));
@@ -241,6 +241,39 @@ void Compilation::lay_out() {
   exe_.memory_report = report.str();
 }
 
+std::vector<StoredRun> stored_runs(const std::vector<uint8_t>& bytes) {
+  // A gap shorter than this stays inside a run: a segment costs a program header and a DMA
+  // descriptor, and a page is what the host's memory saves.
+  constexpr size_t kLeastGap = 4096;
+  std::vector<StoredRun> runs;
+  size_t i = 0;
+  const size_t n = bytes.size();
+  while (i < n && bytes[i] == 0) ++i;
+  if (i == n) return n == 0 ? runs : std::vector<StoredRun>{{0, static_cast<uint32_t>(n), 0}};
+  // Leading zeros belong to the first run (it starts where the data does, at the tile's header).
+  size_t begin = 0;
+  while (i < n) {
+    size_t last = i;  // the run's last non-zero byte
+    size_t j = i;
+    while (j < n) {
+      if (bytes[j] != 0) {
+        last = j++;
+      } else {
+        size_t k = j;
+        while (k < n && bytes[k] == 0) ++k;
+        if (k == n || k - j >= kLeastGap) break;
+        j = k;
+      }
+    }
+    size_t next = last + 1;
+    while (next < n && bytes[next] == 0) ++next;
+    runs.push_back({static_cast<uint32_t>(begin), static_cast<uint32_t>(next),
+                    static_cast<uint32_t>(last + 1 - begin)});
+    begin = i = next;
+  }
+  return runs;
+}
+
 void Compilation::write_image() {
   // The firmware on every tile of every replica, plus the tile's data.
   const unsigned per_chip = graph_.target().chip().tiles;
@@ -261,14 +294,21 @@ void Compilation::write_image() {
       copy.paddr = tile_physical_address(tile, s.paddr);
       exe_.image.segments.push_back(std::move(copy));
     }
-    ElfSegment data;
-    data.index = index++;
-    data.chip = chip;
-    data.vaddr = heap_start_;
-    data.paddr = tile_physical_address(tile, heap_start_);
-    data.data = initial_[t];
-    data.mem_size = static_cast<uint32_t>(initial_[t].size());
-    exe_.image.segments.push_back(std::move(data));
+    // The tile's data in segments that each hold a run of bytes and end in the zeros up to the
+    // next: most of a tile's data is tensors without initial values and scratch, all zeros,
+    // which the image then neither stores nor loads.
+    std::vector<uint8_t>& bytes = initial_[t];
+    for (const auto& [begin, end, stored] : stored_runs(bytes)) {
+      ElfSegment data;
+      data.index = index++;
+      data.chip = chip;
+      data.vaddr = heap_start_ + begin;
+      data.paddr = tile_physical_address(tile, data.vaddr);
+      data.data.assign(bytes.begin() + begin, bytes.begin() + begin + stored);
+      data.mem_size = end - begin;
+      exe_.image.segments.push_back(std::move(data));
+    }
+    std::vector<uint8_t>().swap(bytes);  // in the image now
   }
 }
 

@@ -18,7 +18,7 @@ void Compilation::add_vertex(unsigned tile, const std::string& codelet,
   // apart by it).
   const uint32_t at =
       memory_[tile].allocate(static_cast<uint32_t>(4 * std::max<size_t>(1, state.size())),
-                             fmt::format("vertex state ({})", codelet));
+                             labels_(fmt::format("vertex state ({})", codelet)));
   auto& bytes = initial_[tile];
   const uint32_t offset = at - heap_start_;
   if (bytes.size() < offset + 4 * state.size()) bytes.resize(offset + 4 * state.size());

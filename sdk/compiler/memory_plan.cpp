@@ -227,17 +227,18 @@ void Compilation::allocate_tensors(const std::vector<NamedProgram>& programs) {
   for (unsigned t : active_) {
     layout[t].next = heap_start_;
     layout[t].top = layout[t].limit = heap_end_ & ~7u;
-    layout[t].allocate(sizeof(ipu_tile_program), "control program header");
+    layout[t].allocate(sizeof(ipu_tile_program), labels_("control program header"));
   }
   const ScratchSpans spans = scratch_spans(graph_, programs);
   for (const TensorInfo& t : graph_.tensors()) {
     if (t.is_view() || (t.scratch && t.initial.empty())) continue;
+    const uint32_t label = labels_(fmt::format("tensor '{}'", t.name));
     for (const Interval& m : t.mapping) {
-      const uint32_t bytes = static_cast<uint32_t>((m.end - m.begin) * dtype_size(t.type));
-      const std::string what = fmt::format("tensor '{}' [{}, {})", t.name, m.begin, m.end);
+      const uint32_t bytes =
+          (static_cast<uint32_t>((m.end - m.begin) * dtype_size(t.type)) + 3) & ~3u;
       const uint32_t address = t.initial.empty()
-                                   ? layout[m.tile].allocate_top((bytes + 3) & ~3u, what)
-                                   : layout[m.tile].allocate((bytes + 3) & ~3u, what);
+                                   ? layout[m.tile].allocate_top(bytes, label, m.begin, m.end)
+                                   : layout[m.tile].allocate(bytes, label, m.begin, m.end);
       exe_.tensors[t.name].push_back({m.tile, m.begin, m.end, address});
     }
   }
@@ -299,8 +300,9 @@ void Compilation::allocate_tensors(const std::vector<NamedProgram>& programs) {
     std::vector<uint32_t> offsets;
     const uint32_t extent = pack_scratch(tp.list, offsets);
     const uint32_t base = layout[tile].allocate_top(
-        extent, fmt::format("scratch tensors: {} pieces sharing memory by their spans of use; {}",
-                            tp.list.size(), live_at_peak(tp)));
+        extent,
+        labels_(fmt::format("scratch tensors: {} pieces sharing memory by their spans of use; {}",
+                            tp.list.size(), live_at_peak(tp))));
     place_pieces(tp, base, offsets);
   }
   for (auto& [tile, functions] : in_body) {
@@ -313,10 +315,11 @@ void Compilation::allocate_tensors(const std::vector<NamedProgram>& programs) {
       if (e > extent) extent = e, largest = &tp, name = graph_.function(Function{f}).name;
     }
     const uint32_t base = layout[tile].allocate_top(
-        extent, fmt::format("functions' scratch tensors: {} functions' own, one body's at a "
-                            "time (the largest: '{}', {})",
-                            functions.size(), name,
-                            largest != nullptr ? live_at_peak(*largest) : std::string("none")));
+        extent, labels_(fmt::format(
+                    "functions' scratch tensors: {} functions' own, one body's at a time (the "
+                    "largest: '{}', {})",
+                    functions.size(), name,
+                    largest != nullptr ? live_at_peak(*largest) : std::string("none"))));
     for (auto& [f, tp] : functions) place_pieces(tp, base, offsets[f]);
   }
   // Pieces in element order, as address_of and the runtime expect.

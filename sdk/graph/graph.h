@@ -287,6 +287,26 @@ struct CollectiveOptions {
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kAuto;
 };
 
+// A Copy's (source, destination) pairs, shared by the copies of its Program: a program is
+// copied into the sequences, functions and parts that run it, and BERT-Large's relayouts list
+// tens of millions of pairs. Read-only once made.
+class CopyPairList {
+ public:
+  using Pair = std::pair<Region, Region>;
+  CopyPairList() = default;
+  CopyPairList(std::vector<Pair> pairs)  // NOLINT(google-explicit-constructor): a list's value
+      : pairs_(pairs.empty() ? nullptr
+                             : std::make_shared<const std::vector<Pair>>(std::move(pairs))) {}
+  bool empty() const { return pairs_ == nullptr; }
+  size_t size() const { return pairs_ ? pairs_->size() : 0; }
+  const Pair& operator[](size_t i) const { return (*pairs_)[i]; }
+  const Pair* begin() const { return pairs_ ? pairs_->data() : nullptr; }
+  const Pair* end() const { return pairs_ ? pairs_->data() + pairs_->size() : nullptr; }
+
+ private:
+  std::shared_ptr<const std::vector<Pair>> pairs_;
+};
+
 struct Program {
   enum class Kind : uint8_t {
     kSequence,
@@ -317,10 +337,10 @@ struct Program {
   std::vector<unsigned> replica_map;       // CrossReplicaCopy: replica r sends to replica_map[r]
   CollectiveOp op = CollectiveOp::kSum;    // AllReduce, ReduceScatter
   CollectiveOptions collective;            // AllReduce, ReduceScatter, AllGather
-  std::vector<std::pair<Region, Region>> pairs;  // Copy of several regions: (source, destination)
-  RemoteBuffer remote;                           // CopyToRemote, CopyFromRemote
-  unsigned entry = 0;                            // CopyToRemote, CopyFromRemote
-  Function function;                             // Call
+  CopyPairList pairs;                      // Copy of several regions: (source, destination)
+  RemoteBuffer remote;                     // CopyToRemote, CopyFromRemote
+  unsigned entry = 0;                      // CopyToRemote, CopyFromRemote
+  Function function;                       // Call
 };
 
 Program Sequence(std::vector<Program> steps);

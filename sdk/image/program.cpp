@@ -107,8 +107,8 @@ hw::LoadedProgram load_program(const ElfImage& image, const hw::MachineConfig& m
             segments[i].begin, hw::tile_name(machine_tile, machine.chip.tiles, machine.chips)));
     auto& out = program.tiles[machine_tile];
     for (const Placed& p : segments)
-      out.push_back(
-          {p.begin, p.segment->memory_image(), code_bytes(image, p.begin, p.end, *p.segment)});
+      out.push_back({p.begin, p.segment->data, p.end - p.begin,
+                     code_bytes(image, p.begin, p.end, *p.segment)});
   }
   if (image.entry < base || image.entry >= uint64_t{base} + bytes || (image.entry & 3))
     throw ImageError(

@@ -23,8 +23,9 @@ using CopyPairs = std::vector<std::pair<Region, Region>>;
 // to one another's tiles (each tile's list in the same order) keep those receivers in step.
 inline CopyPairs interleave(const std::vector<CopyPairs>& lists, bool rotate = true) {
   CopyPairs out;
-  size_t longest = 0;
-  for (const CopyPairs& l : lists) longest = std::max(longest, l.size());
+  size_t longest = 0, total = 0;
+  for (const CopyPairs& l : lists) longest = std::max(longest, l.size()), total += l.size();
+  out.reserve(total);  // a graph keeps the list: no slack from growing it
   for (size_t round = 0; round < longest; ++round)
     for (size_t i = 0; i < lists.size(); ++i)
       if (round < lists[i].size())

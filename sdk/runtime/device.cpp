@@ -39,8 +39,8 @@ bool claim_the_process() {
 
 }  // namespace
 
-DeviceImpl::DeviceImpl(const Executable& executable, DeviceOptions options)
-    : exe_(executable), options_(std::move(options)) {
+DeviceImpl::DeviceImpl(Executable executable, DeviceOptions options)
+    : exe_(std::move(executable)), options_(std::move(options)) {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);  // the program's output is its own
   try {
     hw::validate(static_cast<const hw::RunOptions&>(options_));
@@ -88,8 +88,11 @@ DeviceImpl::DeviceImpl(const Executable& executable, DeviceOptions options)
   // run's own failure says why it stopped.
   sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO,
                                           sc_core::SC_DO_NOTHING);
+  image_checksum_ = image_checksum(exe_.image);
   platform_ =
       std::make_unique<hw::Platform>(run, load_program(exe_.image, run.machine), console_, trace_);
+  // The platform holds the segments' bytes now: a POD's are gigabytes, kept once.
+  for (ElfSegment& s : exe_.image.segments) std::vector<uint8_t>().swap(s.data);
   if (gdb_)
     for (const unsigned tile : platform_->machine().active_tiles())
       gdb_->add_core(platform_->machine().tile(tile).core());
@@ -480,7 +483,9 @@ extern "C" __attribute__((weak)) int sc_main(int, char**) {
 }
 
 Device::Device(const Executable& executable, DeviceOptions options)
-    : impl_(std::make_unique<DeviceImpl>(executable, std::move(options))) {}
+    : impl_(std::make_unique<DeviceImpl>(Executable(executable), std::move(options))) {}
+Device::Device(Executable&& executable, DeviceOptions options)
+    : impl_(std::make_unique<DeviceImpl>(std::move(executable), std::move(options))) {}
 Device::~Device() = default;
 
 void Device::connect_stream(const std::string& name, void* buffer, size_t bytes) {
@@ -541,7 +546,7 @@ std::vector<report::SuperstepLabel> DeviceImpl::superstep_labels() const {
 void DeviceImpl::write_stats(std::ostream& out) const {
   std::ostringstream machine;
   report::StatsSource source{"<executable>",
-                             image_checksum(exe_.image),
+                             image_checksum_,
                              [this](uint32_t pc) { return symbolizer_->function(pc); },
                              &platform_->program(),
                              std::nullopt,

@@ -72,8 +72,8 @@ struct DeviceReport {
   hw::EnergyReport energy;                  // that run's energy and average power (docs/energy.md)
   std::vector<tlm_rtl::RtlBlockStats> rtl;  // the --rtl blocks' transactions and clocks
   std::vector<std::string> rtl_trace_files;
-  double load_seconds = 0;  // loading the image over PCIe, before the first run
-  uint64_t image_bytes = 0;
+  double load_seconds = 0;   // loading the image over PCIe, before the first run
+  uint64_t image_bytes = 0;  // of the image, sent over PCIe (not the zeros its segments end in)
   uint64_t host_to_device_bytes = 0, device_to_host_bytes = 0;  // stream data
   uint64_t host_transfer_cycles = 0;  // tile cycles spent in host syncs (the dispatch's included)
   // Stream bytes the host sent ahead, into a stream's second buffer while the tiles ran on
@@ -88,6 +88,8 @@ class Device {
  public:
   // Throws DeviceError for a second Device in the process (SystemC elaborates one design).
   Device(const Executable& executable, DeviceOptions options = {});
+  // Takes the executable over: a POD's image is gigabytes, and a copy would double them.
+  Device(Executable&& executable, DeviceOptions options = {});
   ~Device();
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;

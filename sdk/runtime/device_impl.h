@@ -26,7 +26,7 @@ class Symbolizer;
 class DeviceImpl {
  public:
   // Device's operations (device.h says what each does).
-  DeviceImpl(const Executable& executable, DeviceOptions options);
+  DeviceImpl(Executable executable, DeviceOptions options);
   ~DeviceImpl();  // tells an attached GDB that the program has ended
   void connect_stream(const std::string& name, void* buffer, size_t bytes);
   void connect_stream(const std::string& name, unsigned replica, void* buffer, size_t bytes);
@@ -80,7 +80,8 @@ class DeviceImpl {
     return replica * exe_.replica_tiles + tile;
   }
 
-  Executable exe_;
+  Executable exe_;  // its image's segments emptied once loaded (the platform holds them)
+  uint32_t image_checksum_ = 0;  // of the image as compiled
   DeviceOptions options_;
   std::ostringstream console_, trace_;
   std::string console_text_;

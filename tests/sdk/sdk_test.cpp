@@ -86,6 +86,35 @@ TEST(Sdk, ElementwiseAddOverFourTilesWithHostStreams) {
   EXPECT_GT(r.image_bytes, 4u * 1000);
 }
 
+// The image stores a tile's bytes, not its zeros: a constant whose middle is 16 KB of zeros
+// takes two data segments on its tile, which store its ends and leave the zeros to the SRAM
+// (zero at load) while their extents still cover the whole constant (the memory report's and
+// the statistics' view); the constant reads back whole, zeros included.
+TEST(Sdk, TheImageStoresATilesBytesAndNotItsZeros) {
+  Graph g(Target::preset("mk2", 1));
+  std::vector<float> values(4100, 0.0f);
+  for (size_t i = 0; i < 10; ++i) values[i] = values[4090 + i] = static_cast<float>(i + 1);
+  const Tensor c = g.add_constant(DType::kF32, {values.size()}, values.data(), "c");
+  g.set_tile_mapping(c, {{0, values.size(), 0}});
+  const Executable exe = compile(g, Sync());
+  size_t segments = 0, stored = 0, extent = 0;
+  for (const ElfSegment& s : exe.image.segments)
+    if (!s.executable && s.vaddr >= exe.command_address - 28) {  // the tile's data
+      ++segments, stored += s.data.size(), extent += s.mem_size;
+      EXPECT_LE(s.data.size(), s.mem_size);
+    }
+  EXPECT_EQ(segments, 2u);
+  // The header (40 bytes) and the constant's 16,400 bytes, of which 4090 - 10 floats are zeros.
+  EXPECT_GE(extent, 40u + 4 * values.size());
+  EXPECT_LE(stored, extent - 4 * (4080 - 1024));
+  Device device(exe);
+  device.run();
+  std::vector<float> back(values.size(), -1.0f);
+  device.read_tensor("c", back.data(), back.size() * 4);
+  EXPECT_EQ(back, values);
+  EXPECT_LT(device.run().image_bytes, 4 * values.size());  // the zeros did not go over PCIe
+}
+
 // A tile keeps each distinct destination list once: three phases' sends from tile 0 to tile 1
 // share one list (a count and a tile, 8 bytes), a send to tile 2 adds its own; the data arrive
 // all the same.
