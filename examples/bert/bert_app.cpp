@@ -485,6 +485,15 @@ BertResult run_bert(const BertConfig& c) {
   std::mt19937 rng(c.seed);
   std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
   std::vector<HostParameter> host(params.size());
+  // Parts alone need no more of the graph than their inputs' sizes: its vertices, tensors and
+  // programs (gigabytes at BERT-Large's size on a POD) go before the machine is built.
+  std::map<std::string, size_t> input_elements;
+  for (const auto& [name, t] : inputs) input_elements[name] = g.tensor(t).elements;
+  if (c.parts_only) {
+    std::vector<sdk::NamedProgram>().swap(programs);
+    for (sdk::NamedProgram& p : parts) p.program = sdk::Sequence({});  // run by name
+    g = Graph(target);
+  }
   sdk::Device device(std::move(exe), c.device);
   for (size_t i = 0; i < (c.parts_only ? 0 : params.size()); ++i) {  // parts alone: zeros
     const Parameter& p = params[i];
@@ -773,10 +782,10 @@ BertResult run_bert(const BertConfig& c) {
   }
   if (!parts.empty()) {  // after the checks: the parts' runs change the sums and the losses
     if (c.parts_only) {  // the streams the parts read, zeros
-      for (const auto& [name, t] : inputs) {
+      for (const auto& [name, elements] : input_elements) {
         std::vector<uint32_t>& zeros = part_inputs[name];
-        zeros.assign(size_t{R} * A * g.tensor(t).elements, 0);
-        connect(name, zeros);
+        zeros.assign(size_t{R} * A * elements, 0);
+        connect(name.c_str(), zeros);
       }
     }
     // The empty program's run after a first one (the device's first run pays for more).
