@@ -83,6 +83,7 @@ struct Settings {
   // that stays on one chip takes the same cycles on machines whose configurations differ only
   // in the clock (a Bow POD16's and a POD16's).
   std::string cycles_from;
+  std::string plan_choices;  // the children's shared file of matmul plan choices (BertConfig's)
 };
 
 // The groups whose parts run on one chip at a time, off-chip nothing.
@@ -120,6 +121,7 @@ BertConfig one_layer_stages(const Settings& s) {
   c.f16_gradient_sums = s.f16_gradient_sums;
   c.dataset_rows = 0;
   c.parts_only = true;
+  c.plan_choices = s.plan_choices;
   return c;
 }
 
@@ -207,16 +209,20 @@ struct Outcome {
 // the kernel killed (SIGKILL) beside another is run again, alone, after the others.
 std::map<std::pair<std::string, std::string>, Outcome> run_children(
     int argc, char** argv, const std::vector<std::pair<std::string, std::string>>& jobs,
-    unsigned parallel) {
+    unsigned parallel, const std::string& plan_choices) {  // plan_choices: a file to add
+  const auto args = [&](size_t i) {  // argv's own --plan-choices, if any, goes on as it is
+    std::vector<std::string> a = {"--group", jobs[i].second, "--group-preset", jobs[i].first};
+    if (!plan_choices.empty()) a.insert(a.end(), {"--plan-choices", plan_choices});
+    return a;
+  };
   std::vector<Outcome> outcomes(jobs.size());
   std::atomic<size_t> next{0};
   std::vector<std::thread> workers;
   for (unsigned w = 0; w < std::max(1u, parallel); ++w)
     workers.emplace_back([&] {
       for (size_t i; (i = next++) < jobs.size();)
-        outcomes[i].ran = ipu::bench::run_child(
-            argc, argv, {"--group", jobs[i].second, "--group-preset", jobs[i].first},
-            outcomes[i].figures, &outcomes[i].why);
+        outcomes[i].ran =
+            ipu::bench::run_child(argc, argv, args(i), outcomes[i].figures, &outcomes[i].why);
     });
   for (std::thread& w : workers) w.join();
   for (size_t i = 0; i < jobs.size() && parallel > 1; ++i) {
@@ -224,9 +230,7 @@ std::map<std::pair<std::string, std::string>, Outcome> run_children(
     if (o.ran || o.why.find("SIGKILL") == std::string::npos) continue;
     o = Outcome{};
     o.alone = true;
-    o.ran = ipu::bench::run_child(argc, argv,
-                                  {"--group", jobs[i].second, "--group-preset", jobs[i].first},
-                                  o.figures, &o.why);
+    o.ran = ipu::bench::run_child(argc, argv, args(i), o.figures, &o.why);
   }
   std::map<std::pair<std::string, std::string>, Outcome> out;
   for (size_t i = 0; i < jobs.size(); ++i) out[jobs[i]] = outcomes[i];
@@ -398,7 +402,7 @@ bool bench_machine(const Settings& s, bool check,
 
 int main(int argc, char** argv) {
   std::string presets = "pod16,bow-pod16", model = "large", split, group, group_preset;
-  std::string memory = "0.25", heads_memory = "0.3", sums = "f16";
+  std::string memory = "0.25", heads_memory = "0.3", sums = "f16", plan_choices;
   unsigned accumulate = 192, tiles = 0, parallel = 2;
   size_t layers = 0, hidden = 0, heads = 0, ffn = 0, seq = 0, vocab = 0, rows = 0;
   int figures_fd = -1;
@@ -433,6 +437,9 @@ int main(int argc, char** argv) {
       "float16), or f32")("jobs", po::value(&parallel)->default_value(parallel),
                           "children simulating at once (each one host thread)")(
       "no-packing", "one sequence a row, padded")(
+      "plan-choices", po::value(&plan_choices),
+      "FILE: the matmul plans' choices, kept between runs (the children share one file, made "
+      "and removed by the run when not given; ops::save_plan_choices)")(
       "param", po::value(&parameters)->composing(),
       "NAME=VALUE: a machine parameter (ipu-sim --config-dump lists them), e.g. a faster link "
       "or a larger SRAM")("check",
@@ -525,7 +532,9 @@ int main(int argc, char** argv) {
         }
       GroupFigures f;
       try {
-        run_group(configure(group_preset), group, f);
+        Settings m = configure(group_preset);
+        m.plan_choices = plan_choices;
+        run_group(m, group, f);
       } catch (const std::exception& e) {
         // The first line to the parent (what and where), the whole message to stderr.
         const std::string what = e.what();
@@ -551,7 +560,15 @@ int main(int argc, char** argv) {
       for (const auto& [name, parts] : groups(S, s.accumulate, m.machine.chips / S > 1))
         if (m.cycles_from.empty() || !on_one_chip(name)) jobs.emplace_back(preset, name);
     }
-    const auto ran = run_children(argc, argv, jobs, parallel);
+    // The children plan BERT's products once between them (each builds the whole graph).
+    const bool own_choices = plan_choices.empty();
+    if (own_choices)
+      plan_choices = (std::filesystem::temp_directory_path() /
+                      fmt::format("bert_throughput.{}.plans.json", getpid()))
+                         .string();
+    const auto ran = run_children(argc, argv, jobs, parallel, own_choices ? plan_choices : "");
+    if (own_choices)
+      for (const char* suffix : {"", ".lock"}) std::filesystem::remove(plan_choices + suffix);
     bool ok = true;
     for (const Settings& m : settings) ok &= bench_machine(m, check, ran);
     fmt::print("host         {:.1f} s in all, {} children {} at a time\n",

@@ -140,6 +140,7 @@ BertResult run_bert(const BertConfig& c) {
   const LengthHistogram lengths = scale_histogram(
       read_histogram(c.histogram), static_cast<unsigned>(std::max<size_t>(s.seq, 1)));
   const sdk::Target target = sdk::Target::of(c.machine, c.tiles, R);
+  if (!c.plan_choices.empty()) ops::load_plan_choices(c.plan_choices);
   Graph g(target);
   out.replicas = R;
   out.tiles = g.tiles();
@@ -400,6 +401,7 @@ BertResult run_bert(const BertConfig& c) {
   const Program& lamb_streaming = updates.all.streaming;
   const Program& lamb_gather = updates.all.gather;
   hold_layers(g, model, c.held_layers, ops::encoder_vector_pieces(s.encoder()));
+  if (!c.plan_choices.empty()) ops::save_plan_choices(c.plan_choices);
   const auto compile_start = std::chrono::steady_clock::now();
   std::vector<sdk::NamedProgram> programs = {{"step", step_program}, {"update", update}};
   if (R > 1) programs.push_back({"reduce", reduce});

@@ -70,6 +70,10 @@ struct BertConfig {
   // counted, nor the scratch a stage's recomputation keeps for each of its layers at once.
   std::vector<size_t> held_layers;
   bool compile_only = false;  // stop after compiling: the tile memory figures, nothing run
+  // A file of matmul plan choices (ops::load_plan_choices), read before the graph is built and
+  // written with this run's once it is: bench/bert_throughput's children plan BERT's products
+  // once between them. Empty: none.
+  std::string plan_choices;
   sdk::DeviceOptions device;
 };
 

@@ -98,6 +98,18 @@ struct MatmulPlan {
 MatmulPlan plan_matmul(const Target& target, MatmulShape shape, const MatmulOptions& options = {},
                        std::ostream* explain = nullptr);
 
+// The splits chosen in other processes, for this one's plan_matmul to take instead of weighing
+// every candidate again (a bench's children each build BERT-Large's graph: planning its
+// products, 16 scratch builds each, took 35 % of a child's host time). A split taken from the file
+// is estimated and scheduled again, so the plan is the one the planner would give; one that does
+// not fit its product (another build's file) is planned anew. The file is JSON:
+// {"format", "sdk" (the version that chose; another's choices are not read), "plans": {key:
+// [serial, pm, pn, pk]}}. load: a missing or empty file adds nothing; one that is not such a
+// file throws GraphError naming it and where. save: this process's choices (and those it
+// loaded) joined with the file's, under a lock (PATH.lock), the file replaced whole.
+void load_plan_choices(const std::string& path);
+void save_plan_choices(const std::string& path);
+
 // Adds C = op(A) x op(B) to `program` (a Sequence: the product's steps are appended) and
 // returns C, an f32 tensor [M x N] named options.name + ".c", spread over the plan's tiles.
 // A and B are f16, mapped, two-dimensional and agree in K; anything else is refused with a

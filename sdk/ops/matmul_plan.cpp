@@ -1,12 +1,18 @@
 // The planned matmul's planner: the cost model's estimate of a split, the best candidates'
 // exchange phases timed by the compiler's own scheduler, the choice and its cache
 // (sdk/ops/matmul.h, docs/ops.md).
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <tuple>
 
@@ -304,52 +310,166 @@ MatmulPlan choose_plan(const Target& target, MatmulShape shape, const MatmulOpti
                        std::ostream* explain);
 }  // namespace
 
-MatmulPlan plan_matmul(const Target& target, MatmulShape shape, const MatmulOptions& options,
-                       std::ostream* explain) {
-  check_options(target, shape, options);
-  // Plans are deterministic: one per process for each target, shape and options (a model's
-  // layers ask for the same products again and again), unless the caller wants the reasons.
-  // The key holds every machine parameter (a configured machine may differ from its preset's)
-  // but not the product's name, and its first tile only within its chip when its tiles stay on
-  // one: every chip's tiles are alike, so a pipeline's stages share their layers' plans.
-  std::string machine;
-  hw::visit_parameters(target.machine, [&machine](const base::Parameter& p, const auto& value) {
-    machine += fmt::format("{}={};", p.name, value);
+namespace {
+
+// The splits chosen so far, by a product's key: this process's and those read from files
+// (load_plan_choices). The plans themselves, in this process.
+struct PlanChoice {
+  unsigned serial = 1, pm = 1, pn = 1, pk = 1;
+};
+std::mutex cache_mutex;
+std::map<std::string, MatmulPlan> plan_cache;
+std::map<std::string, PlanChoice> choice_cache;
+
+// The key holds every machine parameter (a configured machine may differ from its preset's)
+// but not the product's name, and its first tile only within its chip when its tiles stay on
+// one: every chip's tiles are alike, so a pipeline's stages share their layers' plans.
+std::string plan_key(const Target& target, MatmulShape shape, const MatmulOptions& options) {
+  std::string key;
+  hw::visit_parameters(target.machine, [&key](const base::Parameter& p, const auto& value) {
+    key += fmt::format("{}={};", p.name, value);
   });
   const unsigned chip_tiles = target.chip().tiles;
   const unsigned tiles = with_tiles(target, options).tiles;
   const unsigned first = options.first_tile % chip_tiles + tiles <= chip_tiles
                              ? options.first_tile % chip_tiles
                              : options.first_tile;
-  using Key = std::tuple<std::string, unsigned, size_t, size_t, size_t, bool, bool, double,
-                         unsigned, unsigned, DType, bool>;
-  static std::mutex cache_mutex;
-  static std::map<Key, MatmulPlan> cache;
-  const Key key{machine,
-                target.replicas,
-                shape.m,
-                shape.k,
-                shape.n,
-                options.transpose_a,
-                options.transpose_b,
-                options.available_memory_proportion,
-                first,
-                tiles,
-                options.output,
-                options.rows_output};
+  key += fmt::format("replicas={};{}x{}x{};transposed={}{};memory={};first={};tiles={};{};{}",
+                     target.replicas, shape.m, shape.k, shape.n, options.transpose_a ? 1 : 0,
+                     options.transpose_b ? 1 : 0, options.available_memory_proportion, first, tiles,
+                     dtype_name(options.output), options.rows_output ? "rows" : "blocks");
+  return key;
+}
+
+// The chosen split again, estimated and scheduled as choose_plan left it; nothing when the
+// choice does not fit the shape, the tiles or the budget (a file of another build's choices).
+std::optional<MatmulPlan> remake_plan(const Target& target, MatmulShape shape,
+                                      const MatmulOptions& options, const PlanChoice& c) {
+  const MatmulOptions o = with_tiles(target, options);
+  if (c.serial < 1 || c.serial > kMostSerialSlices || c.pm < 1 || c.pn < 1 || c.pk < 1)
+    return std::nullopt;
+  const size_t width = serial_width(shape.n, c.serial);
+  if (c.serial > 1 && (c.serial - 1) * width >= shape.n) return std::nullopt;
+  const size_t last = shape.n - (c.serial - 1) * width;
+  if (c.pm > (shape.m + 15) / 16 || c.pk > (shape.k + 15) / 16 || c.pn > (last + 1) / 2 ||
+      uint64_t{c.pm} * c.pn * c.pk > o.tiles)
+    return std::nullopt;
+  MatmulPlan p =
+      as_serial(make_plan(target, {shape.m, shape.k, width}, o, c.pm, c.pn, c.pk), shape, c.serial);
+  if (p.tile_bytes > p.budget_bytes) return std::nullopt;
+  schedule_exchanges(target, p);
+  return p;
+}
+
+constexpr const char* kPlanChoicesFormat = "virtual-ipu matmul plan choices";
+
+// The choices a file holds (none when it is absent or empty); throws GraphError naming the
+// file and where for one that is not such a file.
+std::map<std::string, PlanChoice> read_plan_choices(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::map<std::string, PlanChoice> out;
+  if (!in || in.peek() == std::ifstream::traits_type::eof()) return out;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw GraphError(
+        fmt::format("{}: not a file of plan choices: {} (at byte {})", path, e.what(), e.byte));
+  }
+  const auto bad = [&path](const std::string& what) {
+    return GraphError(fmt::format("{}: not a file of plan choices: {}", path, what));
+  };
+  if (!j.is_object() || j.value("format", "") != kPlanChoicesFormat)
+    throw bad(fmt::format("its \"format\" is not \"{}\"", kPlanChoicesFormat));
+  // Another build's planner may choose otherwise: its choices are not taken.
+  if (j.value("sdk", "") != IPU_SDK_VERSION) return out;
+  const auto plans = j.find("plans");
+  if (plans == j.end() || !plans->is_object()) throw bad("no \"plans\" object");
+  for (const auto& [key, v] : plans->items()) {
+    if (!v.is_array() || v.size() != 4 ||
+        !std::all_of(v.begin(), v.end(), [](const nlohmann::json& x) {
+          return x.is_number_unsigned() && x.get<uint64_t>() <= UINT32_MAX;
+        }))
+      throw bad(fmt::format("the plan '{}' is not [serial, pm, pn, pk]", key));
+    out[key] = {v[0].get<unsigned>(), v[1].get<unsigned>(), v[2].get<unsigned>(),
+                v[3].get<unsigned>()};
+  }
+  return out;
+}
+
+}  // namespace
+
+void load_plan_choices(const std::string& path) {
+  const std::map<std::string, PlanChoice> read = read_plan_choices(path);
+  const std::lock_guard<std::mutex> lock(cache_mutex);
+  choice_cache.insert(read.begin(), read.end());
+}
+
+void save_plan_choices(const std::string& path) {
+  // Under a lock on the file's own lock file, this process's choices join the file's (another
+  // process may have written some since this one read it), then replace it whole.
+  const std::string lock_path = path + ".lock";
+  const int fd = ::open(lock_path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  if (fd < 0 || ::flock(fd, LOCK_EX) != 0) {
+    if (fd >= 0) ::close(fd);
+    throw GraphError(fmt::format("{}: cannot lock it to save plan choices", lock_path));
+  }
+  struct Unlock {
+    int fd;
+    ~Unlock() { ::close(fd); }
+  } unlock{fd};
+  std::map<std::string, PlanChoice> all = read_plan_choices(path);
+  {
+    const std::lock_guard<std::mutex> lock(cache_mutex);
+    for (const auto& [key, c] : choice_cache) all[key] = c;
+  }
+  nlohmann::json plans = nlohmann::json::object();
+  for (const auto& [key, c] : all) plans[key] = {c.serial, c.pm, c.pn, c.pk};
+  const nlohmann::json j = {
+      {"format", kPlanChoicesFormat}, {"sdk", IPU_SDK_VERSION}, {"plans", plans}};
+  const std::string temporary = path + ".partial";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << j.dump(1) << '\n';
+    if (!out.flush()) throw GraphError(fmt::format("{}: cannot write the plan choices", temporary));
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0)
+    throw GraphError(fmt::format("{}: cannot replace it with {}", path, temporary));
+}
+
+MatmulPlan plan_matmul(const Target& target, MatmulShape shape, const MatmulOptions& options,
+                       std::ostream* explain) {
+  check_options(target, shape, options);
+  // Plans are deterministic: one per process for each target, shape and options (a model's
+  // layers ask for the same products again and again), unless the caller wants the reasons;
+  // a split chosen by another process (load_plan_choices) is estimated again, not weighed
+  // against the others.
+  const std::string key = plan_key(target, shape, options);
   const auto as_asked = [&](MatmulPlan p) {  // the cached plan under this product's options
     p.options.name = options.name;
     p.options.first_tile = options.first_tile;
     return p;
   };
   if (explain == nullptr) {
-    const std::lock_guard<std::mutex> lock(cache_mutex);
-    const auto hit = cache.find(key);
-    if (hit != cache.end()) return as_asked(hit->second);
+    std::optional<PlanChoice> chosen_before;
+    {
+      const std::lock_guard<std::mutex> lock(cache_mutex);
+      const auto hit = plan_cache.find(key);
+      if (hit != plan_cache.end()) return as_asked(hit->second);
+      const auto choice = choice_cache.find(key);
+      if (choice != choice_cache.end()) chosen_before = choice->second;
+    }
+    if (chosen_before)
+      if (std::optional<MatmulPlan> p = remake_plan(target, shape, options, *chosen_before)) {
+        const std::lock_guard<std::mutex> lock(cache_mutex);
+        plan_cache.emplace(key, *p);
+        return as_asked(*p);
+      }
   }
   MatmulPlan chosen = choose_plan(target, shape, options, explain);
   const std::lock_guard<std::mutex> lock(cache_mutex);
-  cache.emplace(key, chosen);
+  plan_cache.emplace(key, chosen);
+  choice_cache[key] = {chosen.serial, chosen.pm, chosen.pn, chosen.pk};
   return chosen;
 }
 

@@ -8,6 +8,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 #include <tuple>
@@ -213,6 +216,67 @@ TEST(OpsMatmul, ThePlanCacheSharesPlansAcrossChipsAndNamesButNotOutputs) {
   rows.rows_output = true;
   EXPECT_TRUE(ops::plan_matmul(target, {64, 96, 128}, rows).options.rows_output);
   EXPECT_FALSE(ops::plan_matmul(target, {64, 96, 128}, on_chip2).options.rows_output);
+}
+
+// Another process's choices (load_plan_choices): a split read from a file is taken, estimated
+// and scheduled as plan_matmul_split gives it, not weighed against the others; one that does
+// not fit its product is planned anew; a file that is not one of choices is refused by name.
+TEST(OpsMatmul, PlanChoicesSavedByOneProcessAreTakenByAnother) {
+  const Target target = Target::preset("mk2", 64);
+  const std::string path = ::testing::TempDir() + "/plan_choices.json";
+  std::filesystem::remove(path);
+  std::ostringstream reasons;  // chosen by weighing every candidate
+  const ops::MatmulPlan chosen = ops::plan_matmul(target, {96, 80, 112}, {}, &reasons);
+  ops::save_plan_choices(path);
+  nlohmann::json saved;
+  std::ifstream(path) >> saved;
+  EXPECT_EQ(saved["format"], "virtual-ipu matmul plan choices");
+  std::string key;
+  for (const auto& [k, v] : saved["plans"].items())
+    if (k.find(";96x80x112;") != std::string::npos) {
+      key = k;
+      EXPECT_EQ(v, nlohmann::json::array({chosen.serial, chosen.pm, chosen.pn, chosen.pk}));
+    }
+  ASSERT_FALSE(key.empty()) << saved.dump(1);
+
+  // As another process would have chosen them: two products this one has not planned, one
+  // with a small split the planner would not pick, one whose split does not fit its shape.
+  const auto key_of = [&key](const std::string& shape) {
+    std::string k = key;
+    return k.replace(k.find(";96x80x112;") + 1, 9, shape);
+  };
+  saved["plans"][key_of("48x64x100")] = {1, 1, 2, 1};
+  saved["plans"][key_of("50x64x100")] = {1, 9, 2, 1};  // 9 row groups of 16: M is 50
+  std::ofstream(path) << saved.dump();
+  ops::load_plan_choices(path);
+  const ops::MatmulPlan taken = ops::plan_matmul(target, {48, 64, 100});
+  const ops::MatmulPlan split = ops::plan_matmul_split(target, {48, 64, 100}, 1, 2, 1);
+  EXPECT_EQ(taken.describe(), split.describe());
+  EXPECT_TRUE(taken.exchange_scheduled);
+  std::ostringstream why;
+  const ops::MatmulPlan best = ops::plan_matmul(target, {48, 64, 100}, {}, &why);
+  EXPECT_NE(best.describe(), taken.describe());  // the file's choice was not the planner's
+  std::ostringstream anew;
+  EXPECT_EQ(ops::plan_matmul(target, {50, 64, 100}).describe(),
+            ops::plan_matmul(target, {50, 64, 100}, {}, &anew).describe());
+
+  // A file of another version's choices adds none; one that is not JSON is refused by name and
+  // byte; a missing file adds none.
+  std::ofstream(path) << R"({"format": "virtual-ipu matmul plan choices", "sdk": "0.0.0",)"
+                      << R"( "plans": {"x": [1, 1, 1, 1]}})";
+  EXPECT_NO_THROW(ops::load_plan_choices(path));
+  std::ofstream(path) << R"({"format": "virtual-ipu matmul plan choices", "plans": [1,)";
+  try {
+    ops::load_plan_choices(path);
+    ADD_FAILURE() << "a broken file was read";
+  } catch (const GraphError& e) {
+    EXPECT_THAT(e.what(), HasSubstr(path + ": not a file of plan choices"));
+    EXPECT_THAT(e.what(), HasSubstr("at byte"));
+  }
+  std::ofstream(path) << R"({"format": "something else", "plans": {}})";
+  EXPECT_THROW(ops::load_plan_choices(path), GraphError);
+  std::filesystem::remove(path);
+  EXPECT_NO_THROW(ops::load_plan_choices(path));
 }
 
 TEST(OpsMatmul, BadOperandsAreRefusedBeforeAnythingRuns) {
