@@ -204,30 +204,42 @@ struct Outcome {
   bool alone = false;  // run again alone: the OOM killer stopped it beside another
 };
 
-// Runs each (preset, group) child, `jobs` of them at a time (each is one simulation thread).
-// At BERT-Large's size a child takes 8 to 15 GB, so two at once can outgrow the host: a child
-// the kernel killed (SIGKILL) beside another is run again, alone, after the others.
+// Runs each (preset, group) child, `parallel` of them at a time (each simulates on every core).
+// At BERT-Large's size a one-replica child takes about 7 GB; one that simulates every replica
+// (the update, the whole step) takes up to 18 GB on a POD16, so those run first, alone, one at
+// a time. A child the kernel killed (SIGKILL) beside another is run again, alone, after the
+// others.
 std::map<std::pair<std::string, std::string>, Outcome> run_children(
     int argc, char** argv, const std::vector<std::pair<std::string, std::string>>& jobs,
-    unsigned parallel, const std::string& plan_choices) {  // plan_choices: a file to add
-  const auto args = [&](size_t i) {  // argv's own --plan-choices, if any, goes on as it is
+    const std::vector<bool>& alone, unsigned parallel,
+    const std::string& plan_choices) {  // plan_choices: a file to add
+  const auto args = [&](size_t i) {     // argv's own --plan-choices, if any, goes on as it is
     std::vector<std::string> a = {"--group", jobs[i].second, "--group-preset", jobs[i].first};
     if (!plan_choices.empty()) a.insert(a.end(), {"--plan-choices", plan_choices});
     return a;
   };
   std::vector<Outcome> outcomes(jobs.size());
+  std::vector<size_t> shared;
+  for (size_t i = 0; i < jobs.size(); ++i)
+    if (alone[i])
+      outcomes[i].ran =
+          ipu::bench::run_child(argc, argv, args(i), outcomes[i].figures, &outcomes[i].why);
+    else
+      shared.push_back(i);
   std::atomic<size_t> next{0};
   std::vector<std::thread> workers;
   for (unsigned w = 0; w < std::max(1u, parallel); ++w)
     workers.emplace_back([&] {
-      for (size_t i; (i = next++) < jobs.size();)
+      for (size_t k; (k = next++) < shared.size();) {
+        const size_t i = shared[k];
         outcomes[i].ran =
             ipu::bench::run_child(argc, argv, args(i), outcomes[i].figures, &outcomes[i].why);
+      }
     });
   for (std::thread& w : workers) w.join();
   for (size_t i = 0; i < jobs.size() && parallel > 1; ++i) {
     Outcome& o = outcomes[i];
-    if (o.ran || o.why.find("SIGKILL") == std::string::npos) continue;
+    if (alone[i] || o.ran || o.why.find("SIGKILL") == std::string::npos) continue;
     o = Outcome{};
     o.alone = true;
     o.ran = ipu::bench::run_child(argc, argv, args(i), o.figures, &o.why);
@@ -523,10 +535,11 @@ int main(int argc, char** argv) {
       return m;
     };
     if (!group.empty()) {  // a child: one group, its figures to the parent
-      // For the bench's own test: the first child to find no file at
-      // $BERT_THROUGHPUT_KILL_ONCE makes it and is killed, as the OOM killer kills.
+      // For the bench's own test: the first child of the pipeline's groups (which run beside
+      // one another) to find no file at $BERT_THROUGHPUT_KILL_ONCE makes it and is killed, as
+      // the OOM killer kills.
       if (const char* once = std::getenv("BERT_THROUGHPUT_KILL_ONCE"))
-        if (!std::filesystem::exists(once)) {
+        if (group != "update" && group != "whole" && !std::filesystem::exists(once)) {
           std::ofstream(once) << group << "\n";
           std::raise(SIGKILL);
         }
@@ -548,6 +561,7 @@ int main(int argc, char** argv) {
     const bool check = vm.count("check") > 0;
     std::vector<Settings> settings;
     std::vector<std::pair<std::string, std::string>> jobs;
+    std::vector<bool> alone;  // the children that simulate every replica
     for (const std::string& preset : machines) {
       settings.push_back(configure(preset));
       Settings& m = settings.back();
@@ -555,10 +569,15 @@ int main(int argc, char** argv) {
         if (&earlier != &m && earlier.cycles_from.empty() &&
             same_but_clock(earlier.machine, m.machine))
           m.cycles_from = earlier.machine.preset;
-      if (check) jobs.emplace_back(preset, "whole");  // the longest first
+      if (check) jobs.emplace_back(preset, "whole");
       const unsigned S = static_cast<unsigned>(s.layers_per_chip.size());
       for (const auto& [name, parts] : groups(S, s.accumulate, m.machine.chips / S > 1))
         if (m.cycles_from.empty() || !on_one_chip(name)) jobs.emplace_back(preset, name);
+      alone.resize(jobs.size(), false);
+      for (size_t i = 0; i < jobs.size(); ++i)
+        if (jobs[i].first == preset)
+          alone[i] =
+              jobs[i].second == "whole" || (jobs[i].second == "update" && m.machine.chips > S);
     }
     // The children plan BERT's products once between them (each builds the whole graph).
     const bool own_choices = plan_choices.empty();
@@ -566,14 +585,17 @@ int main(int argc, char** argv) {
       plan_choices = (std::filesystem::temp_directory_path() /
                       fmt::format("bert_throughput.{}.plans.json", getpid()))
                          .string();
-    const auto ran = run_children(argc, argv, jobs, parallel, own_choices ? plan_choices : "");
+    const auto ran =
+        run_children(argc, argv, jobs, alone, parallel, own_choices ? plan_choices : "");
     if (own_choices)
       for (const char* suffix : {"", ".lock"}) std::filesystem::remove(plan_choices + suffix);
     bool ok = true;
     for (const Settings& m : settings) ok &= bench_machine(m, check, ran);
-    fmt::print("host         {:.1f} s in all, {} children {} at a time\n",
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-               jobs.size(), parallel);
+    fmt::print(
+        "host         {:.1f} s in all, {} children: {} alone (every replica), the others {} at a "
+        "time\n",
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+        jobs.size(), std::count(alone.begin(), alone.end(), true), parallel);
     return ok ? 0 : 1;
   } catch (const std::exception& e) {
     std::cerr << "bert_throughput: " << e.what() << "\n";
