@@ -60,6 +60,7 @@ struct GroupFigures {
   struct Part {
     char name[40];
     uint64_t cycles;
+    double host_seconds;  // its run's
   } parts[kMaxParts];
   uint32_t count = 0;
   double clock_hz = 0, compile_seconds = 0, host_seconds = 0;
@@ -179,6 +180,7 @@ void run_group(const Settings& s, const std::string& group, GroupFigures& out) {
     GroupFigures::Part& p = out.parts[out.count++];
     std::snprintf(p.name, sizeof p.name, "%s", name.c_str());
     p.cycles = cycles;
+    p.host_seconds = r.part_host_seconds.at(name);
   }
   out.clock_hz = r.clock_hz;
   out.compile_seconds = r.compile_seconds;
@@ -308,10 +310,15 @@ bool bench_machine(const Settings& s, bool check,
         name, f.count, f.count == 1 ? "" : "s", f.fullest_tile, f.fullest_used, f.fullest_free,
         100.0 * f.fullest_used / std::max<uint32_t>(f.fullest_free, 1), f.host_seconds,
         f.compile_seconds, o.alone ? " (run alone: killed beside another)" : "");
-    std::string list;
-    for (uint32_t i = 0; i < f.count; ++i)
+    std::string list, runs;
+    double run_seconds = 0;
+    for (uint32_t i = 0; i < f.count; ++i) {
       list += fmt::format("{}{} {}", i ? ", " : "", f.parts[i].name, f.parts[i].cycles);
+      runs += fmt::format("{}{} {:.0f} s", i ? ", " : "", f.parts[i].name, f.parts[i].host_seconds);
+      run_seconds += f.parts[i].host_seconds;
+    }
     fmt::print("  {:<22} cycles: {}\n", "", list);
+    fmt::print("  {:<22} host time of the runs, {:.0f} s: {}\n", "", run_seconds, runs);
   }
   if (!ok) return false;
   const double hz = s.machine.chip.tile.clock_hz;

@@ -795,7 +795,9 @@ BertResult run_bert(const BertConfig& c) {
     const uint64_t dispatch = device.run("part.empty").run.cycles;
     for (const sdk::NamedProgram& p : parts) {
       if (p.name == "empty") continue;
+      const auto part_start = std::chrono::steady_clock::now();
       const uint64_t cycles = device.run("part." + p.name).run.cycles;
+      out.part_host_seconds[p.name] = seconds_since(part_start);
       if (cycles < dispatch)
         throw std::logic_error(fmt::format(
             "part '{}' took {} cycles, less than an empty program's {}", p.name, cycles, dispatch));

@@ -116,8 +116,9 @@ struct BertResult {
   uint32_t fullest_tile_bytes = 0, tile_free_bytes = 0;
   // BertConfig::measure_parts: each part's cycles, the pipeline composed from them (its measured
   // time is each step's pipeline_cycles), and the update's streaming and all-gathers alone.
-  std::optional<PipelineParts> parts;           // when every part was measured
-  std::map<std::string, uint64_t> part_cycles;  // each measured part's, by name
+  std::optional<PipelineParts> parts;               // when every part was measured
+  std::map<std::string, uint64_t> part_cycles;      // each measured part's, by name
+  std::map<std::string, double> part_host_seconds;  // the host time each one's run took
   PipelineTime composed;
   uint64_t lamb_streaming_cycles = 0, lamb_gather_cycles = 0;
 };

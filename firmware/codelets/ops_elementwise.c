@@ -7,6 +7,10 @@
 #include "ipu.h"
 #include "ops_math.h"
 
+/* GCC turns a loop of zero stores into a call of memset, which picolibc (built for size) runs
+ * a byte at a time: the codelets that clear a buffer clear it a word at a time instead. */
+#define NO_MEMSET __attribute__((optimize("no-tree-loop-distribute-patterns")))
+
 /* The f32 a 32-bit scalar field carries. */
 static inline float f32_of(uint32_t bits) {
   float f;
@@ -315,7 +319,7 @@ struct layer_norm_grad_rows_f32_fields {
   float *dx, *dgamma, *dbeta;
   uint32_t rows, columns;
 };
-void layer_norm_grad_rows_f32(const struct layer_norm_grad_rows_f32_fields *v) {
+NO_MEMSET void layer_norm_grad_rows_f32(const struct layer_norm_grad_rows_f32_fields *v) {
   const uint32_t columns = v->columns;
   for (uint32_t c = 0; c < columns; ++c) v->dgamma[c] = v->dbeta[c] = 0.0f;
   for (uint32_t r = 0; r < v->rows; ++r) {
@@ -358,7 +362,7 @@ struct layer_norm_grad_slice_sums_f32_fields {
   float *sum_g, *sum_gx, *dgamma, *dbeta;
   uint32_t rows, columns, slice;
 };
-void layer_norm_grad_slice_sums_f32(const struct layer_norm_grad_slice_sums_f32_fields *v) {
+NO_MEMSET void layer_norm_grad_slice_sums_f32(const struct layer_norm_grad_slice_sums_f32_fields *v) {
   const uint32_t columns = v->columns;
   SLICE_COLUMNS(v);
   for (uint32_t c = 0; c < c1 - c0; ++c) v->dgamma[c] = v->dbeta[c] = 0.0f;
@@ -459,7 +463,7 @@ struct cross_entropy_rows_f32_fields {
   float *loss, *dx;
   uint32_t rows, columns, grad_scale;
 };
-void cross_entropy_rows_f32(const struct cross_entropy_rows_f32_fields *v) {
+NO_MEMSET void cross_entropy_rows_f32(const struct cross_entropy_rows_f32_fields *v) {
   const float k = f32_of(v->grad_scale);
   const uint32_t columns = v->columns;
   for (uint32_t r = 0; r < v->rows; ++r) {
@@ -552,7 +556,7 @@ struct cross_entropy_slice_grad_f32_fields {
   const uint32_t *label;
   uint32_t first, n, grad_scale;
 };
-void cross_entropy_slice_grad_f32(const struct cross_entropy_slice_grad_f32_fields *v) {
+NO_MEMSET void cross_entropy_slice_grad_f32(const struct cross_entropy_slice_grad_f32_fields *v) {
   const uint32_t label = *v->label;
   if (label == 0xffffffffu) {
     for (uint32_t c = 0; c < v->n; ++c) v->dx[c] = 0.0f;
@@ -686,7 +690,7 @@ struct embedding_grad_f32_fields {
   float *grad;
   uint32_t rows, entries, count;
 };
-void embedding_grad_f32(const struct embedding_grad_f32_fields *v) {
+NO_MEMSET void embedding_grad_f32(const struct embedding_grad_f32_fields *v) {
   for (uint32_t h = 0; h < v->rows; ++h) {
     float *grad = v->grad + h * v->entries;
     const float *dout = v->dout + h * v->count;
@@ -708,7 +712,7 @@ struct embedding_grad_range_f32_fields {
   float *grad;
   uint32_t first, n, count;
 };
-void embedding_grad_range_f32(const struct embedding_grad_range_f32_fields *v) {
+NO_MEMSET void embedding_grad_range_f32(const struct embedding_grad_range_f32_fields *v) {
   float *grad = v->grad;
   for (uint32_t e = 0; e < v->n; ++e) grad[e] = 0.0f;
   for (uint32_t r = 0; r < v->count; ++r) {
@@ -800,10 +804,6 @@ void accumulate_f16_sr(const struct accumulate_f16_sr_fields *v) {
   accumulate_range(v->grad, v->sum, v->n);
   ipu_set_stochastic_rounding(0);
 }
-
-/* GCC turns a loop of zero stores into a call of memset, which picolibc (built for size) runs
- * a byte at a time: these clear a word at a time instead. */
-#define NO_MEMSET __attribute__((optimize("no-tree-loop-distribute-patterns")))
 
 /* zero_f16: out[i] = +0 for i < n.  fields: out (out f16), n */
 struct zero_f16_fields {

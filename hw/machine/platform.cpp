@@ -51,11 +51,15 @@ Platform::Platform(const PlatformOptions& options, LoadedProgram program, std::o
         machine_->chips() > 1 ? fmt::format("c{}:t{}", target.chip(), target.id())
                               : fmt::format("t{}", target.id());
     for (const LoadedProgram::Segment& s : entry.second) {
-      if (s.address < t.sram_base || s.bytes.size() > s.size ||
+      if (s.bytes.size() > s.size)
+        throw std::invalid_argument(
+            fmt::format("{}: a segment at 0x{:08x} holds {} bytes, more than its size of {} bytes",
+                        label, s.address, s.bytes.size(), s.size));
+      if (s.address < t.sram_base ||
           s.address + uint64_t{s.size} > uint64_t{t.sram_base} + t.sram_bytes)
         throw std::invalid_argument(
             fmt::format("{}: a segment at 0x{:08x} of {} bytes lies outside the tile's SRAM", label,
-                        s.address, std::max<size_t>(s.size, s.bytes.size())));
+                        s.address, s.size));
       if (options_.load_and_start) target.load(s.address, s.bytes.data(), s.bytes.size());
     }
     target.core().set_tohost(program_.tohost);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <unordered_map>
 
 #include "hw/ipulink/ipulink.h"
 #include "hw/ipulink/link_fabric.h"
@@ -20,6 +21,7 @@ struct TileTimes {
   // receive (each a gap from the others, as the runtime needs).
   std::set<uint32_t> actions;
   uint32_t send_free = 0, receive_free = 0;
+  std::vector<ExchangeAction>* scheduled = nullptr;  // its list in the PhaseSchedule
 
   // The earliest offset from `at` a whole gap from every action (and from the phase's start).
   uint32_t free_slot(uint32_t at, uint32_t gap) const {
@@ -88,21 +90,29 @@ PhaseSchedule ExchangeScheduler::schedule(const std::vector<Transfer>& transfers
   const uint32_t gap = margins_.action_gap, setup = margins_.receive_setup,
                  slack = margins_.action_slack;
   const unsigned per_chip = machine_.chip.tiles;
-  std::map<unsigned, TileTimes> times;
+  // By tile, hashed: a phase of a BERT-Large step has tens of thousands of transfers, and the
+  // lookups of an ordered map were a tenth of compiling it.
+  std::unordered_map<unsigned, TileTimes> times;
+  const auto tile_times = [&](unsigned tile) -> TileTimes& {
+    TileTimes& t = times[tile];
+    if (t.scheduled == nullptr) t.scheduled = &out.actions[tile];
+    return t;
+  };
+  std::vector<uint32_t> receive_at;
   std::map<LinkKey, std::vector<uint32_t>> lanes;  // per link direction: each lane's free
   const uint32_t per_cycle = machine_.chip.exchange.words_per_cycle;
   uint32_t last_action = 0;
   for (const Transfer& x : transfers) {
     const unsigned source_chip = chip_of(x.source_tile);
-    TileTimes& src = times[x.source_tile];
+    TileTimes& src = tile_times(x.source_tile);
     uint32_t t = src.send_free;
     // Each receiver's receive action, in its earliest free slot after its previous receive's
     // last word (and `slack` more, as that word may arrive late), at least `setup` cycles
     // before the first word. A tile receiving its own send sets up a whole gap before it.
-    std::vector<uint32_t> receive_at(x.destinations.size());
+    receive_at.assign(x.destinations.size(), 0);
     for (size_t i = 0; i < x.destinations.size(); ++i) {
       const unsigned d = x.destinations[i].first;
-      const TileTimes& dst = times[d];
+      const TileTimes& dst = tile_times(d);
       receive_at[i] = dst.free_slot(dst.receive_free + slack, gap);
       if (d == x.source_tile) {
         t = std::max(t, receive_at[i] + gap);
@@ -163,8 +173,8 @@ PhaseSchedule ExchangeScheduler::schedule(const std::vector<Transfer>& transfers
     bool remote = false;
     for (size_t i = 0; i < x.destinations.size(); ++i) {
       const auto& [d, address] = x.destinations[i];
-      TileTimes& dst = times[d];
-      out.actions[d].push_back(
+      TileTimes& dst = tile_times(d);
+      dst.scheduled->push_back(
           {receive_at[i], IPU_ACTION_RECEIVE, reference(d, x.source_tile), x.words, address, 0, 0});
       dst.actions.insert(receive_at[i]);
       last_action = std::max(last_action, receive_at[i]);
@@ -175,7 +185,7 @@ PhaseSchedule ExchangeScheduler::schedule(const std::vector<Transfer>& transfers
     auto& list = out.dest_lists[x.source_tile];
     list.push_back(static_cast<uint32_t>(x.destinations.size()));
     for (const auto& d : x.destinations) list.push_back(reference(x.source_tile, d.first));
-    out.actions[x.source_tile].push_back({t, IPU_ACTION_SEND, 0, x.words, x.source_address, 0, 0});
+    src.scheduled->push_back({t, IPU_ACTION_SEND, 0, x.words, x.source_address, 0, 0});
     ++out.sends;
     out.destinations += static_cast<unsigned>(x.destinations.size());
     out.inter_chip_sends += remote ? 1 : 0;

@@ -136,10 +136,13 @@ std::string Compilation::describe(const Program& p) const {
 
 void Compilation::execute(unsigned compute_set) {
   for (unsigned t : tiles_) {
-    const auto& ranges = cs_range_[t];
-    const auto r = ranges.find(compute_set);
-    steps_[t].push_back({IPU_STEP_EXECUTE, r == ranges.end() ? 0 : r->second.first,
-                         r == ranges.end() ? 0 : r->second.second, 0});
+    const auto ranges = cs_range_.find(t);
+    std::pair<uint32_t, uint32_t> range{0, 0};  // a tile with none of its vertices runs none
+    if (ranges != cs_range_.end()) {
+      const auto r = ranges->second.find(compute_set);
+      if (r != ranges->second.end()) range = r->second;
+    }
+    steps_[t].push_back({IPU_STEP_EXECUTE, range.first, range.second, 0});
   }
   label_new_steps(exe_.compute_sets.at(compute_set));
 }
@@ -152,15 +155,29 @@ void Compilation::exchange(const Transfers& transfers, const std::string& part) 
   std::set<unsigned> busy_chips;
   for (const auto& [t, acts] : phase.actions)
     if (!acts.empty()) busy_chips.insert(scheduler_.chip_of(t));
+  // Every tile gets the step, most with no actions: the phase's tiles are found by walking its
+  // maps beside the tiles (both in tile order), not looked up (or added) a tile at a time.
+  static const std::vector<ExchangeAction> kNoActions;
+  static const std::vector<uint32_t> kNoLists;
+  auto acting = phase.actions.begin();
+  auto listing = phase.dest_lists.begin();
   for (unsigned t : tiles_) {
-    auto& acts = phase.actions[t];
+    while (acting != phase.actions.end() && acting->first < t) ++acting;
+    while (listing != phase.dest_lists.end() && listing->first < t) ++listing;
+    const auto& acts =
+        acting != phase.actions.end() && acting->first == t ? acting->second : kNoActions;
+    const auto& lists =
+        listing != phase.dest_lists.end() && listing->first == t ? listing->second : kNoLists;
     const bool waits = phase.crosses_chips || busy_chips.count(scheduler_.chip_of(t)) != 0;
+    std::vector<ExchangeAction>& tile_actions = actions_[t];
     steps_[t].push_back({phase.crosses_chips ? IPU_STEP_EXCHANGE_EXTERNAL : IPU_STEP_EXCHANGE,
-                         static_cast<uint32_t>(actions_[t].size()),
+                         static_cast<uint32_t>(tile_actions.size()),
                          static_cast<uint32_t>(acts.size()), waits ? phase.end : 0u});
-    actions_[t].insert(actions_[t].end(), acts.begin(), acts.end());
-    auto& lists = phase.dest_lists[t];
-    dest_lists_[t].insert(dest_lists_[t].end(), lists.begin(), lists.end());
+    tile_actions.insert(tile_actions.end(), acts.begin(), acts.end());
+    if (!lists.empty()) {
+      std::vector<uint32_t>& tile_lists = dest_lists_[t];
+      tile_lists.insert(tile_lists.end(), lists.begin(), lists.end());
+    }
   }
   label_new_steps(part.empty() ? "" : fmt::format("{}{}: {}", label_prefix_, step_label_, part));
   exe_.exchange_sends += phase.sends;

@@ -2,6 +2,7 @@
 // tests/firmware/machine_timing.S, with each schedule error across chips, a cross-chip deadlock and
 // a ring around a POD16. SystemC elaborates one design per process, so ctest runs each test in its
 // own process.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -43,6 +44,31 @@ TEST(InterChip, ARungSendIsTimedToTheCycle) {
   const hw::IpuLink& rung0 = *run.machine().links().bundles()[0].links[0];
   EXPECT_EQ(rung0.counters(0).bytes, 16u);
   EXPECT_EQ(run.report.ipulink_bytes, 16u);
+}
+
+// A loaded segment whose stored bytes run past its size (only a hand-built LoadedProgram has
+// one: the ELF reader refuses a file size over the memory size) is refused as such, not as a
+// segment outside the SRAM.
+TEST(Images, ASegmentHoldingMoreThanItsSizeIsRefusedAsSuch) {
+  hw::PlatformOptions options;
+  options.machine = hw::machine_preset("m2000");
+  hw::LoadedProgram program = sdk::load_program(
+      sdk::read_elf(std::string(IPU_TEST_FIRMWARE_DIR) + "/machine_rung.elf"), options.machine);
+  hw::LoadedProgram::Segment& s = program.tiles.begin()->second.front();
+  ASSERT_GT(s.bytes.size(), 4u);
+  s.size = static_cast<uint32_t>(s.bytes.size() - 4);
+  const std::string expected = fmt::format(
+      "a segment at 0x{:08x} holds {} bytes, more than its "
+      "size of {} bytes",
+      s.address, s.bytes.size(), s.size);
+  std::ostringstream console, trace;
+  sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
+  try {
+    hw::Platform platform(options, program, console, trace);
+    ADD_FAILURE() << "the platform loaded it";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_THAT(e.what(), HasSubstr(expected));
+  }
 }
 
 TEST(InterChip, ASendAcrossTwoRungsCrossesThreeLinks) {
