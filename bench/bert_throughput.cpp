@@ -293,7 +293,7 @@ bool bench_machine(const Settings& s, bool check,
       continue;
     }
     if (f.error[0] != '\0') {
-      fmt::print("  {:<22} does not fit: {}\n", name, f.error);
+      fmt::print("  {:<22} FAILED: {}\n", name, f.error);
       ok = false;
       continue;
     }

@@ -90,8 +90,8 @@ PhaseSchedule ExchangeScheduler::schedule(const std::vector<Transfer>& transfers
   const uint32_t gap = margins_.action_gap, setup = margins_.receive_setup,
                  slack = margins_.action_slack;
   const unsigned per_chip = machine_.chip.tiles;
-  // By tile, hashed: a phase of a BERT-Large step has tens of thousands of transfers, and the
-  // lookups of an ordered map were a tenth of compiling it.
+  // By tile, hashed: a phase of a POD's step has thousands of transfers, each looked up for its
+  // source and every destination.
   std::unordered_map<unsigned, TileTimes> times;
   const auto tile_times = [&](unsigned tile) -> TileTimes& {
     TileTimes& t = times[tile];

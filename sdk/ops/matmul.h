@@ -102,11 +102,12 @@ MatmulPlan plan_matmul(const Target& target, MatmulShape shape, const MatmulOpti
 // every candidate again (a bench's children each build BERT-Large's graph: planning its
 // products, 16 scratch builds each, took 35 % of a child's host time). A split taken from the file
 // is estimated and scheduled again, so the plan is the one the planner would give; one that does
-// not fit its product (another build's file) is planned anew. The file is JSON:
-// {"format", "sdk" (the version that chose; another's choices are not read), "plans": {key:
-// [serial, pm, pn, pk]}}. load: a missing or empty file adds nothing; one that is not such a
-// file throws GraphError naming it and where. save: this process's choices (and those it
-// loaded) joined with the file's, under a lock (PATH.lock), the file replaced whole.
+// not fit its product, or whose estimate is not the one it was chosen with (another build's
+// planner), is planned anew. The file is JSON: {"format", "sdk" (the version that chose;
+// another's choices are not read), "plans": {key: [serial, pm, pn, pk, estimated cycles]}}. load: a
+// missing or empty file adds nothing; one that is not such a file throws GraphError naming it and
+// where. save: this process's choices (and those it loaded) joined with the file's, under a lock
+// (PATH.lock), the file replaced whole.
 void load_plan_choices(const std::string& path);
 void save_plan_choices(const std::string& path);
 

@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -316,6 +318,7 @@ namespace {
 // (load_plan_choices). The plans themselves, in this process.
 struct PlanChoice {
   unsigned serial = 1, pm = 1, pn = 1, pk = 1;
+  double cycles = 0;  // its estimate when chosen
 };
 std::mutex cache_mutex;
 std::map<std::string, MatmulPlan> plan_cache;
@@ -342,7 +345,8 @@ std::string plan_key(const Target& target, MatmulShape shape, const MatmulOption
 }
 
 // The chosen split again, estimated and scheduled as choose_plan left it; nothing when the
-// choice does not fit the shape, the tiles or the budget (a file of another build's choices).
+// choice does not fit the shape, the tiles or the budget, or its estimate is not the one it
+// was chosen with (a file of another build's choices: its planner's model differed).
 std::optional<MatmulPlan> remake_plan(const Target& target, MatmulShape shape,
                                       const MatmulOptions& options, const PlanChoice& c) {
   const MatmulOptions o = with_tiles(target, options);
@@ -358,6 +362,7 @@ std::optional<MatmulPlan> remake_plan(const Target& target, MatmulShape shape,
       as_serial(make_plan(target, {shape.m, shape.k, width}, o, c.pm, c.pn, c.pk), shape, c.serial);
   if (p.tile_bytes > p.budget_bytes) return std::nullopt;
   schedule_exchanges(target, p);
+  if (p.estimate.total() != c.cycles) return std::nullopt;
   return p;
 }
 
@@ -386,13 +391,15 @@ std::map<std::string, PlanChoice> read_plan_choices(const std::string& path) {
   const auto plans = j.find("plans");
   if (plans == j.end() || !plans->is_object()) throw bad("no \"plans\" object");
   for (const auto& [key, v] : plans->items()) {
-    if (!v.is_array() || v.size() != 4 ||
-        !std::all_of(v.begin(), v.end(), [](const nlohmann::json& x) {
-          return x.is_number_unsigned() && x.get<uint64_t>() <= UINT32_MAX;
-        }))
-      throw bad(fmt::format("the plan '{}' is not [serial, pm, pn, pk]", key));
+    if (!v.is_array() || v.size() != 5 ||
+        !std::all_of(v.begin(), v.begin() + 4,
+                     [](const nlohmann::json& x) {
+                       return x.is_number_unsigned() && x.get<uint64_t>() <= UINT32_MAX;
+                     }) ||
+        !v[4].is_number())
+      throw bad(fmt::format("the plan '{}' is not [serial, pm, pn, pk, estimated cycles]", key));
     out[key] = {v[0].get<unsigned>(), v[1].get<unsigned>(), v[2].get<unsigned>(),
-                v[3].get<unsigned>()};
+                v[3].get<unsigned>(), v[4].get<double>()};
   }
   return out;
 }
@@ -412,7 +419,8 @@ void save_plan_choices(const std::string& path) {
   const int fd = ::open(lock_path.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
   if (fd < 0 || ::flock(fd, LOCK_EX) != 0) {
     if (fd >= 0) ::close(fd);
-    throw GraphError(fmt::format("{}: cannot lock it to save plan choices", lock_path));
+    throw GraphError(fmt::format("{}: cannot lock it to save plan choices: {}", lock_path,
+                                 std::strerror(errno)));
   }
   struct Unlock {
     int fd;
@@ -424,17 +432,20 @@ void save_plan_choices(const std::string& path) {
     for (const auto& [key, c] : choice_cache) all[key] = c;
   }
   nlohmann::json plans = nlohmann::json::object();
-  for (const auto& [key, c] : all) plans[key] = {c.serial, c.pm, c.pn, c.pk};
+  for (const auto& [key, c] : all) plans[key] = {c.serial, c.pm, c.pn, c.pk, c.cycles};
   const nlohmann::json j = {
       {"format", kPlanChoicesFormat}, {"sdk", IPU_SDK_VERSION}, {"plans", plans}};
   const std::string temporary = path + ".partial";
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     out << j.dump(1) << '\n';
-    if (!out.flush()) throw GraphError(fmt::format("{}: cannot write the plan choices", temporary));
+    if (!out.flush())
+      throw GraphError(
+          fmt::format("{}: cannot write the plan choices: {}", temporary, std::strerror(errno)));
   }
   if (std::rename(temporary.c_str(), path.c_str()) != 0)
-    throw GraphError(fmt::format("{}: cannot replace it with {}", path, temporary));
+    throw GraphError(
+        fmt::format("{}: cannot replace it with {}: {}", path, temporary, std::strerror(errno)));
 }
 
 MatmulPlan plan_matmul(const Target& target, MatmulShape shape, const MatmulOptions& options,
@@ -469,7 +480,7 @@ MatmulPlan plan_matmul(const Target& target, MatmulShape shape, const MatmulOpti
   MatmulPlan chosen = choose_plan(target, shape, options, explain);
   const std::lock_guard<std::mutex> lock(cache_mutex);
   plan_cache.emplace(key, chosen);
-  choice_cache[key] = {chosen.serial, chosen.pm, chosen.pn, chosen.pk};
+  choice_cache[key] = {chosen.serial, chosen.pm, chosen.pn, chosen.pk, chosen.estimate.total()};
   return chosen;
 }
 

@@ -235,35 +235,45 @@ TEST(OpsMatmul, PlanChoicesSavedByOneProcessAreTakenByAnother) {
   for (const auto& [k, v] : saved["plans"].items())
     if (k.find(";96x80x112;") != std::string::npos) {
       key = k;
-      EXPECT_EQ(v, nlohmann::json::array({chosen.serial, chosen.pm, chosen.pn, chosen.pk}));
+      EXPECT_EQ(v, nlohmann::json::array(
+                       {chosen.serial, chosen.pm, chosen.pn, chosen.pk, chosen.estimate.total()}));
     }
   ASSERT_FALSE(key.empty()) << saved.dump(1);
 
-  // As another process would have chosen them: two products this one has not planned, one
-  // with a small split the planner would not pick, one whose split does not fit its shape.
+  // As another process would have chosen them: products this one has not planned, one with a
+  // small split the planner would not pick, one whose split does not fit its shape, and one
+  // whose estimate is not what this build's model gives (another build's planner).
   const auto key_of = [&key](const std::string& shape) {
     std::string k = key;
     return k.replace(k.find(";96x80x112;") + 1, 9, shape);
   };
-  saved["plans"][key_of("48x64x100")] = {1, 1, 2, 1};
-  saved["plans"][key_of("50x64x100")] = {1, 9, 2, 1};  // 9 row groups of 16: M is 50
+  const ops::MatmulPlan split = ops::plan_matmul_split(target, {48, 64, 100}, 1, 2, 1);
+  const double other_cycles =
+      ops::plan_matmul_split(target, {52, 64, 100}, 1, 2, 1).estimate.total();
+  saved["plans"][key_of("48x64x100")] = {1, 1, 2, 1, split.estimate.total()};
+  saved["plans"][key_of("50x64x100")] = {1, 9, 2, 1, 1000.0};  // 9 row groups of 16: M is 50
+  saved["plans"][key_of("52x64x100")] = {1, 1, 2, 1, other_cycles + 1};
   std::ofstream(path) << saved.dump();
   ops::load_plan_choices(path);
   const ops::MatmulPlan taken = ops::plan_matmul(target, {48, 64, 100});
-  const ops::MatmulPlan split = ops::plan_matmul_split(target, {48, 64, 100}, 1, 2, 1);
   EXPECT_EQ(taken.describe(), split.describe());
   EXPECT_TRUE(taken.exchange_scheduled);
   std::ostringstream why;
   const ops::MatmulPlan best = ops::plan_matmul(target, {48, 64, 100}, {}, &why);
   EXPECT_NE(best.describe(), taken.describe());  // the file's choice was not the planner's
-  std::ostringstream anew;
-  EXPECT_EQ(ops::plan_matmul(target, {50, 64, 100}).describe(),
-            ops::plan_matmul(target, {50, 64, 100}, {}, &anew).describe());
+  for (const size_t m : {50, 52}) {
+    std::ostringstream anew;
+    EXPECT_EQ(ops::plan_matmul(target, {m, 64, 100}).describe(),
+              ops::plan_matmul(target, {m, 64, 100}, {}, &anew).describe());
+  }
+  std::ostringstream best52;
+  EXPECT_NE(ops::plan_matmul(target, {52, 64, 100}, {}, &best52).describe(),
+            ops::plan_matmul_split(target, {52, 64, 100}, 1, 2, 1).describe());
 
   // A file of another version's choices adds none; one that is not JSON is refused by name and
   // byte; a missing file adds none.
   std::ofstream(path) << R"({"format": "virtual-ipu matmul plan choices", "sdk": "0.0.0",)"
-                      << R"( "plans": {"x": [1, 1, 1, 1]}})";
+                      << R"( "plans": {"x": [1, 1, 1, 1, 0]}})";
   EXPECT_NO_THROW(ops::load_plan_choices(path));
   std::ofstream(path) << R"({"format": "virtual-ipu matmul plan choices", "plans": [1,)";
   try {
@@ -272,6 +282,14 @@ TEST(OpsMatmul, PlanChoicesSavedByOneProcessAreTakenByAnother) {
   } catch (const GraphError& e) {
     EXPECT_THAT(e.what(), HasSubstr(path + ": not a file of plan choices"));
     EXPECT_THAT(e.what(), HasSubstr("at byte"));
+  }
+  std::ofstream(path) << R"({"format": "virtual-ipu matmul plan choices", "sdk": ")"
+                      << saved["sdk"].get<std::string>() << R"(", "plans": {"x": [1, 1, 1, 1]}})";
+  try {
+    ops::load_plan_choices(path);
+    ADD_FAILURE() << "a plan without its estimate was read";
+  } catch (const GraphError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("the plan 'x' is not [serial, pm, pn, pk, estimated cycles]"));
   }
   std::ofstream(path) << R"({"format": "something else", "plans": {}})";
   EXPECT_THROW(ops::load_plan_choices(path), GraphError);
