@@ -61,6 +61,9 @@ struct GroupFigures {
     char name[40];
     uint64_t cycles;
     double host_seconds;  // its run's
+    // Of its cycles, those in phases that streamed and in other phases between chips
+    // (BertResult::part_streaming_cycles).
+    uint64_t streaming_cycles, cross_chip_cycles;
   } parts[kMaxParts];
   uint32_t count = 0;
   double clock_hz = 0, compile_seconds = 0, host_seconds = 0;
@@ -144,9 +147,7 @@ std::vector<std::pair<std::string, std::vector<std::string>>> groups(unsigned st
   }
   for (const std::string& key : keys) copies.push_back("sends." + key);
   std::vector<std::string> update = {"update", "layer.update"};
-  if (replicas)
-    update.insert(update.end(), {"reduce", "layer.reduce", "lamb.streaming", "lamb.gather",
-                                 "layer.streaming", "layer.gather"});
+  if (replicas) update.insert(update.end(), {"reduce", "layer.reduce"});
   return {{"forward passes", forward},
           {"backward passes", backward},
           {"heads", {"heads"}},
@@ -181,6 +182,8 @@ void run_group(const Settings& s, const std::string& group, GroupFigures& out) {
     std::snprintf(p.name, sizeof p.name, "%s", name.c_str());
     p.cycles = cycles;
     p.host_seconds = r.part_host_seconds.at(name);
+    p.streaming_cycles = r.part_streaming_cycles.at(name);
+    p.cross_chip_cycles = r.part_cross_chip_cycles.at(name);
   }
   out.clock_hz = r.clock_hz;
   out.compile_seconds = r.compile_seconds;
@@ -274,7 +277,7 @@ bool bench_machine(const Settings& s, bool check,
       s.f16_gradient_sums ? "f16 (as Graphcore's BERT)" : "f32",
       R > 1 && s.machine.gateway.present ? "sharded over the replicas in streaming memory"
                                          : "on the chips");
-  std::map<std::string, uint64_t> cycles;
+  std::map<std::string, uint64_t> cycles, streaming_cycles, cross_chip_cycles;
   GroupFigures first;
   bool ok = true;
   fmt::print(
@@ -298,7 +301,12 @@ bool bench_machine(const Settings& s, bool check,
       continue;
     }
     if (first.count == 0) first = f;
-    for (uint32_t i = 0; i < f.count; ++i) cycles[f.parts[i].name] = f.parts[i].cycles;
+    for (uint32_t i = 0; i < f.count; ++i) {
+      const GroupFigures::Part& p = f.parts[i];
+      cycles[p.name] = p.cycles;
+      streaming_cycles[p.name] = p.streaming_cycles;
+      cross_chip_cycles[p.name] = p.cross_chip_cycles;
+    }
     if (reused) {
       fmt::print("  {:<22} {}'s cycles (one chip at a time; only the clock differs)\n", name,
                  s.cycles_from);
@@ -323,10 +331,11 @@ bool bench_machine(const Settings& s, bool check,
   if (!ok) return false;
   const double hz = s.machine.chip.tile.clock_hz;
   const auto us = [hz](double n) { return n / hz * 1e6; };
-  const auto part = [&](const std::string& name) -> uint64_t {
-    const auto found = cycles.find(name);
-    return found == cycles.end() ? 0 : found->second;
+  const auto of = [](const std::map<std::string, uint64_t>& figures, const std::string& name) {
+    const auto found = figures.find(name);
+    return found == figures.end() ? uint64_t{0} : found->second;
   };
+  const auto part = [&](const std::string& name) { return of(cycles, name); };
   // A one-layer stage's layer alone: the last stage's forward less its restore; its backward.
   const uint64_t layer_forward =
       part(fmt::format("stage{}.forward", S - 1)) - part(fmt::format("stage{}.restore", S - 1));
@@ -346,8 +355,12 @@ bool bench_machine(const Settings& s, bool check,
   const uint64_t more = N - S;  // layers beyond the measured ones, in the update
   const uint64_t reduce = part("reduce") + more * part("layer.reduce");
   const uint64_t update = part("update") + more * part("layer.update");
-  const uint64_t streaming = part("lamb.streaming") + more * part("layer.streaming");
-  const uint64_t gather = part("lamb.gather") + more * part("layer.gather");
+  // Of the update's cycles, its phases with streaming memory and its others between chips, as
+  // the update's runs measured them.
+  const uint64_t streaming =
+      of(streaming_cycles, "update") + more * of(streaming_cycles, "layer.update");
+  const uint64_t gather =
+      of(cross_chip_cycles, "update") + more * of(cross_chip_cycles, "layer.update");
   const uint64_t step = t.cycles + reduce + update;
 
   fmt::print("a layer      forward {:.1f} us, backward {:.1f} us (its gradients summed)\n",
@@ -368,7 +381,8 @@ bool bench_machine(const Settings& s, bool check,
   row("host I/O", t.host_io, "the micro-batches' inputs in, the losses out");
   if (R > 1) row("reduce-scatter", reduce, "the gradient sums over the replicas");
   if (streaming) row("streaming memory", streaming, "LAMB's masters and moments in and out");
-  if (gather) row("all-gather", gather, "the new weights from every replica");
+  if (gather)
+    row("all-gather", gather, "the new weights from every replica, LAMB's norms over them");
   row("LAMB", update - std::min(update, streaming + gather), "the update of each shard");
   // Sequences a row: the packer's on the same histogram.
   const LengthHistogram lengths = scale_histogram(

@@ -199,8 +199,8 @@ int main(int argc, char** argv) {
           // The split: the composed pipeline's parts, then the reduce and the update measured.
           const ipu::examples::bert::PipelineTime& t = r.composed;
           const uint64_t lamb_rest =
-              last.update_cycles -
-              std::min(last.update_cycles, r.lamb_streaming_cycles + r.lamb_gather_cycles);
+              last.update_cycles - std::min(last.update_cycles, last.update_streaming_cycles +
+                                                                    last.update_cross_chip_cycles);
           const uint64_t step = t.cycles + last.allreduce_cycles + last.update_cycles;
           const auto row = [&](const char* name, uint64_t n, const std::string& what) {
             fmt::print("  {:<22} {:9.1f} us {:5.1f}%   {}\n", name, us(n),
@@ -224,9 +224,10 @@ int main(int argc, char** argv) {
             row(sharded ? "reduce-scatter" : "AllReduce", last.allreduce_cycles,
                 "the gradient sums over the replicas");
           if (sharded) {
-            row("streaming memory", r.lamb_streaming_cycles,
+            row("streaming memory", last.update_streaming_cycles,
                 "LAMB's masters and moments in and out");
-            row("all-gather", r.lamb_gather_cycles, "the new weights from every replica");
+            row("all-gather", last.update_cross_chip_cycles,
+                "the new weights from every replica, and LAMB's norms over them");
           }
           row("LAMB", lamb_rest, sharded ? "the update of each shard" : "the update");
         }

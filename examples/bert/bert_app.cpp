@@ -398,8 +398,6 @@ BertResult run_bert(const BertConfig& c) {
                    : Update{};
   update.body.push_back(updates.all.update);
   const Program& reduce = updates.all.reduce;
-  const Program& lamb_streaming = updates.all.streaming;
-  const Program& lamb_gather = updates.all.gather;
   hold_layers(g, model, c.held_layers, ops::encoder_vector_pieces(s.encoder()));
   if (!c.plan_choices.empty()) ops::save_plan_choices(c.plan_choices);
   const auto compile_start = std::chrono::steady_clock::now();
@@ -433,22 +431,16 @@ BertResult run_bert(const BertConfig& c) {
     parts.push_back({"host_io", host_io});
     if (R > 1 && update_parts) parts.push_back({"reduce", reduce});
     if (update_parts) parts.push_back({"update", update});
-    if (!lamb_streaming.body.empty()) parts.push_back({"lamb.streaming", lamb_streaming});
-    if (!lamb_gather.body.empty()) parts.push_back({"lamb.gather", lamb_gather});
     UpdatePrograms layer;
-    layer.reduce = layer.update = layer.streaming = layer.gather = sdk::Sequence({});
+    layer.reduce = layer.update = sdk::Sequence({});
     const std::string prefix = fmt::format("layer{}.", model.stages[S - 1].first_layer);
     for (size_t i = 0; i < updates.each.size(); ++i)
       if (params[i].name.rfind(prefix, 0) == 0)
         for (auto [to, from] : {std::pair{&layer.reduce, &updates.each[i].reduce},
-                                std::pair{&layer.update, &updates.each[i].update},
-                                std::pair{&layer.streaming, &updates.each[i].streaming},
-                                std::pair{&layer.gather, &updates.each[i].gather}})
+                                std::pair{&layer.update, &updates.each[i].update}})
           to->body.insert(to->body.end(), from->body.begin(), from->body.end());
     if (R > 1 && update_parts) parts.push_back({"layer.reduce", layer.reduce});
     if (update_parts) parts.push_back({"layer.update", layer.update});
-    if (!layer.streaming.body.empty()) parts.push_back({"layer.streaming", layer.streaming});
-    if (!layer.gather.body.empty()) parts.push_back({"layer.gather", layer.gather});
     if (!c.parts.empty()) {  // the ones asked for, each known
       for (const std::string& name : c.parts)
         if (std::none_of(parts.begin(), parts.end(),
@@ -711,6 +703,8 @@ BertResult run_bert(const BertConfig& c) {
     r.host_io_cycles += report.host_transfer_cycles;
     r.update_ipulink_bytes += report.run.ipulink_bytes;
     r.update_streaming_bytes = report.run.streaming_bytes_written + report.run.streaming_bytes_read;
+    r.update_streaming_cycles = report.run.streaming_phase_cycles;
+    r.update_cross_chip_cycles = report.run.cross_chip_phase_cycles;
     r.joules += report.energy.joules;
     r.chip_joules += report.energy.chip_joules();
     r.flops += report.run.flops;
@@ -796,8 +790,11 @@ BertResult run_bert(const BertConfig& c) {
     for (const sdk::NamedProgram& p : parts) {
       if (p.name == "empty") continue;
       const auto part_start = std::chrono::steady_clock::now();
-      const uint64_t cycles = device.run("part." + p.name).run.cycles;
+      const hw::RunReport& run = device.run("part." + p.name).run;
+      const uint64_t cycles = run.cycles;
       out.part_host_seconds[p.name] = seconds_since(part_start);
+      out.part_streaming_cycles[p.name] = run.streaming_phase_cycles;
+      out.part_cross_chip_cycles[p.name] = run.cross_chip_phase_cycles;
       if (cycles < dispatch)
         throw std::logic_error(fmt::format(
             "part '{}' took {} cycles, less than an empty program's {}", p.name, cycles, dispatch));
@@ -807,8 +804,6 @@ BertResult run_bert(const BertConfig& c) {
       const auto found = out.part_cycles.find(name);
       return found == out.part_cycles.end() ? 0 : found->second;
     };
-    out.lamb_streaming_cycles = measured("lamb.streaming");
-    out.lamb_gather_cycles = measured("lamb.gather");
     if (c.parts.empty()) {
       PipelineParts& pp = out.parts.emplace();
       for (unsigned k = 0; k < S; ++k) {

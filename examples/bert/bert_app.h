@@ -87,6 +87,10 @@ struct BertStep {
   uint64_t ipulink_bytes = 0;           // the pipeline's, between the stages (every replica's)
   uint64_t update_ipulink_bytes = 0;    // the AllReduce's and LAMB's (the step's scalars)
   uint64_t update_streaming_bytes = 0;  // LAMB's sharded state, read and written
+  // Of the update's cycles, its phases with streaming memory (LAMB's state in and out) and its
+  // other phases between chips (the new weights' all-gathers, LAMB's norms over the replicas):
+  // hw::RunReport's streaming_phase_cycles and cross_chip_phase_cycles.
+  uint64_t update_streaming_cycles = 0, update_cross_chip_cycles = 0;
   uint64_t sequences = 0, real_tokens = 0;
   // The step's energy (docs/energy.md): its three programs', everything the machine drew, and of
   // it the chips'.
@@ -115,12 +119,14 @@ struct BertResult {
   unsigned fullest_tile = 0;            // the tile whose data take the most of its memory
   uint32_t fullest_tile_bytes = 0, tile_free_bytes = 0;
   // BertConfig::measure_parts: each part's cycles, the pipeline composed from them (its measured
-  // time is each step's pipeline_cycles), and the update's streaming and all-gathers alone.
+  // time is each step's pipeline_cycles).
   std::optional<PipelineParts> parts;               // when every part was measured
   std::map<std::string, uint64_t> part_cycles;      // each measured part's, by name
   std::map<std::string, double> part_host_seconds;  // the host time each one's run took
+  // Of each part's cycles, those in phases that streamed and in other phases between chips
+  // (BertStep::update_streaming_cycles).
+  std::map<std::string, uint64_t> part_streaming_cycles, part_cross_chip_cycles;
   PipelineTime composed;
-  uint64_t lamb_streaming_cycles = 0, lamb_gather_cycles = 0;
 };
 
 BertResult run_bert(const BertConfig& config);

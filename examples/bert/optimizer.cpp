@@ -84,17 +84,13 @@ namespace {
 void add_update(Graph& g, Parameter& p, const ops::AdamOptions& lamb, float inverse_accumulate,
                 Tensor corrections, Tensor step_number, UpdatePrograms& out) {
   Program& update = out.update;
-  const auto also = [](Program& to, Program& part, Program step) {
-    part.body.push_back(step);
-    to.body.push_back(std::move(step));
-  };
   out.reduce.body.push_back(p.sharded
                                 ? sdk::ReduceScatter(p.sum, p.grad_shard, sdk::CollectiveOp::kSum)
                                 : sdk::AllReduce(p.sum, sdk::CollectiveOp::kSum));
   if (p.sharded)
     for (const auto& [buffer, t] : {std::pair{p.master_remote, p.master},
                                     std::pair{p.m_remote, p.m}, std::pair{p.v_remote, p.v}})
-      also(update, out.streaming, sdk::CopyFromRemote(buffer, 0, t));
+      update.body.push_back(sdk::CopyFromRemote(buffer, 0, t));
   // An f16 sum is reduced in f16 (half the bytes over the links) and widened, exactly, for LAMB.
   Tensor reduced = p.sharded ? p.grad_shard : p.sum;
   if (p.f16_sum) {
@@ -111,7 +107,7 @@ void add_update(Graph& g, Parameter& p, const ops::AdamOptions& lamb, float inve
   if (p.sharded)
     for (const auto& [t, buffer] : {std::pair{p.master, p.master_remote},
                                     std::pair{p.m, p.m_remote}, std::pair{p.v, p.v_remote}})
-      also(update, out.streaming, sdk::CopyToRemote(t, buffer, 0));
+      update.body.push_back(sdk::CopyToRemote(t, buffer, 0));
   if (p.f16()) {
     ops::CastOptions sr;
     sr.stochastic = true;
@@ -120,11 +116,11 @@ void add_update(Graph& g, Parameter& p, const ops::AdamOptions& lamb, float inve
     p.rounded = ops::cast(g, update, p.master, DType::kF16, p.name + ".rounded", sr);
     g.set_scratch(*p.rounded);
     if (p.sharded)
-      also(update, out.gather, sdk::AllGather(*p.rounded, p.weight));
+      update.body.push_back(sdk::AllGather(*p.rounded, p.weight));
     else
       update.body.push_back(sdk::Copy(*p.rounded, p.weight));
   } else if (p.sharded) {
-    also(update, out.gather, sdk::AllGather(p.master, p.weight));
+    update.body.push_back(sdk::AllGather(p.master, p.weight));
   }
   // In place: a cleared copy of BERT-Large's word embedding's sum took 85 KB of every tile.
   ops::zero(g, update, p.sum, p.name + ".cleared");
@@ -137,7 +133,7 @@ Update add_update(Graph& g, std::vector<Parameter>& params, const ops::AdamOptio
   Update all;
   const auto empty = [] {
     UpdatePrograms u;
-    u.reduce = u.update = u.streaming = u.gather = sdk::Sequence({});
+    u.reduce = u.update = sdk::Sequence({});
     return u;
   };
   all.all = empty();
@@ -149,8 +145,6 @@ Update add_update(Graph& g, std::vector<Parameter>& params, const ops::AdamOptio
     };
     append(all.all.reduce, u.reduce);
     append(all.all.update, u.update);
-    append(all.all.streaming, u.streaming);
-    append(all.all.gather, u.gather);
     all.each.push_back(std::move(u));
   }
   return all;

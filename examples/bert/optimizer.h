@@ -54,8 +54,6 @@ void add_to_sum(sdk::Graph& g, sdk::Program& program, const Parameter& p, sdk::T
 struct UpdatePrograms {
   sdk::Program reduce;  // the sums over the replicas: AllReduce, or ReduceScatter when sharded
   sdk::Program update;  // each parameter's mean gradient, LAMB, new weights, sums cleared
-  // The update's streaming-memory copies and all-gathers again, to be measured alone.
-  sdk::Program streaming, gather;
 };
 
 // The update's programs, and each parameter's own (`each`, in the order of `params`), so that

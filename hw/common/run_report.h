@@ -94,6 +94,9 @@ struct RunReport {
   uint64_t ipulink_bytes = 0;     // bytes carried by IPU-Links (a word counts on every hop)
   unsigned gateways = 0;
   uint64_t streaming_bytes_written = 0, streaming_bytes_read = 0;  // by tiles
+  // The run's time in exchange phases off the chips (Exchange::streaming_phase_cycles): those
+  // that streamed, and the others with words between chips (collectives, inter-chip copies).
+  uint64_t streaming_phase_cycles = 0, cross_chip_phase_cycles = 0;
   double clock_hz = 0;
   double host_seconds = 0;
   // Over MPI ranks (hw/parallel/ranks.h): how many, and this rank's host seconds running its

@@ -27,13 +27,16 @@ uint64_t Exchange::latency(unsigned from, unsigned to) const {
 }
 
 void Exchange::cross_links(const Phase& p, std::vector<std::string>& errors) {
-  struct Word {
-    IpuLink::Crossing crossing;
-    uint32_t send, word;
+  // A send's words enter each link direction it uses as a run: word w at first + w / per_cycle.
+  struct Run {
+    uint64_t first;        // the cycle its first word enters the link
+    unsigned source;       // the sending tile
+    uint32_t send;         // its index in the phase
+    uint32_t words;        // its word count
     unsigned destination;  // a receiving tile the link serves
   };
   using Direction = std::pair<IpuLink*, unsigned>;
-  std::map<Direction, std::vector<Word>> traffic;
+  std::map<Direction, std::vector<Run>> traffic;
   const unsigned per_chip = shape_.tiles_per_chip;
   const uint64_t per_cycle = config_.words_per_cycle, hop = links_->hop_cycles();
   for (size_t i = 0; i < p.sends.size(); ++i) {
@@ -51,35 +54,61 @@ void Exchange::cross_links(const Phase& p, std::vector<std::string>& errors) {
                      std::make_pair(config_.base_latency + h * hop, d));
       }
     }
-    for (const auto& [direction, use] : uses) {
-      std::vector<Word>& words = traffic[direction];
-      for (uint32_t w = 0; w < s.words.size(); ++w)
-        words.push_back({{s.cycle + 1 + w / per_cycle + use.first, 4},
-                         static_cast<uint32_t>(i),
-                         w,
-                         use.second});
-    }
+    for (const auto& [direction, use] : uses)
+      if (!s.words.empty())
+        traffic[direction].push_back({s.cycle + 1 + use.first, s.source, static_cast<uint32_t>(i),
+                                      static_cast<uint32_t>(s.words.size()), use.second});
   }
-  for (auto& [direction, words] : traffic) {
-    // In cycle order, and within a cycle by sending tile: the order tiles ran in on the host
-    // must not decide which word is reported.
-    std::sort(words.begin(), words.end(), [&p](const Word& a, const Word& b) {
-      return std::tie(a.crossing.cycle, p.sends[a.send].source, a.send, a.word) <
-             std::tie(b.crossing.cycle, p.sends[b.send].source, b.send, b.word);
-    });
-    std::vector<IpuLink::Crossing> crossings;
-    crossings.reserve(words.size());
-    for (const Word& w : words) crossings.push_back(w.crossing);
+  // A word's place: in cycle order, and within a cycle by sending tile (the order tiles ran in
+  // on the host must not decide which word is reported), then by send and word.
+  using Key = std::tuple<uint64_t, unsigned, uint32_t, uint32_t>;
+  struct Cursor {
+    Key key;
+    size_t run;
+    bool operator>(const Cursor& o) const { return key > o.key; }
+  };
+  std::vector<IpuLink::Crossing> crossings;
+  std::vector<std::pair<size_t, uint32_t>> origins;  // per crossing: its run and word
+  std::vector<Cursor> heap;
+  for (auto& [direction, runs] : traffic) {
+    // The runs merged in key order. A run's words are in key order already, so a run is taken
+    // whole while it stays ahead of the next run's word: where sends do not overlap on a link
+    // (most do not), the merge is their concatenation, not a sort of every word.
+    const auto key = [&](const Run& r, uint32_t w) {
+      return Key{r.first + w / per_cycle, r.source, r.send, w};
+    };
+    crossings.clear();
+    origins.clear();
+    heap.clear();
+    for (size_t r = 0; r < runs.size(); ++r) heap.push_back({key(runs[r], 0), r});
+    std::make_heap(heap.begin(), heap.end(), std::greater<>());
+    while (!heap.empty()) {
+      std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+      const Cursor c = heap.back();
+      heap.pop_back();
+      const Run& r = runs[c.run];
+      uint32_t w = std::get<3>(c.key);
+      do {
+        crossings.push_back({r.first + w / per_cycle, 4});
+        origins.emplace_back(c.run, w);
+        ++w;
+      } while (w < r.words && (heap.empty() || key(r, w) < heap.front().key));
+      if (w < r.words) {
+        heap.push_back({key(r, w), c.run});
+        std::push_heap(heap.begin(), heap.end(), std::greater<>());
+      }
+    }
     const size_t over = direction.first->admit(direction.second, crossings);
-    if (over >= words.size()) continue;
-    const Word& w = words[over];
-    const Send& s = p.sends[w.send];
+    if (over >= crossings.size()) continue;
+    const Run& r = runs[origins[over].first];
+    const uint32_t word = origins[over].second;
+    const Send& s = p.sends[r.send];
     errors.push_back(fmt::format(
         "{} is over-subscribed at cycle {}: word {} of the send from {} ({}, issued at "
         "cycle {}{}) to {} finds the link still busy ({:.2f} bytes per cycle; the exchange "
         "schedule must spread the traffic)",
-        direction.first->describe(direction.second), w.crossing.cycle, w.word, name(s.source),
-        data_address(s.address + 4 * w.word), s.cycle, source_of(s.pc), name(w.destination),
+        direction.first->describe(direction.second), crossings[over].cycle, word, name(s.source),
+        data_address(s.address + 4 * word), s.cycle, source_of(s.pc), name(r.destination),
         direction.first->bytes_per_cycle()));
   }
 }
@@ -517,8 +546,28 @@ std::string Exchange::resolve(Phase& p) {
     if (!received[i].arrivals.empty())
       arrivals[receivers[i].first] = std::move(received[i].arrivals);
   stream_through_gateways(p, record, arrivals);
+  if (record.streaming_bytes_written + record.streaming_bytes_read > 0)
+    streaming_spans_.add(record.release, std::max(record.end, record.streaming_done));
+  else if (record.chip_words > 0)
+    cross_chip_spans_.add(record.release, record.end);
   if (keep_records_) records_.push_back(std::move(record));
   return {};
+}
+
+uint64_t Exchange::SpanUnion::cycles() const {
+  if (spans_.empty()) return settled_;
+  std::sort(spans_.begin(), spans_.end());
+  std::pair<uint64_t, uint64_t> open = spans_.front();  // the merged span being extended
+  for (const auto& [begin, end] : spans_) {
+    if (begin > open.second) {
+      settled_ += open.second - open.first;
+      open = {begin, end};
+    } else {
+      open.second = std::max(open.second, end);
+    }
+  }
+  spans_.assign(1, open);
+  return settled_ + (open.second - open.first);
 }
 
 }  // namespace ipu::hw

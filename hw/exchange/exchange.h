@@ -171,6 +171,13 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   // Words delivered over the whole run, and of those to another chip (kept either way).
   uint64_t words() const { return words_; }
   uint64_t chip_words() const { return chip_words_; }
+  // The cycles during which some phase that streamed was under way (from its release to its
+  // end, or to its transfers' completion, which the tiles' next sync waits for), and those of
+  // the other phases that moved words between chips: a program's time off the chips, as
+  // RunReport carries it. Chips stream in phases of their own, at once, so the phases' spans
+  // are merged, not added up.
+  uint64_t streaming_phase_cycles() const { return streaming_spans_.cycles(); }
+  uint64_t cross_chip_phase_cycles() const { return cross_chip_spans_.cycles(); }
   // Words delivered to chip `chip`'s tiles over the whole run, and of those from its own tiles
   // each times the exchange columns it crossed (for the energy model).
   uint64_t words_to_chip(unsigned chip) const {
@@ -283,6 +290,21 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   std::vector<ExchangeRecord> records_;
   bool keep_records_ = true;
   uint64_t words_ = 0, chip_words_ = 0;
+  // The cycles a union of spans [begin, end) covers, the spans added in any order. Each count
+  // settles all but the latest-ending span (a later phase overlaps only spans still under way:
+  // at a run's end, none), so it holds one span more than were added since.
+  class SpanUnion {
+   public:
+    void add(uint64_t begin, uint64_t end) {
+      if (end > begin) spans_.emplace_back(begin, end);
+    }
+    uint64_t cycles() const;
+
+   private:
+    mutable std::vector<std::pair<uint64_t, uint64_t>> spans_;
+    mutable uint64_t settled_ = 0;
+  };
+  SpanUnion streaming_spans_, cross_chip_spans_;
   std::vector<uint64_t> words_to_chip_, column_words_to_chip_;
   size_t flow_limit_ = 0;
   std::vector<ExchangeFlow> flows_;

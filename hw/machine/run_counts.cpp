@@ -33,6 +33,8 @@ RunReport count_run(const Machine& machine) {
   r.supersteps = machine.sync_network().barrier_count();
   r.exchange_words = machine.exchange().words();
   r.inter_chip_words = machine.exchange().chip_words();
+  r.streaming_phase_cycles = machine.exchange().streaming_phase_cycles();
+  r.cross_chip_phase_cycles = machine.exchange().cross_chip_phase_cycles();
   for (const auto& link : machine.links().links())
     r.ipulink_bytes += link->counters(0).bytes + link->counters(1).bytes;
   r.gateways = static_cast<unsigned>(machine.gateways().all().size());

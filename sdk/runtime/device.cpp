@@ -346,6 +346,8 @@ hw::RunReport since(const hw::RunReport& now, const hw::RunReport& before) {
   r.ipulink_bytes -= before.ipulink_bytes;
   r.streaming_bytes_written -= before.streaming_bytes_written;
   r.streaming_bytes_read -= before.streaming_bytes_read;
+  r.streaming_phase_cycles -= before.streaming_phase_cycles;
+  r.cross_chip_phase_cycles -= before.cross_chip_phase_cycles;
   for (size_t i = 0; i < r.chip_actions.size() && i < before.chip_actions.size(); ++i)
     r.chip_actions[i] -= before.chip_actions[i];
   for (size_t i = 0; i < r.gateway_actions.size() && i < before.gateway_actions.size(); ++i)

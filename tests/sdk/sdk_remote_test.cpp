@@ -78,6 +78,50 @@ TEST(SdkRemote, EntriesRoundTripOnEveryReplica) {
   EXPECT_GT(load.run.cycles, 4u * n * 4 / 29);
 }
 
+// A run's time off the chips (hw::RunReport::streaming_phase_cycles, cross_chip_phase_cycles):
+// each phase that streams or crosses chips counted from its release to its end, into its own
+// sum; a phase within the chips into neither. A phase's span is its own, whatever program it
+// runs in: two programs' phases in one program add up to the two counts exactly.
+TEST(SdkRemote, PhasesOffTheChipsAreTimedApart) {
+  constexpr size_t n = 4000;
+  constexpr unsigned R = 4;
+  Graph g(Target::preset("m2000", 8, R));
+  const Tensor a = g.add_variable(DType::kF32, {n}, "a"), b = g.add_variable(DType::kF32, {n}, "b");
+  const Tensor all = g.add_variable(DType::kF32, {R * n}, "all");
+  g.map_evenly(a, 0, 8, 2);
+  g.map_evenly(b, 0, 8, 2);
+  g.map_evenly(all, 0, 8, 2);
+  const RemoteBuffer rb = g.add_remote_buffer("rb", DType::kF32, n, 1);
+  const Program save = CopyToRemote(a, rb, 0), gather = AllGather(a, all);
+  const Executable exe = compile(g, {{"empty", Sequence({})},
+                                     {"local", Copy(a, b)},
+                                     {"save", save},
+                                     {"gather", gather},
+                                     {"both", Sequence({save, gather})}});
+  Device device(exe);
+  device.run("empty");
+  const hw::RunReport empty = device.run("empty").run;
+  const hw::RunReport local = device.run("local").run;
+  const hw::RunReport saved = device.run("save").run;
+  const hw::RunReport gathered = device.run("gather").run;
+  const hw::RunReport both = device.run("both").run;
+  for (const hw::RunReport* r : {&empty, &local}) {
+    EXPECT_EQ(r->streaming_phase_cycles, 0u);
+    EXPECT_EQ(r->cross_chip_phase_cycles, 0u);
+  }
+  // Each replica's 16 KB through the board's two DIMMs (38.4 GB/s at most), 64 KB in all: at
+  // least 2,209 cycles at 1.325 GHz; within the program's own time.
+  EXPECT_EQ(saved.cross_chip_phase_cycles, 0u);
+  EXPECT_GE(saved.streaming_phase_cycles, uint64_t{R} * n * 4 * 1325 / 38400);
+  EXPECT_LE(saved.streaming_phase_cycles, saved.cycles - empty.cycles);
+  // Each replica's 16 KB to the 3 others over the IPU-Links.
+  EXPECT_EQ(gathered.streaming_phase_cycles, 0u);
+  EXPECT_GT(gathered.cross_chip_phase_cycles, 0u);
+  EXPECT_LE(gathered.cross_chip_phase_cycles, gathered.cycles - empty.cycles);
+  EXPECT_EQ(both.streaming_phase_cycles, saved.streaming_phase_cycles);
+  EXPECT_EQ(both.cross_chip_phase_cycles, gathered.cross_chip_phase_cycles);
+}
+
 TEST(SdkRemoteErrors, BadBuffersAndCopiesAreRefusedByName) {
   {
     Graph card(Target::preset("mk2", 4));
