@@ -211,6 +211,15 @@ class Compilation {
     return compute_sets_++;
   }
   std::map<unsigned, std::vector<ipu_step>> steps_;
+  // Per chip: whether a tile of it ran a vertex since the chip's last sync (unknown, after a
+  // jump: yes). An exchange phase the chip has no part in then still ends in its sync.
+  std::vector<char> chip_computed_;
+  // The exchange steps some chips step over: their index, op and those chips.
+  struct SatOut {
+    uint32_t op;
+    std::vector<unsigned> chips;
+  };
+  std::map<uint32_t, SatOut> sat_out_;
   std::map<unsigned, std::vector<ExchangeAction>> actions_;
   std::map<unsigned, std::vector<uint32_t>> dest_lists_;
   unsigned host_transfer_ids_ = 0;

@@ -66,13 +66,19 @@ Executable Compilation::run(const std::vector<NamedProgram>& programs) {
     program_steps_.push_back(static_cast<uint32_t>(steps_[*tiles_.begin()].size()));
     const unsigned supersteps = exe_.supersteps;
     exe_.programs.push_back({n.name, {}, 0, program_steps_.back()});
+    chip_computed_.assign(graph_.target().machine.chips, 0);  // entered from the dispatch's sync
     lower(n.program);
     exe_.programs.back().supersteps = exe_.supersteps - supersteps;
     emit_all(IPU_STEP_GOTO, 0, 0, 0);
   }
   const std::vector<ipu_step>& steps = steps_[*tiles_.begin()];
-  for (size_t i = 0; i < steps.size(); ++i)
-    exe_.control.push_back({steps[i].op, steps[i].a, steps[i].b, step_labels_.at(i)});
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const auto sat_out = sat_out_.find(static_cast<uint32_t>(i));
+    if (sat_out == sat_out_.end())
+      exe_.control.push_back({steps[i].op, steps[i].a, steps[i].b, step_labels_.at(i), {}});
+    else  // the op of the chips that take part (the first tile's may step over it)
+      exe_.control.push_back({sat_out->second.op, 0, 0, step_labels_.at(i), sat_out->second.chips});
+  }
   lay_out();
   write_image();
   write_manifest();

@@ -113,6 +113,9 @@ struct ProgramInfo {
 struct ControlStep {
   uint32_t op = 0, a = 0, b = 0;
   std::string label;
+  // Chips that step over this exchange (ascending): none of their tiles sends, receives or ran
+  // a vertex since their last sync, so they sit it out as a chip whose program lacks it would.
+  std::vector<unsigned> idle_chips;
 };
 
 struct Executable {

@@ -107,8 +107,11 @@ std::string runtime_json(const Executable& exe) {
                   {"supersteps", p.supersteps},
                   {"first_step", p.first_step}};
     });
-    j.array("control", exe.control, [](const ControlStep& s) {  // [op, a, b, label] per step
-      return Json::array({s.op, s.a, s.b, s.label});
+    // [op, a, b, label] per step, and the chips that step over it where some do
+    j.array("control", exe.control, [](const ControlStep& s) {
+      Json step = Json::array({s.op, s.a, s.b, s.label});
+      if (!s.idle_chips.empty()) step.push_back(s.idle_chips);
+      return step;
     });
     j.member("compute_sets", exe.compute_sets);
     // [machine tile, vertex state address, compute set]
@@ -411,13 +414,24 @@ Executable read_executable(const ElfImage& image, const hw::MachineConfig& machi
   const Json& control = r.array(j, "control", "");
   for (size_t i = 0; i < control.size(); ++i) {
     const std::string where = at("control", i);
-    if (!control[i].is_array() || control[i].size() != 4 || !control[i][3].is_string())
-      r.fail(where, "is not [op, a, b, label]");
+    if (!control[i].is_array() || control[i].size() < 4 || control[i].size() > 5 ||
+        !control[i][3].is_string() || (control[i].size() == 5 && !control[i][4].is_array()))
+      r.fail(where, "is not [op, a, b, label] or [op, a, b, label, [chips that step over it]]");
     ControlStep s;
     s.op = static_cast<uint32_t>(r.count(control[i][0], where + "[0]", IPU_STEP_STREAM_SLOT));
     s.a = static_cast<uint32_t>(r.count(control[i][1], where + "[1]", UINT32_MAX));
     s.b = static_cast<uint32_t>(r.count(control[i][2], where + "[2]", UINT32_MAX));
     s.label = control[i][3].get<std::string>();
+    if (control[i].size() == 5) {
+      const Json& chips = control[i][4];
+      for (size_t k = 0; k < chips.size(); ++k) {
+        const auto chip = static_cast<unsigned>(
+            r.count(chips[k], fmt::format("{}[4][{}]", where, k), exe.machine.chips - 1));
+        if (!s.idle_chips.empty() && chip <= s.idle_chips.back())
+          r.fail(where, "lists the chips that step over it out of order");
+        s.idle_chips.push_back(chip);
+      }
+    }
     exe.control.push_back(std::move(s));
   }
   const uint64_t steps = control.size();

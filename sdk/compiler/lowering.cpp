@@ -72,13 +72,18 @@ void Compilation::emit_all(uint32_t op, uint32_t a, uint32_t b, uint32_t c,
                            const std::string& label) {
   for (unsigned t : tiles_) steps_[t].push_back({op, a, b, c});
   label_new_steps(label);
+  // Past a sync every chip has synced; past a jump, what ran since is not known.
+  const bool syncs = op == IPU_STEP_SYNC || op == IPU_STEP_HOST_SYNC || op == IPU_STEP_DISPATCH;
+  chip_computed_.assign(graph_.target().machine.chips, syncs ? 0 : 1);
 }
 
 void Compilation::label_new_steps(const std::string& label) {
   // Only the steps a person would look for get a label: a compute set run, and a sync.
   const std::vector<ipu_step>& steps = steps_[*tiles_.begin()];
   while (step_labels_.size() < steps.size()) {
-    const uint32_t op = steps[step_labels_.size()].op;
+    const auto sat_out = sat_out_.find(static_cast<uint32_t>(step_labels_.size()));
+    const uint32_t op = sat_out != sat_out_.end() ? sat_out->second.op  // the first tile's chip's
+                                                  : steps[step_labels_.size()].op;
     const bool named = op == IPU_STEP_EXECUTE || op == IPU_STEP_SYNC || op == IPU_STEP_EXCHANGE ||
                        op == IPU_STEP_EXCHANGE_EXTERNAL || op == IPU_STEP_HOST_SYNC ||
                        op == IPU_STEP_DISPATCH;
@@ -143,6 +148,7 @@ void Compilation::execute(unsigned compute_set) {
       if (r != ranges->second.end()) range = r->second;
     }
     steps_[t].push_back({IPU_STEP_EXECUTE, range.first, range.second, 0});
+    if (range.second != 0) chip_computed_.at(scheduler_.chip_of(t)) = 1;
   }
   label_new_steps(exe_.compute_sets.at(compute_set));
 }
@@ -150,11 +156,24 @@ void Compilation::execute(unsigned compute_set) {
 void Compilation::exchange(const Transfers& transfers, const std::string& part) {
   PhaseSchedule phase = scheduler_.schedule(transfers.list);
   // A phase inside chips ends after each chip's internal sync: a chip none of whose tiles sends
-  // or receives leaves it at once (end 0, which the runtime does not wait for), as a chip whose
-  // program has no such exchange would (a pipeline's other stages run on meanwhile).
+  // or receives leaves it at once (end 0, which the runtime does not wait for).
   std::set<unsigned> busy_chips;
   for (const auto& [t, acts] : phase.actions)
     if (!acts.empty()) busy_chips.insert(scheduler_.chip_of(t));
+  // A chip with no part in a phase inside chips, and no vertex run since its last sync, steps
+  // over it: its sync would order nothing, and the chip's program has no such phase, as each
+  // IPU's own does not in Poplar (a pipeline's stages run on meanwhile, synced only by the
+  // phases they take part in).
+  const uint32_t op = phase.crosses_chips ? IPU_STEP_EXCHANGE_EXTERNAL : IPU_STEP_EXCHANGE;
+  const auto index = static_cast<uint32_t>(steps_[*tiles_.begin()].size());
+  std::vector<char> sits_out(chip_computed_.size(), 0);
+  for (size_t chip = 0; chip < sits_out.size(); ++chip) {
+    sits_out[chip] = !phase.crosses_chips && busy_chips.count(static_cast<unsigned>(chip)) == 0 &&
+                     chip_computed_[chip] == 0;
+    if (sits_out[chip]) sat_out_[index].chips.push_back(static_cast<unsigned>(chip));
+    chip_computed_[chip] = 0;
+  }
+  if (const auto s = sat_out_.find(index); s != sat_out_.end()) s->second.op = op;
   // Every tile gets the step, most with no actions: the phase's tiles are found by walking its
   // maps beside the tiles (both in tile order), not looked up (or added) a tile at a time.
   static const std::vector<ExchangeAction> kNoActions;
@@ -168,10 +187,14 @@ void Compilation::exchange(const Transfers& transfers, const std::string& part) 
         acting != phase.actions.end() && acting->first == t ? acting->second : kNoActions;
     const auto& lists =
         listing != phase.dest_lists.end() && listing->first == t ? listing->second : kNoLists;
-    const bool waits = phase.crosses_chips || busy_chips.count(scheduler_.chip_of(t)) != 0;
+    const unsigned chip = scheduler_.chip_of(t);
+    if (sits_out[chip]) {
+      steps_[t].push_back({IPU_STEP_GOTO, index + 1, 0, 0});
+      continue;
+    }
+    const bool waits = phase.crosses_chips || busy_chips.count(chip) != 0;
     std::vector<ExchangeAction>& tile_actions = actions_[t];
-    steps_[t].push_back({phase.crosses_chips ? IPU_STEP_EXCHANGE_EXTERNAL : IPU_STEP_EXCHANGE,
-                         static_cast<uint32_t>(tile_actions.size()),
+    steps_[t].push_back({op, static_cast<uint32_t>(tile_actions.size()),
                          static_cast<uint32_t>(acts.size()), waits ? phase.end : 0u});
     tile_actions.insert(tile_actions.end(), acts.begin(), acts.end());
     if (!lists.empty()) {

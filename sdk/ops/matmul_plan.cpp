@@ -16,6 +16,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string_view>
 #include <tuple>
 
 #include "sdk/compiler/compiler.h"
@@ -324,23 +325,34 @@ std::mutex cache_mutex;
 std::map<std::string, MatmulPlan> plan_cache;
 std::map<std::string, PlanChoice> choice_cache;
 
-// The key holds every machine parameter (a configured machine may differ from its preset's)
-// but not the product's name, and its first tile only within its chip when its tiles stay on
-// one: every chip's tiles are alike, so a pipeline's stages share their layers' plans.
+// A product on one chip's tiles is keyed on that chip's figures alone, and its first tile
+// within its chip: its estimates read nothing else (the machine's chips, IPU-Links, gateways and
+// replicas, and the clock, which only the IPU-Links' bytes a cycle read), so every stage of a
+// pipeline, and every machine built of the same chip at any clock (a replica of an M2000, a
+// POD16 whole, a Bow POD16), shares its plans; a choice whose estimate differs is planned anew
+// all the same (remake_plan). A product across chips is keyed on every parameter of the machine
+// and its replicas. Never the product's name.
 std::string plan_key(const Target& target, MatmulShape shape, const MatmulOptions& options) {
   std::string key;
-  hw::visit_parameters(target.machine, [&key](const base::Parameter& p, const auto& value) {
+  const auto add = [&key](const base::Parameter& p, const auto& value) {
     key += fmt::format("{}={};", p.name, value);
-  });
+  };
   const unsigned chip_tiles = target.chip().tiles;
   const unsigned tiles = with_tiles(target, options).tiles;
-  const unsigned first = options.first_tile % chip_tiles + tiles <= chip_tiles
-                             ? options.first_tile % chip_tiles
-                             : options.first_tile;
-  key += fmt::format("replicas={};{}x{}x{};transposed={}{};memory={};first={};tiles={};{};{}",
-                     target.replicas, shape.m, shape.k, shape.n, options.transpose_a ? 1 : 0,
-                     options.transpose_b ? 1 : 0, options.available_memory_proportion, first, tiles,
-                     dtype_name(options.output), options.rows_output ? "rows" : "blocks");
+  const bool on_one_chip = options.first_tile % chip_tiles + tiles <= chip_tiles;
+  if (on_one_chip) {
+    hw::visit_parameters(target.chip(), [&add](const base::Parameter& p, const auto& value) {
+      if (std::string_view(p.name) != "tile.clock-hz") add(p, value);
+    });
+  } else {
+    hw::visit_parameters(target.machine, add);
+    key += fmt::format("replicas={};", target.replicas);
+  }
+  const unsigned first = on_one_chip ? options.first_tile % chip_tiles : options.first_tile;
+  key += fmt::format("{}x{}x{};transposed={}{};memory={};first={};tiles={};{};{}", shape.m, shape.k,
+                     shape.n, options.transpose_a ? 1 : 0, options.transpose_b ? 1 : 0,
+                     options.available_memory_proportion, first, tiles, dtype_name(options.output),
+                     options.rows_output ? "rows" : "blocks");
   return key;
 }
 

@@ -1,5 +1,7 @@
 #include "sdk/runtime/control_walk.h"
 
+#include <algorithm>
+
 #include "firmware/include/ipu_program.h"
 #include "hw/sync/sync_config.h"
 
@@ -11,6 +13,10 @@ std::optional<ControlWalk::Sync> ControlWalk::next() {
   for (uint64_t walked = 0; walked < kMaxStepsBetweenSyncs; ++walked) {
     if (pc_ >= steps.size()) return std::nullopt;
     const ControlStep& s = steps[pc_];
+    if (chip_ && std::binary_search(s.idle_chips.begin(), s.idle_chips.end(), *chip_)) {
+      ++pc_;  // this chip's tiles step over it
+      continue;
+    }
     sync.step = pc_;
     switch (s.op) {
       case IPU_STEP_EXECUTE: sync.executed.push_back(pc_++); continue;

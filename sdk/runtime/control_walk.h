@@ -15,8 +15,12 @@ namespace ipu::sdk {
 
 class ControlWalk {
  public:
-  // `runs`: the programs the device runs (indices into exe.programs), in order.
-  ControlWalk(const Executable& exe, const std::vector<unsigned>& runs) : exe_(exe), runs_(runs) {}
+  // `runs`: the programs the device runs (indices into exe.programs), in order. `chip`: the
+  // chip whose walk it is, which steps over the exchanges it sits out
+  // (ControlStep::idle_chips); without one, every exchange is walked.
+  ControlWalk(const Executable& exe, const std::vector<unsigned>& runs,
+              std::optional<unsigned> chip = std::nullopt)
+      : exe_(exe), runs_(runs), chip_(chip) {}
 
   struct Sync {
     uint32_t step = 0;
@@ -37,6 +41,7 @@ class ControlWalk {
 
   const Executable& exe_;
   const std::vector<unsigned>& runs_;
+  std::optional<unsigned> chip_;
   uint32_t pc_ = 0;  // step 0 is the first dispatch
   size_t run_ = 0;
   unsigned program_ = 0;

@@ -22,8 +22,9 @@ std::vector<report::SuperstepLabel> label_supersteps(
       last = chip;
     }
   }
-  for (const std::vector<size_t>& chip_barriers : of_chip) {
-    ControlWalk walk(exe, runs);
+  for (unsigned chip = 0; chip < of_chip.size(); ++chip) {
+    const std::vector<size_t>& chip_barriers = of_chip[chip];
+    ControlWalk walk(exe, runs, chip);
     for (size_t i : chip_barriers) {
       const std::optional<ControlWalk::Sync> sync = walk.next();
       if (!sync || sync->group != barriers[i].group) break;

@@ -218,6 +218,38 @@ TEST(OpsMatmul, ThePlanCacheSharesPlansAcrossChipsAndNamesButNotOutputs) {
   EXPECT_FALSE(ops::plan_matmul(target, {64, 96, 128}, on_chip2).options.rows_output);
 }
 
+// A product on one chip's tiles is planned once for every machine built of that chip, at any
+// clock and on any of its chips (an M2000's one-chip replica, a Bow POD16's second chip); one
+// across chips, once for each machine.
+TEST(OpsMatmul, MachinesOfOneChipShareItsProductsPlans) {
+  const std::string path = ::testing::TempDir() + "/shared_plan_choices.json";
+  std::filesystem::remove(path);
+  ops::MatmulOptions chip1;
+  chip1.first_tile = 64, chip1.tiles = 64;
+  ops::MatmulOptions across = chip1;
+  across.first_tile = 32;  // tiles 32 to 95: half on chip 0, half on chip 1
+  const Target m2000 = Target::preset("m2000", 64, 4), pod16 = Target::preset("pod16", 64, 4);
+  const Target bow = Target::preset("bow-pod16", 64, 4);
+  const ops::MatmulPlan on_m2000 = ops::plan_matmul(m2000, {98, 80, 112});
+  const ops::MatmulPlan on_bow = ops::plan_matmul(bow, {98, 80, 112}, chip1);
+  EXPECT_EQ(on_bow.describe(), on_m2000.describe());
+  ops::plan_matmul(pod16, {99, 80, 112}, across);
+  ops::plan_matmul(bow, {99, 80, 112}, across);
+  ops::save_plan_choices(path);
+  nlohmann::json saved;
+  std::ifstream(path) >> saved;
+  std::map<std::string, unsigned> keys;  // by shape
+  for (const auto& [k, v] : saved["plans"].items())
+    for (const char* shape : {";98x80x112;", ";99x80x112;"})
+      if (k.find(shape) != std::string::npos) {
+        ++keys[shape];
+        EXPECT_EQ(k.find("tile.clock-hz") == std::string::npos, shape[2] == '8') << k;
+      }
+  EXPECT_EQ(keys[";98x80x112;"], 1u);
+  EXPECT_EQ(keys[";99x80x112;"], 2u);
+  std::filesystem::remove(path);
+}
+
 // Another process's choices (load_plan_choices): a split read from a file is taken, estimated
 // and scheduled as plan_matmul_split gives it, not weighed against the others; one that does
 // not fit its product is planned anew; a file that is not one of choices is refused by name.

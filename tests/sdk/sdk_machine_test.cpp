@@ -3,6 +3,7 @@
 // streams and tensors, CrossReplicaCopy) and the collectives (all-reduce, reduce-scatter,
 // all-gather on rings of 2, 4 and 16 replicas) against host references; and the bad-input
 // cases. One device runs per process (SystemC elaborates once): ctest runs each test alone.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -21,6 +22,7 @@
 #include "iss/fpu.h"
 #include "sdk/compiler/compiler.h"
 #include "sdk/graph/codelet_library.h"
+#include "sdk/runtime/control_walk.h"
 #include "sdk/runtime/device.h"
 #include "sdk/runtime/host_driver.h"
 #include "tests/support/sdk_graph.h"
@@ -81,6 +83,79 @@ TEST(SdkMachine, CopyAndBroadcastCrossChipsAfterAnExternalSync) {
   // y lies on chips 3 and 1 only, so all 96 words of the copy cross chips; of the broadcast's
   // 8 chunks, the 6 not on chip 2 (one on chip 2 tile 0, one on tile 1 which is b's own).
   EXPECT_EQ(report.run.inter_chip_words, 96u + 6u * 8u);
+}
+
+// A chip steps over an exchange phase inside chips in which none of its tiles sends or
+// receives and none ran a vertex since the chip's last sync: its program has no such phase, as
+// each IPU's own has not in Poplar. Two chips' copies in one program run at once; a chip's
+// internal barriers are those its walk of the control steps finds (ControlWalk, as the
+// profile's labels follow it), each with every active tile of the chip.
+TEST(SdkMachine, AChipStepsOverThePhasesItHasNoPartIn) {
+  Graph g(Target::preset("m2000", 4));
+  std::vector<Tensor> x, y;
+  for (unsigned chip : {0u, 1u}) {
+    x.push_back(g.add_variable(DType::kF32, {64}, fmt::format("x{}", chip)));
+    y.push_back(g.add_variable(DType::kF32, {64}, fmt::format("y{}", chip)));
+    g.set_tile_mapping(x.back(), {{0, 32, g.tile(chip, 0)}, {32, 64, g.tile(chip, 1)}});
+    g.set_tile_mapping(y.back(), {{0, 32, g.tile(chip, 2)}, {32, 64, g.tile(chip, 3)}});
+  }
+  // Eight phases on the chip: x to y and back, four times.
+  const auto copies = [&](unsigned chip) {
+    Program p = Sequence({});
+    for (int k = 0; k < 4; ++k) {
+      p.body.push_back(Copy(x[chip], y[chip]));
+      p.body.push_back(Copy(y[chip], x[chip]));
+    }
+    return p;
+  };
+  Program both = copies(0);
+  for (const Program& step : copies(1).body) both.body.push_back(step);
+  const std::vector<NamedProgram> programs = {
+      {"empty", Sequence({})}, {"chip0", copies(0)}, {"chip1", copies(1)}, {"both", both}};
+  const Executable exe = compile(g, programs);
+  Device device(exe);
+  for (unsigned chip : {0u, 1u}) {
+    const std::vector<float> xs = iota_floats(64, 10.0f * static_cast<float>(chip));
+    device.write_tensor(fmt::format("x{}", chip), xs.data(), xs.size() * 4);
+  }
+  device.run("empty");
+  std::map<std::string, hw::RunReport> runs;
+  for (const char* name : {"empty", "chip0", "chip1", "both"}) runs[name] = device.run(name).run;
+  for (unsigned chip : {0u, 1u}) {
+    std::vector<float> ys(64);
+    device.read_tensor(fmt::format("y{}", chip), ys.data(), ys.size() * 4);
+    EXPECT_EQ(ys, iota_floats(64, 10.0f * static_cast<float>(chip))) << "chip " << chip;
+  }
+  // Each program's internal barriers on each chip, as the walk finds them (the dispatch that
+  // starts the next run is the host's, not the chip's).
+  const auto walked = [&](unsigned program, unsigned chip) {
+    const std::vector<unsigned> order{program, program};
+    ControlWalk walk(exe, order, chip);
+    walk.next();  // the dispatch that starts it
+    uint64_t n = 0;
+    for (auto sync = walk.next(); sync && sync->program == program && sync->group == 0;
+         sync = walk.next())
+      ++n;
+    return n;
+  };
+  for (unsigned program = 1; program < programs.size(); ++program) {
+    const hw::RunReport& r = runs[programs[program].name];
+    for (unsigned chip : {0u, 1u}) {
+      const uint64_t expected =
+          programs[program].name == "both" || programs[program].name == fmt::format("chip{}", chip)
+              ? 8
+              : 0;
+      EXPECT_EQ(walked(program, chip), expected) << programs[program].name << " chip " << chip;
+      EXPECT_EQ(r.chip_actions.at(chip).sync_arrivals, 4 * expected)
+          << programs[program].name << " chip " << chip;
+    }
+  }
+  // At once: "both" takes the longer chip's time and chip 1's steps over chip 0's eight phases,
+  // not the two programs' sum.
+  const uint64_t dispatch = runs["empty"].cycles;
+  const uint64_t one = runs["chip0"].cycles - dispatch, other = runs["chip1"].cycles - dispatch;
+  EXPECT_EQ(one, other);
+  EXPECT_LT(runs["both"].cycles - dispatch, one + other / 4);
 }
 
 // The same streams over PCIe when asked: each chip's endpoint, nothing in streaming memory.

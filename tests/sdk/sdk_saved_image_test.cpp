@@ -195,7 +195,16 @@ TEST(SavedImage, RefusesACorruptSectionNamingTheField) {
   // The control steps the host follows to label supersteps: every jump lands on a step.
   const size_t steps = saved_executable().control.size();
   EXPECT_EQ(refusal(edited([](Json& j) { j["control"][0] = "dispatch"; })),
-            prefix + "control[0] is not [op, a, b, label]");
+            prefix +
+                "control[0] is not [op, a, b, label] or [op, a, b, label, [chips that step over "
+                "it]]");
+  // The chips that step over an exchange: each a chip of the machine, in order.
+  EXPECT_EQ(refusal(edited([](Json& j) {
+              j["control"][0].push_back({1, 0});
+            })),
+            prefix + "control[0] lists the chips that step over it out of order");
+  EXPECT_EQ(refusal(edited([](Json& j) { j["control"][0].push_back({4}); })),
+            prefix + "control[0][4][0] is 4, more than 3");
   EXPECT_EQ(refusal(edited([](Json& j) { j["control"][0][0] = 99; })),
             prefix + "control[0][0] is 99, more than 12");
   EXPECT_EQ(refusal(edited([](Json& j) {
