@@ -109,7 +109,8 @@ class Compilation {
         options_(options),
         replicas_(graph.replicas()),
         replica_tiles_(graph.tiles()),
-        scheduler_(graph.target().machine, ScheduleMargins::of(options)) {}
+        scheduler_(graph.target().machine, ScheduleMargins::of(options)),
+        chip_computed_(graph.target().machine.chips, 1) {}
 
   Executable run(const std::vector<NamedProgram>& programs);
 
