@@ -291,8 +291,8 @@ class Exchange : public sc_core::sc_module, public ExchangeIf {
   bool keep_records_ = true;
   uint64_t words_ = 0, chip_words_ = 0;
   // The cycles a union of spans [begin, end) covers, the spans added in any order. Each count
-  // settles all but the latest-ending span (a later phase overlaps only spans still under way:
-  // at a run's end, none), so it holds one span more than were added since.
+  // merges what it holds and keeps only the latest-ending merged span (a later phase can
+  // overlap only spans still under way: at a run's end, none); the rest is a number.
   class SpanUnion {
    public:
     void add(uint64_t begin, uint64_t end) {

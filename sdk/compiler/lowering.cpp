@@ -82,8 +82,10 @@ void Compilation::label_new_steps(const std::string& label) {
   const std::vector<ipu_step>& steps = steps_[*tiles_.begin()];
   while (step_labels_.size() < steps.size()) {
     const auto sat_out = sat_out_.find(static_cast<uint32_t>(step_labels_.size()));
-    const uint32_t op = sat_out != sat_out_.end() ? sat_out->second.op  // the first tile's chip's
-                                                  : steps[step_labels_.size()].op;
+    // A step some chips step over is named by the op of the chips that take it (the first
+    // tile's may be a jump over it).
+    const uint32_t op =
+        sat_out != sat_out_.end() ? sat_out->second.op : steps[step_labels_.size()].op;
     const bool named = op == IPU_STEP_EXECUTE || op == IPU_STEP_SYNC || op == IPU_STEP_EXCHANGE ||
                        op == IPU_STEP_EXCHANGE_EXTERNAL || op == IPU_STEP_HOST_SYNC ||
                        op == IPU_STEP_DISPATCH;
