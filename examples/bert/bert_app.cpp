@@ -165,7 +165,7 @@ BertResult run_bert(const BertConfig& c) {
   const bool shard = c.shard_optimizer && R > 1 && c.machine.gateway.present;
   // Parts alone without the update's need no optimizer state.
   const auto is_update_part = [](const std::string& name) {
-    for (const char* prefix : {"reduce", "update", "lamb.", "layer."})
+    for (const char* prefix : {"reduce", "update", "layer.", "rest."})
       if (name.rfind(prefix, 0) == 0) return true;
     return false;
   };
@@ -431,16 +431,25 @@ BertResult run_bert(const BertConfig& c) {
     parts.push_back({"host_io", host_io});
     if (R > 1 && update_parts) parts.push_back({"reduce", reduce});
     if (update_parts) parts.push_back({"update", update});
-    UpdatePrograms layer;
-    layer.reduce = layer.update = sdk::Sequence({});
+    // One layer's parameters, and the rest: those of no layer (the embeddings, the heads). The
+    // update runs the parameters one after the other, so the whole update is the rest's and
+    // every layer's.
+    UpdatePrograms layer, rest;
+    layer.reduce = layer.update = rest.reduce = rest.update = sdk::Sequence({});
     const std::string prefix = fmt::format("layer{}.", model.stages[S - 1].first_layer);
-    for (size_t i = 0; i < updates.each.size(); ++i)
-      if (params[i].name.rfind(prefix, 0) == 0)
-        for (auto [to, from] : {std::pair{&layer.reduce, &updates.each[i].reduce},
-                                std::pair{&layer.update, &updates.each[i].update}})
-          to->body.insert(to->body.end(), from->body.begin(), from->body.end());
+    for (size_t i = 0; i < updates.each.size(); ++i) {
+      UpdatePrograms* to = params[i].name.rfind(prefix, 0) == 0    ? &layer
+                           : params[i].name.rfind("layer", 0) != 0 ? &rest
+                                                                   : nullptr;
+      if (to == nullptr) continue;
+      for (auto [into, from] : {std::pair{&to->reduce, &updates.each[i].reduce},
+                                std::pair{&to->update, &updates.each[i].update}})
+        into->body.insert(into->body.end(), from->body.begin(), from->body.end());
+    }
     if (R > 1 && update_parts) parts.push_back({"layer.reduce", layer.reduce});
     if (update_parts) parts.push_back({"layer.update", layer.update});
+    if (R > 1 && update_parts) parts.push_back({"rest.reduce", rest.reduce});
+    if (update_parts) parts.push_back({"rest.update", rest.update});
     if (!c.parts.empty()) {  // the ones asked for, each known
       for (const std::string& name : c.parts)
         if (std::none_of(parts.begin(), parts.end(),
