@@ -54,6 +54,15 @@ std::string summary_section(const Json& stats, const std::string& title) {
         {"streaming memory",
          fmt::format("{} written, {} read", bytes_text(number(s, "streaming_bytes_written")),
                      bytes_text(number(s, "streaming_bytes_read")))});
+  // Older statistics lack the phases' times: number() reads a missing one as 0.
+  const double streaming = number(s, "streaming_phase_cycles"),
+               between = number(s, "cross_chip_phase_cycles");
+  if (streaming + between > 0) {
+    const double hz = std::max(number(chip, "clock_hz"), 1.0);
+    cards.push_back(
+        {"off the chips", fmt::format("{} streaming, {} between chips",
+                                      seconds_text(streaming / hz), seconds_text(between / hz))});
+  }
   std::string out = fmt::format(
       "<h1>{}</h1>\n<p class=\"sub\">image {}{}</p>\n", escape(title), escape(text(image, "file")),
       text(image, "checksum").empty() ? "" : ", checksum " + escape(text(image, "checksum")));

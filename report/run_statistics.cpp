@@ -276,6 +276,10 @@ void write_stats_json(std::ostream& out, const Machine& machine, const StatsSour
   summary["ipulink_bytes"] = r.ipulink_bytes;
   summary["streaming_bytes_written"] = r.streaming_bytes_written;
   summary["streaming_bytes_read"] = r.streaming_bytes_read;
+  // The time during which a phase that streamed, or another phase between chips, was under way
+  // (the chips' concurrent phases merged, not added).
+  summary["streaming_phase_cycles"] = r.streaming_phase_cycles;
+  summary["cross_chip_phase_cycles"] = r.cross_chip_phase_cycles;
   const EnergyReport energy = price_energy(machine.config(), r);
   summary["energy_joules"] = energy.joules;
   summary["watts"] = energy.watts();

@@ -72,6 +72,11 @@ void print_report(std::ostream& out, const RunReport& r, const EnergyReport& ene
     fmt::print(out, "streaming memory     {} bytes written, {} bytes read ({} gateway{})\n",
                r.streaming_bytes_written, r.streaming_bytes_read, r.gateways,
                r.gateways > 1 ? "s" : "");
+  if (r.streaming_phase_cycles + r.cross_chip_phase_cycles > 0)
+    fmt::print(out,
+               "off the chips        {} cycles in phases that streamed, {} in other phases "
+               "between chips\n",
+               r.streaming_phase_cycles, r.cross_chip_phase_cycles);
   fmt::print(out, "instructions retired {}\n", r.instructions);
   print_energy(out, energy);
   const double tflops = flops_per_second(r) / 1e12;

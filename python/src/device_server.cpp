@@ -145,6 +145,8 @@ bool receive(int fd, std::string& header, std::vector<std::string>& blobs,
         reply["energy_joules"] = r.energy.joules;
         reply["exchange_bytes"] = 4 * r.run.exchange_words;
         reply["ipulink_bytes"] = r.run.ipulink_bytes;
+        reply["streaming_phase_cycles"] = r.run.streaming_phase_cycles;
+        reply["cross_chip_phase_cycles"] = r.run.cross_chip_phase_cycles;
         nlohmann::json outputs = nlohmann::json::array();
         for (const auto& [name, info] : exe.streams) {
           if (info.direction != sdk::StreamDirection::kDeviceToHost) continue;

@@ -182,9 +182,17 @@ def test_remote_buffers_in_streaming_memory_round_trip_through_programs():
         device.write_tensor("a", value)
         device.run("save")
         np.testing.assert_array_equal(device.read_remote("rb", 1), value)
+        # The copy's phase streamed, within the program's time; nothing crossed chips.
+        saved = device.last_run
+        assert 0 < saved["streaming_phase_cycles"] <= saved["cycles"]
+        assert saved["cross_chip_phase_cycles"] == 0
         device.write_remote("rb", 2, value * 2)
         device.run("load")
         np.testing.assert_array_equal(device.read_tensor("b"), value * 2)
+        # The statistics count every run's: the save's and the load's.
+        summary = device.stats()["summary"]
+        assert summary["streaming_phase_cycles"] == (saved["streaming_phase_cycles"]
+                                                     + device.last_run["streaming_phase_cycles"])
         with pytest.raises(ValueError, match="remote buffer rb: entry 3, but it has 3"):
             device.read_remote("rb", 3)
         with pytest.raises(ValueError, match="remote buffer rb: float64 x 64, but an entry is float32 x 64"):

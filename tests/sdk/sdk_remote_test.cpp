@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <vector>
 
 #include "sdk/compiler/compiler.h"
@@ -120,6 +122,13 @@ TEST(SdkRemote, PhasesOffTheChipsAreTimedApart) {
   EXPECT_LE(gathered.cross_chip_phase_cycles, gathered.cycles - empty.cycles);
   EXPECT_EQ(both.streaming_phase_cycles, saved.streaming_phase_cycles);
   EXPECT_EQ(both.cross_chip_phase_cycles, gathered.cross_chip_phase_cycles);
+  // The statistics count every run's: the save and the gather twice each.
+  std::ostringstream stats;
+  device.write_stats(stats);
+  const auto summary = nlohmann::json::parse(stats.str()).at("summary");
+  EXPECT_EQ(summary.at("streaming_phase_cycles").get<uint64_t>(), 2 * saved.streaming_phase_cycles);
+  EXPECT_EQ(summary.at("cross_chip_phase_cycles").get<uint64_t>(),
+            2 * gathered.cross_chip_phase_cycles);
 }
 
 TEST(SdkRemoteErrors, BadBuffersAndCopiesAreRefusedByName) {
