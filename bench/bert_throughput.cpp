@@ -148,7 +148,8 @@ std::vector<std::pair<std::string, std::vector<std::string>>> groups(unsigned st
   for (const std::string& key : keys) copies.push_back("sends." + key);
   // The update of the parameters outside the layers and of one layer: it runs the parameters
   // one after the other, so the model's is those and every layer's (simulating the whole
-  // one-layer model's update, four layers on a POD16, took 380 s of a 16-chip child's 774).
+  // one-layer model's update, four layers on a POD16, took 380 of a 16-chip child's 774 s under
+  // perf).
   std::vector<std::string> update = {"rest.update", "layer.update"};
   if (replicas) update.insert(update.end(), {"rest.reduce", "layer.reduce"});
   return {{"forward passes", forward},
@@ -214,7 +215,7 @@ struct Outcome {
 
 // Runs each (preset, group) child, `parallel` of them at a time (each simulates on every core).
 // At BERT-Large's size a one-replica child takes about 7 GB; one that simulates every replica
-// (the update, the whole step) takes up to 18 GB on a POD16, so those run first, alone, one at
+// (the update, the whole step) takes up to 12 GB on a POD16, so those run first, alone, one at
 // a time. A child the kernel killed (SIGKILL) beside another is run again, alone, after the
 // others.
 std::map<std::pair<std::string, std::string>, Outcome> run_children(
