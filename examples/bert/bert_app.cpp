@@ -429,8 +429,10 @@ BertResult run_bert(const BertConfig& c) {
     host_io.body.push_back(sdk::HostRead(mlm_losses, "mlm_loss"));
     host_io.body.push_back(sdk::HostRead(nsp_losses, "nsp_loss"));
     parts.push_back({"host_io", host_io});
-    if (R > 1 && update_parts) parts.push_back({"reduce", reduce});
-    if (update_parts) parts.push_back({"update", update});
+    // The update's parts are the bench's (parts only): a run that trains times its update whole.
+    const bool update_alone = c.parts_only && update_parts;
+    if (R > 1 && update_alone) parts.push_back({"reduce", reduce});
+    if (update_alone) parts.push_back({"update", update});
     // One layer's parameters, and the rest: those of no layer (the embeddings, the heads). The
     // update runs the parameters one after the other, so the whole update is the rest's and
     // every layer's.
@@ -446,10 +448,10 @@ BertResult run_bert(const BertConfig& c) {
                                 std::pair{&to->update, &updates.each[i].update}})
         into->body.insert(into->body.end(), from->body.begin(), from->body.end());
     }
-    if (R > 1 && update_parts) parts.push_back({"layer.reduce", layer.reduce});
-    if (update_parts) parts.push_back({"layer.update", layer.update});
-    if (R > 1 && update_parts) parts.push_back({"rest.reduce", rest.reduce});
-    if (update_parts) parts.push_back({"rest.update", rest.update});
+    if (R > 1 && update_alone) parts.push_back({"layer.reduce", layer.reduce});
+    if (update_alone) parts.push_back({"layer.update", layer.update});
+    if (R > 1 && update_alone) parts.push_back({"rest.reduce", rest.reduce});
+    if (update_alone) parts.push_back({"rest.update", rest.update});
     if (!c.parts.empty()) {  // the ones asked for, each known
       for (const std::string& name : c.parts)
         if (std::none_of(parts.begin(), parts.end(),

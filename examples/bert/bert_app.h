@@ -54,8 +54,8 @@ struct BertConfig {
   // tile. false: f32 sums.
   bool f16_gradient_sums = false;
   // After the training steps, run each part of a step alone (a stage's forward and backward
-  // passes, the heads, each slot's copies, the host I/O, LAMB's streaming and all-gathers) and
-  // compose the pipeline's time from them (step_time.h).
+  // passes, the heads, each slot's copies, the host I/O) and compose the pipeline's time from
+  // them (step_time.h); the update's time is its own run's.
   bool measure_parts = false;
   // Only the parts, nothing trained (the losses and weights unchecked): those named in `parts`
   // (empty: every one; BertResult::part_cycles lists the names) compiled and run once each.
