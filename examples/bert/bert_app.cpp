@@ -165,7 +165,7 @@ BertResult run_bert(const BertConfig& c) {
   const bool shard = c.shard_optimizer && R > 1 && c.machine.gateway.present;
   // Parts alone without the update's need no optimizer state.
   const auto is_update_part = [](const std::string& name) {
-    for (const char* prefix : {"reduce", "update", "layer.", "rest."})
+    for (const char* prefix : {"layer.", "rest."})
       if (name.rfind(prefix, 0) == 0) return true;
     return false;
   };
@@ -430,12 +430,10 @@ BertResult run_bert(const BertConfig& c) {
     host_io.body.push_back(sdk::HostRead(nsp_losses, "nsp_loss"));
     parts.push_back({"host_io", host_io});
     // The update's parts are the bench's (parts only): a run that trains times its update whole.
-    const bool update_alone = c.parts_only && update_parts;
-    if (R > 1 && update_alone) parts.push_back({"reduce", reduce});
-    if (update_alone) parts.push_back({"update", update});
     // One layer's parameters, and the rest: those of no layer (the embeddings, the heads). The
     // update runs the parameters one after the other, so the whole update is the rest's and
     // every layer's.
+    const bool update_alone = c.parts_only && update_parts;
     UpdatePrograms layer, rest;
     layer.reduce = layer.update = rest.reduce = rest.update = sdk::Sequence({});
     const std::string prefix = fmt::format("layer{}.", model.stages[S - 1].first_layer);

@@ -196,6 +196,16 @@ TEST(Report, EscapesWhatItQuotesAndLoadsNothing) {
   EXPECT_THAT(html, Not(HasSubstr("@import")));
 }
 
+// The time off the chips, in the chip's clock: 1,500 and 250 cycles at 1 GHz. Statistics
+// without it (kStats) show no such card.
+TEST(Report, TheSummaryShowsTheTimeOffTheChips) {
+  nlohmann::json stats = nlohmann::json::parse(kStats);
+  stats["summary"]["streaming_phase_cycles"] = 1500;
+  stats["summary"]["cross_chip_phase_cycles"] = 250;
+  EXPECT_THAT(report(stats.dump()), HasSubstr("1.500 us streaming, 0.250 us between chips"));
+  EXPECT_THAT(report(kStats), Not(HasSubstr("off the chips")));
+}
+
 TEST(Report, StatisticsWithoutSuperstepsOrMemoryStillMakeAPage) {
   const std::string html = report(R"({"summary": {"cycles": 42}, "cycles": 42})");
   EXPECT_THAT(html, HasSubstr("carry no memory layout"));
