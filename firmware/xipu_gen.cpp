@@ -142,6 +142,9 @@ std::string intrinsic(const InsnSpec& s) {
       epilogue += fmt::format(
           "  {0}->load = (const void *)(uintptr_t)p0_;\n  {0}->store = (void *)(uintptr_t)p1_;\n",
           name);
+    } else if (tok == "off(rs1)") {  // an address; the intrinsic's offset is 0
+      in_list.push_back(fmt::format("[rs1] \"r\"((uint32_t)(uintptr_t)({}))", name));
+      fields[1] = "0(%[rs1])";
     } else if (tok[0] == 'r') {
       in_list.push_back(fmt::format("[{}] \"r\"((uint32_t)(uintptr_t)({}))", tok, name));
       fields[field] = fmt::format("%[{}]", tok);
@@ -161,7 +164,11 @@ std::string intrinsic(const InsnSpec& s) {
 
   const uint32_t opcode = s.match & 0x7f, funct3 = (s.match >> 12) & 7;
   std::string insn;
-  if (s.operands.find("fs3") != std::string_view::npos) {
+  if (s.imm == ipu::iss::ImmKind::ImmI) {  // a load: rd, offset(rs1)
+    insn = fmt::format(".insn i 0x{:x}, {}, {}, {}", opcode, funct3, fields[0], fields[1]);
+  } else if (s.imm == ipu::iss::ImmKind::ImmS) {  // a store: rs2, offset(rs1)
+    insn = fmt::format(".insn s 0x{:x}, {}, {}, {}", opcode, funct3, fields[2], fields[1]);
+  } else if (s.operands.find("fs3") != std::string_view::npos) {
     insn = fmt::format(".insn r4 0x{:x}, {}, {}, {}, {}, {}, {}", opcode, funct3,
                        (s.match >> 25) & 3, fields[0], fields[1], fields[2], fields[3]);
   } else {

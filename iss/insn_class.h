@@ -16,7 +16,7 @@ namespace ipu::iss {
 enum class InsnClass : uint8_t {
   kInteger,     // integer ALU, multiply and divide, PRNG
   kBranch,      // jumps and conditional branches
-  kLoad,        // loads from SRAM (integer, f32, ipu.ld2x64st64)
+  kLoad,        // loads from SRAM (integer, f32, ipu.ld64, ipu.ld128, ipu.ld2x64st64)
   kStore,       // stores to SRAM
   kFpu,         // scalar f32 arithmetic, conversions, moves and compares
   kSimd,        // f16x4 and f32x2 vector arithmetic and conversions
@@ -64,6 +64,9 @@ constexpr InsnCost insn_cost(std::string_view mnemonic) {
   if (is("ipu.amp") || is("ipu.ampw")) return {C::kCount};
   if (starts("ipu.f32v") || starts("ipu.f16v")) return {C::kSimd, 0, 0, insn_flops(mnemonic)};
   if (is("ipu.ld2x64st64")) return {C::kLoad, 16, 8};
+  if (is("ipu.ld64")) return {C::kLoad, 8};
+  if (is("ipu.ld128")) return {C::kLoad, 16};
+  if (is("ipu.st64")) return {C::kStore, 0, 8};
   if (starts("ipu.urand")) return {C::kInteger};
   if (starts("ipu.")) return {C::kControl};
   if (is("lb") || is("lbu")) return {C::kLoad, 1};

@@ -515,6 +515,37 @@ using fpu::float_of;
 #define IPU_SMWRITE() IPU_STREAM(true)
 #define IPU_SMREAD() IPU_STREAM(false)
 #define IPU_WAITC() wait_until = c.issue_cycle + RS1
+// `regs` FP registers (a pair or a quad, the first a multiple of regs) loaded from
+// x[rs1] + imm: 8 or 16 bytes, 8-byte aligned (as ipu.ld2x64st64's load).
+#define IPU_LOAD_WIDE(regs)                                                   \
+  do {                                                                        \
+    FP_ENABLED();                                                             \
+    if (d.rd & ((regs)-1)) ILLEGAL();                                         \
+    const uint32_t a_ = RS1 + IMM;                                            \
+    if (a_ & 7) TRAP(TrapCause::kLoadMisaligned, a_);                         \
+    if (a_ - base > size - 4 * (regs)) TRAP(TrapCause::kLoadAccessFault, a_); \
+    WATCH_ACCESS(a_, 4 * (regs), false);                                      \
+    std::memcpy(&c.f[d.rd], mem + (a_ - base), 4 * (regs));                   \
+    c.mstatus |= kMstatusFs;                                                  \
+  } while (0)
+// The pair fs2 stored at x[rs1] + imm, 8-byte aligned: STORE's checks for one 8-byte value
+// (bounds, the stack's end, tohost, code pages), and the second word's code page too. With
+// tohost the second word, two word stores, so that the write to it is seen.
+#define IPU_STORE64()                                                                        \
+  do {                                                                                       \
+    FP_ENABLED();                                                                            \
+    if (d.rs2 & 1) ILLEGAL();                                                                \
+    const uint32_t at_ = RS1 + IMM;                                                          \
+    if ((at_ & 7) == 0 && at_ + 4 == tohost_) {                                              \
+      STORE(c.f[d.rs2], at_);                                                                \
+      STORE(c.f[d.rs2 + 1], at_ + 4);                                                        \
+    } else {                                                                                 \
+      uint64_t pair_;                                                                        \
+      std::memcpy(&pair_, &c.f[d.rs2], 8);                                                   \
+      STORE(pair_, at_);                                                                     \
+      if (pages[(at_ + 4 - base) >> 12]) decoded[(at_ + 4 - base) >> 2].op = Op::kUndecoded; \
+    }                                                                                        \
+  } while (0)
 // 16 bytes loaded into fd..fd+3 from x[rs1], 8 bytes stored from the pair fs2 to x[rs1+1];
 // both pointers advance. The store data is read before the loads write (fs2 may overlap fd).
 #define IPU_LD2X64ST64()                                                  \

@@ -351,7 +351,83 @@ static inline __attribute__((always_inline)) void reduce_neighbours(const float 
   }
 }
 
-/* The cost model's kReduceUnrolledParts (sdk/ops/matmul_geometry.h) is the last case here. */
+/* Four rows r .. r + 3 (r a multiple of 4) of two neighbouring columns, 16 words apart in a
+ * part: ipu.ld128 takes each column's four rows in one issue, so a part costs two loads and four
+ * f32v2add for eight sums (the pairs above: four loads and two additions for four). The
+ * accumulators are the quads ft0-ft3 (column c) and ft8-ft11 (c + 1), the part's quads ft4-ft7 and
+ * fa2-fa5. */
+#define QUAD_FIRST(at)                                                                    \
+  __asm__(".insn i 0x5b, 2, ft0, 0(%8)\n\t.insn i 0x5b, 2, ft8, 64(%8)"                    \
+          : "=f"(a0), "=f"(a1), "=f"(a2), "=f"(a3), "=f"(b0), "=f"(b1), "=f"(b2), "=f"(b3) \
+          : "r"(at)                                                                       \
+          : "memory")
+#define QUAD_ADD(at)                                                                       \
+  __asm__(".insn i 0x5b, 2, ft4, 0(%8)\n\t.insn i 0x5b, 2, fa2, 64(%8)\n\t"                 \
+          ".insn r 0x2b, 0, 0, ft0, ft0, ft4\n\t.insn r 0x2b, 0, 0, ft2, ft2, ft6\n\t"           \
+          ".insn r 0x2b, 0, 0, ft8, ft8, fa2\n\t.insn r 0x2b, 0, 0, ft10, ft10, fa4"         \
+          : "+f"(a0), "+f"(a1), "+f"(a2), "+f"(a3), "+f"(b0), "+f"(b1), "+f"(b2), "+f"(b3) \
+          : "r"(at)                                                                        \
+          : "ft4", "ft5", "ft6", "ft7", "fa2", "fa3", "fa4", "fa5", "memory")
+/* One column's four rows (the last of an odd count): a load and two additions a part. */
+#define QUAD_FIRST_1(at)                                                                    \
+  __asm__(".insn i 0x5b, 2, ft0, 0(%4)" : "=f"(a0), "=f"(a1), "=f"(a2), "=f"(a3) : "r"(at) \
+          : "memory")
+#define QUAD_ADD_1(at)                                                                    \
+  __asm__(".insn i 0x5b, 2, ft4, 0(%4)\n\t.insn r 0x2b, 0, 0, ft0, ft0, ft4\n\t"              \
+          ".insn r 0x2b, 0, 0, ft2, ft2, ft6"                                                \
+          : "+f"(a0), "+f"(a1), "+f"(a2), "+f"(a3)                                        \
+          : "r"(at)                                                                       \
+          : "ft4", "ft5", "ft6", "ft7", "memory")
+
+/* Rows r .. r + 3 of `columns` columns, summed over the parts (in order, each addition a
+ * scalar one) into out[0] .. out[3]. Inlined with a constant `parts`, as reduce_neighbours. */
+static inline __attribute__((always_inline)) void reduce_quads(const float **at, uint32_t parts,
+                                                               float *const *out,
+                                                               uint32_t columns) {
+  const float *p[REDUCE_MOST_PARTS];
+#pragma GCC unroll 16
+  for (uint32_t l = 0; l < parts; ++l) p[l] = at[l];
+  float *o0 = out[0], *o1 = out[1], *o2 = out[2], *o3 = out[3];
+  register float a0 __asm__("ft0"), a1 __asm__("ft1"), a2 __asm__("ft2"), a3 __asm__("ft3");
+  register float b0 __asm__("ft8"), b1 __asm__("ft9"), b2 __asm__("ft10"), b3 __asm__("ft11");
+  uint32_t c = 0;
+  for (; c + 1 < columns; c += 2) {
+    QUAD_FIRST(p[0]);
+#pragma GCC unroll 16
+    for (uint32_t l = 1; l < parts; ++l) QUAD_ADD(p[l]);
+    o0[0] = a0, o1[0] = a1, o2[0] = a2, o3[0] = a3;
+    o0[1] = b0, o1[1] = b1, o2[1] = b2, o3[1] = b3;
+    o0 += 2, o1 += 2, o2 += 2, o3 += 2;
+#pragma GCC unroll 16
+    for (uint32_t l = 0; l < parts; ++l) p[l] += 32;
+  }
+  if (c < columns) {
+    QUAD_FIRST_1(p[0]);
+#pragma GCC unroll 16
+    for (uint32_t l = 1; l < parts; ++l) QUAD_ADD_1(p[l]);
+    o0[0] = a0, o1[0] = a1, o2[0] = a2, o3[0] = a3;
+  }
+}
+#undef QUAD_FIRST
+#undef QUAD_ADD
+#undef QUAD_FIRST_1
+#undef QUAD_ADD_1
+
+/* More parts than this take the pairs' way. */
+#define REDUCE_QUAD_MOST_PARTS 6
+static void reduce_quads_any(const float **at, uint32_t parts, float *const *out,
+                             uint32_t columns) {
+  switch (parts) {
+    case 1: reduce_quads(at, 1, out, columns); break;
+    case 2: reduce_quads(at, 2, out, columns); break;
+    case 3: reduce_quads(at, 3, out, columns); break;
+    case 4: reduce_quads(at, 4, out, columns); break;
+    case 5: reduce_quads(at, 5, out, columns); break;
+    case 6: reduce_quads(at, 6, out, columns); break;
+  }
+}
+
+/* Rows left over by the quads (a block's last rows), and more parts than the quads take. */
 static void reduce_neighbours_any(const float **at, uint32_t parts, float *out0, float *out1,
                                   uint32_t columns) {
   switch (parts) { /* the planner's usual splits of K, unrolled */
@@ -378,6 +454,19 @@ static void reduce_one_row(const float **at, uint32_t parts, float *out, uint32_
     for (uint32_t l = 1; l < parts; ++l) sum += at[l][16 * c];
     out[c] = sum;
   }
+}
+
+/* Whether a vertex's rows can go four at a time: few enough parts, and the parts 8-byte
+ * aligned (ipu.ld128's alignment; every part's offsets from them are multiples of 16 bytes). */
+static inline int quads_fit(const struct reduce_parts *v) {
+  return v->parts <= REDUCE_QUAD_MOST_PARTS && (((uintptr_t)v->in | (uintptr_t)v->own) & 7) == 0;
+}
+
+/* Rows row .. row + 3 (row a multiple of 4) into out[0] .. out[3]. */
+static void reduce_quad_from(const struct reduce_parts *v, uint32_t row, float *const *out) {
+  const float *at[REDUCE_MOST_PARTS];
+  part_pointers(v, row, at);
+  reduce_quads_any(at, v->parts, out, v->columns);
 }
 
 /* Row `row` into out0 and, with out1, row + 1 (row even) into out1. */
@@ -411,12 +500,20 @@ struct reduce_rows_f32_fields {
   uint32_t rows;
 };
 void reduce_rows_f32(const struct reduce_rows_f32_fields *v) {
+  const uint32_t columns = v->p.columns;
+  const int quads = quads_fit(&v->p);
   uint32_t i = 0;
   while (i < v->rows) {
     const uint32_t row = v->p.first_row + i;
-    float *out = v->out + i * v->p.columns;
+    float *out = v->out + i * columns;
+    if (quads && row % 4 == 0 && i + 4 <= v->rows) {
+      float *const four[4] = {out, out + columns, out + 2 * columns, out + 3 * columns};
+      reduce_quad_from(&v->p, row, four);
+      i += 4;
+      continue;
+    }
     const int two = row % 2 == 0 && i + 1 < v->rows;
-    reduce_rows_from(&v->p, row, out, two ? out + v->p.columns : 0);
+    reduce_rows_from(&v->p, row, out, two ? out + columns : 0);
     i += two ? 2 : 1;
   }
 }
@@ -434,7 +531,10 @@ struct reduce_rows_apart_f32_fields {
   uint32_t rows;
 };
 void reduce_rows_apart_f32(const struct reduce_rows_apart_f32_fields *v) {
-  for (uint32_t i = 0; i < v->rows; i += 2)
+  uint32_t i = 0;
+  if (quads_fit(&v->p) && v->p.first_row % 4 == 0)
+    for (; i + 4 <= v->rows; i += 4) reduce_quad_from(&v->p, v->p.first_row + i, &v->out[i]);
+  for (; i < v->rows; i += 2)
     reduce_rows_from(&v->p, v->p.first_row + i, v->out[i], i + 1 < v->rows ? v->out[i + 1] : 0);
 }
 

@@ -39,22 +39,27 @@ constexpr double kStepCycles = 615;
 // fitted to the codelets' instructions a run as bench/matmul_planned's verbose profile counts
 // them on three shapes: a vertex's entry and exit, then per packed element; per AMP (group,
 // pass), four weight loads of 16 issue slots and the set-up, and per column 4 ipu.amp and the
-// loop; per reduced pair of rows and its parts' pointers, per column, per column and part
-// (unrolled up to 6 parts, two columns a round; a loop beyond).
+// loop; the reduction's below.
 // Packing moves neighbouring f16 as words where the stored operand has them (A's k-values, B^T's
 // k-values), two columns' k-values a pair of words down the columns of B, and two rows' a word
 // for each k of A^T.
 constexpr double kPackVertex = 40, kPackWordsElement = 1.6, kPackPairedElement = 3.4,
                  kPackStridedElement = 4.0;
 constexpr double kAmpVertex = 70, kAmpPass = 4 * 16 + 14, kAmpColumn = 4.13;
+// Up to kReduceQuadParts parts, four rows at a time (one ipu.ld128 a part and column): per quad
+// of rows and its parts' pointers, per column and per column and part (two columns a round).
+// Beyond, two rows at a time, a part at a time in a loop.
+constexpr double kReduceQuad = 37, kReduceQuadPart = 24;
+constexpr double kReduceQuadColumn = 6, kReduceQuadColumnPart = 3.5;
+constexpr unsigned kReduceQuadParts = 6;                  // REDUCE_QUAD_MOST_PARTS
 constexpr double kReducePair = 60, kReducePairPart = 10;  // 2 rows
-constexpr double kReduceColumn = 3.5, kReduceColumnPart = 3.5, kReduceColumnPartLooped = 7.1;
-constexpr unsigned kReduceUnrolledParts = 6;  // reduce_neighbours_any's last unrolled case
-constexpr size_t kReduceApartRows = 8;        // REDUCE_APART_ROWS: rows a reduce_rows_apart_f32
+constexpr double kReduceColumnPartLooped = 7.1;
+constexpr size_t kReduceApartRows = 8;  // REDUCE_APART_ROWS: rows a reduce_rows_apart_f32
 // The rows a reduce_rows_apart_f32 takes of a reducer's `rows` (rows apart in C): as many as
-// share them evenly among six workers, an even count (neighbouring rows pair up), 2 to 8.
+// share them evenly among six workers, a multiple of 4 (four neighbouring rows are one load of
+// each part), 4 or 8.
 inline size_t reduce_apart_rows_a_vertex(size_t rows) {
-  return std::clamp<size_t>((rows + 11) / 12 * 2, 2, kReduceApartRows);
+  return std::clamp<size_t>((rows + 23) / 24 * 4, 4, kReduceApartRows);
 }
 // The supervisor starting a compute set's first six vertices one after another.
 constexpr double kDispatchCycles = 510;

@@ -136,18 +136,19 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
         }
         // Six vertices of a sixth of the rows each when the share is whole rows of C, else a
         // vertex a few rows apart in C (build_product's split), six at a time.
-        const double pairs = std::ceil(rows / 2.0);
         const double vertices =
             cw == p.shape.n
                 ? 6
                 : std::ceil(static_cast<double>(rows) / reduce_apart_rows_a_vertex(rows));
-        const double pairs_a_vertex = std::ceil(pairs / vertices);
-        const double column = p.pk <= kReduceUnrolledParts
-                                  ? kReduceColumn + p.pk * kReduceColumnPart
-                                  : p.pk * kReduceColumnPartLooped;
-        c.reduce = std::max(
-            c.reduce, kDispatchCycles + std::ceil(vertices / 6) * 6 * pairs_a_vertex *
-                                            (kReducePair + p.pk * kReducePairPart + cw * column));
+        const double rows_a_vertex = std::ceil(rows / vertices);
+        const double per_vertex =
+            p.pk <= kReduceQuadParts
+                ? std::ceil(rows_a_vertex / 4) *
+                      (kReduceQuad + p.pk * kReduceQuadPart +
+                       cw * (kReduceQuadColumn + p.pk * kReduceQuadColumnPart))
+                : std::ceil(rows_a_vertex / 2) *
+                      (kReducePair + p.pk * kReducePairPart + cw * p.pk * kReduceColumnPartLooped);
+        c.reduce = std::max(c.reduce, kDispatchCycles + std::ceil(vertices / 6) * 6 * per_vertex);
         result[t] += rows * cw * 4;
       }
   // Steps: gather, pack, broadcast, amp, [partials], reduce.
