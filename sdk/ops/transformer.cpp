@@ -251,10 +251,14 @@ EncoderGrads encoder_backward(Graph& g, std::vector<LayerStep>& steps, const Enc
   const NormBack n1 = norm_back("norm1", f.residual1, dn1, w.gamma1, f.norm1, "out_bias", d.gamma1,
                                 d.beta1, d.out_bias);
   const Tensor da16 = n1.dx16;
-  const Tensor dx_attention =
-      rows_tensor(g, DType::kF32, T, H, o.name + ".grad.dx_attention", layer_tiles(g, o));
-  g.set_scratch(dx_attention);
-  std::vector<Tensor> d_out, d_qkv;   // a sequence's weight gradients, added after
+  // The sequences' query, key and value gradients side by side, [3H x T] (row f: each
+  // sequence's S tokens in turn), so that the fused projection's two gradient products run
+  // once over every token: one product of K = T for the weights (no sum of the sequences'
+  // after) and one of M = T for the input, where a sequence's each were a third as efficient.
+  const Tensor dqkv =
+      rows_tensor(g, DType::kF16, 3 * H, T, o.name + ".grad.qkv", layer_tiles(g, o));
+  g.set_scratch(dqkv);
+  std::vector<Tensor> d_out;          // a sequence's weight gradients, added after
   const bool one = s.sequences == 1;  // then the one sequence's are the gradients
   for (size_t b = 0; b < s.sequences; ++b) {
     const std::string sb = fmt::format(".s{}", b);
@@ -280,27 +284,19 @@ EncoderGrads encoder_backward(Graph& g, std::vector<LayerStep>& steps, const Enc
     });
     const Tensor dq = st.matmul("scores_queries" + sb, k, ds16, false, true, DType::kF16);
     const Tensor dk = st.matmul("scores_keys" + sb, q, ds16, false, false, DType::kF16);
-    const Tensor dqkv = rows_tensor(g, DType::kF16, 3 * H, S,
-                                    fmt::format("{}.grad.qkv{}", o.name, sb), layer_tiles(g, o));
-    g.set_scratch(dqkv);
     st.add("stack" + sb, 0.0, [&](Program& p, const std::string&) {
-      std::vector<std::pair<Region, Region>> pairs;
-      size_t at = 0;
-      for (const Tensor part : {dq, dk, dv}) {
-        pairs.emplace_back(g.region(part), g.region(dqkv, at, at + H * S));
-        at += H * S;
-      }
+      std::vector<std::pair<Region, Region>> pairs;  // a row of S tokens each
+      size_t row = 0;
+      for (const Tensor part : {dq, dk, dv})
+        for (size_t feature = 0; feature < H; ++feature, ++row)
+          pairs.emplace_back(g.region(part, feature * S, (feature + 1) * S),
+                             g.region(dqkv, row * T + b * S, row * T + (b + 1) * S));
       p.body.push_back(Copy(std::move(pairs)));
       return 0;
     });
-    d_qkv.push_back(st.matmul("qkv_weights" + sb, dqkv, sequence(g, f.x16, b, s, H, ".again"),
-                              false, false, DType::kF32, one));
-    const Tensor dxb = st.matmul("qkv_input" + sb, dqkv, w.qkv_t, true, false, DType::kF32);
-    st.add("gather" + sb, 0.0, [&](Program& p, const std::string&) {
-      p.body.push_back(Copy({{g.region(dxb), g.region(dx_attention, b * S * H, (b + 1) * S * H)}}));
-      return 0;
-    });
   }
+  const Tensor dx_attention = st.matmul("qkv_input", dqkv, w.qkv_t, true, false, DType::kF32);
+  d.qkv_t = st.matmul("qkv_weights", dqkv, f.x16, false, false, DType::kF32, true);
   // The sequences' weight gradients added; the input's gradient through both paths.
   const auto total = [&](const std::vector<Tensor>& parts, const char* label) {
     Tensor sum = parts.front();
@@ -311,7 +307,6 @@ EncoderGrads encoder_backward(Graph& g, std::vector<LayerStep>& steps, const Enc
     return sum;
   };
   d.out = total(d_out, "project_weights");
-  d.qkv_t = total(d_qkv, "qkv_weights");
   d.dx = st.add("residual1", 0.0, [&](Program& p, const std::string& n) {
     return binary(g, p, BinaryOp::kAdd, dx_attention, n1.dx, n);
   });

@@ -2,6 +2,7 @@
 // operations, one for one and in its order, each computed by its own host reference.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -80,7 +81,8 @@ EncoderGradValues encoder_backward(const std::vector<LayerStep>& steps, const En
   const std::vector<float> n1dx = norm_back("norm1", f.residual1, dn1, w.gamma1, f.norm1,
                                             "out_bias", d.gamma1, d.beta1, d.out_bias);
   const std::vector<uint16_t> da16 = cast_to_f16(n1dx);
-  std::vector<float> dx_attention;
+  const size_t T = s.tokens();
+  std::vector<uint16_t> dqkv(3 * H * T);  // [3H x T]: row f, each sequence's S tokens in turn
   for (size_t b = 0; b < s.sequences; ++b) {
     const std::string sb = fmt::format(".s{}", b);
     const std::vector<uint16_t> da = part(da16, b * S * H, (b + 1) * S * H);
@@ -93,16 +95,16 @@ EncoderGradValues encoder_backward(const std::vector<LayerStep>& steps, const En
     const std::vector<uint16_t> dv = st.product16("context_values" + sb, dctx, f.probs16[b], heads);
     const std::vector<uint16_t> ds16 =
         cast_to_f16(unary(UnaryOp::kScale, softmax_grad_rows(f.probs[b], dprobs, S), scale));
-    std::vector<uint16_t> dqkv = st.product16("scores_queries" + sb, k, ds16, heads);
-    append(dqkv, st.product16("scores_keys" + sb, q, ds16, heads));
-    append(dqkv, dv);
-    const std::vector<float> d_qkv =
-        st.product("qkv_weights" + sb, dqkv, part(f.x16, b * S * H, (b + 1) * S * H));
-    append(dx_attention, st.product("qkv_input" + sb, dqkv, w.qkv_t));
+    std::vector<uint16_t> dqkv_b = st.product16("scores_queries" + sb, k, ds16, heads);
+    append(dqkv_b, st.product16("scores_keys" + sb, q, ds16, heads));
+    append(dqkv_b, dv);
+    for (size_t row = 0; row < 3 * H; ++row)
+      std::copy_n(dqkv_b.begin() + row * S, S, dqkv.begin() + row * T + b * S);
     // The sequences' weight gradients, added in order.
     d.out = b == 0 ? d_out : binary(BinaryOp::kAdd, d.out, d_out);
-    d.qkv_t = b == 0 ? d_qkv : binary(BinaryOp::kAdd, d.qkv_t, d_qkv);
   }
+  const std::vector<float> dx_attention = st.product("qkv_input", dqkv, w.qkv_t);
+  d.qkv_t = st.product("qkv_weights", dqkv, f.x16);
   d.dx = binary(BinaryOp::kAdd, dx_attention, n1dx);
   return d;
 }
