@@ -63,6 +63,22 @@ Tensor heads_of(Graph& g, Tensor t, size_t begin_row, const EncoderShape& s, con
                  fmt::format("{}.{}", g.tensor(t).name, what));
 }
 
+// Copy pairs between a sequence's [rows x S] (row-major, `part`) and its columns b S .. (b + 1)
+// S of a [... x T] tensor (`all`, from its row `first`), a row of S elements each: into `all`
+// with `into_all`, else out of it.
+std::vector<std::pair<Region, Region>> sequence_columns(Graph& g, Tensor all, Tensor part,
+                                                        size_t b, size_t rows, size_t S, size_t T,
+                                                        bool into_all, size_t first = 0) {
+  std::vector<std::pair<Region, Region>> pairs;
+  for (size_t row = 0; row < rows; ++row) {
+    const size_t at = (first + row) * T + b * S;
+    const Region whole = g.region(all, at, at + S),
+                 piece = g.region(part, row * S, (row + 1) * S);
+    pairs.emplace_back(into_all ? piece : whole, into_all ? whole : piece);
+  }
+  return pairs;
+}
+
 }  // namespace
 
 size_t encoder_vector_pieces(const EncoderShape& s) {
@@ -123,13 +139,23 @@ EncoderForward encoder_forward(Graph& g, std::vector<LayerStep>& steps, const En
   EncoderForward f;
   f.x16 = st.op("x_f16",
                 [&](Program& p, const std::string& n) { return cast(g, p, x, DType::kF16, n); });
-  const Tensor attention =
-      rows_tensor(g, DType::kF32, T, H, o.name + ".attention", layer_tiles(g, o));
-  g.set_scratch(attention);
+  // The fused projection over every token at once, [3H x T], then each sequence's [3H x S]
+  // copied out for its heads (a view cannot take a sequence's columns): one product of N = T
+  // where a sequence's each were a third as efficient.
+  const Tensor qkv_all = st.matmul("qkv", w.qkv_t, f.x16, false, true, DType::kF16);
+  // Every head's output, each sequence's S tokens in turn ([H x T]), for one output projection
+  // over every token (and one weight gradient of K = T in the backward pass).
+  f.context_t = rows_tensor(g, DType::kF16, H, T, o.name + ".context", layer_tiles(g, o));
+  g.set_scratch(f.context_t);
   for (size_t b = 0; b < s.sequences; ++b) {
     const std::string sb = fmt::format(".s{}", b);
-    const Tensor xb = sequence(g, f.x16, b, s, H);
-    const Tensor qkv = st.matmul("qkv" + sb, w.qkv_t, xb, false, true, DType::kF16);
+    const Tensor qkv = rows_tensor(g, DType::kF16, 3 * H, S, fmt::format("{}.qkv{}", o.name, sb),
+                                   layer_tiles(g, o));
+    g.set_scratch(qkv);
+    st.add("unstack" + sb, 0.0, [&](Program& p, const std::string&) {
+      p.body.push_back(Copy(sequence_columns(g, qkv_all, qkv, b, 3 * H, S, T, false)));
+      return 0;
+    });
     f.qkv_t.push_back(qkv);
     const Tensor q = heads_of(g, qkv, 0, s, "q"), k = heads_of(g, qkv, H, s, "k"),
                  v = heads_of(g, qkv, 2 * H, s, "v");
@@ -147,15 +173,12 @@ EncoderForward encoder_forward(Graph& g, std::vector<LayerStep>& steps, const En
       return cast(g, p, f.probs.back(), DType::kF16, n);
     }));
     const Tensor context = st.matmul("context" + sb, v, f.probs16.back(), false, true, DType::kF16);
-    f.context_t.push_back(g.reshape(context, {H, S}, g.tensor(context).name + ".stacked"));
-    const Tensor projected =
-        st.matmul("project" + sb, f.context_t.back(), w.out, true, false, DType::kF32);
-    st.add("gather" + sb, 0.0, [&](Program& p, const std::string&) {
-      p.body.push_back(
-          Copy({{g.region(projected), g.region(attention, b * S * H, (b + 1) * S * H)}}));
+    st.add("stack" + sb, 0.0, [&](Program& p, const std::string&) {
+      p.body.push_back(Copy(sequence_columns(g, f.context_t, context, b, H, S, T, true)));
       return 0;
     });
   }
+  const Tensor attention = st.matmul("project", f.context_t, w.out, true, false, DType::kF32);
   const Tensor biased = st.op("add_out_bias", [&](Program& p, const std::string& n) {
     return binary(g, p, BinaryOp::kAdd, attention, w.out_bias, n);
   });
@@ -258,13 +281,9 @@ EncoderGrads encoder_backward(Graph& g, std::vector<LayerStep>& steps, const Enc
   const Tensor dqkv =
       rows_tensor(g, DType::kF16, 3 * H, T, o.name + ".grad.qkv", layer_tiles(g, o));
   g.set_scratch(dqkv);
-  std::vector<Tensor> d_out;          // a sequence's weight gradients, added after
-  const bool one = s.sequences == 1;  // then the one sequence's are the gradients
   for (size_t b = 0; b < s.sequences; ++b) {
     const std::string sb = fmt::format(".s{}", b);
     const Tensor da = sequence(g, da16, b, s, H);
-    d_out.push_back(
-        st.matmul("project_weights" + sb, f.context_t[b], da, false, false, DType::kF32, one));
     const Tensor dctx = st.matmul("project_input" + sb, w.out, da, false, true, DType::kF16);
     const Tensor dctx_heads = heads_of(g, dctx, 0, s, "heads");
     const Tensor q = heads_of(g, f.qkv_t[b], 0, s, "q_again"),
@@ -285,28 +304,21 @@ EncoderGrads encoder_backward(Graph& g, std::vector<LayerStep>& steps, const Enc
     const Tensor dq = st.matmul("scores_queries" + sb, k, ds16, false, true, DType::kF16);
     const Tensor dk = st.matmul("scores_keys" + sb, q, ds16, false, false, DType::kF16);
     st.add("stack" + sb, 0.0, [&](Program& p, const std::string&) {
-      std::vector<std::pair<Region, Region>> pairs;  // a row of S tokens each
-      size_t row = 0;
-      for (const Tensor part : {dq, dk, dv})
-        for (size_t feature = 0; feature < H; ++feature, ++row)
-          pairs.emplace_back(g.region(part, feature * S, (feature + 1) * S),
-                             g.region(dqkv, row * T + b * S, row * T + (b + 1) * S));
+      std::vector<std::pair<Region, Region>> pairs;
+      size_t first = 0;  // dq's rows, then dk's, then dv's
+      for (const Tensor part : {dq, dk, dv}) {
+        for (auto& pair : sequence_columns(g, dqkv, part, b, H, S, T, true, first))
+          pairs.push_back(pair);
+        first += H;
+      }
       p.body.push_back(Copy(std::move(pairs)));
       return 0;
     });
   }
   const Tensor dx_attention = st.matmul("qkv_input", dqkv, w.qkv_t, true, false, DType::kF32);
   d.qkv_t = st.matmul("qkv_weights", dqkv, f.x16, false, false, DType::kF32, true);
-  // The sequences' weight gradients added; the input's gradient through both paths.
-  const auto total = [&](const std::vector<Tensor>& parts, const char* label) {
-    Tensor sum = parts.front();
-    for (size_t i = 1; i < parts.size(); ++i)
-      sum = st.add(fmt::format("{}_sum{}", label, i), 0.0, [&](Program& p, const std::string& n) {
-        return binary(g, p, BinaryOp::kAdd, sum, parts[i], n);
-      });
-    return sum;
-  };
-  d.out = total(d_out, "project_weights");
+  d.out = st.matmul("project_weights", f.context_t, da16, false, false, DType::kF32, true);
+  // The input's gradient through both paths.
   d.dx = st.add("residual1", 0.0, [&](Program& p, const std::string& n) {
     return binary(g, p, BinaryOp::kAdd, dx_attention, n1.dx, n);
   });

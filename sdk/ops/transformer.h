@@ -77,7 +77,7 @@ struct EncoderForward {
   std::vector<Tensor> qkv_t;      // a sequence's [3H x S] f16
   std::vector<Tensor> probs;      // a sequence's attention weights [heads x S x S] f32 ...
   std::vector<Tensor> probs16;    // ... and as f16
-  std::vector<Tensor> context_t;  // a sequence's [H x S] f16: every head's output, stacked
+  Tensor context_t;               // [H x T] f16: every head's output, each sequence's S in turn
   Tensor residual1;               // [T x H] f32: attention's output + x, into the first norm
   LayerNorm norm1;
   Tensor norm1_16;   // its output as f16
@@ -123,7 +123,8 @@ struct LayerNormValues {
 struct EncoderForwardValues {
   std::vector<float> y;
   std::vector<uint16_t> x16;
-  std::vector<std::vector<uint16_t>> qkv_t, probs16, context_t;
+  std::vector<std::vector<uint16_t>> qkv_t, probs16;
+  std::vector<uint16_t> context_t;  // [H x T]
   std::vector<std::vector<float>> probs;
   std::vector<float> residual1;
   LayerNormValues norm1;

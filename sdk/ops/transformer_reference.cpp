@@ -10,6 +10,26 @@
 
 namespace ipu::sdk::ops::reference {
 
+namespace {
+
+// A sequence's columns b S .. (b + 1) S of a [rows x T] matrix, as its own [rows x S] ...
+std::vector<uint16_t> sequence_columns(const std::vector<uint16_t>& all, size_t b, size_t rows,
+                                       size_t S, size_t T) {
+  std::vector<uint16_t> out(rows * S);
+  for (size_t row = 0; row < rows; ++row)
+    std::copy_n(all.begin() + row * T + b * S, S, out.begin() + row * S);
+  return out;
+}
+
+// ... and put back there.
+void stack_columns(const std::vector<uint16_t>& part, std::vector<uint16_t>& all, size_t b,
+                   size_t rows, size_t S, size_t T) {
+  for (size_t row = 0; row < rows; ++row)
+    std::copy_n(part.begin() + row * S, S, all.begin() + row * T + b * S);
+}
+
+}  // namespace
+
 EncoderForwardValues encoder_forward(const std::vector<LayerStep>& steps, const EncoderShape& s,
                                      const EncoderValues& w, const std::vector<float>& x,
                                      const std::vector<float>& mask, const EncoderOptions& o) {
@@ -18,10 +38,12 @@ EncoderForwardValues encoder_forward(const std::vector<LayerStep>& steps, const 
   const RecordedSteps st(steps, o.name);
   EncoderForwardValues f;
   f.x16 = cast_to_f16(x);
-  std::vector<float> attention;
+  const size_t T = s.tokens();
+  const std::vector<uint16_t> qkv_all = st.product16("qkv", w.qkv_t, f.x16);  // [3H x T]
+  f.context_t.resize(H * T);
   for (size_t b = 0; b < s.sequences; ++b) {
     const std::string sb = fmt::format(".s{}", b);
-    f.qkv_t.push_back(st.product16("qkv" + sb, w.qkv_t, part(f.x16, b * S * H, (b + 1) * S * H)));
+    f.qkv_t.push_back(sequence_columns(qkv_all, b, 3 * H, S, T));
     const std::vector<uint16_t>& qkv = f.qkv_t.back();
     const auto q = part(qkv, 0, H * S), k = part(qkv, H * S, 2 * H * S),
                v = part(qkv, 2 * H * S, 3 * H * S);
@@ -31,9 +53,10 @@ EncoderForwardValues encoder_forward(const std::vector<LayerStep>& steps, const 
     f.probs.push_back(o.packed ? softmax_rows_packed(scaled, mask_b, S)
                                : softmax_rows(scaled, &mask_b, S));
     f.probs16.push_back(cast_to_f16(f.probs.back()));
-    f.context_t.push_back(st.product16("context" + sb, v, f.probs16.back(), heads));
-    append(attention, st.product("project" + sb, f.context_t.back(), w.out));
+    const std::vector<uint16_t> context = st.product16("context" + sb, v, f.probs16.back(), heads);
+    stack_columns(context, f.context_t, b, H, S, T);
   }
+  const std::vector<float> attention = st.product("project", f.context_t, w.out);
   const std::vector<float> biased = binary(BinaryOp::kAdd, attention, w.out_bias);
   f.residual1 = binary(BinaryOp::kAdd, biased, x);
   f.norm1.y =
@@ -86,7 +109,6 @@ EncoderGradValues encoder_backward(const std::vector<LayerStep>& steps, const En
   for (size_t b = 0; b < s.sequences; ++b) {
     const std::string sb = fmt::format(".s{}", b);
     const std::vector<uint16_t> da = part(da16, b * S * H, (b + 1) * S * H);
-    const std::vector<float> d_out = st.product("project_weights" + sb, f.context_t[b], da);
     const std::vector<uint16_t> dctx = st.product16("project_input" + sb, w.out, da);
     const std::vector<uint16_t>& qkv = f.qkv_t[b];
     const auto q = part(qkv, 0, H * S), k = part(qkv, H * S, 2 * H * S),
@@ -98,11 +120,9 @@ EncoderGradValues encoder_backward(const std::vector<LayerStep>& steps, const En
     std::vector<uint16_t> dqkv_b = st.product16("scores_queries" + sb, k, ds16, heads);
     append(dqkv_b, st.product16("scores_keys" + sb, q, ds16, heads));
     append(dqkv_b, dv);
-    for (size_t row = 0; row < 3 * H; ++row)
-      std::copy_n(dqkv_b.begin() + row * S, S, dqkv.begin() + row * T + b * S);
-    // The sequences' weight gradients, added in order.
-    d.out = b == 0 ? d_out : binary(BinaryOp::kAdd, d.out, d_out);
+    stack_columns(dqkv_b, dqkv, b, 3 * H, S, T);
   }
+  d.out = st.product("project_weights", f.context_t, da16);
   const std::vector<float> dx_attention = st.product("qkv_input", dqkv, w.qkv_t);
   d.qkv_t = st.product("qkv_weights", dqkv, f.x16);
   d.dx = binary(BinaryOp::kAdd, dx_attention, n1dx);
