@@ -49,13 +49,6 @@ void check_operand(const Graph& g, Tensor t, std::vector<size_t> shape, const st
                                  which, i.name, fmt::join(shape, ", ")));
 }
 
-// Elements of sequence b of a [T x C] tensor: [S x C] (a view named t.s<b><suffix>).
-Tensor sequence(Graph& g, Tensor t, size_t b, const EncoderShape& s, size_t columns,
-                const char* suffix = "") {
-  return g.slice(t, b * s.seq * columns, (b + 1) * s.seq * columns, {s.seq, columns},
-                 fmt::format("{}.s{}{}", g.tensor(t).name, b, suffix));
-}
-
 // [rows x S] feature-major as the heads see it: [heads x rows / heads x S].
 Tensor heads_of(Graph& g, Tensor t, size_t begin_row, const EncoderShape& s, const char* what) {
   const size_t d = s.head_size(), S = s.seq;
@@ -66,14 +59,13 @@ Tensor heads_of(Graph& g, Tensor t, size_t begin_row, const EncoderShape& s, con
 // Copy pairs between a sequence's [rows x S] (row-major, `part`) and its columns b S .. (b + 1)
 // S of a [... x T] tensor (`all`, from its row `first`), a row of S elements each: into `all`
 // with `into_all`, else out of it.
-std::vector<std::pair<Region, Region>> sequence_columns(Graph& g, Tensor all, Tensor part,
-                                                        size_t b, size_t rows, size_t S, size_t T,
+std::vector<std::pair<Region, Region>> sequence_columns(Graph& g, Tensor all, Tensor part, size_t b,
+                                                        size_t rows, size_t S, size_t T,
                                                         bool into_all, size_t first = 0) {
   std::vector<std::pair<Region, Region>> pairs;
   for (size_t row = 0; row < rows; ++row) {
     const size_t at = (first + row) * T + b * S;
-    const Region whole = g.region(all, at, at + S),
-                 piece = g.region(part, row * S, (row + 1) * S);
+    const Region whole = g.region(all, at, at + S), piece = g.region(part, row * S, (row + 1) * S);
     pairs.emplace_back(into_all ? piece : whole, into_all ? whole : piece);
   }
   return pairs;
@@ -281,10 +273,18 @@ EncoderGrads encoder_backward(Graph& g, std::vector<LayerStep>& steps, const Enc
   const Tensor dqkv =
       rows_tensor(g, DType::kF16, 3 * H, T, o.name + ".grad.qkv", layer_tiles(g, o));
   g.set_scratch(dqkv);
+  // The output projection's input gradient over every token at once ([H x T]), each
+  // sequence's [H x S] copied out for its heads.
+  const Tensor dctx_all = st.matmul("project_input", w.out, da16, false, true, DType::kF16);
   for (size_t b = 0; b < s.sequences; ++b) {
     const std::string sb = fmt::format(".s{}", b);
-    const Tensor da = sequence(g, da16, b, s, H);
-    const Tensor dctx = st.matmul("project_input" + sb, w.out, da, false, true, DType::kF16);
+    const Tensor dctx = rows_tensor(
+        g, DType::kF16, H, S, fmt::format("{}.grad.context{}", o.name, sb), layer_tiles(g, o));
+    g.set_scratch(dctx);
+    st.add("unstack" + sb, 0.0, [&](Program& p, const std::string&) {
+      p.body.push_back(Copy(sequence_columns(g, dctx_all, dctx, b, H, S, T, false)));
+      return 0;
+    });
     const Tensor dctx_heads = heads_of(g, dctx, 0, s, "heads");
     const Tensor q = heads_of(g, f.qkv_t[b], 0, s, "q_again"),
                  k = heads_of(g, f.qkv_t[b], H, s, "k_again"),

@@ -72,13 +72,13 @@ EncoderWeights add_encoder_weights(Graph& graph, const EncoderShape& shape,
 
 // What the forward pass gives and keeps for the backward pass (all scratch but y).
 struct EncoderForward {
-  Tensor y;                       // [T x H] f32: the layer's output
-  Tensor x16;                     // x as f16
-  std::vector<Tensor> qkv_t;      // a sequence's [3H x S] f16
-  std::vector<Tensor> probs;      // a sequence's attention weights [heads x S x S] f32 ...
-  std::vector<Tensor> probs16;    // ... and as f16
-  Tensor context_t;               // [H x T] f16: every head's output, each sequence's S in turn
-  Tensor residual1;               // [T x H] f32: attention's output + x, into the first norm
+  Tensor y;                     // [T x H] f32: the layer's output
+  Tensor x16;                   // x as f16
+  std::vector<Tensor> qkv_t;    // a sequence's [3H x S] f16
+  std::vector<Tensor> probs;    // a sequence's attention weights [heads x S x S] f32 ...
+  std::vector<Tensor> probs16;  // ... and as f16
+  Tensor context_t;             // [H x T] f16: every head's output, each sequence's S in turn
+  Tensor residual1;             // [T x H] f32: attention's output + x, into the first norm
   LayerNorm norm1;
   Tensor norm1_16;   // its output as f16
   Tensor hidden;     // [T x F] f32: the first feed-forward product + bias

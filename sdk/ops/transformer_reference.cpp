@@ -106,10 +106,10 @@ EncoderGradValues encoder_backward(const std::vector<LayerStep>& steps, const En
   const std::vector<uint16_t> da16 = cast_to_f16(n1dx);
   const size_t T = s.tokens();
   std::vector<uint16_t> dqkv(3 * H * T);  // [3H x T]: row f, each sequence's S tokens in turn
+  const std::vector<uint16_t> dctx_all = st.product16("project_input", w.out, da16);  // [H x T]
   for (size_t b = 0; b < s.sequences; ++b) {
     const std::string sb = fmt::format(".s{}", b);
-    const std::vector<uint16_t> da = part(da16, b * S * H, (b + 1) * S * H);
-    const std::vector<uint16_t> dctx = st.product16("project_input" + sb, w.out, da);
+    const std::vector<uint16_t> dctx = sequence_columns(dctx_all, b, H, S, T);
     const std::vector<uint16_t>& qkv = f.qkv_t[b];
     const auto q = part(qkv, 0, H * S), k = part(qkv, H * S, 2 * H * S),
                v = part(qkv, 2 * H * S, 3 * H * S);
