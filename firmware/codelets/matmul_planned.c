@@ -413,8 +413,13 @@ static inline __attribute__((always_inline)) void reduce_quads(const float **at,
 #undef QUAD_FIRST_1
 #undef QUAD_ADD_1
 
-/* More parts than this take the pairs' way. */
-#define REDUCE_QUAD_MOST_PARTS 6
+static __attribute__((noinline)) void reduce_quads_looped(const float **at, uint32_t parts,
+                                                         float *const *out, uint32_t columns) {
+  reduce_quads(at, parts, out, columns);
+}
+
+/* Up to REDUCE_MOST_PARTS parts: the planner's usual splits of K unrolled (up to 8), more in a
+ * loop over the parts (their pointers in memory). */
 static void reduce_quads_any(const float **at, uint32_t parts, float *const *out,
                              uint32_t columns) {
   switch (parts) {
@@ -424,10 +429,13 @@ static void reduce_quads_any(const float **at, uint32_t parts, float *const *out
     case 4: reduce_quads(at, 4, out, columns); break;
     case 5: reduce_quads(at, 5, out, columns); break;
     case 6: reduce_quads(at, 6, out, columns); break;
+    case 7: reduce_quads(at, 7, out, columns); break;
+    case 8: reduce_quads(at, 8, out, columns); break;
+    default: reduce_quads_looped(at, parts, out, columns);
   }
 }
 
-/* Rows left over by the quads (a block's last rows), and more parts than the quads take. */
+/* Rows left over by the quads (a block's last rows), and more parts than they take. */
 static void reduce_neighbours_any(const float **at, uint32_t parts, float *out0, float *out1,
                                   uint32_t columns) {
   switch (parts) { /* the planner's usual splits of K, unrolled */
@@ -459,7 +467,7 @@ static void reduce_one_row(const float **at, uint32_t parts, float *out, uint32_
 /* Whether a vertex's rows can go four at a time: few enough parts, and the parts 8-byte
  * aligned (ipu.ld128's alignment; every part's offsets from them are multiples of 16 bytes). */
 static inline int quads_fit(const struct reduce_parts *v) {
-  return v->parts <= REDUCE_QUAD_MOST_PARTS && (((uintptr_t)v->in | (uintptr_t)v->own) & 7) == 0;
+  return v->parts <= REDUCE_MOST_PARTS && (((uintptr_t)v->in | (uintptr_t)v->own) & 7) == 0;
 }
 
 /* Rows row .. row + 3 (row a multiple of 4) into out[0] .. out[3]. */

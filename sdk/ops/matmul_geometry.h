@@ -47,11 +47,14 @@ constexpr double kPackVertex = 40, kPackWordsElement = 1.6, kPackPairedElement =
                  kPackStridedElement = 4.0;
 constexpr double kAmpVertex = 70, kAmpPass = 4 * 16 + 14, kAmpColumn = 4.13;
 // Up to kReduceQuadParts parts, four rows at a time (one ipu.ld128 a part and column): per quad
-// of rows and its parts' pointers, per column and per column and part (two columns a round).
+// of rows and its parts' pointers, per column and per column and part (two columns a round;
+// up to kReduceUnrolledParts parts unrolled, more with a test a part and pointers that spill).
 // Beyond, two rows at a time, a part at a time in a loop.
 constexpr double kReduceQuad = 37, kReduceQuadPart = 24;
-constexpr double kReduceQuadColumn = 6, kReduceQuadColumnPart = 3.5;
-constexpr unsigned kReduceQuadParts = 6;                  // REDUCE_QUAD_MOST_PARTS
+constexpr double kReduceQuadColumn = 6, kReduceQuadColumnPart = 3.5,
+                 kReduceQuadColumnPartTested = 4.5;
+constexpr unsigned kReduceUnrolledParts = 8;              // reduce_quads_any's last unrolled case
+constexpr unsigned kReduceQuadParts = 16;                 // REDUCE_MOST_PARTS
 constexpr double kReducePair = 60, kReducePairPart = 10;  // 2 rows
 constexpr double kReduceColumnPartLooped = 7.1;
 constexpr size_t kReduceApartRows = 8;  // REDUCE_APART_ROWS: rows a reduce_rows_apart_f32

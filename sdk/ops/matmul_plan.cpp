@@ -145,7 +145,9 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
             p.pk <= kReduceQuadParts
                 ? std::ceil(rows_a_vertex / 4) *
                       (kReduceQuad + p.pk * kReduceQuadPart +
-                       cw * (kReduceQuadColumn + p.pk * kReduceQuadColumnPart))
+                       cw * (kReduceQuadColumn + p.pk * (p.pk <= kReduceUnrolledParts
+                                                             ? kReduceQuadColumnPart
+                                                             : kReduceQuadColumnPartTested)))
                 : std::ceil(rows_a_vertex / 2) *
                       (kReducePair + p.pk * kReducePairPart + cw * p.pk * kReduceColumnPartLooped);
         c.reduce = std::max(c.reduce, kDispatchCycles + std::ceil(vertices / 6) * 6 * per_vertex);
