@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "ipu.h"
+#include "ops_gelu_pairs.h"
 #include "ops_math.h"
 
 /* GCC turns a loop of zero stores into a call of memset, which picolibc (built for size) runs
@@ -55,7 +56,15 @@ void binary_f32(const struct binary_f32_fields *v) {
     case 0: BINARY_LOOP(x + y); break;
     case 1: BINARY_LOOP(x - y); break;
     case 2: BINARY_LOOP(x * y); break;
-    case 3: BINARY_LOOP(x * ipu_ops_gelu_grad(y)); break;
+    case 3:
+      if (same_shape && (((uintptr_t)a | (uintptr_t)b | (uintptr_t)out) & 7) == 0) {
+        const uint32_t done = gelu_pairs(b, a, out, n); /* two at a time */
+        a += done, b += done, out += done;
+        for (uint32_t i = 0; i < n - done; ++i) out[i] = a[i] * ipu_ops_gelu_grad(b[i]);
+        break;
+      }
+      BINARY_LOOP(x * ipu_ops_gelu_grad(y));
+      break;
     default: BINARY_LOOP(x * (1.0f - y * y)); break;
   }
 }
@@ -80,7 +89,14 @@ void unary_f32(const struct unary_f32_fields *v) {
   float *out = v->out;
   switch (v->op) {
     case 0: UNARY_LOOP(x > 0.0f ? x : 0.0f); break;
-    case 1: UNARY_LOOP(ipu_ops_gelu(x)); break;
+    case 1:
+      if ((((uintptr_t)a | (uintptr_t)out) & 7) == 0) {
+        const uint32_t done = gelu_pairs(a, 0, out, n); /* two at a time */
+        if (done < n) out[done] = ipu_ops_gelu(a[done]);
+        break;
+      }
+      UNARY_LOOP(ipu_ops_gelu(x));
+      break;
     case 2: UNARY_LOOP(k * x); break;
     case 3: UNARY_LOOP(ipu_ops_expf(x)); break;
     default: UNARY_LOOP(ipu_ops_tanhf(x)); break;

@@ -683,6 +683,51 @@ TEST(OpsElementwise, TheMathFunctionsAreCloseToTheLibraryOnes) {
   EXPECT_EQ(ops::reference::binary(ops::BinaryOp::kMulGeluGrad, {1.0f}, {-30.0f})[0], 0.0f);
 }
 
+// GeLU and its gradient on the tiles take pairs in the f32x2 lanes (ops_gelu_pairs.h), a pair
+// whose e^x argument leaves its main range the scalar functions: a grid across both edges of
+// that range (x near -7.3 and 7.3), with NaN, infinities and far values among ordinary ones so
+// that scalar pairs fall between fast ones, and odd pieces on three tiles (a range that ends
+// on an odd element, one that starts unaligned), bit for bit against the host's functions.
+TEST(OpsElementwise, GeluInPairsEqualsTheScalarFunctionsBitForBit) {
+  constexpr size_t n = 1001;
+  Graph g(Target::preset("mk2", 8));
+  Program p = Sequence({});
+  const Tensor x = g.add_variable(DType::kF32, {n}, "x");
+  const Tensor dy = g.add_variable(DType::kF32, {n}, "dy");
+  g.map_evenly(x, 0, 3);
+  g.map_evenly(dy, 0, 3);
+  const Tensor gelu = ops::unary(g, p, ops::UnaryOp::kGelu, x, "gelu");
+  const Tensor grad = ops::binary(g, p, ops::BinaryOp::kMulGeluGrad, dy, x, "grad");
+  Device device(compile(g, p));
+  std::vector<float> xv(n), dyv = random_f32(n, 9, -2.0f, 2.0f);
+  const float specials[] = {std::nanf(""), INFINITY, -INFINITY, 30.0f, -30.0f, 7.3f, -7.3f};
+  for (size_t i = 0; i < n; ++i)
+    xv[i] = i % 13 == 5 ? specials[(i / 13) % 7] : -9.0f + 18.0f * static_cast<float>(i) / n;
+  device.write_tensor("x", xv.data(), n * 4);
+  device.write_tensor("dy", dyv.data(), n * 4);
+  device.run();
+  std::vector<float> got_gelu(n), got_grad(n);
+  device.read_tensor(g.tensor(gelu).name, got_gelu.data(), n * 4);
+  device.read_tensor(g.tensor(grad).name, got_grad.data(), n * 4);
+  const std::vector<float> want_gelu = ops::reference::unary(ops::UnaryOp::kGelu, xv),
+                           want_grad = ops::reference::binary(ops::BinaryOp::kMulGeluGrad, dyv, xv);
+  // Equal bits, or both NaN: -inf gives -inf x 0, whose NaN is canonical (positive) on the
+  // tiles (RISC-V) and negative on an x86 host.
+  const auto same = [](const std::vector<float>& a, const std::vector<float>& b) {
+    size_t equal = 0;
+    for (size_t i = 0; i < a.size(); ++i)
+      equal += std::memcmp(&a[i], &b[i], 4) == 0 || (std::isnan(a[i]) && std::isnan(b[i]));
+    return equal;
+  };
+  EXPECT_EQ(same(got_gelu, want_gelu), n);
+  EXPECT_EQ(same(got_grad, want_grad), n);
+  EXPECT_TRUE(std::isnan(got_gelu[5]));   // NaN in, NaN out
+  EXPECT_EQ(got_gelu[18], INFINITY);      // +inf: e^x's argument -inf, s = 1
+  EXPECT_EQ(got_gelu[n - 1], xv[n - 1]);  // near 9: s rounds to 1
+  EXPECT_TRUE(got_gelu[57] == 0.0f && std::signbit(got_gelu[57]));  // -30: x / inf = -0
+  EXPECT_LT(got_gelu[0], 0.0f);                                     // -9: x e^-(...), tiny
+}
+
 // Gradients added to their sums over three micro-batches (three runs of one program), each
 // sum's bits against the host's after every run: an f16 sum rounded to nearest and one rounded
 // stochastically (its random bits new each run: the ranges' counts of earlier calls salt
