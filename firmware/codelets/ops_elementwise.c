@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "ipu.h"
-#include "ops_gelu_pairs.h"
+#include "ops_pairs.h"
 #include "ops_math.h"
 
 /* GCC turns a loop of zero stores into a call of memset, which picolibc (built for size) runs
@@ -184,7 +184,9 @@ void softmax_rows_f32(const struct softmax_rows_f32_fields *v) {
       SOFTMAX_SCORES(x[c]);
     }
     float sum = 0.0f;
-    for (uint32_t c = 0; c < columns; ++c) {
+    uint32_t c = 0;
+    if (((uintptr_t)out & 7) == 0) c = softmax_exp_pairs(out, columns, m, &sum); /* in pairs */
+    for (; c < columns; ++c) {
       out[c] = ipu_ops_expf(out[c] - m);
       sum += out[c];
     }

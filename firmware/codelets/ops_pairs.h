@@ -1,0 +1,240 @@
+/* e^x, GeLU and GeLU's derivative two elements at a time, in the lanes of the f32x2
+ * instructions (docs/xipu-model.md): ops_math.h's ipu_ops_expf, ipu_ops_gelu and
+ * ipu_ops_gelu_grad, the same f32 operations in the same order, so the bits are the same (each
+ * lane of ipu.f32v2mul / add / sub rounds as the scalar operation does; what the C code writes
+ * a * b or a + b is taken in either order, which IEEE makes the same). A pair whose e^x
+ * argument leaves e^x's main range ([-87.3, 88], where 2^n is one normal factor), or is NaN,
+ * takes the scalar functions.
+ *
+ * GCC cannot give a register pair to a variable (ilp32f has no 64-bit FP type), so every pair
+ * is two variables pinned to an even/odd register pair and each operation is one instruction
+ * on them: the 32 FP registers hold the working pairs, the polynomial's coefficients and the
+ * range's ends, and nothing moves between them. A call (the scalar way out) takes the
+ * caller-saved registers, so the constants kept there are loaded again after it. */
+#ifndef IPU_OPS_PAIRS_H
+#define IPU_OPS_PAIRS_H
+
+#include <stdint.h>
+
+#include "ops_math.h"
+
+#define PAIR(name, r0, r1) register float name##_0 __asm__(r0), name##_1 __asm__(r1)
+/* D = A op B, lane by lane (funct7: 0 add, 1 sub, 2 mul). */
+#define PAIR_OP(funct7, D, A, B)                     \
+  __asm__(".insn r 0x2b, 0, " #funct7 ", %0, %2, %4" \
+          : "=f"(D##_0), "=f"(D##_1)                 \
+          : "f"(A##_0), "f"(A##_1), "f"(B##_0), "f"(B##_1))
+#define PAIR_ADD(D, A, B) PAIR_OP(0, D, A, B)
+#define PAIR_SUB(D, A, B) PAIR_OP(1, D, A, B)
+#define PAIR_MUL(D, A, B) PAIR_OP(2, D, A, B)
+#define PAIR_LOAD(D, at) \
+  __asm__ volatile(".insn i 0x5b, 1, %0, 0(%2)" : "=f"(D##_0), "=f"(D##_1) : "r"(at) : "memory")
+#define PAIR_STORE(S, at) \
+  __asm__ volatile(".insn s 0x5b, 3, %0, 0(%2)" : : "f"(S##_0), "f"(S##_1), "r"(at) : "memory")
+
+/* The constants as pairs; each written as ops_math.h writes it, so the compiler folds the same
+ * f32 values. */
+enum {
+  kPairC1,
+  kPairC0,
+  kPairLn2Hi,
+  kPairLn2Lo,
+  kPairD0,
+  kPairD1,
+  kPairL2e,
+  kPairShift,
+  kPairP6,
+  kPairP5,
+  kPairP4,
+  kPairP3,
+  kPairP2,
+  kPairP1,
+  kPairConstants
+};
+/* clang-format off */
+static const float kPairs[2 * kPairConstants] __attribute__((aligned(8))) = {
+    -0.0713548162f, -0.0713548162f,  -1.5957691216f,   -1.5957691216f,
+    0.693359375f,   0.693359375f,    -2.12194440e-4f,  -2.12194440e-4f,
+    1.5957691216f,  1.5957691216f,   0.2140644486f,    0.2140644486f,
+    1.44269504f,    1.44269504f,     12582912.0f,      12582912.0f,
+    1.0f / 720.0f,  1.0f / 720.0f,   1.0f / 120.0f,    1.0f / 120.0f,
+    1.0f / 24.0f,   1.0f / 24.0f,    1.0f / 6.0f,      1.0f / 6.0f,
+    0.5f,           0.5f,            1.0f,             1.0f};
+/* clang-format on */
+
+/* The registers: working pairs X T M S R P E, e^x's constants, the coefficients P6 .. P1 (P1
+ * is 1, also the sigmoid's), K for a constant loaded where it is needed, and the range's ends. */
+#define PAIRS_REGISTERS()                    \
+  PAIR(X, "ft0", "ft1");                     \
+  PAIR(T, "ft2", "ft3");                     \
+  PAIR(M, "ft4", "ft5");                     \
+  PAIR(S, "ft6", "ft7");                     \
+  PAIR(R, "fa0", "fa1");                     \
+  PAIR(P, "fa2", "fa3");                     \
+  PAIR(L2E, "fa4", "fa5");                   \
+  PAIR(SHIFT, "fa6", "fa7");                 \
+  PAIR(P6, "fs2", "fs3");                    \
+  PAIR(P5, "fs4", "fs5");                    \
+  PAIR(P4, "fs6", "fs7");                    \
+  PAIR(P3, "fs8", "fs9");                    \
+  PAIR(P2, "fs10", "fs11");                  \
+  PAIR(P1, "ft8", "ft9");                    \
+  PAIR(K, "ft10", "ft11");                   \
+  register float lo __asm__("fs0") = -87.3f; \
+  register float hi __asm__("fs1") = 88.0f;  \
+  const float* c = kPairs;                   \
+  PAIR_LOAD(P6, c + 2 * kPairP6);            \
+  PAIR_LOAD(P5, c + 2 * kPairP5);            \
+  PAIR_LOAD(P4, c + 2 * kPairP4);            \
+  PAIR_LOAD(P3, c + 2 * kPairP3);            \
+  PAIR_LOAD(P2, c + 2 * kPairP2);            \
+  PAIRS_CALLER_SAVED()
+/* The constants in caller-saved registers, again after a call. */
+#define PAIRS_CALLER_SAVED()            \
+  PAIR_LOAD(L2E, c + 2 * kPairL2e);     \
+  PAIR_LOAD(SHIFT, c + 2 * kPairShift); \
+  PAIR_LOAD(P1, c + 2 * kPairP1)
+/* Both lanes of M within e^x's main range (NaN is not). */
+#define PAIRS_IN_RANGE() (M_0 >= lo && M_0 <= hi && M_1 >= lo && M_1 <= hi)
+
+/* P = e^M, lane by lane, as ipu_ops_expf's main path: n = M / ln 2 rounded by adding 1.5 2^23;
+ * r = (M - n ln2hi) - n ln2lo; the degree-6 polynomial in r; times 2^n, (n + 127) << 23. Takes
+ * T, S, R and K. */
+#define PAIRS_EXP()                                   \
+  do {                                                \
+    PAIR_MUL(S, M, L2E);                              \
+    PAIR_ADD(S, S, SHIFT);                            \
+    uint32_t b0_, b1_;                                \
+    __asm__("fmv.x.w %0, %1" : "=r"(b0_) : "f"(S_0)); \
+    __asm__("fmv.x.w %0, %1" : "=r"(b1_) : "f"(S_1)); \
+    PAIR_SUB(T, S, SHIFT);                            \
+    PAIR_LOAD(K, c + 2 * kPairLn2Hi);                 \
+    PAIR_MUL(R, T, K);                                \
+    PAIR_SUB(R, M, R);                                \
+    PAIR_LOAD(K, c + 2 * kPairLn2Lo);                 \
+    PAIR_MUL(T, T, K);                                \
+    PAIR_SUB(R, R, T);                                \
+    PAIR_MUL(P, P6, R);                               \
+    PAIR_ADD(P, P, P5);                               \
+    PAIR_MUL(P, P, R);                                \
+    PAIR_ADD(P, P, P4);                               \
+    PAIR_MUL(P, P, R);                                \
+    PAIR_ADD(P, P, P3);                               \
+    PAIR_MUL(P, P, R);                                \
+    PAIR_ADD(P, P, P2);                               \
+    PAIR_MUL(P, P, R);                                \
+    PAIR_ADD(P, P, P1);                               \
+    PAIR_MUL(P, P, R);                                \
+    PAIR_ADD(P, P, P1);                               \
+    b0_ = (b0_ - 0x4b400000u + 127u) << 23;           \
+    b1_ = (b1_ - 0x4b400000u + 127u) << 23;           \
+    __asm__("fmv.w.x %0, %1" : "=f"(S_0) : "r"(b0_)); \
+    __asm__("fmv.w.x %0, %1" : "=f"(S_1) : "r"(b1_)); \
+    PAIR_MUL(P, P, S);                                \
+  } while (0)
+
+/* The scalar functions for a pair that leaves the fast path (rare: |x| beyond about 7.3, or
+ * NaN or infinite), out of line so that the loop's registers stay put. */
+static __attribute__((noinline)) void gelu_pair_scalar(const float* x, const float* grad,
+                                                       float* out) {
+  for (int lane = 0; lane < 2; ++lane)
+    out[lane] = grad ? grad[lane] * ipu_ops_gelu_grad(x[lane]) : ipu_ops_gelu(x[lane]);
+}
+
+/* out[i] = gelu(x[i]), or with grad, grad[i] x gelu'(x[i]), for pairs i, i + 1 < n; returns
+ * how many elements it did (the caller does the last one of an odd n). x, grad and out must be
+ * 8-byte aligned (the caller checks). About 27 instructions an element; the scalar loop
+ * takes 50. */
+static uint32_t gelu_pairs(const float* x, const float* grad, float* out, uint32_t n) {
+  PAIRS_REGISTERS();
+  uint32_t i = 0;
+  for (; i + 2 <= n; i += 2) {
+    /* minus_2u = x (c0 + c1 (x x)) */
+    PAIR_LOAD(X, x + i);
+    PAIR_MUL(T, X, X);
+    PAIR_LOAD(K, c + 2 * kPairC1);
+    PAIR_MUL(T, K, T);
+    PAIR_LOAD(K, c + 2 * kPairC0);
+    PAIR_ADD(T, K, T);
+    PAIR_MUL(M, X, T);
+    if (!PAIRS_IN_RANGE()) {
+      gelu_pair_scalar(x + i, grad ? grad + i : 0, out + i);
+      PAIRS_CALLER_SAVED();
+      continue;
+    }
+    PAIRS_EXP();
+    /* s = 1 / (1 + e^m) */
+    PAIR_ADD(T, P1, P);
+    S_0 = P1_0 / T_0;
+    S_1 = P1_1 / T_1;
+    if (!grad) {
+      PAIR_MUL(T, X, S); /* x s */
+      PAIR_STORE(T, out + i);
+      continue;
+    }
+    /* s + x (s (1 - s)) (d0 + d1 (x x)), times the gradient */
+    PAIR_SUB(T, P1, S);
+    PAIR_MUL(T, S, T);
+    PAIR_MUL(T, X, T);
+    PAIR_MUL(M, X, X);
+    PAIR_LOAD(K, c + 2 * kPairD1);
+    PAIR_MUL(M, K, M);
+    PAIR_LOAD(K, c + 2 * kPairD0);
+    PAIR_ADD(M, K, M);
+    PAIR_MUL(T, T, M);
+    PAIR_ADD(T, S, T);
+    PAIR_LOAD(M, grad + i);
+    PAIR_MUL(T, M, T);
+    PAIR_STORE(T, out + i);
+  }
+  return i;
+}
+
+/* A softmax row's exponentials in place: out[i] = e^(out[i] - m), and their sum from left to
+ * right (from 0, as the scalar loop adds them), for pairs i, i + 1 < n; returns how many
+ * elements it did. A pair whose both arguments lie below e^x's range (a masked pair: the mask's
+ * -10000) is 0, 0 as ipu_ops_expf gives; any other pair outside it the scalar function. out
+ * must be 8-byte aligned. */
+static __attribute__((noinline)) void exp_pair_scalar(float* out, float m) {
+  out[0] = ipu_ops_expf(out[0] - m);
+  out[1] = ipu_ops_expf(out[1] - m);
+}
+static uint32_t softmax_exp_pairs(float* out, uint32_t n, float m, float* sum_out) {
+  PAIRS_REGISTERS();
+  X_0 = m; /* X holds the row's max in both lanes */
+  X_1 = m;
+  float sum = 0.0f;
+  uint32_t i = 0;
+  for (; i + 2 <= n; i += 2) {
+    PAIR_LOAD(M, out + i);
+    PAIR_SUB(M, M, X);
+    if (PAIRS_IN_RANGE()) {
+      PAIRS_EXP();
+      PAIR_STORE(P, out + i);
+      sum += P_0;
+      sum += P_1;
+    } else if (M_0 < lo && M_1 < lo) { /* e^x is 0; adding 0 to sum >= 0 leaves it */
+      out[i] = 0.0f;
+      out[i + 1] = 0.0f;
+    } else {
+      exp_pair_scalar(out + i, m);
+      PAIRS_CALLER_SAVED();
+      X_0 = m;
+      X_1 = m;
+      sum += out[i];
+      sum += out[i + 1];
+    }
+  }
+  *sum_out = sum;
+  return i;
+}
+
+#undef PAIR
+#undef PAIR_OP
+#undef PAIR_ADD
+#undef PAIR_SUB
+#undef PAIR_MUL
+#undef PAIR_LOAD
+#undef PAIR_STORE
+
+#endif
