@@ -47,11 +47,23 @@ struct binary_f32_fields {
     }                                                      \
   } while (0)
 void binary_f32(const struct binary_f32_fields *v) {
-  uint32_t j = v->offset;
-  const uint32_t n = v->n, period = v->period;
+  uint32_t j = v->offset, n = v->n;
+  const uint32_t period = v->period;
   const int same_shape = j == 0 && period >= n;
   const float *a = v->a, *b = v->b;
   float *out = v->out;
+  /* Addition, subtraction and product two at a time where the pairs line up (a trailing
+   * vector's pairs too when its period and the range's offset in it are even). For operands
+   * of one shape the wrap is one past the end, never reached. */
+  if (v->op <= 2 && (same_shape || (period % 2 == 0 && j % 2 == 0)) &&
+      (((uintptr_t)a | (uintptr_t)(b + j) | (uintptr_t)out) & 7) == 0) {
+    const uint32_t done = binary_pairs(a, b, out, n, v->op, same_shape ? n + 2 : period, j);
+    a += done, out += done, n -= done;
+    if (same_shape)
+      b += done;
+    else
+      j = (j + done) % period;
+  }
   switch (v->op) {
     case 0: BINARY_LOOP(x + y); break;
     case 1: BINARY_LOOP(x - y); break;

@@ -229,6 +229,38 @@ static uint32_t softmax_exp_pairs(float* out, uint32_t n, float m, float* sum_ou
   return i;
 }
 
+/* out[i] = a[i] op b[(offset + i) % period] (op 0 +, 1 -, 2 x) two at a time: a load of each
+ * operand's pair, one f32x2 instruction and a store, where the scalar loop takes two loads,
+ * the operation, a store and (with the wrapping index of a trailing vector) five instructions
+ * more an element. a, b + offset and out 8-byte aligned, offset and period even (a pair never
+ * crosses the wrap); returns how many elements it did. */
+static uint32_t binary_pairs(const float* a, const float* b, float* out, uint32_t n, uint32_t op,
+                             uint32_t period, uint32_t offset) {
+  PAIR(A, "ft0", "ft1");
+  PAIR(B, "ft2", "ft3");
+  const float* b_end = b + period;
+  const float* bj = b + offset;
+  uint32_t i = 0;
+#define BINARY_PAIRS(OP)       \
+  for (; i + 2 <= n; i += 2) { \
+    PAIR_LOAD(A, a + i);       \
+    PAIR_LOAD(B, bj);          \
+    OP(A, A, B);               \
+    PAIR_STORE(A, out + i);    \
+    bj += 2;                   \
+    if (bj == b_end) bj = b;   \
+  }
+  if (op == 0) {
+    BINARY_PAIRS(PAIR_ADD)
+  } else if (op == 1) {
+    BINARY_PAIRS(PAIR_SUB)
+  } else {
+    BINARY_PAIRS(PAIR_MUL)
+  }
+#undef BINARY_PAIRS
+  return i;
+}
+
 #undef PAIR
 #undef PAIR_OP
 #undef PAIR_ADD

@@ -728,6 +728,41 @@ TEST(OpsElementwise, GeluInPairsEqualsTheScalarFunctionsBitForBit) {
   EXPECT_LT(got_gelu[0], 0.0f);                                     // -9: x e^-(...), tiny
 }
 
+// Addition, subtraction and product take pairs where they line up, a trailing vector's pairs
+// too when its length is even: [37 x 6] by a bias of 6 over 3 tiles (pieces that start at an
+// even and at an odd element of the bias, and end on an odd one), and two operands of one shape
+// of odd length; bit for bit against the host.
+TEST(OpsElementwise, PairedArithmeticWrapsATrailingVector) {
+  constexpr size_t rows = 37, columns = 6, n = rows * columns;
+  Graph g(Target::preset("mk2", 8));
+  Program p = Sequence({});
+  const Tensor x = g.add_variable(DType::kF32, {rows, columns}, "x");
+  const Tensor y = g.add_variable(DType::kF32, {rows, columns}, "y");
+  const Tensor bias = g.add_variable(DType::kF32, {columns}, "bias");
+  g.map_evenly(x, 0, 3);
+  g.map_evenly(y, 0, 3);
+  g.set_tile_mapping(bias, 4);
+  const Tensor biased = ops::binary(g, p, ops::BinaryOp::kAdd, x, bias, "biased");
+  const Tensor scaled = ops::binary(g, p, ops::BinaryOp::kMul, x, bias, "scaled");
+  const Tensor diff = ops::binary(g, p, ops::BinaryOp::kSub, x, y, "diff");
+  Device device(compile(g, p));
+  const std::vector<float> xv = random_f32(n, 31, -3.0f, 3.0f), yv = random_f32(n, 32, -3.0f, 3.0f),
+                           bv = random_f32(columns, 33, -1.0f, 1.0f);
+  device.write_tensor("x", xv.data(), n * 4);
+  device.write_tensor("y", yv.data(), n * 4);
+  device.write_tensor("bias", bv.data(), columns * 4);
+  device.run();
+  const auto read = [&](Tensor t) {
+    std::vector<float> out(n);
+    device.read_tensor(g.tensor(t).name, out.data(), n * 4);
+    return out;
+  };
+  namespace ref = ops::reference;
+  EXPECT_EQ(count_equal(read(biased), ref::binary(ops::BinaryOp::kAdd, xv, bv)), n);
+  EXPECT_EQ(count_equal(read(scaled), ref::binary(ops::BinaryOp::kMul, xv, bv)), n);
+  EXPECT_EQ(count_equal(read(diff), ref::binary(ops::BinaryOp::kSub, xv, yv)), n);
+}
+
 // Gradients added to their sums over three micro-batches (three runs of one program), each
 // sum's bits against the host's after every run: an f16 sum rounded to nearest and one rounded
 // stochastically (its random bits new each run: the ranges' counts of earlier calls salt
