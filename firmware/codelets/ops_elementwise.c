@@ -125,6 +125,7 @@ struct cast_f32_f16_fields {
 /* a[0..n) to f16 in pairs, as the hardware converts them (one instruction a pair). */
 static void narrow_range(const float *a, uint16_t *out, uint32_t n) {
   uint32_t i = 0;
+  if ((((uintptr_t)a & 7) | ((uintptr_t)out & 3)) == 0) i = narrow_pairs(a, out, n);
   for (; i + 2 <= n; i += 2) {
     const uint32_t bits = ipu_f16x2_bits(ipu_f32v2tof16(ipu_f32x2_make(a[i], a[i + 1])));
     out[i] = (uint16_t)bits;
