@@ -46,37 +46,53 @@ struct binary_f32_fields {
       }                                                    \
     }                                                      \
   } while (0)
+/* One element of binary_f32's operation. */
+static inline float binary_one(uint32_t op, float x, float y) {
+  switch (op) {
+    case 0: return x + y;
+    case 1: return x - y;
+    case 2: return x * y;
+    case 3: return x * ipu_ops_gelu_grad(y);
+    default: return x * (1.0f - y * y);
+  }
+}
+/* Whether pointers lie 4 bytes past an 8-byte boundary: the compiler places f32 tensors on
+ * words, so a range's pairs often start one element in. */
+#define ONE_WORD_IN(p) (((uintptr_t)(p)&7) == 4)
+#define ON_PAIRS(p) (((uintptr_t)(p)&7) == 0)
 void binary_f32(const struct binary_f32_fields *v) {
   uint32_t j = v->offset, n = v->n;
-  const uint32_t period = v->period;
+  const uint32_t period = v->period, op = v->op;
   const int same_shape = j == 0 && period >= n;
   const float *a = v->a, *b = v->b;
   float *out = v->out;
-  /* Addition, subtraction and product two at a time where the pairs line up (a trailing
-   * vector's pairs too when its period and the range's offset in it are even). For operands
-   * of one shape the wrap is one past the end, never reached. */
-  if (v->op <= 2 && (same_shape || (period % 2 == 0 && j % 2 == 0)) &&
-      (((uintptr_t)a | (uintptr_t)(b + j) | (uintptr_t)out) & 7) == 0) {
-    const uint32_t done = binary_pairs(a, b, out, n, v->op, same_shape ? n + 2 : period, j);
+  /* Addition, subtraction, product and GeLU's gradient two at a time where the pairs line up
+   * (a trailing vector's pairs too when its period is even), after one element alone when
+   * all three operands start a word past a pair. For operands of one shape the wrap is one
+   * past the end, never reached. */
+  const int paired = op <= 2 ? same_shape || period % 2 == 0 : op == 3 && same_shape;
+  if (paired && n > 0 && ONE_WORD_IN(a) && ONE_WORD_IN(b + j) && ONE_WORD_IN(out)) {
+    out[0] = binary_one(op, a[0], b[j]);
+    ++a, ++out, --n;
+    if (same_shape)
+      ++b;
+    else if (++j == period)
+      j = 0;
+  }
+  if (paired && (same_shape || j % 2 == 0) && ON_PAIRS(a) && ON_PAIRS(b + j) && ON_PAIRS(out)) {
+    const uint32_t done = op == 3 ? gelu_pairs(b, a, out, n)
+                                  : binary_pairs(a, b, out, n, op, same_shape ? n + 2 : period, j);
     a += done, out += done, n -= done;
     if (same_shape)
       b += done;
     else
       j = (j + done) % period;
   }
-  switch (v->op) {
+  switch (op) {
     case 0: BINARY_LOOP(x + y); break;
     case 1: BINARY_LOOP(x - y); break;
     case 2: BINARY_LOOP(x * y); break;
-    case 3:
-      if (same_shape && (((uintptr_t)a | (uintptr_t)b | (uintptr_t)out) & 7) == 0) {
-        const uint32_t done = gelu_pairs(b, a, out, n); /* two at a time */
-        a += done, b += done, out += done;
-        for (uint32_t i = 0; i < n - done; ++i) out[i] = a[i] * ipu_ops_gelu_grad(b[i]);
-        break;
-      }
-      BINARY_LOOP(x * ipu_ops_gelu_grad(y));
-      break;
+    case 3: BINARY_LOOP(x * ipu_ops_gelu_grad(y)); break;
     default: BINARY_LOOP(x * (1.0f - y * y)); break;
   }
 }
@@ -101,14 +117,16 @@ void unary_f32(const struct unary_f32_fields *v) {
   float *out = v->out;
   switch (v->op) {
     case 0: UNARY_LOOP(x > 0.0f ? x : 0.0f); break;
-    case 1:
-      if ((((uintptr_t)a | (uintptr_t)out) & 7) == 0) {
-        const uint32_t done = gelu_pairs(a, 0, out, n); /* two at a time */
-        if (done < n) out[done] = ipu_ops_gelu(a[done]);
-        break;
+    case 1: {
+      uint32_t i = 0;
+      if (n > 0 && ONE_WORD_IN(a) && ONE_WORD_IN(out)) { /* one alone, then pairs */
+        out[0] = ipu_ops_gelu(a[0]);
+        i = 1;
       }
-      UNARY_LOOP(ipu_ops_gelu(x));
+      if (ON_PAIRS(a + i) && ON_PAIRS(out + i)) i += gelu_pairs(a + i, 0, out + i, n - i);
+      for (; i < n; ++i) out[i] = ipu_ops_gelu(a[i]);
       break;
+    }
     case 2: UNARY_LOOP(k * x); break;
     case 3: UNARY_LOOP(ipu_ops_expf(x)); break;
     default: UNARY_LOOP(ipu_ops_tanhf(x)); break;
@@ -125,7 +143,7 @@ struct cast_f32_f16_fields {
 /* a[0..n) to f16 in pairs, as the hardware converts them (one instruction a pair). */
 static void narrow_range(const float *a, uint16_t *out, uint32_t n) {
   uint32_t i = 0;
-  if ((((uintptr_t)a & 7) | ((uintptr_t)out & 3)) == 0) i = narrow_pairs(a, out, n);
+  if (ON_PAIRS(a) && ((uintptr_t)out & 3) == 0) i = narrow_pairs(a, out, n);
   for (; i + 2 <= n; i += 2) {
     const uint32_t bits = ipu_f16x2_bits(ipu_f32v2tof16(ipu_f32x2_make(a[i], a[i + 1])));
     out[i] = (uint16_t)bits;
@@ -198,7 +216,12 @@ void softmax_rows_f32(const struct softmax_rows_f32_fields *v) {
     }
     float sum = 0.0f;
     uint32_t c = 0;
-    if (((uintptr_t)out & 7) == 0) c = softmax_exp_pairs(out, columns, m, &sum); /* in pairs */
+    if (columns > 0 && ONE_WORD_IN(out)) { /* one alone, then pairs */
+      out[0] = ipu_ops_expf(out[0] - m);
+      sum += out[0];
+      c = 1;
+    }
+    if (ON_PAIRS(out + c)) c += softmax_exp_pairs(out + c, columns - c, m, &sum);
     for (; c < columns; ++c) {
       out[c] = ipu_ops_expf(out[c] - m);
       sum += out[c];

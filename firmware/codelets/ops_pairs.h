@@ -190,8 +190,8 @@ static uint32_t gelu_pairs(const float* x, const float* grad, float* out, uint32
   return i;
 }
 
-/* A softmax row's exponentials in place: out[i] = e^(out[i] - m), and their sum from left to
- * right (from 0, as the scalar loop adds them), for pairs i, i + 1 < n; returns how many
+/* A softmax row's exponentials in place: out[i] = e^(out[i] - m), added to *sum_out from left to
+ * right (as the scalar loop adds them), for pairs i, i + 1 < n; returns how many
  * elements it did. A pair whose both arguments lie below e^x's range (a masked pair: the mask's
  * -10000) is 0, 0 as ipu_ops_expf gives; any other pair outside it the scalar function. out
  * must be 8-byte aligned. */
@@ -203,7 +203,7 @@ static uint32_t softmax_exp_pairs(float* out, uint32_t n, float m, float* sum_ou
   PAIRS_REGISTERS();
   X_0 = m; /* X holds the row's max in both lanes */
   X_1 = m;
-  float sum = 0.0f;
+  float sum = *sum_out;
   uint32_t i = 0;
   for (; i + 2 <= n; i += 2) {
     PAIR_LOAD(M, out + i);
