@@ -133,6 +133,16 @@ static const float kPairs[2 * kPairConstants] __attribute__((aligned(8))) = {
     PAIR_MUL(P, P, S);                                \
   } while (0)
 
+/* D = add + mul (X X), the constants `mul` and `add` loaded into K where they are needed. */
+#define PAIRS_OF_SQUARE(D, mul, add) \
+  do {                               \
+    PAIR_MUL(D, X, X);               \
+    PAIR_LOAD(K, c + 2 * (mul));     \
+    PAIR_MUL(D, K, D);               \
+    PAIR_LOAD(K, c + 2 * (add));     \
+    PAIR_ADD(D, K, D);               \
+  } while (0)
+
 /* The scalar functions for a pair that leaves the fast path (rare: |x| beyond about 7.3, or
  * NaN or infinite), out of line so that the loop's registers stay put. */
 static __attribute__((noinline)) void gelu_pair_scalar(const float* x, const float* grad,
@@ -151,11 +161,7 @@ static uint32_t gelu_pairs(const float* x, const float* grad, float* out, uint32
   for (; i + 2 <= n; i += 2) {
     /* minus_2u = x (c0 + c1 (x x)) */
     PAIR_LOAD(X, x + i);
-    PAIR_MUL(T, X, X);
-    PAIR_LOAD(K, c + 2 * kPairC1);
-    PAIR_MUL(T, K, T);
-    PAIR_LOAD(K, c + 2 * kPairC0);
-    PAIR_ADD(T, K, T);
+    PAIRS_OF_SQUARE(T, kPairC1, kPairC0);
     PAIR_MUL(M, X, T);
     if (!PAIRS_IN_RANGE()) {
       gelu_pair_scalar(x + i, grad ? grad + i : 0, out + i);
@@ -176,11 +182,7 @@ static uint32_t gelu_pairs(const float* x, const float* grad, float* out, uint32
     PAIR_SUB(T, P1, S);
     PAIR_MUL(T, S, T);
     PAIR_MUL(T, X, T);
-    PAIR_MUL(M, X, X);
-    PAIR_LOAD(K, c + 2 * kPairD1);
-    PAIR_MUL(M, K, M);
-    PAIR_LOAD(K, c + 2 * kPairD0);
-    PAIR_ADD(M, K, M);
+    PAIRS_OF_SQUARE(M, kPairD1, kPairD0);
     PAIR_MUL(T, T, M);
     PAIR_ADD(T, S, T);
     PAIR_LOAD(M, grad + i);
