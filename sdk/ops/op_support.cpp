@@ -22,7 +22,8 @@ uint32_t u32(size_t x) { return static_cast<uint32_t>(x); }
 
 void add_ops_codelets(Graph& g) {
   if (g.codelets().count("binary_f32")) return;
-  const std::string file = sdk_paths().codelet_dir() + "/ops_elementwise.c";
+  const std::string file = sdk_paths().codelet_dir() + "/ops_elementwise.c",
+                    training = sdk_paths().codelet_dir() + "/ops_training.c";
   auto in = [](const char* n, DType t) { return Field{n, FieldKind::kInput, t}; };
   auto out = [](const char* n, DType t) { return Field{n, FieldKind::kOutput, t}; };
   auto scalar = [](const char* n) { return Field{n, FieldKind::kScalar, DType::kU32}; };
@@ -85,16 +86,17 @@ void add_ops_codelets(Graph& g) {
   g.add_codelet(
       "sum_rows_in_order_f32", file,
       {in("in", f32), out("out", f32), scalar("rows"), scalar("columns"), scalar("stride")});
-  g.add_codelet("dropout_f32", file,
+  g.add_codelet("dropout_f32", training,
                 {in("x", f32), out("out", f32), scalar("n"), scalar("keep"), scalar("scale"),
                  scalar("s0_lo"), scalar("s0_hi"), scalar("s1_lo"), scalar("s1_hi")});
-  g.add_codelet("adam_f32", file,
+  g.add_codelet("adam_f32", training,
                 {Field{"w", FieldKind::kInOut, f32}, in("g", f32),
                  Field{"m", FieldKind::kInOut, f32}, Field{"v", FieldKind::kInOut, f32},
                  out("u", f32), in("corr", f32), out("partial", f32), scalar("n"), scalar("b1"),
                  scalar("b2"), scalar("eps"), scalar("wd"), scalar("lr"), scalar("lamb")});
-  g.add_codelet("lamb_ratio_f32", file, {in("partials", f32), out("ratio", f32), scalar("parts")});
-  g.add_codelet("lamb_apply_f32", file,
+  g.add_codelet("lamb_ratio_f32", training,
+                {in("partials", f32), out("ratio", f32), scalar("parts")});
+  g.add_codelet("lamb_apply_f32", training,
                 {Field{"w", FieldKind::kInOut, f32}, in("u", f32), in("ratio", f32), scalar("n"),
                  scalar("lr")});
   g.add_codelet("gather_columns_f32", file,
@@ -103,28 +105,28 @@ void add_ops_codelets(Graph& g) {
   g.add_codelet("transpose_f32", file,
                 {in("in", f32), out("out", f32), scalar("rows"), scalar("stride"), scalar("first"),
                  scalar("columns")});
-  g.add_codelet("embedding_lookup_f32", file,
+  g.add_codelet("embedding_lookup_f32", training,
                 {in("table", f32), in("indices", DType::kU32), out("out", f32), scalar("rows"),
                  scalar("entries"), scalar("count")});
-  g.add_codelet("embedding_lookup_f16", file,
+  g.add_codelet("embedding_lookup_f16", training,
                 {in("table", DType::kF16), in("indices", DType::kU32), out("out", f32),
                  scalar("rows"), scalar("entries"), scalar("count")});
-  g.add_codelet("embedding_grad_f32", file,
+  g.add_codelet("embedding_grad_f32", training,
                 {in("dout", f32), in("indices", DType::kU32), out("grad", f32), scalar("rows"),
                  scalar("entries"), scalar("count")});
-  g.add_codelet("embedding_grad_range_f32", file,
+  g.add_codelet("embedding_grad_range_f32", training,
                 {in("dout", f32), in("indices", DType::kU32), out("grad", f32), scalar("first"),
                  scalar("n"), scalar("count")});
-  g.add_codelet("cross_entropy_rows_f32", file,
+  g.add_codelet("cross_entropy_rows_f32", training,
                 {in("x", f32), in("labels", DType::kU32), out("loss", f32), out("dx", f32),
                  scalar("rows"), scalar("columns"), scalar("grad_scale")});
-  g.add_codelet("cross_entropy_slice_exp_f32", file,
+  g.add_codelet("cross_entropy_slice_exp_f32", training,
                 {in("x", f32), in("m", f32), in("label", DType::kU32), out("dx", f32),
                  out("stats", f32), scalar("first"), scalar("n")});
-  g.add_codelet("cross_entropy_combine_f32", file,
+  g.add_codelet("cross_entropy_combine_f32", training,
                 {in("stats", f32), in("m", f32), in("label", DType::kU32), out("loss", f32),
                  out("total", f32), scalar("slices"), scalar("columns")});
-  g.add_codelet("cross_entropy_slice_grad_f32", file,
+  g.add_codelet("cross_entropy_slice_grad_f32", training,
                 {Field{"dx", FieldKind::kInOut, f32}, in("total", f32), in("label", DType::kU32),
                  scalar("first"), scalar("n"), scalar("grad_scale")});
 }

@@ -17,7 +17,7 @@ namespace ipu::sdk::ops {
 uint32_t bits_of(float f);  // an f32 as a scalar field carries it
 uint32_t u32(size_t x);
 
-// Declares the codelets of firmware/codelets/ops_elementwise.c (once a graph).
+// Declares the codelets of firmware/codelets/ops_elementwise.c and ops_training.c (once a graph).
 void add_ops_codelets(Graph& g);
 
 // ---- checks: each throws GraphError naming the operation `op` and the tensor ----
