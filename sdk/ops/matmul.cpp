@@ -138,13 +138,12 @@ Phases start_phases(Graph& g, const std::string& name) {
   return ph;
 }
 
-// The phases' programs, in order. The gather is listed by the tile a run starts on: those tiles
-// send more pieces than any packer receives (a row is cut into a piece a block), so each sends
-// one a round.
-void finish_phases(Program& program, Phases& ph) {
+// The phases' programs, in order. The gather is listed by the tile a run starts on, a run of
+// each source a round, then put in rounds that no receiver takes twice either (in_rounds).
+void finish_phases(const Graph& g, Program& program, Phases& ph) {
   std::vector<CopyPairs> by_source;
   for (auto& [tile, pairs] : ph.gather) by_source.push_back(std::move(pairs));
-  program.body.push_back(Copy(interleave(by_source)));
+  program.body.push_back(Copy(in_rounds(g, interleave(by_source))));
   program.body.push_back(Execute(ph.pack));
   // Every consumer's list in the same order (its A pieces, then its B pieces), not rotated: a
   // piece is one multicast to all the consumers that share it, so they keep in step (rotated,
@@ -622,14 +621,14 @@ Tensor products(Graph& g, Program& program, Tensor a, Tensor b, bool grouped,
   Phases phases = start_phases(g, p.serial > 1 ? units.front().name : o.name);
   for (size_t i = 0; i < units.size(); ++i) {
     if (p.serial > 1 && i > 0) {
-      finish_phases(program, phases);
+      finish_phases(g, program, phases);
       phases = start_phases(g, units[i].name);
     }
     x.a_base = units[i].a_base;
     x.b_base = units[i].b_base;
     build_product(g, units[i].plan, x, result, units[i].c_base, n, units[i].name, phases);
   }
-  finish_phases(program, phases);
+  finish_phases(g, program, phases);
   Tensor out = result;
   if (options.rows_output) {
     // Each row whole on one tile, the rows spread evenly over the product's tiles; rows too

@@ -33,6 +33,34 @@ inline CopyPairs interleave(const std::vector<CopyPairs>& lists, bool rotate = t
   return out;
 }
 
+// The copies in rounds, each in the first round in which its source tile sends nothing else and
+// its destination tile receives nothing else (first fit, as a greedy edge colouring). interleave's
+// rounds keep each source to one send a round, but several sources may then send to one tile,
+// which takes them one at a time while the rest wait: the gather of 16 heads' 512 x 512 x 64
+// weight gradient, 158 actions on its busiest tile (19k cycles at 120 apart), took 39.6k cycles
+// interleaved by source and 24.9k in these rounds.
+inline CopyPairs in_rounds(const Graph& g, const CopyPairs& pairs) {
+  std::map<unsigned, std::vector<char>> sends, receives;  // per tile: whether round r is taken
+  std::vector<std::vector<size_t>> rounds;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    std::vector<char>& s = sends[g.tile_of(pairs[i].first.tensor, pairs[i].first.begin)];
+    std::vector<char>& d = receives[g.tile_of(pairs[i].second.tensor, pairs[i].second.begin)];
+    size_t r = 0;
+    while ((r < s.size() && s[r]) || (r < d.size() && d[r])) ++r;
+    for (std::vector<char>* taken : {&s, &d}) {
+      if (taken->size() <= r) taken->resize(r + 1, 0);
+      (*taken)[r] = 1;
+    }
+    if (rounds.size() <= r) rounds.resize(r + 1);
+    rounds[r].push_back(i);
+  }
+  CopyPairs out;
+  out.reserve(pairs.size());
+  for (const std::vector<size_t>& round : rounds)
+    for (size_t i : round) out.push_back(pairs[i]);
+  return out;
+}
+
 // The copy of all of `from` into `to` (same elements, other mappings), as pairs of the runs
 // where both mappings stay on one tile each, listed a receiving tile at a time and interleaved
 // (a whole-tensor Copy lists them in element order: relaying out a product's [3072 x 512]
