@@ -15,6 +15,7 @@
 // as one.
 //   transformer_layer [--preset mk2|bow] [--hidden N] [--heads N] [--ffn N] [--seq N]
 //                     [--sequences N] [--tiles N] [--memory P] [--pass P] [--param NAME=VALUE]
+//                     [--top N] [--profile]
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -71,7 +72,7 @@ void fill(Device& device, const Graph& g, Tensor t, double offset, double range,
 
 // Builds the layer, compiles the pass's steps, runs each in order.
 void run_pass(Pass pass, const ipu::hw::MachineConfig& machine, unsigned tiles,
-              const ops::EncoderShape& shape, const ops::EncoderOptions& options,
+              const ops::EncoderShape& shape, const ops::EncoderOptions& options, bool profile,
               PassFigures& out) {
   Graph g(Target::of(machine, tiles));
   const size_t T = shape.tokens(), H = shape.hidden;
@@ -97,7 +98,9 @@ void run_pass(Pass pass, const ipu::hw::MachineConfig& machine, unsigned tiles,
   const Executable exe = compile(g, programs);
   out.compile_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_start).count();
-  Device device(exe);
+  DeviceOptions device_options;
+  device_options.profile = profile;
+  Device device(exe, device_options);
   std::mt19937 rng(1);
   for (Tensor t : {w.qkv_t, w.out, w.ffn_in, w.ffn_out}) fill(device, g, t, 0, 0.05, rng);
   for (Tensor t : {w.out_bias, w.ffn_in_bias, w.ffn_out_bias, w.beta1, w.beta2})
@@ -112,6 +115,16 @@ void run_pass(Pass pass, const ipu::hw::MachineConfig& machine, unsigned tiles,
     s.cycles = r.run.cycles - r.host_transfer_cycles;
     s.flops = steps[i].flops;
     out.clock_hz = r.run.clock_hz;
+  }
+  if (profile) {  // what each operation's cycles went on: its compute sets, its codelets
+    for (const ComputeSetProfile& cs : device.profile().compute_sets)
+      fmt::print(stderr, "  compute set {:<36} {:>9} cycles\n", cs.name, cs.cycles);
+    for (const CodeletProfile& cp : device.profile().codelets)
+      fmt::print(stderr,
+                 "  codelet {:<28} {:>9} runs, {:.1f} instructions and {:.1f} cycles a run\n",
+                 cp.codelet, cp.runs.runs,
+                 static_cast<double>(cp.runs.instructions) / static_cast<double>(cp.runs.runs),
+                 static_cast<double>(cp.runs.cycles) / static_cast<double>(cp.runs.runs));
   }
   // The layer's output finite, where the forward pass ran (alone, the backward pass reads
   // zeros for its activations, and a norm's gradient from a zero variance is not).
@@ -133,6 +146,7 @@ int main(int argc, char** argv) {
   ops::EncoderShape shape;
   ops::EncoderOptions options;
   unsigned tiles = 0, top = 20;
+  bool profile = false;
   int figures_fd = -1;
   std::vector<std::string> parameters;
   po::options_description desc(
@@ -153,6 +167,9 @@ int main(int argc, char** argv) {
       "both (each pass compiled alone, in a child process), forward, backward, or together "
       "(both passes in one executable)")("top", po::value(&top)->default_value(top),
                                          "operations listed (the longest first; 0: all)")(
+      "profile", po::bool_switch(&profile),
+      "also print, on stderr, each compute set's cycles and each codelet's runs, instructions "
+      "and cycles a run (the exchanges and syncs are the rest of an operation's cycles)")(
       "param", po::value(&parameters)->composing(),
       "NAME=VALUE: a machine parameter (ipu-sim --config-dump lists them)")(
       "figures-fd", po::value(&figures_fd), "(internal) a child's pipe for its figures");
@@ -188,7 +205,7 @@ int main(int argc, char** argv) {
       run_pass(pass == "forward"    ? Pass::kForward
                : pass == "backward" ? Pass::kBackward
                                     : Pass::kTogether,
-               machine, tiles, shape, options, passes.back());
+               machine, tiles, shape, options, profile, passes.back());
       if (figures_fd >= 0) return ipu::bench::send_figures(figures_fd, passes.back()) ? 0 : 1;
     }
   } catch (const std::exception& e) {

@@ -169,15 +169,17 @@ void reduce_rows_op_f32(const struct reduce_rows_op_f32_fields *v) {
   }
 }
 
-/* softmax_rows_f32: per row r < rows: s = x + mask, m = the max of s, e = exp(s - m), out = e /
- *   (the sum of e from left to right). masked 0: no mask; 1: mask is a row of columns, added to
- *   every row; 2 (packed sequences): mask holds each token's sequence id, row r is the query of
- *   token q = (first_query + r) mod columns, and s = x + (mask[c] == mask[q] ? 0 : -10000).
- * fields: x (in f32), mask (in f32), out (out f32), rows, columns, masked, first_query */
+/* softmax_rows_f32: per row r < rows: s = x' + mask, m = the max of s, e = exp(s - m), out = e /
+ *   (the sum of e from left to right), where x' = x x scale (rounded), or x when scale is 1.
+ *   masked 0: no mask; 1: mask is a row of columns, added to every row; 2 (packed sequences):
+ *   mask holds each token's sequence id, row r is the query of token q = (first_query + r) mod
+ *   columns, and s = x' + (mask[c] == mask[q] ? 0 : -10000).
+ * fields: x (in f32), mask (in f32), out (out f32), rows, columns, masked, first_query,
+ *         scale (f32 bits) */
 struct softmax_rows_f32_fields {
   const float *x, *mask;
   float *out;
-  uint32_t rows, columns, masked, first_query;
+  uint32_t rows, columns, masked, first_query, scale;
 };
 /* The scores of a row into out, and their max (from the first score, as the row's first
  * comparison), a loop for each kind of mask: tested inside the loop, the mask's kind cost about
@@ -195,11 +197,25 @@ struct softmax_rows_f32_fields {
 void softmax_rows_f32(const struct softmax_rows_f32_fields *v) {
   const uint32_t columns = v->columns;
   const float *mask = v->mask;
+  const float scale = f32_of(v->scale);
+  const int scaled = scale != 1.0f;
   for (uint32_t r = 0; r < v->rows; ++r) {
     const float *x = v->x + r * columns;
     float *out = v->out + r * columns;
     float m;
-    if (v->masked == 1) {
+    if (v->masked != 2 && columns >= 2 && columns % 2 == 0 && ON_PAIRS(x) && ON_PAIRS(out) &&
+        (v->masked == 0 || ON_PAIRS(mask))) {
+      m = softmax_scores_pairs(x, mask, out, columns, v->masked == 1, scaled ? &scale : 0);
+    } else if (scaled) {
+      if (v->masked == 1) {
+        SOFTMAX_SCORES(x[c] * scale + mask[c]);
+      } else if (v->masked == 2) {
+        const float query = mask[(v->first_query + r) % columns];
+        SOFTMAX_SCORES(x[c] * scale + (mask[c] == query ? 0.0f : -10000.0f));
+      } else {
+        SOFTMAX_SCORES(x[c] * scale);
+      }
+    } else if (v->masked == 1) {
       SOFTMAX_SCORES(x[c] + mask[c]);
     } else if (v->masked == 2) {
       const float query = mask[(v->first_query + r) % columns];
@@ -219,7 +235,8 @@ void softmax_rows_f32(const struct softmax_rows_f32_fields *v) {
       out[c] = ipu_ops_expf(out[c] - m);
       sum += out[c];
     }
-    for (uint32_t c = 0; c < columns; ++c) out[c] = out[c] / sum;
+    c = ON_PAIRS(out) ? divide_pairs(out, columns, sum) : 0;
+    for (; c < columns; ++c) out[c] = out[c] / sum;
   }
 }
 

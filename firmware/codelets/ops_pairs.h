@@ -27,6 +27,11 @@
 #define PAIR_ADD(D, A, B) PAIR_OP(0, D, A, B)
 #define PAIR_SUB(D, A, B) PAIR_OP(1, D, A, B)
 #define PAIR_MUL(D, A, B) PAIR_OP(2, D, A, B)
+/* D = A B + C, lane by lane, rounded once (ipu.f32v2fma). */
+#define PAIR_FMA(D, A, B, C)                    \
+  __asm__(".insn r4 0x5b, 0, 0, %0, %2, %4, %6" \
+          : "=f"(D##_0), "=f"(D##_1)            \
+          : "f"(A##_0), "f"(A##_1), "f"(B##_0), "f"(B##_1), "f"(C##_0), "f"(C##_1))
 #define PAIR_LOAD(D, at) \
   __asm__ volatile(".insn i 0x5b, 1, %0, 0(%2)" : "=f"(D##_0), "=f"(D##_1) : "r"(at) : "memory")
 #define PAIR_STORE(S, at) \
@@ -54,7 +59,7 @@ enum {
 /* clang-format off */
 static const float kPairs[2 * kPairConstants] __attribute__((aligned(8))) = {
     -0.0713548162f, -0.0713548162f,  -1.5957691216f,   -1.5957691216f,
-    0.693359375f,   0.693359375f,    -2.12194440e-4f,  -2.12194440e-4f,
+    -0.693359375f,  -0.693359375f,   2.12194440e-4f,   2.12194440e-4f,
     1.5957691216f,  1.5957691216f,   0.2140644486f,    0.2140644486f,
     1.44269504f,    1.44269504f,     12582912.0f,      12582912.0f,
     1.0f / 720.0f,  1.0f / 720.0f,   1.0f / 120.0f,    1.0f / 120.0f,
@@ -97,35 +102,26 @@ static const float kPairs[2 * kPairConstants] __attribute__((aligned(8))) = {
 /* Both lanes of M within e^x's main range (NaN is not). */
 #define PAIRS_IN_RANGE() (M_0 >= lo && M_0 <= hi && M_1 >= lo && M_1 <= hi)
 
-/* P = e^M, lane by lane, as ipu_ops_expf's main path: n = M / ln 2 rounded by adding 1.5 2^23;
- * r = (M - n ln2hi) - n ln2lo; the degree-6 polynomial in r; times 2^n, (n + 127) << 23. Takes
- * T, S, R and K. */
+/* P = e^M, lane by lane, as ipu_ops_expf's main path: n = M / ln 2 rounded by adding 1.5 2^23
+ * (fused); r = (M - n ln2hi) + n ln2lo, each fused; the degree-6 polynomial in r by fused steps;
+ * times 2^n, (n + 127) << 23. Takes T, S, R and K. */
 #define PAIRS_EXP()                                   \
   do {                                                \
-    PAIR_MUL(S, M, L2E);                              \
-    PAIR_ADD(S, S, SHIFT);                            \
+    PAIR_FMA(S, M, L2E, SHIFT);                       \
     uint32_t b0_, b1_;                                \
     __asm__("fmv.x.w %0, %1" : "=r"(b0_) : "f"(S_0)); \
     __asm__("fmv.x.w %0, %1" : "=r"(b1_) : "f"(S_1)); \
     PAIR_SUB(T, S, SHIFT);                            \
     PAIR_LOAD(K, c + 2 * kPairLn2Hi);                 \
-    PAIR_MUL(R, T, K);                                \
-    PAIR_SUB(R, M, R);                                \
+    PAIR_FMA(R, T, K, M);                             \
     PAIR_LOAD(K, c + 2 * kPairLn2Lo);                 \
-    PAIR_MUL(T, T, K);                                \
-    PAIR_SUB(R, R, T);                                \
-    PAIR_MUL(P, P6, R);                               \
-    PAIR_ADD(P, P, P5);                               \
-    PAIR_MUL(P, P, R);                                \
-    PAIR_ADD(P, P, P4);                               \
-    PAIR_MUL(P, P, R);                                \
-    PAIR_ADD(P, P, P3);                               \
-    PAIR_MUL(P, P, R);                                \
-    PAIR_ADD(P, P, P2);                               \
-    PAIR_MUL(P, P, R);                                \
-    PAIR_ADD(P, P, P1);                               \
-    PAIR_MUL(P, P, R);                                \
-    PAIR_ADD(P, P, P1);                               \
+    PAIR_FMA(R, T, K, R);                             \
+    PAIR_FMA(P, P6, R, P5);                           \
+    PAIR_FMA(P, P, R, P4);                            \
+    PAIR_FMA(P, P, R, P3);                            \
+    PAIR_FMA(P, P, R, P2);                            \
+    PAIR_FMA(P, P, R, P1);                            \
+    PAIR_FMA(P, P, R, P1);                            \
     b0_ = (b0_ - 0x4b400000u + 127u) << 23;           \
     b1_ = (b1_ - 0x4b400000u + 127u) << 23;           \
     __asm__("fmv.w.x %0, %1" : "=f"(S_0) : "r"(b0_)); \
@@ -201,33 +197,147 @@ static __attribute__((noinline)) void exp_pair_scalar(float* out, float m) {
   out[0] = ipu_ops_expf(out[0] - m);
   out[1] = ipu_ops_expf(out[1] - m);
 }
+/* Softmax's loop has its own registers: its argument is never above 0 (a score less the row's
+ * largest), so only the range's lower end is tested, and with e^x's reduction constants kept in
+ * registers (not loaded into K) the row's sum and the lower end fit beside them. The callee-saved
+ * registers hold what the scalar way out must not take: the sum, the lower end and P6 .. P2.
+ * About 16 instructions an element, where the shared registers' loop (the sum and the maximum
+ * on the stack) took 25. */
 static uint32_t softmax_exp_pairs(float* out, uint32_t n, float m, float* sum_out) {
-  PAIRS_REGISTERS();
-  X_0 = m; /* X holds the row's max in both lanes */
-  X_1 = m;
-  float sum = *sum_out;
-  uint32_t i = 0;
-  for (; i + 2 <= n; i += 2) {
-    PAIR_LOAD(M, out + i);
+  PAIR(M, "ft0", "ft1"); /* the argument, then e^x */
+  PAIR(S, "ft2", "ft3");
+  PAIR(T, "ft4", "ft5");
+  PAIR(R, "ft6", "ft7");
+  PAIR(X, "ft8", "ft9"); /* the row's largest score, both lanes */
+  PAIR(P1, "ft10", "ft11");
+  PAIR(L2E, "fa0", "fa1");
+  PAIR(SHIFT, "fa2", "fa3");
+  PAIR(LN2HI, "fa4", "fa5");
+  PAIR(LN2LO, "fa6", "fa7");
+  PAIR(P6, "fs2", "fs3");
+  PAIR(P5, "fs4", "fs5");
+  PAIR(P4, "fs6", "fs7");
+  PAIR(P3, "fs8", "fs9");
+  PAIR(P2, "fs10", "fs11");
+  register float lo __asm__("fs0") = -87.3f;
+  register float sum __asm__("fs1") = *sum_out;
+  const float* c = kPairs;
+  PAIR_LOAD(P6, c + 2 * kPairP6);
+  PAIR_LOAD(P5, c + 2 * kPairP5);
+  PAIR_LOAD(P4, c + 2 * kPairP4);
+  PAIR_LOAD(P3, c + 2 * kPairP3);
+  PAIR_LOAD(P2, c + 2 * kPairP2);
+#define SOFTMAX_CALLER_SAVED()          \
+  PAIR_LOAD(P1, c + 2 * kPairP1);       \
+  PAIR_LOAD(L2E, c + 2 * kPairL2e);     \
+  PAIR_LOAD(SHIFT, c + 2 * kPairShift); \
+  PAIR_LOAD(LN2HI, c + 2 * kPairLn2Hi); \
+  PAIR_LOAD(LN2LO, c + 2 * kPairLn2Lo); \
+  X_0 = m;                              \
+  X_1 = m
+  SOFTMAX_CALLER_SAVED();
+  /* The pointer steps (no index beside it); the range's tests in asm, so that the compiler keeps
+   * no copies of M for them. */
+  float* const end = out + (n & ~1u);
+  for (float* at = out; at != end; at += 2) {
+    PAIR_LOAD(M, at);
     PAIR_SUB(M, M, X);
-    if (PAIRS_IN_RANGE()) {
-      PAIRS_EXP();
-      PAIR_STORE(P, out + i);
-      sum += P_0;
-      sum += P_1;
-    } else if (M_0 < lo && M_1 < lo) { /* e^x is 0; adding 0 to sum >= 0 leaves it */
-      out[i] = 0.0f;
-      out[i + 1] = 0.0f;
+    uint32_t in0, in1;
+    __asm__("fle.s %0, %1, %2" : "=r"(in0) : "f"(lo), "f"(M_0));
+    __asm__("fle.s %0, %1, %2" : "=r"(in1) : "f"(lo), "f"(M_1));
+    if (in0 & in1) { /* PAIRS_EXP, with the constants in registers */
+      PAIR_FMA(S, M, L2E, SHIFT);
+      uint32_t b0, b1;
+      __asm__("fmv.x.w %0, %1" : "=r"(b0) : "f"(S_0));
+      __asm__("fmv.x.w %0, %1" : "=r"(b1) : "f"(S_1));
+      PAIR_SUB(T, S, SHIFT);
+      PAIR_FMA(R, T, LN2HI, M);
+      PAIR_FMA(R, T, LN2LO, R);
+      PAIR_FMA(M, P6, R, P5);
+      PAIR_FMA(M, M, R, P4);
+      PAIR_FMA(M, M, R, P3);
+      PAIR_FMA(M, M, R, P2);
+      PAIR_FMA(M, M, R, P1);
+      PAIR_FMA(M, M, R, P1);
+      b0 = (b0 - 0x4b400000u + 127u) << 23;
+      b1 = (b1 - 0x4b400000u + 127u) << 23;
+      __asm__("fmv.w.x %0, %1" : "=f"(S_0) : "r"(b0));
+      __asm__("fmv.w.x %0, %1" : "=f"(S_1) : "r"(b1));
+      PAIR_MUL(M, M, S);
+      PAIR_STORE(M, at);
+      __asm__("fadd.s %0, %0, %1" : "+f"(sum) : "f"(M_0));
+      __asm__("fadd.s %0, %0, %1" : "+f"(sum) : "f"(M_1));
+      continue;
+    }
+    uint32_t below0, below1;
+    __asm__("flt.s %0, %1, %2" : "=r"(below0) : "f"(M_0), "f"(lo));
+    __asm__("flt.s %0, %1, %2" : "=r"(below1) : "f"(M_1), "f"(lo));
+    if (below0 & below1) { /* e^x is 0; adding 0 to sum >= 0 leaves it */
+      at[0] = 0.0f;
+      at[1] = 0.0f;
     } else {
-      exp_pair_scalar(out + i, m);
-      PAIRS_CALLER_SAVED();
-      X_0 = m;
-      X_1 = m;
-      sum += out[i];
-      sum += out[i + 1];
+      exp_pair_scalar(at, m);
+      SOFTMAX_CALLER_SAVED();
+      sum += at[0];
+      sum += at[1];
     }
   }
+#undef SOFTMAX_CALLER_SAVED
   *sum_out = sum;
+  return n & ~1u;
+}
+
+/* A softmax row's scores two at a time: out = x (x *scale, with scale; + mask, with `masked`)
+ * and their largest,
+ * both lanes' ipu.f32v2max folded at the end. The largest is the same value whichever order
+ * finds it; where the sequential `s > m ? s : m` and fmax differ (a NaN, or +0 beside -0) the
+ * row's outputs do not: a NaN makes every output NaN either way, and s - (+0) = s - (-0). x,
+ * mask and out 8-byte aligned, n even and at least 2. */
+static float softmax_scores_pairs(const float* x, const float* mask, float* out, uint32_t n,
+                                  int masked, const float* scale) {
+  PAIR(A, "ft0", "ft1");
+  PAIR(B, "ft2", "ft3");
+  PAIR(MAX, "ft4", "ft5");
+  PAIR(SCALE, "ft6", "ft7");
+  if (scale) {
+    SCALE_0 = *scale;
+    SCALE_1 = *scale;
+  }
+  PAIR_LOAD(A, x);
+  if (scale) PAIR_MUL(A, A, SCALE);
+  if (masked) {
+    PAIR_LOAD(B, mask);
+    PAIR_ADD(A, A, B);
+  }
+  PAIR_STORE(A, out);
+  MAX_0 = A_0;
+  MAX_1 = A_1;
+  for (uint32_t i = 2; i < n; i += 2) {
+    PAIR_LOAD(A, x + i);
+    if (scale) PAIR_MUL(A, A, SCALE);
+    if (masked) {
+      PAIR_LOAD(B, mask + i);
+      PAIR_ADD(A, A, B);
+    }
+    PAIR_STORE(A, out + i);
+    __asm__(".insn r 0x2b, 0, 4, %0, %2, %4"
+            : "=f"(MAX_0), "=f"(MAX_1)
+            : "f"(MAX_0), "f"(MAX_1), "f"(A_0), "f"(A_1));
+  }
+  return __builtin_fmaxf(MAX_0, MAX_1);
+}
+
+/* out[i] = out[i] / sum, two a load and store (ipu.f32v2 has no division: each lane's own
+ * fdiv.s). out 8-byte aligned; returns how many elements it did. */
+static uint32_t divide_pairs(float* out, uint32_t n, float sum) {
+  PAIR(A, "ft0", "ft1");
+  uint32_t i = 0;
+  for (; i + 2 <= n; i += 2) {
+    PAIR_LOAD(A, out + i);
+    A_0 = A_0 / sum;
+    A_1 = A_1 / sum;
+    PAIR_STORE(A, out + i);
+  }
   return i;
 }
 

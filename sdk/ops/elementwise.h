@@ -65,9 +65,11 @@ struct ColumnSums {
 };
 ColumnSums reduce_columns(Graph& graph, Program& program, Tensor x, const std::string& name);
 // Softmax of each row of x + mask (mask: [C], added to every row; the attention mask's large
-// negative values for padding), with the row's max subtracted before e^x: [R x C].
+// negative values for padding), with the row's max subtracted before e^x: [R x C]. With a scale
+// other than 1, of x x scale + mask (attention's 1 / sqrt(d)): the product rounded, then the sum,
+// as a scaling step before it would round them, in the same pass over the row.
 Tensor softmax_rows(Graph& graph, Program& program, Tensor x, std::optional<Tensor> mask,
-                    const std::string& name);
+                    const std::string& name, float scale = 1.0f);
 // Softmax of the attention scores of packed sequences (several sequences in a row of C tokens):
 // row r of x [R x C] is the query of token r mod C, and sequence_ids [C] (f32 whole numbers)
 // says which of the row's sequences each token is in. Key c is seen where its id equals the
@@ -75,7 +77,7 @@ Tensor softmax_rows(Graph& graph, Program& program, Tensor x, std::optional<Tens
 // without a [C x C] tensor. The same arithmetic as softmax_rows with that row's mask.
 constexpr float kMaskedOut = -10000.0f;
 Tensor softmax_rows_packed(Graph& graph, Program& program, Tensor x, Tensor sequence_ids,
-                           const std::string& name);
+                           const std::string& name, float scale = 1.0f);
 struct LayerNorm {
   Tensor y;        // [R x C]
   Tensor mean;     // [R]
@@ -220,9 +222,10 @@ std::vector<float> sum_partials(std::vector<float> parts, size_t columns);
 std::vector<float> reduce_columns(const std::vector<float>& x, size_t columns,
                                   const std::vector<size_t>& partial_rows);
 std::vector<float> softmax_rows(const std::vector<float>& x, const std::vector<float>* mask,
-                                size_t columns);
+                                size_t columns, float scale = 1.0f);
 std::vector<float> softmax_rows_packed(const std::vector<float>& x,
-                                       const std::vector<float>& sequence_ids, size_t columns);
+                                       const std::vector<float>& sequence_ids, size_t columns,
+                                       float scale = 1.0f);
 // y, then mean and inv_std per row, appended.
 std::vector<float> layer_norm(const std::vector<float>& x, const std::vector<float>& gamma,
                               const std::vector<float>& beta, float eps, size_t columns,

@@ -172,11 +172,15 @@ std::vector<float> reduce_rows(ReduceOp op, const std::vector<float>& x, size_t 
 }
 
 namespace {
-// One row's softmax of row + mask (no mask: row alone).
-void softmax_row(const float* row, const float* mask, size_t columns, float* o) {
-  float m = mask ? row[0] + mask[0] : row[0];
+// One row's softmax of row (x scale, unless 1) + mask (no mask: row alone).
+void softmax_row(const float* row, const float* mask, size_t columns, float scale, float* o) {
+  const auto score = [&](size_t c) {
+    const float s = scale != 1.0f ? row[c] * scale : row[c];
+    return mask ? s + mask[c] : s;
+  };
+  float m = score(0);
   for (size_t c = 0; c < columns; ++c) {
-    o[c] = mask ? row[c] + mask[c] : row[c];
+    o[c] = score(c);
     m = o[c] > m ? o[c] : m;
   }
   float sum = 0.0f;
@@ -189,20 +193,21 @@ void softmax_row(const float* row, const float* mask, size_t columns, float* o) 
 }  // namespace
 
 std::vector<float> softmax_rows(const std::vector<float>& x, const std::vector<float>* mask,
-                                size_t columns) {
+                                size_t columns, float scale) {
   std::vector<float> out(x.size());
   for (size_t r = 0; r < x.size() / columns; ++r)
-    softmax_row(&x[r * columns], mask ? mask->data() : nullptr, columns, &out[r * columns]);
+    softmax_row(&x[r * columns], mask ? mask->data() : nullptr, columns, scale, &out[r * columns]);
   return out;
 }
 
 std::vector<float> softmax_rows_packed(const std::vector<float>& x,
-                                       const std::vector<float>& sequence_ids, size_t columns) {
+                                       const std::vector<float>& sequence_ids, size_t columns,
+                                       float scale) {
   std::vector<float> out(x.size()), mask(columns);
   for (size_t r = 0; r < x.size() / columns; ++r) {
     const float query = sequence_ids[r % columns];
     for (size_t c = 0; c < columns; ++c) mask[c] = sequence_ids[c] == query ? 0.0f : kMaskedOut;
-    softmax_row(&x[r * columns], mask.data(), columns, &out[r * columns]);
+    softmax_row(&x[r * columns], mask.data(), columns, scale, &out[r * columns]);
   }
   return out;
 }

@@ -37,7 +37,7 @@ namespace {
 enum class SoftmaxMask : uint32_t { kNone = 0, kAdded = 1, kSequenceIds = 2 };
 
 Tensor softmax_with(Graph& g, Program& program, Tensor x, std::optional<Tensor> mask,
-                    SoftmaxMask kind, const std::string& name) {
+                    SoftmaxMask kind, const std::string& name, float scale) {
   require_sequence(program, name);
   const TensorInfo xi0 = mapped(g, x, name, "operand");
   require_type(xi0, DType::kF32, name, "operand");
@@ -73,7 +73,8 @@ Tensor softmax_with(Graph& g, Program& program, Tensor x, std::optional<Tensor> 
                   {"rows", u32(r.rows)},
                   {"columns", u32(columns)},
                   {"masked", static_cast<uint32_t>(kind)},
-                  {"first_query", u32(r.first % columns)}});
+                  {"first_query", u32(r.first % columns)},
+                  {"scale", bits_of(scale)}});
   }
   program.body.push_back(Execute(cs));
   return out;
@@ -82,13 +83,14 @@ Tensor softmax_with(Graph& g, Program& program, Tensor x, std::optional<Tensor> 
 }  // namespace
 
 Tensor softmax_rows(Graph& g, Program& program, Tensor x, std::optional<Tensor> mask,
-                    const std::string& name) {
-  return softmax_with(g, program, x, mask, mask ? SoftmaxMask::kAdded : SoftmaxMask::kNone, name);
+                    const std::string& name, float scale) {
+  return softmax_with(g, program, x, mask, mask ? SoftmaxMask::kAdded : SoftmaxMask::kNone, name,
+                      scale);
 }
 
 Tensor softmax_rows_packed(Graph& g, Program& program, Tensor x, Tensor sequence_ids,
-                           const std::string& name) {
-  return softmax_with(g, program, x, sequence_ids, SoftmaxMask::kSequenceIds, name);
+                           const std::string& name, float scale) {
+  return softmax_with(g, program, x, sequence_ids, SoftmaxMask::kSequenceIds, name, scale);
 }
 
 namespace {

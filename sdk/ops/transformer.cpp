@@ -152,14 +152,12 @@ EncoderForward encoder_forward(Graph& g, std::vector<LayerStep>& steps, const En
     const Tensor q = heads_of(g, qkv, 0, s, "q"), k = heads_of(g, qkv, H, s, "k"),
                  v = heads_of(g, qkv, 2 * H, s, "v");
     const Tensor scores = st.matmul("scores" + sb, q, k, true, false, DType::kF32);
-    const Tensor scaled = st.op("scale" + sb, [&](Program& p, const std::string& n) {
-      return unary(g, p, UnaryOp::kScale, scores, n, scale);
-    });
     const Tensor mask_b =
         g.slice(mask, b * S, (b + 1) * S, {S}, fmt::format("{}.mask{}", o.name, b));
     f.probs.push_back(st.op("softmax" + sb, [&](Program& p, const std::string& n) {
-      return o.packed ? softmax_rows_packed(g, p, scaled, mask_b, n)
-                      : softmax_rows(g, p, scaled, mask_b, n);
+      // The scores scaled by 1 / sqrt(d) in the softmax's first pass over them.
+      return o.packed ? softmax_rows_packed(g, p, scores, mask_b, n, scale)
+                      : softmax_rows(g, p, scores, mask_b, n, scale);
     }));
     f.probs16.push_back(st.op("probs_f16" + sb, [&](Program& p, const std::string& n) {
       return cast(g, p, f.probs.back(), DType::kF16, n);

@@ -47,11 +47,10 @@ EncoderForwardValues encoder_forward(const std::vector<LayerStep>& steps, const 
     const std::vector<uint16_t>& qkv = f.qkv_t.back();
     const auto q = part(qkv, 0, H * S), k = part(qkv, H * S, 2 * H * S),
                v = part(qkv, 2 * H * S, 3 * H * S);
-    const std::vector<float> scaled =
-        unary(UnaryOp::kScale, st.product("scores" + sb, q, k, heads), scale);
+    const std::vector<float> scores = st.product("scores" + sb, q, k, heads);
     const std::vector<float> mask_b = part(mask, b * S, (b + 1) * S);
-    f.probs.push_back(o.packed ? softmax_rows_packed(scaled, mask_b, S)
-                               : softmax_rows(scaled, &mask_b, S));
+    f.probs.push_back(o.packed ? softmax_rows_packed(scores, mask_b, S, scale)
+                               : softmax_rows(scores, &mask_b, S, scale));
     f.probs16.push_back(cast_to_f16(f.probs.back()));
     const std::vector<uint16_t> context = st.product16("context" + sb, v, f.probs16.back(), heads);
     stack_columns(context, f.context_t, b, H, S, T);

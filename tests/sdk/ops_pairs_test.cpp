@@ -1,0 +1,165 @@
+// The elementwise and row codelets' paths in the f32x2 lanes (firmware/codelets/ops_pairs.h),
+// bit for bit against the host references, and their way out to the scalar functions.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "sdk/compiler/compiler.h"
+#include "sdk/ops/elementwise.h"
+#include "sdk/runtime/device.h"
+
+namespace ipu::test {
+namespace {
+
+using namespace ipu::sdk;
+
+std::vector<float> random_f32(size_t n, uint32_t seed, float lo, float hi) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> value(lo, hi);
+  std::vector<float> out(n);
+  for (float& x : out) x = value(rng);
+  return out;
+}
+
+size_t count_equal(const std::vector<float>& a, const std::vector<float>& b) {
+  size_t equal = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) equal += std::memcmp(&a[i], &b[i], 4) == 0;
+  return equal;
+}
+
+// GeLU and its gradient on the tiles take pairs in the f32x2 lanes (ops_pairs.h), a pair
+// whose e^x argument leaves its main range the scalar functions: a grid across both edges of
+// that range (x near -7.3 and 7.3), with NaN, infinities and far values among ordinary ones so
+// that scalar pairs fall between fast ones, and odd pieces on three tiles (a range that ends
+// on an odd element, one that starts unaligned), bit for bit against the host's functions.
+TEST(OpsPairs, GeluInPairsEqualsTheScalarFunctionsBitForBit) {
+  constexpr size_t n = 1001;
+  Graph g(Target::preset("mk2", 8));
+  Program p = Sequence({});
+  const Tensor x = g.add_variable(DType::kF32, {n}, "x");
+  const Tensor dy = g.add_variable(DType::kF32, {n}, "dy");
+  g.map_evenly(x, 0, 3);
+  g.map_evenly(dy, 0, 3);
+  const Tensor gelu = ops::unary(g, p, ops::UnaryOp::kGelu, x, "gelu");
+  const Tensor grad = ops::binary(g, p, ops::BinaryOp::kMulGeluGrad, dy, x, "grad");
+  Device device(compile(g, p));
+  std::vector<float> xv(n), dyv = random_f32(n, 9, -2.0f, 2.0f);
+  const float specials[] = {std::nanf(""), INFINITY, -INFINITY, 30.0f, -30.0f, 7.3f, -7.3f};
+  for (size_t i = 0; i < n; ++i)
+    xv[i] = i % 13 == 5 ? specials[(i / 13) % 7] : -9.0f + 18.0f * static_cast<float>(i) / n;
+  device.write_tensor("x", xv.data(), n * 4);
+  device.write_tensor("dy", dyv.data(), n * 4);
+  device.run();
+  std::vector<float> got_gelu(n), got_grad(n);
+  device.read_tensor(g.tensor(gelu).name, got_gelu.data(), n * 4);
+  device.read_tensor(g.tensor(grad).name, got_grad.data(), n * 4);
+  const std::vector<float> want_gelu = ops::reference::unary(ops::UnaryOp::kGelu, xv),
+                           want_grad = ops::reference::binary(ops::BinaryOp::kMulGeluGrad, dyv, xv);
+  // Equal bits, or both NaN: -inf gives -inf x 0, whose NaN is canonical (positive) on the
+  // tiles (RISC-V) and negative on an x86 host.
+  const auto same = [](const std::vector<float>& a, const std::vector<float>& b) {
+    size_t equal = 0;
+    for (size_t i = 0; i < a.size(); ++i)
+      equal += std::memcmp(&a[i], &b[i], 4) == 0 || (std::isnan(a[i]) && std::isnan(b[i]));
+    return equal;
+  };
+  EXPECT_EQ(same(got_gelu, want_gelu), n);
+  EXPECT_EQ(same(got_grad, want_grad), n);
+  EXPECT_TRUE(std::isnan(got_gelu[5]));   // NaN in, NaN out
+  EXPECT_EQ(got_gelu[18], INFINITY);      // +inf: e^x's argument -inf, s = 1
+  EXPECT_EQ(got_gelu[n - 1], xv[n - 1]);  // near 9: s rounds to 1
+  EXPECT_TRUE(got_gelu[57] == 0.0f && std::signbit(got_gelu[57]));  // -30: x / inf = -0
+  EXPECT_LT(got_gelu[0], 0.0f);                                     // -9: x e^-(...), tiny
+}
+
+// Addition, subtraction and product take pairs where they line up, a trailing vector's pairs
+// too when its length is even: [37 x 6] by a bias of 6 over 3 tiles (pieces that start at an
+// even and at an odd element of the bias, and end on an odd one), and two operands of one shape
+// of odd length; bit for bit against the host.
+TEST(OpsPairs, PairedArithmeticWrapsATrailingVector) {
+  constexpr size_t rows = 37, columns = 6, n = rows * columns;
+  Graph g(Target::preset("mk2", 8));
+  Program p = Sequence({});
+  const Tensor x = g.add_variable(DType::kF32, {rows, columns}, "x");
+  const Tensor y = g.add_variable(DType::kF32, {rows, columns}, "y");
+  const Tensor bias = g.add_variable(DType::kF32, {columns}, "bias");
+  g.map_evenly(x, 0, 3);
+  g.map_evenly(y, 0, 3);
+  g.set_tile_mapping(bias, 4);
+  const Tensor biased = ops::binary(g, p, ops::BinaryOp::kAdd, x, bias, "biased");
+  const Tensor scaled = ops::binary(g, p, ops::BinaryOp::kMul, x, bias, "scaled");
+  const Tensor diff = ops::binary(g, p, ops::BinaryOp::kSub, x, y, "diff");
+  Device device(compile(g, p));
+  const std::vector<float> xv = random_f32(n, 31, -3.0f, 3.0f), yv = random_f32(n, 32, -3.0f, 3.0f),
+                           bv = random_f32(columns, 33, -1.0f, 1.0f);
+  device.write_tensor("x", xv.data(), n * 4);
+  device.write_tensor("y", yv.data(), n * 4);
+  device.write_tensor("bias", bv.data(), columns * 4);
+  device.run();
+  const auto read = [&](Tensor t) {
+    std::vector<float> out(n);
+    device.read_tensor(g.tensor(t).name, out.data(), n * 4);
+    return out;
+  };
+  namespace ref = ops::reference;
+  EXPECT_EQ(count_equal(read(biased), ref::binary(ops::BinaryOp::kAdd, xv, bv)), n);
+  EXPECT_EQ(count_equal(read(scaled), ref::binary(ops::BinaryOp::kMul, xv, bv)), n);
+  EXPECT_EQ(count_equal(read(diff), ref::binary(ops::BinaryOp::kSub, xv, yv)), n);
+}
+
+// Softmax's rows of even length take pairs: the scores (scaled, masked) and their largest, e^x of
+// each pair with the constants in registers, the division. Rows of 64 over 3 tiles, scaled by
+// 0.125 with a mask whose -10000 makes some pairs 0, 0 and one lane of others 0 (the scalar way
+// out), and a row with a large score (e^x of the others tiny, some below its range); unscaled,
+// masked by sequence ids (the scalar scores, paired e^x), and an odd row length (all scalar):
+// bit for bit against the host, and the scale taken (the unscaled result differs).
+TEST(OpsPairs, SoftmaxRowsInPairsEqualTheHostBitForBit) {
+  namespace ref = ops::reference;
+  constexpr size_t rows = 10, columns = 64, n = rows * columns;
+  Graph g(Target::preset("mk2", 8));
+  Program p = Sequence({});
+  const Tensor x = g.add_variable(DType::kF32, {rows, columns}, "x");
+  const Tensor mask = g.add_variable(DType::kF32, {columns}, "mask");
+  const Tensor ids = g.add_variable(DType::kF32, {columns}, "ids");
+  const Tensor odd = g.add_variable(DType::kF32, {7, 9}, "odd");
+  g.map_evenly(x, 0, 3, columns);
+  g.set_tile_mapping(mask, 4);
+  g.set_tile_mapping(ids, 5);
+  g.map_evenly(odd, 0, 2, 9);
+  const Tensor scaled = ops::softmax_rows(g, p, x, mask, "scaled", 0.125f);
+  const Tensor plain = ops::softmax_rows(g, p, x, mask, "plain");
+  const Tensor packed = ops::softmax_rows_packed(g, p, x, ids, "packed", 0.125f);
+  const Tensor odd_soft = ops::softmax_rows(g, p, odd, std::nullopt, "odd_soft", 0.5f);
+  Device device(compile(g, p));
+  std::vector<float> xv = random_f32(n, 41, -8.0f, 8.0f), mv(columns), iv(columns);
+  xv[3 * columns + 4] = 900.0f;  // row 3: the others' e^x below its range
+  for (size_t c = 0; c < columns; ++c) {
+    mv[c] = c % 8 == 2 || c % 8 == 3 ? -10000.0f : (c % 8 == 5 ? -10000.0f : 0.0f);
+    iv[c] = static_cast<float>(c / 20);
+  }
+  const std::vector<float> ov = random_f32(63, 42, -4.0f, 4.0f);
+  device.write_tensor("x", xv.data(), n * 4);
+  device.write_tensor("mask", mv.data(), columns * 4);
+  device.write_tensor("ids", iv.data(), columns * 4);
+  device.write_tensor("odd", ov.data(), ov.size() * 4);
+  device.run();
+  const auto read = [&](Tensor t, size_t size) {
+    std::vector<float> v(size);
+    device.read_tensor(g.tensor(t).name, v.data(), size * 4);
+    return v;
+  };
+  const std::vector<float> got = read(scaled, n);
+  EXPECT_EQ(count_equal(got, ref::softmax_rows(xv, &mv, columns, 0.125f)), n);
+  EXPECT_EQ(count_equal(read(plain, n), ref::softmax_rows(xv, &mv, columns)), n);
+  EXPECT_EQ(count_equal(read(packed, n), ref::softmax_rows_packed(xv, iv, columns, 0.125f)), n);
+  EXPECT_EQ(count_equal(read(odd_soft, 63), ref::softmax_rows(ov, nullptr, 9, 0.5f)), 63u);
+  EXPECT_LT(count_equal(got, read(plain, n)), n / 2);  // the scale was taken (3/8 masked)
+  EXPECT_EQ(got[2], 0.0f);                             // masked pair: 0, 0
+  EXPECT_EQ(got[3 * columns + 4], 1.0f);               // the large score takes it all
+}
+
+}  // namespace
+}  // namespace ipu::test
