@@ -354,23 +354,41 @@ void layer_norm_slice_apply_f32(const struct layer_norm_slice_apply_f32_fields *
 }
 
 /* softmax_grad_rows_f32: per row r < rows: s = the sum of dy y from left to right;
- *   dx = y (dy - s).
- * fields: y (in f32), dy (in f32), dx (out f32), rows, columns */
-struct softmax_grad_rows_f32_fields {
+ *   dx = y (dy - s), times scale (rounded) unless scale is 1. softmax_grad_rows_f16: dx rounded
+ *   to f16 (nearest even), as cast_f32_f16 rounds it.
+ * fields: y (in f32), dy (in f32), dx (out f32 or f16), rows, columns, scale (f32 bits) */
+struct softmax_grad_rows_fields {
   const float *y, *dy;
-  float *dx;
-  uint32_t rows, columns;
+  void *dx;
+  uint32_t rows, columns, scale;
 };
-void softmax_grad_rows_f32(const struct softmax_grad_rows_f32_fields *v) {
+static void softmax_grad_rows(const struct softmax_grad_rows_fields *v, int f16) {
   const uint32_t columns = v->columns;
+  const float scale = f32_of(v->scale);
+  const int scaled = scale != 1.0f;
   for (uint32_t r = 0; r < v->rows; ++r) {
     const float *y = v->y + r * columns, *dy = v->dy + r * columns;
+    float *dx = f16 ? 0 : (float *)v->dx + r * columns;
+    uint16_t *dx16 = f16 ? (uint16_t *)v->dx + r * columns : 0;
+    if (columns % 2 == 0 && ON_PAIRS(y) && ON_PAIRS(dy) &&
+        (f16 ? ((uintptr_t)dx16 & 3) == 0 : ON_PAIRS(dx))) {
+      softmax_grad_pairs(y, dy, dx, dx16, columns, scaled ? &scale : 0);
+      continue;
+    }
     float s = 0.0f;
     for (uint32_t c = 0; c < columns; ++c) s += dy[c] * y[c];
-    float *dx = v->dx + r * columns;
-    for (uint32_t c = 0; c < columns; ++c) dx[c] = y[c] * (dy[c] - s);
+    for (uint32_t c = 0; c < columns; ++c) {
+      const float d = y[c] * (dy[c] - s);
+      const float e = scaled ? d * scale : d;
+      if (f16)
+        dx16[c] = (uint16_t)ipu_f16x2_bits(ipu_f32v2tof16(ipu_f32x2_make(e, 0.0f)));
+      else
+        dx[c] = e;
+    }
   }
 }
+void softmax_grad_rows_f32(const struct softmax_grad_rows_fields *v) { softmax_grad_rows(v, 0); }
+void softmax_grad_rows_f16(const struct softmax_grad_rows_fields *v) { softmax_grad_rows(v, 1); }
 
 /* layer_norm_grad_rows_f32: per row r < rows, with xhat = (x - mean) inv and g = dy gamma:
  *   a = (sum of g) / columns, b = (sum of g xhat) / columns, both sums in six column slices

@@ -389,6 +389,46 @@ static uint32_t narrow_pairs(const float* a, uint16_t* out, uint32_t n) {
   return i;
 }
 
+/* A softmax gradient's row in pairs: s = the sum of dy y (each pair's products in the lanes, then
+ * added to s from left to right, as the scalar loop adds them); dx = (y (dy - s)) x scale, the
+ * scale's product only when scaled, stored as f32 or, with out16, rounded to f16 pairs (the
+ * hardware's nearest even, as cast_f32_f16). y, dy, out 8-byte aligned (out16 4-byte), n even. */
+static void softmax_grad_pairs(const float* y, const float* dy, float* out, uint16_t* out16,
+                               uint32_t n, const float* scale) {
+  PAIR(Y, "ft0", "ft1");
+  PAIR(D, "ft2", "ft3");
+  PAIR(S, "ft4", "ft5");
+  PAIR(K, "ft6", "ft7");
+  register float sum __asm__("ft8") = 0.0f;
+  for (uint32_t i = 0; i < n; i += 2) {
+    PAIR_LOAD(Y, y + i);
+    PAIR_LOAD(D, dy + i);
+    PAIR_MUL(D, D, Y);
+    __asm__("fadd.s %0, %0, %1" : "+f"(sum) : "f"(D_0));
+    __asm__("fadd.s %0, %0, %1" : "+f"(sum) : "f"(D_1));
+  }
+  S_0 = sum;
+  S_1 = sum;
+  if (scale) {
+    K_0 = *scale;
+    K_1 = *scale;
+  }
+  register float h __asm__("ft9");
+  for (uint32_t i = 0; i < n; i += 2) {
+    PAIR_LOAD(Y, y + i);
+    PAIR_LOAD(D, dy + i);
+    PAIR_SUB(D, D, S);
+    PAIR_MUL(D, Y, D);
+    if (scale) PAIR_MUL(D, D, K);
+    if (out16) {
+      __asm__(".insn r 0x2b, 2, 0, %0, %1, x0" : "=f"(h) : "f"(D_0), "f"(D_1));
+      __asm__ volatile("fsw %0, 0(%1)" : : "f"(h), "r"(out16 + i) : "memory");
+    } else {
+      PAIR_STORE(D, out + i);
+    }
+  }
+}
+
 #undef PAIR
 #undef PAIR_OP
 #undef PAIR_ADD

@@ -87,9 +87,11 @@ struct LayerNorm {
 LayerNorm layer_norm(Graph& graph, Program& program, Tensor x, Tensor gamma, Tensor beta, float eps,
                      const std::string& name);
 
-// The backward passes. Softmax: dx = y (dy - sum(dy y)) per row, y the forward's result.
+// The backward passes. Softmax: dx = y (dy - sum(dy y)) per row, y the forward's result. With a
+// scale other than 1, dx x scale (rounded); with out = kF16, that rounded to f16 (nearest even,
+// as cast rounds it): attention's scaling step and cast in the same pass over the row.
 Tensor softmax_grad_rows(Graph& graph, Program& program, Tensor y, Tensor dy,
-                         const std::string& name);
+                         const std::string& name, float scale = 1.0f, DType out = DType::kF32);
 struct LayerNormGrad {
   Tensor dx;      // [R x C]
   Tensor dgamma;  // [C]: over the rows, each tile's partial sums (rows in order, from 0), then
@@ -231,7 +233,7 @@ std::vector<float> layer_norm(const std::vector<float>& x, const std::vector<flo
                               const std::vector<float>& beta, float eps, size_t columns,
                               std::vector<float>* mean, std::vector<float>* inv_std);
 std::vector<float> softmax_grad_rows(const std::vector<float>& y, const std::vector<float>& dy,
-                                     size_t columns);
+                                     size_t columns, float scale = 1.0f);
 // dx; and dgamma, dbeta over partials of partial_rows rows each.
 std::vector<float> layer_norm_grad(const std::vector<float>& x, const std::vector<float>& dy,
                                    const std::vector<float>& gamma, const std::vector<float>& mean,

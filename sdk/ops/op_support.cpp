@@ -78,7 +78,11 @@ void add_ops_codelets(Graph& g) {
       {in("x", f32), in("dy", f32), in("gamma", f32), in("mean", f32), in("inv", f32),
        in("sums", f32), out("dx", f32), scalar("rows"), scalar("columns"), scalar("slice")});
   g.add_codelet("softmax_grad_rows_f32", file,
-                {in("y", f32), in("dy", f32), out("dx", f32), scalar("rows"), scalar("columns")});
+                {in("y", f32), in("dy", f32), out("dx", f32), scalar("rows"), scalar("columns"),
+                 scalar("scale")});
+  g.add_codelet("softmax_grad_rows_f16", file,
+                {in("y", f32), in("dy", f32), out("dx", f16), scalar("rows"), scalar("columns"),
+                 scalar("scale")});
   g.add_codelet(
       "layer_norm_grad_rows_f32", file,
       {in("x", f32), in("dy", f32), in("gamma", f32), in("mean", f32), in("inv", f32),

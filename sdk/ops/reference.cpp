@@ -246,13 +246,15 @@ std::vector<float> layer_norm(const std::vector<float>& x, const std::vector<flo
 }
 
 std::vector<float> softmax_grad_rows(const std::vector<float>& y, const std::vector<float>& dy,
-                                     size_t columns) {
+                                     size_t columns, float scale) {
   std::vector<float> dx(y.size());
   for (size_t r = 0; r < y.size() / columns; ++r) {
     float s = 0.0f;
     for (size_t c = 0; c < columns; ++c) s += dy[r * columns + c] * y[r * columns + c];
-    for (size_t c = 0; c < columns; ++c)
-      dx[r * columns + c] = y[r * columns + c] * (dy[r * columns + c] - s);
+    for (size_t c = 0; c < columns; ++c) {
+      const float d = y[r * columns + c] * (dy[r * columns + c] - s);
+      dx[r * columns + c] = scale != 1.0f ? d * scale : d;
+    }
   }
   return dx;
 }

@@ -217,25 +217,37 @@ LayerNorm layer_norm(Graph& g, Program& program, Tensor x, Tensor gamma, Tensor 
   return out;
 }
 
-Tensor softmax_grad_rows(Graph& g, Program& program, Tensor y, Tensor dy, const std::string& name) {
+Tensor softmax_grad_rows(Graph& g, Program& program, Tensor y, Tensor dy, const std::string& name,
+                         float scale, DType out) {
   require_sequence(program, name);
   matrix_and_gradient(g, y, dy, name, "y");
+  if (out != DType::kF32 && out != DType::kF16)
+    throw GraphError(
+        fmt::format("{}: the gradient's type must be f32 or f16, not {}", name, dtype_name(out)));
   add_ops_codelets(g);
   const Tensor rows = whole_rows(g, program, y, name);
   const TensorInfo yi = g.tensor(rows);
-  const Tensor d = laid_like(g, program, dy, yi, name + ".dy");
   const size_t columns = yi.shape.back();
-  const Tensor dx = g.add_variable(DType::kF32, yi.shape, name);
+  // An f16 result's pieces must start on words (the exchange moves words): rows of odd length
+  // laid out from an odd element take the f32 result and a cast, which moves them.
+  bool words = true;
+  for (const Interval& m : yi.mapping) words &= m.begin % 2 == 0;
+  if (out == DType::kF16 && !words)
+    return cast(g, program, softmax_grad_rows(g, program, y, dy, name + ".f32", scale), DType::kF16,
+                name);
+  const Tensor d = laid_like(g, program, dy, yi, name + ".dy");
+  const Tensor dx = g.add_variable(out, yi.shape, name);
   g.set_tile_mapping(dx, yi.mapping);
   const ComputeSet cs = g.add_compute_set(name);
   for (const RowRange& r : row_ranges(yi)) {
     const size_t lo = r.first * columns, hi = (r.first + r.rows) * columns;
-    g.add_vertex(cs, "softmax_grad_rows_f32", r.tile,
+    g.add_vertex(cs, out == DType::kF16 ? "softmax_grad_rows_f16" : "softmax_grad_rows_f32", r.tile,
                  {{"y", g.region(rows, lo, hi)},
                   {"dy", g.region(d, lo, hi)},
                   {"dx", g.region(dx, lo, hi)},
                   {"rows", u32(r.rows)},
-                  {"columns", u32(columns)}});
+                  {"columns", u32(columns)},
+                  {"scale", bits_of(scale)}});
   }
   program.body.push_back(Execute(cs));
   return dx;

@@ -290,14 +290,9 @@ EncoderGrads encoder_backward(Graph& g, std::vector<LayerStep>& steps, const Enc
     const Tensor dprobs = st.matmul("context_probs" + sb, dctx_heads, v, true, false, DType::kF32);
     const Tensor dv =
         st.matmul("context_values" + sb, dctx_heads, f.probs16[b], false, false, DType::kF16);
-    const Tensor dscores = st.op("softmax" + sb, [&](Program& p, const std::string& n) {
-      return softmax_grad_rows(g, p, f.probs[b], dprobs, n);
-    });
-    const Tensor dscaled = st.op("scale" + sb, [&](Program& p, const std::string& n) {
-      return unary(g, p, UnaryOp::kScale, dscores, n, scale);
-    });
-    const Tensor ds16 = st.op("scores_f16" + sb, [&](Program& p, const std::string& n) {
-      return cast(g, p, dscaled, DType::kF16, n);
+    // The scores' gradient scaled by 1 / sqrt(d) and rounded to f16 in the same pass.
+    const Tensor ds16 = st.op("softmax" + sb, [&](Program& p, const std::string& n) {
+      return softmax_grad_rows(g, p, f.probs[b], dprobs, n, scale, DType::kF16);
     });
     const Tensor dq = st.matmul("scores_queries" + sb, k, ds16, false, true, DType::kF16);
     const Tensor dk = st.matmul("scores_keys" + sb, q, ds16, false, false, DType::kF16);

@@ -114,8 +114,7 @@ EncoderGradValues encoder_backward(const std::vector<LayerStep>& steps, const En
                v = part(qkv, 2 * H * S, 3 * H * S);
     const std::vector<float> dprobs = st.product("context_probs" + sb, dctx, v, heads);
     const std::vector<uint16_t> dv = st.product16("context_values" + sb, dctx, f.probs16[b], heads);
-    const std::vector<uint16_t> ds16 =
-        cast_to_f16(unary(UnaryOp::kScale, softmax_grad_rows(f.probs[b], dprobs, S), scale));
+    const std::vector<uint16_t> ds16 = cast_to_f16(softmax_grad_rows(f.probs[b], dprobs, S, scale));
     std::vector<uint16_t> dqkv_b = st.product16("scores_queries" + sb, k, ds16, heads);
     append(dqkv_b, st.product16("scores_keys" + sb, q, ds16, heads));
     append(dqkv_b, dv);

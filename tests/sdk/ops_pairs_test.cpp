@@ -161,5 +161,54 @@ TEST(OpsPairs, SoftmaxRowsInPairsEqualTheHostBitForBit) {
   EXPECT_EQ(got[3 * columns + 4], 1.0f);               // the large score takes it all
 }
 
+// Softmax's gradient in pairs, scaled and rounded to f16 in the same pass (attention's), beside
+// the f32 one and a scale of 1, over rows of 64 on 3 tiles; rows of 9 on 2 tiles, the second's
+// from an odd element (the f16 result then takes the f32 one and a cast): bit for bit against the
+// host's f32 result and its cast.
+TEST(OpsPairs, SoftmaxGradientInPairsScalesAndRoundsAsTheHost) {
+  namespace ref = ops::reference;
+  constexpr size_t rows = 10, columns = 64, n = rows * columns;
+  Graph g(Target::preset("mk2", 8));
+  Program p = Sequence({});
+  const Tensor y = g.add_variable(DType::kF32, {rows, columns}, "y");
+  const Tensor dy = g.add_variable(DType::kF32, {rows, columns}, "dy");
+  const Tensor oy = g.add_variable(DType::kF32, {7, 9}, "oy");
+  const Tensor ody = g.add_variable(DType::kF32, {7, 9}, "ody");
+  g.map_evenly(y, 0, 3, columns);
+  g.map_evenly(dy, 3, 2, columns);  // laid out otherwise: moved beside y first
+  g.set_tile_mapping(oy, {{0, 27, 0}, {27, 63, 1}});
+  g.set_tile_mapping(ody, {{0, 27, 0}, {27, 63, 1}});
+  const Tensor plain = ops::softmax_grad_rows(g, p, y, dy, "plain");
+  const Tensor scaled = ops::softmax_grad_rows(g, p, y, dy, "scaled", 0.125f);
+  const Tensor half = ops::softmax_grad_rows(g, p, y, dy, "half", 0.125f, DType::kF16);
+  const Tensor odd_half = ops::softmax_grad_rows(g, p, oy, ody, "odd_half", 0.5f, DType::kF16);
+  Device device(compile(g, p));
+  const std::vector<float> yv = random_f32(n, 51, 0.0f, 0.05f),
+                           dyv = random_f32(n, 52, -2.0f, 2.0f),
+                           oyv = random_f32(63, 53, 0.0f, 0.2f),
+                           odyv = random_f32(63, 54, -2.0f, 2.0f);
+  device.write_tensor("y", yv.data(), n * 4);
+  device.write_tensor("dy", dyv.data(), n * 4);
+  device.write_tensor("oy", oyv.data(), 63 * 4);
+  device.write_tensor("ody", odyv.data(), 63 * 4);
+  device.run();
+  const auto read = [&](Tensor t, size_t size) {
+    std::vector<float> v(size);
+    device.read_tensor(g.tensor(t).name, v.data(), size * 4);
+    return v;
+  };
+  const auto read16 = [&](Tensor t, size_t size) {
+    std::vector<uint16_t> v(size);
+    device.read_tensor(g.tensor(t).name, v.data(), size * 2);
+    return v;
+  };
+  EXPECT_EQ(count_equal(read(plain, n), ref::softmax_grad_rows(yv, dyv, columns)), n);
+  const std::vector<float> want = ref::softmax_grad_rows(yv, dyv, columns, 0.125f);
+  EXPECT_EQ(count_equal(read(scaled, n), want), n);
+  EXPECT_EQ(read16(half, n), ref::cast_to_f16(want));
+  EXPECT_EQ(read16(odd_half, 63), ref::cast_to_f16(ref::softmax_grad_rows(oyv, odyv, 9, 0.5f)));
+  EXPECT_LT(count_equal(read(plain, n), want), n / 8);  // the scale was taken
+}
+
 }  // namespace
 }  // namespace ipu::test
