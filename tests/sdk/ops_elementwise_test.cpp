@@ -19,26 +19,13 @@
 #include "sdk/ops/elementwise.h"
 #include "sdk/ops/op_support.h"
 #include "sdk/runtime/device.h"
+#include "tests/support/f32_values.h"
 
 namespace ipu::test {
 namespace {
 
 using namespace ipu::sdk;
 using ::testing::HasSubstr;
-
-std::vector<float> random_f32(size_t n, uint32_t seed, float lo, float hi) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> value(lo, hi);
-  std::vector<float> out(n);
-  for (float& x : out) x = value(rng);
-  return out;
-}
-
-size_t count_equal(const std::vector<float>& a, const std::vector<float>& b) {
-  size_t equal = 0;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) equal += std::memcmp(&a[i], &b[i], 4) == 0;
-  return equal;
-}
 
 // A transpose whose rows lie on many tiles and whose result takes many: its gather goes in two
 // exchange phases (row groups to band tiles, regrouped, then to each destination), uneven

@@ -10,24 +10,17 @@
 #include "sdk/compiler/compiler.h"
 #include "sdk/ops/elementwise.h"
 #include "sdk/runtime/device.h"
+#include "tests/support/f32_values.h"
 
 namespace ipu::test {
 namespace {
 
 using namespace ipu::sdk;
 
-std::vector<float> random_f32(size_t n, uint32_t seed, float lo, float hi) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> value(lo, hi);
-  std::vector<float> out(n);
-  for (float& x : out) x = value(rng);
-  return out;
-}
-
-size_t count_equal(const std::vector<float>& a, const std::vector<float>& b) {
-  size_t equal = 0;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) equal += std::memcmp(&a[i], &b[i], 4) == 0;
-  return equal;
+std::vector<float> read_f32(Device& device, const Graph& g, Tensor t, size_t size) {
+  std::vector<float> v(size);
+  device.read_tensor(g.tensor(t).name, v.data(), size * 4);
+  return v;
 }
 
 // GeLU and its gradient on the tiles take pairs in the f32x2 lanes (ops_pairs.h), a pair
@@ -146,11 +139,7 @@ TEST(OpsPairs, SoftmaxRowsInPairsEqualTheHostBitForBit) {
   device.write_tensor("ids", iv.data(), columns * 4);
   device.write_tensor("odd", ov.data(), ov.size() * 4);
   device.run();
-  const auto read = [&](Tensor t, size_t size) {
-    std::vector<float> v(size);
-    device.read_tensor(g.tensor(t).name, v.data(), size * 4);
-    return v;
-  };
+  const auto read = [&](Tensor t, size_t size) { return read_f32(device, g, t, size); };
   const std::vector<float> got = read(scaled, n);
   EXPECT_EQ(count_equal(got, ref::softmax_rows(xv, &mv, columns, 0.125f)), n);
   EXPECT_EQ(count_equal(read(plain, n), ref::softmax_rows(xv, &mv, columns)), n);
@@ -192,11 +181,7 @@ TEST(OpsPairs, SoftmaxGradientInPairsScalesAndRoundsAsTheHost) {
   device.write_tensor("oy", oyv.data(), 63 * 4);
   device.write_tensor("ody", odyv.data(), 63 * 4);
   device.run();
-  const auto read = [&](Tensor t, size_t size) {
-    std::vector<float> v(size);
-    device.read_tensor(g.tensor(t).name, v.data(), size * 4);
-    return v;
-  };
+  const auto read = [&](Tensor t, size_t size) { return read_f32(device, g, t, size); };
   const auto read16 = [&](Tensor t, size_t size) {
     std::vector<uint16_t> v(size);
     device.read_tensor(g.tensor(t).name, v.data(), size * 2);
