@@ -786,6 +786,8 @@ TEST(OpsElementwise, BadOperandsAreRefused) {
             "sum: 'v' must be a matrix [rows x columns], not 1 dimensions");
   EXPECT_EQ(message([&] { ops::softmax_rows(g, p, a, b, "soft"); }),
             "soft: mask 'b' must be a vector of 6 (a row of 'a')");
+  EXPECT_EQ(message([&] { ops::softmax_grad_rows(g, p, a, a, "dsoft", 0.5f, DType::kI32); }),
+            "dsoft: the gradient's type must be f32 or f16, not i32");
   EXPECT_EQ(message([&] { ops::layer_norm(g, p, a, v, v, 0.0f, "norm"); }),
             "norm: eps must be positive, not 0");
   EXPECT_EQ(message([&] { ops::accumulate(g, p, h, h, "acc"); }),
