@@ -287,12 +287,11 @@ static uint32_t softmax_exp_pairs(float* out, uint32_t n, float m, float* sum_ou
   return n & ~1u;
 }
 
-/* A softmax row's scores two at a time: out = x (x *scale, with scale; + mask, with `masked`)
- * and their largest,
- * both lanes' ipu.f32v2max folded at the end. The largest is the same value whichever order
- * finds it; where the sequential `s > m ? s : m` and fmax differ (a NaN, or +0 beside -0) the
- * row's outputs do not: a NaN makes every output NaN either way, and s - (+0) = s - (-0). x,
- * mask and out 8-byte aligned, n even and at least 2. */
+/* A softmax row's scores two at a time, out = x (times *scale when scale is given, then + mask
+ * with `masked`), and their largest: both lanes' ipu.f32v2max folded at the end. The largest is the
+ * same value whichever order finds it; where the sequential `s > m ? s : m` and fmax differ (a NaN,
+ * or +0 beside -0) the row's outputs do not: a NaN makes every output NaN either way, and s - (+0)
+ * = s - (-0). x, mask and out 8-byte aligned, n even and at least 2. */
 static float softmax_scores_pairs(const float* x, const float* mask, float* out, uint32_t n,
                                   int masked, const float* scale) {
   PAIR(A, "ft0", "ft1");
