@@ -173,13 +173,16 @@ struct Bound {
 double amp_worker_floor(size_t groups, size_t passes, size_t columns) {
   const double weights = 4.0 * ipu::iss::spec_of(ipu::iss::Op::ipu_ampw)->issue_slots,
                column = 4.0 * ipu::iss::spec_of(ipu::iss::Op::ipu_amp)->issue_slots;
-  const auto share = [](size_t n, size_t parts) { return static_cast<double>((n + parts - 1) / parts); };
+  const auto share = [](size_t n, size_t parts) {
+    return static_cast<double>((n + parts - 1) / parts);
+  };
   double best = 1e300;
   for (size_t wg = 1; wg <= 6; ++wg)
     for (size_t wc = 1; wg * wc <= 6; ++wc) {
       if (6 % (wg * wc) != 0) continue;
       const size_t wp = 6 / (wg * wc);
-      const double slots = share(groups, wg) * share(passes, wp) * (weights + column * share(columns, wc));
+      const double slots =
+          share(groups, wg) * share(passes, wp) * (weights + column * share(columns, wc));
       best = std::min(best, 6 * slots);
     }
   return best;
@@ -199,7 +202,7 @@ Bound bsp_bound(const Case& c, unsigned tiles, bool with_weight_loads) {
         const double m = 16.0 * static_cast<double>(gm), k = 16.0 * static_cast<double>(pp),
                      n = static_cast<double>(nb);
         Bound b;
-        b.compute = m * n * k / 64;           // 64 f16 MACs a cycle
+        b.compute = m * n * k / 64;  // 64 f16 MACs a cycle
         if (with_weight_loads) b.compute = std::max(b.compute, amp_worker_floor(gm, pp, nb));
         b.receive = 2 * (m * k + k * n) / 4;  // f16 blocks at 4 bytes a cycle
         const double share = static_cast<double>(pk - 1) / static_cast<double>(pk);
@@ -224,11 +227,13 @@ void print_bounds() {
     const unsigned tiles = static_cast<unsigned>(1472 / c.groups);
     const Bound b = bsp_bound(c, tiles, false), w = bsp_bound(c, tiles, true);
     const double flops = 2.0 * c.m * c.n * c.k * c.groups;
-    fmt::print("{:<24} {:>12} {:>9.0f} {:>8.0f} {:>8.0f} {:>8.0f} {:>6.1f}%   {:>12} {:>9.0f} {:>8.0f} {:>6.1f}%\n",
-               c.name, fmt::format("{}x{}x{}", b.pm, b.pn, b.pk), b.cycles, b.compute, b.receive,
-               b.partials, 100.0 * flops / b.cycles / peak_flop_per_cycle,
-               fmt::format("{}x{}x{}", w.pm, w.pn, w.pk), w.cycles, w.compute,
-               100.0 * flops / w.cycles / peak_flop_per_cycle);
+    fmt::print(
+        "{:<24} {:>12} {:>9.0f} {:>8.0f} {:>8.0f} {:>8.0f} {:>6.1f}%   {:>12} {:>9.0f} {:>8.0f} "
+        "{:>6.1f}%\n",
+        c.name, fmt::format("{}x{}x{}", b.pm, b.pn, b.pk), b.cycles, b.compute, b.receive,
+        b.partials, 100.0 * flops / b.cycles / peak_flop_per_cycle,
+        fmt::format("{}x{}x{}", w.pm, w.pn, w.pk), w.cycles, w.compute,
+        100.0 * flops / w.cycles / peak_flop_per_cycle);
   }
   fmt::print(
       "targets: >= 50% of peak for 1024x1024x4096 fwd, >= 40% for the BERT-Large passes; a "

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "firmware/include/ipu_program.h"
+#include "iss/isa.h"
 #include "sdk/compiler/compiler.h"
 #include "sdk/ops/matmul.h"
 
@@ -38,14 +39,15 @@ constexpr double kStepCycles = 615;
 // Compute, in worker instructions (a worker issues one every 6 cycles; six run side by side),
 // fitted to the codelets' instructions a run as bench/matmul_planned's verbose profile counts
 // them on three shapes: a vertex's entry and exit, then per packed element; per AMP (group,
-// pass), four weight loads of 16 issue slots and the set-up, and per column 4 ipu.amp and the
-// loop; the reduction's below.
+// pass), four weight loads (ipu.ampw's issue slots from the instruction table) and the set-up,
+// and per column 4 ipu.amp and the loop; the reduction's below.
 // Packing moves neighbouring f16 as words where the stored operand has them (A's k-values, B^T's
 // k-values), two columns' k-values a pair of words down the columns of B, and two rows' a word
 // for each k of A^T.
 constexpr double kPackVertex = 40, kPackWordsElement = 1.6, kPackPairedElement = 3.4,
                  kPackStridedElement = 4.0;
-constexpr double kAmpVertex = 70, kAmpPass = 4 * 16 + 14, kAmpColumn = 4.13;
+constexpr double kAmpVertex = 70, kAmpColumn = 4.13;
+inline const double kAmpPass = 4.0 * iss::spec_of(iss::Op::ipu_ampw)->issue_slots + 14;
 // Up to kReduceQuadParts parts, four rows at a time (one ipu.ld128 a part and column): per quad
 // of rows and its parts' pointers, per column and per column and part (two columns a round;
 // up to kReduceUnrolledParts parts unrolled, more with a test a part and pointers that spill).

@@ -579,9 +579,9 @@ constexpr uint32_t amp() { return R(0x0b, 4, 1, 0, 0, 0); }
 constexpr uint32_t ampw(uint32_t rs1, uint32_t rs2) { return R(0x0b, 4, 0, 0, rs1, rs2); }
 
 TEST(XipuAmp, IssueCostsAndResultOfOnePass) {
-  // Supervisor alone: one issue every 6 cycles; ipu.ampw occupies 16 issue slots (96 cycles).
+  // Supervisor alone: one issue every 6 cycles; ipu.ampw occupies 8 issue slots (48 cycles).
   //   csrw ampin @0, csrw ampout @6, csrwi ampcfg (f16, 4 phases) @12, ampw phase 0 @18,
-  //   amp @114, @120, @126, @132 (the fourth writes the results), csrr mcycle @138, ecall @144.
+  //   amp @66, @72, @78, @84 (the fourth writes the results), csrr mcycle @90, ecall @96.
   CoreHarness h;
   const uint32_t in = h.base() + 0x1000, out = in + 0x100, w = in + 0x200;
   h.load_words({csrrw(zero, 0x7c8, a0), csrrw(zero, 0x7c9, a1), I(0x73, 5, zero, 6, 0x7c7),
@@ -593,8 +593,8 @@ TEST(XipuAmp, IssueCostsAndResultOfOnePass) {
   for (uint32_t i = 0; i < 32; i += 4) h.write_word(in + i, pack16(0x3c00, 0x3c00));  // inputs 1.0
   for (uint32_t i = 0; i < 128; i += 4) h.write_word(w + i, pack16(0x4000, 0x4000));  // weights 2.0
   ASSERT_EQ(h.run(), StopReason::kExited) << h.core.fault().message;
-  EXPECT_EQ(h.x(a3), 138u);
-  EXPECT_EQ(h.core.cycles(), 145u);
+  EXPECT_EQ(h.x(a3), 90u);
+  EXPECT_EQ(h.core.cycles(), 97u);
   // Only phase 0 has weights (the others are zero): each of the 16 results is 4 x 2 x 1 = 8.
   for (uint32_t r = 0; r < 16; ++r)
     EXPECT_EQ(h.read_word(out + 4 * r), f32_bits(8.0f)) << "row " << r;
