@@ -14,7 +14,7 @@ namespace ipu::iss {
 // AMP's classes depend on its mode and phase, so ipu.amp and ipu.ampw count themselves in their
 // bodies (class kCount here).
 enum class InsnClass : uint8_t {
-  kInteger,     // integer ALU, multiply and divide, PRNG
+  kInteger,     // integer ALU, multiply and divide, PRNG, half-word shuffles
   kBranch,      // jumps and conditional branches
   kLoad,        // loads from SRAM (integer, f32, ipu.ld64, ipu.ld128, ipu.ld2x64st64)
   kStore,       // stores to SRAM
@@ -68,6 +68,7 @@ constexpr InsnCost insn_cost(std::string_view mnemonic) {
   if (is("ipu.ld128")) return {C::kLoad, 16};
   if (is("ipu.st64")) return {C::kStore, 0, 8};
   if (starts("ipu.urand")) return {C::kInteger};
+  if (starts("ipu.sort")) return {C::kInteger};
   if (starts("ipu.")) return {C::kControl};
   if (is("lb") || is("lbu")) return {C::kLoad, 1};
   if (is("lh") || is("lhu")) return {C::kLoad, 2};

@@ -27,12 +27,18 @@ struct pack_weights_fields {
   uint32_t passes, rows, ks, group_stride, row_stride, k_stride, first_block, blocks;
 };
 /* Two words' low halves, and their high halves, as one word each (the first word's half low):
- * two rows of two neighbouring f16 columns become a word of each column. */
+ * two rows of two neighbouring f16 columns become a word of each column. ipu.sort4x16lo and
+ * ipu.sort4x16hi, one instruction each where shifts, a mask and an or took three; not volatile
+ * and no memory clobber, so the compiler schedules them as arithmetic. */
 static inline uint32_t low_halves(uint32_t first, uint32_t second) {
-  return (first & 0xffffu) | (second << 16);
+  uint32_t r;
+  __asm__(".insn r 0x0b, 7, 0, %0, %1, %2" : "=r"(r) : "r"(first), "r"(second));
+  return r;
 }
 static inline uint32_t high_halves(uint32_t first, uint32_t second) {
-  return (first >> 16) | (second & 0xffff0000u);
+  uint32_t r;
+  __asm__(".insn r 0x0b, 7, 1, %0, %1, %2" : "=r"(r) : "r"(first), "r"(second));
+  return r;
 }
 
 /* A^T's block as stored: its 16 rows neighbours for each k (row_stride 1), the k `stride` words

@@ -44,8 +44,8 @@ constexpr double kStepCycles = 615;
 // Packing moves neighbouring f16 as words where the stored operand has them (A's k-values, B^T's
 // k-values), two columns' k-values a pair of words down the columns of B, and two rows' a word
 // for each k of A^T.
-constexpr double kPackVertex = 40, kPackWordsElement = 1.6, kPackPairedElement = 3.4,
-                 kPackStridedElement = 4.0;
+constexpr double kPackVertex = 40, kPackWordsElement = 1.6, kPackPairedElement = 2.3,
+                 kPackStridedElement = 2.1;
 constexpr double kAmpVertex = 70, kAmpColumn = 4.13;
 inline const double kAmpPass = 4.0 * iss::spec_of(iss::Op::ipu_ampw)->issue_slots + 14;
 // Up to kReduceQuadParts parts, four rows at a time (one ipu.ld128 a part and column): per quad

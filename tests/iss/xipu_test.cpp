@@ -667,6 +667,33 @@ TEST(XipuWideMemory, MisalignedOutsideSramAndOddRegistersTrap) {
   EXPECT_EQ(iss::disassemble(st64(4, a1, -8), 0), "ipu.st64 ft4,-8(a1)");
 }
 
+// ---- half-word shuffles (custom-0, funct3 7; docs/xipu.md) ----
+constexpr uint32_t sort_lo(uint32_t rd, uint32_t rs1, uint32_t rs2) {
+  return R(0x0b, 7, 0, rd, rs1, rs2);
+}
+constexpr uint32_t sort_hi(uint32_t rd, uint32_t rs1, uint32_t rs2) {
+  return R(0x0b, 7, 1, rd, rs1, rs2);
+}
+
+TEST(XipuSort, InterleavesTheHalvesOfTwoWords) {
+  // Two f16 rows' words (k and k + 1, each two columns' values) become a word of each column,
+  // as a matrix product's packing transposes them; then a register both read and written, and
+  // x0 as the destination.
+  Program p({sort_lo(a3, a0, a1), sort_hi(a4, a0, a1), sort_lo(a5, a5, a5), sort_hi(zero, a0, a1)});
+  p.h.x(a0) = 0x1111aaaa;
+  p.h.x(a1) = 0x2222bbbb;
+  p.h.x(a5) = 0x3333cccc;
+  p.run();
+  EXPECT_EQ(p.h.x(a3), 0xbbbbaaaau);
+  EXPECT_EQ(p.h.x(a4), 0x22221111u);
+  EXPECT_EQ(p.h.x(a5), 0xcccccccc);
+  EXPECT_EQ(p.h.x(zero), 0u);
+  EXPECT_EQ(p.h.core.cycles(), 6u * 4 + 1);  // one slot each, the ecall at cycle 24
+  EXPECT_EQ(iss::insn_cost("ipu.sort4x16lo").cls, iss::InsnClass::kInteger);
+  EXPECT_EQ(iss::disassemble(sort_lo(a3, a0, a1), 0), "ipu.sort4x16lo a3,a0,a1");
+  EXPECT_EQ(iss::disassemble(sort_hi(a4, a0, a1), 0), "ipu.sort4x16hi a4,a0,a1");
+}
+
 TEST(XipuDisassembly, PairsPrintTheirFirstRegister) {
   EXPECT_EQ(iss::disassemble(simd(F16, kAdd, 8, 2, 4), 0), "ipu.f16v4add fs0,ft2,ft4");
   EXPECT_EQ(iss::disassemble(fma_v(0, 8, 2, 4, 6), 0), "ipu.f32v2fma fs0,ft2,ft4,ft6");
