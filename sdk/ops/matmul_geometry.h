@@ -49,11 +49,11 @@ constexpr double kPackVertex = 40, kPackWordsElement = 1.6, kPackPairedElement =
 constexpr double kAmpVertex = 70, kAmpColumn = 4.13;
 inline const double kAmpPass = 4.0 * iss::spec_of(iss::Op::ipu_ampw)->issue_slots + 14;
 // Up to kReduceQuadParts parts, four rows at a time (one ipu.ld128 a part and column): per quad
-// of rows and its parts' pointers, per column and per column and part (two columns a round;
+// of rows and its parts' pointers, per column and per column and part (four columns a round;
 // up to kReduceUnrolledParts parts unrolled, more with a test a part and pointers that spill).
 // Beyond, two rows at a time, a part at a time in a loop.
 constexpr double kReduceQuad = 37, kReduceQuadPart = 24;
-constexpr double kReduceQuadColumn = 6, kReduceQuadColumnPart = 3.5,
+constexpr double kReduceQuadColumn = 3.8, kReduceQuadColumnPart = 3.4,
                  kReduceQuadColumnPartTested = 4.5;
 constexpr unsigned kReduceUnrolledParts = 8;              // reduce_quads_any's last unrolled case
 constexpr unsigned kReduceQuadParts = 16;                 // REDUCE_MOST_PARTS
