@@ -397,33 +397,32 @@ static inline __attribute__((always_inline)) void reduce_quads(const float **at,
   register float a0 __asm__("ft0"), a1 __asm__("ft1"), a2 __asm__("ft2"), a3 __asm__("ft3");
   register float b0 __asm__("ft8"), b1 __asm__("ft9"), b2 __asm__("ft10"), b3 __asm__("ft11");
   uint32_t c = 0;
+  /* Columns `col` and col + 1 of the round, `off` bytes on from each part's pointer: the first
+   * part loaded, the others added in order, the eight sums stored. */
+#define QUAD_PAIR(off, col)                                             \
+  do {                                                                  \
+    QUAD_FIRST(p[0], off);                                              \
+    _Pragma("GCC unroll 16") for (uint32_t l = 1; l < parts; ++l)       \
+        QUAD_ADD(p[l], off);                                            \
+    o0[col] = a0, o1[col] = a1, o2[col] = a2, o3[col] = a3;             \
+    o0[col + 1] = b0, o1[col + 1] = b1, o2[col + 1] = b2, o3[col + 1] = b3; \
+  } while (0)
   /* Four columns a round, the second pair at offsets 128 and 192 of the same pointers: the
    * pointers' and the loop's instructions a quarter of the sums' instead of half. */
   for (; c + 3 < columns; c += 4) {
-    QUAD_FIRST(p[0], 0);
-#pragma GCC unroll 16
-    for (uint32_t l = 1; l < parts; ++l) QUAD_ADD(p[l], 0);
-    o0[0] = a0, o1[0] = a1, o2[0] = a2, o3[0] = a3;
-    o0[1] = b0, o1[1] = b1, o2[1] = b2, o3[1] = b3;
-    QUAD_FIRST(p[0], 128);
-#pragma GCC unroll 16
-    for (uint32_t l = 1; l < parts; ++l) QUAD_ADD(p[l], 128);
-    o0[2] = a0, o1[2] = a1, o2[2] = a2, o3[2] = a3;
-    o0[3] = b0, o1[3] = b1, o2[3] = b2, o3[3] = b3;
+    QUAD_PAIR(0, 0);
+    QUAD_PAIR(128, 2);
     o0 += 4, o1 += 4, o2 += 4, o3 += 4;
 #pragma GCC unroll 16
     for (uint32_t l = 0; l < parts; ++l) p[l] += 64;
   }
   for (; c + 1 < columns; c += 2) {
-    QUAD_FIRST(p[0], 0);
-#pragma GCC unroll 16
-    for (uint32_t l = 1; l < parts; ++l) QUAD_ADD(p[l], 0);
-    o0[0] = a0, o1[0] = a1, o2[0] = a2, o3[0] = a3;
-    o0[1] = b0, o1[1] = b1, o2[1] = b2, o3[1] = b3;
+    QUAD_PAIR(0, 0);
     o0 += 2, o1 += 2, o2 += 2, o3 += 2;
 #pragma GCC unroll 16
     for (uint32_t l = 0; l < parts; ++l) p[l] += 32;
   }
+#undef QUAD_PAIR
   if (c < columns) {
     QUAD_FIRST_1(p[0]);
 #pragma GCC unroll 16
