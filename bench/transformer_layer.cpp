@@ -45,6 +45,7 @@ struct PassFigures {
   static constexpr size_t kMaxSteps = 256;
   struct Step {
     char label[56];
+    char plan[24];  // a product's split, "pm x pn x pk" (serial: "4 x pm x pn x pk")
     uint64_t cycles;
     double flops;
   } steps[kMaxSteps];
@@ -70,10 +71,20 @@ void fill(Device& device, const Graph& g, Tensor t, double offset, double range,
   }
 }
 
+// "layer.json" -> "layer.forward.json": each pass's child writes its own statistics.
+std::string stats_file(const std::string& stats, const std::string& pass) {
+  if (stats.empty()) return stats;
+  const size_t dot = stats.find_last_of('.');
+  const size_t slash = stats.find_last_of('/');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash))
+    return stats + "." + pass;
+  return stats.substr(0, dot) + "." + pass + stats.substr(dot);
+}
+
 // Builds the layer, compiles the pass's steps, runs each in order.
 void run_pass(Pass pass, const ipu::hw::MachineConfig& machine, unsigned tiles,
               const ops::EncoderShape& shape, const ops::EncoderOptions& options, bool profile,
-              PassFigures& out) {
+              const std::string& stats, PassFigures& out) {
   Graph g(Target::of(machine, tiles));
   const size_t T = shape.tokens(), H = shape.hidden;
   const ops::EncoderWeights w = ops::add_encoder_weights(g, shape, options);
@@ -100,6 +111,7 @@ void run_pass(Pass pass, const ipu::hw::MachineConfig& machine, unsigned tiles,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_start).count();
   DeviceOptions device_options;
   device_options.profile = profile;
+  device_options.stats = stats;
   Device device(exe, device_options);
   std::mt19937 rng(1);
   for (Tensor t : {w.qkv_t, w.out, w.ffn_in, w.ffn_out}) fill(device, g, t, 0, 0.05, rng);
@@ -114,6 +126,11 @@ void run_pass(Pass pass, const ipu::hw::MachineConfig& machine, unsigned tiles,
     std::snprintf(s.label, sizeof s.label, "%s", steps[i].label.c_str());
     s.cycles = r.run.cycles - r.host_transfer_cycles;
     s.flops = steps[i].flops;
+    s.plan[0] = 0;
+    if (const auto& p = steps[i].plan; p.has_value())
+      std::snprintf(s.plan, sizeof s.plan, "%s%ux%ux%u",
+                    p->serial > 1 ? fmt::format("{}x", p->serial).c_str() : "", p->pm, p->pn,
+                    p->pk);
     out.clock_hz = r.run.clock_hz;
   }
   if (profile) {  // what each operation's cycles went on: its compute sets, its codelets
@@ -148,6 +165,7 @@ int main(int argc, char** argv) {
   unsigned tiles = 0, top = 20;
   bool profile = false;
   int figures_fd = -1;
+  std::string stats;
   std::vector<std::string> parameters;
   po::options_description desc(
       "One encoder layer forward and backward on one chip: each operation's simulated cycles, "
@@ -170,6 +188,9 @@ int main(int argc, char** argv) {
       "profile", po::bool_switch(&profile),
       "also print, on stderr, each compute set's cycles and each codelet's runs, instructions "
       "and cycles a run (the exchanges and syncs are the rest of an operation's cycles)")(
+      "stats", po::value(&stats),
+      "FILE: each pass's run statistics, every superstep with its step, compute and exchange "
+      "cycles (docs/chip.md), to FILE with the pass's name before its extension")(
       "param", po::value(&parameters)->composing(),
       "NAME=VALUE: a machine parameter (ipu-sim --config-dump lists them)")(
       "figures-fd", po::value(&figures_fd), "(internal) a child's pipe for its figures");
@@ -205,7 +226,7 @@ int main(int argc, char** argv) {
       run_pass(pass == "forward"    ? Pass::kForward
                : pass == "backward" ? Pass::kBackward
                                     : Pass::kTogether,
-               machine, tiles, shape, options, profile, passes.back());
+               machine, tiles, shape, options, profile, stats_file(stats, pass), passes.back());
       if (figures_fd >= 0) return ipu::bench::send_figures(figures_fd, passes.back()) ? 0 : 1;
     }
   } catch (const std::exception& e) {
@@ -216,7 +237,7 @@ int main(int argc, char** argv) {
   const double clock_hz = passes.front().clock_hz;
   const double peak = 128.0 * passes.front().tiles;  // flop a cycle: 64 f16 MACs a tile
   struct Row {
-    std::string label;
+    std::string label, plan;
     uint64_t cycles;
     double flops;
     bool backward;
@@ -224,7 +245,7 @@ int main(int argc, char** argv) {
   std::vector<Row> rows;
   for (const PassFigures& p : passes)
     for (uint32_t i = 0; i < p.count; ++i)
-      rows.push_back({p.steps[i].label, p.steps[i].cycles, p.steps[i].flops,
+      rows.push_back({p.steps[i].label, p.steps[i].plan, p.steps[i].cycles, p.steps[i].flops,
                       std::strstr(p.steps[i].label, ".grad.") != nullptr});
   uint64_t cycles[2] = {0, 0}, product_cycles = 0;
   double flops[2] = {0, 0};
@@ -244,13 +265,14 @@ int main(int argc, char** argv) {
   std::stable_sort(order.begin(), order.end(),
                    [](const Row& a, const Row& b) { return a.cycles > b.cycles; });
   if (top != 0 && order.size() > top) order.resize(top);
-  fmt::print("{:<36} {:>10} {:>7} {:>8} {:>7}\n", "operation (longest first)", "cycles", "share",
-             "TFLOP/s", "% peak");
+  fmt::print("{:<36} {:>10} {:>7} {:>8} {:>7}  {}\n", "operation (longest first)", "cycles",
+             "share", "TFLOP/s", "% peak", "split");
   for (const Row& r : order)
-    fmt::print("{:<36} {:>10} {:>6.1f}% {:>8} {:>7}\n", r.label, r.cycles,
+    fmt::print("{:<36} {:>10} {:>6.1f}% {:>8} {:>7}  {}\n", r.label, r.cycles,
                100.0 * static_cast<double>(r.cycles) / static_cast<double>(total),
                r.flops > 0 ? fmt::format("{:.1f}", r.flops / (r.cycles / clock_hz) / 1e12) : "",
-               r.flops > 0 ? fmt::format("{:.1f}%", 100.0 * r.flops / r.cycles / peak) : "");
+               r.flops > 0 ? fmt::format("{:.1f}%", 100.0 * r.flops / r.cycles / peak) : "",
+               r.plan);
   const char* names[2] = {"forward", "backward"};
   for (int p = 0; p < 2; ++p)
     if (cycles[p] > 0)

@@ -173,13 +173,14 @@ std::vector<std::pair<size_t, size_t>> operand_runs(const MatmulPlan& p, const P
   return runs;
 }
 
-// Reducer l of block (i, j) sums its share of the block's columns over the pk tiles' partial
-// sums (in slice order), for every row of the block.
+// Reducer l of block (i, j) sums its share (Geometry::reduce_share: whole groups of the
+// block's rows, a part of its columns) over the pk tiles' partial sums, in slice order.
 struct Reducer {
   unsigned i, j, l;
-  Range columns;  // of C
-  Range rows;     // of C
-  size_t groups;  // of the block
+  Range columns;       // of C
+  Range rows;          // of C
+  size_t groups;       // of the share
+  size_t first_group;  // the share's first, counted from the block's
 };
 std::vector<Reducer> reducers_of(const MatmulPlan& p) {
   const Geometry geo{p};
@@ -187,8 +188,10 @@ std::vector<Reducer> reducers_of(const MatmulPlan& p) {
   for (unsigned i = 0; i < p.pm; ++i)
     for (unsigned j = 0; j < p.pn; ++j)
       for (unsigned l = 0; l < p.pk; ++l) {
-        const Range share = geo.reduce_columns(j, l);
-        if (share.size() > 0) out.push_back({i, j, l, share, geo.rows(i), geo.groups(i).size()});
+        const Geometry::Share share = geo.reduce_share(i, j, l);
+        if (share.columns.size() > 0 && share.groups.size() > 0)
+          out.push_back({i, j, l, share.columns, geo.rows_of(share.groups), share.groups.size(),
+                         share.groups.begin - geo.groups(i).begin});
       }
   return out;
 }
@@ -414,10 +417,10 @@ void build_product(Graph& g, const MatmulPlan& p, const ProductOperands& operand
         }
       }
 
-  // Reduction: reducer l of block (i, j) sums its share of the block's columns over the pk
-  // tiles' partial sums (in slice order), for every row of the block, into C, whose pieces lie
-  // where their reducer is (rows of the block's columns; whole rows when pn and pk are 1), so
-  // that no exchange follows.
+  // Reduction: reducer l of block (i, j) sums its share (whole groups of the block's rows, a
+  // part of its columns) over the pk tiles' partial sums (in slice order) into C, whose pieces
+  // lie where their reducer is (rows of the share's columns; whole rows when a share has every
+  // column), so that no exchange follows.
   const std::vector<Reducer> reducers = reducers_of(p);
   std::vector<std::pair<unsigned, size_t>> received;
   for (const Reducer& r : reducers)
@@ -429,22 +432,24 @@ void build_product(Graph& g, const MatmulPlan& p, const ProductOperands& operand
   if (p.pk > 1) g.set_scratch(recv.tensor);
   if (p.pk > 1) {
     // Reducer (i, j, l) receives, from each of the block's other pk - 1 tiles, each group's
-    // columns of its share: [pk - 1][groups][columns][16], in slice order; its own part it
-    // reads in place. Each reducer takes the block's other tiles in turn from its own, so that
-    // at each round the block's tiles send to one another, none to two at once.
+    // columns of its share: [pk - 1][groups][columns][16], in slice order (one run a tile when
+    // the share has all the block's columns); its own part it reads in place. Each reducer
+    // takes the block's other tiles in turn from its own, so that at each round the block's
+    // tiles send to one another, none to two at once.
     std::vector<CopyPairs> partials(reducers.size());
     size_t at = 0;
     for (const Reducer& r : reducers) {
       const size_t nb = geo.columns(r.j).size(), cw = r.columns.size();
       const size_t c0 = r.columns.begin - geo.columns(r.j).begin;
+      const size_t runs = cw == nb ? 1 : r.groups, run = cw == nb ? r.groups * nb * 16 : cw * 16;
       for (unsigned s = 1; s < p.pk; ++s) {
         const unsigned l = (r.l + s) % p.pk, m = l - (l > r.l);
         const size_t c = (size_t{r.i} * p.pn + r.j) * p.pk + l;
-        for (size_t grp = 0; grp < r.groups; ++grp) {
-          const size_t from = ct.offsets[c] + (grp * nb + c0) * 16;
+        for (size_t grp = 0; grp < runs; ++grp) {
+          const size_t from = ct.offsets[c] + ((r.first_group + grp) * nb + c0) * 16;
           const size_t to = recv.offsets[at] + ((m * r.groups + grp) * cw) * 16;
           partials[at].push_back(
-              {g.region(ct.tensor, from, from + cw * 16), g.region(recv.tensor, to, to + cw * 16)});
+              {g.region(ct.tensor, from, from + run), g.region(recv.tensor, to, to + run)});
         }
       }
       ++at;
@@ -457,8 +462,8 @@ void build_product(Graph& g, const MatmulPlan& p, const ProductOperands& operand
     const size_t nb = geo.columns(r.j).size(), cw = r.columns.size();
     const size_t c0 = r.columns.begin - geo.columns(r.j).begin;
     const size_t c = (size_t{r.i} * p.pn + r.j) * p.pk + r.l;
-    const Region own =
-        g.region(ct.tensor, ct.offsets[c] + c0 * 16, ct.offsets[c] + r.groups * nb * 16);
+    const Region own = g.region(ct.tensor, ct.offsets[c] + (r.first_group * nb + c0) * 16,
+                                ct.offsets[c] + geo.groups(r.i).size() * nb * 16);
     const Region in = p.pk > 1 ? g.region(recv.tensor, recv.offsets[at],
                                           recv.offsets[at] + (p.pk - 1) * r.groups * cw * 16)
                                : own;

@@ -54,8 +54,11 @@ struct MatmulCycles {
   double amp = 0;        // compute: the AMP's products
   double partials = 0;   // exchange: partial sums to the tiles that reduce them (pk > 1)
   double reduce = 0;     // compute: the sums, into C's rows
+  double relayout = 0;   // exchange: C's pieces to whole rows (MatmulOptions::rows_output)
   double syncs = 0;      // the syncs between the phases
-  double total() const { return gather + pack + broadcast + amp + partials + reduce + syncs; }
+  double total() const {
+    return gather + pack + broadcast + amp + partials + reduce + relayout + syncs;
+  }
 };
 
 struct MatmulPlan {
@@ -67,6 +70,11 @@ struct MatmulPlan {
   // its own exchange tables, sharing its buffers with the next; chosen only when no parallel
   // split fits the budget. The estimate is the slices' (each counted as wide as the first).
   unsigned serial = 1;
+  // The pk reducers of a block split its row groups into `reduce_groups` parts (a divisor of
+  // pk) and its columns into pk / reduce_groups: each sums a share of whole groups of the
+  // block's columns (1: every reducer all the block's rows, a pk-th of its columns). Whole
+  // groups make each reducer's received parts one run a tile, and C's rows fewer pieces.
+  unsigned reduce_groups = 1;
   unsigned row_groups = 0, passes = 0;  // ceil(M / 16), ceil(K / 16)
   MatmulCycles estimate;
   // The most memory the plan takes on one tile: its tensors, and its exchange's tables (action
@@ -104,10 +112,10 @@ MatmulPlan plan_matmul(const Target& target, MatmulShape shape, const MatmulOpti
 // is estimated and scheduled again, so the plan is the one the planner would give; one that does
 // not fit its product, or whose estimate is not the one it was chosen with (another build's
 // planner), is planned anew. The file is JSON: {"format", "sdk" (the version that chose;
-// another's choices are not read), "plans": {key: [serial, pm, pn, pk, estimated cycles]}}. load: a
-// missing or empty file adds nothing; one that is not such a file throws GraphError naming it and
-// where. save: this process's choices (and those it loaded) joined with the file's, under a lock
-// (PATH.lock), the file replaced whole.
+// another's choices are not read), "plans": {key: [serial, pm, pn, pk, reduce_groups, estimated
+// cycles]}}. load: a missing or empty file adds nothing; one that is not such a file throws
+// GraphError naming it and where. save: this process's choices (and those it loaded) joined with
+// the file's, under a lock (PATH.lock), the file replaced whole.
 void load_plan_choices(const std::string& path);
 void save_plan_choices(const std::string& path);
 
@@ -141,7 +149,8 @@ Tensor create_matmul_input(Graph& graph, MatmulShape shape, bool lhs, const std:
 // The given split, estimated, as plan_matmul would weigh it (for tests and benchmarks that
 // compare splits); throws GraphError for a split the shape or the tiles cannot take.
 MatmulPlan plan_matmul_split(const Target& target, MatmulShape shape, unsigned pm, unsigned pn,
-                             unsigned pk, const MatmulOptions& options = {});
+                             unsigned pk, const MatmulOptions& options = {},
+                             unsigned reduce_groups = 1);
 
 // The codelets the product runs (firmware/codelets/matmul_planned.c); matmul() adds them to a
 // graph that lacks them.

@@ -73,10 +73,7 @@ constexpr double kDispatchCycles = 510;
 struct Geometry {
   const MatmulPlan& p;
   Range groups(unsigned i) const { return part(p.row_groups, p.pm, i); }
-  Range rows(unsigned i) const {
-    const Range g = groups(i);
-    return {16 * g.begin, std::min<size_t>(16 * g.end, p.shape.m)};
-  }
+  Range rows(unsigned i) const { return rows_of(groups(i)); }
   // Column blocks start at even columns, so a block's f16 pieces are whole words.
   Range columns(unsigned j) const {
     const Range pairs = part((p.shape.n + 1) / 2, p.pn, j);
@@ -88,11 +85,20 @@ struct Geometry {
   // Piece h of slice l's passes as B^T's packing items take them (kTransposedBItemPasses each).
   Range piece_passes(unsigned l, unsigned h) const;
   unsigned pieces(unsigned l) const;
-  // The columns of C in block j that reducer c of its pk tiles sums.
-  Range reduce_columns(unsigned j, unsigned c) const {
-    const Range block = columns(j);
-    const Range share = part(block.size(), p.pk, c);
-    return {block.begin + share.begin, block.begin + share.end};
+  // What reducer c of block (i, j)'s pk tiles sums: group part c / (pk / reduce_groups) of the
+  // block's groups (of A's row groups) and column part c % (pk / reduce_groups) of its columns.
+  struct Share {
+    Range groups, columns;
+  };
+  Share reduce_share(unsigned i, unsigned j, unsigned c) const {
+    const unsigned column_parts = p.pk / p.reduce_groups;
+    const Range g = groups(i), block = columns(j);
+    const Range gs = part(g.size(), p.reduce_groups, c / column_parts);
+    const Range cs = part(block.size(), column_parts, c % column_parts);
+    return {{g.begin + gs.begin, g.begin + gs.end}, {block.begin + cs.begin, block.begin + cs.end}};
+  }
+  Range rows_of(Range group_range) const {
+    return {16 * group_range.begin, std::min<size_t>(16 * group_range.end, p.shape.m)};
   }
   unsigned consumer(unsigned i, unsigned j, unsigned l) const {
     return p.options.first_tile + (i * p.pn + j) * p.pk + l;

@@ -43,6 +43,7 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
   // distinct destination list of its sends (a count and a word a destination; a tile keeps a
   // list once however many sends use it).
   std::vector<uint64_t> tables(tiles);
+  std::vector<double> relayout_sends(tiles);  // rows_output: C's pieces this tile sends
   const auto actions = [&](unsigned t, double receives, double sends, double lists,
                            double destinations) {
     tables[t] +=
@@ -114,8 +115,12 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
             (p.options.transpose_a ? pp : gm) + (p.options.transpose_b ? geo.pieces(l) : pp);
         const double words = (gm * pp * 256.0 + pp * nb * 16.0) / 2;
         actions(t, static_cast<double>(runs), 0, 0, 0);
-        if (p.pk > 1)  // its partial sums, a group's at a time, to the block's other pk - 1 tiles
-          actions(t, 0, static_cast<double>((p.pk - 1) * gm), p.pk - 1, p.pk - 1);
+        // Its partial sums to the block's other pk - 1 tiles: a run a reducer whose share has
+        // every column of the block, else a run a group of its share.
+        const unsigned column_parts = p.pk / p.reduce_groups;
+        const double runs_a_reducer =
+            column_parts == 1 ? 1 : std::ceil(static_cast<double>(gm) / p.reduce_groups);
+        if (p.pk > 1) actions(t, 0, (p.pk - 1) * runs_a_reducer, p.pk - 1, p.pk - 1);
         c.broadcast = std::max(
             c.broadcast, std::max(words + runs * kReceiveGap, (runs + packed_items[t]) * kSendGap));
         // The AMP: six workers, each a part of the groups and of the columns.
@@ -123,16 +128,23 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
             c.amp, kDispatchCycles + 6 * amp_split(gm, pp, nb).worker_instructions(gm, pp, nb));
         blocks[t] += (gm * pp * 256 + pp * nb * 16) * 2;
         sums[t] += gm * nb * 16 * 4;
-        // Reducer l of this block: its share of the columns over every row of the block, pk
-        // parts (the pk tiles' sums: its own in place, pk - 1 received), written into C on this
-        // tile.
-        const size_t cw = geo.reduce_columns(j, l).size();
-        if (cw == 0) continue;
-        const size_t rows = geo.rows(i).size();
+        // Reducer l of this block: its share (whole groups, a part of the columns), pk parts
+        // (the pk tiles' sums: its own in place, pk - 1 received), written into C on this tile.
+        const Geometry::Share share = geo.reduce_share(i, j, l);
+        const size_t cw = share.columns.size(), gs = share.groups.size();
+        if (cw == 0 || gs == 0) continue;
+        const size_t rows = geo.rows_of(share.groups).size();
         if (p.pk > 1) {
-          c.partials = std::max(c.partials, (p.pk - 1) * gm * (kReceiveGap + cw * 16.0));
-          received[t] += (p.pk - 1) * gm * cw * 16 * 4;
-          actions(t, static_cast<double>((p.pk - 1) * gm), 0, 0, 0);
+          const double share_runs = cw == nb ? 1 : static_cast<double>(gs);
+          c.partials =
+              std::max(c.partials, (p.pk - 1) * (share_runs * kReceiveGap + gs * cw * 16.0));
+          received[t] += (p.pk - 1) * gs * cw * 16 * 4;
+          actions(t, (p.pk - 1) * share_runs, 0, 0, 0);
+        }
+        if (p.options.rows_output && cw < p.shape.n) {
+          relayout_sends[t] += static_cast<double>(rows);  // a row's piece a send
+          actions(t, 0, static_cast<double>(rows), static_cast<double>(rows),
+                  static_cast<double>(rows));
         }
         // Six vertices of a sixth of the rows each when the share is whole rows of C, else a
         // vertex a few rows apart in C (build_product's split), six at a time.
@@ -153,8 +165,27 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
         c.reduce = std::max(c.reduce, kDispatchCycles + std::ceil(vertices / 6) * 6 * per_vertex);
         result[t] += rows * cw * 4;
       }
-  // Steps: gather, pack, broadcast, amp, [partials], reduce.
-  const unsigned steps = 5 + (p.pk > 1 ? 1 : 0);
+  // With rows_output, C's pieces to whole rows spread evenly over the product's tiles (map_rows):
+  // each row tile receives a piece of each of its rows from every reducer whose share the row
+  // crosses (pn x the column parts), each at least an action gap after its last, and a tile's
+  // sends and receives are actions of one runtime.
+  if (p.options.rows_output) {
+    const size_t row_tiles = std::min<size_t>(p.options.tiles, p.shape.m);
+    const double rows_a_tile = std::ceil(static_cast<double>(p.shape.m) / row_tiles);
+    const unsigned column_parts = p.pk / p.reduce_groups;
+    const bool whole = p.pn == 1 && column_parts == 1;
+    const double row_pieces = whole ? 2 : rows_a_tile * p.pn * column_parts;
+    const double words = rows_a_tile * static_cast<double>(p.shape.n);
+    for (unsigned t = 0; t < std::max<size_t>(tiles, row_tiles); ++t) {
+      const double sent = t < tiles ? (whole ? 2 : relayout_sends[t]) : 0;
+      const double received_here = t < row_tiles ? row_pieces : 0;
+      c.relayout = std::max({c.relayout, (sent + received_here) * kSendGap,
+                             t < row_tiles ? words + row_pieces * kReceiveGap : 0.0});
+      if (t < tiles) actions(t, received_here, 0, 0, 0);
+    }
+  }
+  // Steps: gather, pack, broadcast, amp, [partials], reduce, [relayout].
+  const unsigned steps = 5 + (p.pk > 1 ? 1 : 0) + (p.options.rows_output ? 1 : 0);
   c.syncs = steps * kStepCycles;
   p.estimate = c;
   p.tile_bytes = p.table_bytes = 0;
@@ -202,7 +233,8 @@ constexpr unsigned kMostSerialSlices = 16;
 namespace {
 
 MatmulCycles scaled(MatmulCycles c, double k) {
-  for (double* x : {&c.gather, &c.pack, &c.broadcast, &c.amp, &c.partials, &c.reduce, &c.syncs})
+  for (double* x :
+       {&c.gather, &c.pack, &c.broadcast, &c.amp, &c.partials, &c.reduce, &c.relayout, &c.syncs})
     *x *= k;
   return c;
 }
@@ -245,12 +277,14 @@ MatmulPlan MatmulPlan::slice(unsigned i) const {
 std::string MatmulPlan::describe() const {
   const MatmulCycles& e = estimate;
   return fmt::format(
-      "{}pm {} x pn {} x pk {} on {} tiles: {:.0f} cycles (gather {:.0f}, pack {:.0f}, broadcast "
-      "{:.0f}, amp {:.0f}, partials {:.0f}, reduce {:.0f}, syncs {:.0f}{}), {} KiB a tile ({} of "
+      "{}pm {} x pn {} x pk {}{} on {} tiles: {:.0f} cycles (gather {:.0f}, pack {:.0f}, broadcast "
+      "{:.0f}, amp {:.0f}, partials {:.0f}, reduce {:.0f}{}, syncs {:.0f}{}), {} KiB a tile ({} of "
       "it exchange tables)",
       serial > 1 ? fmt::format("serial {} (N in slices of {}) x ", serial, slice_width()) : "", pm,
-      pn, pk, tiles(), e.total(), e.gather, e.pack, e.broadcast, e.amp, e.partials, e.reduce,
-      e.syncs, exchange_scheduled ? "; exchanges scheduled" : "", (tile_bytes + 1023) / 1024,
+      pn, pk, reduce_groups > 1 ? fmt::format(" (reduced in {} group parts)", reduce_groups) : "",
+      tiles(), e.total(), e.gather, e.pack, e.broadcast, e.amp, e.partials, e.reduce,
+      options.rows_output ? fmt::format(", relayout {:.0f}", e.relayout) : "", e.syncs,
+      exchange_scheduled ? "; exchanges scheduled" : "", (tile_bytes + 1023) / 1024,
       (table_bytes + 1023) / 1024);
 }
 
@@ -262,22 +296,26 @@ std::vector<double> scheduled_exchanges(const Target& target, const MatmulPlan& 
 // The exchange phases' cycles replaced by their schedule (gather, broadcast, partials).
 void schedule_exchanges(const Target& target, MatmulPlan& p, size_t groups = 1) {
   // A serial plan's slices are alike: one is scheduled, and its phases counted for each.
+  // Phases in program order: gather, broadcast, [partials], [relayout].
   const std::vector<double> phases = scheduled_exchanges(target, p.slice(), groups);
+  const auto phase = [&](size_t i) { return p.serial * (i < phases.size() ? phases[i] : 0); };
   MatmulCycles& e = p.estimate;
-  e.gather = p.serial * (phases.size() > 0 ? phases[0] : 0);
-  e.broadcast = p.serial * (phases.size() > 1 ? phases[1] : 0);
-  e.partials = p.serial * (phases.size() > 2 ? phases[2] : 0);
+  e.gather = phase(0);
+  e.broadcast = phase(1);
+  e.partials = p.pk > 1 ? phase(2) : 0;
+  if (p.options.rows_output) e.relayout = phase(p.pk > 1 ? 3 : 2);
   p.exchange_scheduled = true;
 }
 
 MatmulPlan make_plan(const Target& target, MatmulShape shape, const MatmulOptions& o, unsigned pm,
-                     unsigned pn, unsigned pk) {
+                     unsigned pn, unsigned pk, unsigned reduce_groups = 1) {
   MatmulPlan p;
   p.shape = shape;
   p.options = o;
   p.pm = pm;
   p.pn = pn;
   p.pk = pk;
+  p.reduce_groups = reduce_groups;
   p.row_groups = static_cast<unsigned>((shape.m + 15) / 16);
   p.passes = static_cast<unsigned>((shape.k + 15) / 16);
   p.budget_bytes = static_cast<uint64_t>(
@@ -295,7 +333,7 @@ MatmulOptions with_tiles(const Target& target, const MatmulOptions& options) {
 }  // namespace
 
 MatmulPlan plan_matmul_split(const Target& target, MatmulShape shape, unsigned pm, unsigned pn,
-                             unsigned pk, const MatmulOptions& options) {
+                             unsigned pk, const MatmulOptions& options, unsigned reduce_groups) {
   check_options(target, shape, options);
   const MatmulOptions o = with_tiles(target, options);
   const size_t row_groups = (shape.m + 15) / 16, passes = (shape.k + 15) / 16;
@@ -306,7 +344,10 @@ MatmulPlan plan_matmul_split(const Target& target, MatmulShape shape, unsigned p
         "column pairs, {} passes of 16) on {} tiles",
         o.name, pm, pn, pk, shape.m, shape.k, shape.n, row_groups, (shape.n + 1) / 2, passes,
         o.tiles));
-  MatmulPlan p = make_plan(target, shape, o, pm, pn, pk);
+  if (reduce_groups == 0 || pk % reduce_groups != 0)
+    throw GraphError(
+        fmt::format("{}: reduce_groups {} does not divide pk {}", o.name, reduce_groups, pk));
+  MatmulPlan p = make_plan(target, shape, o, pm, pn, pk, reduce_groups);
   schedule_exchanges(target, p);
   return p;
 }
@@ -321,7 +362,7 @@ namespace {
 // The splits chosen so far, by a product's key: this process's and those read from files
 // (load_plan_choices). The plans themselves, in this process.
 struct PlanChoice {
-  unsigned serial = 1, pm = 1, pn = 1, pk = 1;
+  unsigned serial = 1, pm = 1, pn = 1, pk = 1, reduce_groups = 1;
   double cycles = 0;  // its estimate when chosen
 };
 std::mutex cache_mutex;
@@ -365,7 +406,8 @@ std::string plan_key(const Target& target, MatmulShape shape, const MatmulOption
 std::optional<MatmulPlan> remake_plan(const Target& target, MatmulShape shape,
                                       const MatmulOptions& options, const PlanChoice& c) {
   const MatmulOptions o = with_tiles(target, options);
-  if (c.serial < 1 || c.serial > kMostSerialSlices || c.pm < 1 || c.pn < 1 || c.pk < 1)
+  if (c.serial < 1 || c.serial > kMostSerialSlices || c.pm < 1 || c.pn < 1 || c.pk < 1 ||
+      c.reduce_groups < 1 || c.pk % c.reduce_groups != 0)
     return std::nullopt;
   const size_t width = serial_width(shape.n, c.serial);
   if (c.serial > 1 && (c.serial - 1) * width >= shape.n) return std::nullopt;
@@ -374,7 +416,8 @@ std::optional<MatmulPlan> remake_plan(const Target& target, MatmulShape shape,
       uint64_t{c.pm} * c.pn * c.pk > o.tiles)
     return std::nullopt;
   MatmulPlan p =
-      as_serial(make_plan(target, {shape.m, shape.k, width}, o, c.pm, c.pn, c.pk), shape, c.serial);
+      as_serial(make_plan(target, {shape.m, shape.k, width}, o, c.pm, c.pn, c.pk, c.reduce_groups),
+                shape, c.serial);
   if (p.tile_bytes > p.budget_bytes) return std::nullopt;
   schedule_exchanges(target, p);
   if (p.estimate.total() != c.cycles) return std::nullopt;
@@ -406,15 +449,16 @@ std::map<std::string, PlanChoice> read_plan_choices(const std::string& path) {
   const auto plans = j.find("plans");
   if (plans == j.end() || !plans->is_object()) throw bad("no \"plans\" object");
   for (const auto& [key, v] : plans->items()) {
-    if (!v.is_array() || v.size() != 5 ||
-        !std::all_of(v.begin(), v.begin() + 4,
+    if (!v.is_array() || v.size() != 6 ||
+        !std::all_of(v.begin(), v.begin() + 5,
                      [](const nlohmann::json& x) {
                        return x.is_number_unsigned() && x.get<uint64_t>() <= UINT32_MAX;
                      }) ||
-        !v[4].is_number())
-      throw bad(fmt::format("the plan '{}' is not [serial, pm, pn, pk, estimated cycles]", key));
+        !v[5].is_number())
+      throw bad(fmt::format(
+          "the plan '{}' is not [serial, pm, pn, pk, reduce_groups, estimated cycles]", key));
     out[key] = {v[0].get<unsigned>(), v[1].get<unsigned>(), v[2].get<unsigned>(),
-                v[3].get<unsigned>(), v[4].get<double>()};
+                v[3].get<unsigned>(), v[4].get<unsigned>(), v[5].get<double>()};
   }
   return out;
 }
@@ -447,7 +491,8 @@ void save_plan_choices(const std::string& path) {
     for (const auto& [key, c] : choice_cache) all[key] = c;
   }
   nlohmann::json plans = nlohmann::json::object();
-  for (const auto& [key, c] : all) plans[key] = {c.serial, c.pm, c.pn, c.pk, c.cycles};
+  for (const auto& [key, c] : all)
+    plans[key] = {c.serial, c.pm, c.pn, c.pk, c.reduce_groups, c.cycles};
   const nlohmann::json j = {
       {"format", kPlanChoicesFormat}, {"sdk", IPU_SDK_VERSION}, {"plans", plans}};
   const std::string temporary = path + ".partial";
@@ -495,7 +540,9 @@ MatmulPlan plan_matmul(const Target& target, MatmulShape shape, const MatmulOpti
   MatmulPlan chosen = choose_plan(target, shape, options, explain);
   const std::lock_guard<std::mutex> lock(cache_mutex);
   plan_cache.emplace(key, chosen);
-  choice_cache[key] = {chosen.serial, chosen.pm, chosen.pn, chosen.pk, chosen.estimate.total()};
+  choice_cache[key] = {
+      chosen.serial,          chosen.pm, chosen.pn, chosen.pk, chosen.reduce_groups,
+      chosen.estimate.total()};
   return chosen;
 }
 
@@ -524,17 +571,26 @@ MatmulPlan choose_plan(const Target& target, MatmulShape shape, const MatmulOpti
         const unsigned most_pn =
             static_cast<unsigned>(std::min<size_t>((last + 1) / 2, o.tiles / (pm * pk)));
         // The most column blocks the tiles allow, and fewer by halves (fewer exchange runs).
-        for (unsigned pn = most_pn; pn >= 1; pn /= 2) {
-          const MatmulPlan p = as_serial(make_plan(target, slice, o, pm, pn, pk), shape, serial);
-          ++considered;
-          if (p.tile_bytes > budget) {
-            ++overflowing;
-            if (!smallest_overflow || p.tile_bytes < smallest_overflow->tile_bytes)
-              smallest_overflow = p;
-            continue;
+        // The reducers' shares: a part of each block's columns (1), or whole groups, in as
+        // many parts as divide pk and leave no reducer of the smallest block without a group.
+        unsigned most_groups = 1;
+        for (unsigned d = 1; d <= pk && d <= row_groups / pm; ++d)
+          if (pk % d == 0) most_groups = d;
+        for (unsigned pn = most_pn; pn >= 1; pn /= 2)
+          for (unsigned reduce_groups : {1u, most_groups}) {
+            if (reduce_groups == most_groups && most_groups == 1 && reduce_groups != 1) continue;
+            const MatmulPlan p =
+                as_serial(make_plan(target, slice, o, pm, pn, pk, reduce_groups), shape, serial);
+            ++considered;
+            if (p.tile_bytes > budget) {
+              ++overflowing;
+              if (!smallest_overflow || p.tile_bytes < smallest_overflow->tile_bytes)
+                smallest_overflow = p;
+            } else {
+              fitting.push_back(p);
+            }
+            if (most_groups == 1) break;
           }
-          fitting.push_back(p);
-        }
       }
   }
   if (fitting.empty())
@@ -545,8 +601,8 @@ MatmulPlan choose_plan(const Target& target, MatmulShape shape, const MatmulOpti
         target.chip().tile.sram_bytes, smallest_overflow->describe(),
         smallest_overflow->tile_bytes));
   auto by_estimate = [](const MatmulPlan& a, const MatmulPlan& b) {
-    return std::make_tuple(a.estimate.total(), a.serial, a.pm, a.pn, a.pk) <
-           std::make_tuple(b.estimate.total(), b.serial, b.pm, b.pn, b.pk);
+    return std::make_tuple(a.estimate.total(), a.serial, a.pm, a.pn, a.pk, a.reduce_groups) <
+           std::make_tuple(b.estimate.total(), b.serial, b.pm, b.pn, b.pk, b.reduce_groups);
   };
   std::sort(fitting.begin(), fitting.end(), by_estimate);
   // The best few by the model have their exchanges scheduled as the compiler will (a scratch

@@ -51,14 +51,16 @@ TEST(OpsMatmul, ProductsEqualTheHostReferenceBitForBit) {
   Program program = Sequence({});
   std::vector<Product> products;
   auto add = [&](const std::string& name, ops::MatmulShape s, bool ta, bool tb, unsigned pm,
-                 unsigned pn, unsigned pk, bool planner_layout) {
+                 unsigned pn, unsigned pk, bool planner_layout, unsigned reduce_groups = 1,
+                 bool rows_output = false) {
     ops::MatmulOptions o;
     o.transpose_a = ta;
     o.transpose_b = tb;
+    o.rows_output = rows_output;
     o.name = name;
     Product p;
     p.plan = pm == 0 ? ops::plan_matmul(g.target(), s, o)
-                     : ops::plan_matmul_split(g.target(), s, pm, pn, pk, o);
+                     : ops::plan_matmul_split(g.target(), s, pm, pn, pk, o, reduce_groups);
     const std::vector<size_t> a_shape =
         ta ? std::vector<size_t>{s.k, s.m} : std::vector<size_t>{s.m, s.k};
     const std::vector<size_t> b_shape =
@@ -90,6 +92,18 @@ TEST(OpsMatmul, ProductsEqualTheHostReferenceBitForBit) {
   add("deep", {18, 150, 13}, false, false, 1, 1, 9, true);
   add("deeper", {17, 290, 5}, false, true, 1, 1, 18, true);
   add("column", {21, 40, 1}, false, false, 1, 1, 3, true);
+  // Reducers of whole groups: 2 x 2 shares of blocks of 2 and 3 groups (one run a part where
+  // a share has every column of its block, a run a group where not); 7 groups in 3 parts by
+  // half the columns, with C relaid out by rows; 4 parts of whole rows of C.
+  add("groups2", {70, 70, 40}, false, false, 2, 2, 4, true, 2);
+  add("groups3", {100, 90, 30}, false, true, 1, 1, 6, true, 3, true);
+  add("groups4", {64, 64, 21}, false, false, 1, 1, 4, true, 4);
+  add("groups_blocks", {80, 40, 44}, true, false, 1, 3, 3, false, 3, true);
+  // C's pieces where the reducers leave them: a row's piece a share it crosses (groups2: 70
+  // rows x 2 column blocks x 2 column parts, where reducers of all of a block's rows would cut
+  // each row into 2 x 4), and groups4's four shares of whole rows one piece each.
+  EXPECT_EQ(g.tensor(products[9].c).mapping.size(), 70u * 2 * 2);
+  EXPECT_EQ(g.tensor(products[11].c).mapping.size(), 4u);
   // B^T's slices of 10 and 9 passes, each packed in pieces of at most 8 on their own tiles.
   add("bt_pieces", {20, 300, 12}, false, true, 1, 2, 2, true);
   // A^T in whole blocks of 16 rows x 4 k-values, packed two rows a word, and a partial block.
@@ -267,8 +281,8 @@ TEST(OpsMatmul, PlanChoicesSavedByOneProcessAreTakenByAnother) {
   for (const auto& [k, v] : saved["plans"].items())
     if (k.find(";96x80x112;") != std::string::npos) {
       key = k;
-      EXPECT_EQ(v, nlohmann::json::array(
-                       {chosen.serial, chosen.pm, chosen.pn, chosen.pk, chosen.estimate.total()}));
+      EXPECT_EQ(v, nlohmann::json::array({chosen.serial, chosen.pm, chosen.pn, chosen.pk,
+                                          chosen.reduce_groups, chosen.estimate.total()}));
     }
   ASSERT_FALSE(key.empty()) << saved.dump(1);
 
@@ -282,9 +296,9 @@ TEST(OpsMatmul, PlanChoicesSavedByOneProcessAreTakenByAnother) {
   const ops::MatmulPlan split = ops::plan_matmul_split(target, {48, 64, 100}, 1, 2, 1);
   const double other_cycles =
       ops::plan_matmul_split(target, {52, 64, 100}, 1, 2, 1).estimate.total();
-  saved["plans"][key_of("48x64x100")] = {1, 1, 2, 1, split.estimate.total()};
-  saved["plans"][key_of("50x64x100")] = {1, 9, 2, 1, 1000.0};  // 9 row groups of 16: M is 50
-  saved["plans"][key_of("52x64x100")] = {1, 1, 2, 1, other_cycles + 1};
+  saved["plans"][key_of("48x64x100")] = {1, 1, 2, 1, 1, split.estimate.total()};
+  saved["plans"][key_of("50x64x100")] = {1, 9, 2, 1, 1, 1000.0};  // 9 row groups of 16: M is 50
+  saved["plans"][key_of("52x64x100")] = {1, 1, 2, 1, 1, other_cycles + 1};
   std::ofstream(path) << saved.dump();
   ops::load_plan_choices(path);
   const ops::MatmulPlan taken = ops::plan_matmul(target, {48, 64, 100});
@@ -305,7 +319,7 @@ TEST(OpsMatmul, PlanChoicesSavedByOneProcessAreTakenByAnother) {
   // A file of another version's choices adds none; one that is not JSON is refused by name and
   // byte; a missing file adds none.
   std::ofstream(path) << R"({"format": "virtual-ipu matmul plan choices", "sdk": "0.0.0",)"
-                      << R"( "plans": {"x": [1, 1, 1, 1, 0]}})";
+                      << R"( "plans": {"x": [1, 1, 1, 1, 1, 0]}})";
   EXPECT_NO_THROW(ops::load_plan_choices(path));
   std::ofstream(path) << R"({"format": "virtual-ipu matmul plan choices", "plans": [1,)";
   try {
@@ -316,12 +330,14 @@ TEST(OpsMatmul, PlanChoicesSavedByOneProcessAreTakenByAnother) {
     EXPECT_THAT(e.what(), HasSubstr("at byte"));
   }
   std::ofstream(path) << R"({"format": "virtual-ipu matmul plan choices", "sdk": ")"
-                      << saved["sdk"].get<std::string>() << R"(", "plans": {"x": [1, 1, 1, 1]}})";
+                      << saved["sdk"].get<std::string>()
+                      << R"(", "plans": {"x": [1, 1, 1, 1, 1]}})";
   try {
     ops::load_plan_choices(path);
     ADD_FAILURE() << "a plan without its estimate was read";
   } catch (const GraphError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("the plan 'x' is not [serial, pm, pn, pk, estimated cycles]"));
+    EXPECT_THAT(e.what(), HasSubstr("the plan 'x' is not [serial, pm, pn, pk, reduce_groups, "
+                                    "estimated cycles]"));
   }
   std::ofstream(path) << R"({"format": "something else", "plans": {}})";
   EXPECT_THROW(ops::load_plan_choices(path), GraphError);
