@@ -49,7 +49,7 @@ struct Case {
 
 struct Figures {
   double estimate, cycles, widen, pack, amp, reduce, exchange;
-  unsigned pm, pn, pk, mismatches, samples;
+  unsigned pm, pn, pk, reduce_groups, mismatches, samples;
   double clock_hz;
 };
 
@@ -129,6 +129,7 @@ Figures run_case(const std::string& preset, const Case& c) {
   f.pm = plan.pm;
   f.pn = plan.pn;
   f.pk = plan.pk;
+  f.reduce_groups = plan.reduce_groups;
   std::vector<float> out(c.groups * c_size);
   device.read_tensor(g.tensor(result).name, out.data(), out.size() * 4);
   std::mt19937 rng(3);
@@ -291,8 +292,10 @@ int main(int argc, char** argv) {
     fmt::print(
         "{:<24} {:>14} {:>9.0f} {:>9.0f} {:>7.2f} {:>8.0f} {:>8.0f} {:>8.0f} {:>8.0f} {:>8.0f} "
         "{:>7.1f} {:>6.1f}% {}\n",
-        c.name, fmt::format("{}x{}x{}", f.pm, f.pn, f.pk), f.estimate, f.cycles,
-        f.estimate / f.cycles, f.exchange, f.pack, f.amp, f.reduce, f.widen,
+        c.name,
+        fmt::format("{}x{}x{}{}", f.pm, f.pn, f.pk,
+                    f.reduce_groups > 1 ? fmt::format("/{}", f.reduce_groups) : ""),
+        f.estimate, f.cycles, f.estimate / f.cycles, f.exchange, f.pack, f.amp, f.reduce, f.widen,
         flops / (f.cycles / f.clock_hz) / 1e12, 100.0 * flops / f.cycles / peak_flop_per_cycle,
         f.mismatches == 0 ? fmt::format("{} equal", f.samples)
                           : fmt::format("{} of {} DIFFER", f.mismatches, f.samples));

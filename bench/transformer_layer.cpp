@@ -45,7 +45,8 @@ struct PassFigures {
   static constexpr size_t kMaxSteps = 256;
   struct Step {
     char label[56];
-    char plan[24];  // a product's split, "pm x pn x pk" (serial: "4 x pm x pn x pk")
+    char plan[24];  // a product's split, "pm x pn x pk" (serial: "4 x pm x pn x pk"), "/g" its
+                    // reducers' group parts
     uint64_t cycles;
     double flops;
   } steps[kMaxSteps];
@@ -128,9 +129,11 @@ void run_pass(Pass pass, const ipu::hw::MachineConfig& machine, unsigned tiles,
     s.flops = steps[i].flops;
     s.plan[0] = 0;
     if (const auto& p = steps[i].plan; p.has_value())
-      std::snprintf(s.plan, sizeof s.plan, "%s%ux%ux%u",
-                    p->serial > 1 ? fmt::format("{}x", p->serial).c_str() : "", p->pm, p->pn,
-                    p->pk);
+      std::snprintf(s.plan, sizeof s.plan, "%s",
+                    fmt::format("{}{}x{}x{}{}", p->serial > 1 ? fmt::format("{}x", p->serial) : "",
+                                p->pm, p->pn, p->pk,
+                                p->reduce_groups > 1 ? fmt::format("/{}", p->reduce_groups) : "")
+                        .c_str());
     out.clock_hz = r.run.clock_hz;
   }
   if (profile) {  // what each operation's cycles went on: its compute sets, its codelets
