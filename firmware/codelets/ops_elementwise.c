@@ -8,36 +8,35 @@
 
 #include "ipu.h"
 #include "ops_codelet.h"
-#include "ops_pairs.h"
 #include "ops_math.h"
-
+#include "ops_pairs.h"
 
 /* binary_f32: out[i] = a[i] op b[(offset + i) % period], i < n; op 0 add, 1 sub, 2 mul,
- *   3 a x gelu'(b), 4 a x (1 - b b) (tanh's backward pass, b = tanh x). period = n and offset = 0 for operands of one shape; a trailing vector
- *   (a bias) has its length as period.
- * fields: a (in f32), b (in f32), out (out f32), n, op, period, offset */
+ *   3 a x gelu'(b), 4 a x (1 - b b) (tanh's backward pass, b = tanh x). period = n and offset = 0
+ * for operands of one shape; a trailing vector (a bias) has its length as period. fields: a (in
+ * f32), b (in f32), out (out f32), n, op, period, offset */
 struct binary_f32_fields {
   const float *a, *b;
-  float *out;
+  float* out;
   uint32_t n, op, period, offset;
 };
 /* One loop a case, not a switch an element: with the switch inside, the compiler reloaded the
  * polynomials' constants for every element (a quarter of GeLU's instructions). Operands of one
  * shape take b[i] directly: the wrapping index costs five instructions an element. */
-#define BINARY_LOOP(EXPR)                                  \
-  do {                                                     \
-    if (same_shape) {                                      \
-      for (uint32_t i = 0; i < n; ++i) {                   \
-        const float x = a[i], y = b[i];                    \
-        out[i] = (EXPR);                                   \
-      }                                                    \
-    } else {                                               \
-      for (uint32_t i = 0; i < n; ++i) {                   \
-        const float x = a[i], y = b[j];                    \
-        out[i] = (EXPR);                                   \
-        if (++j == period) j = 0;                          \
-      }                                                    \
-    }                                                      \
+#define BINARY_LOOP(EXPR)                \
+  do {                                   \
+    if (same_shape) {                    \
+      for (uint32_t i = 0; i < n; ++i) { \
+        const float x = a[i], y = b[i];  \
+        out[i] = (EXPR);                 \
+      }                                  \
+    } else {                             \
+      for (uint32_t i = 0; i < n; ++i) { \
+        const float x = a[i], y = b[j];  \
+        out[i] = (EXPR);                 \
+        if (++j == period) j = 0;        \
+      }                                  \
+    }                                    \
   } while (0)
 /* One element of binary_f32's operation. */
 static inline float binary_one(uint32_t op, float x, float y) {
@@ -53,12 +52,12 @@ static inline float binary_one(uint32_t op, float x, float y) {
  * words, so a range's pairs often start one element in. */
 #define ONE_WORD_IN(p) (((uintptr_t)(p)&7) == 4)
 #define ON_PAIRS(p) (((uintptr_t)(p)&7) == 0)
-void binary_f32(const struct binary_f32_fields *v) {
+void binary_f32(const struct binary_f32_fields* v) {
   uint32_t j = v->offset, n = v->n;
   const uint32_t period = v->period, op = v->op;
   const int same_shape = j == 0 && period >= n;
   const float *a = v->a, *b = v->b;
-  float *out = v->out;
+  float* out = v->out;
   /* Addition, subtraction, product and GeLU's gradient two at a time where the pairs line up
    * (a trailing vector's pairs too when its period is even), after one element alone when
    * all three operands start a word past a pair. For operands of one shape the wrap is one
@@ -94,20 +93,20 @@ void binary_f32(const struct binary_f32_fields *v) {
  *   2 k x (k the f32 bits of field k), 3 e^x, 4 tanh x.
  * fields: a (in f32), out (out f32), n, op, k */
 struct unary_f32_fields {
-  const float *a;
-  float *out;
+  const float* a;
+  float* out;
   uint32_t n, op, k;
 };
-#define UNARY_LOOP(EXPR)                                  \
-  for (uint32_t i = 0; i < n; ++i) {                      \
-    const float x = a[i];                                 \
-    out[i] = (EXPR);                                      \
+#define UNARY_LOOP(EXPR)             \
+  for (uint32_t i = 0; i < n; ++i) { \
+    const float x = a[i];            \
+    out[i] = (EXPR);                 \
   }
-void unary_f32(const struct unary_f32_fields *v) {
+void unary_f32(const struct unary_f32_fields* v) {
   const float k = f32_of(v->k);
   const uint32_t n = v->n;
-  const float *a = v->a;
-  float *out = v->out;
+  const float* a = v->a;
+  float* out = v->out;
   switch (v->op) {
     case 0: UNARY_LOOP(x > 0.0f ? x : 0.0f); break;
     case 1: {
@@ -129,12 +128,12 @@ void unary_f32(const struct unary_f32_fields *v) {
 /* cast_f32_f16: out[i] = a[i] rounded to f16 by the hardware (nearest even), i < n; n even or
  *   the range's end the tensor's.  fields: a (in f32), out (out f16), n */
 struct cast_f32_f16_fields {
-  const float *a;
-  uint16_t *out;
+  const float* a;
+  uint16_t* out;
   uint32_t n;
 };
 /* a[0..n) to f16 in pairs, as the hardware converts them (one instruction a pair). */
-static void narrow_range(const float *a, uint16_t *out, uint32_t n) {
+static void narrow_range(const float* a, uint16_t* out, uint32_t n) {
   uint32_t i = 0;
   if (ON_PAIRS(a) && ((uintptr_t)out & 3) == 0) i = narrow_pairs(a, out, n);
   for (; i + 2 <= n; i += 2) {
@@ -145,25 +144,28 @@ static void narrow_range(const float *a, uint16_t *out, uint32_t n) {
   if (i < n) out[i] = (uint16_t)ipu_f16x2_bits(ipu_f32v2tof16(ipu_f32x2_make(a[i], 0.0f)));
 }
 
-void cast_f32_f16(const struct cast_f32_f16_fields *v) { narrow_range(v->a, v->out, v->n); }
+void cast_f32_f16(const struct cast_f32_f16_fields* v) { narrow_range(v->a, v->out, v->n); }
 
 /* reduce_rows_op_f32: out[r] = op over x[r][0..columns-1] from left to right, r < rows; op 0
  *   sum, 1 max, 2 mean (the sum divided by columns), 3 sum of squares.
  * fields: x (in f32), out (out f32), rows, columns, op */
 struct reduce_rows_op_f32_fields {
-  const float *x;
-  float *out;
+  const float* x;
+  float* out;
   uint32_t rows, columns, op;
 };
-void reduce_rows_op_f32(const struct reduce_rows_op_f32_fields *v) {
+void reduce_rows_op_f32(const struct reduce_rows_op_f32_fields* v) {
   for (uint32_t r = 0; r < v->rows; ++r) {
-    const float *x = v->x + r * v->columns;
+    const float* x = v->x + r * v->columns;
     float acc = v->op == 3 ? x[0] * x[0] : x[0];
     for (uint32_t c = 1; c < v->columns; ++c) {
       const float y = x[c];
-      if (v->op == 1) acc = y > acc ? y : acc;
-      else if (v->op == 3) acc += y * y;
-      else acc += y;
+      if (v->op == 1)
+        acc = y > acc ? y : acc;
+      else if (v->op == 3)
+        acc += y * y;
+      else
+        acc += y;
     }
     v->out[r] = v->op == 2 ? acc / (float)v->columns : acc;
   }
@@ -178,30 +180,30 @@ void reduce_rows_op_f32(const struct reduce_rows_op_f32_fields *v) {
  *         scale (f32 bits) */
 struct softmax_rows_f32_fields {
   const float *x, *mask;
-  float *out;
+  float* out;
   uint32_t rows, columns, masked, first_query, scale;
 };
 /* The scores of a row into out, and their max (from the first score, as the row's first
  * comparison), a loop for each kind of mask: tested inside the loop, the mask's kind cost about
  * four instructions an element. */
-#define SOFTMAX_SCORES(SCORE)                  \
-  do {                                         \
-    uint32_t c = 0;                            \
-    m = (SCORE);                               \
-    for (; c < columns; ++c) {                 \
-      const float s = (SCORE);                 \
-      out[c] = s;                              \
-      m = s > m ? s : m;                       \
-    }                                          \
+#define SOFTMAX_SCORES(SCORE)  \
+  do {                         \
+    uint32_t c = 0;            \
+    m = (SCORE);               \
+    for (; c < columns; ++c) { \
+      const float s = (SCORE); \
+      out[c] = s;              \
+      m = s > m ? s : m;       \
+    }                          \
   } while (0)
-void softmax_rows_f32(const struct softmax_rows_f32_fields *v) {
+void softmax_rows_f32(const struct softmax_rows_f32_fields* v) {
   const uint32_t columns = v->columns;
-  const float *mask = v->mask;
+  const float* mask = v->mask;
   const float scale = f32_of(v->scale);
   const int scaled = scale != 1.0f;
   for (uint32_t r = 0; r < v->rows; ++r) {
-    const float *x = v->x + r * columns;
-    float *out = v->out + r * columns;
+    const float* x = v->x + r * columns;
+    float* out = v->out + r * columns;
     float m;
     if (v->masked != 2 && columns >= 2 && columns % 2 == 0 && ON_PAIRS(x) && ON_PAIRS(out) &&
         (v->masked == 0 || ON_PAIRS(mask))) {
@@ -250,11 +252,11 @@ struct layer_norm_rows_f32_fields {
   float *y, *mean_out, *inv_out;
   uint32_t rows, columns, eps;
 };
-void layer_norm_rows_f32(const struct layer_norm_rows_f32_fields *v) {
+void layer_norm_rows_f32(const struct layer_norm_rows_f32_fields* v) {
   const float eps = f32_of(v->eps);
   const uint32_t columns = v->columns;
   for (uint32_t r = 0; r < v->rows; ++r) {
-    const float *x = v->x + r * columns;
+    const float* x = v->x + r * columns;
     float part[IPU_OPS_ROW_SLICES];
     for (uint32_t s = 0; s < IPU_OPS_ROW_SLICES; ++s) {
       float sum = 0.0f;
@@ -274,7 +276,7 @@ void layer_norm_rows_f32(const struct layer_norm_rows_f32_fields *v) {
       part[s] = squares;
     }
     const float inv = ipu_ops_rsqrtf(ipu_ops_slices_total(part, 1) / (float)columns + eps);
-    float *y = v->y + r * columns;
+    float* y = v->y + r * columns;
     for (uint32_t c = 0; c < columns; ++c) y[c] = ((x[c] - mean) * inv) * v->gamma[c] + v->beta[c];
     v->mean_out[r] = mean;
     v->inv_out[r] = inv;
@@ -293,19 +295,19 @@ void layer_norm_rows_f32(const struct layer_norm_rows_f32_fields *v) {
  *     fields: x, gamma, beta, sums, squares (in f32), y, mean_out, inv_out (out f32), rows,
  *             columns, slice, eps (f32 bits) */
 /* The columns [c0, c1) of a slice vertex's slice. */
-#define SLICE_COLUMNS(v)                                          \
+#define SLICE_COLUMNS(v)                                             \
   const uint32_t c0 = ipu_ops_slice_begin((v)->columns, (v)->slice), \
                  c1 = ipu_ops_slice_begin((v)->columns, (v)->slice + 1)
 struct layer_norm_slice_sums_f32_fields {
-  const float *x;
-  float *sums;
+  const float* x;
+  float* sums;
   uint32_t rows, columns, slice;
 };
-void layer_norm_slice_sums_f32(const struct layer_norm_slice_sums_f32_fields *v) {
+void layer_norm_slice_sums_f32(const struct layer_norm_slice_sums_f32_fields* v) {
   const uint32_t columns = v->columns;
   SLICE_COLUMNS(v);
   for (uint32_t r = 0; r < v->rows; ++r) {
-    const float *x = v->x + r * columns;
+    const float* x = v->x + r * columns;
     float sum = 0.0f;
     for (uint32_t c = c0; c < c1; ++c) sum += x[c];
     v->sums[r] = sum;
@@ -313,14 +315,14 @@ void layer_norm_slice_sums_f32(const struct layer_norm_slice_sums_f32_fields *v)
 }
 struct layer_norm_slice_squares_f32_fields {
   const float *x, *sums;
-  float *squares;
+  float* squares;
   uint32_t rows, columns, slice;
 };
-void layer_norm_slice_squares_f32(const struct layer_norm_slice_squares_f32_fields *v) {
+void layer_norm_slice_squares_f32(const struct layer_norm_slice_squares_f32_fields* v) {
   const uint32_t rows = v->rows, columns = v->columns;
   SLICE_COLUMNS(v);
   for (uint32_t r = 0; r < rows; ++r) {
-    const float *x = v->x + r * columns;
+    const float* x = v->x + r * columns;
     const float mean = ipu_ops_slices_total(v->sums + r, rows) / (float)columns;
     float squares = 0.0f;
     for (uint32_t c = c0; c < c1; ++c) {
@@ -335,16 +337,16 @@ struct layer_norm_slice_apply_f32_fields {
   float *y, *mean_out, *inv_out;
   uint32_t rows, columns, slice, eps;
 };
-void layer_norm_slice_apply_f32(const struct layer_norm_slice_apply_f32_fields *v) {
+void layer_norm_slice_apply_f32(const struct layer_norm_slice_apply_f32_fields* v) {
   const float eps = f32_of(v->eps);
   const uint32_t rows = v->rows, columns = v->columns;
   SLICE_COLUMNS(v);
   for (uint32_t r = 0; r < rows; ++r) {
-    const float *x = v->x + r * columns;
+    const float* x = v->x + r * columns;
     const float mean = ipu_ops_slices_total(v->sums + r, rows) / (float)columns;
     const float inv =
         ipu_ops_rsqrtf(ipu_ops_slices_total(v->squares + r, rows) / (float)columns + eps);
-    float *y = v->y + r * columns;
+    float* y = v->y + r * columns;
     for (uint32_t c = c0; c < c1; ++c) y[c] = ((x[c] - mean) * inv) * v->gamma[c] + v->beta[c];
     if (v->slice == 0) {
       v->mean_out[r] = mean;
@@ -359,17 +361,17 @@ void layer_norm_slice_apply_f32(const struct layer_norm_slice_apply_f32_fields *
  * fields: y (in f32), dy (in f32), dx (out f32 or f16), rows, columns, scale (f32 bits) */
 struct softmax_grad_rows_fields {
   const float *y, *dy;
-  void *dx;
+  void* dx;
   uint32_t rows, columns, scale;
 };
-static void softmax_grad_rows(const struct softmax_grad_rows_fields *v, int f16) {
+static void softmax_grad_rows(const struct softmax_grad_rows_fields* v, int f16) {
   const uint32_t columns = v->columns;
   const float scale = f32_of(v->scale);
   const int scaled = scale != 1.0f;
   for (uint32_t r = 0; r < v->rows; ++r) {
     const float *y = v->y + r * columns, *dy = v->dy + r * columns;
-    float *dx = f16 ? 0 : (float *)v->dx + r * columns;
-    uint16_t *dx16 = f16 ? (uint16_t *)v->dx + r * columns : 0;
+    float* dx = f16 ? 0 : (float*)v->dx + r * columns;
+    uint16_t* dx16 = f16 ? (uint16_t*)v->dx + r * columns : 0;
     if (columns % 2 == 0 && ON_PAIRS(y) && ON_PAIRS(dy) &&
         (f16 ? ((uintptr_t)dx16 & 3) == 0 : ON_PAIRS(dx))) {
       softmax_grad_pairs(y, dy, dx, dx16, columns, scaled ? &scale : 0);
@@ -387,8 +389,8 @@ static void softmax_grad_rows(const struct softmax_grad_rows_fields *v, int f16)
     }
   }
 }
-void softmax_grad_rows_f32(const struct softmax_grad_rows_fields *v) { softmax_grad_rows(v, 0); }
-void softmax_grad_rows_f16(const struct softmax_grad_rows_fields *v) { softmax_grad_rows(v, 1); }
+void softmax_grad_rows_f32(const struct softmax_grad_rows_fields* v) { softmax_grad_rows(v, 0); }
+void softmax_grad_rows_f16(const struct softmax_grad_rows_fields* v) { softmax_grad_rows(v, 1); }
 
 /* layer_norm_grad_rows_f32: per row r < rows, with xhat = (x - mean) inv and g = dy gamma:
  *   a = (sum of g) / columns, b = (sum of g xhat) / columns, both sums in six column slices
@@ -401,7 +403,7 @@ struct layer_norm_grad_rows_f32_fields {
   float *dx, *dgamma, *dbeta;
   uint32_t rows, columns;
 };
-NO_MEMSET void layer_norm_grad_rows_f32(const struct layer_norm_grad_rows_f32_fields *v) {
+NO_MEMSET void layer_norm_grad_rows_f32(const struct layer_norm_grad_rows_f32_fields* v) {
   const uint32_t columns = v->columns;
   for (uint32_t c = 0; c < columns; ++c) v->dgamma[c] = v->dbeta[c] = 0.0f;
   for (uint32_t r = 0; r < v->rows; ++r) {
@@ -423,7 +425,7 @@ NO_MEMSET void layer_norm_grad_rows_f32(const struct layer_norm_grad_rows_f32_fi
     }
     const float a = ipu_ops_slices_total(part_g, 1) / (float)columns,
                 b = ipu_ops_slices_total(part_gx, 1) / (float)columns;
-    float *dx = v->dx + r * columns;
+    float* dx = v->dx + r * columns;
     for (uint32_t c = 0; c < columns; ++c) {
       const float xhat = (x[c] - mean) * inv, g = dy[c] * v->gamma[c];
       dx[c] = inv * ((g - a) - xhat * b);
@@ -444,7 +446,8 @@ struct layer_norm_grad_slice_sums_f32_fields {
   float *sum_g, *sum_gx, *dgamma, *dbeta;
   uint32_t rows, columns, slice;
 };
-NO_MEMSET void layer_norm_grad_slice_sums_f32(const struct layer_norm_grad_slice_sums_f32_fields *v) {
+NO_MEMSET void layer_norm_grad_slice_sums_f32(
+    const struct layer_norm_grad_slice_sums_f32_fields* v) {
   const uint32_t columns = v->columns;
   SLICE_COLUMNS(v);
   for (uint32_t c = 0; c < c1 - c0; ++c) v->dgamma[c] = v->dbeta[c] = 0.0f;
@@ -465,10 +468,10 @@ NO_MEMSET void layer_norm_grad_slice_sums_f32(const struct layer_norm_grad_slice
 }
 struct layer_norm_grad_slice_apply_f32_fields {
   const float *x, *dy, *gamma, *mean, *inv, *sums;
-  float *dx;
+  float* dx;
   uint32_t rows, columns, slice;
 };
-void layer_norm_grad_slice_apply_f32(const struct layer_norm_grad_slice_apply_f32_fields *v) {
+void layer_norm_grad_slice_apply_f32(const struct layer_norm_grad_slice_apply_f32_fields* v) {
   const uint32_t rows = v->rows, columns = v->columns;
   SLICE_COLUMNS(v);
   for (uint32_t r = 0; r < rows; ++r) {
@@ -477,7 +480,7 @@ void layer_norm_grad_slice_apply_f32(const struct layer_norm_grad_slice_apply_f3
     const float a = ipu_ops_slices_total(v->sums + r, rows) / (float)columns,
                 b = ipu_ops_slices_total(v->sums + IPU_OPS_ROW_SLICES * rows + r, rows) /
                     (float)columns;
-    float *dx = v->dx + r * columns;
+    float* dx = v->dx + r * columns;
     for (uint32_t c = c0; c < c1; ++c) {
       const float xhat = (x[c] - mean) * inv, g = dy[c] * v->gamma[c];
       dx[c] = inv * ((g - a) - xhat * b);
@@ -489,15 +492,15 @@ void layer_norm_grad_slice_apply_f32(const struct layer_norm_grad_slice_apply_f3
  *   in[r][c] = in[r * stride + c] (a column range of rows `stride` apart).
  * fields: in (in f32), out (out f32), rows, columns, stride */
 struct sum_rows_in_order_f32_fields {
-  const float *in;
-  float *out;
+  const float* in;
+  float* out;
   uint32_t rows, columns, stride;
 };
-void sum_rows_in_order_f32(const struct sum_rows_in_order_f32_fields *v) {
+void sum_rows_in_order_f32(const struct sum_rows_in_order_f32_fields* v) {
   const uint32_t rows = v->rows, columns = v->columns, stride = v->stride;
   uint32_t c = 0;
   for (; c + 1 < columns; c += 2) { /* two columns a pass down the rows */
-    const float *at = v->in + c;
+    const float* at = v->in + c;
     float s0 = at[0], s1 = at[1];
     for (uint32_t r = 1; r < rows; ++r) {
       at += stride;
@@ -508,9 +511,38 @@ void sum_rows_in_order_f32(const struct sum_rows_in_order_f32_fields *v) {
     v->out[c + 1] = s1;
   }
   if (c < columns) {
-    const float *at = v->in + c;
+    const float* at = v->in + c;
     float s = at[0];
     for (uint32_t r = 1; r < rows; ++r) s += (at += stride)[0];
+    v->out[c] = s;
+  }
+}
+
+/* sum_pieces_in_order_f32: out[c] = in0[c] + in1[c] + ... + in<rows-1>[c], c < columns, rows
+ *   <= SUM_PIECES: a column range of rows that lie apart on the tile (a block of neighbouring rows
+ *   of one column slice); unused inputs repeat in0.
+ * fields: in0 .. in7 (in f32), out (out f32), rows, columns */
+#define SUM_PIECES 8
+struct sum_pieces_in_order_f32_fields {
+  const float* in[SUM_PIECES];
+  float* out;
+  uint32_t rows, columns;
+};
+void sum_pieces_in_order_f32(const struct sum_pieces_in_order_f32_fields* v) {
+  const uint32_t rows = v->rows, columns = v->columns;
+  uint32_t c = 0;
+  for (; c + 1 < columns; c += 2) { /* two columns a pass down the rows */
+    float s0 = v->in[0][c], s1 = v->in[0][c + 1];
+    for (uint32_t r = 1; r < rows; ++r) {
+      s0 += v->in[r][c];
+      s1 += v->in[r][c + 1];
+    }
+    v->out[c] = s0;
+    v->out[c + 1] = s1;
+  }
+  if (c < columns) {
+    float s = v->in[0][c];
+    for (uint32_t r = 1; r < rows; ++r) s += v->in[r][c];
     v->out[c] = s;
   }
 }
@@ -520,11 +552,11 @@ void sum_rows_in_order_f32(const struct sum_rows_in_order_f32_fields *v) {
  *   for the first. The worker's rounding mode is set back to nearest at the end.
  * fields: a (in f32), out (out f16), n, s0_lo, s0_hi, s1_lo, s1_hi */
 struct cast_f32_f16_sr_fields {
-  const float *a;
-  uint16_t *out;
+  const float* a;
+  uint16_t* out;
   uint32_t n, s0_lo, s0_hi, s1_lo, s1_hi;
 };
-void cast_f32_f16_sr(const struct cast_f32_f16_sr_fields *v) {
+void cast_f32_f16_sr(const struct cast_f32_f16_sr_fields* v) {
   ipu_prng_seed((uint64_t)v->s0_hi << 32 | v->s0_lo, (uint64_t)v->s1_hi << 32 | v->s1_lo);
   ipu_set_stochastic_rounding(1);
   narrow_range(v->a, v->out, v->n);
@@ -535,9 +567,9 @@ void cast_f32_f16_sr(const struct cast_f32_f16_sr_fields *v) {
  *   program or the host advances each training step): ipu_ops_salt_state.
  * fields: a (in f32), step (in u32), out (out f16), n, s0_lo, s0_hi, s1_lo, s1_hi */
 struct cast_f32_f16_sr_step_fields {
-  const float *a;
-  const uint32_t *step;
-  uint16_t *out;
+  const float* a;
+  const uint32_t* step;
+  uint16_t* out;
   uint32_t n, s0_lo, s0_hi, s1_lo, s1_hi;
 };
 /* Seeds the worker's PRNG with (s0, s1) salted by `salt` (ipu_ops_salt_state) and turns its
@@ -550,7 +582,7 @@ static void round_stochastically(uint32_t s0_lo, uint32_t s0_hi, uint32_t s1_lo,
   ipu_set_stochastic_rounding(1);
 }
 
-void cast_f32_f16_sr_step(const struct cast_f32_f16_sr_step_fields *v) {
+void cast_f32_f16_sr_step(const struct cast_f32_f16_sr_step_fields* v) {
   round_stochastically(v->s0_lo, v->s0_hi, v->s1_lo, v->s1_hi, *v->step);
   narrow_range(v->a, v->out, v->n);
   ipu_set_stochastic_rounding(0);
@@ -558,7 +590,7 @@ void cast_f32_f16_sr_step(const struct cast_f32_f16_sr_step_fields *v) {
 
 /* sum[0..n) += grad[0..n) for an f16 sum, a pair at a time as the hardware converts: widened
  * exactly, added in f32, rounded once to f16 (by the worker's rounding mode). */
-static void accumulate_range(const float *grad, uint16_t *sum, uint32_t n) {
+static void accumulate_range(const float* grad, uint16_t* sum, uint32_t n) {
   uint32_t i = 0;
   for (; i + 2 <= n; i += 2) {
     const ipu_f32x2 wide = ipu_f16v2tof32(ipu_f16x2_from_bits(sum[i], sum[i + 1]));
@@ -576,23 +608,25 @@ static void accumulate_range(const float *grad, uint16_t *sum, uint32_t n) {
 /* accumulate_f16: a gradient added to its f16 sum, rounded to nearest even.
  * fields: grad (in f32), sum (inout f16), n */
 struct accumulate_f16_fields {
-  const float *grad;
-  uint16_t *sum;
+  const float* grad;
+  uint16_t* sum;
   uint32_t n;
 };
-void accumulate_f16(const struct accumulate_f16_fields *v) { accumulate_range(v->grad, v->sum, v->n); }
+void accumulate_f16(const struct accumulate_f16_fields* v) {
+  accumulate_range(v->grad, v->sum, v->n);
+}
 
 /* accumulate_f16_sr: accumulate_f16 rounded stochastically, the PRNG seeded (s0, s1) for this
  *   range and salted with *draws, its count of earlier calls, which it then advances: every
  *   micro-batch's addition draws new bits.
  * fields: grad (in f32), sum (inout f16), draws (inout u32), n, s0_lo, s0_hi, s1_lo, s1_hi */
 struct accumulate_f16_sr_fields {
-  const float *grad;
-  uint16_t *sum;
-  uint32_t *draws;
+  const float* grad;
+  uint16_t* sum;
+  uint32_t* draws;
   uint32_t n, s0_lo, s0_hi, s1_lo, s1_hi;
 };
-void accumulate_f16_sr(const struct accumulate_f16_sr_fields *v) {
+void accumulate_f16_sr(const struct accumulate_f16_sr_fields* v) {
   round_stochastically(v->s0_lo, v->s0_hi, v->s1_lo, v->s1_hi, *v->draws);
   *v->draws += 1;
   accumulate_range(v->grad, v->sum, v->n);
@@ -601,24 +635,24 @@ void accumulate_f16_sr(const struct accumulate_f16_sr_fields *v) {
 
 /* zero_f16: out[i] = +0 for i < n.  fields: out (out f16), n */
 struct zero_f16_fields {
-  uint16_t *out;
+  uint16_t* out;
   uint32_t n;
 };
-NO_MEMSET void zero_f16(const struct zero_f16_fields *v) {
-  uint16_t *out = v->out;
+NO_MEMSET void zero_f16(const struct zero_f16_fields* v) {
+  uint16_t* out = v->out;
   const uint32_t n = v->n;
   uint32_t i = 0;
   if (n > 0 && ((uintptr_t)out & 2) != 0) out[i++] = 0; /* to a word's start */
-  for (; i + 2 <= n; i += 2) *(uint32_t *)(void *)(out + i) = 0;
+  for (; i + 2 <= n; i += 2) *(uint32_t*)(void*)(out + i) = 0;
   if (i < n) out[i] = 0;
 }
 
 /* zero_f32: out[i] = +0 for i < n, whatever was there (a NaN too).  fields: out (out f32), n */
 struct zero_f32_fields {
-  uint32_t *out; /* the f32 bits */
+  uint32_t* out; /* the f32 bits */
   uint32_t n;
 };
-NO_MEMSET void zero_f32(const struct zero_f32_fields *v) {
+NO_MEMSET void zero_f32(const struct zero_f32_fields* v) {
   for (uint32_t i = 0; i < v->n; ++i) v->out[i] = 0;
 }
 
@@ -626,13 +660,13 @@ NO_MEMSET void zero_f32(const struct zero_f32_fields *v) {
  *   columns of rows x stride, packed (transpose's regrouping by destination).
  * fields: in (in f32), out (out f32), rows, stride, first, columns */
 struct gather_columns_f32_fields {
-  const float *in;
-  float *out;
+  const float* in;
+  float* out;
   uint32_t rows, stride, first, columns;
 };
-void gather_columns_f32(const struct gather_columns_f32_fields *v) {
-  const float *in = v->in + v->first;
-  float *out = v->out;
+void gather_columns_f32(const struct gather_columns_f32_fields* v) {
+  const float* in = v->in + v->first;
+  float* out = v->out;
   for (uint32_t r = 0; r < v->rows; ++r, in += v->stride)
     for (uint32_t c = 0; c < v->columns; ++c) *out++ = in[c];
 }
@@ -641,14 +675,14 @@ void gather_columns_f32(const struct gather_columns_f32_fields *v) {
  *   (gathered as in, rows x stride) as rows of the transposed matrix.
  * fields: in (in f32), out (out f32), rows, stride, first, columns */
 struct transpose_f32_fields {
-  const float *in;
-  float *out;
+  const float* in;
+  float* out;
   uint32_t rows, stride, first, columns;
 };
-void transpose_f32(const struct transpose_f32_fields *v) {
+void transpose_f32(const struct transpose_f32_fields* v) {
   for (uint32_t c = 0; c < v->columns; ++c) {
-    const float *in = v->in + v->first + c;
-    float *out = v->out + c * v->rows;
+    const float* in = v->in + v->first + c;
+    float* out = v->out + c * v->rows;
     for (uint32_t r = 0; r < v->rows; ++r, in += v->stride) out[r] = *in;
   }
 }

@@ -641,7 +641,10 @@ Tensor products(Graph& g, Program& program, Tensor a, Tensor b, bool grouped,
     const unsigned first = options.first_tile,
                    tiles = options.tiles == 0 ? g.tiles() - first : options.tiles;
     out = g.add_variable(DType::kF32, g.tensor(result).shape, o.name + ".rows");
-    map_rows(g, out, first, tiles);
+    if (options.row_blocks)
+      map_row_blocks(g, out, first, tiles);
+    else
+      map_rows(g, out, first, tiles);
     program.body.push_back(Copy(relayout(g, result, out)));
     g.set_scratch(result);
   }

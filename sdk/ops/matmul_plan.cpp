@@ -396,7 +396,9 @@ std::string plan_key(const Target& target, MatmulShape shape, const MatmulOption
   key += fmt::format("{}x{}x{};transposed={}{};memory={};first={};tiles={};{};{}", shape.m, shape.k,
                      shape.n, options.transpose_a ? 1 : 0, options.transpose_b ? 1 : 0,
                      options.available_memory_proportion, first, tiles, dtype_name(options.output),
-                     options.rows_output ? "rows" : "blocks");
+                     !options.rows_output ? "blocks"
+                     : options.row_blocks ? "row blocks"
+                                          : "rows");
   return key;
 }
 

@@ -90,6 +90,15 @@ void add_ops_codelets(Graph& g) {
   g.add_codelet(
       "sum_rows_in_order_f32", file,
       {in("in", f32), out("out", f32), scalar("rows"), scalar("columns"), scalar("stride")});
+  {
+    std::vector<Field> pieces;
+    for (size_t i = 0; i < kSumPieces; ++i)
+      pieces.push_back(in(fmt::format("in{}", i).c_str(), f32));  // Field copies the name
+    pieces.push_back(out("out", f32));
+    pieces.push_back(scalar("rows"));
+    pieces.push_back(scalar("columns"));
+    g.add_codelet("sum_pieces_in_order_f32", file, pieces);
+  }
   g.add_codelet("dropout_f32", training,
                 {in("x", f32), out("out", f32), scalar("n"), scalar("keep"), scalar("scale"),
                  scalar("s0_lo"), scalar("s0_hi"), scalar("s1_lo"), scalar("s1_hi")});
@@ -422,6 +431,36 @@ void map_rows(Graph& g, Tensor t, unsigned first, unsigned tiles) {
     for (size_t s = 0; s * width < columns; ++s)
       mapping.push_back({r * columns + s * width, r * columns + std::min(columns, (s + 1) * width),
                          first + static_cast<unsigned>(r * slices + s)});
+  g.set_tile_mapping(t, mapping);
+}
+
+void map_row_blocks(Graph& g, Tensor t, unsigned first, unsigned tiles) {
+  const TensorInfo& info = g.tensor(t);
+  const size_t columns = info.shape.back(), rows = info.elements / columns;
+  // The slices that leave a tile the fewest elements: blocks of ceil(rows / (tiles / slices))
+  // rows by a slice's width; one slice (whole rows) unless cutting saves a tile's elements.
+  size_t best = 1, most = (rows + std::min<size_t>(tiles, rows) - 1) /
+                          std::min<size_t>(tiles, rows) * columns;
+  for (size_t slices = 2; slices <= kMostRowBlockSlices && tiles / slices >= 1; ++slices) {
+    const size_t width = ((columns + slices - 1) / slices + 1) & ~size_t{1};
+    if (width < kMinSliceColumns || (slices - 1) * width >= columns) continue;
+    const size_t blocks = std::min<size_t>(tiles / slices, rows);
+    const size_t elements = (rows + blocks - 1) / blocks * width;
+    if (elements < most) best = slices, most = elements;
+  }
+  if (best == 1) {
+    map_rows(g, t, first, tiles);
+    return;
+  }
+  const size_t width = ((columns + best - 1) / best + 1) & ~size_t{1};
+  const size_t blocks = std::min<size_t>(tiles / best, rows);
+  std::vector<Interval> mapping;
+  for (size_t r = 0; r < rows; ++r) {
+    const size_t block = r * blocks / rows;
+    for (size_t s = 0; s * width < columns; ++s)
+      mapping.push_back({r * columns + s * width, r * columns + std::min(columns, (s + 1) * width),
+                         first + static_cast<unsigned>(s * blocks + block)});
+  }
   g.set_tile_mapping(t, mapping);
 }
 

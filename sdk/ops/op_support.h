@@ -80,6 +80,15 @@ constexpr size_t kSliceRowBytes = 32768;
 constexpr size_t kSliceRowsTiles = 8;
 constexpr size_t kMinSliceColumns = 64;
 void map_rows(Graph& g, Tensor t, unsigned first, unsigned tiles);
+// [R x C] in row blocks: with fewer rows than tiles, every row cut at the same columns into up to
+// kMostRowBlockSlices slices (of whole f32 pairs, kMinSliceColumns or more), slice s of row r on
+// tile first + s x B + floor(r B / R), B = tiles / slices blocks of neighbouring rows, as many
+// slices as leave a tile the fewest elements: every tile busy (1,024 rows of BERT-Large's
+// feed-forward 4,096 on 1,472 tiles: 4 slices, 3,072 elements a tile where whole rows left 448
+// tiles idle), and a block's rows of a slice on one tile, so that a column sum adds them there
+// first (reduce_columns). map_rows when no cut saves a tile's elements.
+constexpr size_t kMostRowBlockSlices = 8;
+void map_row_blocks(Graph& g, Tensor t, unsigned first, unsigned tiles);
 
 // ---- sums across tiles ----
 // The column sums of `rows` (regions of `columns` f32 each, on any tiles), by a tree of
@@ -88,6 +97,17 @@ void map_rows(Graph& g, Tensor t, unsigned first, unsigned tiles);
 // last level's tiles.
 Tensor sum_partials(Graph& g, Program& program, std::vector<Region> rows, size_t columns,
                     const std::string& name);
+// Several such sums side by side, each level's exchange and compute set shared: problem p's
+// rows (regions of columns[p] f32, the same count for every problem) into elements offset[p] ..
+// offset[p] + columns[p] - 1 of the result, [total].
+struct PartialSums {
+  std::vector<Region> rows;
+  size_t columns, offset;
+};
+Tensor sum_partials(Graph& g, Program& program, std::vector<PartialSums> problems, size_t total,
+                    const std::string& name);
+// The most rows of a slice a tile's partial adds at once (sum_pieces_in_order_f32's inputs).
+constexpr size_t kSumPieces = 8;
 
 // ---- a tile's work over six vertices ----
 // Six ranges of an interval, each at least `grain` elements apart (f16 pieces start on words).

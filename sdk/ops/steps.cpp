@@ -18,7 +18,7 @@ double flops_of(const std::vector<LayerStep>& steps) {
 }
 
 Tensor StepList::matmul(const std::string& label, Tensor a, Tensor b, bool ta, bool tb,
-                        DType output, bool kept, bool in_blocks) {
+                        DType output, bool kept, bool in_blocks, bool row_blocks) {
   const TensorInfo& ai = g_.tensor(a);
   const TensorInfo& bi = g_.tensor(b);
   const bool grouped = ai.shape.size() == 3;
@@ -38,6 +38,7 @@ Tensor StepList::matmul(const std::string& label, Tensor a, Tensor b, bool ta, b
                          o.tiles = tiles_;
                          o.name = name;
                          o.rows_output = !in_blocks;  // for the row operations and products
+                         o.row_blocks = row_blocks;
                          const MatmulShape shape{m, k, n};
                          plan = grouped ? plan_grouped_matmul(g_.target(), shape, groups, o)
                                         : plan_matmul(g_.target(), shape, o);

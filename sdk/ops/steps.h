@@ -58,8 +58,9 @@ class StepList {
   // result laid out by rows (MatmulOptions::rows_output), or with `in_blocks` where the
   // reduction leaves it (a gradient added to a sum laid out otherwise); C is scratch unless
   // `kept`.
+  // `row_blocks`: the result in row blocks where they keep more tiles busy (MatmulOptions).
   Tensor matmul(const std::string& label, Tensor a, Tensor b, bool ta, bool tb, DType output,
-                bool kept = false, bool in_blocks = false);
+                bool kept = false, bool in_blocks = false, bool row_blocks = false);
 
   // Records the partial sums' rows of the last step's column sums.
   void partial_rows(const std::vector<size_t>& rows) { steps_.back().partial_rows = rows; }

@@ -129,6 +129,80 @@ TEST(OpsElementwise, LogitsInRowSlicesStayInSlices) {
       columns);
 }
 
+// Row blocks (map_row_blocks, the feed-forward block's layout): 200 rows of 130 on 24 tiles in
+// two slices (66 and 64 columns) of 12 blocks of 16 or 17 rows, a tile each, which leave a tile
+// 1,122 elements where whole rows left 1,170 (and 7 tiles idle). The bias, GeLU and GeLU's
+// gradient stay in the blocks; the column sums add each tile's rows of its slice first, at most
+// 8 rows a partial, then the slices' partials up the tree side by side: the host's sums of the
+// same partial rows, bit for bit, and by hand.
+TEST(OpsElementwise, RowBlocksKeepTheTilesBusyAndTheirColumnSumsAddATilesRowsFirst) {
+  constexpr size_t rows = 200, columns = 130;
+  const std::vector<float> xv = random_f32(rows * columns, 41, -3.0f, 3.0f);
+  const std::vector<float> dv = random_f32(rows * columns, 42, -1.0f, 1.0f);
+  const std::vector<float> bias_values = random_f32(columns, 43, -1.0f, 1.0f);
+  Graph g(Target::preset("mk2", 24));
+  Program p = Sequence({});
+  const Tensor x = g.add_variable(DType::kF32, {rows, columns}, "x");
+  const Tensor d = g.add_variable(DType::kF32, {rows, columns}, "d");
+  const Tensor bias = g.add_variable(DType::kF32, {columns}, "bias");
+  ops::map_row_blocks(g, x, 0, 24);
+  ops::map_row_blocks(g, d, 0, 24);
+  g.set_tile_mapping(bias, 3);
+  const ops::RowCuts cuts = ops::row_cuts(g.tensor(x));
+  ASSERT_EQ(cuts.starts, (std::vector<size_t>{0, 66}));
+  for (size_t r = 0; r < rows; ++r)  // slice s of row r on tile 12 s + r 12 / 200
+    for (size_t slice = 0; slice < 2; ++slice)
+      ASSERT_EQ(cuts.tiles[r * 2 + slice], 12 * slice + r * 12 / rows) << r;
+  const Tensor biased = ops::binary(g, p, ops::BinaryOp::kAdd, x, bias, "biased");
+  const Tensor act = ops::unary(g, p, ops::UnaryOp::kGelu, biased, "act");
+  const Tensor dact = ops::binary(g, p, ops::BinaryOp::kMulGeluGrad, d, biased, "dact");
+  const ops::ColumnSums sums = ops::reduce_columns(g, p, dact, "sums");
+  for (const Tensor t : {biased, act, dact})
+    EXPECT_EQ(ops::row_cuts(g.tensor(t)).tiles, cuts.tiles) << g.tensor(t).name;
+  // Blocks of 16 or 17 rows in runs of at most 8: 8 + 8 (+ 1).
+  size_t counted = 0;
+  for (size_t n : sums.partial_rows) {
+    EXPECT_TRUE(n >= 1 && n <= ops::kSumPieces) << n;
+    counted += n;
+  }
+  EXPECT_EQ(counted, rows);
+  EXPECT_GT(std::count(sums.partial_rows.begin(), sums.partial_rows.end(), ops::kSumPieces), 12);
+  const Executable exe = compile(g, p);
+  Device device(exe);
+  device.write_tensor("x", xv.data(), xv.size() * 4);
+  device.write_tensor("d", dv.data(), dv.size() * 4);
+  device.write_tensor("bias", bias_values.data(), columns * 4);
+  device.run();
+  const auto read = [&](Tensor t) {
+    std::vector<float> out(g.tensor(t).elements);
+    device.read_tensor(g.tensor(t).name, out.data(), out.size() * 4);
+    return out;
+  };
+  namespace ref = ops::reference;
+  const std::vector<float> biased_want = ref::binary(ops::BinaryOp::kAdd, xv, bias_values);
+  const std::vector<float> dact_want = ref::binary(ops::BinaryOp::kMulGeluGrad, dv, biased_want);
+  EXPECT_EQ(count_equal(read(biased), biased_want), rows * columns);
+  EXPECT_EQ(count_equal(read(act), ref::unary(ops::UnaryOp::kGelu, biased_want)), rows * columns);
+  EXPECT_EQ(count_equal(read(dact), dact_want), rows * columns);
+  const std::vector<float> sums_got = read(sums.sum);
+  EXPECT_EQ(count_equal(sums_got, ref::reduce_columns(dact_want, columns, sums.partial_rows)),
+            columns);
+  // By hand, columns 0 and 129 (one in each slice): each run's rows in order, then the runs'
+  // sums in order (32 runs: the tree's one group).
+  ASSERT_LE(sums.partial_rows.size(), ops::kPartialFanIn);
+  for (const size_t c : {size_t{0}, columns - 1}) {
+    float total = 0;
+    size_t row = 0;
+    for (size_t k = 0; k < sums.partial_rows.size(); ++k) {
+      float run = dact_want[row * columns + c];
+      for (size_t r = 1; r < sums.partial_rows[k]; ++r) run += dact_want[(row + r) * columns + c];
+      total = k == 0 ? run : total + run;
+      row += sums.partial_rows[k];
+    }
+    EXPECT_EQ(sums_got[c], total) << c;
+  }
+}
+
 // A layer norm's row sums are taken in six column slices added in order (ops_math.h), so one
 // worker a row (12 rows on a tile) and six workers a row, a slice each (a row a tile), give the
 // same bits, which the reference's. A row of 1e8 and 35 ones, by hand: left to right every one is

@@ -13,6 +13,7 @@
 
 #include "iss/fpu.h"
 #include "sdk/compiler/compiler.h"
+#include "sdk/ops/op_support.h"
 #include "sdk/ops/transformer.h"
 #include "sdk/runtime/device.h"
 
@@ -23,7 +24,8 @@ using namespace ipu::sdk;
 using ::testing::HasSubstr;
 using Matrix = std::vector<double>;  // row-major
 
-constexpr size_t kH = 32, kHeads = 2, kF = 64, kS = 16, kB = 2, kT = kS * kB, kD = kH / kHeads;
+// kF = 128: the feed-forward block's 32 x 128 in row blocks on the 64 tiles (two slices of 64).
+constexpr size_t kH = 32, kHeads = 2, kF = 128, kS = 16, kB = 2, kT = kS * kB, kD = kH / kHeads;
 
 // C [m x n] = A [m x k] B [k x n]; with ta, A is given [k x m]; with tb, B is given [n x k].
 Matrix mul(const Matrix& a, const Matrix& b, size_t m, size_t k, size_t n, bool ta = false,
@@ -231,6 +233,7 @@ TEST(OpsTransformer, EncoderLayerForwardAndBackwardMatchTheEquations) {
   const ops::EncoderForward f = ops::encoder_forward(g, steps, shape, w, x, mask, options);
   const size_t forward_steps = steps.size();
   const ops::EncoderGrads d = ops::encoder_backward(g, steps, shape, w, f, dy, options);
+  EXPECT_EQ(ops::row_cuts(g.tensor(f.hidden)).starts, (std::vector<size_t>{0, 64}));
   // Every product's flops: forward 2 T H (3H + H + 2F) + 4 S^2 H a sequence; backward twice that.
   const double forward_flops = 2.0 * kT * kH * (3 * kH + kH + 2 * kF) + kB * 4.0 * kS * kS * kH;
   std::vector<ops::LayerStep> fwd(steps.begin(), steps.begin() + forward_steps);
