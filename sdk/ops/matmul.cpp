@@ -492,19 +492,28 @@ void build_product(Graph& g, const MatmulPlan& p, const ProductOperands& operand
         g.add_vertex(reduce, "reduce_rows_f32", geo.consumer(r.i, r.j, r.l), fields);
       }
     } else {
+      // A vertex a few rows and a part of the columns: the parts' sums start 16 floats a
+      // column further in, in place and received alike.
       const size_t each = reduce_apart_rows_a_vertex(rows);
-      for (size_t row = 0; row < rows; row += each) {  // block rows start at multiples of 16
-        const size_t count = std::min(each, rows - row);
-        auto fields = common;
-        for (size_t i = 0; i < kReduceApartRows; ++i) {  // the unused ones repeat the first
-          const size_t first =
-              c_base + (r.rows.begin + row + (i < count ? i : 0)) * n + r.columns.begin;
-          fields[fmt::format("out{}", i)] = g.region(result, first, first + cw);
+      const size_t column_parts = reduce_apart_column_parts((rows + each - 1) / each, cw);
+      for (size_t row = 0; row < rows; row += each)  // block rows start at multiples of 16
+        for (unsigned cp = 0; cp < column_parts; ++cp) {
+          const size_t count = std::min(each, rows - row);
+          const Range mine = part(cw, static_cast<unsigned>(column_parts), cp);
+          if (mine.size() == 0) continue;
+          auto fields = common;
+          fields["own"] = g.region(own.tensor, own.begin + mine.begin * 16, own.end);
+          fields["in"] = g.region(in.tensor, in.begin + mine.begin * 16, in.end);
+          fields["columns"] = u(mine.size());
+          for (size_t i = 0; i < kReduceApartRows; ++i) {  // the unused ones repeat the first
+            const size_t first = c_base + (r.rows.begin + row + (i < count ? i : 0)) * n +
+                                 r.columns.begin + mine.begin;
+            fields[fmt::format("out{}", i)] = g.region(result, first, first + mine.size());
+          }
+          fields["first_row"] = u(row);
+          fields["rows"] = u(count);
+          g.add_vertex(reduce, "reduce_rows_apart_f32", geo.consumer(r.i, r.j, r.l), fields);
         }
-        fields["first_row"] = u(row);
-        fields["rows"] = u(count);
-        g.add_vertex(reduce, "reduce_rows_apart_f32", geo.consumer(r.i, r.j, r.l), fields);
-      }
     }
   }
 }

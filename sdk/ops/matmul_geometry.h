@@ -66,6 +66,18 @@ constexpr size_t kReduceApartRows = 8;  // REDUCE_APART_ROWS: rows a reduce_rows
 inline size_t reduce_apart_rows_a_vertex(size_t rows) {
   return std::clamp<size_t>((rows + 23) / 24 * 4, 4, kReduceApartRows);
 }
+// How many parts of its columns each such vertex's rows take, so that the six workers share the
+// work: the fewest that give the most even waves of six vertices (a reducer of 16 rows, four
+// vertices of 4, left two workers idle; in three parts of the columns, twelve vertices).
+inline size_t reduce_apart_column_parts(size_t row_vertices, size_t columns) {
+  size_t best = 1;
+  double best_time = static_cast<double>((row_vertices + 5) / 6);
+  for (size_t parts = 2; parts <= 6 && parts <= columns; ++parts) {
+    const double time = static_cast<double>((row_vertices * parts + 5) / 6) / parts;
+    if (time < best_time - 1e-9) best = parts, best_time = time;
+  }
+  return best;
+}
 // The supervisor starting a compute set's first six vertices one after another.
 constexpr double kDispatchCycles = 510;
 

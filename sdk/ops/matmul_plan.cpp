@@ -148,20 +148,29 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
         }
         // Six vertices of a sixth of the rows each when the share is whole rows of C, else a
         // vertex a few rows apart in C (build_product's split), six at a time.
-        const double vertices =
+        // A vertex apart in C takes a part of the columns too (reduce_apart_column_parts).
+        const double row_vertices =
             cw == p.shape.n
                 ? 6
                 : std::ceil(static_cast<double>(rows) / reduce_apart_rows_a_vertex(rows));
-        const double rows_a_vertex = std::ceil(rows / vertices);
+        const double vertex_columns = cw == p.shape.n
+                                          ? 1
+                                          : static_cast<double>(reduce_apart_column_parts(
+                                                static_cast<size_t>(row_vertices), cw));
+        const double vertices = row_vertices * vertex_columns;
+        const double rows_a_vertex = std::ceil(rows / row_vertices);
+        const double columns_a_vertex = std::ceil(cw / vertex_columns);
         const double per_vertex =
             p.pk <= kReduceQuadParts
                 ? std::ceil(rows_a_vertex / 4) *
                       (kReduceQuad + p.pk * kReduceQuadPart +
-                       cw * (kReduceQuadColumn + p.pk * (p.pk <= kReduceUnrolledParts
-                                                             ? kReduceQuadColumnPart
-                                                             : kReduceQuadColumnPartTested)))
+                       columns_a_vertex *
+                           (kReduceQuadColumn + p.pk * (p.pk <= kReduceUnrolledParts
+                                                            ? kReduceQuadColumnPart
+                                                            : kReduceQuadColumnPartTested)))
                 : std::ceil(rows_a_vertex / 2) *
-                      (kReducePair + p.pk * kReducePairPart + cw * p.pk * kReduceColumnPartLooped);
+                      (kReducePair + p.pk * kReducePairPart +
+                       columns_a_vertex * p.pk * kReduceColumnPartLooped);
         c.reduce = std::max(c.reduce, kDispatchCycles + std::ceil(vertices / 6) * 6 * per_vertex);
         result[t] += rows * cw * 4;
       }
