@@ -495,7 +495,8 @@ void build_product(Graph& g, const MatmulPlan& p, const ProductOperands& operand
       // A vertex a few rows and a part of the columns: the parts' sums start 16 floats a
       // column further in, in place and received alike.
       const size_t each = reduce_apart_rows_a_vertex(rows);
-      const size_t column_parts = reduce_apart_column_parts((rows + each - 1) / each, cw);
+      const size_t column_parts =
+          reduce_apart_column_parts((rows + each - 1) / each, each, cw, p.pk);
       for (size_t row = 0; row < rows; row += each)  // block rows start at multiples of 16
         for (unsigned cp = 0; cp < column_parts; ++cp) {
           const size_t count = std::min(each, rows - row);

@@ -66,16 +66,31 @@ constexpr size_t kReduceApartRows = 8;  // REDUCE_APART_ROWS: rows a reduce_rows
 inline size_t reduce_apart_rows_a_vertex(size_t rows) {
   return std::clamp<size_t>((rows + 23) / 24 * 4, 4, kReduceApartRows);
 }
-// How many parts of its columns each such vertex's rows take, so that the six workers share the
-// work: the fewest that give the most even waves of six vertices (a reducer of 16 rows, four
+// A reduce_rows_apart_f32 vertex's instructions: `rows` of `columns` over `parts` parts.
+inline double reduce_apart_vertex_instructions(double rows, double columns, unsigned parts) {
+  if (parts > kReduceQuadParts)
+    return std::ceil(rows / 2) *
+           (kReducePair + parts * kReducePairPart + columns * parts * kReduceColumnPartLooped);
+  return std::ceil(rows / 4) *
+         (kReduceQuad + parts * kReduceQuadPart +
+          columns * (kReduceQuadColumn + parts * (parts <= kReduceUnrolledParts
+                                                      ? kReduceQuadColumnPart
+                                                      : kReduceQuadColumnPartTested)));
+}
+// How many parts of its columns each such vertex's rows take (a reducer's `row_vertices` of
+// `rows_a_vertex` rows each), so that the six workers share the work: the fewest that take the
+// least time in waves of six vertices, each vertex's set-up counted (a reducer of 16 rows, four
 // vertices of 4, left two workers idle; in three parts of the columns, twelve vertices).
-inline size_t reduce_apart_column_parts(size_t row_vertices, size_t columns) {
+inline size_t reduce_apart_column_parts(size_t row_vertices, size_t rows_a_vertex, size_t columns,
+                                        unsigned parts) {
+  const auto time = [&](size_t cp) {
+    return static_cast<double>((row_vertices * cp + 5) / 6) *
+           reduce_apart_vertex_instructions(static_cast<double>(rows_a_vertex),
+                                            std::ceil(static_cast<double>(columns) / cp), parts);
+  };
   size_t best = 1;
-  double best_time = static_cast<double>((row_vertices + 5) / 6);
-  for (size_t parts = 2; parts <= 6 && parts <= columns; ++parts) {
-    const double time = static_cast<double>((row_vertices * parts + 5) / 6) / parts;
-    if (time < best_time - 1e-9) best = parts, best_time = time;
-  }
+  for (size_t cp = 2; cp <= 6 && cp <= columns; ++cp)
+    if (time(cp) < time(best) - 1e-9) best = cp;
   return best;
 }
 // The supervisor starting a compute set's first six vertices one after another.

@@ -153,24 +153,15 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
             cw == p.shape.n
                 ? 6
                 : std::ceil(static_cast<double>(rows) / reduce_apart_rows_a_vertex(rows));
+        const double rows_a_vertex = std::ceil(rows / row_vertices);
         const double vertex_columns = cw == p.shape.n
                                           ? 1
                                           : static_cast<double>(reduce_apart_column_parts(
-                                                static_cast<size_t>(row_vertices), cw));
+                                                static_cast<size_t>(row_vertices),
+                                                static_cast<size_t>(rows_a_vertex), cw, p.pk));
         const double vertices = row_vertices * vertex_columns;
-        const double rows_a_vertex = std::ceil(rows / row_vertices);
-        const double columns_a_vertex = std::ceil(cw / vertex_columns);
         const double per_vertex =
-            p.pk <= kReduceQuadParts
-                ? std::ceil(rows_a_vertex / 4) *
-                      (kReduceQuad + p.pk * kReduceQuadPart +
-                       columns_a_vertex *
-                           (kReduceQuadColumn + p.pk * (p.pk <= kReduceUnrolledParts
-                                                            ? kReduceQuadColumnPart
-                                                            : kReduceQuadColumnPartTested)))
-                : std::ceil(rows_a_vertex / 2) *
-                      (kReducePair + p.pk * kReducePairPart +
-                       columns_a_vertex * p.pk * kReduceColumnPartLooped);
+            reduce_apart_vertex_instructions(rows_a_vertex, std::ceil(cw / vertex_columns), p.pk);
         c.reduce = std::max(c.reduce, kDispatchCycles + std::ceil(vertices / 6) * 6 * per_vertex);
         result[t] += rows * cw * 4;
       }
