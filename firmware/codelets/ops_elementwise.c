@@ -347,7 +347,15 @@ void layer_norm_slice_apply_f32(const struct layer_norm_slice_apply_f32_fields* 
     const float inv =
         ipu_ops_rsqrtf(ipu_ops_slices_total(v->squares + r, rows) / (float)columns + eps);
     float* y = v->y + r * columns;
-    for (uint32_t c = c0; c < c1; ++c) y[c] = ((x[c] - mean) * inv) * v->gamma[c] + v->beta[c];
+    const float *gamma = v->gamma, *beta = v->beta;
+    uint32_t c = c0;
+    if (c < c1 && ONE_WORD_IN(x + c)) { /* one alone, then pairs */
+      y[c] = ((x[c] - mean) * inv) * gamma[c] + beta[c];
+      ++c;
+    }
+    if (ON_PAIRS(x + c) && ON_PAIRS(gamma + c) && ON_PAIRS(beta + c) && ON_PAIRS(y + c))
+      c += layer_norm_apply_pairs(x + c, gamma + c, beta + c, mean, inv, y + c, c1 - c);
+    for (; c < c1; ++c) y[c] = ((x[c] - mean) * inv) * gamma[c] + beta[c];
     if (v->slice == 0) {
       v->mean_out[r] = mean;
       v->inv_out[r] = inv;
@@ -451,17 +459,33 @@ NO_MEMSET void layer_norm_grad_slice_sums_f32(
   const uint32_t columns = v->columns;
   SLICE_COLUMNS(v);
   for (uint32_t c = 0; c < c1 - c0; ++c) v->dgamma[c] = v->dbeta[c] = 0.0f;
+  /* dgamma and dbeta hold the slice's columns from c0: column c at dgamma + (c - c0), of the
+   * same word parity as x + c when the partial row is aligned as the rows are. */
+  float *const dgamma = v->dgamma, *const dbeta = v->dbeta;
+  const float* gamma = v->gamma;
   for (uint32_t r = 0; r < v->rows; ++r) {
     const float *x = v->x + r * columns, *dy = v->dy + r * columns;
     const float mean = v->mean[r], inv = v->inv[r];
     float sum_g = 0.0f, sum_gx = 0.0f;
-    for (uint32_t c = c0; c < c1; ++c) {
-      const float xhat = (x[c] - mean) * inv, g = dy[c] * v->gamma[c];
-      sum_g += g;
-      sum_gx += g * xhat;
-      v->dgamma[c - c0] += dy[c] * xhat;
-      v->dbeta[c - c0] += dy[c];
+#define LN_GRAD_SUMS_COLUMN(c)                                    \
+  do {                                                            \
+    const float xhat = (x[c] - mean) * inv, g = dy[c] * gamma[c]; \
+    sum_g += g;                                                   \
+    sum_gx += g * xhat;                                           \
+    dgamma[(c)-c0] += dy[c] * xhat;                               \
+    dbeta[(c)-c0] += dy[c];                                       \
+  } while (0)
+    uint32_t c = c0;
+    if (c < c1 && ONE_WORD_IN(x + c)) { /* one alone, then pairs */
+      LN_GRAD_SUMS_COLUMN(c);
+      ++c;
     }
+    if (ON_PAIRS(x + c) && ON_PAIRS(dy + c) && ON_PAIRS(gamma + c) && ON_PAIRS(dgamma + (c - c0)) &&
+        ON_PAIRS(dbeta + (c - c0)))
+      c += layer_norm_grad_sums_pairs(x + c, dy + c, gamma + c, mean, inv, dgamma + (c - c0),
+                                      dbeta + (c - c0), c1 - c, &sum_g, &sum_gx);
+    for (; c < c1; ++c) LN_GRAD_SUMS_COLUMN(c);
+#undef LN_GRAD_SUMS_COLUMN
     v->sum_g[r] = sum_g;
     v->sum_gx[r] = sum_gx;
   }
@@ -481,10 +505,21 @@ void layer_norm_grad_slice_apply_f32(const struct layer_norm_grad_slice_apply_f3
                 b = ipu_ops_slices_total(v->sums + IPU_OPS_ROW_SLICES * rows + r, rows) /
                     (float)columns;
     float* dx = v->dx + r * columns;
-    for (uint32_t c = c0; c < c1; ++c) {
-      const float xhat = (x[c] - mean) * inv, g = dy[c] * v->gamma[c];
-      dx[c] = inv * ((g - a) - xhat * b);
+    const float* gamma = v->gamma;
+#define LN_GRAD_APPLY_COLUMN(c)                                   \
+  do {                                                            \
+    const float xhat = (x[c] - mean) * inv, g = dy[c] * gamma[c]; \
+    dx[c] = inv * ((g - a) - xhat * b);                           \
+  } while (0)
+    uint32_t c = c0;
+    if (c < c1 && ONE_WORD_IN(x + c)) { /* one alone, then pairs */
+      LN_GRAD_APPLY_COLUMN(c);
+      ++c;
     }
+    if (ON_PAIRS(x + c) && ON_PAIRS(dy + c) && ON_PAIRS(gamma + c) && ON_PAIRS(dx + c))
+      c += layer_norm_grad_apply_pairs(x + c, dy + c, gamma + c, mean, inv, a, b, dx + c, c1 - c);
+    for (; c < c1; ++c) LN_GRAD_APPLY_COLUMN(c);
+#undef LN_GRAD_APPLY_COLUMN
   }
 }
 

@@ -428,6 +428,119 @@ static void softmax_grad_pairs(const float* y, const float* dy, float* out, uint
   }
 }
 
+/* A layer norm gradient's slice of a row two columns at a time (layer_norm_grad_slice_sums_f32):
+ * xhat = (x - mean) inv and g = dy gamma in the lanes; g and g xhat added to *sum_g and *sum_gx
+ * from left to right, as the scalar loop adds them; dgamma += dy xhat and dbeta += dy lane by
+ * lane. Every pointer 8-byte aligned; returns how many columns it did (n rounded down to even). */
+static uint32_t layer_norm_grad_sums_pairs(const float* x, const float* dy, const float* gamma,
+                                           float mean, float inv, float* dgamma, float* dbeta,
+                                           uint32_t n, float* sum_g_io, float* sum_gx_io) {
+  PAIR(X, "ft0", "ft1");
+  PAIR(DY, "ft2", "ft3");
+  PAIR(GM, "ft4", "ft5");
+  PAIR(G, "ft6", "ft7");
+  PAIR(T, "ft8", "ft9");
+  PAIR(D, "ft10", "ft11");
+  PAIR(MEAN, "fa0", "fa1");
+  PAIR(INV, "fa2", "fa3");
+  register float sum_g __asm__("fa4") = *sum_g_io;
+  register float sum_gx __asm__("fa5") = *sum_gx_io;
+  MEAN_0 = mean;
+  MEAN_1 = mean;
+  INV_0 = inv;
+  INV_1 = inv;
+  const uint32_t pairs = n & ~1u;
+  for (uint32_t i = 0; i < pairs; i += 2) {
+    PAIR_LOAD(X, x + i);
+    PAIR_SUB(X, X, MEAN);
+    PAIR_MUL(X, X, INV); /* xhat */
+    PAIR_LOAD(DY, dy + i);
+    PAIR_LOAD(GM, gamma + i);
+    PAIR_MUL(G, DY, GM);
+    __asm__("fadd.s %0, %0, %1" : "+f"(sum_g) : "f"(G_0));
+    __asm__("fadd.s %0, %0, %1" : "+f"(sum_g) : "f"(G_1));
+    PAIR_MUL(T, G, X);
+    __asm__("fadd.s %0, %0, %1" : "+f"(sum_gx) : "f"(T_0));
+    __asm__("fadd.s %0, %0, %1" : "+f"(sum_gx) : "f"(T_1));
+    PAIR_LOAD(D, dgamma + i);
+    PAIR_MUL(T, DY, X);
+    PAIR_ADD(D, D, T);
+    PAIR_STORE(D, dgamma + i);
+    PAIR_LOAD(D, dbeta + i);
+    PAIR_ADD(D, D, DY);
+    PAIR_STORE(D, dbeta + i);
+  }
+  *sum_g_io = sum_g;
+  *sum_gx_io = sum_gx;
+  return pairs;
+}
+
+/* The same slice's dx = inv ((g - a) - xhat b) two columns at a time
+ * (layer_norm_grad_slice_apply_f32), lane by lane. Every pointer 8-byte aligned; returns how many
+ * columns it did. */
+static uint32_t layer_norm_grad_apply_pairs(const float* x, const float* dy, const float* gamma,
+                                            float mean, float inv, float a, float b, float* dx,
+                                            uint32_t n) {
+  PAIR(X, "ft0", "ft1");
+  PAIR(DY, "ft2", "ft3");
+  PAIR(GM, "ft4", "ft5");
+  PAIR(T, "ft6", "ft7");
+  PAIR(MEAN, "fa0", "fa1");
+  PAIR(INV, "fa2", "fa3");
+  PAIR(A, "fa4", "fa5");
+  PAIR(B, "fa6", "fa7");
+  MEAN_0 = mean;
+  MEAN_1 = mean;
+  INV_0 = inv;
+  INV_1 = inv;
+  A_0 = a;
+  A_1 = a;
+  B_0 = b;
+  B_1 = b;
+  const uint32_t pairs = n & ~1u;
+  for (uint32_t i = 0; i < pairs; i += 2) {
+    PAIR_LOAD(X, x + i);
+    PAIR_SUB(X, X, MEAN);
+    PAIR_MUL(X, X, INV); /* xhat */
+    PAIR_LOAD(DY, dy + i);
+    PAIR_LOAD(GM, gamma + i);
+    PAIR_MUL(T, DY, GM); /* g */
+    PAIR_SUB(T, T, A);
+    PAIR_MUL(X, X, B);
+    PAIR_SUB(T, T, X);
+    PAIR_MUL(T, INV, T);
+    PAIR_STORE(T, dx + i);
+  }
+  return pairs;
+}
+
+/* A layer norm's slice of a row two columns at a time (layer_norm_slice_apply_f32): y = ((x -
+ * mean) inv) gamma + beta, lane by lane. Every pointer 8-byte aligned; returns how many columns
+ * it did. */
+static uint32_t layer_norm_apply_pairs(const float* x, const float* gamma, const float* beta,
+                                       float mean, float inv, float* y, uint32_t n) {
+  PAIR(X, "ft0", "ft1");
+  PAIR(T, "ft2", "ft3");
+  PAIR(MEAN, "fa0", "fa1");
+  PAIR(INV, "fa2", "fa3");
+  MEAN_0 = mean;
+  MEAN_1 = mean;
+  INV_0 = inv;
+  INV_1 = inv;
+  const uint32_t pairs = n & ~1u;
+  for (uint32_t i = 0; i < pairs; i += 2) {
+    PAIR_LOAD(X, x + i);
+    PAIR_SUB(X, X, MEAN);
+    PAIR_MUL(X, X, INV);
+    PAIR_LOAD(T, gamma + i);
+    PAIR_MUL(X, X, T);
+    PAIR_LOAD(T, beta + i);
+    PAIR_ADD(X, X, T);
+    PAIR_STORE(X, y + i);
+  }
+  return pairs;
+}
+
 #undef PAIR
 #undef PAIR_OP
 #undef PAIR_ADD
