@@ -177,11 +177,17 @@ void reduce_rows_op_f32(const struct reduce_rows_op_f32_fields* v) {
  *   mask holds each token's sequence id, row r is the query of token q = (first_query + r) mod
  *   columns, and s = x' + (mask[c] == mask[q] ? 0 : -10000).
  * fields: x (in f32), mask (in f32), out (out f32), rows, columns, masked, first_query,
- *         scale (f32 bits) */
+ *         scale (f32 bits)
+ * softmax_rows_f32_f16: the same, and out16 = out rounded to f16 (nearest even, as
+ *   cast_f32_f16) in the division's pass. fields: those, then out16 (out f16) */
 struct softmax_rows_f32_fields {
   const float *x, *mask;
   float* out;
   uint32_t rows, columns, masked, first_query, scale;
+};
+struct softmax_rows_f32_f16_fields {
+  struct softmax_rows_f32_fields f32;
+  uint16_t* out16;
 };
 /* The scores of a row into out, and their max (from the first score, as the row's first
  * comparison), a loop for each kind of mask: tested inside the loop, the mask's kind cost about
@@ -196,7 +202,7 @@ struct softmax_rows_f32_fields {
       m = s > m ? s : m;       \
     }                          \
   } while (0)
-void softmax_rows_f32(const struct softmax_rows_f32_fields* v) {
+static void softmax_rows(const struct softmax_rows_f32_fields* v, uint16_t* out16_rows) {
   const uint32_t columns = v->columns;
   const float* mask = v->mask;
   const float scale = f32_of(v->scale);
@@ -237,9 +243,17 @@ void softmax_rows_f32(const struct softmax_rows_f32_fields* v) {
       out[c] = ipu_ops_expf(out[c] - m);
       sum += out[c];
     }
-    c = ON_PAIRS(out) ? divide_pairs(out, columns, sum) : 0;
-    for (; c < columns; ++c) out[c] = out[c] / sum;
+    uint16_t* const out16 = out16_rows ? out16_rows + r * columns : 0;
+    c = ON_PAIRS(out) && ((uintptr_t)out16 & 3) == 0 ? divide_pairs(out, out16, columns, sum) : 0;
+    for (; c < columns; ++c) {
+      out[c] = out[c] / sum;
+      if (out16) out16[c] = (uint16_t)ipu_f16x2_bits(ipu_f32v2tof16(ipu_f32x2_make(out[c], 0.0f)));
+    }
   }
+}
+void softmax_rows_f32(const struct softmax_rows_f32_fields* v) { softmax_rows(v, 0); }
+void softmax_rows_f32_f16(const struct softmax_rows_f32_f16_fields* v) {
+  softmax_rows(&v->f32, v->out16);
 }
 
 /* layer_norm_rows_f32: per row r < rows: mean = (sum of x) / columns; var = (sum of (x - mean)^2)

@@ -327,10 +327,24 @@ static float softmax_scores_pairs(const float* x, const float* mask, float* out,
 }
 
 /* out[i] = out[i] / sum, two a load and store (ipu.f32v2 has no division: each lane's own
- * fdiv.s). out 8-byte aligned; returns how many elements it did. */
-static uint32_t divide_pairs(float* out, uint32_t n, float sum) {
+ * fdiv.s), and with out16 the quotients rounded to f16 too (the hardware's nearest even, as
+ * cast_f32_f16), a word a pair. out 8-byte aligned, out16 4-byte; returns how many elements it
+ * did. */
+static uint32_t divide_pairs(float* out, uint16_t* out16, uint32_t n, float sum) {
   PAIR(A, "ft0", "ft1");
+  register float h __asm__("ft2");
   uint32_t i = 0;
+  if (out16) {
+    for (; i + 2 <= n; i += 2) {
+      PAIR_LOAD(A, out + i);
+      A_0 = A_0 / sum;
+      A_1 = A_1 / sum;
+      PAIR_STORE(A, out + i);
+      __asm__(".insn r 0x2b, 2, 0, %0, %1, x0" : "=f"(h) : "f"(A_0), "f"(A_1));
+      __asm__ volatile("fsw %0, 0(%1)" : : "f"(h), "r"(out16 + i) : "memory");
+    }
+    return i;
+  }
   for (; i + 2 <= n; i += 2) {
     PAIR_LOAD(A, out + i);
     A_0 = A_0 / sum;

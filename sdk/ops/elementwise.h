@@ -67,9 +67,11 @@ ColumnSums reduce_columns(Graph& graph, Program& program, Tensor x, const std::s
 // Softmax of each row of x + mask (mask: [C], added to every row; the attention mask's large
 // negative values for padding), with the row's max subtracted before e^x: [R x C]. With a scale
 // other than 1, of x x scale + mask (attention's 1 / sqrt(d)): the product rounded, then the sum,
-// as a scaling step before it would round them, in the same pass over the row.
+// as a scaling step before it would round them, in the same pass over the row. With `rounded`,
+// also the result rounded to f16 (nearest even, as cast): *rounded [R x C], laid out as the
+// result, written in the division's pass (a cast after it where C is odd).
 Tensor softmax_rows(Graph& graph, Program& program, Tensor x, std::optional<Tensor> mask,
-                    const std::string& name, float scale = 1.0f);
+                    const std::string& name, float scale = 1.0f, Tensor* rounded = nullptr);
 // Softmax of the attention scores of packed sequences (several sequences in a row of C tokens):
 // row r of x [R x C] is the query of token r mod C, and sequence_ids [C] (f32 whole numbers)
 // says which of the row's sequences each token is in. Key c is seen where its id equals the
@@ -77,7 +79,7 @@ Tensor softmax_rows(Graph& graph, Program& program, Tensor x, std::optional<Tens
 // without a [C x C] tensor. The same arithmetic as softmax_rows with that row's mask.
 constexpr float kMaskedOut = -10000.0f;
 Tensor softmax_rows_packed(Graph& graph, Program& program, Tensor x, Tensor sequence_ids,
-                           const std::string& name, float scale = 1.0f);
+                           const std::string& name, float scale = 1.0f, Tensor* rounded = nullptr);
 struct LayerNorm {
   Tensor y;        // [R x C]
   Tensor mean;     // [R]

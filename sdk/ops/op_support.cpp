@@ -55,6 +55,9 @@ void add_ops_codelets(Graph& g) {
   g.add_codelet("softmax_rows_f32", file,
                 {in("x", f32), in("mask", f32), out("out", f32), scalar("rows"), scalar("columns"),
                  scalar("masked"), scalar("first_query"), scalar("scale")});
+  g.add_codelet("softmax_rows_f32_f16", file,
+                {in("x", f32), in("mask", f32), out("out", f32), scalar("rows"), scalar("columns"),
+                 scalar("masked"), scalar("first_query"), scalar("scale"), out("out16", f16)});
   g.add_codelet(
       "layer_norm_rows_f32", file,
       {in("x", f32), in("gamma", f32), in("beta", f32), out("y", f32), out("mean_out", f32),

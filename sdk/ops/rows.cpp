@@ -37,7 +37,7 @@ namespace {
 enum class SoftmaxMask : uint32_t { kNone = 0, kAdded = 1, kSequenceIds = 2 };
 
 Tensor softmax_with(Graph& g, Program& program, Tensor x, std::optional<Tensor> mask,
-                    SoftmaxMask kind, const std::string& name, float scale) {
+                    SoftmaxMask kind, const std::string& name, float scale, Tensor* rounded) {
   require_sequence(program, name);
   const TensorInfo xi0 = mapped(g, x, name, "operand");
   require_type(xi0, DType::kF32, name, "operand");
@@ -56,6 +56,12 @@ Tensor softmax_with(Graph& g, Program& program, Tensor x, std::optional<Tensor> 
   const size_t columns = xi.shape.back();
   const Tensor out = g.add_variable(DType::kF32, xi.shape, name);
   g.set_tile_mapping(out, xi.mapping);
+  // The f16 copy in the division's pass where every row starts on a word of it; else a cast after.
+  const bool fused = rounded != nullptr && columns % 2 == 0;
+  if (fused) {
+    *rounded = g.add_variable(DType::kF16, xi.shape, name + ".f16");
+    g.set_tile_mapping(*rounded, g.tensor(out).mapping);
+  }
   const std::vector<unsigned> tiles = tiles_of(xi);
   // Without a mask the codelet never reads its mask field: it points at x.
   const std::optional<Tensor> masks =
@@ -66,31 +72,35 @@ Tensor softmax_with(Graph& g, Program& program, Tensor x, std::optional<Tensor> 
     const Region xr = g.region(rows, r.first * columns, (r.first + r.rows) * columns);
     const size_t at =
         static_cast<size_t>(std::find(tiles.begin(), tiles.end(), r.tile) - tiles.begin());
-    g.add_vertex(cs, "softmax_rows_f32", r.tile,
-                 {{"x", xr},
-                  {"mask", masks ? g.region(*masks, at * columns, (at + 1) * columns) : xr},
-                  {"out", g.region(out, r.first * columns, (r.first + r.rows) * columns)},
-                  {"rows", u32(r.rows)},
-                  {"columns", u32(columns)},
-                  {"masked", static_cast<uint32_t>(kind)},
-                  {"first_query", u32(r.first % columns)},
-                  {"scale", bits_of(scale)}});
+    std::map<std::string, Binding> fields{
+        {"x", xr},
+        {"mask", masks ? g.region(*masks, at * columns, (at + 1) * columns) : xr},
+        {"out", g.region(out, r.first * columns, (r.first + r.rows) * columns)},
+        {"rows", u32(r.rows)},
+        {"columns", u32(columns)},
+        {"masked", static_cast<uint32_t>(kind)},
+        {"first_query", u32(r.first % columns)},
+        {"scale", bits_of(scale)}};
+    if (fused)
+      fields["out16"] = g.region(*rounded, r.first * columns, (r.first + r.rows) * columns);
+    g.add_vertex(cs, fused ? "softmax_rows_f32_f16" : "softmax_rows_f32", r.tile, fields);
   }
   program.body.push_back(Execute(cs));
+  if (rounded != nullptr && !fused) *rounded = cast(g, program, out, DType::kF16, name + ".f16");
   return out;
 }
 
 }  // namespace
 
 Tensor softmax_rows(Graph& g, Program& program, Tensor x, std::optional<Tensor> mask,
-                    const std::string& name, float scale) {
+                    const std::string& name, float scale, Tensor* rounded) {
   return softmax_with(g, program, x, mask, mask ? SoftmaxMask::kAdded : SoftmaxMask::kNone, name,
-                      scale);
+                      scale, rounded);
 }
 
 Tensor softmax_rows_packed(Graph& g, Program& program, Tensor x, Tensor sequence_ids,
-                           const std::string& name, float scale) {
-  return softmax_with(g, program, x, sequence_ids, SoftmaxMask::kSequenceIds, name, scale);
+                           const std::string& name, float scale, Tensor* rounded) {
+  return softmax_with(g, program, x, sequence_ids, SoftmaxMask::kSequenceIds, name, scale, rounded);
 }
 
 namespace {

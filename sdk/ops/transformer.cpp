@@ -154,14 +154,15 @@ EncoderForward encoder_forward(Graph& g, std::vector<LayerStep>& steps, const En
     const Tensor scores = st.matmul("scores" + sb, q, k, true, false, DType::kF32);
     const Tensor mask_b =
         g.slice(mask, b * S, (b + 1) * S, {S}, fmt::format("{}.mask{}", o.name, b));
+    // The scores scaled by 1 / sqrt(d) in the softmax's first pass over them; the
+    // probabilities rounded to f16 for the context's product in its last.
+    Tensor probs16;
     f.probs.push_back(st.op("softmax" + sb, [&](Program& p, const std::string& n) {
-      // The scores scaled by 1 / sqrt(d) in the softmax's first pass over them.
-      return o.packed ? softmax_rows_packed(g, p, scores, mask_b, n, scale)
-                      : softmax_rows(g, p, scores, mask_b, n, scale);
+      return o.packed ? softmax_rows_packed(g, p, scores, mask_b, n, scale, &probs16)
+                      : softmax_rows(g, p, scores, mask_b, n, scale, &probs16);
     }));
-    f.probs16.push_back(st.op("probs_f16" + sb, [&](Program& p, const std::string& n) {
-      return cast(g, p, f.probs.back(), DType::kF16, n);
-    }));
+    g.set_scratch(probs16);
+    f.probs16.push_back(probs16);
     const Tensor context = st.matmul("context" + sb, v, f.probs16.back(), false, true, DType::kF16);
     st.add("stack" + sb, 0.0, [&](Program& p, const std::string&) {
       p.body.push_back(Copy(sequence_columns(g, f.context_t, context, b, H, S, T, true)));

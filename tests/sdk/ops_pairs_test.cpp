@@ -122,10 +122,16 @@ TEST(OpsPairs, SoftmaxRowsInPairsEqualTheHostBitForBit) {
   g.set_tile_mapping(mask, 4);
   g.set_tile_mapping(ids, 5);
   g.map_evenly(odd, 0, 2, 9);
-  const Tensor scaled = ops::softmax_rows(g, p, x, mask, "scaled", 0.125f);
+  // Each also rounded to f16 (attention's probabilities for their product): in the division's
+  // pass where a row starts on a word of it, by a cast after it for rows of 9.
+  Tensor scaled16, packed16, odd16;
+  const Tensor scaled = ops::softmax_rows(g, p, x, mask, "scaled", 0.125f, &scaled16);
   const Tensor plain = ops::softmax_rows(g, p, x, mask, "plain");
-  const Tensor packed = ops::softmax_rows_packed(g, p, x, ids, "packed", 0.125f);
-  const Tensor odd_soft = ops::softmax_rows(g, p, odd, std::nullopt, "odd_soft", 0.5f);
+  const Tensor packed = ops::softmax_rows_packed(g, p, x, ids, "packed", 0.125f, &packed16);
+  const Tensor odd_soft = ops::softmax_rows(g, p, odd, std::nullopt, "odd_soft", 0.5f, &odd16);
+  ASSERT_EQ(g.tensor(scaled16).mapping.size(), g.tensor(scaled).mapping.size());
+  for (size_t i = 0; i < g.tensor(scaled).mapping.size(); ++i)
+    EXPECT_EQ(g.tensor(scaled16).mapping[i].tile, g.tensor(scaled).mapping[i].tile) << i;
   Device device(compile(g, p));
   std::vector<float> xv = random_f32(n, 41, -8.0f, 8.0f), mv(columns), iv(columns);
   xv[3 * columns + 4] = 900.0f;  // row 3: the others' e^x below its range
@@ -145,6 +151,15 @@ TEST(OpsPairs, SoftmaxRowsInPairsEqualTheHostBitForBit) {
   EXPECT_EQ(count_equal(read(plain, n), ref::softmax_rows(xv, &mv, columns)), n);
   EXPECT_EQ(count_equal(read(packed, n), ref::softmax_rows_packed(xv, iv, columns, 0.125f)), n);
   EXPECT_EQ(count_equal(read(odd_soft, 63), ref::softmax_rows(ov, nullptr, 9, 0.5f)), 63u);
+  const auto read16 = [&](Tensor t, size_t size) {
+    std::vector<uint16_t> out(size);
+    device.read_tensor(g.tensor(t).name, out.data(), size * 2);
+    return out;
+  };
+  EXPECT_EQ(read16(scaled16, n), ref::cast_to_f16(ref::softmax_rows(xv, &mv, columns, 0.125f)));
+  EXPECT_EQ(read16(packed16, n),
+            ref::cast_to_f16(ref::softmax_rows_packed(xv, iv, columns, 0.125f)));
+  EXPECT_EQ(read16(odd16, 63), ref::cast_to_f16(ref::softmax_rows(ov, nullptr, 9, 0.5f)));
   EXPECT_LT(count_equal(got, read(plain, n)), n / 2);  // the scale was taken (3/8 masked)
   EXPECT_EQ(got[2], 0.0f);                             // masked pair: 0, 0
   EXPECT_EQ(got[3 * columns + 4], 1.0f);               // the large score takes it all
