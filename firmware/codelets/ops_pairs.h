@@ -442,6 +442,20 @@ static void softmax_grad_pairs(const float* y, const float* dy, float* out, uint
   }
 }
 
+/* A layer norm's row statistics in both lanes of MEAN and INV, and X = xhat = (x - mean) inv of
+ * the pair at `at`, lane by lane. */
+#define LAYER_NORM_PAIRS_ROW(mean, inv) \
+  PAIR(MEAN, "fa0", "fa1");             \
+  PAIR(INV, "fa2", "fa3");              \
+  MEAN_0 = (mean);                      \
+  MEAN_1 = (mean);                      \
+  INV_0 = (inv);                        \
+  INV_1 = (inv)
+#define LAYER_NORM_PAIRS_XHAT(at) \
+  PAIR_LOAD(X, at);               \
+  PAIR_SUB(X, X, MEAN);           \
+  PAIR_MUL(X, X, INV)
+
 /* A layer norm gradient's slice of a row two columns at a time (layer_norm_grad_slice_sums_f32):
  * xhat = (x - mean) inv and g = dy gamma in the lanes; g and g xhat added to *sum_g and *sum_gx
  * from left to right, as the scalar loop adds them; dgamma += dy xhat and dbeta += dy lane by
@@ -455,19 +469,12 @@ static uint32_t layer_norm_grad_sums_pairs(const float* x, const float* dy, cons
   PAIR(G, "ft6", "ft7");
   PAIR(T, "ft8", "ft9");
   PAIR(D, "ft10", "ft11");
-  PAIR(MEAN, "fa0", "fa1");
-  PAIR(INV, "fa2", "fa3");
+  LAYER_NORM_PAIRS_ROW(mean, inv);
   register float sum_g __asm__("fa4") = *sum_g_io;
   register float sum_gx __asm__("fa5") = *sum_gx_io;
-  MEAN_0 = mean;
-  MEAN_1 = mean;
-  INV_0 = inv;
-  INV_1 = inv;
   const uint32_t pairs = n & ~1u;
   for (uint32_t i = 0; i < pairs; i += 2) {
-    PAIR_LOAD(X, x + i);
-    PAIR_SUB(X, X, MEAN);
-    PAIR_MUL(X, X, INV); /* xhat */
+    LAYER_NORM_PAIRS_XHAT(x + i);
     PAIR_LOAD(DY, dy + i);
     PAIR_LOAD(GM, gamma + i);
     PAIR_MUL(G, DY, GM);
@@ -499,23 +506,16 @@ static uint32_t layer_norm_grad_apply_pairs(const float* x, const float* dy, con
   PAIR(DY, "ft2", "ft3");
   PAIR(GM, "ft4", "ft5");
   PAIR(T, "ft6", "ft7");
-  PAIR(MEAN, "fa0", "fa1");
-  PAIR(INV, "fa2", "fa3");
+  LAYER_NORM_PAIRS_ROW(mean, inv);
   PAIR(A, "fa4", "fa5");
   PAIR(B, "fa6", "fa7");
-  MEAN_0 = mean;
-  MEAN_1 = mean;
-  INV_0 = inv;
-  INV_1 = inv;
   A_0 = a;
   A_1 = a;
   B_0 = b;
   B_1 = b;
   const uint32_t pairs = n & ~1u;
   for (uint32_t i = 0; i < pairs; i += 2) {
-    PAIR_LOAD(X, x + i);
-    PAIR_SUB(X, X, MEAN);
-    PAIR_MUL(X, X, INV); /* xhat */
+    LAYER_NORM_PAIRS_XHAT(x + i);
     PAIR_LOAD(DY, dy + i);
     PAIR_LOAD(GM, gamma + i);
     PAIR_MUL(T, DY, GM); /* g */
@@ -535,17 +535,10 @@ static uint32_t layer_norm_apply_pairs(const float* x, const float* gamma, const
                                        float mean, float inv, float* y, uint32_t n) {
   PAIR(X, "ft0", "ft1");
   PAIR(T, "ft2", "ft3");
-  PAIR(MEAN, "fa0", "fa1");
-  PAIR(INV, "fa2", "fa3");
-  MEAN_0 = mean;
-  MEAN_1 = mean;
-  INV_0 = inv;
-  INV_1 = inv;
+  LAYER_NORM_PAIRS_ROW(mean, inv);
   const uint32_t pairs = n & ~1u;
   for (uint32_t i = 0; i < pairs; i += 2) {
-    PAIR_LOAD(X, x + i);
-    PAIR_SUB(X, X, MEAN);
-    PAIR_MUL(X, X, INV);
+    LAYER_NORM_PAIRS_XHAT(x + i);
     PAIR_LOAD(T, gamma + i);
     PAIR_MUL(X, X, T);
     PAIR_LOAD(T, beta + i);
@@ -555,6 +548,8 @@ static uint32_t layer_norm_apply_pairs(const float* x, const float* gamma, const
   return pairs;
 }
 
+#undef LAYER_NORM_PAIRS_ROW
+#undef LAYER_NORM_PAIRS_XHAT
 #undef PAIR
 #undef PAIR_OP
 #undef PAIR_ADD

@@ -27,6 +27,13 @@ namespace {
 using namespace ipu::sdk;
 using ::testing::HasSubstr;
 
+// Every element of an f32 tensor, as the device holds it.
+std::vector<float> read_all(const Device& device, const Graph& g, Tensor t) {
+  std::vector<float> out(g.tensor(t).elements);
+  device.read_tensor(g.tensor(t).name, out.data(), out.size() * 4);
+  return out;
+}
+
 // A transpose whose rows lie on many tiles and whose result takes many: its gather goes in two
 // exchange phases (row groups to band tiles, regrouped, then to each destination), uneven
 // groups and bands included (130 rows, one or two a tile, over 128 tiles; 97 columns). Every
@@ -101,11 +108,7 @@ TEST(OpsElementwise, LogitsInRowSlicesStayInSlices) {
   device.write_tensor("bias", bias_values.data(), columns * 4);
   device.write_tensor("labels", label_values.data(), rows * 4);
   device.run();
-  const auto read = [&](Tensor t) {
-    std::vector<float> out(g.tensor(t).elements);
-    device.read_tensor(g.tensor(t).name, out.data(), out.size() * 4);
-    return out;
-  };
+  const auto read = [&](Tensor t) { return read_all(device, g, t); };
   namespace ref = ops::reference;
   const std::vector<float> biased_want = ref::binary(ops::BinaryOp::kAdd, xv, bias_values);
   EXPECT_EQ(count_equal(read(biased), biased_want), rows * columns);
@@ -173,11 +176,7 @@ TEST(OpsElementwise, RowBlocksKeepTheTilesBusyAndTheirColumnSumsAddATilesRowsFir
   device.write_tensor("d", dv.data(), dv.size() * 4);
   device.write_tensor("bias", bias_values.data(), columns * 4);
   device.run();
-  const auto read = [&](Tensor t) {
-    std::vector<float> out(g.tensor(t).elements);
-    device.read_tensor(g.tensor(t).name, out.data(), out.size() * 4);
-    return out;
-  };
+  const auto read = [&](Tensor t) { return read_all(device, g, t); };
   namespace ref = ops::reference;
   const std::vector<float> biased_want = ref::binary(ops::BinaryOp::kAdd, xv, bias_values);
   const std::vector<float> dact_want = ref::binary(ops::BinaryOp::kMulGeluGrad, dv, biased_want);
