@@ -118,9 +118,10 @@ MatmulPlan plan_matmul(const Target& target, MatmulShape shape, const MatmulOpti
 // not fit its product, or whose estimate is not the one it was chosen with (another build's
 // planner), is planned anew. The file is JSON: {"format", "sdk" (the version that chose;
 // another's choices are not read), "plans": {key: [serial, pm, pn, pk, reduce_groups, estimated
-// cycles]}}. load: a missing or empty file adds nothing; one that is not such a file throws
-// GraphError naming it and where. save: this process's choices (and those it loaded) joined with
-// the file's, under a lock (PATH.lock), the file replaced whole.
+// cycles]}} (a file of [serial, pm, pn, pk, estimated cycles], saved before reduce_groups, is read
+// as reduce_groups 1). load: a missing or empty file adds nothing; one that is not such a file
+// throws GraphError naming it and where. save: this process's choices (and those it loaded) joined
+// with the file's, under a lock (PATH.lock), the file replaced whole.
 void load_plan_choices(const std::string& path);
 void save_plan_choices(const std::string& path);
 

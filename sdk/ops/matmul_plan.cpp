@@ -451,16 +451,23 @@ std::map<std::string, PlanChoice> read_plan_choices(const std::string& path) {
   const auto plans = j.find("plans");
   if (plans == j.end() || !plans->is_object()) throw bad("no \"plans\" object");
   for (const auto& [key, v] : plans->items()) {
-    if (!v.is_array() || v.size() != 6 ||
-        !std::all_of(v.begin(), v.begin() + 5,
+    // A file saved before plans had reducers' group parts holds [serial, pm, pn, pk, cycles]:
+    // taken as reduce_groups 1 (and planned anew if its estimate is not this build's).
+    const size_t whole = v.is_array() && v.size() == 5 ? 4 : 5;
+    if (!v.is_array() || (v.size() != 6 && v.size() != 5) ||
+        !std::all_of(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(whole),
                      [](const nlohmann::json& x) {
                        return x.is_number_unsigned() && x.get<uint64_t>() <= UINT32_MAX;
                      }) ||
-        !v[5].is_number())
+        !v[whole].is_number())
       throw bad(fmt::format(
           "the plan '{}' is not [serial, pm, pn, pk, reduce_groups, estimated cycles]", key));
-    out[key] = {v[0].get<unsigned>(), v[1].get<unsigned>(), v[2].get<unsigned>(),
-                v[3].get<unsigned>(), v[4].get<unsigned>(), v[5].get<double>()};
+    out[key] = {v[0].get<unsigned>(),
+                v[1].get<unsigned>(),
+                v[2].get<unsigned>(),
+                v[3].get<unsigned>(),
+                whole == 5 ? v[4].get<unsigned>() : 1u,
+                v[whole].get<double>()};
   }
   return out;
 }

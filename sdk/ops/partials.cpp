@@ -48,10 +48,26 @@ Tensor sum_partials(Graph& g, Program& program, std::vector<PartialSums> problem
                     const std::string& name) {
   if (problems.empty() || problems.front().rows.empty())
     throw GraphError(fmt::format("{}: no partial sums to add", name));
-  for (const PartialSums& p : problems)
-    if (p.rows.size() != problems.front().rows.size() || p.columns == 0 ||
-        p.offset + p.columns > total)
-      throw GraphError(fmt::format("{}: the partial sums' problems do not match", name));
+  // The problems' columns tile the result exactly, each with as many rows as the first.
+  std::vector<std::pair<size_t, size_t>> spans;
+  for (size_t i = 0; i < problems.size(); ++i) {
+    const PartialSums& p = problems[i];
+    if (p.rows.size() != problems.front().rows.size() || p.columns == 0)
+      throw GraphError(fmt::format(
+          "{}: partial sums {} have {} rows of {} columns, where the first have {} rows", name, i,
+          p.rows.size(), p.columns, problems.front().rows.size()));
+    spans.emplace_back(p.offset, p.offset + p.columns);
+  }
+  std::sort(spans.begin(), spans.end());
+  size_t covered = 0;
+  for (const auto& [begin, end] : spans) {
+    if (begin != covered) break;
+    covered = end;
+  }
+  if (covered != total)
+    throw GraphError(fmt::format(
+        "{}: the partial sums' columns do not cover the {} result columns once each (from {})",
+        name, total, covered));
   const Tensor result = g.add_variable(DType::kF32, {total}, name);
   for (unsigned level = 0;; ++level) {
     const size_t count = problems.front().rows.size();

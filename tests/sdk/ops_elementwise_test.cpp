@@ -162,14 +162,16 @@ TEST(OpsElementwise, RowBlocksKeepTheTilesBusyAndTheirColumnSumsAddATilesRowsFir
   const ops::ColumnSums sums = ops::reduce_columns(g, p, dact, "sums");
   for (const Tensor t : {biased, act, dact})
     EXPECT_EQ(ops::row_cuts(g.tensor(t)).tiles, cuts.tiles) << g.tensor(t).name;
-  // Blocks of 16 or 17 rows in runs of at most 8: 8 + 8 (+ 1).
-  size_t counted = 0;
-  for (size_t n : sums.partial_rows) {
-    EXPECT_TRUE(n >= 1 && n <= ops::kSumPieces) << n;
-    counted += n;
+  // The partials, by hand: block b holds the rows r with r 12 / 200 = b (16 or 17 of them), cut
+  // into runs of 8, the last shorter: 8 + 8 (+ 1) a block.
+  std::vector<size_t> runs;
+  for (size_t block = 0; block < 12; ++block) {
+    size_t n = 0;
+    for (size_t r = 0; r < rows; ++r) n += r * 12 / rows == block;
+    for (; n > 8; n -= 8) runs.push_back(8);
+    runs.push_back(n);
   }
-  EXPECT_EQ(counted, rows);
-  EXPECT_GT(std::count(sums.partial_rows.begin(), sums.partial_rows.end(), ops::kSumPieces), 12);
+  EXPECT_EQ(sums.partial_rows, runs);
   const Executable exe = compile(g, p);
   Device device(exe);
   device.write_tensor("x", xv.data(), xv.size() * 4);
@@ -855,6 +857,21 @@ TEST(OpsElementwise, BadOperandsAreRefused) {
             "relu: operand 'unmapped' is not mapped to tiles");
   EXPECT_EQ(message([&] { ops::cast(g, p, v, DType::kI32, "cast"); }),
             "cast: no cast from f32 to i32 ('v'); the casts are f32 <-> f16");
+  // Side-by-side column sums whose columns leave a gap in the result, or differ in rows.
+  const auto rows_of_a = [&](size_t n) {
+    std::vector<Region> out;
+    for (size_t r = 0; r < n; ++r) out.push_back(g.region(a, r * 6, r * 6 + 3));
+    return out;
+  };
+  EXPECT_EQ(message([&] {
+              ops::sum_partials(g, p, {{rows_of_a(4), 3, 0}, {rows_of_a(4), 3, 4}}, 7, "sums");
+            }),
+            "sums: the partial sums' columns do not cover the 7 result columns once each (from "
+            "3)");
+  EXPECT_EQ(message([&] {
+              ops::sum_partials(g, p, {{rows_of_a(4), 3, 0}, {rows_of_a(2), 3, 3}}, 6, "sums");
+            }),
+            "sums: partial sums 1 have 2 rows of 3 columns, where the first have 4 rows");
   EXPECT_EQ(message([&] { ops::reduce_rows(g, p, ops::ReduceOp::kSum, v, "sum"); }),
             "sum: 'v' must be a matrix [rows x columns], not 1 dimensions");
   EXPECT_EQ(message([&] { ops::softmax_rows(g, p, a, b, "soft"); }),

@@ -299,10 +299,16 @@ TEST(OpsMatmul, PlanChoicesSavedByOneProcessAreTakenByAnother) {
   saved["plans"][key_of("48x64x100")] = {1, 1, 2, 1, 1, split.estimate.total()};
   saved["plans"][key_of("50x64x100")] = {1, 9, 2, 1, 1, 1000.0};  // 9 row groups of 16: M is 50
   saved["plans"][key_of("52x64x100")] = {1, 1, 2, 1, 1, other_cycles + 1};
+  // And one saved before plans had reducers' group parts: [serial, pm, pn, pk, cycles].
+  const ops::MatmulPlan older = ops::plan_matmul_split(target, {44, 64, 100}, 1, 2, 1);
+  saved["plans"][key_of("44x64x100")] = {1, 1, 2, 1, older.estimate.total()};
   std::ofstream(path) << saved.dump();
   ops::load_plan_choices(path);
   const ops::MatmulPlan taken = ops::plan_matmul(target, {48, 64, 100});
   EXPECT_EQ(taken.describe(), split.describe());
+  EXPECT_EQ(ops::plan_matmul(target, {44, 64, 100}).describe(), older.describe());
+  std::ostringstream best44;  // and it was not the planner's own choice
+  EXPECT_NE(ops::plan_matmul(target, {44, 64, 100}, {}, &best44).describe(), older.describe());
   EXPECT_TRUE(taken.exchange_scheduled);
   std::ostringstream why;
   const ops::MatmulPlan best = ops::plan_matmul(target, {48, 64, 100}, {}, &why);
@@ -330,8 +336,7 @@ TEST(OpsMatmul, PlanChoicesSavedByOneProcessAreTakenByAnother) {
     EXPECT_THAT(e.what(), HasSubstr("at byte"));
   }
   std::ofstream(path) << R"({"format": "virtual-ipu matmul plan choices", "sdk": ")"
-                      << saved["sdk"].get<std::string>()
-                      << R"(", "plans": {"x": [1, 1, 1, 1, 1]}})";
+                      << saved["sdk"].get<std::string>() << R"(", "plans": {"x": [1, 1, 1, 1]}})";
   try {
     ops::load_plan_choices(path);
     ADD_FAILURE() << "a plan without its estimate was read";
