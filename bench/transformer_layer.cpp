@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "bench/child_process.h"
+#include "bench/matmul_bound.h"
 #include "bench/param_overrides.h"
 #include "hw/machine/machine_config.h"
 #include "sdk/compiler/compiler.h"
@@ -49,6 +50,8 @@ struct PassFigures {
                     // reducers' group parts
     uint64_t cycles;
     double flops;
+    double estimate;          // a product's planned cycles (its cast to f16 not counted); else 0
+    uint32_t m, k, n, tiles;  // a product's shape (one group's) and its (a group's) tiles
   } steps[kMaxSteps];
   uint32_t count = 0;
   double clock_hz = 0, compile_seconds = 0;
@@ -128,12 +131,21 @@ void run_pass(Pass pass, const ipu::hw::MachineConfig& machine, unsigned tiles,
     s.cycles = r.run.cycles - r.host_transfer_cycles;
     s.flops = steps[i].flops;
     s.plan[0] = 0;
-    if (const auto& p = steps[i].plan; p.has_value())
+    s.estimate = 0;
+    s.m = s.k = s.n = s.tiles = 0;
+    if (const auto& p = steps[i].plan; p.has_value()) {
+      s.estimate = p->estimate.total();
+      s.m = static_cast<uint32_t>(p->shape.m);
+      s.k = static_cast<uint32_t>(p->shape.k);
+      s.n = static_cast<uint32_t>(p->shape.n);
+      s.tiles = p->options.tiles;
+      if (profile) fmt::print(stderr, "plan {}: {}\n", steps[i].label, p->describe());
       std::snprintf(s.plan, sizeof s.plan, "%s",
                     fmt::format("{}{}x{}x{}{}", p->serial > 1 ? fmt::format("{}x", p->serial) : "",
                                 p->pm, p->pn, p->pk,
                                 p->reduce_groups > 1 ? fmt::format("/{}", p->reduce_groups) : "")
                         .c_str());
+    }
     out.clock_hz = r.run.clock_hz;
   }
   if (profile) {  // what each operation's cycles went on: its compute sets, its codelets
@@ -242,20 +254,28 @@ int main(int argc, char** argv) {
   struct Row {
     std::string label, plan;
     uint64_t cycles;
-    double flops;
+    double flops, estimate;
     bool backward;
+    double bound;  // a product's BSP bound (bench/matmul_bound.h); else its cycles
   };
   std::vector<Row> rows;
   for (const PassFigures& p : passes)
     for (uint32_t i = 0; i < p.count; ++i)
       rows.push_back({p.steps[i].label, p.steps[i].plan, p.steps[i].cycles, p.steps[i].flops,
-                      std::strstr(p.steps[i].label, ".grad.") != nullptr});
+                      p.steps[i].estimate, std::strstr(p.steps[i].label, ".grad.") != nullptr,
+                      p.steps[i].flops > 0
+                          ? ipu::bench::bsp_bound(p.steps[i].m, p.steps[i].k, p.steps[i].n,
+                                                  p.steps[i].tiles, true)
+                                .cycles
+                          : static_cast<double>(p.steps[i].cycles)});
   uint64_t cycles[2] = {0, 0}, product_cycles = 0;
-  double flops[2] = {0, 0};
+  double flops[2] = {0, 0}, bound = 0, product_bound = 0;
   for (const Row& r : rows) {
     cycles[r.backward] += r.cycles;
     flops[r.backward] += r.flops;
     product_cycles += r.flops > 0 ? r.cycles : 0;
+    bound += r.bound;
+    product_bound += r.flops > 0 ? r.bound : 0;
   }
   const uint64_t total = cycles[0] + cycles[1];
   fmt::print(
@@ -268,14 +288,14 @@ int main(int argc, char** argv) {
   std::stable_sort(order.begin(), order.end(),
                    [](const Row& a, const Row& b) { return a.cycles > b.cycles; });
   if (top != 0 && order.size() > top) order.resize(top);
-  fmt::print("{:<36} {:>10} {:>7} {:>8} {:>7}  {}\n", "operation (longest first)", "cycles",
-             "share", "TFLOP/s", "% peak", "split");
+  fmt::print("{:<36} {:>10} {:>7} {:>8} {:>7} {:>7}  {}\n", "operation (longest first)", "cycles",
+             "share", "TFLOP/s", "% peak", "est/sim", "split");
   for (const Row& r : order)
-    fmt::print("{:<36} {:>10} {:>6.1f}% {:>8} {:>7}  {}\n", r.label, r.cycles,
+    fmt::print("{:<36} {:>10} {:>6.1f}% {:>8} {:>7} {:>7}  {}\n", r.label, r.cycles,
                100.0 * static_cast<double>(r.cycles) / static_cast<double>(total),
                r.flops > 0 ? fmt::format("{:.1f}", r.flops / (r.cycles / clock_hz) / 1e12) : "",
                r.flops > 0 ? fmt::format("{:.1f}%", 100.0 * r.flops / r.cycles / peak) : "",
-               r.plan);
+               r.estimate > 0 ? fmt::format("{:.2f}", r.estimate / r.cycles) : "", r.plan);
   const char* names[2] = {"forward", "backward"};
   for (int p = 0; p < 2; ++p)
     if (cycles[p] > 0)
@@ -289,6 +309,17 @@ int main(int argc, char** argv) {
       100.0 * (flops[0] + flops[1]) / total / peak, rows.size(),
       100.0 * static_cast<double>(product_cycles) / static_cast<double>(total),
       (flops[0] + flops[1]) / 1e9);
+  // Where the target stands under BSP: each product at the bound of its best split, on its
+  // tiles (a group's share for the heads).
+  const double all_flops = flops[0] + flops[1];
+  fmt::print(
+      "bound     {:>10.0f} cycles: every product at its best split's BSP bound (its AMP's weight "
+      "loads counted; bench/matmul_bound.h), the other operations as measured: {:.1f}% of AMP "
+      "peak; the products at their bound ({:.0f} cycles, {:.1f}% of what they took) and the other "
+      "operations free: {:.1f}%\n",
+      bound, 100.0 * all_flops / bound / peak, product_bound,
+      100.0 * product_bound / static_cast<double>(product_cycles),
+      100.0 * all_flops / product_bound / peak);
   bool finite = true;
   for (const PassFigures& p : passes) {
     const char* which = passes.size() == 1                        ? pass.c_str()

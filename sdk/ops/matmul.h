@@ -103,13 +103,24 @@ struct MatmulPlan {
   std::string describe() const;
 };
 
+// Where a product's operands lie: A's and B's tile mappings (TensorInfo::mapping; a grouped
+// product's of its whole [G x ...] tensors). The operation before a product lays its result out
+// for itself (rows for a row operation, row blocks, a product's own), so what the gather costs
+// depends on it, not only on the split.
+struct OperandLayout {
+  std::vector<Interval> a, b;
+};
+OperandLayout layout_of(const Graph& graph, Tensor a, Tensor b);
+
 // Chooses the plan with the fewest estimated cycles among those whose tensors fit every tile's
 // budget; ties go to the smaller split (pm, then pn, then pk), so the choice is deterministic.
 // With `explain`, writes each kind of candidate it rejected and the best ones it kept, with
-// their estimates. Throws GraphError for an empty shape, a budget outside (0, 1], tiles the
-// graph lacks, or when no split fits (naming the smallest plan's tile bytes and the budget).
+// their estimates. With `layout`, the best candidates' gathers are timed from the operands as
+// they lie (without, as create_matmul_input lays them out). Throws GraphError for an empty
+// shape, a budget outside (0, 1], tiles the graph lacks, or when no split fits (naming the
+// smallest plan's tile bytes and the budget).
 MatmulPlan plan_matmul(const Target& target, MatmulShape shape, const MatmulOptions& options = {},
-                       std::ostream* explain = nullptr);
+                       std::ostream* explain = nullptr, const OperandLayout* layout = nullptr);
 
 // The splits chosen in other processes, for this one's plan_matmul to take instead of weighing
 // every candidate again (a bench's children each build BERT-Large's graph: planning its
@@ -129,7 +140,7 @@ void save_plan_choices(const std::string& path);
 // returns C, an f32 tensor [M x N] named options.name + ".c", spread over the plan's tiles.
 // A and B are f16, mapped, two-dimensional and agree in K; anything else is refused with a
 // GraphError naming the tensor. `plan` (from plan_matmul for the same shape and options)
-// skips the planning.
+// skips the planning; without one, the product is planned for its operands as they lie.
 Tensor matmul(Graph& graph, Program& program, Tensor a, Tensor b, const MatmulOptions& options = {},
               const MatmulPlan* plan = nullptr);
 
@@ -142,7 +153,8 @@ Tensor grouped_matmul(Graph& graph, Program& program, Tensor a, Tensor b,
 // That plan: one group's on its share of the tiles, its exchange phases scheduled with every
 // group's transfers in them (the groups share each phase).
 MatmulPlan plan_grouped_matmul(const Target& target, MatmulShape shape, size_t groups,
-                               const MatmulOptions& options = {}, std::ostream* explain = nullptr);
+                               const MatmulOptions& options = {}, std::ostream* explain = nullptr,
+                               const OperandLayout* layout = nullptr);
 
 // An f16 operand A (`lhs`) or B of the product, as op(A) or op(B) is stored, laid out by whole
 // rows spread evenly over the options' tiles (in pairs when a row is odd), so that the

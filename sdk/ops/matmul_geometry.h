@@ -255,7 +255,23 @@ inline AmpSplit amp_split(size_t gm, size_t pp, size_t nb) {
 // and f16, or tiles the target lacks.
 void check_options(const Target& target, MatmulShape shape, const MatmulOptions& o);
 
-// The plan's estimate and its largest tile's bytes (matmul_plan.cpp).
-void estimate(MatmulPlan& p, size_t operand_bytes);
+// Where each row of an operand, as stored, lies: its pieces (first and end column, tile), for
+// the cost model to count the gather's actions from the operands as they lie (OperandLayout;
+// a grouped product's first group, whose tiles the others' repeat).
+struct RowPiece {
+  size_t begin, end;
+  unsigned tile;
+};
+struct OperandRows {
+  std::vector<std::vector<RowPiece>> a, b;  // by stored row
+  unsigned first = 0, end = 0;              // the tiles the pieces lie on: first .. end - 1
+};
+// From a layout of operands whose stored rows are a_row and b_row elements long.
+OperandRows operand_rows(const OperandLayout& layout, size_t a_rows, size_t a_row, size_t b_rows,
+                         size_t b_row);
+
+// The plan's estimate and its largest tile's bytes (matmul_plan.cpp); the gather counted from
+// `rows` where given, else as create_matmul_input lays the operands out.
+void estimate(MatmulPlan& p, size_t operand_bytes, const OperandRows* rows = nullptr);
 
 }  // namespace ipu::sdk::ops::detail

@@ -27,9 +27,30 @@
 namespace ipu::sdk::ops {
 namespace detail {
 
+OperandRows operand_rows(const OperandLayout& layout, size_t a_rows, size_t a_row, size_t b_rows,
+                         size_t b_row) {
+  unsigned first = UINT32_MAX, last_end = 0;
+  const auto index = [&](const std::vector<Interval>& mapping, size_t rows, size_t row) {
+    std::vector<std::vector<RowPiece>> out(rows);
+    for (const Interval& m : mapping)
+      for (size_t at = m.begin; at < m.end && at < rows * row;) {
+        first = std::min(first, m.tile);
+        last_end = std::max(last_end, m.tile + 1);
+        const size_t r = at / row, end = std::min(m.end, (r + 1) * row);
+        out[r].push_back({at - r * row, end - r * row, m.tile});
+        at = end;
+      }
+    return out;
+  };
+  OperandRows out{index(layout.a, a_rows, a_row), index(layout.b, b_rows, b_row), 0, 0};
+  out.first = std::min(first, last_end);
+  out.end = last_end;
+  return out;
+}
+
 // The plan's estimate and its largest tile's bytes, from the geometry above: each phase lasts
 // as long as its busiest tile.
-void estimate(MatmulPlan& p, size_t operand_bytes) {
+void estimate(MatmulPlan& p, size_t operand_bytes, const OperandRows* laid) {
   const Geometry geo{p};
   const unsigned tiles = p.tiles();
   std::vector<double> gather(tiles), pack(tiles), send(tiles), packed_items(tiles);
@@ -50,10 +71,28 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
         static_cast<uint64_t>((receives + sends) * kActionBytes + lists * 4 + destinations * 4);
   };
   const auto items = pack_items(p);
+  // From a layout: each tile's runs received for its packing and pieces sent, by machine tile
+  // from `low` (an operand may lie beyond the product's tiles).
+  const unsigned low = laid ? std::min(laid->first, p.options.first_tile) : 0;
+  const unsigned laid_tiles = laid ? std::max(laid->end, p.options.first_tile + tiles) - low : 0;
+  std::vector<double> laid_receives(laid_tiles), laid_sends(laid_tiles);
   for (size_t n = 0; n < items.size(); ++n) {
     const ItemShape s = item_shape(p, items[n]);
     const unsigned t = packer_tile(p, n) - p.options.first_tile;
-    gather[t] += s.rows * (kReceiveGap + std::ceil(s.columns * operand_bytes / 4.0));
+    double runs = static_cast<double>(s.rows);
+    if (laid) {  // a run a piece of each gathered row
+      const auto& stored = items[n].lhs ? laid->a : laid->b;
+      runs = 0;
+      const size_t end = s.first_column + s.columns;
+      for (size_t r = s.first_row; r < s.first_row + s.rows && r < stored.size(); ++r)
+        for (const RowPiece& piece : stored[r])
+          if (piece.begin < end && piece.end > s.first_column) {
+            ++runs;
+            ++laid_sends[piece.tile - low];
+          }
+      laid_receives[packer_tile(p, n) - low] += runs;
+    }
+    gather[t] += runs * kReceiveGap + s.rows * std::ceil(s.columns * operand_bytes / 4.0);
     // Six vertices, each a sixth of the item's blocks of 64 (weights) or columns of 16.
     const double unit = items[n].lhs ? 64 : 16;
     const double units = std::ceil(s.packed / unit / 6);
@@ -68,7 +107,7 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
     packed[t] += s.packed * 2;
     // Its rows' receives; its piece's multicast to the blocks that use it.
     const double users = items[n].lhs ? p.pn : p.pm;
-    actions(t, static_cast<double>(s.rows), 1, 1, users);
+    actions(t, runs, 1, 1, users);
   }
   // The operands' tiles send those rows: with the rows spread evenly over the tiles (as
   // create_matmul_input lays them out), each cut into a piece a block that uses it. Every send
@@ -92,9 +131,20 @@ void estimate(MatmulPlan& p, size_t operand_bytes) {
   for (size_t n = 0; n < items.size(); ++n)
     receives[packer_tile(p, n) - p.options.first_tile] += item_shape(p, items[n]).rows;
   double gather_actions = 0;
-  for (unsigned t = 0; t < tiles; ++t) {
-    gather_actions = std::max(gather_actions, receives[t] + sends);
-    actions(t, 0, sends, lists, lists);
+  if (laid) {
+    for (unsigned at = 0; at < laid_tiles; ++at) {
+      const double sent = laid_sends[at];
+      const unsigned tile = low + at;
+      gather_actions = std::max(gather_actions, laid_receives[at] + sent);
+      if (sent > 0 && tile >= p.options.first_tile && tile - p.options.first_tile < tiles)
+        actions(tile - p.options.first_tile, 0, sent, std::min(sent, pieces(true) + pieces(false)),
+                std::min(sent, pieces(true) + pieces(false)));
+    }
+  } else {
+    for (unsigned t = 0; t < tiles; ++t) {
+      gather_actions = std::max(gather_actions, receives[t] + sends);
+      actions(t, 0, sends, lists, lists);
+    }
   }
   MatmulCycles c;
   c.gather = gather_actions * kSendGap;
@@ -290,14 +340,18 @@ std::string MatmulPlan::describe() const {
 
 namespace {
 
-std::vector<double> scheduled_exchanges(const Target& target, const MatmulPlan& plan,
-                                        size_t groups = 1);
+std::vector<double> scheduled_exchanges(const Target& target, const MatmulPlan& plan, size_t groups,
+                                        const OperandLayout* layout);
 
-// The exchange phases' cycles replaced by their schedule (gather, broadcast, partials).
-void schedule_exchanges(const Target& target, MatmulPlan& p, size_t groups = 1) {
-  // A serial plan's slices are alike: one is scheduled, and its phases counted for each.
+// The exchange phases' cycles replaced by their schedule (gather, broadcast, partials), from
+// the operands as `layout` has them (or as create_matmul_input lays them out).
+void schedule_exchanges(const Target& target, MatmulPlan& p, size_t groups = 1,
+                        const OperandLayout* layout = nullptr) {
+  // A serial plan's slices are alike: one is scheduled, and its phases counted for each (as
+  // create_matmul_input lays out its operands: a layout is of the whole product's).
   // Phases in program order: gather, broadcast, [partials], [relayout].
-  const std::vector<double> phases = scheduled_exchanges(target, p.slice(), groups);
+  const std::vector<double> phases =
+      scheduled_exchanges(target, p.slice(), groups, p.serial > 1 ? nullptr : layout);
   const auto phase = [&](size_t i) { return p.serial * (i < phases.size() ? phases[i] : 0); };
   MatmulCycles& e = p.estimate;
   e.gather = phase(0);
@@ -308,7 +362,8 @@ void schedule_exchanges(const Target& target, MatmulPlan& p, size_t groups = 1) 
 }
 
 MatmulPlan make_plan(const Target& target, MatmulShape shape, const MatmulOptions& o, unsigned pm,
-                     unsigned pn, unsigned pk, unsigned reduce_groups = 1) {
+                     unsigned pn, unsigned pk, unsigned reduce_groups = 1,
+                     const OperandRows* rows = nullptr) {
   MatmulPlan p;
   p.shape = shape;
   p.options = o;
@@ -320,8 +375,17 @@ MatmulPlan make_plan(const Target& target, MatmulShape shape, const MatmulOption
   p.passes = static_cast<unsigned>((shape.k + 15) / 16);
   p.budget_bytes = static_cast<uint64_t>(
       std::floor(o.available_memory_proportion * target.chip().tile.sram_bytes));
-  estimate(p, 2);
+  estimate(p, 2, rows);
   return p;
+}
+
+// The stored rows of a product's operands (a grouped product's first group) as `layout` has
+// them; none without a layout.
+std::optional<OperandRows> rows_of(MatmulShape s, const MatmulOptions& o,
+                                   const OperandLayout* layout) {
+  if (!layout) return std::nullopt;
+  return operand_rows(*layout, o.transpose_a ? s.k : s.m, o.transpose_a ? s.m : s.k,
+                      o.transpose_b ? s.n : s.k, o.transpose_b ? s.k : s.n);
 }
 
 MatmulOptions with_tiles(const Target& target, const MatmulOptions& options) {
@@ -354,7 +418,7 @@ MatmulPlan plan_matmul_split(const Target& target, MatmulShape shape, unsigned p
 
 namespace {
 MatmulPlan choose_plan(const Target& target, MatmulShape shape, const MatmulOptions& options,
-                       std::ostream* explain);
+                       std::ostream* explain, const OperandLayout* layout, size_t groups);
 }  // namespace
 
 namespace {
@@ -376,7 +440,10 @@ std::map<std::string, PlanChoice> choice_cache;
 // POD16 whole, a Bow POD16), shares its plans; a choice whose estimate differs is planned anew
 // all the same (remake_plan). A product across chips is keyed on every parameter of the machine
 // and its replicas. Never the product's name.
-std::string plan_key(const Target& target, MatmulShape shape, const MatmulOptions& options) {
+// A layout is keyed on its pieces' tiles counted from the product's first tile, so that every
+// stage of a pipeline whose operands lie alike on its own tiles shares its plans too.
+std::string plan_key(const Target& target, MatmulShape shape, const MatmulOptions& options,
+                     const OperandLayout* layout, size_t groups) {
   std::string key;
   const auto add = [&key](const base::Parameter& p, const auto& value) {
     key += fmt::format("{}={};", p.name, value);
@@ -399,6 +466,21 @@ std::string plan_key(const Target& target, MatmulShape shape, const MatmulOption
                      !options.rows_output ? "blocks"
                      : options.row_blocks ? "row blocks"
                                           : "rows");
+  if (layout) {
+    uint64_t hash = 1469598103934665603ull;  // FNV-1a over the pieces
+    const auto mix = [&hash](uint64_t x) {
+      for (int i = 0; i < 8; ++i, x >>= 8) hash = (hash ^ (x & 0xff)) * 1099511628211ull;
+    };
+    for (const std::vector<Interval>* operand : {&layout->a, &layout->b}) {
+      mix(operand->size());
+      for (const Interval& m : *operand) {
+        mix(m.begin);
+        mix(m.end);
+        mix(static_cast<uint64_t>(int64_t{m.tile} - int64_t{options.first_tile}));
+      }
+    }
+    key += fmt::format(";groups={};layout={:016x}", groups, hash);
+  }
   return key;
 }
 
@@ -406,7 +488,8 @@ std::string plan_key(const Target& target, MatmulShape shape, const MatmulOption
 // choice does not fit the shape, the tiles or the budget, or its estimate is not the one it
 // was chosen with (a file of another build's choices: its planner's model differed).
 std::optional<MatmulPlan> remake_plan(const Target& target, MatmulShape shape,
-                                      const MatmulOptions& options, const PlanChoice& c) {
+                                      const MatmulOptions& options, const PlanChoice& c,
+                                      const OperandLayout* layout, size_t groups) {
   const MatmulOptions o = with_tiles(target, options);
   if (c.serial < 1 || c.serial > kMostSerialSlices || c.pm < 1 || c.pn < 1 || c.pk < 1 ||
       c.reduce_groups < 1 || c.pk % c.reduce_groups != 0)
@@ -417,11 +500,12 @@ std::optional<MatmulPlan> remake_plan(const Target& target, MatmulShape shape,
   if (c.pm > (shape.m + 15) / 16 || c.pk > (shape.k + 15) / 16 || c.pn > (last + 1) / 2 ||
       uint64_t{c.pm} * c.pn * c.pk > o.tiles)
     return std::nullopt;
-  MatmulPlan p =
-      as_serial(make_plan(target, {shape.m, shape.k, width}, o, c.pm, c.pn, c.pk, c.reduce_groups),
-                shape, c.serial);
+  const std::optional<OperandRows> rows = rows_of(shape, o, layout);
+  MatmulPlan p = as_serial(make_plan(target, {shape.m, shape.k, width}, o, c.pm, c.pn, c.pk,
+                                     c.reduce_groups, c.serial == 1 && rows ? &*rows : nullptr),
+                           shape, c.serial);
   if (p.tile_bytes > p.budget_bytes) return std::nullopt;
-  schedule_exchanges(target, p);
+  schedule_exchanges(target, p, groups, layout);
   if (p.estimate.total() != c.cycles) return std::nullopt;
   return p;
 }
@@ -517,14 +601,22 @@ void save_plan_choices(const std::string& path) {
         fmt::format("{}: cannot replace it with {}: {}", path, temporary, std::strerror(errno)));
 }
 
-MatmulPlan plan_matmul(const Target& target, MatmulShape shape, const MatmulOptions& options,
-                       std::ostream* explain) {
-  check_options(target, shape, options);
+OperandLayout layout_of(const Graph& g, Tensor a, Tensor b) {
+  return {g.tensor(a).mapping, g.tensor(b).mapping};
+}
+
+namespace {
+
+// A product's plan (one group's, on its share of the tiles, whose candidates are scheduled with
+// every group's transfers when their layout is given), from this process's cache, a loaded
+// choice or the planner.
+MatmulPlan plan_product(const Target& target, MatmulShape shape, const MatmulOptions& options,
+                        std::ostream* explain, const OperandLayout* layout, size_t groups) {
   // Plans are deterministic: one per process for each target, shape and options (a model's
   // layers ask for the same products again and again), unless the caller wants the reasons;
   // a split chosen by another process (load_plan_choices) is estimated again, not weighed
   // against the others.
-  const std::string key = plan_key(target, shape, options);
+  const std::string key = plan_key(target, shape, options, layout, groups);
   const auto as_asked = [&](MatmulPlan p) {  // the cached plan under this product's options
     p.options.name = options.name;
     p.options.first_tile = options.first_tile;
@@ -540,13 +632,14 @@ MatmulPlan plan_matmul(const Target& target, MatmulShape shape, const MatmulOpti
       if (choice != choice_cache.end()) chosen_before = choice->second;
     }
     if (chosen_before)
-      if (std::optional<MatmulPlan> p = remake_plan(target, shape, options, *chosen_before)) {
+      if (std::optional<MatmulPlan> p =
+              remake_plan(target, shape, options, *chosen_before, layout, groups)) {
         const std::lock_guard<std::mutex> lock(cache_mutex);
         plan_cache.emplace(key, *p);
         return as_asked(*p);
       }
   }
-  MatmulPlan chosen = choose_plan(target, shape, options, explain);
+  MatmulPlan chosen = choose_plan(target, shape, options, explain, layout, groups);
   const std::lock_guard<std::mutex> lock(cache_mutex);
   plan_cache.emplace(key, chosen);
   choice_cache[key] = {
@@ -555,10 +648,18 @@ MatmulPlan plan_matmul(const Target& target, MatmulShape shape, const MatmulOpti
   return chosen;
 }
 
+}  // namespace
+
+MatmulPlan plan_matmul(const Target& target, MatmulShape shape, const MatmulOptions& options,
+                       std::ostream* explain, const OperandLayout* layout) {
+  check_options(target, shape, options);
+  return plan_product(target, shape, options, explain, layout, 1);
+}
+
 namespace {
 
 MatmulPlan choose_plan(const Target& target, MatmulShape shape, const MatmulOptions& options,
-                       std::ostream* explain) {
+                       std::ostream* explain, const OperandLayout* layout, size_t groups) {
   const MatmulOptions o = with_tiles(target, options);
   const unsigned row_groups = static_cast<unsigned>((shape.m + 15) / 16);
   const unsigned passes = static_cast<unsigned>((shape.k + 15) / 16);
@@ -566,6 +667,9 @@ MatmulPlan choose_plan(const Target& target, MatmulShape shape, const MatmulOpti
       std::floor(o.available_memory_proportion * target.chip().tile.sram_bytes));
   std::vector<MatmulPlan> fitting;
   std::optional<MatmulPlan> smallest_overflow;
+  // A serial plan's slices are weighed as create_matmul_input lays out their operands (each
+  // slice gathers its own columns of B), a parallel one's from the layout.
+  const std::optional<OperandRows> rows = rows_of(shape, o, layout);
   size_t considered = 0, overflowing = 0;
   // Parallel splits first; only when none fits, serial ones: N in 2, 3, ... slices of an even
   // width (each slice's columns start on a word of f16, so B moves without widening), the last
@@ -588,8 +692,9 @@ MatmulPlan choose_plan(const Target& target, MatmulShape shape, const MatmulOpti
         for (unsigned pn = most_pn; pn >= 1; pn /= 2)
           for (unsigned reduce_groups : {1u, most_groups}) {
             if (reduce_groups == most_groups && most_groups == 1 && reduce_groups != 1) continue;
-            const MatmulPlan p =
-                as_serial(make_plan(target, slice, o, pm, pn, pk, reduce_groups), shape, serial);
+            const MatmulPlan p = as_serial(make_plan(target, slice, o, pm, pn, pk, reduce_groups,
+                                                     serial == 1 && rows ? &*rows : nullptr),
+                                           shape, serial);
             ++considered;
             if (p.tile_bytes > budget) {
               ++overflowing;
@@ -618,7 +723,7 @@ MatmulPlan choose_plan(const Target& target, MatmulShape shape, const MatmulOpti
   // build of each), and are ranked again: the model counts exchange actions but not the waits
   // the greedy schedule leaves between them.
   const size_t refined = std::min<size_t>(fitting.size(), kScheduledCandidates);
-  for (size_t i = 0; i < refined; ++i) schedule_exchanges(target, fitting[i]);
+  for (size_t i = 0; i < refined; ++i) schedule_exchanges(target, fitting[i], groups, layout);
   std::sort(fitting.begin(), fitting.begin() + static_cast<std::ptrdiff_t>(refined), by_estimate);
   if (explain) {
     *explain << fmt::format(
@@ -635,7 +740,8 @@ MatmulPlan choose_plan(const Target& target, MatmulShape shape, const MatmulOpti
 }  // namespace
 
 MatmulPlan plan_grouped_matmul(const Target& target, MatmulShape shape, size_t groups,
-                               const MatmulOptions& options, std::ostream* explain) {
+                               const MatmulOptions& options, std::ostream* explain,
+                               const OperandLayout* layout) {
   check_options(target, shape, options);
   const unsigned tiles =
       options.tiles != 0
@@ -646,6 +752,9 @@ MatmulPlan plan_grouped_matmul(const Target& target, MatmulShape shape, size_t g
                                  groups, tiles));
   MatmulOptions one = options;
   one.tiles = static_cast<unsigned>(tiles / groups);
+  // From a layout, every candidate is timed with all the groups' transfers; without one, only
+  // the choice (its candidates alone on their tiles).
+  if (layout) return plan_product(target, shape, one, explain, layout, groups);
   MatmulPlan p = plan_matmul(target, shape, one, explain);
   if (groups > 1) schedule_exchanges(target, p, groups);
   return p;
@@ -654,20 +763,42 @@ MatmulPlan plan_grouped_matmul(const Target& target, MatmulShape shape, size_t g
 namespace {
 
 // The cycles of each exchange phase of the plan (in program order) as the compiler will schedule
-// them: the product built in a scratch graph on operands laid out by create_matmul_input, each
-// Copy's pairs cut at tile intervals and joined into multicasts by the compiler's own
-// TransferList, and timed by its ExchangeScheduler.
-std::vector<double> scheduled_exchanges(const Target& target, const MatmulPlan& plan,
-                                        size_t groups) {
+// them: the product built in a scratch graph on operands laid out as `layout` has them (or by
+// create_matmul_input), each Copy's pairs cut at tile intervals and joined into multicasts by
+// the compiler's own TransferList, and timed by its ExchangeScheduler.
+std::vector<double> scheduled_exchanges(const Target& target, const MatmulPlan& plan, size_t groups,
+                                        const OperandLayout* layout) {
   Graph g(target);
   Program program = Sequence({});
-  if (groups == 1) {
+  const MatmulShape& s = plan.shape;
+  const bool ta = plan.options.transpose_a, tb = plan.options.transpose_b;
+  if (layout) {
+    std::vector<size_t> a_shape{ta ? s.k : s.m, ta ? s.m : s.k};
+    std::vector<size_t> b_shape{tb ? s.n : s.k, tb ? s.k : s.n};
+    if (groups > 1) {
+      a_shape.insert(a_shape.begin(), groups);
+      b_shape.insert(b_shape.begin(), groups);
+    }
+    const Tensor a = g.add_variable(DType::kF16, a_shape, "a");
+    const Tensor b = g.add_variable(DType::kF16, b_shape, "b");
+    try {
+      g.set_tile_mapping(a, layout->a);
+      g.set_tile_mapping(b, layout->b);
+    } catch (const GraphError& e) {
+      throw GraphError(fmt::format("{}: the operands' layout given to the planner: {}",
+                                   plan.options.name, e.what()));
+    }
+    MatmulOptions all = plan.options;
+    all.tiles = static_cast<unsigned>(plan.options.tiles * groups);
+    if (groups > 1)
+      grouped_matmul(g, program, a, b, all, &plan);
+    else
+      matmul(g, program, a, b, all, &plan);
+  } else if (groups == 1) {
     const Tensor a = create_matmul_input(g, plan.shape, true, "a", plan.options);
     const Tensor b = create_matmul_input(g, plan.shape, false, "b", plan.options);
     matmul(g, program, a, b, plan.options, &plan);
   } else {  // every group's transfers share each phase: schedule them together
-    const MatmulShape& s = plan.shape;
-    const bool ta = plan.options.transpose_a, tb = plan.options.transpose_b;
     const Tensor a = g.add_variable(DType::kF16, {groups, ta ? s.k : s.m, ta ? s.m : s.k}, "a");
     const Tensor b = g.add_variable(DType::kF16, {groups, tb ? s.n : s.k, tb ? s.k : s.n}, "b");
     for (const Tensor t : {a, b}) {
@@ -697,11 +828,11 @@ std::vector<double> scheduled_exchanges(const Target& target, const MatmulPlan& 
     if (step.kind != Program::Kind::kCopy) continue;
     TransferList transfers;
     for (const auto& [from, to] : step.pairs) {
-      const TensorInfo& s = g.tensor(from.tensor);
-      const TensorInfo& d = g.tensor(to.tensor);
-      transfers.add_copy({s.name, placed[from.tensor.id], from.begin, 0},
-                         {d.name, placed[to.tensor.id], to.begin, 0}, from.end - from.begin, s.type,
-                         [&g](unsigned tile) { return g.describe_tile(tile); });
+      const TensorInfo& src = g.tensor(from.tensor);
+      const TensorInfo& dst = g.tensor(to.tensor);
+      transfers.add_copy({src.name, placed[from.tensor.id], from.begin, 0},
+                         {dst.name, placed[to.tensor.id], to.begin, 0}, from.end - from.begin,
+                         src.type, [&g](unsigned tile) { return g.describe_tile(tile); });
     }
     out.push_back(scheduler.schedule(transfers.list).end);
   }

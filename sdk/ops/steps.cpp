@@ -27,26 +27,28 @@ Tensor StepList::matmul(const std::string& label, Tensor a, Tensor b, bool ta, b
   const size_t n = tb ? bi.shape[d] : bi.shape[d + 1];
   const size_t groups = grouped ? ai.shape[0] : 1;
   std::optional<MatmulPlan> plan;
-  const Tensor c = add(label, 2.0 * static_cast<double>(groups * m * n * k),
-                       [&](Program& p, const std::string& name) {
-                         MatmulOptions o;
-                         o.transpose_a = ta;
-                         o.transpose_b = tb;
-                         o.output = output;
-                         o.available_memory_proportion = memory_;
-                         o.first_tile = first_tile_;
-                         o.tiles = tiles_;
-                         o.name = name;
-                         o.rows_output = !in_blocks;  // for the row operations and products
-                         o.row_blocks = row_blocks;
-                         const MatmulShape shape{m, k, n};
-                         plan = grouped ? plan_grouped_matmul(g_.target(), shape, groups, o)
-                                        : plan_matmul(g_.target(), shape, o);
-                         const Tensor result = grouped ? grouped_matmul(g_, p, a, b, o, &*plan)
-                                                       : ops::matmul(g_, p, a, b, o, &*plan);
-                         if (!kept) g_.set_scratch(result);
-                         return result;
-                       });
+  const Tensor c =
+      add(label, 2.0 * static_cast<double>(groups * m * n * k),
+          [&](Program& p, const std::string& name) {
+            MatmulOptions o;
+            o.transpose_a = ta;
+            o.transpose_b = tb;
+            o.output = output;
+            o.available_memory_proportion = memory_;
+            o.first_tile = first_tile_;
+            o.tiles = tiles_;
+            o.name = name;
+            o.rows_output = !in_blocks;  // for the row operations and products
+            o.row_blocks = row_blocks;
+            const MatmulShape shape{m, k, n};
+            const OperandLayout layout = layout_of(g_, a, b);
+            plan = grouped ? plan_grouped_matmul(g_.target(), shape, groups, o, nullptr, &layout)
+                           : plan_matmul(g_.target(), shape, o, nullptr, &layout);
+            const Tensor result = grouped ? grouped_matmul(g_, p, a, b, o, &*plan)
+                                          : ops::matmul(g_, p, a, b, o, &*plan);
+            if (!kept) g_.set_scratch(result);
+            return result;
+          });
   steps_.back().plan = plan;
   return c;
 }

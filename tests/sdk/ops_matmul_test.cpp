@@ -207,6 +207,74 @@ TEST(OpsMatmul, ThePlannerIsDeterministicAndExplainsItsChoice) {
   EXPECT_LE(a.tile_bytes, a.budget_bytes);
 }
 
+// The planner times its best candidates' gathers from the operands as they lie. With all of A
+// on one tile, that tile sends every run of A the packers gather (a row's piece a slice of K:
+// M x pk runs), each a whole action gap (CompileOptions::action_gap) from the last: a floor the
+// estimate from create_matmul_input's even layout knows nothing of.
+TEST(OpsMatmul, ThePlannerTimesTheGatherFromTheOperandsAsTheyLie) {
+  const Target target = Target::preset("m2000", 64);  // 4 chips of 64 tiles
+  const ops::MatmulShape shape{96, 128, 160};
+  const double gap = CompileOptions{}.action_gap;
+  const auto product = [&](unsigned first_tile, unsigned a_tile, Graph& g) {
+    ops::MatmulOptions o;
+    o.first_tile = first_tile;
+    o.tiles = 64;
+    o.name = fmt::format("on_{}", a_tile);
+    const Tensor a = g.add_variable(DType::kF16, {shape.m, shape.k}, o.name + ".a");
+    g.set_tile_mapping(a, a_tile);
+    const Tensor b = ops::create_matmul_input(g, shape, false, o.name + ".b", o);
+    return std::make_tuple(a, b, o);
+  };
+  Graph g(target);
+  const auto [a, b, o] = product(0, 0, g);
+  const ops::OperandLayout layout = ops::layout_of(g, a, b);
+  const ops::MatmulPlan as_laid = ops::plan_matmul(target, shape, o, nullptr, &layout);
+  const ops::MatmulPlan even = ops::plan_matmul(target, shape, o);
+  EXPECT_GE(as_laid.estimate.gather, shape.m * as_laid.pk * gap) << as_laid.describe();
+  const ops::MatmulPlan same_split_even = ops::plan_matmul_split(
+      target, shape, as_laid.pm, as_laid.pn, as_laid.pk, o, as_laid.reduce_groups);
+  EXPECT_LT(same_split_even.estimate.gather, shape.m * as_laid.pk * gap);
+  // Its choice is another split: fewer slices of K, so fewer runs from the one tile.
+  EXPECT_LT(as_laid.pk, even.pk) << as_laid.describe() << "\n" << even.describe();
+
+  // matmul() without a plan plans for its operands as they lie: C as that plan leaves it.
+  Program program = Sequence({});
+  const TensorInfo c = g.tensor(ops::matmul(g, program, a, b, o));
+  Graph given(target);
+  const auto [ga, gb, go] = product(0, 0, given);
+  Program given_program = Sequence({});
+  const TensorInfo want = given.tensor(ops::matmul(given, given_program, ga, gb, go, &as_laid));
+  ASSERT_EQ(c.mapping.size(), want.mapping.size());
+  for (size_t i = 0; i < c.mapping.size(); ++i) {
+    EXPECT_EQ(c.mapping[i].begin, want.mapping[i].begin);
+    EXPECT_EQ(c.mapping[i].tile, want.mapping[i].tile);
+  }
+
+  // A layout is keyed from the product's first tile: the same product on chip 2, A on its
+  // first tile, takes the plan; A on another of chip 0's tiles is planned for itself.
+  Graph other(target);
+  const auto [oa, ob, oo] = product(128, 128, other);
+  const ops::OperandLayout moved = ops::layout_of(other, oa, ob);
+  std::ostringstream reasons;
+  const ops::MatmulPlan on_chip2 = ops::plan_matmul(target, shape, oo, nullptr, &moved);
+  EXPECT_EQ(on_chip2.describe(), as_laid.describe());
+  EXPECT_EQ(on_chip2.options.first_tile, 128u);
+
+  // A layout that does not map its operand is refused, naming the product.
+  ops::OperandLayout gap_in_a = layout;
+  gap_in_a.a.front().begin = 2;
+  ops::MatmulOptions bad = o;
+  bad.name = "gapped";
+  bad.available_memory_proportion = 0.5;  // another key: not the cached plan
+  try {
+    ops::plan_matmul(target, shape, bad, nullptr, &gap_in_a);
+    ADD_FAILURE() << "a layout with a gap was taken";
+  } catch (const GraphError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("gapped: the operands' layout given to the planner"));
+    EXPECT_THAT(e.what(), HasSubstr("leaves a gap"));
+  }
+}
+
 // Every chip's tiles are alike: a product on chip 2 takes the plan of the same product on chip
 // 0 (a pipeline's stages plan their layers once), under its own name and tiles; what changes the
 // product (its output) is planned again.
