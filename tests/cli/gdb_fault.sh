@@ -6,11 +6,15 @@
 set -euo pipefail
 sim=$1 elf=$2 work=$3
 mkdir -p "$work"
+# The last run's files go first: the wait below must read this run's port, not a stale one
+# (a grep that saw the old file, then the new one still empty, ended the script silently).
+rm -f "$work/sim.out" "$work/sim.err"
 "$sim" run-elf "$elf" --gdb 0 >"$work/sim.out" 2>"$work/sim.err" &
 sim_pid=$!
 trap 'kill $sim_pid 2>/dev/null || true' EXIT
 for _ in $(seq 100); do grep -q 'localhost:' "$work/sim.err" && break; sleep 0.1; done
-port=$(grep -o 'localhost:[0-9]*' "$work/sim.err" | head -1 | cut -d: -f2)
+port=$(grep -o 'localhost:[0-9]*' "$work/sim.err" | head -1 | cut -d: -f2 || true)
+[[ -n $port ]] || { echo "ipu-sim did not say where it waits for GDB:"; cat "$work/sim.err"; exit 1; }
 timeout 60 gdb-multiarch -batch -nx "$elf" -ex "target remote :$port" -ex "continue" -ex "bt" \
   -ex "continue" >"$work/gdb.out" 2>&1 || true
 wait $sim_pid && status=0 || status=$?

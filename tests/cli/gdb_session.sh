@@ -10,11 +10,14 @@ sim=$1 image=$2 elf=$3 work=$4
 mkdir -p "$work"
 command -v gdb-multiarch >/dev/null || { echo "gdb-multiarch is not installed (scripts/setup.sh)"; exit 1; }
 
+# The last run's files go first: the wait below must read this run's port, not a stale one
+# (a grep that saw the old file, then the new one still empty, ended the script silently).
+rm -f "$work/sim.out" "$work/sim.err"
 "$sim" run "$image" --gdb 0 >"$work/sim.out" 2>"$work/sim.err" &
 sim_pid=$!
 trap 'kill $sim_pid 2>/dev/null || true' EXIT
 for _ in $(seq 100); do grep -q 'localhost:' "$work/sim.err" && break; sleep 0.1; done
-port=$(grep -o 'localhost:[0-9]*' "$work/sim.err" | head -1 | cut -d: -f2)
+port=$(grep -o 'localhost:[0-9]*' "$work/sim.err" | head -1 | cut -d: -f2 || true)
 [[ -n $port ]] || { echo "ipu-sim did not say where it waits for GDB:"; cat "$work/sim.err"; exit 1; }
 
 timeout 120 gdb-multiarch -batch -nx "$elf" \
