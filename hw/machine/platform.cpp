@@ -10,6 +10,7 @@
 #include <ostream>
 
 #include "base/byte_stream.h"
+#include "base/fnv1a.h"
 
 namespace ipu::hw {
 
@@ -128,20 +129,16 @@ RunReport Platform::run() {
 uint64_t Platform::memory_hash() {
   // FNV-1a, 64-bit: of each tile's SRAM, then of the tiles' hashes in machine-tile order, so
   // that ranks hash their own tiles and the result does not depend on how tiles are shared.
-  constexpr uint64_t kBasis = 0xcbf29ce484222325u, kPrime = 0x100000001b3u;
-  auto fnv = [](uint64_t h, uint8_t byte) { return (h ^ byte) * kPrime; };
   const iss::TileConfig& t = options_.machine.chip.tile;
   const std::vector<unsigned>& active = machine_->active_tiles();
   std::vector<uint64_t> hashes(active.size());
   machine_->compute_pool().for_each(active.size(), [&](size_t i) {
     const Tile& tile = machine_->tile(active[i]);
     if (tile.replica()) return;
-    uint64_t h = kBasis;
-    for (uint32_t a = t.sram_base; a < t.sram_base + t.sram_bytes; a += 4) {
-      const uint32_t w = tile.core().read_word(a);
-      for (int b = 0; b < 4; ++b) h = fnv(h, static_cast<uint8_t>(w >> (8 * b)));
-    }
-    hashes[i] = h;
+    base::Fnv1a h;
+    for (uint32_t a = t.sram_base; a < t.sram_base + t.sram_bytes; a += 4)
+      h.add(tile.core().read_word(a));
+    hashes[i] = h.value;
   });
   if (options_.ranks != nullptr && options_.ranks->spread()) {
     std::vector<uint8_t> mine;
@@ -155,10 +152,9 @@ uint64_t Platform::memory_hash() {
       in.get(hashes.at(i));
     }
   }
-  uint64_t h = kBasis;
-  for (uint64_t tile_hash : hashes)
-    for (int b = 0; b < 8; ++b) h = fnv(h, static_cast<uint8_t>(tile_hash >> (8 * b)));
-  return h;
+  base::Fnv1a h;
+  for (uint64_t tile_hash : hashes) h.add(tile_hash);
+  return h.value;
 }
 
 }  // namespace ipu::hw

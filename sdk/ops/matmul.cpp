@@ -548,11 +548,12 @@ Tensor products(Graph& g, Program& program, Tensor a, Tensor b, bool grouped,
                     bi.name, options.transpose_b ? "transposed " : "", b0, b1, k, kb));
   const MatmulShape shape{m, k, n};
   // Each group gets an equal share of the tiles; its plan is the first group's, moved.
-  const OperandLayout layout{ai.mapping, bi.mapping};
-  const MatmulPlan p =
-      given_plan ? *given_plan
-      : grouped  ? plan_grouped_matmul(g.target(), shape, groups, options, nullptr, &layout)
-                 : plan_matmul(g.target(), shape, options, nullptr, &layout);
+  const MatmulPlan p = [&] {
+    if (given_plan) return *given_plan;
+    const OperandLayout layout = layout_of(g, a, b);  // planned for the operands as they lie
+    return grouped ? plan_grouped_matmul(g.target(), shape, groups, options, nullptr, &layout)
+                   : plan_matmul(g.target(), shape, options, nullptr, &layout);
+  }();
   if (p.shape.m != m || p.shape.k != k || p.shape.n != n)
     throw GraphError(fmt::format("{}: the plan is for {} x {} x {}, the operands {} x {} x {}",
                                  options.name, p.shape.m, p.shape.k, p.shape.n, m, k, n));

@@ -19,6 +19,7 @@
 #include <string_view>
 #include <tuple>
 
+#include "base/fnv1a.h"
 #include "sdk/compiler/compiler.h"
 #include "sdk/compiler/exchange_schedule.h"
 #include "sdk/ops/matmul.h"
@@ -43,7 +44,7 @@ OperandRows operand_rows(const OperandLayout& layout, size_t a_rows, size_t a_ro
     return out;
   };
   OperandRows out{index(layout.a, a_rows, a_row), index(layout.b, b_rows, b_row), 0, 0};
-  out.first = std::min(first, last_end);
+  out.first = std::min(first, last_end);  // 0 for no pieces at all
   out.end = last_end;
   return out;
 }
@@ -127,9 +128,6 @@ void estimate(MatmulPlan& p, size_t operand_bytes, const OperandRows* laid) {
   };
   const double sends = sends_a_tile(true) + sends_a_tile(false);
   const double lists = std::min(sends, pieces(true) + pieces(false));
-  std::vector<double> receives(tiles);
-  for (size_t n = 0; n < items.size(); ++n)
-    receives[packer_tile(p, n) - p.options.first_tile] += item_shape(p, items[n]).rows;
   double gather_actions = 0;
   if (laid) {
     for (unsigned at = 0; at < laid_tiles; ++at) {
@@ -141,6 +139,9 @@ void estimate(MatmulPlan& p, size_t operand_bytes, const OperandRows* laid) {
                 std::min(sent, pieces(true) + pieces(false)));
     }
   } else {
+    std::vector<double> receives(tiles);
+    for (size_t n = 0; n < items.size(); ++n)
+      receives[packer_tile(p, n) - p.options.first_tile] += item_shape(p, items[n]).rows;
     for (unsigned t = 0; t < tiles; ++t) {
       gather_actions = std::max(gather_actions, receives[t] + sends);
       actions(t, 0, sends, lists, lists);
@@ -467,19 +468,16 @@ std::string plan_key(const Target& target, MatmulShape shape, const MatmulOption
                      : options.row_blocks ? "row blocks"
                                           : "rows");
   if (layout) {
-    uint64_t hash = 1469598103934665603ull;  // FNV-1a over the pieces
-    const auto mix = [&hash](uint64_t x) {
-      for (int i = 0; i < 8; ++i, x >>= 8) hash = (hash ^ (x & 0xff)) * 1099511628211ull;
-    };
+    base::Fnv1a hash;
     for (const std::vector<Interval>* operand : {&layout->a, &layout->b}) {
-      mix(operand->size());
+      hash.add(uint64_t{operand->size()});
       for (const Interval& m : *operand) {
-        mix(m.begin);
-        mix(m.end);
-        mix(static_cast<uint64_t>(int64_t{m.tile} - int64_t{options.first_tile}));
+        hash.add(uint64_t{m.begin});
+        hash.add(uint64_t{m.end});
+        hash.add(static_cast<uint64_t>(int64_t{m.tile} - int64_t{options.first_tile}));
       }
     }
-    key += fmt::format(";groups={};layout={:016x}", groups, hash);
+    key += fmt::format(";groups={};layout={:016x}", groups, hash.value);
   }
   return key;
 }
@@ -779,8 +777,8 @@ std::vector<double> scheduled_exchanges(const Target& target, const MatmulPlan& 
       a_shape.insert(a_shape.begin(), groups);
       b_shape.insert(b_shape.begin(), groups);
     }
-    const Tensor a = g.add_variable(DType::kF16, a_shape, "a");
-    const Tensor b = g.add_variable(DType::kF16, b_shape, "b");
+    const Tensor a = g.add_variable(DType::kF16, a_shape, "operand A");
+    const Tensor b = g.add_variable(DType::kF16, b_shape, "operand B");
     try {
       g.set_tile_mapping(a, layout->a);
       g.set_tile_mapping(b, layout->b);
