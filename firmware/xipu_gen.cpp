@@ -104,7 +104,8 @@ std::string intrinsic(const InsnSpec& s) {
     body << "  float fd_;\n";
     out_list.push_back("[fd] \"=f\"(fd_)");
     fields[0] = "%[fd]";
-    result = fmt::format("({}){{{{fd_}}}}", ret);
+    // A vector type wraps its register (.r[0]); a float is the register itself.
+    result = ret == "float" ? std::string("fd_") : fmt::format("({}){{{{fd_}}}}", ret);
   } else if (dest == "fda") {
     const auto [type, name] = param_name(params.at(p++));
     body << fmt::format("  float fd_ = {};\n", name);
@@ -157,7 +158,9 @@ std::string intrinsic(const InsnSpec& s) {
       in_list.push_back(fmt::format("\"f\"(s{}_)", base + 1));
       fields[field] = kPairSource[base / 2];
     } else {
-      in_list.push_back(fmt::format("[{}] \"f\"({}.r[0])", tok, name));
+      // A vector type holds its register in r[0]; a float is the register itself.
+      const bool scalar = type.find("float") != std::string::npos;
+      in_list.push_back(fmt::format("[{}] \"f\"({}{})", tok, name, scalar ? "" : ".r[0]"));
       fields[field] = fmt::format("%[{}]", tok);
     }
   }

@@ -1,5 +1,6 @@
 #include "fpu.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -220,6 +221,29 @@ uint32_t sqrt(uint32_t a, unsigned rm, uint32_t& flags) {
   double r = std::sqrt(x);
   opaque(r);
   return finish(r, host, kF32, rm, flags);
+}
+
+uint32_t exp(uint32_t a, uint32_t& flags) {
+  if (is_nan(a)) {
+    if (is_signalling(a)) flags |= kNV;
+    return kCanonicalNaN;
+  }
+  if (a == 0xff800000u) return 0;  // e^-inf: +0, exact
+  if (a == 0x7f800000u) return a;  // e^+inf: +inf, exact
+  if (is_zero(a)) return 0x3f800000u;
+  // Beyond [-110, 100] the result is 0 or +inf either way (f32's smallest subnormal is e^-103.3,
+  // its largest finite e^88.7), so the argument is clamped: 2^n below stays a double.
+  const double x = std::clamp(static_cast<double>(float_of(a)), -110.0, 100.0);
+  // x = n ln 2 + r, |r| <= ln 2 / 2 (Cody and Waite: n ln2_hi is exact, ln2_hi's low 32 bits
+  // being 0), e^r by its Taylor series to r^13 (the next term is below 2^-57) as
+  // 1 + r (1 + r / 2 (1 + r / 3 (... (1 + r / 13)))), then times 2^n.
+  const double n = std::floor(x * 1.4426950408889634 + 0.5);
+  const double r = (x - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
+  double p = 1.0;
+  for (int k = 13; k >= 1; --k) p = 1.0 + p * r / k;
+  const double value = std::ldexp(p, static_cast<int>(n));
+  flags |= kNX;  // e^x is irrational for every rational x but 0
+  return round_to_f32(value, kRne, flags);
 }
 
 uint32_t fma(uint32_t a, uint32_t b, uint32_t c, bool negate_product, bool negate_addend,

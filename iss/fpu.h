@@ -44,6 +44,11 @@ uint32_t sub(uint32_t a, uint32_t b, unsigned rm, uint32_t& flags);
 uint32_t mul(uint32_t a, uint32_t b, unsigned rm, uint32_t& flags);
 uint32_t div(uint32_t a, uint32_t b, unsigned rm, uint32_t& flags);
 uint32_t sqrt(uint32_t a, unsigned rm, uint32_t& flags);
+// Xipu's ipu.f32exp: e^a rounded to nearest even, from a double-precision evaluation (its
+// error, below 2^-50 relative, rounds otherwise than the exact value only within that distance
+// of a tie). e^0 = 1 exactly, e^-inf = +0, e^+inf = +inf; NX for every other number, OF above
+// the f32 range, UF for a tiny result; NaN -> canonical NaN (NV if signalling).
+uint32_t exp(uint32_t a, uint32_t& flags);
 // (negate_product ? -(a*b) : a*b) + (negate_addend ? -c : c), rounded once.
 uint32_t fma(uint32_t a, uint32_t b, uint32_t c, bool negate_product, bool negate_addend,
              unsigned rm, uint32_t& flags);

@@ -3,58 +3,31 @@
  * operations in the same order, so their results are equal bit for bit. Both compile it without
  * contraction (-ffp-contract=off on the tiles; no FMA on the host): a fused multiply-add is
  * written as one (__builtin_fmaf: RV32F's fmadd.s on the tiles, rounded once as libm's fmaf
- * rounds on the host). */
+ * rounds on the host). e^x is the tile's instruction (below). */
 #ifndef IPU_OPS_MATH_H
 #define IPU_OPS_MATH_H
 
 #include <stdint.h>
 #include <string.h>
 
-/* e^x, within 2 ulp over [-87, 88]: x = n ln 2 + r, |r| <= ln 2 / 2, e^r by a degree-6
- * polynomial (Taylor) in fused multiply-adds, scaled by 2^n through the exponent bits. Beyond
- * the range: 0 or +inf. Nine fused operations where separate multiplies and adds took
- * eighteen (the f32x2 lanes have ipu.f32v2fma, ops_pairs.h). */
+/* e^x: the tile's ipu.f32exp (docs/xipu.md), one instruction of 3 issue slots where a
+ * polynomial in fused multiply-adds, its range reduction and its scaling by 2^n took about 20;
+ * on the host the same arithmetic, the instruction simulator's (iss/fpu.h), so that the host
+ * references give the tiles' bits. */
+#if defined(__riscv)
 static inline float ipu_ops_expf(float x) {
-  if (x != x) return x;
-  if (x > 88.7f) {
-    const uint32_t inf = 0x7f800000u;
-    float f;
-    memcpy(&f, &inf, 4);
-    return f;
-  }
-  if (x < -87.3f) return 0.0f;
-  /* n = x / ln 2 rounded to nearest (ties to even) by adding 1.5 x 2^23: the sum's low mantissa
-   * bits are then n (|n| < 2^22), and subtracting it back gives n as a float, exactly. Four
-   * instructions, where a conversion with floor and nearest fix-ups took about ten. */
-  const float shifted = __builtin_fmaf(x, 1.44269504f, 12582912.0f);
-  uint32_t shifted_bits;
-  memcpy(&shifted_bits, &shifted, 4);
-  const int32_t n = (int32_t)(shifted_bits - 0x4b400000u);
-  const float fn = shifted - 12582912.0f;
-  /* r = x - n ln 2 in two parts (Cody and Waite): n x ln2hi is exact, and the low part is added
-   * rounded once. */
-  const float r = __builtin_fmaf(fn, 2.12194440e-4f, __builtin_fmaf(fn, -0.693359375f, x));
-  float p = __builtin_fmaf(1.0f / 720.0f, r, 1.0f / 120.0f);
-  p = __builtin_fmaf(p, r, 1.0f / 24.0f);
-  p = __builtin_fmaf(p, r, 1.0f / 6.0f);
-  p = __builtin_fmaf(p, r, 0.5f);
-  p = __builtin_fmaf(p, r, 1.0f);
-  p = __builtin_fmaf(p, r, 1.0f);
-  /* p 2^n: one factor for n from -126 (x >= -87.3) to 127, two for n = 128 (x near 88.7),
-   * whose 2^128 f32 cannot hold. p times a power of two is exact unless the product is
-   * subnormal, where it rounds once either way, so both give the same bits. */
-  if (n > 127) {
-    const uint32_t b1 = (uint32_t)(64 + 127) << 23, b2 = (uint32_t)(n - 64 + 127) << 23;
-    float s1, s2;
-    memcpy(&s1, &b1, 4);
-    memcpy(&s2, &b2, 4);
-    return p * s1 * s2;
-  }
-  const uint32_t b = (uint32_t)(n + 127) << 23;
-  float s;
-  memcpy(&s, &b, 4);
-  return p * s;
+  float r;
+  __asm__(".insn r 0x2b, 3, 0, %0, %1, x0" : "=f"(r) : "f"(x));
+  return r;
 }
+#else
+#ifdef __cplusplus
+extern "C"
+#endif
+    float
+    ipu_ops_host_expf(float x); /* sdk/ops/reference.cpp */
+static inline float ipu_ops_expf(float x) { return ipu_ops_host_expf(x); }
+#endif
 
 /* tanh x = 1 - 2 / (e^(2x) + 1), odd, 1 beyond |x| = 10 (f32 cannot tell). */
 static inline float ipu_ops_tanhf(float x) {

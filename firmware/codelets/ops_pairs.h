@@ -1,16 +1,13 @@
-/* e^x, GeLU and GeLU's derivative two elements at a time, in the lanes of the f32x2
- * instructions (docs/xipu-model.md): ops_math.h's ipu_ops_expf, ipu_ops_gelu and
- * ipu_ops_gelu_grad, the same f32 operations in the same order, so the bits are the same (each
- * lane of ipu.f32v2mul / add / sub rounds as the scalar operation does; what the C code writes
- * a * b or a + b is taken in either order, which IEEE makes the same). A pair whose e^x
- * argument leaves e^x's main range ([-87.3, 88], where 2^n is one normal factor), or is NaN,
- * takes the scalar functions.
+/* GeLU, GeLU's derivative and softmax's exponentials two elements at a time, in the lanes of
+ * the f32x2 instructions (docs/xipu-model.md): ops_math.h's ipu_ops_gelu, ipu_ops_gelu_grad and
+ * ipu_ops_expf, the same f32 operations in the same order, so the bits are the same (each lane
+ * of ipu.f32v2mul / add / sub rounds as the scalar operation does; what the C code writes a * b
+ * or a + b is taken in either order, which IEEE makes the same). e^x is each lane's ipu.f32exp,
+ * which takes every argument (NaN and infinities too), so no pair leaves the fast path.
  *
  * GCC cannot give a register pair to a variable (ilp32f has no 64-bit FP type), so every pair
  * is two variables pinned to an even/odd register pair and each operation is one instruction
- * on them: the 32 FP registers hold the working pairs, the polynomial's coefficients and the
- * range's ends, and nothing moves between them. A call (the scalar way out) takes the
- * caller-saved registers, so the constants kept there are loaded again after it. */
+ * on them. */
 #ifndef IPU_OPS_PAIRS_H
 #define IPU_OPS_PAIRS_H
 
@@ -27,158 +24,74 @@
 #define PAIR_ADD(D, A, B) PAIR_OP(0, D, A, B)
 #define PAIR_SUB(D, A, B) PAIR_OP(1, D, A, B)
 #define PAIR_MUL(D, A, B) PAIR_OP(2, D, A, B)
-/* D = A B + C, lane by lane, rounded once (ipu.f32v2fma). */
-#define PAIR_FMA(D, A, B, C)                    \
-  __asm__(".insn r4 0x5b, 0, 0, %0, %2, %4, %6" \
-          : "=f"(D##_0), "=f"(D##_1)            \
-          : "f"(A##_0), "f"(A##_1), "f"(B##_0), "f"(B##_1), "f"(C##_0), "f"(C##_1))
 #define PAIR_LOAD(D, at) \
   __asm__ volatile(".insn i 0x5b, 1, %0, 0(%2)" : "=f"(D##_0), "=f"(D##_1) : "r"(at) : "memory")
 #define PAIR_STORE(S, at) \
   __asm__ volatile(".insn s 0x5b, 3, %0, 0(%2)" : : "f"(S##_0), "f"(S##_1), "r"(at) : "memory")
 
+/* D = e^A, lane by lane: each lane's ipu.f32exp (3 issue slots). */
+#define PAIR_EXP(D, A)                                                    \
+  do {                                                                    \
+    __asm__(".insn r 0x2b, 3, 0, %0, %1, x0" : "=f"(D##_0) : "f"(A##_0)); \
+    __asm__(".insn r 0x2b, 3, 0, %0, %1, x0" : "=f"(D##_1) : "f"(A##_1)); \
+  } while (0)
+
 /* The constants as pairs; each written as ops_math.h writes it, so the compiler folds the same
  * f32 values. */
-enum {
-  kPairC1,
-  kPairC0,
-  kPairLn2Hi,
-  kPairLn2Lo,
-  kPairD0,
-  kPairD1,
-  kPairL2e,
-  kPairShift,
-  kPairP6,
-  kPairP5,
-  kPairP4,
-  kPairP3,
-  kPairP2,
-  kPairP1,
-  kPairConstants
-};
+enum { kPairC1, kPairC0, kPairD0, kPairD1, kPairOne, kPairConstants };
 /* clang-format off */
 static const float kPairs[2 * kPairConstants] __attribute__((aligned(8))) = {
     -0.0713548162f, -0.0713548162f,  -1.5957691216f,   -1.5957691216f,
-    -0.693359375f,  -0.693359375f,   2.12194440e-4f,   2.12194440e-4f,
     1.5957691216f,  1.5957691216f,   0.2140644486f,    0.2140644486f,
-    1.44269504f,    1.44269504f,     12582912.0f,      12582912.0f,
-    1.0f / 720.0f,  1.0f / 720.0f,   1.0f / 120.0f,    1.0f / 120.0f,
-    1.0f / 24.0f,   1.0f / 24.0f,    1.0f / 6.0f,      1.0f / 6.0f,
-    0.5f,           0.5f,            1.0f,             1.0f};
+    1.0f,           1.0f};
 /* clang-format on */
-
-/* The registers: working pairs X T M S R P E, e^x's constants, the coefficients P6 .. P1 (P1
- * is 1, also the sigmoid's), K for a constant loaded where it is needed, and the range's ends. */
-#define PAIRS_REGISTERS()                    \
-  PAIR(X, "ft0", "ft1");                     \
-  PAIR(T, "ft2", "ft3");                     \
-  PAIR(M, "ft4", "ft5");                     \
-  PAIR(S, "ft6", "ft7");                     \
-  PAIR(R, "fa0", "fa1");                     \
-  PAIR(P, "fa2", "fa3");                     \
-  PAIR(L2E, "fa4", "fa5");                   \
-  PAIR(SHIFT, "fa6", "fa7");                 \
-  PAIR(P6, "fs2", "fs3");                    \
-  PAIR(P5, "fs4", "fs5");                    \
-  PAIR(P4, "fs6", "fs7");                    \
-  PAIR(P3, "fs8", "fs9");                    \
-  PAIR(P2, "fs10", "fs11");                  \
-  PAIR(P1, "ft8", "ft9");                    \
-  PAIR(K, "ft10", "ft11");                   \
-  register float lo __asm__("fs0") = -87.3f; \
-  register float hi __asm__("fs1") = 88.0f;  \
-  const float* c = kPairs;                   \
-  PAIR_LOAD(P6, c + 2 * kPairP6);            \
-  PAIR_LOAD(P5, c + 2 * kPairP5);            \
-  PAIR_LOAD(P4, c + 2 * kPairP4);            \
-  PAIR_LOAD(P3, c + 2 * kPairP3);            \
-  PAIR_LOAD(P2, c + 2 * kPairP2);            \
-  PAIRS_CALLER_SAVED()
-/* The constants in caller-saved registers, again after a call. */
-#define PAIRS_CALLER_SAVED()            \
-  PAIR_LOAD(L2E, c + 2 * kPairL2e);     \
-  PAIR_LOAD(SHIFT, c + 2 * kPairShift); \
-  PAIR_LOAD(P1, c + 2 * kPairP1)
-/* Both lanes of M within e^x's main range (NaN is not). */
-#define PAIRS_IN_RANGE() (M_0 >= lo && M_0 <= hi && M_1 >= lo && M_1 <= hi)
-
-/* P = e^M, lane by lane, as ipu_ops_expf's main path: n = M / ln 2 rounded by adding 1.5 2^23
- * (fused); r = (M - n ln2hi) + n ln2lo, each fused; the degree-6 polynomial in r by fused steps;
- * times 2^n, (n + 127) << 23. Takes T, S, R and K. */
-#define PAIRS_EXP()                                   \
-  do {                                                \
-    PAIR_FMA(S, M, L2E, SHIFT);                       \
-    uint32_t b0_, b1_;                                \
-    __asm__("fmv.x.w %0, %1" : "=r"(b0_) : "f"(S_0)); \
-    __asm__("fmv.x.w %0, %1" : "=r"(b1_) : "f"(S_1)); \
-    PAIR_SUB(T, S, SHIFT);                            \
-    PAIR_LOAD(K, c + 2 * kPairLn2Hi);                 \
-    PAIR_FMA(R, T, K, M);                             \
-    PAIR_LOAD(K, c + 2 * kPairLn2Lo);                 \
-    PAIR_FMA(R, T, K, R);                             \
-    PAIR_FMA(P, P6, R, P5);                           \
-    PAIR_FMA(P, P, R, P4);                            \
-    PAIR_FMA(P, P, R, P3);                            \
-    PAIR_FMA(P, P, R, P2);                            \
-    PAIR_FMA(P, P, R, P1);                            \
-    PAIR_FMA(P, P, R, P1);                            \
-    b0_ = (b0_ - 0x4b400000u + 127u) << 23;           \
-    b1_ = (b1_ - 0x4b400000u + 127u) << 23;           \
-    __asm__("fmv.w.x %0, %1" : "=f"(S_0) : "r"(b0_)); \
-    __asm__("fmv.w.x %0, %1" : "=f"(S_1) : "r"(b1_)); \
-    PAIR_MUL(P, P, S);                                \
-  } while (0)
-
-/* D = add + mul (X X), the constants `mul` and `add` loaded into K where they are needed. */
-#define PAIRS_OF_SQUARE(D, mul, add) \
-  do {                               \
-    PAIR_MUL(D, X, X);               \
-    PAIR_LOAD(K, c + 2 * (mul));     \
-    PAIR_MUL(D, K, D);               \
-    PAIR_LOAD(K, c + 2 * (add));     \
-    PAIR_ADD(D, K, D);               \
-  } while (0)
-
-/* The scalar functions for a pair that leaves the fast path (rare: |x| beyond about 7.3, or
- * NaN or infinite), out of line so that the loop's registers stay put. */
-static __attribute__((noinline)) void gelu_pair_scalar(const float* x, const float* grad,
-                                                       float* out) {
-  for (int lane = 0; lane < 2; ++lane)
-    out[lane] = grad ? grad[lane] * ipu_ops_gelu_grad(x[lane]) : ipu_ops_gelu(x[lane]);
-}
 
 /* out[i] = gelu(x[i]), or with grad, grad[i] x gelu'(x[i]), for pairs i, i + 1 < n; returns
  * how many elements it did (the caller does the last one of an odd n). x, grad and out must be
- * 8-byte aligned (the caller checks). About 27 instructions an element; the scalar loop
- * takes 50. */
+ * 8-byte aligned (the caller checks). The constants stay in registers. About 9 issue slots an
+ * element (14 with the gradient), where e^x as a polynomial took 27 and the scalar loop 50. */
 static uint32_t gelu_pairs(const float* x, const float* grad, float* out, uint32_t n) {
-  PAIRS_REGISTERS();
+  PAIR(X, "ft0", "ft1");
+  PAIR(T, "ft2", "ft3");
+  PAIR(M, "ft4", "ft5");
+  PAIR(S, "ft6", "ft7");
+  PAIR(P, "ft8", "ft9");
+  PAIR(ONE, "ft10", "ft11");
+  PAIR(C1, "fa0", "fa1");
+  PAIR(C0, "fa2", "fa3");
+  PAIR(D1, "fa4", "fa5");
+  PAIR(D0, "fa6", "fa7");
+  const float* c = kPairs;
+  PAIR_LOAD(C1, c + 2 * kPairC1);
+  PAIR_LOAD(C0, c + 2 * kPairC0);
+  PAIR_LOAD(D1, c + 2 * kPairD1);
+  PAIR_LOAD(D0, c + 2 * kPairD0);
+  PAIR_LOAD(ONE, c + 2 * kPairOne);
   uint32_t i = 0;
   for (; i + 2 <= n; i += 2) {
     /* minus_2u = x (c0 + c1 (x x)) */
     PAIR_LOAD(X, x + i);
-    PAIRS_OF_SQUARE(T, kPairC1, kPairC0);
+    PAIR_MUL(T, X, X);
+    PAIR_MUL(T, C1, T);
+    PAIR_ADD(T, C0, T);
     PAIR_MUL(M, X, T);
-    if (!PAIRS_IN_RANGE()) {
-      gelu_pair_scalar(x + i, grad ? grad + i : 0, out + i);
-      PAIRS_CALLER_SAVED();
-      continue;
-    }
-    PAIRS_EXP();
+    PAIR_EXP(P, M);
     /* s = 1 / (1 + e^m) */
-    PAIR_ADD(T, P1, P);
-    S_0 = P1_0 / T_0;
-    S_1 = P1_1 / T_1;
+    PAIR_ADD(T, ONE, P);
+    S_0 = ONE_0 / T_0;
+    S_1 = ONE_1 / T_1;
     if (!grad) {
       PAIR_MUL(T, X, S); /* x s */
       PAIR_STORE(T, out + i);
       continue;
     }
     /* s + x (s (1 - s)) (d0 + d1 (x x)), times the gradient */
-    PAIR_SUB(T, P1, S);
+    PAIR_SUB(T, ONE, S);
     PAIR_MUL(T, S, T);
     PAIR_MUL(T, X, T);
-    PAIRS_OF_SQUARE(M, kPairD1, kPairD0);
+    PAIR_MUL(M, X, X);
+    PAIR_MUL(M, D1, M);
+    PAIR_ADD(M, D0, M);
     PAIR_MUL(T, T, M);
     PAIR_ADD(T, S, T);
     PAIR_LOAD(M, grad + i);
@@ -189,100 +102,26 @@ static uint32_t gelu_pairs(const float* x, const float* grad, float* out, uint32
 }
 
 /* A softmax row's exponentials in place: out[i] = e^(out[i] - m), added to *sum_out from left to
- * right (as the scalar loop adds them), for pairs i, i + 1 < n; returns how many
- * elements it did. A pair whose both arguments lie below e^x's range (a masked pair: the mask's
- * -10000) is 0, 0 as ipu_ops_expf gives; any other pair outside it the scalar function. out
- * must be 8-byte aligned. */
-static __attribute__((noinline)) void exp_pair_scalar(float* out, float m) {
-  out[0] = ipu_ops_expf(out[0] - m);
-  out[1] = ipu_ops_expf(out[1] - m);
-}
-/* Softmax's loop has its own registers: its argument is never above 0 (a score less the row's
- * largest), so only the range's lower end is tested, and with e^x's reduction constants kept in
- * registers (not loaded into K) the row's sum and the lower end fit beside them. The callee-saved
- * registers hold what the scalar way out must not take: the sum, the lower end and P6 .. P2.
- * About 16 instructions an element, where the shared registers' loop (the sum and the maximum
- * on the stack) took 25. */
+ * right (as the scalar loop adds them), for pairs i, i + 1 < n; returns how many elements it
+ * did. out must be 8-byte aligned. About 7 issue slots an element, where e^x as a polynomial
+ * (its constants in registers, its range tested) took 16. */
 static uint32_t softmax_exp_pairs(float* out, uint32_t n, float m, float* sum_out) {
   PAIR(M, "ft0", "ft1"); /* the argument, then e^x */
-  PAIR(S, "ft2", "ft3");
-  PAIR(T, "ft4", "ft5");
-  PAIR(R, "ft6", "ft7");
-  PAIR(X, "ft8", "ft9"); /* the row's largest score, both lanes */
-  PAIR(P1, "ft10", "ft11");
-  PAIR(L2E, "fa0", "fa1");
-  PAIR(SHIFT, "fa2", "fa3");
-  PAIR(LN2HI, "fa4", "fa5");
-  PAIR(LN2LO, "fa6", "fa7");
-  PAIR(P6, "fs2", "fs3");
-  PAIR(P5, "fs4", "fs5");
-  PAIR(P4, "fs6", "fs7");
-  PAIR(P3, "fs8", "fs9");
-  PAIR(P2, "fs10", "fs11");
-  register float lo __asm__("fs0") = -87.3f;
-  register float sum __asm__("fs1") = *sum_out;
-  const float* c = kPairs;
-  PAIR_LOAD(P6, c + 2 * kPairP6);
-  PAIR_LOAD(P5, c + 2 * kPairP5);
-  PAIR_LOAD(P4, c + 2 * kPairP4);
-  PAIR_LOAD(P3, c + 2 * kPairP3);
-  PAIR_LOAD(P2, c + 2 * kPairP2);
-#define SOFTMAX_CALLER_SAVED()          \
-  PAIR_LOAD(P1, c + 2 * kPairP1);       \
-  PAIR_LOAD(L2E, c + 2 * kPairL2e);     \
-  PAIR_LOAD(SHIFT, c + 2 * kPairShift); \
-  PAIR_LOAD(LN2HI, c + 2 * kPairLn2Hi); \
-  PAIR_LOAD(LN2LO, c + 2 * kPairLn2Lo); \
-  X_0 = m;                              \
-  X_1 = m
-  SOFTMAX_CALLER_SAVED();
-  /* The pointer steps (no index beside it); the range's tests in asm, so that the compiler keeps
-   * no copies of M for them. */
+  PAIR(E, "ft2", "ft3");
+  PAIR(X, "ft4", "ft5"); /* the row's largest score, both lanes */
+  register float sum __asm__("ft6") = *sum_out;
+  X_0 = m;
+  X_1 = m;
+  /* The pointer steps (no index beside it). */
   float* const end = out + (n & ~1u);
   for (float* at = out; at != end; at += 2) {
     PAIR_LOAD(M, at);
     PAIR_SUB(M, M, X);
-    uint32_t in0, in1;
-    __asm__("fle.s %0, %1, %2" : "=r"(in0) : "f"(lo), "f"(M_0));
-    __asm__("fle.s %0, %1, %2" : "=r"(in1) : "f"(lo), "f"(M_1));
-    if (in0 & in1) { /* PAIRS_EXP, with the constants in registers */
-      PAIR_FMA(S, M, L2E, SHIFT);
-      uint32_t b0, b1;
-      __asm__("fmv.x.w %0, %1" : "=r"(b0) : "f"(S_0));
-      __asm__("fmv.x.w %0, %1" : "=r"(b1) : "f"(S_1));
-      PAIR_SUB(T, S, SHIFT);
-      PAIR_FMA(R, T, LN2HI, M);
-      PAIR_FMA(R, T, LN2LO, R);
-      PAIR_FMA(M, P6, R, P5);
-      PAIR_FMA(M, M, R, P4);
-      PAIR_FMA(M, M, R, P3);
-      PAIR_FMA(M, M, R, P2);
-      PAIR_FMA(M, M, R, P1);
-      PAIR_FMA(M, M, R, P1);
-      b0 = (b0 - 0x4b400000u + 127u) << 23;
-      b1 = (b1 - 0x4b400000u + 127u) << 23;
-      __asm__("fmv.w.x %0, %1" : "=f"(S_0) : "r"(b0));
-      __asm__("fmv.w.x %0, %1" : "=f"(S_1) : "r"(b1));
-      PAIR_MUL(M, M, S);
-      PAIR_STORE(M, at);
-      __asm__("fadd.s %0, %0, %1" : "+f"(sum) : "f"(M_0));
-      __asm__("fadd.s %0, %0, %1" : "+f"(sum) : "f"(M_1));
-      continue;
-    }
-    uint32_t below0, below1;
-    __asm__("flt.s %0, %1, %2" : "=r"(below0) : "f"(M_0), "f"(lo));
-    __asm__("flt.s %0, %1, %2" : "=r"(below1) : "f"(M_1), "f"(lo));
-    if (below0 & below1) { /* e^x is 0; adding 0 to sum >= 0 leaves it */
-      at[0] = 0.0f;
-      at[1] = 0.0f;
-    } else {
-      exp_pair_scalar(at, m);
-      SOFTMAX_CALLER_SAVED();
-      sum += at[0];
-      sum += at[1];
-    }
+    PAIR_EXP(E, M);
+    PAIR_STORE(E, at);
+    __asm__("fadd.s %0, %0, %1" : "+f"(sum) : "f"(E_0));
+    __asm__("fadd.s %0, %0, %1" : "+f"(sum) : "f"(E_1));
   }
-#undef SOFTMAX_CALLER_SAVED
   *sum_out = sum;
   return n & ~1u;
 }
@@ -570,5 +409,6 @@ static uint32_t layer_norm_apply_pairs(const float* x, const float* gamma, const
 #undef PAIR_MUL
 #undef PAIR_LOAD
 #undef PAIR_STORE
+#undef PAIR_EXP
 
 #endif

@@ -13,6 +13,13 @@
 #include "sdk/ops/op_support.h"
 #include "sdk/ops/pieces.h"
 
+// ops_math.h's e^x on the host: the arithmetic of the tile's ipu.f32exp.
+extern "C" float ipu_ops_host_expf(float x) {
+  namespace fpu = ipu::iss::fpu;
+  uint32_t flags = 0;
+  return fpu::float_of(fpu::exp(fpu::bits_of(x), flags));
+}
+
 namespace ipu::sdk::ops {
 
 namespace reference {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <random>
 #include <vector>
 
 #include "tests/support/core_harness.h"
@@ -571,6 +572,75 @@ TEST(XipuSimd, FlagsAccrueAndOverflowInF16) {
   p.run();
   EXPECT_EQ(p.h.f(8), pack16(0x7c00, 0x3c00));
   EXPECT_EQ(p.h.supervisor().fflags, 4u | 1u);  // OF | NX
+}
+
+// ---- e^x (ipu.f32exp) ----
+
+constexpr uint32_t f32exp(uint32_t rd, uint32_t rs1) { return R(0x2b, 3, 0, rd, rs1, 0); }
+
+// The instruction's result and accrued flags for one argument.
+std::pair<uint32_t, uint32_t> exp_on_the_tile(uint32_t x) {
+  Program p({f32exp(8, 2)});
+  p.h.f(2) = x;
+  p.run();
+  return {p.h.f(8), p.h.supervisor().fflags};
+}
+
+// e^x correctly rounded to f32, from long double's 64-bit significand (glibc's expl): an
+// independent reference that the double-precision evaluation may differ from only next to a
+// tie, which 20,000 draws almost never land on (each within 2^-40 of one: about 1 in 2^16).
+uint32_t exp_reference(float x) {
+  return f32_bits(static_cast<float>(std::exp(static_cast<long double>(x))));
+}
+
+TEST(XipuExp, MatchesTheCorrectlyRoundedValueAcrossTheRange) {
+  std::mt19937 rng(31);
+  std::uniform_real_distribution<float> arg(-104.0f, 89.0f);
+  size_t equal = 0, within_one = 0;
+  constexpr size_t kDraws = 20000;
+  for (size_t i = 0; i < kDraws; ++i) {
+    const float x = i < 200 ? -1.0f + static_cast<float>(i) / 100.0f : arg(rng);  // near 0 too
+    const uint32_t got = exp_on_the_tile(f32_bits(x)).first, want = exp_reference(x);
+    equal += got == want;
+    within_one += got == want || got + 1 == want || got == want + 1;
+  }
+  EXPECT_GE(equal, kDraws - 2);
+  EXPECT_EQ(within_one, kDraws);
+  // Hand-checked points: e^1 = 2.71828182... -> 0x402df854; e^-1 = 0.36787944... -> 0x3ebc5ab2.
+  EXPECT_EQ(exp_on_the_tile(f32_bits(1.0f)).first, 0x402df854u);
+  EXPECT_EQ(exp_on_the_tile(f32_bits(-1.0f)).first, 0x3ebc5ab2u);
+}
+
+TEST(XipuExp, EdgesOfTheRangeSpecialValuesAndFlags) {
+  using P = std::pair<uint32_t, uint32_t>;
+  constexpr uint32_t NX = 1, UF = 2, OF = 4, NV = 16;
+  EXPECT_EQ(exp_on_the_tile(f32_bits(0.0f)), P(f32_bits(1.0f), 0u));         // exact
+  EXPECT_EQ(exp_on_the_tile(f32_bits(-0.0f)), P(f32_bits(1.0f), 0u));        // exact
+  EXPECT_EQ(exp_on_the_tile(0xff800000u), P(0u, 0u));                        // e^-inf = +0, exact
+  EXPECT_EQ(exp_on_the_tile(0x7f800000u), P(0x7f800000u, 0u));               // e^+inf = +inf, exact
+  EXPECT_EQ(exp_on_the_tile(0x7fc00001u), P(0x7fc00000u, 0u));               // quiet NaN: canonical
+  EXPECT_EQ(exp_on_the_tile(0x7f800001u), P(0x7fc00000u, NV));               // signalling: NV
+  EXPECT_EQ(exp_on_the_tile(f32_bits(88.5f)), P(exp_reference(88.5f), NX));  // finite, near the top
+  EXPECT_EQ(exp_on_the_tile(f32_bits(88.75f)), P(0x7f800000u, OF | NX));     // beyond FLT_MAX
+  EXPECT_EQ(exp_on_the_tile(f32_bits(1000.0f)), P(0x7f800000u, OF | NX));
+  // Subnormal results: e^-90 = 8.19e-40 (tiny and inexact), and beyond the smallest one 0.
+  EXPECT_EQ(exp_on_the_tile(f32_bits(-90.0f)), P(exp_reference(-90.0f), UF | NX));
+  EXPECT_LT(exp_reference(-90.0f), 0x00800000u);
+  EXPECT_EQ(exp_on_the_tile(f32_bits(-110.0f)), P(0u, UF | NX));
+  EXPECT_EQ(exp_on_the_tile(0xff7fffffu), P(0u, UF | NX));  // -FLT_MAX
+}
+
+// ipu.f32exp holds its context for 3 issue slots (poplibs' figure): the supervisor alone issues
+// every 6 cycles, so csrr mcycle after it at 0 issues at 18, where after a one-slot instruction
+// it is at 6.
+TEST(XipuExp, TakesThreeIssueSlots) {
+  CoreHarness h;
+  h.load_words({f32exp(8, 2), csrrs(a3, 0xb00, zero), ecall()});
+  h.x(a7) = 93;
+  h.f(2) = f32_bits(0.5f);
+  ASSERT_EQ(h.run(), StopReason::kExited) << h.core.fault().message;
+  EXPECT_EQ(h.x(a3), 18u);
+  EXPECT_EQ(h.f(8), exp_reference(0.5f));
 }
 
 // ---- AMP ----
