@@ -22,7 +22,6 @@ struct Range {
 inline Range part(size_t n, unsigned parts, unsigned i) {
   return {n * i / parts, n * (i + 1) / parts};
 }
-inline size_t round_even(size_t x) { return (x + 1) & ~size_t{1}; }
 
 // The cost model's figures (docs/ops.md says where each comes from).
 // Exchange: a tile receives one word a cycle; each receive after the first waits for the
@@ -41,10 +40,11 @@ constexpr double kStepCycles = 615;
 // them on three shapes: a vertex's entry and exit, then per packed element; per AMP (group,
 // pass), four weight loads (ipu.ampw's issue slots from the instruction table) and the set-up,
 // and per column 4 ipu.amp and the loop; the reduction's below.
-// Packing moves neighbouring f16 as words where the stored operand has them (A's k-values, B^T's
-// k-values), two columns' k-values a pair of words down the columns of B, and two rows' a word
-// for each k of A^T.
-constexpr double kPackVertex = 40, kPackWordsElement = 1.6, kPackPairedElement = 2.3,
+// Packing moves neighbouring f16 by ipu.ld128 and ipu.st64 where the stored operand has them
+// (A's k-values, B^T's k-values: ten issues for 16 elements, about one an element with the rows'
+// and edges' set-ups, where as words it took 1.6), two columns' k-values a pair of words down
+// the columns of B, and two rows' a word for each k of A^T.
+constexpr double kPackVertex = 40, kPackWordsElement = 1.0, kPackPairedElement = 2.3,
                  kPackStridedElement = 2.1;
 constexpr double kAmpVertex = 70, kAmpColumn = 4.13;
 inline const double kAmpPass = 4.0 * iss::spec_of(iss::Op::ipu_ampw)->issue_slots + 14;
@@ -184,7 +184,7 @@ inline std::vector<PackItem> pack_items(const MatmulPlan& p) {
 struct ItemShape {
   size_t first_row, rows;        // rows of the stored operand
   size_t first_column, columns;  // the part of each row gathered
-  size_t row_stride;             // in the staging block (even: f16 pieces stay whole words)
+  size_t row_stride;             // in the staging block (a multiple of 4: 8-byte f16 rows)
   size_t packed;                 // f16 elements out
 };
 
@@ -223,7 +223,9 @@ inline ItemShape item_shape(const MatmulPlan& p, const PackItem& it) {
     out.columns = k.size();
     out.packed = q.size() * c.size() * 16;
   }
-  out.row_stride = round_even(out.columns);
+  // A multiple of 4 elements: f16 rows on 8-byte boundaries, which the packing's wide moves
+  // take (firmware/codelets/matmul_planned.c).
+  out.row_stride = (out.columns + 3) & ~size_t{3};
   return out;
 }
 
