@@ -108,6 +108,9 @@ TEST(OpsMatmul, ProductsEqualTheHostReferenceBitForBit) {
   add("bt_pieces", {20, 300, 12}, false, true, 1, 2, 2, true);
   // A^T in whole blocks of 16 rows x 4 k-values, packed two rows a word, and a partial block.
   add("at_words", {40, 64, 24}, true, false, 1, 1, 2, true);
+  // A's blocks moved 16 bytes a load (f16 staged on 8-byte rows): 37 rows of K = 45 (a short
+  // group, a block short of k).
+  add("wide_odd", {37, 45, 29}, false, false, 1, 1, 1, true);
   // An f16 result: the f32 one rounded by the hardware's conversion.
   ops::MatmulOptions half_options;
   half_options.output = DType::kF16;
@@ -189,6 +192,35 @@ TEST(OpsMatmul, ProductsEqualTheHostReferenceBitForBit) {
   one_slice.pk = 1;
   const std::vector<float> other = ops::matmul_reference(one_slice, at.a_host, at.b_host);
   EXPECT_NE(std::memcmp(other.data(), at.c_host.data(), other.size() * 4), 0);
+}
+
+// K's padding packs as zeros whatever the staging holds past a row: 16 rows of K = 20 (two
+// passes, eight blocks of 4 k-values over six vertices, the last two wholly past K), staged on
+// 8-byte rows of 20, so that row 0's blocks at k = 24 and 28 would read row 1's k = 4 .. 11.
+// With A all 1 but A[1][4] = +inf and B all 1, C's row 1 is +inf and every other row 20 (an
+// inf packed into row 0's padding would meet B's zero padding: 0 x inf, a NaN).
+TEST(OpsMatmul, KsPaddingPacksAsZerosWhateverTheStagingHolds) {
+  Graph g(Target::preset("mk2", 4));
+  Program program = Sequence({});
+  const ops::MatmulShape s{16, 20, 8};
+  ops::MatmulOptions o;
+  o.name = "padded";
+  const ops::MatmulPlan plan = ops::plan_matmul_split(g.target(), s, 1, 1, 1, o);
+  const Tensor a = ops::create_matmul_input(g, s, true, "padded_a", o);
+  const Tensor b = ops::create_matmul_input(g, s, false, "padded_b", o);
+  const Tensor c = ops::matmul(g, program, a, b, o, &plan);
+  Device device(compile(g, program));
+  std::vector<uint16_t> a_host(16 * 20, 0x3c00), b_host(20 * 8, 0x3c00);
+  a_host[24] = 0x7c00;  // A[1][4] = +inf
+  device.write_tensor("padded_a", a_host.data(), a_host.size() * 2);
+  device.write_tensor("padded_b", b_host.data(), b_host.size() * 2);
+  device.run();
+  std::vector<float> got(16 * 8);
+  device.read_tensor(g.tensor(c).name, got.data(), got.size() * 4);
+  for (size_t row = 0; row < 16; ++row)
+    for (size_t column = 0; column < 8; ++column)
+      EXPECT_EQ(got[row * 8 + column], row == 1 ? INFINITY : 20.0f)
+          << "C[" << row << "][" << column << "]";
 }
 
 TEST(OpsMatmul, ThePlannerIsDeterministicAndExplainsItsChoice) {
