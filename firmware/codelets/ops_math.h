@@ -22,10 +22,12 @@ static inline float ipu_ops_expf(float x) {
 }
 #else
 #ifdef __cplusplus
-extern "C"
+extern "C" {
 #endif
-    float
-    ipu_ops_host_expf(float x); /* sdk/ops/reference.cpp */
+float ipu_ops_host_expf(float x); /* sdk/ops/reference.cpp */
+#ifdef __cplusplus
+}
+#endif
 static inline float ipu_ops_expf(float x) { return ipu_ops_host_expf(x); }
 #endif
 
