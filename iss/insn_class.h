@@ -18,7 +18,7 @@ enum class InsnClass : uint8_t {
   kBranch,      // jumps and conditional branches
   kLoad,        // loads from SRAM (integer, f32, ipu.ld64, ipu.ld128, ipu.ld2x64st64)
   kStore,       // stores to SRAM
-  kFpu,         // scalar f32 arithmetic, conversions, moves and compares
+  kFpu,         // scalar f32 arithmetic (ipu.f32exp too), conversions, moves and compares
   kSimd,        // f16x4 and f32x2 vector arithmetic and conversions
   kAmpF16,      // ipu.amp in f16 mode: 64 multiply-accumulates
   kAmpF32,      // ipu.amp in f32 mode: 16 multiply-accumulates
@@ -35,8 +35,8 @@ inline constexpr unsigned kAmpF16Macs = 64, kAmpF32Macs = 16;
 struct InsnCost {
   InsnClass cls = InsnClass::kInteger;
   uint8_t read_bytes = 0, written_bytes = 0;  // SRAM bytes
-  // Floating-point operations, as flop counts go: an add, subtract, multiply, divide or square
-  // root is one a lane, a fused multiply-add two; a horizontal sum one an addition. Moves,
+  // Floating-point operations, as flop counts go: an add, subtract, multiply, divide, square
+  // root or e^x is one a lane, a fused multiply-add two; a horizontal sum one an addition. Moves,
   // conversions, compares, minimum and maximum, sign and absolute value count none.
   uint8_t flops = 0;
 };
@@ -52,6 +52,7 @@ constexpr uint8_t insn_flops(std::string_view mnemonic) {
   if (is("ipu.f16v4fma")) return 8;
   if (is("ipu.f32v2hsum")) return 2;  // acc + a0 + a1
   if (is("ipu.f16v4hsum")) return 4;  // acc + a0 + a1 + a2 + a3
+  if (is("ipu.f32exp")) return 1;     // one function of one lane, as a square root counts
   return 0;
 }
 
@@ -63,6 +64,8 @@ constexpr InsnCost insn_cost(std::string_view mnemonic) {
   auto is = [mnemonic](std::string_view a) { return mnemonic == a; };
   if (is("ipu.amp") || is("ipu.ampw")) return {C::kCount};
   if (starts("ipu.f32v") || starts("ipu.f16v")) return {C::kSimd, 0, 0, insn_flops(mnemonic)};
+  // A scalar f32 function (e^x): the FPU's, priced as one of its instructions.
+  if (is("ipu.f32exp")) return {C::kFpu, 0, 0, insn_flops(mnemonic)};
   if (is("ipu.ld2x64st64")) return {C::kLoad, 16, 8};
   if (is("ipu.ld64")) return {C::kLoad, 8};
   if (is("ipu.ld128")) return {C::kLoad, 16};

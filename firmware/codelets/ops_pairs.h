@@ -48,8 +48,9 @@ static const float kPairs[2 * kPairConstants] __attribute__((aligned(8))) = {
 
 /* out[i] = gelu(x[i]), or with grad, grad[i] x gelu'(x[i]), for pairs i, i + 1 < n; returns
  * how many elements it did (the caller does the last one of an odd n). x, grad and out must be
- * 8-byte aligned (the caller checks). The constants stay in registers. About 9 issue slots an
- * element (14 with the gradient), where e^x as a polynomial took 27 and the scalar loop 50. */
+ * 8-byte aligned (the caller checks). The constants stay in registers. 23 issue slots a pair
+ * (33 with the gradient), where with e^x as a polynomial an element took about 27 and one at a
+ * time 50. */
 static uint32_t gelu_pairs(const float* x, const float* grad, float* out, uint32_t n) {
   PAIR(X, "ft0", "ft1");
   PAIR(T, "ft2", "ft3");
@@ -103,8 +104,8 @@ static uint32_t gelu_pairs(const float* x, const float* grad, float* out, uint32
 
 /* A softmax row's exponentials in place: out[i] = e^(out[i] - m), added to *sum_out from left to
  * right (as the scalar loop adds them), for pairs i, i + 1 < n; returns how many elements it
- * did. out must be 8-byte aligned. About 7 issue slots an element, where e^x as a polynomial
- * (its constants in registers, its range tested) took 16. */
+ * did. out must be 8-byte aligned. 13 issue slots a pair, where with e^x as a polynomial (its
+ * constants in registers, its range tested) an element took about 16. */
 static uint32_t softmax_exp_pairs(float* out, uint32_t n, float m, float* sum_out) {
   PAIR(M, "ft0", "ft1"); /* the argument, then e^x */
   PAIR(E, "ft2", "ft3");

@@ -93,6 +93,8 @@ TEST(ActionCounts, EveryMnemonicHasTheClassItsNameSays) {
   EXPECT_EQ(iss::insn_cost("bgeu").cls, InsnClass::kBranch);
   EXPECT_EQ(iss::insn_cost("mulhu").cls, InsnClass::kInteger);
   EXPECT_EQ(iss::insn_cost("ipu.f16v4fma").cls, InsnClass::kSimd);
+  EXPECT_EQ(iss::insn_cost("ipu.f32exp").cls, InsnClass::kFpu);  // not control, for all its "ipu."
+  EXPECT_EQ(iss::insn_cost("ipu.f32exp").flops, 1);
   EXPECT_EQ(iss::insn_cost("ipu.ld2x64st64").read_bytes, 16);
   EXPECT_EQ(iss::insn_cost("ipu.ld2x64st64").written_bytes, 8);
   EXPECT_EQ(iss::insn_cost("ipu.send").cls, InsnClass::kControl);
