@@ -68,7 +68,9 @@ static inline __attribute__((always_inline)) void copy_block_rows(const uint32_t
   }
 }
 /* Wide moves through FP registers (the bits unchanged): ipu.ld128 into ft0..ft3 (a quad from a
- * multiple of 4), ipu.st64 of its halves, ipu.ld64 / ipu.st64 of ft0, ft1. */
+ * multiple of 4), ipu.st64 of its halves, ipu.ld64 / ipu.st64 of ft0, ft1. Not ipu_xipu.h's
+ * ipu_ld128 and ipu_st64: their fixed registers differ (results in ft8.., sources from ft0), so
+ * each copy would take four moves between them; here the load's registers are the stores'. */
 #define WIDE_QUAD() \
   register float q0_ __asm__("ft0"), q1_ __asm__("ft1"), q2_ __asm__("ft2"), q3_ __asm__("ft3")
 #define WIDE_LD128(at, off)                                                              \
