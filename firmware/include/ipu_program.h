@@ -16,6 +16,29 @@
 #define IPU_PROGRAM_SUPERVISOR_STACK_OFFSET 32
 #define IPU_PROGRAM_WORKER_STACK_OFFSET 36
 
+/* The kinds of exchange action (ipu_action below). */
+#define IPU_ACTION_RECEIVE 0  /* listen to tile `with`, receive `words` words into the address */
+#define IPU_ACTION_SEND 1     /* send `words` words from the address to the list at `with` */
+#define IPU_ACTION_SM_WRITE 2 /* `words` words at the address to streaming memory */
+#define IPU_ACTION_SM_READ 3  /* `words` words of streaming memory to the address */
+#define IPU_ACTION_KIND_MASK 3
+#define IPU_ACTION_WORDS_BITS 20 /* words: up to 2^20 - 1 (a tile holds under 2^18) */
+
+/* The exchange runtime's timing (firmware/runtime/exchange_actions.S), in tile cycles. An
+ * action's key instruction (ipu.recv, ipu.send, ipu.smwrite or ipu.smread) issues at the
+ * phase's base plus the action's offset; the base is the supervisor's first issue after the
+ * phase's sync, the same cycle on every tile (the sync's release + 6). The supervisor issues
+ * once every 6 cycles: from the previous action's key (for the first action, from 6 cycles
+ * before the base) the loop reaches this action's ipu.waitc a lead later, by this action's
+ * kind, and the key issues max(6, wait) plus a tail after the ipu.waitc (a receive's
+ * ipu.recvsrc comes between). So two actions' keys are at least lead + 6 + tail apart, the
+ * later one's. */
+#define IPU_ACTION_LEAD_RECEIVE 54
+#define IPU_ACTION_LEAD_SEND 72
+#define IPU_ACTION_LEAD_STREAMING 102
+#define IPU_ACTION_TAIL_RECEIVE 6
+#define IPU_ACTION_FIRST_KEY (-6) /* the virtual key before a phase's first action */
+
 #ifndef __ASSEMBLER__
 #include <stdint.h>
 
@@ -53,22 +76,13 @@ struct ipu_step {
   uint32_t op, a, b, c;
 };
 
-enum ipu_action_kind {
-  IPU_ACTION_RECEIVE = 0,  /* listen to tile `with`, receive `words` words into the address */
-  IPU_ACTION_SEND = 1,     /* send `words` words from the address to the list at `with` */
-  IPU_ACTION_SM_WRITE = 2, /* `words` words at the address to streaming memory */
-  IPU_ACTION_SM_READ = 3,  /* `words` words of streaming memory to the address */
-};
-
-/* One exchange action, done at `offset` cycles after the exchange base (the cycle the tile
- * reads right after the sync released it; the same for every tile). 16 bytes, so that a
- * tile's tables, thousands of actions in a large program, take two thirds of what six words
- * took: the kind rides in the low bits of the word-aligned tile address, and a
- * streaming-memory address's bits 32 and up above the word count. */
-#define IPU_ACTION_KIND_MASK 3u
-#define IPU_ACTION_WORDS_BITS 20 /* words: up to 2^20 - 1 (a tile holds under 2^18) */
+/* One exchange action, its key instruction issued `offset` cycles after the phase's base
+ * (above), which the table holds as the wait before the key. 16 bytes, so that a tile's
+ * tables, thousands of actions in a large program, take two thirds of what six words took: the
+ * kind rides in the low bits of the word-aligned tile address, and a streaming-memory
+ * address's bits 32 and up above the word count. */
 struct ipu_action {
-  uint32_t offset;
+  uint32_t wait;    /* ipu.waitc's cycles before the key (encode_action in the compiler) */
   uint32_t address; /* tile address | kind */
   uint32_t words;   /* | streaming memory address bits 32.. << IPU_ACTION_WORDS_BITS */
   uint32_t with;    /* receive: the sending tile; send: its destination list; SM: address bits

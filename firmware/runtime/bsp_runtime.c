@@ -1,8 +1,9 @@
 /* The supervisor of an SDK-compiled program: executes the tile's control program
  * (ipu_program.h) that the compiler placed at __heap_start. Vertices run on the six workers;
- * exchange actions happen at the cycle offsets the compiler scheduled, measured from the cycle
- * read right after each sync (the same on every tile). An action that is already late stops
- * the tile with status 70 and a console line, rather than breaking the schedule silently. */
+ * exchange actions happen at the cycle offsets the compiler scheduled from each phase's base
+ * (the supervisor's first issue after its sync, the same cycle on every tile), issued by
+ * exchange_actions.S. A phase that reaches its end late stops the tile with status 70 and a
+ * console line, rather than breaking the schedule silently. */
 #include <stddef.h>
 #include <stdio.h>
 
@@ -20,9 +21,8 @@ _Static_assert(offsetof(struct ipu_tile_program, supervisor_stack_bytes) ==
 #define EXIT_BAD_PROGRAM 71
 #define EXIT_LATE 70
 
-/* Exchange actions run at offsets from the cycle counter's low word at the phase's start. An
- * offset is a difference from it under 2^31, so 32-bit arithmetic, modulo the word, is exact:
- * reading and comparing the 64-bit counter cost about 15 issue slots an action. */
+/* A phase's end is an offset from the cycle counter's low word at its base. An offset is a
+ * difference from it under 2^31, so 32-bit arithmetic, modulo the word, is exact. */
 static inline uint32_t cycles_low(void) { return IPU_CSR_READ(mcycle); }
 
 /* A control program the runtime cannot follow (a damaged or hand-edited image): the tile stops
@@ -41,9 +41,8 @@ static void __attribute__((noinline, noreturn)) late(const char *what, uint32_t 
 
 /* Waits until `offset` cycles into the phase whose base, read right after the sync, less
  * WAIT_EARLY, is `early_base`: the wait ends WAIT_EARLY cycles before the offset, the issue
- * slots from the counter's read to the action. An action the runtime reaches too late to wait
- * takes the longer, out-of-line path, so it issues later than its offset's fixed lateness,
- * never earlier; one later than WAIT_EARLY stops the tile. */
+ * slots from the counter's read to what follows. Reached more than WAIT_EARLY late, it stops
+ * the tile. */
 #define WAIT_EARLY 6
 static inline __attribute__((always_inline)) void wait_until(uint32_t early_base, uint32_t offset,
                                                             const char *what) {
@@ -55,36 +54,24 @@ static inline __attribute__((always_inline)) void wait_until(uint32_t early_base
   }
 }
 
-/* Syncs with `group`, then runs the phase's actions at their offsets and ends the phase at
- * `end`. Everything an action needs is at hand before the sync, so that the first can be a
- * gap (CompileOptions::action_gap) after it. Receives come first: they are the most. */
+/* exchange_actions.S: syncs with `group`, issues each action at its offset from the phase's
+ * base and returns the base's low word. */
+uint32_t ipu_exchange_actions(uint32_t group, const struct ipu_action *first,
+                              const struct ipu_action *last);
+
+/* Syncs with `group`, runs the phase's actions and ends the phase at `end` (0: the chip sits
+ * the phase out). The end is checked against the counter, so that a phase whose actions ran
+ * late stops the tile rather than cutting off words still arriving. */
 static void run_exchange(uint32_t group, const struct ipu_action *a, uint32_t count,
                          uint32_t end) {
-  const struct ipu_action *const last = a + count;
-  ipu_sync(group);
-  const uint32_t early_base = cycles_low() - WAIT_EARLY;
-  for (; a != last; ++a) {
-    const uint32_t tagged = a->address, kind = tagged & IPU_ACTION_KIND_MASK;
-    void *const address = (void *)(uintptr_t)(tagged & ~IPU_ACTION_KIND_MASK);
-    if (kind == IPU_ACTION_RECEIVE) {
-      wait_until(early_base, a->offset, "receive");
-      ipu_listen(a->with);
-      ipu_receive_into(address, a->words);
-    } else if (kind == IPU_ACTION_SEND) {
-      wait_until(early_base, a->offset, "send");
-      ipu_send(address, a->words, (const ipu_destinations *)(uintptr_t)a->with);
-    } else { /* streaming memory */
-      const uint32_t packed = a->words;
-      wait_until(early_base, a->offset, "remote transfer");
-      ipu_sm_set_address((uint64_t)(packed >> IPU_ACTION_WORDS_BITS) << 32 | a->with);
-      const uint32_t words = packed & ((1u << IPU_ACTION_WORDS_BITS) - 1);
-      if (kind == IPU_ACTION_SM_READ)
-        ipu_sm_read_words(address, words);
-      else
-        ipu_sm_write_words(address, words);
-    }
+  uint32_t base;
+  if (count != 0) {
+    base = ipu_exchange_actions(group, a, a + count);
+  } else {
+    ipu_sync(group);
+    base = cycles_low();
   }
-  if (count != 0 || end != 0) wait_until(early_base, end, "end"); /* end 0: the chip sits the phase out */
+  if (count != 0 || end != 0) wait_until(base - WAIT_EARLY, end, "end");
   ipu_listen(0xffffffffu);
   ipu_exchange_end();
 }

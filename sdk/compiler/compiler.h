@@ -43,24 +43,22 @@ struct CompileOptions {
   // removed when the compilation ends.
   std::string work_dir;
   HostLink host_link = HostLink::kAuto;
-  // Cycles the firmware runtime (firmware/runtime/bsp_runtime.c) needs between two exchange
-  // actions on a tile, and before an arrival to have its receiver set up; the schedule keeps
-  // these margins. A receive's loop, from one action's table entry to the next one's, is 16
-  // supervisor issues (96 cycles; a send's 18), the first action after the sync 15 issues from
-  // the phase's base: 120 cycles leave every action time to wait, so every action issues
-  // exactly 36 cycles after its offset.
-  unsigned action_gap = 120;
-  unsigned receive_setup = 48;
-  // The most cycles the runtime issues an action after its scheduled offset (36, above, and an
-  // issue period): arrivals can be that late, so a tile's next receive waits that much longer.
-  // Must stay below receive_setup, so a receive is always in place before its first word.
-  unsigned action_slack = 42;
+  // The exchange schedule's margins, in tile cycles. The firmware runtime
+  // (firmware/runtime/exchange_actions.S) issues each action's key instruction exactly at its
+  // offset, and needs a lead from the previous action's key by the later action's kind
+  // (ipu_program.h): two actions of a tile are at least 66 cycles apart before a receive, 78
+  // before a send and 108 before a streaming-memory transfer. `action_gap` raises that floor
+  // for every action (0: the runtime's own).
+  unsigned action_gap = 0;
+  // From a receive's ipu.recv to its first word: words land from the cycle after it.
+  unsigned receive_setup = 1;
+  // After a receive's last word, before the tile listens to its next sender (the next
+  // receive's ipu.recvsrc issues 6 cycles before its ipu.recv) or leaves the phase.
+  unsigned action_slack = 6;
   // How much later than another send a send may reach its IPU-Link, beyond their scheduled
   // offsets: the cycles a link lane stays reserved after a send's last word. Every send issues
-  // exactly 36 cycles after its offset (the action gap leaves each action time to wait;
-  // firmware/runtime/bsp_runtime.c), and runs the same code from there to its
-  // first word, so sends reach their links equally late and a lane needs no margin. Raise it
-  // with a smaller action_gap, where a wait may not be needed and a send issues later.
+  // exactly at its offset and sends its first word the next cycle, so sends reach their links
+  // equally late and a lane needs no margin.
   unsigned link_slack = 0;
   // Over the gateway, a host-to-device stream has two buffers in streaming memory, which its
   // uses take in turn: while the tiles read one use's batch, the host's RoCE leg fills the

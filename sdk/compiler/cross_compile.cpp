@@ -74,7 +74,7 @@ std::string build_firmware(const Graph& graph, const std::string& dir) {
       // 48 KiB of them takes a program whose workers need little. The supervisor keeps its
       // default here: a tile whose program header is damaged starts on it, to report that.
       "-Wl,--defsym=__worker_stack_size=0", "--specs=picolibc.specs", runtime + "/crt0.S",
-      runtime + "/console.c", runtime + "/bsp_runtime.c"};
+      runtime + "/console.c", runtime + "/bsp_runtime.c", runtime + "/exchange_actions.S"};
   std::set<std::string> files;  // a file may define several codelets: compile it once
   for (const auto& [name, c] : graph.codelets())
     if (files.insert(c.source).second) argv.push_back(c.source);

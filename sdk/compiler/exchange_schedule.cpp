@@ -4,7 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
+#include <iterator>
 #include <unordered_map>
 
 #include "hw/ipulink/ipulink.h"
@@ -16,20 +16,28 @@ namespace ipu::sdk {
 namespace {
 
 struct TileTimes {
-  // The offsets of the tile's actions so far. A later transfer's action may go before an
-  // earlier one's, in a free slot: a tile that sends late in a phase still sets up an early
-  // receive (each a gap from the others, as the runtime needs).
-  std::set<uint32_t> actions;
+  // The offsets of the tile's actions so far, each with its gap (action_gap: the cycles it needs
+  // after the action before it). A later transfer's action may go before an earlier one's, in a
+  // free slot: a tile that sends late in a phase still sets up an early receive.
+  std::map<uint32_t, uint32_t> actions;
   uint32_t send_free = 0, receive_free = 0;
   std::vector<ExchangeAction>* scheduled = nullptr;  // its list in the PhaseSchedule
 
-  // The earliest offset from `at` a whole gap from every action (and from the phase's start).
+  // The earliest offset from `at` for an action that needs `gap` after the one before it, where
+  // the one after it still has its own gap (and a phase's first action its distance from the
+  // release).
   uint32_t free_slot(uint32_t at, uint32_t gap) const {
-    uint32_t x = std::max(at, gap);
-    for (auto it = actions.lower_bound(x - gap + 1); it != actions.end() && *it < x + gap;
-         it = actions.lower_bound(x - gap + 1))
-      x = *it + gap;
-    return x;
+    uint32_t x = std::max<int64_t>(at, int64_t{gap} + IPU_ACTION_FIRST_KEY);
+    for (;;) {
+      const auto next = actions.lower_bound(x);
+      if (next != actions.begin() && x - std::prev(next)->first < gap) {
+        x = std::prev(next)->first + gap;
+      } else if (next != actions.end() && next->first - x < next->second) {
+        x = next->first + gap;
+      } else {
+        return x;
+      }
+    }
   }
 };
 
@@ -38,7 +46,15 @@ using LinkKey = std::tuple<unsigned, unsigned, unsigned>;
 
 }  // namespace
 
-ipu_action encode_action(const ExchangeAction& a) {
+uint32_t action_gap(uint32_t kind, const ScheduleMargins& margins) {
+  const uint32_t runtime = kind == IPU_ACTION_RECEIVE
+                               ? IPU_ACTION_LEAD_RECEIVE + 6 + IPU_ACTION_TAIL_RECEIVE
+                           : kind == IPU_ACTION_SEND ? IPU_ACTION_LEAD_SEND + 6
+                                                     : IPU_ACTION_LEAD_STREAMING + 6;
+  return std::max(runtime, margins.action_gap);
+}
+
+ipu_action encode_action(const ExchangeAction& a, int64_t previous) {
   constexpr uint32_t kWordsLimit = 1u << IPU_ACTION_WORDS_BITS;
   constexpr uint64_t kRemoteLimit = uint64_t{1} << (64 - IPU_ACTION_WORDS_BITS);
   if (a.address % 4 != 0 || a.kind > IPU_ACTION_KIND_MASK || a.words >= kWordsLimit ||
@@ -47,9 +63,21 @@ ipu_action encode_action(const ExchangeAction& a) {
         "an exchange action the runtime cannot hold: kind {}, {} words at tile address {:#x} "
         "(word-aligned, under {} words), streaming memory address {:#x} (under {:#x})",
         a.kind, a.words, a.address, kWordsLimit, a.remote, kRemoteLimit));
+  // The runtime reaches the action's ipu.waitc a lead after the previous key, and the key
+  // issues max(6, wait) and a tail after it.
+  const int64_t lead = a.kind == IPU_ACTION_RECEIVE
+                           ? IPU_ACTION_LEAD_RECEIVE + IPU_ACTION_TAIL_RECEIVE
+                       : a.kind == IPU_ACTION_SEND ? IPU_ACTION_LEAD_SEND
+                                                   : IPU_ACTION_LEAD_STREAMING;
+  const int64_t wait = int64_t{a.offset} - previous - lead;
+  if (wait < 6)
+    throw CompileError(fmt::format(
+        "an exchange action (kind {}) at offset {} only {} cycles after the previous one's at {}: "
+        "the runtime needs {} before it",
+        a.kind, a.offset, int64_t{a.offset} - previous, previous, lead + 6));
   const bool remote = a.kind == IPU_ACTION_SM_READ || a.kind == IPU_ACTION_SM_WRITE;
   return {
-      a.offset, a.address | a.kind,
+      static_cast<uint32_t>(wait), a.address | a.kind,
       remote ? a.words | static_cast<uint32_t>(a.remote >> 32) << IPU_ACTION_WORDS_BITS : a.words,
       remote                      ? static_cast<uint32_t>(a.remote)
       : a.kind == IPU_ACTION_SEND ? a.dests
@@ -87,7 +115,8 @@ uint32_t ExchangeScheduler::reference(unsigned tile, unsigned other) const {
 
 PhaseSchedule ExchangeScheduler::schedule(const std::vector<Transfer>& transfers) const {
   PhaseSchedule out;
-  const uint32_t gap = margins_.action_gap, setup = margins_.receive_setup,
+  const uint32_t receive_gap = action_gap(IPU_ACTION_RECEIVE, margins_),
+                 send_gap = action_gap(IPU_ACTION_SEND, margins_), setup = margins_.receive_setup,
                  slack = margins_.action_slack;
   const unsigned per_chip = machine_.chip.tiles;
   // By tile, hashed: a phase of a POD's step has thousands of transfers, each looked up for its
@@ -106,16 +135,16 @@ PhaseSchedule ExchangeScheduler::schedule(const std::vector<Transfer>& transfers
     const unsigned source_chip = chip_of(x.source_tile);
     TileTimes& src = tile_times(x.source_tile);
     uint32_t t = src.send_free;
-    // Each receiver's receive action, in its earliest free slot after its previous receive's
-    // last word (and `slack` more, as that word may arrive late), at least `setup` cycles
-    // before the first word. A tile receiving its own send sets up a whole gap before it.
+    // Each receiver's receive action, in its earliest free slot `slack` after its previous
+    // receive's last word, at least `setup` cycles before the first word. A tile receiving its
+    // own send sets its receive up a send's gap before it.
     receive_at.assign(x.destinations.size(), 0);
     for (size_t i = 0; i < x.destinations.size(); ++i) {
       const unsigned d = x.destinations[i].first;
       const TileTimes& dst = tile_times(d);
-      receive_at[i] = dst.free_slot(dst.receive_free + slack, gap);
+      receive_at[i] = dst.free_slot(dst.receive_free + slack, receive_gap);
       if (d == x.source_tile) {
-        t = std::max(t, receive_at[i] + gap);
+        t = std::max(t, receive_at[i] + send_gap);
         continue;
       }
       const uint32_t lat = latency(x.source_tile, d), ready = receive_at[i] + setup;
@@ -158,11 +187,11 @@ PhaseSchedule ExchangeScheduler::schedule(const std::vector<Transfer>& transfers
     // The send in the source's first free slot from there (every bound above is a lower one).
     // Receiving its own send, the tile's receive slot is kept and the send goes a gap or more
     // after it.
-    t = src.free_slot(t, gap);
+    t = src.free_slot(t, send_gap);
     for (size_t i = 0; i < x.destinations.size(); ++i)
       if (x.destinations[i].first == x.source_tile) {
-        src.actions.insert(receive_at[i]);
-        t = src.free_slot(std::max(t, receive_at[i] + gap), gap);
+        src.actions.emplace(receive_at[i], receive_gap);
+        t = src.free_slot(std::max(t, receive_at[i] + send_gap), send_gap);
       }
     for (const auto& [link, offset] : crossings) {
       // The lane free soonest; the link slack after the words, as the next send on it may
@@ -176,7 +205,7 @@ PhaseSchedule ExchangeScheduler::schedule(const std::vector<Transfer>& transfers
       TileTimes& dst = tile_times(d);
       dst.scheduled->push_back(
           {receive_at[i], IPU_ACTION_RECEIVE, reference(d, x.source_tile), x.words, address, 0, 0});
-      dst.actions.insert(receive_at[i]);
+      dst.actions.emplace(receive_at[i], receive_gap);
       last_action = std::max(last_action, receive_at[i]);
       dst.receive_free = t + 1 + latency(x.source_tile, d) + duration;
       out.end = std::max(out.end, dst.receive_free);
@@ -190,13 +219,13 @@ PhaseSchedule ExchangeScheduler::schedule(const std::vector<Transfer>& transfers
     out.destinations += static_cast<unsigned>(x.destinations.size());
     out.inter_chip_sends += remote ? 1 : 0;
     out.crosses_chips |= remote;
-    src.actions.insert(t);
+    src.actions.emplace(t, send_gap);
     src.send_free = t + 1 + duration;
     last_action = std::max(last_action, t);
   }
-  // Every tile leaves the phase when its last action's code has run (a gap) and the last word
-  // has arrived, which may be `slack` cycles late.
-  if (!transfers.empty()) out.end = std::max(out.end + slack, last_action + gap);
+  // Every tile leaves the phase when its last action's code has run (a receive's gap: the
+  // runtime reads the counter for the end within it) and `slack` after the last word.
+  if (!transfers.empty()) out.end = std::max(out.end + slack, last_action + receive_gap);
   // Each tile's actions by offset (a stable sort keeps a tile's sends in the order their
   // destination lists were appended).
   for (auto& [tile, acts] : out.actions)

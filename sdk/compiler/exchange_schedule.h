@@ -68,9 +68,18 @@ struct ExchangeAction {
   uint64_t remote;   // streaming memory: the address there
 };
 
-// The runtime's 16-byte form. Throws CompileError for what it cannot hold (an address off a
-// word, a count of 2^20 words or more, a streaming-memory address of 2^44 or more).
-ipu_action encode_action(const ExchangeAction& a);
+// The fewest cycles from a tile's previous action's key instruction to an action of `kind`'s:
+// the runtime's lead for that kind (ipu_program.h), or the margins' floor where it is more. A
+// phase's first action is as far from the virtual key IPU_ACTION_FIRST_KEY cycles before the
+// release.
+uint32_t action_gap(uint32_t kind, const ScheduleMargins& margins);
+
+// The runtime's 16-byte form of `a`, with the wait (ipu.waitc's operand) that puts its key at
+// its offset after the previous action's key at `previous` (IPU_ACTION_FIRST_KEY for a phase's
+// first). Throws CompileError for what it cannot hold (an address off a word, a count of 2^20
+// words or more, a streaming-memory address of 2^44 or more, or an offset the runtime cannot
+// reach that soon after the previous action).
+ipu_action encode_action(const ExchangeAction& a, int64_t previous);
 
 struct PhaseSchedule {
   std::map<unsigned, std::vector<ExchangeAction>> actions;  // per tile, by offset; dests unset

@@ -216,14 +216,20 @@ void Compilation::lay_out() {
     std::memcpy(bytes.data(), &header, sizeof header);
     place(bytes, steps_at - heap_start_, steps);
     place(bytes, programs_at - heap_start_, program_steps_);
+    // Each action's wait is from the one before it in its phase (the phase's first: from the
+    // release).
+    std::vector<int64_t> previous(acts.size(), IPU_ACTION_FIRST_KEY);
+    for (const ipu_step& st : steps)
+      if (st.op == IPU_STEP_EXCHANGE || st.op == IPU_STEP_EXCHANGE_EXTERNAL)
+        for (uint32_t i = st.a + 1; i < st.a + st.b; ++i) previous[i] = acts[i - 1].offset;
     std::vector<ipu_action> encoded;
     encoded.reserve(acts.size());
-    for (const ExchangeAction& a : acts) {
+    for (size_t i = 0; i < acts.size(); ++i) {
       try {
-        encoded.push_back(encode_action(a));
+        encoded.push_back(encode_action(acts[i], previous[i]));
       } catch (const CompileError& e) {  // named by its tile and its offset in the phase
         throw CompileError(
-            fmt::format("{}, action at offset {}: {}", where(t), a.offset, e.what()));
+            fmt::format("{}, action at offset {}: {}", where(t), acts[i].offset, e.what()));
       }
     }
     place(bytes, actions_at - heap_start_, encoded);

@@ -358,8 +358,9 @@ void Compilation::remote_copy(const Program& p, const std::string& part, bool jo
   // send port a word a cycle, a read sends one request. The gateway times the rest, and the
   // sync after the phase waits for every transfer to complete.
   std::map<unsigned, std::vector<ExchangeAction>> acts;
-  // A tile's first action leaves the runtime its gap, and the out-of-line call that issues
-  // remote transfers (firmware/runtime/bsp_runtime.c) a setup's worth more.
+  // A tile's first action is a streaming transfer's gap from the release, less the virtual
+  // key's distance (ipu_program.h); each next one a gap after the last's key and its words.
+  const uint32_t gap = action_gap(IPU_ACTION_SM_WRITE, ScheduleMargins::of(options_));
   std::map<unsigned, uint32_t> next;
   uint32_t end = 0;
   for (unsigned r = 0; r < replicas_; ++r)
@@ -382,12 +383,12 @@ void Compilation::remote_copy(const Program& p, const std::string& part, bool jo
           exe_.replica_memory[r].base + rp.offset + p.entry * rp.entry_bytes + first;
       const auto words = static_cast<uint32_t>(bytes / 4);
       const uint32_t offset =
-          next.emplace(tile, options_.action_gap + options_.receive_setup).first->second;
+          next.emplace(tile, static_cast<uint32_t>(gap + IPU_ACTION_FIRST_KEY)).first->second;
       acts[tile].push_back({offset,
                             write ? uint32_t{IPU_ACTION_SM_WRITE} : uint32_t{IPU_ACTION_SM_READ}, 0,
                             words, pl.address, 0, address});
       const uint32_t busy = write ? words : 1;
-      const uint32_t issued = offset + busy + options_.action_gap + options_.receive_setup;
+      const uint32_t issued = offset + busy + gap;
       next[tile] = issued;
       end = std::max(end, issued);
       ++exe_.remote_copies;

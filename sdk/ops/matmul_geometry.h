@@ -24,11 +24,10 @@ inline Range part(size_t n, unsigned parts, unsigned i) {
 }
 
 // The cost model's figures (docs/ops.md says where each comes from).
-// Exchange: a tile receives one word a cycle; each receive after the first waits for the
-// previous one's last word plus the scheduler's slack and set-up, and a tile's sends are at
-// least an action gap apart (CompileOptions' defaults: the runtime's costs).
-inline const double kReceiveGap = CompileOptions{}.action_slack + CompileOptions{}.receive_setup;
-inline const double kSendGap = CompileOptions{}.action_gap;
+// Exchange: a tile receives one word a cycle, and its actions are at least the runtime's gap
+// apart (firmware/include/ipu_program.h): a receive's or a send's, by the later one's kind.
+constexpr double kReceiveGap = IPU_ACTION_LEAD_RECEIVE + 6 + IPU_ACTION_TAIL_RECEIVE;
+constexpr double kSendGap = IPU_ACTION_LEAD_SEND + 6;
 // An exchange action's entry in its tile's table (firmware/include/ipu_program.h).
 constexpr double kActionBytes = sizeof(ipu_action);
 // A step of the program beyond its exchange's schedule or its compute set's vertices: its sync

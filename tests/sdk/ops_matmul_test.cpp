@@ -16,6 +16,7 @@
 #include <tuple>
 #include <vector>
 
+#include "firmware/include/ipu_program.h"
 #include "sdk/compiler/compiler.h"
 #include "sdk/ops/elementwise.h"
 #include "sdk/ops/matmul.h"
@@ -241,12 +242,12 @@ TEST(OpsMatmul, ThePlannerIsDeterministicAndExplainsItsChoice) {
 
 // The planner times its best candidates' gathers from the operands as they lie. With all of A
 // on one tile, that tile sends every run of A the packers gather (a row's piece a slice of K:
-// M x pk runs), each a whole action gap (CompileOptions::action_gap) from the last: a floor the
-// estimate from create_matmul_input's even layout knows nothing of.
+// M x pk runs), each a send's gap (78 cycles, the runtime's: ipu_program.h) from the last: a
+// floor the estimate from create_matmul_input's even layout knows nothing of.
 TEST(OpsMatmul, ThePlannerTimesTheGatherFromTheOperandsAsTheyLie) {
   const Target target = Target::preset("m2000", 64);  // 4 chips of 64 tiles
   const ops::MatmulShape shape{96, 128, 160};
-  const double gap = CompileOptions{}.action_gap;
+  const double gap = IPU_ACTION_LEAD_SEND + 6;
   const auto product = [&](unsigned first_tile, unsigned a_tile, Graph& g) {
     ops::MatmulOptions o;
     o.first_tile = first_tile;

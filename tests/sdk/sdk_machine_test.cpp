@@ -320,10 +320,10 @@ TEST(SdkMachine, SeveralRegionCopiesShareOneExchangePhase) {
   EXPECT_EQ(ds, cs);
 }
 
-// A schedule the runtime cannot keep (here an action gap of 60 cycles, less than the runtime's
-// cost of an action) never moves words silently late: the receiving tiles cannot listen by their
-// first actions' offsets, and the runtime stops each tile that falls behind with status 70 and a
-// line naming the action, the tile and how late it was.
+// A schedule whose margins are too thin (here no action slack: a tile listens to its next
+// sender, 6 cycles before that receive's offset, while its previous sender's last words are
+// still arriving) never moves words silently: the exchange stops the run and names the word,
+// its sender, the tile and the cycle.
 TEST(SdkMachineErrors, AScheduleTheRuntimeCannotKeepIsAClearError) {
 #if defined(__SANITIZE_ADDRESS__)
   // SystemC switches coroutine stacks without telling ASan, so an exception after sc_start()
@@ -331,16 +331,21 @@ TEST(SdkMachineErrors, AScheduleTheRuntimeCannotKeepIsAClearError) {
   GTEST_SKIP() << "exceptions after SystemC simulation confuse AddressSanitizer's stack shadow";
 #endif
   Graph g(Target::preset("mk2", 4));
-  const Tensor x = g.add_variable(DType::kF32, {8}, "x");
-  const Tensor y = g.add_variable(DType::kF32, {8}, "y");
+  const Tensor x = g.add_variable(DType::kF32, {64}, "x");
+  const Tensor z = g.add_variable(DType::kF32, {64}, "z");
+  const Tensor y = g.add_variable(DType::kF32, {128}, "y");
   g.set_tile_mapping(x, 0);
-  g.set_tile_mapping(y, {{0, 4, 1}, {4, 8, 2}});  // two sends from tile 0
+  g.set_tile_mapping(z, 2);
+  g.set_tile_mapping(y, 1);  // tile 1 receives 64 words from tile 0, then 64 from tile 2
+  const Program copy =
+      Copy({{g.region(x), g.region(y, 0, 64)}, {g.region(z), g.region(y, 64, 128)}});
   CompileOptions options;
-  options.action_gap = 60;
-  Device device(compile(g, Copy(x, y), options));
+  options.action_slack = 0;
+  Device device(compile(g, copy, options));
   EXPECT_THAT([&] { device.run(); },
               ::testing::ThrowsMessage<DeviceError>(::testing::ContainsRegex(
-                  "exit status 70\n(.|\n)*exchange receive late by [0-9]+ cycles on tile 1")));
+                  "exchange schedule error: word [0-9]+ of the send from tile 0 .* arrives at "
+                  "tile 1 at cycle [0-9]+ while tile 1 listens to tile 2")));
 }
 
 TEST(SdkMachineErrors, ARegionCopyPairOfAnotherSizeIsNamed) {
@@ -388,15 +393,15 @@ TEST(SdkMachine, TheScheduleKeepsEachLinkWithinItsRate) {
 
 // Four tiles of chip 0 whose words all take link 0 of the rung (tiles 0, 6, 12 and 18 of a
 // bundle of 6) send 32 words each to chip 1. A Mk2 link direction carries three tiles' sends at
-// once, so the fourth waits for a lane. By hand (action gap 120, receive setup 48, action slack
-// 42, link slack 0; first word on the link 1 + 16 cycles after the send; latency 2 x 16 + 133 =
-// 165): every receiver listens at 120 (a gap into the phase), so the senders may start at
-// 120 + 48 - 165 - 1 = 2, and their first slot is 120. The first three send at 120; their lanes
-// are free at 120 + 17 + 32 = 169, so the fourth sends at 169 - 17 = 152. Its last word arrives
-// at 152 + 1 + 165 + 32 = 350, and may be an action slack late; its sender's action ends at
-// 152 + 120 = 272, so the phase ends at 350 + 42 = 392. On the machine the link carries words
-// from the first send's first to the fourth's last, 152 + 31 - 120 = 63 cycles without a gap:
-// every send reaches the link exactly as late after its offset as the others.
+// once, so the fourth waits for a lane. By hand (the runtime's gaps: a phase's first receive 60
+// cycles after the release and its first send 72, ipu_program.h; receive setup 1, action slack
+// 6, link slack 0; first word on the link 1 + 16 cycles after the send; latency 2 x 16 + 133 =
+// 165): every receiver listens at 60, so the senders could start at once, and their first slot
+// is 72. The first three send at 72; their lanes are free at 72 + 17 + 32 = 121, so the fourth
+// sends at 121 - 17 = 104. Its last word arrives by 104 + 1 + 165 + 32 = 302; the phase ends an
+// action slack later, at 308 (its last action's code has run by 104 + 66). On the machine the
+// link carries words from the first send's first to the fourth's last, 104 + 31 - 72 = 63
+// cycles without a gap: every send reaches the link exactly at its offset.
 TEST(SdkMachine, AFourthSendOnALinkWaitsForALane) {
   Graph g(Target::preset("m2000", 24));
   const Tensor x = g.add_variable(DType::kF32, {4 * 32}, "x");
@@ -411,7 +416,7 @@ TEST(SdkMachine, AFourthSendOnALinkWaitsForALane) {
   const Executable exe = compile(g, Copy(x, y));
   const auto exchanges = manifest_steps(exe, "exchange_external");
   ASSERT_EQ(exchanges.size(), 1u);
-  EXPECT_EQ(exchanges[0]["end_cycles"], 392u);
+  EXPECT_EQ(exchanges[0]["end_cycles"], 308u);
 
   Device device(exe);
   const std::vector<float> xs = iota_floats(4 * 32, 1.0f);
@@ -635,19 +640,20 @@ INSTANTIATE_TEST_SUITE_P(
 
 // One tile per chip, 8 elements, 4 replicas on the ring 0, 2, 3, 1: every step sends 2 words
 // from each chip to the next one IPU-Link hop away (latency 2 x 16 + 133 = 165 cycles on Mk2).
-// The schedule, by hand (action gap 120, receive setup 48, action slack 42): the first
-// transfer's sender starts at 120 and its receiver listens at 120; the others send at 240, after
-// their own receive action at 120 (the last one's receiver, chip 0, listens at 240, after its
-// send at 120); their last words arrive at 240 + 1 + 165 + 1 = 407 (the receive done at 408,
-// and a slack later 450, which ends the phase: the last actions end at 240 + 120 = 360). All
-// six steps (3 reduce-scatter, 3 all-gather) are the same.
+// The schedule, by hand (the runtime's gaps, ipu_program.h: a phase's first receive 60 cycles
+// after the release, its first send 72, a send 78 after the action before it, a receive 66;
+// receive setup 1, action slack 6): the first transfer's sender sends at 72 and its receiver
+// listens at 60; the others send at 60 + 78 = 138, after their own receive at 60 (the last
+// one's receiver, chip 0, receives at 72 + 66 = 138, after its send at 72); their last words
+// arrive at 138 + 1 + 165 + 1 = 305, and an action slack later, 312, ends the phase. All six
+// steps (3 reduce-scatter, 3 all-gather) are the same.
 TEST(SdkMachine, ARingStepIsTimedToTheCycle) {
   Graph g(Target::preset("m2000", 1, 4));
   const Tensor x = g.add_variable(DType::kF32, {8}, "x");
   g.set_tile_mapping(x, 0);
   const Executable exe = compile(g, AllReduce(x, CollectiveOp::kSum, {CollectiveAlgorithm::kRing}));
   const auto steps = manifest_steps(exe, "exchange_external");
-  for (size_t i = 0; i < steps.size(); ++i) EXPECT_EQ(steps[i]["end_cycles"], 450u) << "step " << i;
+  for (size_t i = 0; i < steps.size(); ++i) EXPECT_EQ(steps[i]["end_cycles"], 312u) << "step " << i;
   EXPECT_EQ(steps.size(), 6u);
 
   Device device(exe);
@@ -656,17 +662,14 @@ TEST(SdkMachine, ARingStepIsTimedToTheCycle) {
     device.write_tensor("x", r, xs.data(), 32);
   }
   device.run();
-  // On the machine: each step's last word arrives 407 cycles after the step's exchange base
-  // plus the runtime's fixed cost from the release to a send's first word: the base is read at
-  // the release's first issue, and every send issues 36 cycles after its offset (the action
-  // slack less an issue period). The same every step.
+  // On the machine: each step's last word arrives exactly 305 cycles after the phase's base, as
+  // the runtime issues every action's key at its offset from it. The base is the supervisor's
+  // first issue after the sync, 6 cycles after the release that the exchange records.
   std::vector<uint64_t> last;
   for (const auto& e : device.machine().exchange().records())
     if (e.chip_words > 0) last.push_back(e.last_arrival - e.release);
   ASSERT_EQ(last.size(), 6u);
-  for (uint64_t l : last) EXPECT_EQ(l, last.front());
-  EXPECT_GE(last.front(), 407u + 36u);
-  EXPECT_LE(last.front(), 407u + 42u);
+  for (uint64_t l : last) EXPECT_EQ(l, 6u + 305u);
   std::vector<float> xs(8);
   device.read_tensor("x", 3, xs.data(), 32);
   for (int i = 0; i < 8; ++i) EXPECT_EQ(xs[i], 4.0f * i + 60.0f) << i;

@@ -182,30 +182,38 @@ TEST(Sdk, CrossTileReductionThroughCompiledExchange) {
   EXPECT_EQ(r.run.supersteps, 2u);      // the dispatch's host sync, then the exchange's
 }
 
-// An exchange action takes 16 bytes of its tile's memory: the kind rides in the two low bits of
-// the word-aligned tile address, a streaming-memory address's high bits above the word count.
-// What those fields cannot hold is refused, never truncated.
+// An exchange action takes 16 bytes of its tile's memory: its wait before its key instruction,
+// the kind in the two low bits of the word-aligned tile address, a streaming-memory address's
+// high bits above the word count. What those fields cannot hold is refused, never truncated,
+// and so is an action sooner after the previous one than the runtime can issue it.
 TEST(SdkCompiler, AnExchangeActionIsSixteenBytesWithItsKindInItsAddress) {
   static_assert(sizeof(ipu_action) == 16);
   const auto words = [](const ipu_action& a) {
-    return std::vector<uint32_t>{a.offset, a.address, a.words, a.with};
+    return std::vector<uint32_t>{a.wait, a.address, a.words, a.with};
   };
   using V = std::vector<uint32_t>;
-  EXPECT_EQ(words(encode_action({120, IPU_ACTION_RECEIVE, 1471, 64, 0x4c100, 0, 0})),
-            (V{120, 0x4c100, 64, 1471}));
-  EXPECT_EQ(words(encode_action({240, IPU_ACTION_SEND, 0, 3, 0xe0000, 0xd7000, 0})),
-            (V{240, 0xe0001, 3, 0xd7000}));
-  EXPECT_EQ(words(encode_action({360, IPU_ACTION_SM_WRITE, 0, 5, 0x4c200, 0, 0xabc12345678})),
-            (V{360, 0x4c202, 5u | 0xabcu << 20, 0x12345678}));
-  EXPECT_EQ(words(encode_action({480, IPU_ACTION_SM_READ, 0, (1u << 20) - 1, 0x4c300, 0, 8})),
-            (V{480, 0x4c303, (1u << 20) - 1, 8}));
-  const auto refused = [](const ExchangeAction& a, const char* what) {
-    EXPECT_THAT([&] { encode_action(a); }, ::testing::ThrowsMessage<CompileError>(HasSubstr(what)));
+  // Waits by hand (ipu_program.h): a receive's key comes 54 + 6 after the lead's start and its
+  // wait, a send's 72, a streaming transfer's 102; a phase's first from 6 before the release.
+  EXPECT_EQ(words(encode_action({120, IPU_ACTION_RECEIVE, 1471, 64, 0x4c100, 0, 0}, -6)),
+            (V{120 + 6 - 60, 0x4c100, 64, 1471}));
+  EXPECT_EQ(words(encode_action({240, IPU_ACTION_SEND, 0, 3, 0xe0000, 0xd7000, 0}, 120)),
+            (V{240 - 120 - 72, 0xe0001, 3, 0xd7000}));
+  EXPECT_EQ(words(encode_action({360, IPU_ACTION_SM_WRITE, 0, 5, 0x4c200, 0, 0xabc12345678}, 240)),
+            (V{360 - 240 - 102, 0x4c202, 5u | 0xabcu << 20, 0x12345678}));
+  EXPECT_EQ(words(encode_action({480, IPU_ACTION_SM_READ, 0, (1u << 20) - 1, 0x4c300, 0, 8}, 360)),
+            (V{480 - 360 - 102, 0x4c303, (1u << 20) - 1, 8}));
+  const auto refused = [](const ExchangeAction& a, int64_t previous, const char* what) {
+    EXPECT_THAT([&] { encode_action(a, previous); },
+                ::testing::ThrowsMessage<CompileError>(HasSubstr(what)));
   };
-  refused({0, IPU_ACTION_RECEIVE, 1, 4, 0x4c102, 0, 0}, "4 words at tile address 0x4c102");
-  refused({0, IPU_ACTION_SEND, 0, 1u << 20, 0x4c100, 0, 0}, "1048576 words");
-  refused({0, IPU_ACTION_SM_READ, 0, 4, 0x4c100, 0, uint64_t{1} << 44},
+  refused({200, IPU_ACTION_RECEIVE, 1, 4, 0x4c102, 0, 0}, 0, "4 words at tile address 0x4c102");
+  refused({200, IPU_ACTION_SEND, 0, 1u << 20, 0x4c100, 0, 0}, 0, "1048576 words");
+  refused({200, IPU_ACTION_SM_READ, 0, 4, 0x4c100, 0, uint64_t{1} << 44}, 0,
           "streaming memory address 0x100000000000");
+  // One a cycle too soon for the runtime: a send 77 cycles after the previous key.
+  refused({177, IPU_ACTION_SEND, 0, 4, 0x4c100, 0x4c200, 0}, 100,
+          "at offset 177 only 77 cycles after the previous one's at 100: the runtime needs 78");
+  EXPECT_NO_THROW(encode_action({178, IPU_ACTION_SEND, 0, 4, 0x4c100, 0x4c200, 0}, 100));
 }
 
 TEST(Sdk, BroadcastIsOneMulticastSendAndRepeatLoops) {
