@@ -472,22 +472,24 @@ NO_MEMSET void layer_norm_grad_slice_sums_f32(
     const struct layer_norm_grad_slice_sums_f32_fields* v) {
   const uint32_t columns = v->columns;
   SLICE_COLUMNS(v);
-  for (uint32_t c = 0; c < c1 - c0; ++c) v->dgamma[c] = v->dbeta[c] = 0.0f;
   /* dgamma and dbeta hold the slice's columns from c0: column c at dgamma + (c - c0), of the
-   * same word parity as x + c when the partial row is aligned as the rows are. */
+   * same word parity as x + c when the partial row is aligned as the rows are. Their sums start
+   * from 0: the first row adds to 0 without loading it (0 + p keeps a -0 product +0). */
   float *const dgamma = v->dgamma, *const dbeta = v->dbeta;
+  if (v->rows == 0)
+    for (uint32_t c = 0; c < c1 - c0; ++c) dgamma[c] = dbeta[c] = 0.0f;
   const float* gamma = v->gamma;
   for (uint32_t r = 0; r < v->rows; ++r) {
     const float *x = v->x + r * columns, *dy = v->dy + r * columns;
     const float mean = v->mean[r], inv = v->inv[r];
     float sum_g = 0.0f, sum_gx = 0.0f;
-#define LN_GRAD_SUMS_COLUMN(c)                                    \
-  do {                                                            \
-    const float xhat = (x[c] - mean) * inv, g = dy[c] * gamma[c]; \
-    sum_g += g;                                                   \
-    sum_gx += g * xhat;                                           \
-    dgamma[(c)-c0] += dy[c] * xhat;                               \
-    dbeta[(c)-c0] += dy[c];                                       \
+#define LN_GRAD_SUMS_COLUMN(c)                                                    \
+  do {                                                                            \
+    const float xhat = (x[c] - mean) * inv, g = dy[c] * gamma[c];                 \
+    sum_g += g;                                                                   \
+    sum_gx += g * xhat;                                                           \
+    dgamma[(c)-c0] = (r == 0 ? 0.0f : dgamma[(c)-c0]) + dy[c] * xhat;             \
+    dbeta[(c)-c0] = (r == 0 ? 0.0f : dbeta[(c)-c0]) + dy[c];                      \
   } while (0)
     uint32_t c = c0;
     if (c < c1 && ONE_WORD_IN(x + c)) { /* one alone, then pairs */
@@ -497,7 +499,7 @@ NO_MEMSET void layer_norm_grad_slice_sums_f32(
     if (ON_PAIRS(x + c) && ON_PAIRS(dy + c) && ON_PAIRS(gamma + c) && ON_PAIRS(dgamma + (c - c0)) &&
         ON_PAIRS(dbeta + (c - c0)))
       c += layer_norm_grad_sums_pairs(x + c, dy + c, gamma + c, mean, inv, dgamma + (c - c0),
-                                      dbeta + (c - c0), c1 - c, &sum_g, &sum_gx);
+                                      dbeta + (c - c0), c1 - c, &sum_g, &sum_gx, r == 0);
     for (; c < c1; ++c) LN_GRAD_SUMS_COLUMN(c);
 #undef LN_GRAD_SUMS_COLUMN
     v->sum_g[r] = sum_g;
@@ -548,6 +550,8 @@ struct sum_rows_in_order_f32_fields {
 void sum_rows_in_order_f32(const struct sum_rows_in_order_f32_fields* v) {
   const uint32_t rows = v->rows, columns = v->columns, stride = v->stride;
   uint32_t c = 0;
+  if (rows > 0 && stride % 2 == 0 && ON_PAIRS(v->in) && ON_PAIRS(v->out))
+    c = column_sums_quads(v->in, v->out, rows, columns, stride);
   for (; c + 1 < columns; c += 2) { /* two columns a pass down the rows */
     const float* at = v->in + c;
     float s0 = at[0], s1 = at[1];

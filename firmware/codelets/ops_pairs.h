@@ -28,6 +28,15 @@
   __asm__ volatile(".insn i 0x5b, 1, %0, 0(%2)" : "=f"(D##_0), "=f"(D##_1) : "r"(at) : "memory")
 #define PAIR_STORE(S, at) \
   __asm__ volatile(".insn s 0x5b, 3, %0, 0(%2)" : : "f"(S##_0), "f"(S##_1), "r"(at) : "memory")
+/* The same `bytes` (a literal) past `at`, in the instruction's offset: no address to compute. */
+#define PAIR_LOAD_AT(D, at, bytes)                                                     \
+  __asm__ volatile(".insn i 0x5b, 1, %0, " #bytes "(%2)" : "=f"(D##_0), "=f"(D##_1) \
+                   : "r"(at)                                                          \
+                   : "memory")
+#define PAIR_STORE_AT(S, at, bytes)                                                   \
+  __asm__ volatile(".insn s 0x5b, 3, %0, " #bytes "(%2)" : : "f"(S##_0), "f"(S##_1), \
+                   "r"(at)                                                           \
+                   : "memory")
 
 /* D = e^A, lane by lane: each lane's ipu.f32exp (3 issue slots). */
 #define PAIR_EXP(D, A)                                                    \
@@ -223,22 +232,41 @@ static uint32_t divide_pairs(float* out, uint16_t* out16, uint32_t n, float sum)
  * operand's pair, one f32x2 instruction and a store, where the scalar loop takes two loads,
  * the operation, a store and (with the wrapping index of a trailing vector) five instructions
  * more an element. a, b + offset and out 8-byte aligned, offset and period even (a pair never
- * crosses the wrap); returns how many elements it did. */
+ * crosses the wrap); returns how many elements it did (all but an odd n's last). */
 static uint32_t binary_pairs(const float* a, const float* b, float* out, uint32_t n, uint32_t op,
                              uint32_t period, uint32_t offset) {
   PAIR(A, "ft0", "ft1");
   PAIR(B, "ft2", "ft3");
-  const float* b_end = b + period;
+  PAIR(C, "ft4", "ft5");
+  PAIR(D, "ft6", "ft7");
+  const float* const b_end = b + period;
   const float* bj = b + offset;
-  uint32_t i = 0;
-#define BINARY_PAIRS(OP)       \
-  for (; i + 2 <= n; i += 2) { \
-    PAIR_LOAD(A, a + i);       \
-    PAIR_LOAD(B, bj);          \
-    OP(A, A, B);               \
-    PAIR_STORE(A, out + i);    \
-    bj += 2;                   \
-    if (bj == b_end) bj = b;   \
+  const float* const a_end = a + (n & ~1u);
+  /* A run at a time, to b's wrap or a's end, its pointers stepping, two pairs a round: where an
+   * index and a test of the wrap took 6 issue slots an element, this takes 3. */
+#define BINARY_PAIRS(OP)                                                               \
+  while (a != a_end) {                                                                 \
+    const uint32_t left = (uint32_t)(a_end - a), to_wrap = (uint32_t)(b_end - bj);     \
+    const float* const run_end = a + (left < to_wrap ? left : to_wrap);                \
+    const float* const quads_end = run_end - ((uint32_t)(run_end - a) & 2u);           \
+    for (; a != quads_end; a += 4, bj += 4, out += 4) {                                \
+      PAIR_LOAD(A, a);                                                                 \
+      PAIR_LOAD(B, bj);                                                                \
+      PAIR_LOAD_AT(C, a, 8);                                                           \
+      PAIR_LOAD_AT(D, bj, 8);                                                          \
+      OP(A, A, B);                                                                     \
+      OP(C, C, D);                                                                     \
+      PAIR_STORE(A, out);                                                              \
+      PAIR_STORE_AT(C, out, 8);                                                        \
+    }                                                                                  \
+    if (a != run_end) {                                                                \
+      PAIR_LOAD(A, a);                                                                 \
+      PAIR_LOAD(B, bj);                                                                \
+      OP(A, A, B);                                                                     \
+      PAIR_STORE(A, out);                                                              \
+      a += 2, bj += 2, out += 2;                                                       \
+    }                                                                                  \
+    if (bj == b_end) bj = b;                                                           \
   }
   if (op == 0) {
     BINARY_PAIRS(PAIR_ADD)
@@ -248,7 +276,37 @@ static uint32_t binary_pairs(const float* a, const float* b, float* out, uint32_
     BINARY_PAIRS(PAIR_MUL)
   }
 #undef BINARY_PAIRS
-  return i;
+  return n & ~1u;
+}
+
+/* out[c] = in[c] + in[stride + c] + ... down `rows` rows (rows >= 1), lane by lane in order
+ * (as the scalar loop adds each column), four columns a pass down the rows: two loads and two
+ * f32x2 additions a row and the row pointer's step, where two columns a pass took 3.5 issue
+ * slots an element. in, out 8-byte aligned and stride even; returns how many columns it did
+ * (columns rounded down to a multiple of 4). */
+static uint32_t column_sums_quads(const float* in, float* out, uint32_t rows, uint32_t columns,
+                                  uint32_t stride) {
+  PAIR(S, "ft0", "ft1");
+  PAIR(T, "ft2", "ft3");
+  PAIR(A, "ft4", "ft5");
+  PAIR(B, "ft6", "ft7");
+  const uint32_t quads = columns & ~3u;
+  for (uint32_t c = 0; c < quads; c += 4) {
+    const float* at = in + c;
+    const float* const last = at + (rows - 1) * stride;
+    PAIR_LOAD(S, at);
+    PAIR_LOAD_AT(T, at, 8);
+    while (at != last) {
+      at += stride;
+      PAIR_LOAD(A, at);
+      PAIR_LOAD_AT(B, at, 8);
+      PAIR_ADD(S, S, A);
+      PAIR_ADD(T, T, B);
+    }
+    PAIR_STORE(S, out + c);
+    PAIR_STORE_AT(T, out + c, 8);
+  }
+  return quads;
 }
 
 /* out[i] = a[i] rounded to f16 by the hardware, two at a time: a pair's load, one
@@ -360,7 +418,8 @@ static void softmax_grad_pairs(const float* y, const float* dy, float* out, uint
  * lane. Every pointer 8-byte aligned; returns how many columns it did (n rounded down to even). */
 static uint32_t layer_norm_grad_sums_pairs(const float* x, const float* dy, const float* gamma,
                                            float mean, float inv, float* dgamma, float* dbeta,
-                                           uint32_t n, float* sum_g_io, float* sum_gx_io) {
+                                           uint32_t n, float* sum_g_io, float* sum_gx_io,
+                                           int first) {
   PAIR(X, "ft0", "ft1");
   PAIR(DY, "ft2", "ft3");
   PAIR(GM, "ft4", "ft5");
@@ -370,25 +429,44 @@ static uint32_t layer_norm_grad_sums_pairs(const float* x, const float* dy, cons
   LAYER_NORM_PAIRS_ROW(mean, inv);
   register float sum_g __asm__("fa4") = *sum_g_io;
   register float sum_gx __asm__("fa5") = *sum_gx_io;
+  PAIR(Z, "fa6", "fa7");
+  Z_0 = 0.0f;
+  Z_1 = 0.0f;
   const uint32_t pairs = n & ~1u;
-  for (uint32_t i = 0; i < pairs; i += 2) {
-    LAYER_NORM_PAIRS_XHAT(x + i);
-    PAIR_LOAD(DY, dy + i);
-    PAIR_LOAD(GM, gamma + i);
-    PAIR_MUL(G, DY, GM);
-    __asm__("fadd.s %0, %0, %1" : "+f"(sum_g) : "f"(G_0));
-    __asm__("fadd.s %0, %0, %1" : "+f"(sum_g) : "f"(G_1));
-    PAIR_MUL(T, G, X);
-    __asm__("fadd.s %0, %0, %1" : "+f"(sum_gx) : "f"(T_0));
-    __asm__("fadd.s %0, %0, %1" : "+f"(sum_gx) : "f"(T_1));
-    PAIR_LOAD(D, dgamma + i);
-    PAIR_MUL(T, DY, X);
-    PAIR_ADD(D, D, T);
-    PAIR_STORE(D, dgamma + i);
-    PAIR_LOAD(D, dbeta + i);
-    PAIR_ADD(D, D, DY);
-    PAIR_STORE(D, dbeta + i);
+  const float* const end = x + pairs;
+  /* The pointers step. A vertex's first row adds its products to 0 without loading the zeros
+   * (0 + p, not p: a -0 product comes out +0, as from the zeroed row). */
+#define LN_GRAD_SUMS_PAIRS(FIRST)                                                \
+  for (; x != end; x += 2, dy += 2, gamma += 2, dgamma += 2, dbeta += 2) {       \
+    LAYER_NORM_PAIRS_XHAT(x);                                                    \
+    PAIR_LOAD(DY, dy);                                                           \
+    PAIR_LOAD(GM, gamma);                                                        \
+    PAIR_MUL(G, DY, GM);                                                         \
+    __asm__("fadd.s %0, %0, %1" : "+f"(sum_g) : "f"(G_0));                       \
+    __asm__("fadd.s %0, %0, %1" : "+f"(sum_g) : "f"(G_1));                       \
+    PAIR_MUL(T, G, X);                                                           \
+    __asm__("fadd.s %0, %0, %1" : "+f"(sum_gx) : "f"(T_0));                      \
+    __asm__("fadd.s %0, %0, %1" : "+f"(sum_gx) : "f"(T_1));                      \
+    PAIR_MUL(T, DY, X);                                                          \
+    if (FIRST) {                                                                 \
+      PAIR_ADD(T, Z, T);                                                         \
+      PAIR_STORE(T, dgamma);                                                     \
+      PAIR_ADD(D, Z, DY);                                                        \
+    } else {                                                                     \
+      PAIR_LOAD(D, dgamma);                                                      \
+      PAIR_ADD(T, D, T);                                                         \
+      PAIR_STORE(T, dgamma);                                                     \
+      PAIR_LOAD(D, dbeta);                                                       \
+      PAIR_ADD(D, D, DY);                                                        \
+    }                                                                            \
+    PAIR_STORE(D, dbeta);                                                        \
   }
+  if (first) {
+    LN_GRAD_SUMS_PAIRS(1)
+  } else {
+    LN_GRAD_SUMS_PAIRS(0)
+  }
+#undef LN_GRAD_SUMS_PAIRS
   *sum_g_io = sum_g;
   *sum_gx_io = sum_gx;
   return pairs;
@@ -412,16 +490,17 @@ static uint32_t layer_norm_grad_apply_pairs(const float* x, const float* dy, con
   B_0 = b;
   B_1 = b;
   const uint32_t pairs = n & ~1u;
-  for (uint32_t i = 0; i < pairs; i += 2) {
-    LAYER_NORM_PAIRS_XHAT(x + i);
-    PAIR_LOAD(DY, dy + i);
-    PAIR_LOAD(GM, gamma + i);
+  const float* const end = x + pairs;
+  for (; x != end; x += 2, dy += 2, gamma += 2, dx += 2) { /* the pointers step */
+    LAYER_NORM_PAIRS_XHAT(x);
+    PAIR_LOAD(DY, dy);
+    PAIR_LOAD(GM, gamma);
     PAIR_MUL(T, DY, GM); /* g */
     PAIR_SUB(T, T, A);
     PAIR_MUL(X, X, B);
     PAIR_SUB(T, T, X);
     PAIR_MUL(T, INV, T);
-    PAIR_STORE(T, dx + i);
+    PAIR_STORE(T, dx);
   }
   return pairs;
 }
@@ -435,13 +514,14 @@ static uint32_t layer_norm_apply_pairs(const float* x, const float* gamma, const
   PAIR(T, "ft2", "ft3");
   LAYER_NORM_PAIRS_ROW(mean, inv);
   const uint32_t pairs = n & ~1u;
-  for (uint32_t i = 0; i < pairs; i += 2) {
-    LAYER_NORM_PAIRS_XHAT(x + i);
-    PAIR_LOAD(T, gamma + i);
+  const float* const end = x + pairs;
+  for (; x != end; x += 2, gamma += 2, beta += 2, y += 2) { /* the pointers step */
+    LAYER_NORM_PAIRS_XHAT(x);
+    PAIR_LOAD(T, gamma);
     PAIR_MUL(X, X, T);
-    PAIR_LOAD(T, beta + i);
+    PAIR_LOAD(T, beta);
     PAIR_ADD(X, X, T);
-    PAIR_STORE(X, y + i);
+    PAIR_STORE(X, y);
   }
   return pairs;
 }
