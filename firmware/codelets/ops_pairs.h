@@ -29,13 +29,15 @@
 #define PAIR_STORE(S, at) \
   __asm__ volatile(".insn s 0x5b, 3, %0, 0(%2)" : : "f"(S##_0), "f"(S##_1), "r"(at) : "memory")
 /* The same `bytes` (a literal) past `at`, in the instruction's offset: no address to compute. */
-#define PAIR_LOAD_AT(D, at, bytes)                                                     \
-  __asm__ volatile(".insn i 0x5b, 1, %0, " #bytes "(%2)" : "=f"(D##_0), "=f"(D##_1) \
-                   : "r"(at)                                                          \
+#define PAIR_LOAD_AT(D, at, bytes)                       \
+  __asm__ volatile(".insn i 0x5b, 1, %0, " #bytes "(%2)" \
+                   : "=f"(D##_0), "=f"(D##_1)            \
+                   : "r"(at)                             \
                    : "memory")
-#define PAIR_STORE_AT(S, at, bytes)                                                   \
-  __asm__ volatile(".insn s 0x5b, 3, %0, " #bytes "(%2)" : : "f"(S##_0), "f"(S##_1), \
-                   "r"(at)                                                           \
+#define PAIR_STORE_AT(S, at, bytes)                      \
+  __asm__ volatile(".insn s 0x5b, 3, %0, " #bytes "(%2)" \
+                   :                                     \
+                   : "f"(S##_0), "f"(S##_1), "r"(at)     \
                    : "memory")
 
 /* D = e^A, lane by lane: each lane's ipu.f32exp (3 issue slots). */
@@ -170,19 +172,19 @@ static float softmax_scores_pairs(const float* x, const float* mask, float* out,
   MAX_0 = A_0;
   MAX_1 = A_1;
   /* The pointers step, and each kind of score has its own loop. */
-#define SCORES_PAIRS(SCALED, MASKED)                                 \
-  for (; x != end; x += 2, out += 2) {                             \
-    PAIR_LOAD(A, x);                                                 \
-    if (SCALED) PAIR_MUL(A, A, SCALE);                               \
-    if (MASKED) {                                                    \
-      PAIR_LOAD(B, mask);                                            \
-      PAIR_ADD(A, A, B);                                             \
-      mask += 2;                                                     \
-    }                                                                \
-    PAIR_STORE(A, out);                                              \
-    __asm__(".insn r 0x2b, 0, 4, %0, %2, %4"                         \
-            : "=f"(MAX_0), "=f"(MAX_1)                               \
-            : "f"(MAX_0), "f"(MAX_1), "f"(A_0), "f"(A_1));           \
+#define SCORES_PAIRS(SCALED, MASKED)                       \
+  for (; x != end; x += 2, out += 2) {                     \
+    PAIR_LOAD(A, x);                                       \
+    if (SCALED) PAIR_MUL(A, A, SCALE);                     \
+    if (MASKED) {                                          \
+      PAIR_LOAD(B, mask);                                  \
+      PAIR_ADD(A, A, B);                                   \
+      mask += 2;                                           \
+    }                                                      \
+    PAIR_STORE(A, out);                                    \
+    __asm__(".insn r 0x2b, 0, 4, %0, %2, %4"               \
+            : "=f"(MAX_0), "=f"(MAX_1)                     \
+            : "f"(MAX_0), "f"(MAX_1), "f"(A_0), "f"(A_1)); \
   }
   const float* const end = x + n;
   x += 2;
@@ -244,29 +246,29 @@ static uint32_t binary_pairs(const float* a, const float* b, float* out, uint32_
   const float* const a_end = a + (n & ~1u);
   /* A run at a time, to b's wrap or a's end, its pointers stepping, two pairs a round: where an
    * index and a test of the wrap took 6 issue slots an element, this takes 3. */
-#define BINARY_PAIRS(OP)                                                               \
-  while (a != a_end) {                                                                 \
-    const uint32_t left = (uint32_t)(a_end - a), to_wrap = (uint32_t)(b_end - bj);     \
-    const float* const run_end = a + (left < to_wrap ? left : to_wrap);                \
-    const float* const quads_end = run_end - ((uint32_t)(run_end - a) & 2u);           \
-    for (; a != quads_end; a += 4, bj += 4, out += 4) {                                \
-      PAIR_LOAD(A, a);                                                                 \
-      PAIR_LOAD(B, bj);                                                                \
-      PAIR_LOAD_AT(C, a, 8);                                                           \
-      PAIR_LOAD_AT(D, bj, 8);                                                          \
-      OP(A, A, B);                                                                     \
-      OP(C, C, D);                                                                     \
-      PAIR_STORE(A, out);                                                              \
-      PAIR_STORE_AT(C, out, 8);                                                        \
-    }                                                                                  \
-    if (a != run_end) {                                                                \
-      PAIR_LOAD(A, a);                                                                 \
-      PAIR_LOAD(B, bj);                                                                \
-      OP(A, A, B);                                                                     \
-      PAIR_STORE(A, out);                                                              \
-      a += 2, bj += 2, out += 2;                                                       \
-    }                                                                                  \
-    if (bj == b_end) bj = b;                                                           \
+#define BINARY_PAIRS(OP)                                                           \
+  while (a != a_end) {                                                             \
+    const uint32_t left = (uint32_t)(a_end - a), to_wrap = (uint32_t)(b_end - bj); \
+    const float* const run_end = a + (left < to_wrap ? left : to_wrap);            \
+    const float* const quads_end = run_end - ((uint32_t)(run_end - a) & 2u);       \
+    for (; a != quads_end; a += 4, bj += 4, out += 4) {                            \
+      PAIR_LOAD(A, a);                                                             \
+      PAIR_LOAD(B, bj);                                                            \
+      PAIR_LOAD_AT(C, a, 8);                                                       \
+      PAIR_LOAD_AT(D, bj, 8);                                                      \
+      OP(A, A, B);                                                                 \
+      OP(C, C, D);                                                                 \
+      PAIR_STORE(A, out);                                                          \
+      PAIR_STORE_AT(C, out, 8);                                                    \
+    }                                                                              \
+    if (a != run_end) {                                                            \
+      PAIR_LOAD(A, a);                                                             \
+      PAIR_LOAD(B, bj);                                                            \
+      OP(A, A, B);                                                                 \
+      PAIR_STORE(A, out);                                                          \
+      a += 2, bj += 2, out += 2;                                                   \
+    }                                                                              \
+    if (bj == b_end) bj = b;                                                       \
   }
   if (op == 0) {
     BINARY_PAIRS(PAIR_ADD)
@@ -365,25 +367,25 @@ static void softmax_grad_pairs(const float* y, const float* dy, float* out, uint
     K_1 = *scale;
   }
   register float h __asm__("ft9");
-#define SOFTMAX_GRAD_PAIRS(SCALED, STORE)              \
-  for (; y != end; y += 2, dy += 2) {                  \
-    PAIR_LOAD(Y, y);                                   \
-    PAIR_LOAD(D, dy);                                  \
-    PAIR_SUB(D, D, S);                                 \
-    PAIR_MUL(D, Y, D);                                 \
-    if (SCALED) PAIR_MUL(D, D, K);                     \
-    STORE;                                             \
+#define SOFTMAX_GRAD_PAIRS(SCALED, STORE) \
+  for (; y != end; y += 2, dy += 2) {     \
+    PAIR_LOAD(Y, y);                      \
+    PAIR_LOAD(D, dy);                     \
+    PAIR_SUB(D, D, S);                    \
+    PAIR_MUL(D, Y, D);                    \
+    if (SCALED) PAIR_MUL(D, D, K);        \
+    STORE;                                \
   }
-#define SOFTMAX_GRAD_F16()                                                          \
-  do {                                                                              \
-    __asm__(".insn r 0x2b, 2, 0, %0, %1, x0" : "=f"(h) : "f"(D_0), "f"(D_1));       \
-    __asm__ volatile("fsw %0, 0(%1)" : : "f"(h), "r"(out16) : "memory");            \
-    out16 += 2;                                                                     \
+#define SOFTMAX_GRAD_F16()                                                    \
+  do {                                                                        \
+    __asm__(".insn r 0x2b, 2, 0, %0, %1, x0" : "=f"(h) : "f"(D_0), "f"(D_1)); \
+    __asm__ volatile("fsw %0, 0(%1)" : : "f"(h), "r"(out16) : "memory");      \
+    out16 += 2;                                                               \
   } while (0)
-#define SOFTMAX_GRAD_F32()   \
-  do {                       \
-    PAIR_STORE(D, out);      \
-    out += 2;                \
+#define SOFTMAX_GRAD_F32() \
+  do {                     \
+    PAIR_STORE(D, out);    \
+    out += 2;              \
   } while (0)
   if (out16 && scale)
     SOFTMAX_GRAD_PAIRS(1, SOFTMAX_GRAD_F16())
@@ -436,30 +438,30 @@ static uint32_t layer_norm_grad_sums_pairs(const float* x, const float* dy, cons
   const float* const end = x + pairs;
   /* The pointers step. A vertex's first row adds its products to 0 without loading the zeros
    * (0 + p, not p: a -0 product comes out +0, as from the zeroed row). */
-#define LN_GRAD_SUMS_PAIRS(FIRST)                                                \
-  for (; x != end; x += 2, dy += 2, gamma += 2, dgamma += 2, dbeta += 2) {       \
-    LAYER_NORM_PAIRS_XHAT(x);                                                    \
-    PAIR_LOAD(DY, dy);                                                           \
-    PAIR_LOAD(GM, gamma);                                                        \
-    PAIR_MUL(G, DY, GM);                                                         \
-    __asm__("fadd.s %0, %0, %1" : "+f"(sum_g) : "f"(G_0));                       \
-    __asm__("fadd.s %0, %0, %1" : "+f"(sum_g) : "f"(G_1));                       \
-    PAIR_MUL(T, G, X);                                                           \
-    __asm__("fadd.s %0, %0, %1" : "+f"(sum_gx) : "f"(T_0));                      \
-    __asm__("fadd.s %0, %0, %1" : "+f"(sum_gx) : "f"(T_1));                      \
-    PAIR_MUL(T, DY, X);                                                          \
-    if (FIRST) {                                                                 \
-      PAIR_ADD(T, Z, T);                                                         \
-      PAIR_STORE(T, dgamma);                                                     \
-      PAIR_ADD(D, Z, DY);                                                        \
-    } else {                                                                     \
-      PAIR_LOAD(D, dgamma);                                                      \
-      PAIR_ADD(T, D, T);                                                         \
-      PAIR_STORE(T, dgamma);                                                     \
-      PAIR_LOAD(D, dbeta);                                                       \
-      PAIR_ADD(D, D, DY);                                                        \
-    }                                                                            \
-    PAIR_STORE(D, dbeta);                                                        \
+#define LN_GRAD_SUMS_PAIRS(FIRST)                                          \
+  for (; x != end; x += 2, dy += 2, gamma += 2, dgamma += 2, dbeta += 2) { \
+    LAYER_NORM_PAIRS_XHAT(x);                                              \
+    PAIR_LOAD(DY, dy);                                                     \
+    PAIR_LOAD(GM, gamma);                                                  \
+    PAIR_MUL(G, DY, GM);                                                   \
+    __asm__("fadd.s %0, %0, %1" : "+f"(sum_g) : "f"(G_0));                 \
+    __asm__("fadd.s %0, %0, %1" : "+f"(sum_g) : "f"(G_1));                 \
+    PAIR_MUL(T, G, X);                                                     \
+    __asm__("fadd.s %0, %0, %1" : "+f"(sum_gx) : "f"(T_0));                \
+    __asm__("fadd.s %0, %0, %1" : "+f"(sum_gx) : "f"(T_1));                \
+    PAIR_MUL(T, DY, X);                                                    \
+    if (FIRST) {                                                           \
+      PAIR_ADD(T, Z, T);                                                   \
+      PAIR_STORE(T, dgamma);                                               \
+      PAIR_ADD(D, Z, DY);                                                  \
+    } else {                                                               \
+      PAIR_LOAD(D, dgamma);                                                \
+      PAIR_ADD(T, D, T);                                                   \
+      PAIR_STORE(T, dgamma);                                               \
+      PAIR_LOAD(D, dbeta);                                                 \
+      PAIR_ADD(D, D, DY);                                                  \
+    }                                                                      \
+    PAIR_STORE(D, dbeta);                                                  \
   }
   if (first) {
     LN_GRAD_SUMS_PAIRS(1)
