@@ -124,8 +124,8 @@ static uint32_t gelu_pairs(const float* x, const float* grad, float* out, uint32
 
 /* A softmax row's exponentials in place: out[i] = e^(out[i] - m), added to *sum_out from left to
  * right (as the scalar loop adds them), for pairs i, i + 1 < n; returns how many elements it
- * did. out must be 8-byte aligned. 13 issue slots a pair, where with e^x as a polynomial (its
- * constants in registers, its range tested) an element took about 16. */
+ * did. out must be 8-byte aligned. About 12 issue slots a pair, where with e^x as a polynomial
+ * (its constants in registers, its range tested) an element took about 16. */
 static uint32_t softmax_exp_pairs(float* out, uint32_t n, float m, float* sum_out) {
   PAIR(M, "ft0", "ft1"); /* the argument, then e^x */
   PAIR(E, "ft2", "ft3");
@@ -133,9 +133,26 @@ static uint32_t softmax_exp_pairs(float* out, uint32_t n, float m, float* sum_ou
   register float sum __asm__("ft6") = *sum_out;
   X_0 = m;
   X_1 = m;
-  /* The pointer steps (no index beside it). */
-  float* const end = out + (n & ~1u);
-  for (float* at = out; at != end; at += 2) {
+  PAIR(M2, "ft8", "ft9"); /* the second pair of a round */
+  PAIR(E2, "ft10", "ft11");
+  /* The pointer steps (no index beside it), two pairs a round. */
+  float* const quads_end = out + (n & ~3u);
+  float* at = out;
+  for (; at != quads_end; at += 4) {
+    PAIR_LOAD(M, at);
+    PAIR_LOAD_AT(M2, at, 8);
+    PAIR_SUB(M, M, X);
+    PAIR_SUB(M2, M2, X);
+    PAIR_EXP(E, M);
+    PAIR_EXP(E2, M2);
+    PAIR_STORE(E, at);
+    PAIR_STORE_AT(E2, at, 8);
+    __asm__("fadd.s %0, %0, %1" : "+f"(sum) : "f"(E_0));
+    __asm__("fadd.s %0, %0, %1" : "+f"(sum) : "f"(E_1));
+    __asm__("fadd.s %0, %0, %1" : "+f"(sum) : "f"(E2_0));
+    __asm__("fadd.s %0, %0, %1" : "+f"(sum) : "f"(E2_1));
+  }
+  if (n & 2) {
     PAIR_LOAD(M, at);
     PAIR_SUB(M, M, X);
     PAIR_EXP(E, M);
@@ -171,33 +188,46 @@ static float softmax_scores_pairs(const float* x, const float* mask, float* out,
   PAIR_STORE(A, out);
   MAX_0 = A_0;
   MAX_1 = A_1;
-  /* The pointers step, and each kind of score has its own loop. */
-#define SCORES_PAIRS(SCALED, MASKED)                       \
-  for (; x != end; x += 2, out += 2) {                     \
-    PAIR_LOAD(A, x);                                       \
-    if (SCALED) PAIR_MUL(A, A, SCALE);                     \
-    if (MASKED) {                                          \
-      PAIR_LOAD(B, mask);                                  \
-      PAIR_ADD(A, A, B);                                   \
-      mask += 2;                                           \
-    }                                                      \
-    PAIR_STORE(A, out);                                    \
-    __asm__(".insn r 0x2b, 0, 4, %0, %2, %4"               \
-            : "=f"(MAX_0), "=f"(MAX_1)                     \
-            : "f"(MAX_0), "f"(MAX_1), "f"(A_0), "f"(A_1)); \
-  }
+  /* The pointers step, two pairs a round, and each kind of score has its own loop. */
+  PAIR(C, "ft8", "ft9");
+  PAIR(D, "ft10", "ft11");
+#define SCORES_PAIR(P, Q, AT)                                  \
+  do {                                                         \
+    PAIR_LOAD_AT(P, x, AT);                                    \
+    if (SCALED) PAIR_MUL(P, P, SCALE);                         \
+    if (MASKED) {                                              \
+      PAIR_LOAD_AT(Q, mask, AT);                               \
+      PAIR_ADD(P, P, Q);                                       \
+    }                                                          \
+    PAIR_STORE_AT(P, out, AT);                                 \
+    __asm__(".insn r 0x2b, 0, 4, %0, %2, %4"                   \
+            : "=f"(MAX_0), "=f"(MAX_1)                         \
+            : "f"(MAX_0), "f"(MAX_1), "f"(P##_0), "f"(P##_1)); \
+  } while (0)
+#define SCORES_PAIRS(SCALED_, MASKED_)           \
+  do {                                           \
+    enum { SCALED = SCALED_, MASKED = MASKED_ }; \
+    for (; x != quads_end; x += 4, out += 4) {   \
+      SCORES_PAIR(A, B, 0);                      \
+      SCORES_PAIR(C, D, 8);                      \
+      if (MASKED) mask += 4;                     \
+    }                                            \
+    if (x != end) SCORES_PAIR(A, B, 0);          \
+  } while (0)
   const float* const end = x + n;
   x += 2;
   out += 2;
   if (masked) mask += 2;
+  const float* const quads_end = x + ((n - 2) & ~3u);
   if (scale && masked)
-    SCORES_PAIRS(1, 1)
+    SCORES_PAIRS(1, 1);
   else if (scale)
-    SCORES_PAIRS(1, 0)
+    SCORES_PAIRS(1, 0);
   else if (masked)
-    SCORES_PAIRS(0, 1)
+    SCORES_PAIRS(0, 1);
   else
-    SCORES_PAIRS(0, 0)
+    SCORES_PAIRS(0, 0);
+#undef SCORES_PAIR
 #undef SCORES_PAIRS
   return __builtin_fmaxf(MAX_0, MAX_1);
 }
@@ -211,7 +241,25 @@ static uint32_t divide_pairs(float* out, uint16_t* out16, uint32_t n, float sum)
   register float h __asm__("ft2");
   float* const end = out + (n & ~1u);
   if (out16) {
-    for (; out != end; out += 2, out16 += 2) { /* the pointers step */
+    /* The pointers step, two pairs a round. */
+    PAIR(B, "ft4", "ft5");
+    register float k __asm__("ft3");
+    float* const quads_end = out + (n & ~3u);
+    for (; out != quads_end; out += 4, out16 += 4) {
+      PAIR_LOAD(A, out);
+      PAIR_LOAD_AT(B, out, 8);
+      A_0 = A_0 / sum;
+      A_1 = A_1 / sum;
+      B_0 = B_0 / sum;
+      B_1 = B_1 / sum;
+      PAIR_STORE(A, out);
+      PAIR_STORE_AT(B, out, 8);
+      __asm__(".insn r 0x2b, 2, 0, %0, %1, x0" : "=f"(h) : "f"(A_0), "f"(A_1));
+      __asm__(".insn r 0x2b, 2, 0, %0, %1, x0" : "=f"(k) : "f"(B_0), "f"(B_1));
+      __asm__ volatile("fsw %0, 0(%1)" : : "f"(h), "r"(out16) : "memory");
+      __asm__ volatile("fsw %0, 4(%1)" : : "f"(k), "r"(out16) : "memory");
+    }
+    if (out != end) {
       PAIR_LOAD(A, out);
       A_0 = A_0 / sum;
       A_1 = A_1 / sum;
@@ -350,10 +398,26 @@ static void softmax_grad_pairs(const float* y, const float* dy, float* out, uint
   PAIR(D, "ft2", "ft3");
   PAIR(S, "ft4", "ft5");
   PAIR(K, "ft6", "ft7");
+  PAIR(Y2, "ft10", "ft11"); /* the second pair of a round */
+  PAIR(D2, "fa0", "fa1");
   register float sum __asm__("ft8") = 0.0f;
-  /* The pointers step, and each kind of output has its own loop. */
+  /* The pointers step, two pairs a round, and each kind of output has its own loop. */
   const float* const end = y + n;
-  for (const float *yi = y, *di = dy; yi != end; yi += 2, di += 2) {
+  const float* const quads_end = y + (n & ~3u);
+  const float *yi = y, *di = dy;
+  for (; yi != quads_end; yi += 4, di += 4) {
+    PAIR_LOAD(Y, yi);
+    PAIR_LOAD(D, di);
+    PAIR_LOAD_AT(Y2, yi, 8);
+    PAIR_LOAD_AT(D2, di, 8);
+    PAIR_MUL(D, D, Y);
+    PAIR_MUL(D2, D2, Y2);
+    __asm__("fadd.s %0, %0, %1" : "+f"(sum) : "f"(D_0));
+    __asm__("fadd.s %0, %0, %1" : "+f"(sum) : "f"(D_1));
+    __asm__("fadd.s %0, %0, %1" : "+f"(sum) : "f"(D2_0));
+    __asm__("fadd.s %0, %0, %1" : "+f"(sum) : "f"(D2_1));
+  }
+  if (yi != end) {
     PAIR_LOAD(Y, yi);
     PAIR_LOAD(D, di);
     PAIR_MUL(D, D, Y);
@@ -367,37 +431,53 @@ static void softmax_grad_pairs(const float* y, const float* dy, float* out, uint
     K_1 = *scale;
   }
   register float h __asm__("ft9");
-#define SOFTMAX_GRAD_PAIRS(SCALED, STORE) \
-  for (; y != end; y += 2, dy += 2) {     \
-    PAIR_LOAD(Y, y);                      \
-    PAIR_LOAD(D, dy);                     \
-    PAIR_SUB(D, D, S);                    \
-    PAIR_MUL(D, Y, D);                    \
-    if (SCALED) PAIR_MUL(D, D, K);        \
-    STORE;                                \
-  }
-#define SOFTMAX_GRAD_F16()                                                    \
-  do {                                                                        \
-    __asm__(".insn r 0x2b, 2, 0, %0, %1, x0" : "=f"(h) : "f"(D_0), "f"(D_1)); \
-    __asm__ volatile("fsw %0, 0(%1)" : : "f"(h), "r"(out16) : "memory");      \
-    out16 += 2;                                                               \
+  register float h2 __asm__("fa2");
+  /* dx of the pair P (Q the gradient's) at `at` bytes past y and dy. */
+#define SOFTMAX_GRAD_PAIR(P, Q, SCALED, AT) \
+  do {                                      \
+    PAIR_LOAD_AT(P, y, AT);                 \
+    PAIR_LOAD_AT(Q, dy, AT);                \
+    PAIR_SUB(Q, Q, S);                      \
+    PAIR_MUL(Q, P, Q);                      \
+    if (SCALED) PAIR_MUL(Q, Q, K);          \
   } while (0)
-#define SOFTMAX_GRAD_F32() \
-  do {                     \
-    PAIR_STORE(D, out);    \
-    out += 2;              \
+#define SOFTMAX_GRAD_PAIRS(SCALED, F16)                                              \
+  do {                                                                               \
+    for (; y != quads_end; y += 4, dy += 4) {                                        \
+      SOFTMAX_GRAD_PAIR(Y, D, SCALED, 0);                                            \
+      SOFTMAX_GRAD_PAIR(Y2, D2, SCALED, 8);                                          \
+      if (F16) {                                                                     \
+        __asm__(".insn r 0x2b, 2, 0, %0, %1, x0" : "=f"(h) : "f"(D_0), "f"(D_1));    \
+        __asm__(".insn r 0x2b, 2, 0, %0, %1, x0" : "=f"(h2) : "f"(D2_0), "f"(D2_1)); \
+        __asm__ volatile("fsw %0, 0(%1)" : : "f"(h), "r"(out16) : "memory");         \
+        __asm__ volatile("fsw %0, 4(%1)" : : "f"(h2), "r"(out16) : "memory");        \
+        out16 += 4;                                                                  \
+      } else {                                                                       \
+        PAIR_STORE(D, out);                                                          \
+        PAIR_STORE_AT(D2, out, 8);                                                   \
+        out += 4;                                                                    \
+      }                                                                              \
+    }                                                                                \
+    if (y != end) {                                                                  \
+      SOFTMAX_GRAD_PAIR(Y, D, SCALED, 0);                                            \
+      if (F16) {                                                                     \
+        __asm__(".insn r 0x2b, 2, 0, %0, %1, x0" : "=f"(h) : "f"(D_0), "f"(D_1));    \
+        __asm__ volatile("fsw %0, 0(%1)" : : "f"(h), "r"(out16) : "memory");         \
+      } else {                                                                       \
+        PAIR_STORE(D, out);                                                          \
+      }                                                                              \
+    }                                                                                \
   } while (0)
   if (out16 && scale)
-    SOFTMAX_GRAD_PAIRS(1, SOFTMAX_GRAD_F16())
+    SOFTMAX_GRAD_PAIRS(1, 1);
   else if (out16)
-    SOFTMAX_GRAD_PAIRS(0, SOFTMAX_GRAD_F16())
+    SOFTMAX_GRAD_PAIRS(0, 1);
   else if (scale)
-    SOFTMAX_GRAD_PAIRS(1, SOFTMAX_GRAD_F32())
+    SOFTMAX_GRAD_PAIRS(1, 0);
   else
-    SOFTMAX_GRAD_PAIRS(0, SOFTMAX_GRAD_F32())
-#undef SOFTMAX_GRAD_F32
-#undef SOFTMAX_GRAD_F16
+    SOFTMAX_GRAD_PAIRS(0, 0);
 #undef SOFTMAX_GRAD_PAIRS
+#undef SOFTMAX_GRAD_PAIR
 }
 
 /* A layer norm's row statistics in both lanes of MEAN and INV, and X = xhat = (x - mean) inv of

@@ -107,8 +107,9 @@ TEST(OpsPairs, PairedArithmeticWrapsATrailingVector) {
 // each pair with the constants in registers, the division. Rows of 64 over 3 tiles, scaled by
 // 0.125 with a mask whose -10000 makes some pairs 0, 0 and one lane of others 0 (the scalar way
 // out), and a row with a large score (e^x of the others tiny, some below its range); unscaled,
-// masked by sequence ids (the scalar scores, paired e^x), and an odd row length (all scalar):
-// bit for bit against the host, and the scale taken (the unscaled result differs).
+// masked by sequence ids (the scalar scores, paired e^x), an odd row length (all scalar), and
+// rows of 6 (the loops' rounds of two pairs, then one pair alone): bit for bit against the
+// host, and the scale taken (the unscaled result differs).
 TEST(OpsPairs, SoftmaxRowsInPairsEqualTheHostBitForBit) {
   namespace ref = ops::reference;
   constexpr size_t rows = 10, columns = 64, n = rows * columns;
@@ -118,17 +119,20 @@ TEST(OpsPairs, SoftmaxRowsInPairsEqualTheHostBitForBit) {
   const Tensor mask = g.add_variable(DType::kF32, {columns}, "mask");
   const Tensor ids = g.add_variable(DType::kF32, {columns}, "ids");
   const Tensor odd = g.add_variable(DType::kF32, {7, 9}, "odd");
+  const Tensor six = g.add_variable(DType::kF32, {5, 6}, "six");  // a round of two pairs and one
   g.map_evenly(x, 0, 3, columns);
+  g.set_tile_mapping(six, 6);
   g.set_tile_mapping(mask, 4);
   g.set_tile_mapping(ids, 5);
   g.map_evenly(odd, 0, 2, 9);
   // Each also rounded to f16 (attention's probabilities for their product): in the division's
   // pass where a row starts on a word of it, by a cast after it for rows of 9.
-  Tensor scaled16, packed16, odd16;
+  Tensor scaled16, packed16, odd16, six16;
   const Tensor scaled = ops::softmax_rows(g, p, x, mask, "scaled", 0.125f, &scaled16);
   const Tensor plain = ops::softmax_rows(g, p, x, mask, "plain");
   const Tensor packed = ops::softmax_rows_packed(g, p, x, ids, "packed", 0.125f, &packed16);
   const Tensor odd_soft = ops::softmax_rows(g, p, odd, std::nullopt, "odd_soft", 0.5f, &odd16);
+  const Tensor six_soft = ops::softmax_rows(g, p, six, std::nullopt, "six_soft", 1.0f, &six16);
   ASSERT_EQ(g.tensor(scaled16).mapping.size(), g.tensor(scaled).mapping.size());
   for (size_t i = 0; i < g.tensor(scaled).mapping.size(); ++i)
     EXPECT_EQ(g.tensor(scaled16).mapping[i].tile, g.tensor(scaled).mapping[i].tile) << i;
@@ -139,11 +143,13 @@ TEST(OpsPairs, SoftmaxRowsInPairsEqualTheHostBitForBit) {
     mv[c] = c % 8 == 2 || c % 8 == 3 ? -10000.0f : (c % 8 == 5 ? -10000.0f : 0.0f);
     iv[c] = static_cast<float>(c / 20);
   }
-  const std::vector<float> ov = random_f32(63, 42, -4.0f, 4.0f);
+  const std::vector<float> ov = random_f32(63, 42, -4.0f, 4.0f),
+                           sv = random_f32(30, 43, -4.0f, 4.0f);
   device.write_tensor("x", xv.data(), n * 4);
   device.write_tensor("mask", mv.data(), columns * 4);
   device.write_tensor("ids", iv.data(), columns * 4);
   device.write_tensor("odd", ov.data(), ov.size() * 4);
+  device.write_tensor("six", sv.data(), sv.size() * 4);
   device.run();
   const auto read = [&](Tensor t, size_t size) { return read_f32(device, g, t, size); };
   const std::vector<float> got = read(scaled, n);
@@ -151,6 +157,7 @@ TEST(OpsPairs, SoftmaxRowsInPairsEqualTheHostBitForBit) {
   EXPECT_EQ(count_equal(read(plain, n), ref::softmax_rows(xv, &mv, columns)), n);
   EXPECT_EQ(count_equal(read(packed, n), ref::softmax_rows_packed(xv, iv, columns, 0.125f)), n);
   EXPECT_EQ(count_equal(read(odd_soft, 63), ref::softmax_rows(ov, nullptr, 9, 0.5f)), 63u);
+  EXPECT_EQ(count_equal(read(six_soft, 30), ref::softmax_rows(sv, nullptr, 6)), 30u);
   const auto read16 = [&](Tensor t, size_t size) {
     std::vector<uint16_t> out(size);
     device.read_tensor(g.tensor(t).name, out.data(), size * 2);
@@ -160,6 +167,7 @@ TEST(OpsPairs, SoftmaxRowsInPairsEqualTheHostBitForBit) {
   EXPECT_EQ(read16(packed16, n),
             ref::cast_to_f16(ref::softmax_rows_packed(xv, iv, columns, 0.125f)));
   EXPECT_EQ(read16(odd16, 63), ref::cast_to_f16(ref::softmax_rows(ov, nullptr, 9, 0.5f)));
+  EXPECT_EQ(read16(six16, 30), ref::cast_to_f16(ref::softmax_rows(sv, nullptr, 6)));
   EXPECT_LT(count_equal(got, read(plain, n)), n / 2);  // the scale was taken (3/8 masked)
   EXPECT_EQ(got[2], 0.0f);                             // masked pair: 0, 0
   EXPECT_EQ(got[3 * columns + 4], 1.0f);               // the large score takes it all
@@ -167,8 +175,9 @@ TEST(OpsPairs, SoftmaxRowsInPairsEqualTheHostBitForBit) {
 
 // Softmax's gradient in pairs, scaled and rounded to f16 in the same pass (attention's), beside
 // the f32 one and a scale of 1, over rows of 64 on 3 tiles; rows of 9 on 2 tiles, the second's
-// from an odd element (the f16 result then takes the f32 one and a cast): bit for bit against the
-// host's f32 result and its cast.
+// from an odd element (the f16 result then takes the f32 one and a cast); rows of 6 on one tile
+// (the loops' rounds of two pairs, then one alone): bit for bit against the host's f32 result
+// and its cast.
 TEST(OpsPairs, SoftmaxGradientInPairsScalesAndRoundsAsTheHost) {
   namespace ref = ops::reference;
   constexpr size_t rows = 10, columns = 64, n = rows * columns;
@@ -178,6 +187,10 @@ TEST(OpsPairs, SoftmaxGradientInPairsScalesAndRoundsAsTheHost) {
   const Tensor dy = g.add_variable(DType::kF32, {rows, columns}, "dy");
   const Tensor oy = g.add_variable(DType::kF32, {7, 9}, "oy");
   const Tensor ody = g.add_variable(DType::kF32, {7, 9}, "ody");
+  const Tensor sy = g.add_variable(DType::kF32, {5, 6}, "sy");  // a round of two pairs and one
+  const Tensor sdy = g.add_variable(DType::kF32, {5, 6}, "sdy");
+  g.set_tile_mapping(sy, 6);
+  g.set_tile_mapping(sdy, 6);
   g.map_evenly(y, 0, 3, columns);
   g.map_evenly(dy, 3, 2, columns);  // laid out otherwise: moved beside y first
   g.set_tile_mapping(oy, {{0, 27, 0}, {27, 63, 1}});
@@ -186,15 +199,21 @@ TEST(OpsPairs, SoftmaxGradientInPairsScalesAndRoundsAsTheHost) {
   const Tensor scaled = ops::softmax_grad_rows(g, p, y, dy, "scaled", 0.125f);
   const Tensor half = ops::softmax_grad_rows(g, p, y, dy, "half", 0.125f, DType::kF16);
   const Tensor odd_half = ops::softmax_grad_rows(g, p, oy, ody, "odd_half", 0.5f, DType::kF16);
+  const Tensor six = ops::softmax_grad_rows(g, p, sy, sdy, "six");
+  const Tensor six_half = ops::softmax_grad_rows(g, p, sy, sdy, "six_half", 0.5f, DType::kF16);
   Device device(compile(g, p));
   const std::vector<float> yv = random_f32(n, 51, 0.0f, 0.05f),
                            dyv = random_f32(n, 52, -2.0f, 2.0f),
                            oyv = random_f32(63, 53, 0.0f, 0.2f),
-                           odyv = random_f32(63, 54, -2.0f, 2.0f);
+                           odyv = random_f32(63, 54, -2.0f, 2.0f),
+                           syv = random_f32(30, 55, 0.0f, 0.3f),
+                           sdyv = random_f32(30, 56, -2.0f, 2.0f);
   device.write_tensor("y", yv.data(), n * 4);
   device.write_tensor("dy", dyv.data(), n * 4);
   device.write_tensor("oy", oyv.data(), 63 * 4);
   device.write_tensor("ody", odyv.data(), 63 * 4);
+  device.write_tensor("sy", syv.data(), 30 * 4);
+  device.write_tensor("sdy", sdyv.data(), 30 * 4);
   device.run();
   const auto read = [&](Tensor t, size_t size) { return read_f32(device, g, t, size); };
   const auto read16 = [&](Tensor t, size_t size) {
@@ -207,6 +226,8 @@ TEST(OpsPairs, SoftmaxGradientInPairsScalesAndRoundsAsTheHost) {
   EXPECT_EQ(count_equal(read(scaled, n), want), n);
   EXPECT_EQ(read16(half, n), ref::cast_to_f16(want));
   EXPECT_EQ(read16(odd_half, 63), ref::cast_to_f16(ref::softmax_grad_rows(oyv, odyv, 9, 0.5f)));
+  EXPECT_EQ(count_equal(read(six, 30), ref::softmax_grad_rows(syv, sdyv, 6)), 30u);
+  EXPECT_EQ(read16(six_half, 30), ref::cast_to_f16(ref::softmax_grad_rows(syv, sdyv, 6, 0.5f)));
   EXPECT_LT(count_equal(read(plain, n), want), n / 8);  // the scale was taken
 }
 
