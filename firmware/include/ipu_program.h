@@ -33,6 +33,7 @@
  * kind, and the key issues max(6, wait) plus a tail after the ipu.waitc (a receive's
  * ipu.recvsrc comes between). So two actions' keys are at least lead + 6 + tail apart, the
  * later one's. */
+#define IPU_SUPERVISOR_ISSUE_CYCLES 6 /* one issue of the supervisor, and ipu.waitc's least */
 #define IPU_ACTION_LEAD_RECEIVE 54
 #define IPU_ACTION_LEAD_SEND 72
 #define IPU_ACTION_LEAD_STREAMING 102

@@ -10,9 +10,9 @@
  * once every 6 cycles and nothing here stalls (the schedule keeps the send port free), so
  * each instruction's cycle is known: from one action's key to the next action's ipu.waitc is a
  * fixed lead by the next one's kind (IPU_ACTION_LEAD_*), and the compiler stores in each
- * action the wait that puts its key at its offset. Where C took 16 issue slots an action, with
- * a test of its kind and a check of its lateness against the counter, this takes 10 to a
- * receive and 13 to a send. A slip would still not go unseen: the exchange checks every word
+ * action the wait that puts its key at its offset. Where C took 16 issue slots a receive, with
+ * a test of its kind and a check of its lateness against the counter, this loop takes 11 to a
+ * receive and 13 to a send (18 in C). A slip would still not go unseen: the exchange checks every word
  * against the receiver's selection and buffer, and bsp_runtime.c checks the phase's end. */
 #include "ipu_program.h"
 

@@ -46,12 +46,26 @@ using LinkKey = std::tuple<unsigned, unsigned, unsigned>;
 
 }  // namespace
 
+namespace {
+
+// The cycles from the previous action's key to this one's beyond its wait: the runtime's lead to
+// the ipu.waitc, and the tail between the wait and the key (ipu_program.h).
+uint32_t key_lead(uint32_t kind) {
+  return kind == IPU_ACTION_RECEIVE ? IPU_ACTION_LEAD_RECEIVE + IPU_ACTION_TAIL_RECEIVE
+         : kind == IPU_ACTION_SEND  ? IPU_ACTION_LEAD_SEND
+                                    : IPU_ACTION_LEAD_STREAMING;
+}
+
+const char* kind_name(uint32_t kind) {
+  static const char* const kNames[] = {"receive", "send", "streaming-memory write",
+                                       "streaming-memory read"};
+  return kind < std::size(kNames) ? kNames[kind] : "unknown";
+}
+
+}  // namespace
+
 uint32_t action_gap(uint32_t kind, const ScheduleMargins& margins) {
-  const uint32_t runtime = kind == IPU_ACTION_RECEIVE
-                               ? IPU_ACTION_LEAD_RECEIVE + 6 + IPU_ACTION_TAIL_RECEIVE
-                           : kind == IPU_ACTION_SEND ? IPU_ACTION_LEAD_SEND + 6
-                                                     : IPU_ACTION_LEAD_STREAMING + 6;
-  return std::max(runtime, margins.action_gap);
+  return std::max<uint32_t>(key_lead(kind) + IPU_SUPERVISOR_ISSUE_CYCLES, margins.action_gap);
 }
 
 ipu_action encode_action(const ExchangeAction& a, int64_t previous) {
@@ -65,16 +79,14 @@ ipu_action encode_action(const ExchangeAction& a, int64_t previous) {
         a.kind, a.words, a.address, kWordsLimit, a.remote, kRemoteLimit));
   // The runtime reaches the action's ipu.waitc a lead after the previous key, and the key
   // issues max(6, wait) and a tail after it.
-  const int64_t lead = a.kind == IPU_ACTION_RECEIVE
-                           ? IPU_ACTION_LEAD_RECEIVE + IPU_ACTION_TAIL_RECEIVE
-                       : a.kind == IPU_ACTION_SEND ? IPU_ACTION_LEAD_SEND
-                                                   : IPU_ACTION_LEAD_STREAMING;
+  const int64_t lead = key_lead(a.kind);
   const int64_t wait = int64_t{a.offset} - previous - lead;
-  if (wait < 6)
+  if (wait < IPU_SUPERVISOR_ISSUE_CYCLES)
     throw CompileError(fmt::format(
-        "an exchange action (kind {}) at offset {} only {} cycles after the previous one's at {}: "
-        "the runtime needs {} before it",
-        a.kind, a.offset, int64_t{a.offset} - previous, previous, lead + 6));
+        "an exchange {} at offset {} only {} cycles after the previous action's at {}: the runtime "
+        "needs {} before it",
+        kind_name(a.kind), a.offset, int64_t{a.offset} - previous, previous,
+        lead + IPU_SUPERVISOR_ISSUE_CYCLES));
   const bool remote = a.kind == IPU_ACTION_SM_READ || a.kind == IPU_ACTION_SM_WRITE;
   return {
       static_cast<uint32_t>(wait), a.address | a.kind,

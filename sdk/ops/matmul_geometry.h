@@ -10,6 +10,7 @@
 #include "firmware/include/ipu_program.h"
 #include "iss/isa.h"
 #include "sdk/compiler/compiler.h"
+#include "sdk/compiler/exchange_schedule.h"
 #include "sdk/ops/matmul.h"
 
 namespace ipu::sdk::ops::detail {
@@ -25,9 +26,10 @@ inline Range part(size_t n, unsigned parts, unsigned i) {
 
 // The cost model's figures (docs/ops.md says where each comes from).
 // Exchange: a tile receives one word a cycle, and its actions are at least the runtime's gap
-// apart (firmware/include/ipu_program.h): a receive's or a send's, by the later one's kind.
-constexpr double kReceiveGap = IPU_ACTION_LEAD_RECEIVE + 6 + IPU_ACTION_TAIL_RECEIVE;
-constexpr double kSendGap = IPU_ACTION_LEAD_SEND + 6;
+// apart (action_gap, from firmware/include/ipu_program.h): a receive's or a send's, by the
+// later one's kind.
+inline const double kReceiveGap = action_gap(IPU_ACTION_RECEIVE, ScheduleMargins::of({}));
+inline const double kSendGap = action_gap(IPU_ACTION_SEND, ScheduleMargins::of({}));
 // An exchange action's entry in its tile's table (firmware/include/ipu_program.h).
 constexpr double kActionBytes = sizeof(ipu_action);
 // A step of the program beyond its exchange's schedule or its compute set's vertices: its sync

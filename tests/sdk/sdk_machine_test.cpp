@@ -324,7 +324,7 @@ TEST(SdkMachine, SeveralRegionCopiesShareOneExchangePhase) {
 // sender, 6 cycles before that receive's offset, while its previous sender's last words are
 // still arriving) never moves words silently: the exchange stops the run and names the word,
 // its sender, the tile and the cycle.
-TEST(SdkMachineErrors, AScheduleTheRuntimeCannotKeepIsAClearError) {
+TEST(SdkMachineErrors, MarginsTooThinForTheExchangeAreItsClearError) {
 #if defined(__SANITIZE_ADDRESS__)
   // SystemC switches coroutine stacks without telling ASan, so an exception after sc_start()
   // leaves stale stack shadow and ASan reports false stack errors; the Release run checks this.

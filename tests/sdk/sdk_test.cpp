@@ -212,7 +212,8 @@ TEST(SdkCompiler, AnExchangeActionIsSixteenBytesWithItsKindInItsAddress) {
           "streaming memory address 0x100000000000");
   // One a cycle too soon for the runtime: a send 77 cycles after the previous key.
   refused({177, IPU_ACTION_SEND, 0, 4, 0x4c100, 0x4c200, 0}, 100,
-          "at offset 177 only 77 cycles after the previous one's at 100: the runtime needs 78");
+          "exchange send at offset 177 only 77 cycles after the previous action's at 100: the "
+          "runtime needs 78");
   EXPECT_NO_THROW(encode_action({178, IPU_ACTION_SEND, 0, 4, 0x4c100, 0x4c200, 0}, 100));
 }
 
