@@ -21,24 +21,33 @@
 #define IPU_ACTION_SEND 1     /* send `words` words from the address to the list at `with` */
 #define IPU_ACTION_SM_WRITE 2 /* `words` words at the address to streaming memory */
 #define IPU_ACTION_SM_READ 3  /* `words` words of streaming memory to the address */
-#define IPU_ACTION_KIND_MASK 3
 #define IPU_ACTION_WORDS_BITS 20 /* words: up to 2^20 - 1 (a tile holds under 2^18) */
+/* An action's first word, its wait word, holds its kind with its wait (under 2^28 cycles): a
+ * receive's is the wait, a send's ~wait (negative, IPU_ACTION_SEND_LEAST or more), a
+ * streaming-memory write's ~(wait | 1 << 28) and a read's ~(wait | 2 << 28). After a phase's
+ * last action on a tile comes the word IPU_ACTION_END. */
+#define IPU_ACTION_WAIT_BITS 28
+#define IPU_ACTION_WAIT_MASK ((1 << IPU_ACTION_WAIT_BITS) - 1)
+#define IPU_ACTION_SEND_LEAST (-(1 << IPU_ACTION_WAIT_BITS))
+#define IPU_ACTION_END 0x80000000
 
 /* The exchange runtime's timing (firmware/runtime/exchange_actions.S), in tile cycles. An
  * action's key instruction (ipu.recv, ipu.send, ipu.smwrite or ipu.smread) issues at the
  * phase's base plus the action's offset; the base is the supervisor's first issue after the
  * phase's sync, the same cycle on every tile (the sync's release + 6). The supervisor issues
- * once every 6 cycles: from the previous action's key (for the first action, from 6 cycles
- * before the base) the loop reaches this action's ipu.waitc a lead later, by this action's
- * kind, and the key issues max(6, wait) plus a tail after the ipu.waitc (a receive's
- * ipu.recvsrc comes between). So two actions' keys are at least lead + 6 + tail apart, the
- * later one's. */
+ * once every 6 cycles: from the previous action's key (for the first action, from the base)
+ * the runtime reaches this action's ipu.waitc a lead later, by this action's kind, and the key
+ * issues max(6, wait) plus a tail after the ipu.waitc (a receive's ipu.recvsrc comes between).
+ * So two actions' keys are at least lead + 6 + tail apart, the later one's. */
 #define IPU_SUPERVISOR_ISSUE_CYCLES 6 /* one issue of the supervisor, and ipu.waitc's least */
-#define IPU_ACTION_LEAD_RECEIVE 54
-#define IPU_ACTION_LEAD_SEND 72
-#define IPU_ACTION_LEAD_STREAMING 102
+#define IPU_ACTION_LEAD_RECEIVE 42
+#define IPU_ACTION_LEAD_SEND 60
+#define IPU_ACTION_LEAD_STREAMING 108
 #define IPU_ACTION_TAIL_RECEIVE 6
-#define IPU_ACTION_FIRST_KEY (-6) /* the virtual key before a phase's first action */
+#define IPU_ACTION_FIRST_KEY 0 /* the virtual key before a phase's first action: the base */
+/* From a tile's last key in a phase to the runtime's reading the counter for the phase's end
+ * (bsp_runtime.c's run_exchange), which must come no later than the end. */
+#define IPU_ACTION_END_LEAD 66
 
 #ifndef __ASSEMBLER__
 #include <stdint.h>
@@ -47,7 +56,7 @@ enum ipu_step_op {
   IPU_STEP_END = 0,
   IPU_STEP_EXECUTE = 1,           /* a = first vertex, b = vertex count: run them on the workers */
   IPU_STEP_SYNC = 2,              /* a = sync group */
-  IPU_STEP_EXCHANGE = 3,          /* a = first action, b = action count, c = end offset (cycles) */
+  IPU_STEP_EXCHANGE = 3,          /* a = first action's word, b = action count, c = end offset */
   IPU_STEP_REPEAT = 4,            /* a = count, b = index of the step after the loop's end */
   IPU_STEP_REPEAT_END = 5,        /* a = index of the matching IPU_STEP_REPEAT */
   IPU_STEP_HOST_SYNC = 6,         /* a = host transfer id: the host moves stream data during it */
@@ -80,11 +89,12 @@ struct ipu_step {
 /* One exchange action, its key instruction issued `offset` cycles after the phase's base
  * (above), which the table holds as the wait before the key. 16 bytes, so that a tile's
  * tables, thousands of actions in a large program, take two thirds of what six words took: the
- * kind rides in the low bits of the word-aligned tile address, and a streaming-memory
- * address's bits 32 and up above the word count. */
+ * kind rides in the wait word (above), and a streaming-memory address's bits 32 and up above
+ * the word count. A tile's actions are one array of words: each phase's actions, then its
+ * IPU_ACTION_END word (IPU_STEP_EXCHANGE's a is the word of its first action). */
 struct ipu_action {
-  uint32_t wait;    /* ipu.waitc's cycles before the key (encode_action in the compiler) */
-  uint32_t address; /* tile address | kind */
+  uint32_t wait;    /* the wait word: ipu.waitc's cycles before the key, and the kind */
+  uint32_t address; /* on the tile, word-aligned */
   uint32_t words;   /* | streaming memory address bits 32.. << IPU_ACTION_WORDS_BITS */
   uint32_t with;    /* receive: the sending tile; send: its destination list; SM: address bits
                        0..31 */

@@ -54,19 +54,17 @@ static inline __attribute__((always_inline)) void wait_until(uint32_t early_base
   }
 }
 
-/* exchange_actions.S: syncs with `group`, issues each action at its offset from the phase's
- * base and returns the base's low word. */
-uint32_t ipu_exchange_actions(uint32_t group, const struct ipu_action *first,
-                              const struct ipu_action *last);
+/* exchange_actions.S: syncs with `group`, issues each action from `first` to the IPU_ACTION_END
+ * word at its offset from the phase's base and returns the base's low word. */
+uint32_t ipu_exchange_actions(uint32_t group, const uint32_t *first);
 
 /* Syncs with `group`, runs the phase's actions and ends the phase at `end` (0: the chip sits
  * the phase out). The end is checked against the counter, so that a phase whose actions ran
  * late stops the tile rather than cutting off words still arriving. */
-static void run_exchange(uint32_t group, const struct ipu_action *a, uint32_t count,
-                         uint32_t end) {
+static void run_exchange(uint32_t group, const uint32_t *a, uint32_t count, uint32_t end) {
   uint32_t base;
   if (count != 0) {
-    base = ipu_exchange_actions(group, a, a + count);
+    base = ipu_exchange_actions(group, a);
   } else {
     ipu_sync(group);
     base = cycles_low();
@@ -80,7 +78,7 @@ int main(void) {
   volatile struct ipu_tile_program *p = (volatile struct ipu_tile_program *)__heap_start;
   if (p->magic != IPU_PROGRAM_MAGIC) bad_program("magic", p->magic, 0);
   const struct ipu_step *steps = (const struct ipu_step *)(uintptr_t)p->steps;
-  const struct ipu_action *actions = (const struct ipu_action *)(uintptr_t)p->actions;
+  const uint32_t *actions = (const uint32_t *)(uintptr_t)p->actions; /* words: ipu_program.h */
   const struct ipu_vertex *vertices = (const struct ipu_vertex *)(uintptr_t)p->vertices;
   const uint32_t *programs = (const uint32_t *)(uintptr_t)p->programs;
   static uint32_t remaining[32]; /* repeat counters, by nesting depth */

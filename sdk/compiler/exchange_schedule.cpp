@@ -71,7 +71,7 @@ uint32_t action_gap(uint32_t kind, const ScheduleMargins& margins) {
 ipu_action encode_action(const ExchangeAction& a, int64_t previous) {
   constexpr uint32_t kWordsLimit = 1u << IPU_ACTION_WORDS_BITS;
   constexpr uint64_t kRemoteLimit = uint64_t{1} << (64 - IPU_ACTION_WORDS_BITS);
-  if (a.address % 4 != 0 || a.kind > IPU_ACTION_KIND_MASK || a.words >= kWordsLimit ||
+  if (a.address % 4 != 0 || a.kind > IPU_ACTION_SM_READ || a.words >= kWordsLimit ||
       a.remote >= kRemoteLimit)
     throw CompileError(fmt::format(
         "an exchange action the runtime cannot hold: kind {}, {} words at tile address {:#x} "
@@ -87,9 +87,22 @@ ipu_action encode_action(const ExchangeAction& a, int64_t previous) {
         "needs {} before it",
         kind_name(a.kind), a.offset, int64_t{a.offset} - previous, previous,
         lead + IPU_SUPERVISOR_ISSUE_CYCLES));
+  if (wait > IPU_ACTION_WAIT_MASK)
+    throw CompileError(fmt::format(
+        "an exchange {} at offset {}, {} cycles after the previous action's at {}: the runtime "
+        "waits under 2^{} cycles between a tile's actions",
+        kind_name(a.kind), a.offset, int64_t{a.offset} - previous, previous,
+        IPU_ACTION_WAIT_BITS));
+  // The wait word (ipu_program.h): the kind in its sign and top bits.
+  const auto w = static_cast<uint32_t>(wait);
+  const uint32_t wait_word = a.kind == IPU_ACTION_RECEIVE ? w
+                             : a.kind == IPU_ACTION_SEND  ? ~w
+                             : a.kind == IPU_ACTION_SM_WRITE
+                                 ? ~(w | 1u << IPU_ACTION_WAIT_BITS)
+                                 : ~(w | 2u << IPU_ACTION_WAIT_BITS);
   const bool remote = a.kind == IPU_ACTION_SM_READ || a.kind == IPU_ACTION_SM_WRITE;
   return {
-      static_cast<uint32_t>(wait), a.address | a.kind,
+      wait_word, a.address,
       remote ? a.words | static_cast<uint32_t>(a.remote >> 32) << IPU_ACTION_WORDS_BITS : a.words,
       remote                      ? static_cast<uint32_t>(a.remote)
       : a.kind == IPU_ACTION_SEND ? a.dests
@@ -235,9 +248,11 @@ PhaseSchedule ExchangeScheduler::schedule(const std::vector<Transfer>& transfers
     src.send_free = t + 1 + duration;
     last_action = std::max(last_action, t);
   }
-  // Every tile leaves the phase when its last action's code has run (a receive's gap: the
-  // runtime reads the counter for the end within it) and `slack` after the last word.
-  if (!transfers.empty()) out.end = std::max(out.end + slack, last_action + receive_gap);
+  // Every tile leaves the phase when its last action's code has run (the runtime reads the
+  // counter for the end IPU_ACTION_END_LEAD after the last key) and `slack` after the last word.
+  if (!transfers.empty())
+    out.end = std::max(out.end + slack,
+                       last_action + std::max<uint32_t>(receive_gap, IPU_ACTION_END_LEAD));
   // Each tile's actions by offset (a stable sort keeps a tile's sends in the order their
   // destination lists were appended).
   for (auto& [tile, acts] : out.actions)

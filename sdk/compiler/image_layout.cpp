@@ -15,6 +15,19 @@
 
 namespace ipu::sdk {
 
+namespace {
+
+// The words of a tile's action table (ipu_program.h): four an action, an end word a phase that
+// has actions, and three after the last end word, which the runtime's loads read past it.
+size_t action_table_words(const std::vector<ipu_step>& steps, size_t actions) {
+  size_t phases = 0;
+  for (const ipu_step& st : steps)
+    phases += (st.op == IPU_STEP_EXCHANGE || st.op == IPU_STEP_EXCHANGE_EXTERNAL) && st.b != 0;
+  return 4 * actions + phases + (phases != 0 ? 3 : 0);
+}
+
+}  // namespace
+
 void Compilation::lay_out() {
   // Destination lists: each send's list follows its action order; a tile keeps each distinct
   // list once (a tile sends to the same few tiles in phase after phase: a product's partial
@@ -56,7 +69,7 @@ void Compilation::lay_out() {
     at[t] = {
         m.allocate(static_cast<uint32_t>(sizeof(ipu_step) * steps_[t].size()),
                    labels_("control steps")),
-        m.allocate(static_cast<uint32_t>(sizeof(ipu_action) * actions_[t].size()),
+        m.allocate(static_cast<uint32_t>(4 * action_table_words(steps_[t], actions_[t].size())),
                    labels_("exchange actions")),
         m.allocate(static_cast<uint32_t>(sizeof(ipu_vertex) * vertices_[t].size()),
                    labels_("vertex table")),
@@ -196,7 +209,8 @@ void Compilation::lay_out() {
     if (replica == 0) {
       exe_.most_exchange_table_bytes = std::max(
           exe_.most_exchange_table_bytes,
-          static_cast<uint32_t>(sizeof(ipu_action) * acts.size() + 4 * dest_lists_[t].size()));
+          static_cast<uint32_t>(4 * action_table_words(steps, acts.size()) +
+                                4 * dest_lists_[t].size()));
       report << fmt::format("{:>9}: {:7} bytes of {} ({:.1f}%)\n", where(t), m.used(heap_start_),
                             m.limit - heap_start_,
                             100.0 * m.used(heap_start_) / (m.limit - heap_start_));
@@ -214,25 +228,35 @@ void Compilation::lay_out() {
                                   stacks_.supervisor_bytes,
                                   stacks_.worker_bytes};
     std::memcpy(bytes.data(), &header, sizeof header);
-    place(bytes, steps_at - heap_start_, steps);
-    place(bytes, programs_at - heap_start_, program_steps_);
-    // Each action's wait is from the one before it in its phase (the phase's first: from the
-    // release).
-    std::vector<int64_t> previous(acts.size(), IPU_ACTION_FIRST_KEY);
-    for (const ipu_step& st : steps)
-      if (st.op == IPU_STEP_EXCHANGE || st.op == IPU_STEP_EXCHANGE_EXTERNAL)
-        for (uint32_t i = st.a + 1; i < st.a + st.b; ++i) previous[i] = acts[i - 1].offset;
-    std::vector<ipu_action> encoded;
-    encoded.reserve(acts.size());
-    for (size_t i = 0; i < acts.size(); ++i) {
-      try {
-        encoded.push_back(encode_action(acts[i], previous[i]));
-      } catch (const CompileError& e) {  // named by its tile and its offset in the phase
-        throw CompileError(
-            fmt::format("{}, action at offset {}: {}", where(t), acts[i].offset, e.what()));
+    // The table as the runtime reads it (ipu_program.h): words, each phase's actions and then
+    // its end word; each exchange step's a is the word of its first action. Each action's wait
+    // is from the one before it in its phase (the phase's first: from its base).
+    std::vector<ipu_step> placed = steps;
+    std::vector<uint32_t> table;
+    table.reserve(action_table_words(steps, acts.size()));
+    for (ipu_step& st : placed) {
+      if ((st.op != IPU_STEP_EXCHANGE && st.op != IPU_STEP_EXCHANGE_EXTERNAL) || st.b == 0)
+        continue;
+      const uint32_t first = st.a;
+      st.a = static_cast<uint32_t>(table.size());
+      for (uint32_t i = first; i < first + st.b; ++i) {
+        const int64_t previous = i == first ? IPU_ACTION_FIRST_KEY : acts[i - 1].offset;
+        ipu_action e;
+        try {
+          e = encode_action(acts[i], previous);
+        } catch (const CompileError& err) {  // named by its tile and its offset in the phase
+          throw CompileError(
+              fmt::format("{}, action at offset {}: {}", where(t), acts[i].offset, err.what()));
+        }
+        table.insert(table.end(), {e.wait, e.address, e.words, e.with});
       }
+      table.push_back(IPU_ACTION_END);
     }
-    place(bytes, actions_at - heap_start_, encoded);
+    // The last end word's loads read three words on (the runtime loads a whole action).
+    if (!table.empty()) table.insert(table.end(), 3, 0);
+    place(bytes, steps_at - heap_start_, placed);
+    place(bytes, programs_at - heap_start_, program_steps_);
+    place(bytes, actions_at - heap_start_, table);
     place(bytes, vertices_at - heap_start_, vs);
   }
   for (const TensorInfo& t : graph_.tensors()) {

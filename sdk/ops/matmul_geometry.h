@@ -30,8 +30,11 @@ inline Range part(size_t n, unsigned parts, unsigned i) {
 // later one's kind.
 inline const double kReceiveGap = action_gap(IPU_ACTION_RECEIVE, ScheduleMargins::of({}));
 inline const double kSendGap = action_gap(IPU_ACTION_SEND, ScheduleMargins::of({}));
-// An exchange action's entry in its tile's table (firmware/include/ipu_program.h).
+// An exchange action's entry in its tile's table (firmware/include/ipu_program.h), the end word
+// after each phase's on a tile, and the three words after a program's last end word (counted
+// with each product).
 constexpr double kActionBytes = sizeof(ipu_action);
+constexpr uint64_t kPhaseEndBytes = 4, kTableTailBytes = 12;
 // A step of the program beyond its exchange's schedule or its compute set's vertices: its sync
 // and the runtime's dispatch (bench/matmul_planned: 4306 cycles over the 7 steps of every
 // case with pk > 1, whatever the shape).

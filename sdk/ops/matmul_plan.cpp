@@ -240,7 +240,9 @@ void estimate(MatmulPlan& p, size_t operand_bytes, const OperandRows* laid) {
   c.syncs = steps * kStepCycles;
   p.estimate = c;
   p.tile_bytes = p.table_bytes = 0;
+  const unsigned exchanges = 2 + (p.pk > 1 ? 1 : 0) + (p.options.rows_output ? 1 : 0);
   for (unsigned t = 0; t < tiles; ++t) {
+    if (tables[t] != 0) tables[t] += exchanges * kPhaseEndBytes + kTableTailBytes;
     const uint64_t live[] = {staged[t] + packed[t], packed[t] + blocks[t], blocks[t] + sums[t],
                              sums[t] + received[t]};
     p.tile_bytes = std::max(

@@ -393,14 +393,14 @@ TEST(SdkMachine, TheScheduleKeepsEachLinkWithinItsRate) {
 
 // Four tiles of chip 0 whose words all take link 0 of the rung (tiles 0, 6, 12 and 18 of a
 // bundle of 6) send 32 words each to chip 1. A Mk2 link direction carries three tiles' sends at
-// once, so the fourth waits for a lane. By hand (the runtime's gaps: a phase's first receive 60
-// cycles after the release and its first send 72, ipu_program.h; receive setup 1, action slack
+// once, so the fourth waits for a lane. By hand (the runtime's gaps: a phase's first receive 54
+// cycles after its base and its first send 66, ipu_program.h; receive setup 1, action slack
 // 6, link slack 0; first word on the link 1 + 16 cycles after the send; latency 2 x 16 + 133 =
-// 165): every receiver listens at 60, so the senders could start at once, and their first slot
-// is 72. The first three send at 72; their lanes are free at 72 + 17 + 32 = 121, so the fourth
-// sends at 121 - 17 = 104. Its last word arrives by 104 + 1 + 165 + 32 = 302; the phase ends an
-// action slack later, at 308 (its last action's code has run by 104 + 66). On the machine the
-// link carries words from the first send's first to the fourth's last, 104 + 31 - 72 = 63
+// 165): every receiver listens at 54, so the senders could start at once, and their first slot
+// is 66. The first three send at 66; their lanes are free at 66 + 17 + 32 = 115, so the fourth
+// sends at 115 - 17 = 98. Its last word arrives by 98 + 1 + 165 + 32 = 296; the phase ends an
+// action slack later, at 302 (its last action's code has run by 98 + 66). On the machine the
+// link carries words from the first send's first to the fourth's last, 98 + 31 - 66 = 63
 // cycles without a gap: every send reaches the link exactly at its offset.
 TEST(SdkMachine, AFourthSendOnALinkWaitsForALane) {
   Graph g(Target::preset("m2000", 24));
@@ -416,7 +416,7 @@ TEST(SdkMachine, AFourthSendOnALinkWaitsForALane) {
   const Executable exe = compile(g, Copy(x, y));
   const auto exchanges = manifest_steps(exe, "exchange_external");
   ASSERT_EQ(exchanges.size(), 1u);
-  EXPECT_EQ(exchanges[0]["end_cycles"], 308u);
+  EXPECT_EQ(exchanges[0]["end_cycles"], 302u);
 
   Device device(exe);
   const std::vector<float> xs = iota_floats(4 * 32, 1.0f);
@@ -640,20 +640,21 @@ INSTANTIATE_TEST_SUITE_P(
 
 // One tile per chip, 8 elements, 4 replicas on the ring 0, 2, 3, 1: every step sends 2 words
 // from each chip to the next one IPU-Link hop away (latency 2 x 16 + 133 = 165 cycles on Mk2).
-// The schedule, by hand (the runtime's gaps, ipu_program.h: a phase's first receive 60 cycles
-// after the release, its first send 72, a send 78 after the action before it, a receive 66;
-// receive setup 1, action slack 6): the first transfer's sender sends at 72 and its receiver
-// listens at 60; the others send at 60 + 78 = 138, after their own receive at 60 (the last
-// one's receiver, chip 0, receives at 72 + 66 = 138, after its send at 72); their last words
-// arrive at 138 + 1 + 165 + 1 = 305, and an action slack later, 312, ends the phase. All six
-// steps (3 reduce-scatter, 3 all-gather) are the same.
+// The schedule, by hand (the runtime's gaps, ipu_program.h: a phase's first receive 54 cycles
+// after its base, its first send 66, a send 66 after the action before it, a receive 54;
+// receive setup 1, action slack 6): the first transfer's sender sends at 66 and its receiver
+// listens at 54; the others send at 54 + 66 = 120, after their own receive at 54 (the last
+// one's receiver, chip 0, receives at 66 + 54 = 120, after its send at 66); their last words
+// arrive at 120 + 1 + 165 + 1 = 287, and the phase ends an action slack after the receiver is
+// free (a cycle after the last word), at 294. All six steps (3 reduce-scatter, 3 all-gather)
+// are the same.
 TEST(SdkMachine, ARingStepIsTimedToTheCycle) {
   Graph g(Target::preset("m2000", 1, 4));
   const Tensor x = g.add_variable(DType::kF32, {8}, "x");
   g.set_tile_mapping(x, 0);
   const Executable exe = compile(g, AllReduce(x, CollectiveOp::kSum, {CollectiveAlgorithm::kRing}));
   const auto steps = manifest_steps(exe, "exchange_external");
-  for (size_t i = 0; i < steps.size(); ++i) EXPECT_EQ(steps[i]["end_cycles"], 312u) << "step " << i;
+  for (size_t i = 0; i < steps.size(); ++i) EXPECT_EQ(steps[i]["end_cycles"], 294u) << "step " << i;
   EXPECT_EQ(steps.size(), 6u);
 
   Device device(exe);
@@ -662,14 +663,14 @@ TEST(SdkMachine, ARingStepIsTimedToTheCycle) {
     device.write_tensor("x", r, xs.data(), 32);
   }
   device.run();
-  // On the machine: each step's last word arrives exactly 305 cycles after the phase's base, as
+  // On the machine: each step's last word arrives exactly 287 cycles after the phase's base, as
   // the runtime issues every action's key at its offset from it. The base is the supervisor's
   // first issue after the sync, 6 cycles after the release that the exchange records.
   std::vector<uint64_t> last;
   for (const auto& e : device.machine().exchange().records())
     if (e.chip_words > 0) last.push_back(e.last_arrival - e.release);
   ASSERT_EQ(last.size(), 6u);
-  for (uint64_t l : last) EXPECT_EQ(l, 6u + 305u);
+  for (uint64_t l : last) EXPECT_EQ(l, 6u + 287u);
   std::vector<float> xs(8);
   device.read_tensor("x", 3, xs.data(), 32);
   for (int i = 0; i < 8; ++i) EXPECT_EQ(xs[i], 4.0f * i + 60.0f) << i;

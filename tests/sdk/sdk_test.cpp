@@ -117,7 +117,8 @@ TEST(Sdk, TheImageStoresATilesBytesAndNotItsZeros) {
 
 // A tile keeps each distinct destination list once: three phases' sends from tile 0 to tile 1
 // share one list (a count and a tile, 8 bytes), a send to tile 2 adds its own; the data arrive
-// all the same.
+// all the same. Its action table: four actions of 16 bytes, each phase's end word, and the
+// three words the runtime's loads read past the last.
 TEST(Sdk, ATileKeepsEachDestinationListOnce) {
   Graph g(Target::preset("mk2", 4));
   std::vector<float> values(6);
@@ -133,7 +134,7 @@ TEST(Sdk, ATileKeepsEachDestinationListOnce) {
                             : Copy({{g.region(x, 2 * i, 2 * i + 2), g.region(to.back())}}));
   }
   const Executable exe = compile(g, Sequence(copies));
-  EXPECT_EQ(exe.most_exchange_table_bytes, 4u * sizeof(ipu_action) + 2u * 8u);
+  EXPECT_EQ(exe.most_exchange_table_bytes, 4u * sizeof(ipu_action) + 4u * 4u + 12u + 2u * 8u);
   Device device(exe);
   device.run();
   for (unsigned i = 0; i < 4; ++i) {
@@ -182,26 +183,33 @@ TEST(Sdk, CrossTileReductionThroughCompiledExchange) {
   EXPECT_EQ(r.run.supersteps, 2u);      // the dispatch's host sync, then the exchange's
 }
 
-// An exchange action takes 16 bytes of its tile's memory: its wait before its key instruction,
-// the kind in the two low bits of the word-aligned tile address, a streaming-memory address's
-// high bits above the word count. What those fields cannot hold is refused, never truncated,
-// and so is an action sooner after the previous one than the runtime can issue it.
-TEST(SdkCompiler, AnExchangeActionIsSixteenBytesWithItsKindInItsAddress) {
+// An exchange action takes 16 bytes of its tile's memory: its wait word (the wait before its key
+// instruction, the kind in its sign and top bits), the word-aligned tile address, the word
+// count with a streaming-memory address's high bits above it, and the partner. What those
+// fields cannot hold is refused, never truncated, and so is an action sooner after the
+// previous one than the runtime can issue it, or so long after it that its wait would not fit.
+TEST(SdkCompiler, AnExchangeActionIsSixteenBytesWithItsKindInItsWaitWord) {
   static_assert(sizeof(ipu_action) == 16);
   const auto words = [](const ipu_action& a) {
     return std::vector<uint32_t>{a.wait, a.address, a.words, a.with};
   };
   using V = std::vector<uint32_t>;
-  // Waits by hand (ipu_program.h): a receive's key comes 54 + 6 after the lead's start and its
-  // wait, a send's 72, a streaming transfer's 102; a phase's first from 6 before the release.
-  EXPECT_EQ(words(encode_action({120, IPU_ACTION_RECEIVE, 1471, 64, 0x4c100, 0, 0}, -6)),
-            (V{120 + 6 - 60, 0x4c100, 64, 1471}));
+  // Waits by hand (ipu_program.h): a receive's key comes 42 + 6 after the previous key and its
+  // wait, a send's 60, a streaming transfer's 108; a phase's first from its base. A send's wait
+  // word is ~wait, a write's ~(wait | 1 << 28), a read's ~(wait | 2 << 28).
+  EXPECT_EQ(words(encode_action({120, IPU_ACTION_RECEIVE, 1471, 64, 0x4c100, 0, 0}, 0)),
+            (V{120 - 48, 0x4c100, 64, 1471}));
   EXPECT_EQ(words(encode_action({240, IPU_ACTION_SEND, 0, 3, 0xe0000, 0xd7000, 0}, 120)),
-            (V{240 - 120 - 72, 0xe0001, 3, 0xd7000}));
+            (V{~(240u - 120 - 60), 0xe0000, 3, 0xd7000}));
   EXPECT_EQ(words(encode_action({360, IPU_ACTION_SM_WRITE, 0, 5, 0x4c200, 0, 0xabc12345678}, 240)),
-            (V{360 - 240 - 102, 0x4c202, 5u | 0xabcu << 20, 0x12345678}));
+            (V{~((360u - 240 - 108) | 1u << 28), 0x4c200, 5u | 0xabcu << 20, 0x12345678}));
   EXPECT_EQ(words(encode_action({480, IPU_ACTION_SM_READ, 0, (1u << 20) - 1, 0x4c300, 0, 8}, 360)),
-            (V{480 - 360 - 102, 0x4c303, (1u << 20) - 1, 8}));
+            (V{~((480u - 360 - 108) | 2u << 28), 0x4c300, (1u << 20) - 1, 8}));
+  // The runtime tells them apart by one comparison each: a receive's word is not negative, a
+  // send's at least IPU_ACTION_SEND_LEAST, and the others and the phase's end word below it.
+  EXPECT_GE(static_cast<int32_t>(~uint32_t{IPU_ACTION_WAIT_MASK}), IPU_ACTION_SEND_LEAST);
+  EXPECT_LT(static_cast<int32_t>(~(0u | 1u << 28)), IPU_ACTION_SEND_LEAST);
+  EXPECT_LT(static_cast<int32_t>(IPU_ACTION_END), IPU_ACTION_SEND_LEAST);
   const auto refused = [](const ExchangeAction& a, int64_t previous, const char* what) {
     EXPECT_THAT([&] { encode_action(a, previous); },
                 ::testing::ThrowsMessage<CompileError>(HasSubstr(what)));
@@ -210,11 +218,15 @@ TEST(SdkCompiler, AnExchangeActionIsSixteenBytesWithItsKindInItsAddress) {
   refused({200, IPU_ACTION_SEND, 0, 1u << 20, 0x4c100, 0, 0}, 0, "1048576 words");
   refused({200, IPU_ACTION_SM_READ, 0, 4, 0x4c100, 0, uint64_t{1} << 44}, 0,
           "streaming memory address 0x100000000000");
-  // One a cycle too soon for the runtime: a send 77 cycles after the previous key.
-  refused({177, IPU_ACTION_SEND, 0, 4, 0x4c100, 0x4c200, 0}, 100,
-          "exchange send at offset 177 only 77 cycles after the previous action's at 100: the "
-          "runtime needs 78");
-  EXPECT_NO_THROW(encode_action({178, IPU_ACTION_SEND, 0, 4, 0x4c100, 0x4c200, 0}, 100));
+  // One a cycle too soon for the runtime: a send 65 cycles after the previous key.
+  refused({165, IPU_ACTION_SEND, 0, 4, 0x4c100, 0x4c200, 0}, 100,
+          "exchange send at offset 165 only 65 cycles after the previous action's at 100: the "
+          "runtime needs 66");
+  EXPECT_NO_THROW(encode_action({166, IPU_ACTION_SEND, 0, 4, 0x4c100, 0x4c200, 0}, 100));
+  // A wait of 2^28 cycles or more has no room in the word.
+  const uint32_t far = 48 + (1u << 28);
+  refused({far, IPU_ACTION_RECEIVE, 1, 4, 0x4c100, 0, 0}, 0, "waits under 2^28 cycles");
+  EXPECT_NO_THROW(encode_action({far - 1, IPU_ACTION_RECEIVE, 1, 4, 0x4c100, 0, 0}, 0));
 }
 
 TEST(Sdk, BroadcastIsOneMulticastSendAndRepeatLoops) {
