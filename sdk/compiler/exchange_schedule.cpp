@@ -91,15 +91,13 @@ ipu_action encode_action(const ExchangeAction& a, int64_t previous) {
     throw CompileError(fmt::format(
         "an exchange {} at offset {}, {} cycles after the previous action's at {}: the runtime "
         "waits under 2^{} cycles between a tile's actions",
-        kind_name(a.kind), a.offset, int64_t{a.offset} - previous, previous,
-        IPU_ACTION_WAIT_BITS));
+        kind_name(a.kind), a.offset, int64_t{a.offset} - previous, previous, IPU_ACTION_WAIT_BITS));
   // The wait word (ipu_program.h): the kind in its sign and top bits.
   const auto w = static_cast<uint32_t>(wait);
-  const uint32_t wait_word = a.kind == IPU_ACTION_RECEIVE ? w
-                             : a.kind == IPU_ACTION_SEND  ? ~w
-                             : a.kind == IPU_ACTION_SM_WRITE
-                                 ? ~(w | 1u << IPU_ACTION_WAIT_BITS)
-                                 : ~(w | 2u << IPU_ACTION_WAIT_BITS);
+  uint32_t wait_word = ~(w | 2u << IPU_ACTION_WAIT_BITS);  // a streaming-memory read
+  if (a.kind == IPU_ACTION_RECEIVE) wait_word = w;
+  if (a.kind == IPU_ACTION_SEND) wait_word = ~w;
+  if (a.kind == IPU_ACTION_SM_WRITE) wait_word = ~(w | 1u << IPU_ACTION_WAIT_BITS);
   const bool remote = a.kind == IPU_ACTION_SM_READ || a.kind == IPU_ACTION_SM_WRITE;
   return {
       wait_word, a.address,

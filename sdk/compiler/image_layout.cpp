@@ -207,10 +207,10 @@ void Compilation::lay_out() {
     if (replica == 0 && m.used(heap_start_) > exe_.fullest_tile.used)
       exe_.fullest_tile = {tile, m.used(heap_start_), m.limit - heap_start_};
     if (replica == 0) {
-      exe_.most_exchange_table_bytes = std::max(
-          exe_.most_exchange_table_bytes,
-          static_cast<uint32_t>(4 * action_table_words(steps, acts.size()) +
-                                4 * dest_lists_[t].size()));
+      exe_.most_exchange_table_bytes =
+          std::max(exe_.most_exchange_table_bytes,
+                   static_cast<uint32_t>(4 * action_table_words(steps, acts.size()) +
+                                         4 * dest_lists_[t].size()));
       report << fmt::format("{:>9}: {:7} bytes of {} ({:.1f}%)\n", where(t), m.used(heap_start_),
                             m.limit - heap_start_,
                             100.0 * m.used(heap_start_) / (m.limit - heap_start_));
