@@ -12,9 +12,10 @@
  * (IPU_ACTION_LEAD_*), and the compiler stores in each action the wait that puts its key at its
  * offset. The kind rides in the wait word's sign and top bits, so that one branch on it finds a
  * receive, the commonest, and a second a send; after each key the next action is loaded and
- * dispatched at once (no loop counter, no jump back): 9 issues a receive, 10 a send. A slip
- * would still not go unseen: the exchange checks every word against the receiver's selection
- * and buffer, and bsp_runtime.c checks the phase's end. */
+ * dispatched at once (no loop counter, no jump back): 9 issues a receive, 11 a send (11 and
+ * 13 in the loop before, 16 and 18 in C). A slip would still not go unseen: the exchange
+ * checks every word against the receiver's selection and buffer, and bsp_runtime.c checks the
+ * phase's end. */
 #include "ipu_program.h"
 
 #define CSR_IPU_XDESTS 0x7ca
@@ -67,7 +68,7 @@ ipu_exchange_actions:
 .Lsend:                     /* wait word: ~wait */
   xori  t0, t0, -1
   csrw  CSR_IPU_XDESTS, t3
-  IPU_WAITC(t0)             /* lead 54 */
+  IPU_WAITC(t0)             /* lead 60 */
   IPU_SEND(t1, t2)
   NEXT_ACTION
 .Lother:                    /* wait word: ~(wait | 1 << 28) a write, ~(wait | 2 << 28) a read */

@@ -46,8 +46,8 @@ struct CompileOptions {
   // The exchange schedule's margins, in tile cycles. The firmware runtime
   // (firmware/runtime/exchange_actions.S) issues each action's key instruction exactly at its
   // offset, and needs a lead from the previous action's key by the later action's kind
-  // (ipu_program.h): two actions of a tile are at least 66 cycles apart before a receive, 78
-  // before a send and 108 before a streaming-memory transfer. `action_gap` raises that floor
+  // (ipu_program.h): two actions of a tile are at least 54 cycles apart before a receive, 66
+  // before a send and 114 before a streaming-memory transfer. `action_gap` raises that floor
   // for every action (0: the runtime's own).
   unsigned action_gap = 0;
   // From a receive's ipu.recv to its first word: words land from the cycle after it.
