@@ -227,13 +227,14 @@ void build_product(Graph& g, const MatmulPlan& p, const ProductOperands& operand
   const Geometry geo{p};
   const size_t n = c_row;
   const auto items = pack_items(p);
+  const auto packers = packer_tiles(p, items);
   // Staging and packed chunks, one per item on its packer tile.
   std::vector<std::pair<unsigned, size_t>> staging_a, staging_b, packed_a, packed_b;
   std::vector<ItemShape> shapes;
   for (size_t i = 0; i < items.size(); ++i) {
     const ItemShape s = item_shape(p, items[i]);
     shapes.push_back(s);
-    const unsigned tile = packer_tile(p, i);
+    const unsigned tile = packers[i];
     (items[i].lhs ? staging_a : staging_b).emplace_back(tile, s.rows * s.row_stride);
     (items[i].lhs ? packed_a : packed_b).emplace_back(tile, s.packed);
   }
@@ -287,7 +288,7 @@ void build_product(Graph& g, const MatmulPlan& p, const ProductOperands& operand
     if (it.lhs) {
       const bool t = o.transpose_a;  // A^T: 16 k-rows x the block's m, a pass of each group
       const size_t groups = t ? geo.groups(it.y).size() : 1;
-      const size_t passes = t ? 1 : geo.passes(it.y).size();
+      const size_t passes = t ? 1 : geo.piece_passes(it.lhs, it.y, it.z).size();
       fields.insert({{"passes", u(passes)},
                      {"rows", u(t ? s.columns : s.rows)},
                      {"ks", u(t ? s.rows : s.columns)},
@@ -297,7 +298,7 @@ void build_product(Graph& g, const MatmulPlan& p, const ProductOperands& operand
       units = groups * passes * 4;
     } else {
       const bool t = o.transpose_b;  // B^T: the block's columns as rows x the slice's k
-      const size_t passes = t ? geo.piece_passes(it.y, it.z).size() : 1;
+      const size_t passes = t ? geo.piece_passes(it.lhs, it.y, it.z).size() : 1;
       const size_t columns = t ? s.rows : s.columns;
       fields.insert({{"columns", u(columns)},
                      {"ks", u(t ? s.columns : s.rows)},
@@ -312,7 +313,7 @@ void build_product(Graph& g, const MatmulPlan& p, const ProductOperands& operand
       auto mine = fields;
       mine[it.lhs ? "first_block" : "first_item"] = u(r.begin);
       mine[it.lhs ? "blocks" : "items"] = u(r.size());
-      g.add_vertex(pack, codelet, packer_tile(p, i), mine);
+      g.add_vertex(pack, codelet, packers[i], mine);
     }
   }
 
@@ -347,13 +348,16 @@ void build_product(Graph& g, const MatmulPlan& p, const ProductOperands& operand
         const Range gr = geo.groups(i), pr = geo.passes(l);
         const size_t gm = gr.size(), pp = pr.size(), nb = geo.columns(j).size();
         if (gm == 0 || pp == 0 || nb == 0) continue;
-        if (!o.transpose_a) {  // item (group, slice l): [pp][256] into [g][pp][256]
-          for (size_t gi = 0; gi < gm; ++gi) {
-            const size_t from = item_at.at({true, static_cast<unsigned>(gr.begin + gi), l, 0});
-            const size_t to = ab.offsets[c] + gi * pp * 256;
-            broadcast[c].push_back({g.region(pa.tensor, from, from + pp * 256),
-                                    g.region(ab.tensor, to, to + pp * 256)});
-          }
+        if (!o.transpose_a) {  // items (group, slice l, piece h): [its passes][256] into
+                               // [g][pp][256]
+          for (size_t gi = 0; gi < gm; ++gi)
+            for (unsigned h = 0; h < geo.pieces(true, l); ++h) {
+              const Range q = geo.piece_passes(true, l, h);
+              const size_t from = item_at.at({true, static_cast<unsigned>(gr.begin + gi), l, h});
+              const size_t to = ab.offsets[c] + (gi * pp + q.begin - pr.begin) * 256;
+              broadcast[c].push_back({g.region(pa.tensor, from, from + q.size() * 256),
+                                      g.region(ab.tensor, to, to + q.size() * 256)});
+            }
         } else {  // item (pass, block i): [gm][256] into [pp][gm][256]
           for (size_t q = 0; q < pp; ++q) {
             const size_t from = item_at.at({true, static_cast<unsigned>(pr.begin + q), i, 0});
@@ -370,8 +374,8 @@ void build_product(Graph& g, const MatmulPlan& p, const ProductOperands& operand
                 {g.region(pb.tensor, from, from + nb * 16), g.region(bb.tensor, to, to + nb * 16)});
           }
         } else {  // items (block j, slice l, piece h): [its passes][nb][16], one after another
-          for (unsigned h = 0; h < geo.pieces(l); ++h) {
-            const Range q = geo.piece_passes(l, h);
+          for (unsigned h = 0; h < geo.pieces(false, l); ++h) {
+            const Range q = geo.piece_passes(false, l, h);
             const size_t from = item_at.at({false, j, l, h}), size = q.size() * nb * 16;
             const size_t to = bb.offsets[c] + (q.begin - pr.begin) * nb * 16;
             broadcast[c].push_back(

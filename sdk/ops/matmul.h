@@ -80,6 +80,10 @@ struct MatmulPlan {
   // block's columns (1: every reducer all the block's rows, a pk-th of its columns). Whole
   // groups make each reducer's received parts one run a tile, and C's rows fewer pieces.
   unsigned reduce_groups = 1;
+  // A's packing items: each a row group's slice of K whole (0), or in pieces of this many
+  // passes (more items, each smaller, to share among the packers; each a run more for its
+  // consumers to receive).
+  unsigned a_item_passes = 0;
   unsigned row_groups = 0, passes = 0;  // ceil(M / 16), ceil(K / 16)
   MatmulCycles estimate;
   // The most memory the plan takes on one tile: its tensors, and its exchange's tables (action
@@ -165,10 +169,11 @@ Tensor create_matmul_input(Graph& graph, MatmulShape shape, bool lhs, const std:
                            const MatmulOptions& options = {}, bool spread = false);
 
 // The given split, estimated, as plan_matmul would weigh it (for tests and benchmarks that
-// compare splits); throws GraphError for a split the shape or the tiles cannot take.
+// compare splits; a_item_passes as MatmulPlan has it); throws GraphError for a split the shape
+// or the tiles cannot take.
 MatmulPlan plan_matmul_split(const Target& target, MatmulShape shape, unsigned pm, unsigned pn,
                              unsigned pk, const MatmulOptions& options = {},
-                             unsigned reduce_groups = 1);
+                             unsigned reduce_groups = 1, unsigned a_item_passes = 0);
 
 // The codelets the product runs (firmware/codelets/matmul_planned.c); matmul() adds them to a
 // graph that lacks them.

@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <queue>
+#include <utility>
 #include <vector>
 
 #include "firmware/include/ipu_program.h"
@@ -100,6 +103,13 @@ inline size_t reduce_apart_column_parts(size_t row_vertices, size_t rows_a_verte
 // The supervisor starting a compute set's first six vertices one after another.
 constexpr double kDispatchCycles = 510;
 
+// B^T's packing items take at most this many passes of a slice, and A's as many where the plan
+// says (MatmulPlan::a_item_passes): a slice a block whole was one tile's packing of up to 32k
+// elements (B^T's alone took 42k cycles of the 1024 x 1024 x 4096 input gradient's 238k; A's
+// 16 rows of a 256-k slice made its forward pass's 256 tiles with an item of each operand pack
+// twice as long as the rest) while most tiles packed little.
+constexpr unsigned kItemPasses = 8;
+
 // The geometry of one plan: which rows, columns and passes each block covers.
 struct Geometry {
   const MatmulPlan& p;
@@ -113,9 +123,15 @@ struct Geometry {
   Range passes(unsigned l) const { return part(p.passes, p.pk, l); }
   Range ks(unsigned l) const { return ks_of(passes(l)); }
   Range ks_of(Range q) const { return {16 * q.begin, std::min<size_t>(16 * q.end, p.shape.k)}; }
-  // Piece h of slice l's passes as B^T's packing items take them (kTransposedBItemPasses each).
-  Range piece_passes(unsigned l, unsigned h) const;
-  unsigned pieces(unsigned l) const;
+  // Piece h of slice l's passes as A's (lhs) or B^T's packing items take them: B^T's
+  // kItemPasses each, A's the plan's a_item_passes (0: the slice whole).
+  Range piece_passes(bool lhs, unsigned l, unsigned h) const;
+  unsigned pieces(bool lhs, unsigned l) const;
+  unsigned slice_pieces(bool lhs) const;  // over all slices
+  size_t item_passes(bool lhs, unsigned l) const {
+    if (!lhs) return kItemPasses;
+    return p.a_item_passes > 0 ? p.a_item_passes : std::max<size_t>(passes(l).size(), 1);
+  }
   // What reducer c of block (i, j)'s pk tiles sums: group part c / (pk / reduce_groups) of the
   // block's groups (of A's row groups) and column part c % (pk / reduce_groups) of its columns.
   struct Share {
@@ -136,18 +152,20 @@ struct Geometry {
   }
 };
 
-// B^T's packing items take at most this many passes of a slice: a slice a block whole was one
-// tile's packing of up to 32k elements (its tile alone took 42k cycles of the 1024 x 1024 x 4096
-// input gradient's 238k) while most tiles packed nothing.
-constexpr unsigned kTransposedBItemPasses = 8;
-inline unsigned Geometry::pieces(unsigned l) const {
-  return static_cast<unsigned>((passes(l).size() + kTransposedBItemPasses - 1) /
-                               kTransposedBItemPasses);
+inline unsigned Geometry::pieces(bool lhs, unsigned l) const {
+  const size_t per = item_passes(lhs, l);
+  return static_cast<unsigned>((passes(l).size() + per - 1) / per);
 }
-inline Range Geometry::piece_passes(unsigned l, unsigned h) const {
+inline unsigned Geometry::slice_pieces(bool lhs) const {
+  unsigned n = 0;
+  for (unsigned l = 0; l < p.pk; ++l) n += pieces(lhs, l);
+  return n;
+}
+inline Range Geometry::piece_passes(bool lhs, unsigned l, unsigned h) const {
   const Range q = passes(l);
-  const size_t begin = q.begin + size_t{h} * kTransposedBItemPasses;
-  return {begin, std::min<size_t>(begin + kTransposedBItemPasses, q.end)};
+  const size_t per = item_passes(lhs, l);
+  const size_t begin = q.begin + h * per;
+  return {begin, std::min<size_t>(begin + per, q.end)};
 }
 
 // The packing work: an item packs one piece of A or B on one tile (a "packer") after gathering
@@ -156,7 +174,7 @@ struct PackItem {
   bool lhs;
   unsigned x, y;   // A: (group, slice) or, transposed, (pass, block); B: (pass, block) or,
                    // transposed, (block, slice)
-  unsigned z = 0;  // B^T: the piece of the slice's passes
+  unsigned z = 0;  // A, B^T: the piece of the slice's passes
 };
 
 inline std::vector<PackItem> pack_items(const MatmulPlan& p) {
@@ -164,7 +182,7 @@ inline std::vector<PackItem> pack_items(const MatmulPlan& p) {
   if (!p.options.transpose_a) {
     for (unsigned g = 0; g < p.row_groups; ++g)
       for (unsigned l = 0; l < p.pk; ++l)
-        if (Geometry{p}.passes(l).size() > 0) items.push_back({true, g, l});
+        for (unsigned h = 0; h < Geometry{p}.pieces(true, l); ++h) items.push_back({true, g, l, h});
   } else {
     for (unsigned q = 0; q < p.passes; ++q)
       for (unsigned i = 0; i < p.pm; ++i)
@@ -178,7 +196,8 @@ inline std::vector<PackItem> pack_items(const MatmulPlan& p) {
     for (unsigned j = 0; j < p.pn; ++j)
       for (unsigned l = 0; l < p.pk; ++l)
         if (Geometry{p}.columns(j).size() > 0)
-          for (unsigned h = 0; h < Geometry{p}.pieces(l); ++h) items.push_back({false, j, l, h});
+          for (unsigned h = 0; h < Geometry{p}.pieces(false, l); ++h)
+            items.push_back({false, j, l, h});
   }
   return items;
 }
@@ -196,13 +215,14 @@ inline ItemShape item_shape(const MatmulPlan& p, const PackItem& it) {
   const Geometry geo{p};
   const MatmulShape& s = p.shape;
   ItemShape out{};
-  if (it.lhs && !p.options.transpose_a) {  // A [M,K]: rows of group x, the k of slice y
-    const Range k = geo.ks(it.y);
+  if (it.lhs && !p.options.transpose_a) {  // A [M,K]: rows of group x, the k of piece z of slice y
+    const Range q = geo.piece_passes(it.lhs, it.y, it.z);
+    const Range k = geo.ks_of(q);
     out.first_row = 16 * size_t{it.x};
     out.rows = std::min<size_t>(16, s.m - out.first_row);
     out.first_column = k.begin;
     out.columns = k.size();
-    out.packed = geo.passes(it.y).size() * 256;
+    out.packed = q.size() * 256;
   } else if (it.lhs) {  // A^T [K,M]: the 16 k-rows of pass x, the m of block y
     const Range r = geo.rows(it.y);
     out.first_row = 16 * size_t{it.x};
@@ -219,7 +239,7 @@ inline ItemShape item_shape(const MatmulPlan& p, const PackItem& it) {
     out.packed = c.size() * 16;
   } else {  // B^T [N,K]: the rows of block x's columns, the k of piece z of slice y
     const Range c = geo.columns(it.x);
-    const Range q = geo.piece_passes(it.y, it.z);
+    const Range q = geo.piece_passes(it.lhs, it.y, it.z);
     const Range k = geo.ks_of(q);
     out.first_row = c.begin;
     out.rows = c.size();
@@ -233,8 +253,40 @@ inline ItemShape item_shape(const MatmulPlan& p, const PackItem& it) {
   return out;
 }
 
-inline unsigned packer_tile(const MatmulPlan& p, size_t item) {
-  return p.options.first_tile + static_cast<unsigned>(item % p.tiles());
+// A packing item's work on its packer, in cycles: its rows' receives and words, its six
+// vertices' elements, its piece's send. Only to balance the packers (packer_tiles).
+inline double pack_item_cycles(const MatmulPlan& p, const PackItem& it, const ItemShape& s) {
+  const bool words = it.lhs ? !p.options.transpose_a : p.options.transpose_b;
+  const double element = words    ? kPackWordsElement
+                         : it.lhs ? kPackStridedElement
+                                  : kPackPairedElement;
+  return static_cast<double>(s.rows) * (kReceiveGap + std::ceil(s.columns / 2.0)) +
+         kPackVertex * 6 + static_cast<double>(s.packed) * element +
+         std::max(kSendGap, s.packed / 2.0);
+}
+
+// Each item's packer: the longest items first, each on the tile with the least packing so far
+// (the lowest such tile). Item i on tile i mod tiles gave 1024 x 1024 x 4096's first 256 tiles
+// one of A's items and one of B's each, twice the others' packing.
+inline std::vector<unsigned> packer_tiles(const MatmulPlan& p, const std::vector<PackItem>& items) {
+  std::vector<double> work(items.size());
+  for (size_t i = 0; i < items.size(); ++i)
+    work[i] = pack_item_cycles(p, items[i], item_shape(p, items[i]));
+  std::vector<size_t> order(items.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t x, size_t y) { return work[x] > work[y]; });
+  using Load = std::pair<double, unsigned>;  // (packing so far, tile): least first
+  std::priority_queue<Load, std::vector<Load>, std::greater<Load>> least;
+  for (unsigned t = 0; t < p.tiles(); ++t) least.push({0.0, t});
+  std::vector<unsigned> tiles(items.size());
+  for (const size_t i : order) {
+    const auto [load, t] = least.top();
+    least.pop();
+    tiles[i] = p.options.first_tile + t;
+    least.push({load + work[i], t});
+  }
+  return tiles;
 }
 
 // How a tile's six AMP vertices share its block of gm row groups x nb columns: the groups in

@@ -72,6 +72,7 @@ void estimate(MatmulPlan& p, size_t operand_bytes, const OperandRows* laid) {
         static_cast<uint64_t>((receives + sends) * kActionBytes + lists * 4 + destinations * 4);
   };
   const auto items = pack_items(p);
+  const auto packers = packer_tiles(p, items);
   // From a layout: each tile's runs received for its packing and pieces sent, by machine tile
   // from `low` (an operand may lie beyond the product's tiles).
   const unsigned low = laid ? std::min(laid->first, p.options.first_tile) : 0;
@@ -79,7 +80,7 @@ void estimate(MatmulPlan& p, size_t operand_bytes, const OperandRows* laid) {
   std::vector<double> laid_receives(laid_tiles), laid_sends(laid_tiles);
   for (size_t n = 0; n < items.size(); ++n) {
     const ItemShape s = item_shape(p, items[n]);
-    const unsigned t = packer_tile(p, n) - p.options.first_tile;
+    const unsigned t = packers[n] - p.options.first_tile;
     double runs = static_cast<double>(s.rows);
     if (laid) {  // a run a piece of each gathered row
       const auto& stored = items[n].lhs ? laid->a : laid->b;
@@ -91,7 +92,7 @@ void estimate(MatmulPlan& p, size_t operand_bytes, const OperandRows* laid) {
             ++runs;
             ++laid_sends[piece.tile - low];
           }
-      laid_receives[packer_tile(p, n) - low] += runs;
+      laid_receives[packers[n] - low] += runs;
     }
     gather[t] += runs * kReceiveGap + s.rows * std::ceil(s.columns * operand_bytes / 4.0);
     // Six vertices, each a sixth of the item's blocks of 64 (weights) or columns of 16.
@@ -118,7 +119,8 @@ void estimate(MatmulPlan& p, size_t operand_bytes, const OperandRows* laid) {
   // `pieces` distinct tiles, a destination list each.
   const auto pieces = [&](bool lhs) {
     const bool t = lhs ? p.options.transpose_a : p.options.transpose_b;
-    return static_cast<double>(lhs ? (t ? p.pm : p.pk) : (t ? p.pk : p.pn));
+    return static_cast<double>(lhs ? (t ? p.pm : geo.slice_pieces(true))
+                                   : (t ? geo.slice_pieces(false) : p.pn));
   };
   auto sends_a_tile = [&](bool lhs) {
     const bool t = lhs ? p.options.transpose_a : p.options.transpose_b;
@@ -141,7 +143,7 @@ void estimate(MatmulPlan& p, size_t operand_bytes, const OperandRows* laid) {
   } else {
     std::vector<double> receives(tiles);
     for (size_t n = 0; n < items.size(); ++n)
-      receives[packer_tile(p, n) - p.options.first_tile] += item_shape(p, items[n]).rows;
+      receives[packers[n] - p.options.first_tile] += item_shape(p, items[n]).rows;
     for (unsigned t = 0; t < tiles; ++t) {
       gather_actions = std::max(gather_actions, receives[t] + sends);
       actions(t, 0, sends, lists, lists);
@@ -160,10 +162,10 @@ void estimate(MatmulPlan& p, size_t operand_bytes, const OperandRows* laid) {
         const unsigned t = geo.consumer(i, j, l) - p.options.first_tile;
         const size_t gm = geo.groups(i).size(), pp = geo.passes(l).size(),
                      nb = geo.columns(j).size();
-        // The packed pieces it receives: a run a group (a pass, for A^T) and a run a pass
-        // (a run a piece of kTransposedBItemPasses, for B^T).
-        const size_t runs =
-            (p.options.transpose_a ? pp : gm) + (p.options.transpose_b ? geo.pieces(l) : pp);
+        // The packed pieces it receives: a run a piece of a slice a group (a run a pass, for A^T)
+        // and a run a pass (a run a piece, for B^T).
+        const size_t runs = (p.options.transpose_a ? pp : gm * geo.pieces(true, l)) +
+                            (p.options.transpose_b ? geo.pieces(false, l) : pp);
         const double words = (gm * pp * 256.0 + pp * nb * 16.0) / 2;
         actions(t, static_cast<double>(runs), 0, 0, 0);
         // Its partial sums to the block's other pk - 1 tiles: a run a reducer whose share has
@@ -330,11 +332,13 @@ MatmulPlan MatmulPlan::slice(unsigned i) const {
 std::string MatmulPlan::describe() const {
   const MatmulCycles& e = estimate;
   return fmt::format(
-      "{}pm {} x pn {} x pk {}{} on {} tiles: {:.0f} cycles (gather {:.0f}, pack {:.0f}, broadcast "
+      "{}pm {} x pn {} x pk {}{}{} on {} tiles: {:.0f} cycles (gather {:.0f}, pack {:.0f}, "
+      "broadcast "
       "{:.0f}, amp {:.0f}, partials {:.0f}, reduce {:.0f}{}, syncs {:.0f}{}), {} KiB a tile ({} of "
       "it exchange tables)",
       serial > 1 ? fmt::format("serial {} (N in slices of {}) x ", serial, slice_width()) : "", pm,
       pn, pk, reduce_groups > 1 ? fmt::format(" (reduced in {} group parts)", reduce_groups) : "",
+      a_item_passes > 0 ? fmt::format(" (A packed in pieces of {} passes)", a_item_passes) : "",
       tiles(), e.total(), e.gather, e.pack, e.broadcast, e.amp, e.partials, e.reduce,
       options.rows_output ? fmt::format(", relayout {:.0f}", e.relayout) : "", e.syncs,
       exchange_scheduled ? "; exchanges scheduled" : "", (tile_bytes + 1023) / 1024,
@@ -366,7 +370,7 @@ void schedule_exchanges(const Target& target, MatmulPlan& p, size_t groups = 1,
 
 MatmulPlan make_plan(const Target& target, MatmulShape shape, const MatmulOptions& o, unsigned pm,
                      unsigned pn, unsigned pk, unsigned reduce_groups = 1,
-                     const OperandRows* rows = nullptr) {
+                     const OperandRows* rows = nullptr, unsigned a_item_passes = 0) {
   MatmulPlan p;
   p.shape = shape;
   p.options = o;
@@ -374,6 +378,7 @@ MatmulPlan make_plan(const Target& target, MatmulShape shape, const MatmulOption
   p.pn = pn;
   p.pk = pk;
   p.reduce_groups = reduce_groups;
+  p.a_item_passes = a_item_passes;
   p.row_groups = static_cast<unsigned>((shape.m + 15) / 16);
   p.passes = static_cast<unsigned>((shape.k + 15) / 16);
   p.budget_bytes = static_cast<uint64_t>(
@@ -400,7 +405,8 @@ MatmulOptions with_tiles(const Target& target, const MatmulOptions& options) {
 }  // namespace
 
 MatmulPlan plan_matmul_split(const Target& target, MatmulShape shape, unsigned pm, unsigned pn,
-                             unsigned pk, const MatmulOptions& options, unsigned reduce_groups) {
+                             unsigned pk, const MatmulOptions& options, unsigned reduce_groups,
+                             unsigned a_item_passes) {
   check_options(target, shape, options);
   const MatmulOptions o = with_tiles(target, options);
   const size_t row_groups = (shape.m + 15) / 16, passes = (shape.k + 15) / 16;
@@ -414,7 +420,7 @@ MatmulPlan plan_matmul_split(const Target& target, MatmulShape shape, unsigned p
   if (reduce_groups == 0 || pk % reduce_groups != 0)
     throw GraphError(
         fmt::format("{}: reduce_groups {} does not divide pk {}", o.name, reduce_groups, pk));
-  MatmulPlan p = make_plan(target, shape, o, pm, pn, pk, reduce_groups);
+  MatmulPlan p = make_plan(target, shape, o, pm, pn, pk, reduce_groups, nullptr, a_item_passes);
   schedule_exchanges(target, p);
   return p;
 }
@@ -431,6 +437,7 @@ namespace {
 struct PlanChoice {
   unsigned serial = 1, pm = 1, pn = 1, pk = 1, reduce_groups = 1;
   double cycles = 0;  // its estimate when chosen
+  unsigned a_item_passes = 0;
 };
 std::mutex cache_mutex;
 std::map<std::string, MatmulPlan> plan_cache;
@@ -501,9 +508,10 @@ std::optional<MatmulPlan> remake_plan(const Target& target, MatmulShape shape,
       uint64_t{c.pm} * c.pn * c.pk > o.tiles)
     return std::nullopt;
   const std::optional<OperandRows> rows = rows_of(shape, o, layout);
-  MatmulPlan p = as_serial(make_plan(target, {shape.m, shape.k, width}, o, c.pm, c.pn, c.pk,
-                                     c.reduce_groups, c.serial == 1 && rows ? &*rows : nullptr),
-                           shape, c.serial);
+  MatmulPlan p =
+      as_serial(make_plan(target, {shape.m, shape.k, width}, o, c.pm, c.pn, c.pk, c.reduce_groups,
+                          c.serial == 1 && rows ? &*rows : nullptr, c.a_item_passes),
+                shape, c.serial);
   if (p.tile_bytes > p.budget_bytes) return std::nullopt;
   schedule_exchanges(target, p, groups, layout);
   if (p.estimate.total() != c.cycles) return std::nullopt;
@@ -536,22 +544,27 @@ std::map<std::string, PlanChoice> read_plan_choices(const std::string& path) {
   if (plans == j.end() || !plans->is_object()) throw bad("no \"plans\" object");
   for (const auto& [key, v] : plans->items()) {
     // A file saved before plans had reducers' group parts holds [serial, pm, pn, pk, cycles]:
-    // taken as reduce_groups 1 (and planned anew if its estimate is not this build's).
+    // taken as reduce_groups 1, and one saved before A's packing items could be pieces has no
+    // a_item_passes after the cycles: taken as 0, A's slices whole (either planned anew if its
+    // estimate is not this build's).
     const size_t whole = v.is_array() && v.size() == 5 ? 4 : 5;
-    if (!v.is_array() || (v.size() != 6 && v.size() != 5) ||
-        !std::all_of(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(whole),
-                     [](const nlohmann::json& x) {
-                       return x.is_number_unsigned() && x.get<uint64_t>() <= UINT32_MAX;
-                     }) ||
-        !v[whole].is_number())
-      throw bad(fmt::format(
-          "the plan '{}' is not [serial, pm, pn, pk, reduce_groups, estimated cycles]", key));
+    const auto is_unsigned = [](const nlohmann::json& x) {
+      return x.is_number_unsigned() && x.get<uint64_t>() <= UINT32_MAX;
+    };
+    if (!v.is_array() || v.size() < 5 || v.size() > 7 ||
+        !std::all_of(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(whole), is_unsigned) ||
+        !v[whole].is_number() || (v.size() == 7 && !is_unsigned(v[6])))
+      throw bad(
+          fmt::format("the plan '{}' is not [serial, pm, pn, pk, reduce_groups, estimated cycles, "
+                      "a_item_passes]",
+                      key));
     out[key] = {v[0].get<unsigned>(),
                 v[1].get<unsigned>(),
                 v[2].get<unsigned>(),
                 v[3].get<unsigned>(),
                 whole == 5 ? v[4].get<unsigned>() : 1u,
-                v[whole].get<double>()};
+                v[whole].get<double>(),
+                v.size() == 7 ? v[6].get<unsigned>() : 0u};
   }
   return out;
 }
@@ -585,7 +598,7 @@ void save_plan_choices(const std::string& path) {
   }
   nlohmann::json plans = nlohmann::json::object();
   for (const auto& [key, c] : all)
-    plans[key] = {c.serial, c.pm, c.pn, c.pk, c.reduce_groups, c.cycles};
+    plans[key] = {c.serial, c.pm, c.pn, c.pk, c.reduce_groups, c.cycles, c.a_item_passes};
   const nlohmann::json j = {
       {"format", kPlanChoicesFormat}, {"sdk", IPU_SDK_VERSION}, {"plans", plans}};
   const std::string temporary = path + ".partial";
@@ -643,8 +656,8 @@ MatmulPlan plan_product(const Target& target, MatmulShape shape, const MatmulOpt
   const std::lock_guard<std::mutex> lock(cache_mutex);
   plan_cache.emplace(key, chosen);
   choice_cache[key] = {
-      chosen.serial,          chosen.pm, chosen.pn, chosen.pk, chosen.reduce_groups,
-      chosen.estimate.total()};
+      chosen.serial,           chosen.pm,           chosen.pn, chosen.pk, chosen.reduce_groups,
+      chosen.estimate.total(), chosen.a_item_passes};
   return chosen;
 }
 
@@ -689,19 +702,26 @@ MatmulPlan choose_plan(const Target& target, MatmulShape shape, const MatmulOpti
         unsigned most_groups = 1;
         for (unsigned d = 1; d <= pk && d <= row_groups / pm; ++d)
           if (pk % d == 0) most_groups = d;
+        // A's items a slice whole, or in pieces where a slice has more passes than a piece
+        // (not for A^T, whose items are a pass each).
+        const bool a_pieces = !o.transpose_a && (passes + pk - 1) / pk > kItemPasses;
         for (unsigned pn = most_pn; pn >= 1; pn /= 2)
           for (unsigned reduce_groups : {1u, most_groups}) {
             if (reduce_groups == most_groups && most_groups == 1 && reduce_groups != 1) continue;
-            const MatmulPlan p = as_serial(make_plan(target, slice, o, pm, pn, pk, reduce_groups,
-                                                     serial == 1 && rows ? &*rows : nullptr),
-                                           shape, serial);
-            ++considered;
-            if (p.tile_bytes > budget) {
-              ++overflowing;
-              if (!smallest_overflow || p.tile_bytes < smallest_overflow->tile_bytes)
-                smallest_overflow = p;
-            } else {
-              fitting.push_back(p);
+            for (unsigned a_item_passes : {0u, kItemPasses}) {
+              if (a_item_passes != 0 && !a_pieces) break;
+              const MatmulPlan p =
+                  as_serial(make_plan(target, slice, o, pm, pn, pk, reduce_groups,
+                                      serial == 1 && rows ? &*rows : nullptr, a_item_passes),
+                            shape, serial);
+              ++considered;
+              if (p.tile_bytes > budget) {
+                ++overflowing;
+                if (!smallest_overflow || p.tile_bytes < smallest_overflow->tile_bytes)
+                  smallest_overflow = p;
+              } else {
+                fitting.push_back(p);
+              }
             }
             if (most_groups == 1) break;
           }
@@ -715,8 +735,10 @@ MatmulPlan choose_plan(const Target& target, MatmulShape shape, const MatmulOpti
         target.chip().tile.sram_bytes, smallest_overflow->describe(),
         smallest_overflow->tile_bytes));
   auto by_estimate = [](const MatmulPlan& a, const MatmulPlan& b) {
-    return std::make_tuple(a.estimate.total(), a.serial, a.pm, a.pn, a.pk, a.reduce_groups) <
-           std::make_tuple(b.estimate.total(), b.serial, b.pm, b.pn, b.pk, b.reduce_groups);
+    return std::make_tuple(a.estimate.total(), a.serial, a.pm, a.pn, a.pk, a.reduce_groups,
+                           a.a_item_passes) < std::make_tuple(b.estimate.total(), b.serial, b.pm,
+                                                              b.pn, b.pk, b.reduce_groups,
+                                                              b.a_item_passes);
   };
   std::sort(fitting.begin(), fitting.end(), by_estimate);
   // The best few by the model have their exchanges scheduled as the compiler will (a scratch

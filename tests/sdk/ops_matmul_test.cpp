@@ -53,7 +53,7 @@ TEST(OpsMatmul, ProductsEqualTheHostReferenceBitForBit) {
   std::vector<Product> products;
   auto add = [&](const std::string& name, ops::MatmulShape s, bool ta, bool tb, unsigned pm,
                  unsigned pn, unsigned pk, bool planner_layout, unsigned reduce_groups = 1,
-                 bool rows_output = false) {
+                 bool rows_output = false, unsigned a_item_passes = 0) {
     ops::MatmulOptions o;
     o.transpose_a = ta;
     o.transpose_b = tb;
@@ -61,7 +61,8 @@ TEST(OpsMatmul, ProductsEqualTheHostReferenceBitForBit) {
     o.name = name;
     Product p;
     p.plan = pm == 0 ? ops::plan_matmul(g.target(), s, o)
-                     : ops::plan_matmul_split(g.target(), s, pm, pn, pk, o, reduce_groups);
+                     : ops::plan_matmul_split(g.target(), s, pm, pn, pk, o, reduce_groups,
+                                              a_item_passes);
     const std::vector<size_t> a_shape =
         ta ? std::vector<size_t>{s.k, s.m} : std::vector<size_t>{s.m, s.k};
     const std::vector<size_t> b_shape =
@@ -107,6 +108,12 @@ TEST(OpsMatmul, ProductsEqualTheHostReferenceBitForBit) {
   EXPECT_EQ(g.tensor(products[11].c).mapping.size(), 4u);
   // B^T's slices of 10 and 9 passes, each packed in pieces of at most 8 on their own tiles.
   add("bt_pieces", {20, 300, 12}, false, true, 1, 2, 2, true);
+  // A's slices of 10 and 9 passes in pieces of 8 (8 + 2, 8 + 1), with B^T's, with B's, and
+  // from operands spread element by element (widened first); 37 rows, a short group.
+  add("a_pieces_bt", {37, 300, 12}, false, true, 2, 2, 2, true, 1, false, 8);
+  add("a_pieces", {37, 300, 13}, false, false, 1, 3, 2, true, 1, false, 8);
+  add("a_pieces_spread", {21, 290, 9}, false, false, 1, 1, 2, false, 1, false, 8);
+  EXPECT_THAT(products.back().plan.describe(), HasSubstr("(A packed in pieces of 8 passes)"));
   // A^T in whole blocks of 16 rows x 4 k-values, packed two rows a word, and a partial block.
   add("at_words", {40, 64, 24}, true, false, 1, 1, 2, true);
   // A's blocks moved 16 bytes a load (f16 staged on 8-byte rows): 37 rows of K = 45 (a short
@@ -384,7 +391,8 @@ TEST(OpsMatmul, PlanChoicesSavedByOneProcessAreTakenByAnother) {
     if (k.find(";96x80x112;") != std::string::npos) {
       key = k;
       EXPECT_EQ(v, nlohmann::json::array({chosen.serial, chosen.pm, chosen.pn, chosen.pk,
-                                          chosen.reduce_groups, chosen.estimate.total()}));
+                                          chosen.reduce_groups, chosen.estimate.total(),
+                                          chosen.a_item_passes}));
     }
   ASSERT_FALSE(key.empty()) << saved.dump(1);
 
@@ -444,7 +452,7 @@ TEST(OpsMatmul, PlanChoicesSavedByOneProcessAreTakenByAnother) {
     ADD_FAILURE() << "a plan without its estimate was read";
   } catch (const GraphError& e) {
     EXPECT_THAT(e.what(), HasSubstr("the plan 'x' is not [serial, pm, pn, pk, reduce_groups, "
-                                    "estimated cycles]"));
+                                    "estimated cycles, a_item_passes]"));
   }
   std::ofstream(path) << R"({"format": "something else", "plans": {}})";
   EXPECT_THROW(ops::load_plan_choices(path), GraphError);
