@@ -253,15 +253,18 @@ inline ItemShape item_shape(const MatmulPlan& p, const PackItem& it) {
   return out;
 }
 
+// A packing vertex's instructions an element: k-values side by side in the stored operand (A,
+// B^T) move as wide words, A^T two rows a word, B two columns a pair of words.
+inline double pack_element_instructions(const MatmulPlan& p, bool lhs) {
+  const bool words = lhs ? !p.options.transpose_a : p.options.transpose_b;
+  return words ? kPackWordsElement : lhs ? kPackStridedElement : kPackPairedElement;
+}
+
 // A packing item's work on its packer, in cycles: its rows' receives and words, its six
 // vertices' elements, its piece's send. Only to balance the packers (packer_tiles).
 inline double pack_item_cycles(const MatmulPlan& p, const PackItem& it, const ItemShape& s) {
-  const bool words = it.lhs ? !p.options.transpose_a : p.options.transpose_b;
-  const double element = words    ? kPackWordsElement
-                         : it.lhs ? kPackStridedElement
-                                  : kPackPairedElement;
   return static_cast<double>(s.rows) * (kReceiveGap + std::ceil(s.columns / 2.0)) +
-         kPackVertex * 6 + static_cast<double>(s.packed) * element +
+         kPackVertex * 6 + static_cast<double>(s.packed) * pack_element_instructions(p, it.lhs) +
          std::max(kSendGap, s.packed / 2.0);
 }
 

@@ -98,11 +98,7 @@ void estimate(MatmulPlan& p, size_t operand_bytes, const OperandRows* laid) {
     // Six vertices, each a sixth of the item's blocks of 64 (weights) or columns of 16.
     const double unit = items[n].lhs ? 64 : 16;
     const double units = std::ceil(s.packed / unit / 6);
-    const bool words = items[n].lhs ? !p.options.transpose_a : p.options.transpose_b;
-    pack[t] += 6 * (kPackVertex + units * unit *
-                                      (words          ? kPackWordsElement
-                                       : items[n].lhs ? kPackStridedElement
-                                                      : kPackPairedElement));
+    pack[t] += 6 * (kPackVertex + units * unit * pack_element_instructions(p, items[n].lhs));
     send[t] += std::max(kSendGap, s.packed / 2.0);  // once, to every consumer
     packed_items[t] += 1;
     staged[t] += s.rows * s.row_stride * operand_bytes;
