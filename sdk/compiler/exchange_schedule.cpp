@@ -44,10 +44,6 @@ struct TileTimes {
 // One direction of one IPU-Link: (from chip, to chip, link of the bundle).
 using LinkKey = std::tuple<unsigned, unsigned, unsigned>;
 
-}  // namespace
-
-namespace {
-
 // The cycles from the previous action's key to this one's beyond its wait: the runtime's lead to
 // the ipu.waitc, and the tail between the wait and the key (ipu_program.h).
 uint32_t key_lead(uint32_t kind) {

@@ -171,13 +171,15 @@ void Compilation::lay_out() {
         states_listed = true;
       }
     }
-    // Whose exchange phases its actions are: the steps' labels that hold the most.
+    // Whose exchange phases its actions are: the steps' labels that hold the most (a phase's
+    // actions and its end word, as action_table_words counts them).
     std::map<std::string, uint64_t> by_label;
     const std::vector<ipu_step>& steps = steps_[worst->first];
     for (size_t i = 0; i < steps.size(); ++i)
-      if (steps[i].op == IPU_STEP_EXCHANGE || steps[i].op == IPU_STEP_EXCHANGE_EXTERNAL)
+      if ((steps[i].op == IPU_STEP_EXCHANGE || steps[i].op == IPU_STEP_EXCHANGE_EXTERNAL) &&
+          steps[i].b != 0)
         by_label[i < step_labels_.size() ? step_labels_[i] : std::string()] +=
-            uint64_t{steps[i].b} * sizeof(ipu_action);
+            uint64_t{steps[i].b} * sizeof(ipu_action) + 4;
     std::vector<std::pair<uint64_t, std::string>> largest;
     for (const auto& [label, bytes] : by_label)
       if (bytes > 0) largest.emplace_back(bytes, label.empty() ? "(unlabelled)" : label);

@@ -1306,7 +1306,8 @@ TEST(SdkErrors, TileMemoryOverflowNamesTileAndTensors) {
   g.set_tile_mapping(big, 1);
   g.set_tile_mapping(bigger, 1);
   g.set_tile_mapping(over, 2);
-  // Its exchange actions, by the phases that hold them: a receive (16 bytes) a copy.
+  // Its exchange actions, by the phases that hold them: an action (16 bytes) a copy and the
+  // phase's end word (4).
   const Tensor a = g.add_variable(DType::kF32, {4}, "a"), b = g.add_variable(DType::kF32, {4}, "b");
   g.set_tile_mapping(a, 0);
   g.set_tile_mapping(b, 1);
@@ -1327,8 +1328,8 @@ TEST(SdkErrors, TileMemoryOverflowNamesTileAndTensors) {
         compile(g, Sequence({Copy(a, b), Copy(b, a), Copy(a, b), Execute(cs)}));
       },
       ::testing::ThrowsMessage<CompileError>(::testing::AllOf(
-          HasSubstr("its exchange actions' largest phases:\n    32 bytes: Copy 'a' -> "
-                    "'b'\n    16 bytes: Copy 'b' -> 'a'"),
+          HasSubstr("its exchange actions' largest phases:\n    40 bytes: Copy 'a' -> "
+                    "'b'\n    20 bytes: Copy 'b' -> 'a'"),
           HasSubstr("\n  72 bytes: vertex states, 5 (add_f32 3 x 16, sum_f32 2 x 12)\n"),
           ::testing::Not(HasSubstr("vertex state (")), HasSubstr("tile 1 needs"),
           HasSubstr("400000 bytes: tensor 'big' [0, 100000)"),
