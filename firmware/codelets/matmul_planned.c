@@ -18,13 +18,16 @@ static inline uint16_t narrow_exact(float x) {
 /* pack_weights_{f16,f32}: out[group][pass][phase][row][j] (16 x 4 per phase, f16) =
  *   in[group * group_stride + row * row_stride + k * k_stride], k = 16 pass + 4 phase + j,
  *   for 16 group + row < rows and k < ks; else 0; blocks (group, pass, phase) first_block to
- *   first_block + blocks - 1 of groups x passes x 4.
+ *   first_block + blocks - 1 of groups x passes x 4, and of each block the rows first_lane to
+ *   first_lane + lanes - 1 (0 and 16: all of them). Six vertices may share an item's blocks or
+ *   its rows: a row's set-up is paid once a vertex, so few blocks a vertex go faster by rows.
  * fields: in (in f16 / f32), out (out f16), passes, rows, ks, group_stride, row_stride,
- *         k_stride, first_block, blocks */
+ *         k_stride, first_block, blocks, first_lane, lanes */
 struct pack_weights_fields {
   const void *in;
   uint16_t *out;
   uint32_t passes, rows, ks, group_stride, row_stride, k_stride, first_block, blocks;
+  uint32_t first_lane, lanes;
 };
 /* Two words' low halves, and their high halves, as one word each (the first word's half low):
  * two rows of two neighbouring f16 columns become a word of each column. ipu.sort4x16lo and
@@ -83,14 +86,15 @@ static inline __attribute__((always_inline)) void copy_block_rows(const uint32_t
 #define WIDE_ST64_HI(at, off) \
   __asm__ volatile(".insn s 0x5b, 3, %0, " #off "(%2)" : : "f"(q2_), "f"(q3_), "r"(at) : "memory")
 
-/* Blocks 0 .. count - 1 of one row group as stored (each row's k-values neighbours, the rows
- * `row_bytes` apart and every row 8-byte aligned, as the planner stages them; the blocks 128
- * bytes apart in `out`, 8-byte aligned): a row at a time, four blocks' four k-values two
- * ipu.ld128 and each block's row one ipu.st64: ten issues for 16 elements, where the words'
- * loads and stores a block at a time took 1.3 an element. */
-static void pack_rows_wide(const uint16_t *in, uint32_t row_bytes, uint16_t *out, uint32_t count) {
+/* Blocks 0 .. count - 1 of `lanes` rows of one row group as stored (each row's k-values
+ * neighbours, the rows `row_bytes` apart and every row 8-byte aligned, as the planner stages
+ * them; the blocks 128 bytes apart in `out`, 8-byte aligned): a row at a time, four blocks' four
+ * k-values two ipu.ld128 and each block's row one ipu.st64: ten issues for 16 elements, where
+ * the words' loads and stores a block at a time took 1.3 an element. */
+static void pack_rows_wide(const uint16_t *in, uint32_t row_bytes, uint16_t *out, uint32_t count,
+                           uint32_t lanes) {
   WIDE_QUAD();
-  for (uint32_t row = 0; row < 16; ++row) {
+  for (uint32_t row = 0; row < lanes; ++row) {
     const char *from = (const char *)in + row * row_bytes;
     char *to = (char *)out + row * 8;
     uint32_t b = 0;
@@ -144,35 +148,41 @@ static inline int on_doubles(const void *p, uint32_t stride_bytes) {
       /* blocks whose four k exist: none where the range starts in K's zero padding */    \
       const uint32_t whole_k = k_first / 4 < v->ks / 4 ? v->ks / 4 - k_first / 4 : 0;    \
       const uint32_t count = end - first < whole_k ? end - first : whole_k;             \
-      const TYPE *in = (const TYPE *)v->in + group * v->group_stride + k_first;         \
+      const TYPE *in = (const TYPE *)v->in + group * v->group_stride + k_first +        \
+                       v->first_lane * v->row_stride;                                   \
       if (group * 16 + 16 <= v->rows && count > 0 && on_doubles(in, v->row_stride * 2) && \
           on_doubles(v->out + first * 64, 0)) {                                         \
         pack_rows_wide((const uint16_t *)(const void *)in, v->row_stride * 2,           \
-                       v->out + first * 64, count);                                     \
+                       v->out + first * 64 + v->first_lane * 4, count, v->lanes);       \
         first += count;                                                                 \
       }                                                                                 \
     }                                                                                   \
+    const int all_lanes = v->first_lane == 0 && v->lanes == 16;                         \
     for (uint32_t block = first; block < end; ++block) {                                \
       const uint32_t group = block / (v->passes * 4);                                   \
       const uint32_t k0 = (block - group * v->passes * 4) * 4;                          \
       const uint32_t row0 = group * 16;                                                 \
       const TYPE *in = (const TYPE *)v->in + group * v->group_stride + k0 * v->k_stride; \
       uint16_t *out = v->out + block * 64;                                              \
-      if (sizeof(TYPE) == 2 && v->k_stride == 1 && row0 + 16 <= v->rows && k0 + 4 <= v->ks) { \
+      if (all_lanes && sizeof(TYPE) == 2 && v->k_stride == 1 && row0 + 16 <= v->rows &&   \
+          k0 + 4 <= v->ks) {                                                            \
         /* a whole block of rows' four neighbouring f16: two words a row (the staging   \
          * rows start on words) */                                                      \
         copy_block_rows((const uint32_t *)(const void *)in, v->row_stride / 2,          \
                         (uint32_t *)(void *)out);                                       \
         continue;                                                                       \
       }                                                                                 \
-      if (sizeof(TYPE) == 2 && v->row_stride == 1 && v->k_stride % 2 == 0 &&            \
+      if (all_lanes && sizeof(TYPE) == 2 && v->row_stride == 1 && v->k_stride % 2 == 0 && \
           ((uintptr_t)in & 3) == 0 && row0 + 16 <= v->rows && k0 + 4 <= v->ks) {        \
         /* A^T: a whole block's rows, two a word for each k */                         \
         pack_row_pairs_f16((const uint32_t *)(const void *)in, v->k_stride / 2,         \
                            (uint32_t *)(void *)out);                                    \
         continue;                                                                       \
       }                                                                                 \
-      for (uint32_t row = 0; row < 16; ++row, out += 4, in += v->row_stride) {          \
+      out += v->first_lane * 4;                                                         \
+      in += v->first_lane * v->row_stride;                                              \
+      for (uint32_t row = v->first_lane; row < v->first_lane + v->lanes;                \
+           ++row, out += 4, in += v->row_stride) {                                      \
         if (row0 + row >= v->rows) {                                                    \
           out[0] = out[1] = out[2] = out[3] = 0;                                        \
         } else if (k0 + 4 <= v->ks && sizeof(TYPE) == 2 && v->k_stride == 1) {          \

@@ -32,7 +32,7 @@ void add_matmul_codelets(Graph& g) {
     g.add_codelet("pack_weights" + suffix, file,
                   {in("in", t), out("out", f16), scalar("passes"), scalar("rows"), scalar("ks"),
                    scalar("group_stride"), scalar("row_stride"), scalar("k_stride"),
-                   scalar("first_block"), scalar("blocks")});
+                   scalar("first_block"), scalar("blocks"), scalar("first_lane"), scalar("lanes")});
     g.add_codelet(
         "pack_stream" + suffix, file,
         {in("in", t), out("out", f16), scalar("columns"), scalar("ks"), scalar("column_stride"),
@@ -307,14 +307,22 @@ void build_product(Graph& g, const MatmulPlan& p, const ProductOperands& operand
       units = passes * columns;
     }
     const std::string codelet = (it.lhs ? "pack_weights" : "pack_stream") + type;
-    for (unsigned w = 0; w < 6; ++w) {
-      const Range r = part(units, 6, w);
-      if (r.size() == 0) continue;
-      auto mine = fields;
-      mine[it.lhs ? "first_block" : "first_item"] = u(r.begin);
-      mine[it.lhs ? "blocks" : "items"] = u(r.size());
-      g.add_vertex(pack, codelet, packers[i], mine);
-    }
+    // A as stored: its rows in lane_parts parts, its blocks in the rest (weights_split).
+    const WeightsSplit split = packs_rows(p, it) ? weights_split(units) : WeightsSplit{};
+    for (unsigned wr = 0; wr < split.lane_parts; ++wr)
+      for (unsigned wb = 0; wb < split.block_parts(); ++wb) {
+        const Range r = part(units, split.block_parts(), wb);
+        const Range lanes = part(16, split.lane_parts, wr);
+        if (r.size() == 0) continue;
+        auto mine = fields;
+        mine[it.lhs ? "first_block" : "first_item"] = u(r.begin);
+        mine[it.lhs ? "blocks" : "items"] = u(r.size());
+        if (it.lhs) {
+          mine["first_lane"] = u(lanes.begin);
+          mine["lanes"] = u(lanes.size());
+        }
+        g.add_vertex(pack, codelet, packers[i], mine);
+      }
   }
 
   // Each consumer's buffers: A packed [gm][pp][256] (transposed A: [pp][gm][256]), B packed

@@ -53,6 +53,10 @@ constexpr double kStepCycles = 615;
 // the columns of B, and two rows' a word for each k of A^T.
 constexpr double kPackVertex = 40, kPackWordsElement = 1.0, kPackPairedElement = 2.3,
                  kPackStridedElement = 2.1;
+// A's rows as stored (pack_rows_wide, counted from its compiled loops): per row its set-up, per
+// four blocks two ipu.ld128, four ipu.st64 and the loop's five, per block left one ipu.ld64, one
+// ipu.st64 and four.
+constexpr double kPackRow = 8, kPackRowQuad = 11, kPackRowBlock = 6;
 constexpr double kAmpVertex = 70, kAmpColumn = 4.13;
 inline const double kAmpPass = 4.0 * iss::spec_of(iss::Op::ipu_ampw)->issue_slots + 14;
 // Up to kReduceQuadParts parts, four rows at a time (one ipu.ld128 a part and column): per quad
@@ -260,12 +264,58 @@ inline double pack_element_instructions(const MatmulPlan& p, bool lhs) {
   return words ? kPackWordsElement : lhs ? kPackStridedElement : kPackPairedElement;
 }
 
+// A packing vertex of A as stored: `lanes` rows of each of `blocks` blocks.
+inline double pack_rows_instructions(size_t lanes, size_t blocks) {
+  return kPackVertex +
+         static_cast<double>(lanes) * (kPackRow + static_cast<double>(blocks / 4) * kPackRowQuad +
+                                       static_cast<double>(blocks % 4) * kPackRowBlock);
+}
+
+// How the six vertices of an item of A as stored share its 16 rows and its blocks: the rows in
+// lane_parts parts (1, 2, 3 or 6) and the blocks in 6 / lane_parts, whichever leaves the
+// busiest vertex least. A row's set-up and its last blocks are paid by each vertex that packs
+// the row: a piece of 32 blocks takes 6 blocks of 16 rows a vertex (536 instructions) by blocks,
+// 3 rows of 32 blocks (328) by rows.
+struct WeightsSplit {
+  unsigned lane_parts = 1;
+  unsigned block_parts() const { return 6 / lane_parts; }
+  size_t most_lanes() const { return (16 + lane_parts - 1) / lane_parts; }
+  size_t most_blocks(size_t blocks) const { return (blocks + block_parts() - 1) / block_parts(); }
+};
+inline WeightsSplit weights_split(size_t blocks) {
+  WeightsSplit best;
+  const auto cost = [&](const WeightsSplit& w) {
+    return pack_rows_instructions(w.most_lanes(), w.most_blocks(blocks));
+  };
+  for (const unsigned lanes : {2u, 3u, 6u})
+    if (cost(WeightsSplit{lanes}) < cost(best)) best = WeightsSplit{lanes};
+  return best;
+}
+
+// Whether an item is A as stored, whose vertices share rows and blocks (weights_split); any
+// other item's vertices each take a sixth of its units: blocks of 64 (A^T) or columns of 16.
+inline bool packs_rows(const MatmulPlan& p, const PackItem& it) {
+  return it.lhs && !p.options.transpose_a;
+}
+
+// The busiest of an item's six packing vertices, in instructions.
+inline double pack_vertex_instructions(const MatmulPlan& p, const PackItem& it,
+                                       const ItemShape& s) {
+  if (packs_rows(p, it)) {
+    const size_t blocks = s.packed / 64;
+    const WeightsSplit w = weights_split(blocks);
+    return pack_rows_instructions(w.most_lanes(), w.most_blocks(blocks));
+  }
+  const double unit = it.lhs ? 64 : 16;
+  return kPackVertex + std::ceil(s.packed / unit / 6) * unit * pack_element_instructions(p, it.lhs);
+}
+
 // A packing item's work on its packer, in cycles: its rows' receives and words, its six
-// vertices' elements, its piece's send. Only to balance the packers (packer_tiles).
+// vertices (a worker issues once in six cycles), its piece's send. Only to balance the packers
+// (packer_tiles).
 inline double pack_item_cycles(const MatmulPlan& p, const PackItem& it, const ItemShape& s) {
   return static_cast<double>(s.rows) * (kReceiveGap + std::ceil(s.columns / 2.0)) +
-         kPackVertex * 6 + static_cast<double>(s.packed) * pack_element_instructions(p, it.lhs) +
-         std::max(kSendGap, s.packed / 2.0);
+         6 * pack_vertex_instructions(p, it, s) + std::max(kSendGap, s.packed / 2.0);
 }
 
 // Each item's packer: the longest items first, each on the tile with the least packing so far

@@ -95,11 +95,8 @@ void estimate(MatmulPlan& p, size_t operand_bytes, const OperandRows* laid) {
       laid_receives[packers[n] - low] += runs;
     }
     gather[t] += runs * kReceiveGap + s.rows * std::ceil(s.columns * operand_bytes / 4.0);
-    // Six vertices, each a sixth of the item's blocks of 64 (weights) or columns of 16.
-    const double unit = items[n].lhs ? 64 : 16;
-    const double units = std::ceil(s.packed / unit / 6);
-    pack[t] += 6 * (kPackVertex + units * unit * pack_element_instructions(p, items[n].lhs));
-    send[t] += std::max(kSendGap, s.packed / 2.0);  // once, to every consumer
+    pack[t] += 6 * pack_vertex_instructions(p, items[n], s);  // six vertices side by side
+    send[t] += std::max(kSendGap, s.packed / 2.0);            // once, to every consumer
     packed_items[t] += 1;
     staged[t] += s.rows * s.row_stride * operand_bytes;
     packed[t] += s.packed * 2;
