@@ -125,6 +125,52 @@ void unary_f32(const struct unary_f32_fields* v) {
   }
 }
 
+/* bias_gelu_f32_f16: sum[i] = a[i] + b[(offset + i) % period] and out[i] = gelu(sum[i]) rounded
+ *   to f16 (nearest even), i < n: binary_f32's addition of a bias, unary_f32's GeLU and
+ *   cast_f32_f16 in one pass, the same bits. fields: a (in f32), b (in f32), sum (out f32),
+ *   out (out f16), n, period, offset */
+struct bias_gelu_f32_f16_fields {
+  const float *a, *b;
+  float* sum;
+  uint16_t* out;
+  uint32_t n, period, offset;
+};
+static inline uint16_t f16_of(float x) {
+  return (uint16_t)ipu_f16x2_bits(ipu_f32v2tof16(ipu_f32x2_make(x, 0.0f)));
+}
+void bias_gelu_f32_f16(const struct bias_gelu_f32_f16_fields* v) {
+  uint32_t j = v->offset, n = v->n;
+  const uint32_t period = v->period;
+  const float *a = v->a, *b = v->b;
+  float* sum = v->sum;
+  uint16_t* out = v->out;
+  /* Pairs where a, sum and b's pairs line up and out's lie in words, after one element alone
+   * when all start one element in; a pair never crosses the wrap when the period is even or
+   * the range ends before it. */
+  const int no_wrap = j + n <= period;
+  const int paired = period % 2 == 0 || no_wrap;
+  if (paired && n > 0 && ONE_WORD_IN(a) && ONE_WORD_IN(b + j) && ONE_WORD_IN(sum) &&
+      ((uintptr_t)out & 3) == 2) {
+    sum[0] = a[0] + b[j];
+    out[0] = f16_of(ipu_ops_gelu(sum[0]));
+    ++a, ++sum, ++out, --n;
+    if (++j == period) j = 0;
+  }
+  if (paired && (no_wrap || j % 2 == 0) && ON_PAIRS(a) && ON_PAIRS(b + j) && ON_PAIRS(sum) &&
+      ((uintptr_t)out & 3) == 0) {
+    /* without a wrap in the range, b's pairs from b + j run to its end: a period of n + j */
+    const uint32_t done = no_wrap ? bias_gelu_pairs(a, b + j, n + 2, 0, sum, out, n)
+                                  : bias_gelu_pairs(a, b, period, j, sum, out, n);
+    a += done, sum += done, out += done, n -= done;
+    j = (j + done) % period;
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    sum[i] = a[i] + b[j];
+    out[i] = f16_of(ipu_ops_gelu(sum[i]));
+    if (++j == period) j = 0;
+  }
+}
+
 /* cast_f32_f16: out[i] = a[i] rounded to f16 by the hardware (nearest even), i < n; n even or
  *   the range's end the tensor's.  fields: a (in f32), out (out f16), n */
 struct cast_f32_f16_fields {
@@ -483,13 +529,13 @@ NO_MEMSET void layer_norm_grad_slice_sums_f32(
     const float *x = v->x + r * columns, *dy = v->dy + r * columns;
     const float mean = v->mean[r], inv = v->inv[r];
     float sum_g = 0.0f, sum_gx = 0.0f;
-#define LN_GRAD_SUMS_COLUMN(c)                                                    \
-  do {                                                                            \
-    const float xhat = (x[c] - mean) * inv, g = dy[c] * gamma[c];                 \
-    sum_g += g;                                                                   \
-    sum_gx += g * xhat;                                                           \
-    dgamma[(c)-c0] = (r == 0 ? 0.0f : dgamma[(c)-c0]) + dy[c] * xhat;             \
-    dbeta[(c)-c0] = (r == 0 ? 0.0f : dbeta[(c)-c0]) + dy[c];                      \
+#define LN_GRAD_SUMS_COLUMN(c)                                        \
+  do {                                                                \
+    const float xhat = (x[c] - mean) * inv, g = dy[c] * gamma[c];     \
+    sum_g += g;                                                       \
+    sum_gx += g * xhat;                                               \
+    dgamma[(c)-c0] = (r == 0 ? 0.0f : dgamma[(c)-c0]) + dy[c] * xhat; \
+    dbeta[(c)-c0] = (r == 0 ? 0.0f : dbeta[(c)-c0]) + dy[c];          \
   } while (0)
     uint32_t c = c0;
     if (c < c1 && ONE_WORD_IN(x + c)) { /* one alone, then pairs */

@@ -15,6 +15,131 @@ namespace ipu::sdk::ops {
 
 namespace {
 
+// Binary's operand b beside each of a's pieces: a copy with a's mapping, or a vector of a's
+// last dimension on each of a's tiles (its columns those tiles' pieces span, where each piece
+// lies within a row); each of a's ranges then reads its part.
+class OperandBeside {
+ public:
+  // Adds the copies' exchange to `program`; a and b already checked.
+  OperandBeside(Graph& g, Program& program, const TensorInfo& ai, Tensor b, const std::string& name)
+      : g_(g), bi_(g.tensor(b)), tiles_(tiles_of(ai)) {
+    vector_ = bi_.shape.size() == 1 && !ai.shape.empty() && bi_.shape[0] == ai.shape.back();
+    auto alike = [&] {
+      if (bi_.mapping.size() != ai.mapping.size()) return false;
+      for (size_t i = 0; i < ai.mapping.size(); ++i)
+        if (ai.mapping[i].begin != bi_.mapping[i].begin ||
+            ai.mapping[i].end != bi_.mapping[i].end || ai.mapping[i].tile != bi_.mapping[i].tile)
+          return false;
+      return true;
+    };
+    local_ = b;
+    const size_t columns = bi_.elements;
+    if (vector_) {
+      for (const Interval& m : ai.mapping) {
+        const size_t c = m.begin % columns, n = m.end - m.begin;
+        const std::pair<size_t, size_t> mine =
+            n <= columns - c ? std::pair{c, c + n} : std::pair{size_t{0}, columns};
+        const auto [it, fresh] = span_.try_emplace(m.tile, mine);
+        if (!fresh)
+          it->second = {std::min(it->second.first, mine.first),
+                        std::max(it->second.second, mine.second)};
+      }
+      for (const auto& [tile, s] : span_) narrow_ |= s.second - s.first < columns;
+    }
+    if (vector_ && narrow_) {  // each tile's span of b, in the order of `tiles_`
+      std::vector<std::pair<unsigned, size_t>> sizes;
+      for (unsigned t : tiles_) sizes.emplace_back(t, span_[t].second - span_[t].first);
+      narrow_b_ = add_chunked(g, DType::kF32, sizes, name + ".b");
+      g.set_scratch(narrow_b_.tensor);
+      CopyPairs pairs;
+      for (size_t i = 0; i < tiles_.size(); ++i) {
+        const auto [lo, hi] = span_[tiles_[i]];
+        pairs.emplace_back(g.region(b, lo, hi), g.region(narrow_b_.tensor, narrow_b_.offsets[i],
+                                                         narrow_b_.offsets[i] + (hi - lo)));
+      }
+      program.body.push_back(Copy(std::move(pairs)));
+    } else if (vector_) {
+      local_ = replicate(g, program, b, tiles_, name + ".b");
+    } else if (!alike()) {
+      local_ = g.add_variable(DType::kF32, ai.shape, name + ".b");
+      g.set_tile_mapping(local_, ai.mapping);
+      g.set_scratch(local_);
+      program.body.push_back(Copy(relayout(g, b, local_)));
+    }
+  }
+
+  // The part of b that a's elements [lo, hi) of piece m read: a region, and b's elements
+  // repeating every `period` from `offset` (a vector's columns).
+  struct Part {
+    Region b;
+    uint32_t period, offset;
+  };
+  Part at(const Interval& m, size_t lo, size_t hi) const {
+    if (!vector_) return {g_.region(local_, lo, hi), u32(hi - lo), 0};
+    const size_t at =
+        static_cast<size_t>(std::find(tiles_.begin(), tiles_.end(), m.tile) - tiles_.begin());
+    if (narrow_) {
+      const auto [first, end] = span_.at(m.tile);
+      return {
+          g_.region(narrow_b_.tensor, narrow_b_.offsets[at], narrow_b_.offsets[at] + (end - first)),
+          u32(end - first), u32(lo % bi_.elements - first)};
+    }
+    return {g_.region(local_, at * bi_.elements, (at + 1) * bi_.elements), u32(bi_.elements),
+            u32(lo % bi_.elements)};
+  }
+
+ private:
+  Graph& g_;
+  TensorInfo bi_;
+  std::vector<unsigned> tiles_;
+  bool vector_ = false, narrow_ = false;
+  std::map<unsigned, std::pair<size_t, size_t>> span_;  // by tile: [first, end) columns
+  Chunks narrow_b_;
+  Tensor local_;
+};
+
+// A mapping's pieces moved to even starts (where an f16 tensor's pieces must start): each odd
+// start one element earlier, the element taken from the piece before.
+std::vector<Interval> even_starts(const std::vector<Interval>& pieces) {
+  std::vector<Interval> mapping;
+  for (const Interval& m : pieces) {
+    const size_t begin = m.begin & ~size_t{1};
+    if (!mapping.empty()) {  // the previous piece now ends where this one starts
+      mapping.back().end = begin;
+      if (mapping.back().end <= mapping.back().begin) mapping.pop_back();  // it held one element
+    }
+    if (!mapping.empty() && mapping.back().tile == m.tile && mapping.back().end == begin)
+      mapping.back().end = m.end;
+    else
+      mapping.push_back({begin, m.end, m.tile});
+  }
+  return mapping;
+}
+
+// a, or where any of its pieces starts at an odd element a copy of it on even starts.
+Tensor on_even_starts(Graph& g, Program& program, Tensor a, const std::string& name) {
+  const TensorInfo& ai = g.tensor(a);
+  bool moved = false;
+  for (const Interval& m : ai.mapping) moved |= m.begin % 2 != 0;
+  if (!moved) return a;
+  const Tensor source = g.add_variable(ai.type, ai.shape, name + ".even");
+  g.set_tile_mapping(source, even_starts(ai.mapping));
+  g.set_scratch(source);
+  program.body.push_back(Copy(a, source));
+  return source;
+}
+
+// Whether b has a's shape or is a vector of its last dimension; else GraphError.
+void require_binary_shapes(const TensorInfo& ai, const TensorInfo& bi, const std::string& name) {
+  const bool same = bi.shape == ai.shape;
+  const bool vector = bi.shape.size() == 1 && !ai.shape.empty() && bi.shape[0] == ai.shape.back();
+  if (!same && !vector)
+    throw GraphError(fmt::format(
+        "{}: '{}' [{}] and '{}' [{}] do not match: b must have a's shape or be a vector of a's "
+        "last dimension",
+        name, ai.name, fmt::join(ai.shape, " x "), bi.name, fmt::join(bi.shape, " x ")));
+}
+
 // out = a op b, `out` a new tensor mapped as a, or a itself (each element is read before it is
 // written, so the codelet may write over its operand).
 Tensor binary_into(Graph& g, Program& program, BinaryOp op, Tensor a, Tensor b,
@@ -24,99 +149,27 @@ Tensor binary_into(Graph& g, Program& program, BinaryOp op, Tensor a, Tensor b,
   const TensorInfo bi = mapped(g, b, name, "operand b");
   require_type(ai, DType::kF32, name, "operand a");
   require_type(bi, DType::kF32, name, "operand b");
-  const bool same = bi.shape == ai.shape;
-  const bool vector = bi.shape.size() == 1 && !ai.shape.empty() && bi.shape[0] == ai.shape.back();
-  if (!same && !vector)
-    throw GraphError(fmt::format(
-        "{}: '{}' [{}] and '{}' [{}] do not match: b must have a's shape or be a vector of a's "
-        "last dimension",
-        name, ai.name, fmt::join(ai.shape, " x "), bi.name, fmt::join(bi.shape, " x ")));
+  require_binary_shapes(ai, bi, name);
   add_ops_codelets(g);
   Tensor out = a;
   if (!in_place) {
     out = g.add_variable(DType::kF32, ai.shape, name);
     g.set_tile_mapping(out, ai.mapping);
   }
-  // b beside each of a's pieces: a copy with a's mapping, or the vector on each of a's tiles.
-  Tensor b_local = b;
-  const std::vector<unsigned> tiles = tiles_of(ai);
-  auto alike = [&] {
-    if (bi.mapping.size() != ai.mapping.size()) return false;
-    for (size_t i = 0; i < ai.mapping.size(); ++i)
-      if (ai.mapping[i].begin != bi.mapping[i].begin || ai.mapping[i].end != bi.mapping[i].end ||
-          ai.mapping[i].tile != bi.mapping[i].tile)
-        return false;
-    return true;
-  };
-  // A vector's columns each tile needs: all of them, unless each of its pieces lies within a
-  // row (a row cut into slices): then the columns its pieces span.
+  const OperandBeside beside(g, program, ai, b, name);
   const WorkSplit split(ai);
-  const size_t columns = bi.elements;
-  std::map<unsigned, std::pair<size_t, size_t>> span;  // by tile: [first, end) columns
-  bool narrow = false;
-  if (vector) {
-    for (const Interval& m : ai.mapping) {
-      const size_t c = m.begin % columns, n = m.end - m.begin;
-      const std::pair<size_t, size_t> mine =
-          n <= columns - c ? std::pair{c, c + n} : std::pair{size_t{0}, columns};
-      const auto [it, fresh] = span.try_emplace(m.tile, mine);
-      if (!fresh)
-        it->second = {std::min(it->second.first, mine.first),
-                      std::max(it->second.second, mine.second)};
-    }
-    for (const auto& [tile, s] : span) narrow |= s.second - s.first < columns;
-  }
-  Chunks narrow_b;  // with `narrow`: each tile's span of b, in the order of `tiles`
-  if (vector && narrow) {
-    std::vector<std::pair<unsigned, size_t>> sizes;
-    for (unsigned t : tiles) sizes.emplace_back(t, span[t].second - span[t].first);
-    narrow_b = add_chunked(g, DType::kF32, sizes, name + ".b");
-    g.set_scratch(narrow_b.tensor);
-    CopyPairs pairs;
-    for (size_t i = 0; i < tiles.size(); ++i) {
-      const auto [lo, hi] = span[tiles[i]];
-      pairs.emplace_back(g.region(b, lo, hi), g.region(narrow_b.tensor, narrow_b.offsets[i],
-                                                       narrow_b.offsets[i] + (hi - lo)));
-    }
-    program.body.push_back(Copy(std::move(pairs)));
-  } else if (vector) {
-    b_local = replicate(g, program, b, tiles, name + ".b");
-  } else if (!alike()) {
-    b_local = g.add_variable(DType::kF32, ai.shape, name + ".b");
-    g.set_tile_mapping(b_local, ai.mapping);
-    g.set_scratch(b_local);
-    program.body.push_back(Copy(relayout(g, b, b_local)));
-  }
   const ComputeSet cs = g.add_compute_set(name);
   for (const Interval& m : ai.mapping)
     for (const auto& [lo, hi] : split.ranges(m)) {
-      Region b_region;
-      uint32_t period = u32(hi - lo), offset = 0;
-      if (!vector) {
-        b_region = g.region(b_local, lo, hi);
-      } else if (narrow) {
-        const size_t at =
-            static_cast<size_t>(std::find(tiles.begin(), tiles.end(), m.tile) - tiles.begin());
-        const auto [first, end] = span[m.tile];
-        b_region =
-            g.region(narrow_b.tensor, narrow_b.offsets[at], narrow_b.offsets[at] + (end - first));
-        period = u32(end - first);
-        offset = u32(lo % columns - first);
-      } else {
-        const size_t row =
-            static_cast<size_t>(std::find(tiles.begin(), tiles.end(), m.tile) - tiles.begin());
-        b_region = g.region(b_local, row * bi.elements, (row + 1) * bi.elements);
-        period = u32(bi.elements);
-        offset = u32(lo % bi.elements);
-      }
+      const OperandBeside::Part part = beside.at(m, lo, hi);
       g.add_vertex(cs, "binary_f32", m.tile,
                    {{"a", g.region(a, lo, hi)},
-                    {"b", b_region},
+                    {"b", part.b},
                     {"out", g.region(out, lo, hi)},
                     {"n", u32(hi - lo)},
                     {"op", static_cast<uint32_t>(op)},
-                    {"period", period},
-                    {"offset", offset}});
+                    {"period", part.period},
+                    {"offset", part.offset}});
     }
   program.body.push_back(Execute(cs));
   return out;
@@ -132,6 +185,43 @@ Tensor binary(Graph& g, Program& program, BinaryOp op, Tensor a, Tensor b,
 void binary_in_place(Graph& g, Program& program, BinaryOp op, Tensor a, Tensor b,
                      const std::string& name) {
   binary_into(g, program, op, a, b, name, true);
+}
+
+BiasGelu bias_gelu(Graph& g, Program& program, Tensor a, Tensor bias, const std::string& name) {
+  require_sequence(program, name);
+  const TensorInfo ai = mapped(g, a, name, "operand");
+  const TensorInfo bi = mapped(g, bias, name, "bias");
+  require_type(ai, DType::kF32, name, "operand");
+  require_type(bi, DType::kF32, name, "bias");
+  if (ai.shape.empty() || bi.shape != std::vector<size_t>{ai.shape.back()})
+    throw GraphError(
+        fmt::format("{}: bias '{}' [{}] must be a vector of '{}' [{}]'s last dimension", name,
+                    bi.name, fmt::join(bi.shape, " x "), ai.name, fmt::join(ai.shape, " x ")));
+  add_ops_codelets(g);
+  // The f16 result's pieces start on words (as cast's), and the sum's and a's with them.
+  const Tensor source = on_even_starts(g, program, a, name);
+  const TensorInfo si = g.tensor(source);
+  BiasGelu out{g.add_variable(DType::kF32, ai.shape, name + ".sum"),
+               g.add_variable(DType::kF16, ai.shape, name)};
+  g.set_tile_mapping(out.sum, si.mapping);
+  g.set_tile_mapping(out.gelu16, si.mapping);
+  const OperandBeside beside(g, program, si, bias, name);
+  const WorkSplit split(si);
+  const ComputeSet cs = g.add_compute_set(name);
+  for (const Interval& m : si.mapping)
+    for (const auto& [lo, hi] : split.ranges(m, 2)) {  // f16 ranges of whole words
+      const OperandBeside::Part part = beside.at(m, lo, hi);
+      g.add_vertex(cs, "bias_gelu_f32_f16", m.tile,
+                   {{"a", g.region(source, lo, hi)},
+                    {"b", part.b},
+                    {"sum", g.region(out.sum, lo, hi)},
+                    {"out", g.region(out.gelu16, lo, hi)},
+                    {"n", u32(hi - lo)},
+                    {"period", part.period},
+                    {"offset", part.offset}});
+    }
+  program.body.push_back(Execute(cs));
+  return out;
 }
 
 namespace {
@@ -186,27 +276,8 @@ Tensor cast(Graph& g, Program& program, Tensor a, DType to, const std::string& n
   add_ops_codelets(g);
   // An f16 result's pieces start on words: with a's pieces moved to even starts (a copy of a
   // laid out so, when any of its starts is odd).
-  std::vector<Interval> mapping;
-  for (const Interval& m : ai.mapping) {
-    const size_t begin = m.begin & ~size_t{1};
-    if (!mapping.empty()) {  // the previous piece now ends where this one starts
-      mapping.back().end = begin;
-      if (mapping.back().end <= mapping.back().begin) mapping.pop_back();  // it held one element
-    }
-    if (!mapping.empty() && mapping.back().tile == m.tile && mapping.back().end == begin)
-      mapping.back().end = m.end;
-    else
-      mapping.push_back({begin, m.end, m.tile});
-  }
-  Tensor source = a;
-  bool moved = false;
-  for (const Interval& m : ai.mapping) moved |= m.begin % 2 != 0;
-  if (narrow && moved) {
-    source = g.add_variable(ai.type, ai.shape, name + ".even");
-    g.set_tile_mapping(source, mapping);
-    g.set_scratch(source);
-    program.body.push_back(Copy(a, source));
-  }
+  const std::vector<Interval> mapping = even_starts(ai.mapping);
+  const Tensor source = narrow ? on_even_starts(g, program, a, name) : a;
   const Tensor out = g.add_variable(to, ai.shape, name);
   g.set_tile_mapping(out, narrow ? mapping : ai.mapping);
   const bool stochastic = narrow && options.stochastic;

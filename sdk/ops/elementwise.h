@@ -30,6 +30,14 @@ Tensor binary(Graph& graph, Program& program, BinaryOp op, Tensor a, Tensor b,
 // takes no second copy of itself.
 void binary_in_place(Graph& graph, Program& program, BinaryOp op, Tensor a, Tensor b,
                      const std::string& name);
+// A feed-forward block's bias and GeLU in one pass: sum = a + bias (f32; bias a vector of a's
+// last dimension, added to every row) and gelu16 = GeLU(sum) rounded to f16 (nearest even), the
+// bits of binary's kAdd, unary's kGelu and cast to f16 one after the other, each laid out as
+// a. The sum is what GeLU's backward pass takes (kMulGeluGrad).
+struct BiasGelu {
+  Tensor sum, gelu16;
+};
+BiasGelu bias_gelu(Graph& graph, Program& program, Tensor a, Tensor bias, const std::string& name);
 // out = f(a), f32; `k` is the factor of kScale.
 Tensor unary(Graph& graph, Program& program, UnaryOp op, Tensor a, const std::string& name,
              float k = 1.0f);

@@ -204,6 +204,73 @@ TEST(OpsElementwise, RowBlocksKeepTheTilesBusyAndTheirColumnSumsAddATilesRowsFir
   }
 }
 
+// bias_gelu is binary's kAdd of a bias, unary's kGelu and the cast to f16 in one pass: the same
+// bits, whichever path its codelet takes (pairs, an element alone first where the operands start
+// a word past a pair, one at a time where they do not line up). Row blocks (each piece within a
+// row), pieces cut at odd elements (moved to even starts by a copy, as cast moves them) and
+// across rows (wrapping round the bias), and one element; the values include zeros,
+// infinities, NaN, a subnormal and arguments beyond the exponential's range.
+TEST(OpsElementwise, BiasGeluEqualsTheAdditionGeluAndCastBitForBit) {
+  Graph g(Target::preset("mk2", 24));
+  Program p = Sequence({});
+  struct Case {
+    size_t rows, columns;
+    int layout;  // 0: row blocks; 1: evenly in 7-element grains; 2: evenly, 24 tiles; 3: one tile
+  };
+  const std::vector<Case> cases = {{200, 130, 0}, {37, 51, 1}, {9, 1000, 2}, {1, 1, 3}};
+  struct Made {
+    Tensor sum, gelu16;
+    std::vector<float> x, bias;
+  };
+  std::vector<Made> made;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    const Tensor x = g.add_variable(DType::kF32, {c.rows, c.columns}, fmt::format("x{}", i));
+    const Tensor bias = g.add_variable(DType::kF32, {c.columns}, fmt::format("bias{}", i));
+    if (c.layout == 0) ops::map_row_blocks(g, x, 0, 24);
+    if (c.layout == 1) g.map_evenly(x, 2, 5, 7);
+    if (c.layout == 2) g.map_evenly(x, 0, 24);
+    if (c.layout == 3) g.set_tile_mapping(x, 23);
+    g.set_tile_mapping(bias, static_cast<unsigned>(i));
+    const ops::BiasGelu out = ops::bias_gelu(g, p, x, bias, fmt::format("bias_gelu{}", i));
+    EXPECT_EQ(g.tensor(out.gelu16).type, DType::kF16);
+    const auto pieces = [&](Tensor t) {
+      std::vector<std::tuple<size_t, size_t, unsigned>> list;
+      for (const Interval& m : g.tensor(t).mapping) list.emplace_back(m.begin, m.end, m.tile);
+      return list;
+    };
+    // Laid out as x, each piece moved to an even start (as cast lays out an f16 result).
+    EXPECT_EQ(pieces(out.sum), pieces(out.gelu16));
+    for (const Interval& m : g.tensor(out.gelu16).mapping) EXPECT_EQ(m.begin % 2, 0u) << i;
+    if (c.layout == 0 || c.layout == 3) {
+      EXPECT_EQ(pieces(out.sum), pieces(x)) << i;
+    }
+    std::vector<float> xv = random_f32(c.rows * c.columns, 50 + static_cast<uint32_t>(i), -6, 6);
+    const float inf = std::numeric_limits<float>::infinity();
+    const float specials[] = {0.0f, -0.0f, inf, -inf, std::nanf(""), 100.0f, -100.0f, 1e-40f};
+    for (size_t k = 0; k < std::size(specials) && 3 * k < xv.size(); ++k) xv[3 * k] = specials[k];
+    made.push_back(
+        {out.sum, out.gelu16, xv, random_f32(c.columns, 60 + static_cast<uint32_t>(i), -1, 1)});
+  }
+  const Executable exe = compile(g, p);
+  Device device(exe);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    device.write_tensor(fmt::format("x{}", i), made[i].x.data(), made[i].x.size() * 4);
+    device.write_tensor(fmt::format("bias{}", i), made[i].bias.data(), made[i].bias.size() * 4);
+  }
+  device.run();
+  namespace ref = ops::reference;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const std::vector<float> sum_want = ref::binary(ops::BinaryOp::kAdd, made[i].x, made[i].bias);
+    const std::vector<uint16_t> gelu_want =
+        ref::cast_to_f16(ref::unary(ops::UnaryOp::kGelu, sum_want));
+    EXPECT_EQ(count_equal(read_all(device, g, made[i].sum), sum_want), sum_want.size()) << i;
+    std::vector<uint16_t> gelu_got(gelu_want.size());
+    device.read_tensor(g.tensor(made[i].gelu16).name, gelu_got.data(), gelu_got.size() * 2);
+    EXPECT_EQ(gelu_got, gelu_want) << i;
+  }
+}
+
 // A layer norm's row sums are taken in six column slices added in order (ops_math.h), so one
 // worker a row (12 rows on a tile) and six workers a row, a slice each (a row a tile), give the
 // same bits, which the reference's. A row of 1e8 and 35 ones, by hand: left to right every one is
@@ -850,6 +917,12 @@ TEST(OpsElementwise, BadOperandsAreRefused) {
             "add: operand b 'h' is f16; the operation takes f32");
   EXPECT_EQ(message([&] { ops::unary(g, p, ops::UnaryOp::kRelu, unmapped, "relu"); }),
             "relu: operand 'unmapped' is not mapped to tiles");
+  EXPECT_EQ(message([&] { ops::bias_gelu(g, p, a, b, "ffn"); }),
+            "ffn: bias 'b' [5] must be a vector of 'a' [4 x 6]'s last dimension");
+  EXPECT_EQ(message([&] { ops::bias_gelu(g, p, a, a, "ffn"); }),
+            "ffn: bias 'a' [4 x 6] must be a vector of 'a' [4 x 6]'s last dimension");
+  EXPECT_EQ(message([&] { ops::bias_gelu(g, p, h, v, "ffn"); }),
+            "ffn: operand 'h' is f16; the operation takes f32");
   EXPECT_EQ(message([&] { ops::cast(g, p, v, DType::kI32, "cast"); }),
             "cast: no cast from f32 to i32 ('v'); the casts are f32 <-> f16");
   // Side-by-side column sums whose columns leave a gap in the result, or differ in rows.
