@@ -71,28 +71,32 @@ static const float kPairs[2 * kPairConstants] __attribute__((aligned(8))) = {
     S_1 = ONE_1 / T_1;            \
   } while (0)
 
+/* The pairs GELU_PAIRS_SIGMOID_OF_X works in, pinned, and its constants loaded (they stay in
+ * registers through the loops). */
+#define GELU_PAIRS_REGISTERS()         \
+  PAIR(X, "ft0", "ft1");               \
+  PAIR(T, "ft2", "ft3");               \
+  PAIR(M, "ft4", "ft5");               \
+  PAIR(S, "ft6", "ft7");               \
+  PAIR(P, "ft8", "ft9");               \
+  PAIR(ONE, "ft10", "ft11");           \
+  PAIR(C1, "fa0", "fa1");              \
+  PAIR(C0, "fa2", "fa3");              \
+  PAIR_LOAD(C1, kPairs + 2 * kPairC1); \
+  PAIR_LOAD(C0, kPairs + 2 * kPairC0); \
+  PAIR_LOAD(ONE, kPairs + 2 * kPairOne)
+
 /* out[i] = gelu(x[i]), or with grad, grad[i] x gelu'(x[i]), for pairs i, i + 1 < n; returns
  * how many elements it did (the caller does the last one of an odd n). x, grad and out must be
  * 8-byte aligned (the caller checks). The constants stay in registers. The compiled loops take
  * 19 issue slots a pair and 29 with the gradient (23 and 33 with an index beside the pointers),
  * where with e^x as a polynomial an element took about 27 and one at a time 50. */
 static uint32_t gelu_pairs(const float* x, const float* grad, float* out, uint32_t n) {
-  PAIR(X, "ft0", "ft1");
-  PAIR(T, "ft2", "ft3");
-  PAIR(M, "ft4", "ft5");
-  PAIR(S, "ft6", "ft7");
-  PAIR(P, "ft8", "ft9");
-  PAIR(ONE, "ft10", "ft11");
-  PAIR(C1, "fa0", "fa1");
-  PAIR(C0, "fa2", "fa3");
+  GELU_PAIRS_REGISTERS();
   PAIR(D1, "fa4", "fa5");
   PAIR(D0, "fa6", "fa7");
-  const float* c = kPairs;
-  PAIR_LOAD(C1, c + 2 * kPairC1);
-  PAIR_LOAD(C0, c + 2 * kPairC0);
-  PAIR_LOAD(D1, c + 2 * kPairD1);
-  PAIR_LOAD(D0, c + 2 * kPairD0);
-  PAIR_LOAD(ONE, c + 2 * kPairOne);
+  PAIR_LOAD(D1, kPairs + 2 * kPairD1);
+  PAIR_LOAD(D0, kPairs + 2 * kPairD0);
   /* The pointers step (no index beside them: its address arithmetic cost 4 issue slots a
    * pair), and each kind has its own loop. */
 #define GELU_PAIRS_SIGMOID()   \
@@ -136,20 +140,9 @@ static uint32_t gelu_pairs(const float* x, const float* grad, float* out, uint32
  * period even (no pair crosses the wrap). */
 static uint32_t bias_gelu_pairs(const float* a, const float* b, uint32_t period, uint32_t offset,
                                 float* sum, uint16_t* out, uint32_t n) {
-  PAIR(X, "ft0", "ft1");
-  PAIR(T, "ft2", "ft3");
-  PAIR(M, "ft4", "ft5");
-  PAIR(S, "ft6", "ft7");
-  PAIR(P, "ft8", "ft9");
-  PAIR(ONE, "ft10", "ft11");
-  PAIR(C1, "fa0", "fa1");
-  PAIR(C0, "fa2", "fa3");
+  GELU_PAIRS_REGISTERS();
   PAIR(B, "fa4", "fa5");
   register float h __asm__("fa6");
-  const float* c = kPairs;
-  PAIR_LOAD(C1, c + 2 * kPairC1);
-  PAIR_LOAD(C0, c + 2 * kPairC0);
-  PAIR_LOAD(ONE, c + 2 * kPairOne);
   const float* const b_end = b + period;
   const float* bj = b + offset;
   const float* const a_end = a + (n & ~1u);
