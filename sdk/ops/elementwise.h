@@ -33,7 +33,9 @@ void binary_in_place(Graph& graph, Program& program, BinaryOp op, Tensor a, Tens
 // A feed-forward block's bias and GeLU in one pass: sum = a + bias (f32; bias a vector of a's
 // last dimension, added to every row) and gelu16 = GeLU(sum) rounded to f16 (nearest even), the
 // bits of binary's kAdd, unary's kGelu and cast to f16 one after the other, each laid out as
-// a. The sum is what GeLU's backward pass takes (kMulGeluGrad).
+// a with its pieces moved to even starts (as cast's f16 result). The sum is what GeLU's
+// backward pass takes (kMulGeluGrad). Refused (GraphError naming the tensors): a bias that is
+// not a vector of a's last dimension, types other than f32, unmapped tensors.
 struct BiasGelu {
   Tensor sum, gelu16;
 };
