@@ -11,6 +11,11 @@
 #include "ops_math.h"
 #include "ops_pairs.h"
 
+/* x rounded to f16 (nearest even) as the hardware converts it: one lane of ipu.f32v2tof16. */
+static inline uint16_t f16_of(float x) {
+  return (uint16_t)ipu_f16x2_bits(ipu_f32v2tof16(ipu_f32x2_make(x, 0.0f)));
+}
+
 /* binary_f32: out[i] = a[i] op b[(offset + i) % period], i < n; op 0 add, 1 sub, 2 mul,
  *   3 a x gelu'(b), 4 a x (1 - b b) (tanh's backward pass, b = tanh x). period = n and offset = 0
  * for operands of one shape; a trailing vector (a bias) has its length as period. fields: a (in
@@ -135,9 +140,6 @@ struct bias_gelu_f32_f16_fields {
   uint16_t* out;
   uint32_t n, period, offset;
 };
-static inline uint16_t f16_of(float x) {
-  return (uint16_t)ipu_f16x2_bits(ipu_f32v2tof16(ipu_f32x2_make(x, 0.0f)));
-}
 void bias_gelu_f32_f16(const struct bias_gelu_f32_f16_fields* v) {
   uint32_t j = v->offset, n = v->n;
   const uint32_t period = v->period;
@@ -187,7 +189,7 @@ static void narrow_range(const float* a, uint16_t* out, uint32_t n) {
     out[i] = (uint16_t)bits;
     out[i + 1] = (uint16_t)(bits >> 16);
   }
-  if (i < n) out[i] = (uint16_t)ipu_f16x2_bits(ipu_f32v2tof16(ipu_f32x2_make(a[i], 0.0f)));
+  if (i < n) out[i] = f16_of(a[i]);
 }
 
 void cast_f32_f16(const struct cast_f32_f16_fields* v) { narrow_range(v->a, v->out, v->n); }
@@ -293,7 +295,7 @@ static void softmax_rows(const struct softmax_rows_f32_fields* v, uint16_t* out1
     c = ON_PAIRS(out) && ((uintptr_t)out16 & 3) == 0 ? divide_pairs(out, out16, columns, sum) : 0;
     for (; c < columns; ++c) {
       out[c] = out[c] / sum;
-      if (out16) out16[c] = (uint16_t)ipu_f16x2_bits(ipu_f32v2tof16(ipu_f32x2_make(out[c], 0.0f)));
+      if (out16) out16[c] = f16_of(out[c]);
     }
   }
 }
@@ -451,7 +453,7 @@ static void softmax_grad_rows(const struct softmax_grad_rows_fields* v, int f16)
       const float d = y[c] * (dy[c] - s);
       const float e = scaled ? d * scale : d;
       if (f16)
-        dx16[c] = (uint16_t)ipu_f16x2_bits(ipu_f32v2tof16(ipu_f32x2_make(e, 0.0f)));
+        dx16[c] = f16_of(e);
       else
         dx[c] = e;
     }
@@ -700,7 +702,7 @@ static void accumulate_range(const float* grad, uint16_t* sum, uint32_t n) {
   }
   if (i < n) {
     const ipu_f32x2 wide = ipu_f16v2tof32(ipu_f16x2_from_bits(sum[i], 0));
-    sum[i] = (uint16_t)ipu_f16x2_bits(ipu_f32v2tof16(ipu_f32x2_make(wide.r[0] + grad[i], 0.0f)));
+    sum[i] = f16_of(wide.r[0] + grad[i]);
   }
 }
 

@@ -135,7 +135,8 @@ static uint32_t gelu_pairs(const float* x, const float* grad, float* out, uint32
 /* sum[i] = a[i] + b[j] and out[i] = gelu(sum[i]) rounded to f16 (nearest even), for pairs
  * i, i + 1 < n, j from `offset` wrapping at `period` (a bias along a's rows); returns how many
  * elements it did. binary's addition, gelu_pairs and narrow_pairs in one loop, the same
- * operations in the same order: 24 issue slots a pair where the three loops took about 30 and
+ * operations in the same order: gelu_pairs' 19 issue slots a pair and five more (the bias's
+ * load and addition, the sum's store, the rounding), where the three loops took about 30 and
  * each its own pass over memory. a, b + offset and sum 8-byte aligned, out 4-byte; offset and
  * period even (no pair crosses the wrap). */
 static uint32_t bias_gelu_pairs(const float* a, const float* b, uint32_t period, uint32_t offset,
