@@ -173,6 +173,38 @@ void bias_gelu_f32_f16(const struct bias_gelu_f32_f16_fields* v) {
   }
 }
 
+/* gelu_grad_f32_f16: out[i] = grad[i] x gelu'(x[i]) and out16[i] = out[i] rounded to f16
+ *   (nearest even), i < n: binary_f32's kMulGeluGrad and cast_f32_f16 in one pass, the same
+ *   bits. fields: grad (in f32), x (in f32), out (out f32), out16 (out f16), n */
+struct gelu_grad_f32_f16_fields {
+  const float *grad, *x;
+  float* out;
+  uint16_t* out16;
+  uint32_t n;
+};
+void gelu_grad_f32_f16(const struct gelu_grad_f32_f16_fields* v) {
+  uint32_t n = v->n;
+  const float *grad = v->grad, *x = v->x;
+  float* out = v->out;
+  uint16_t* out16 = v->out16;
+  /* Pairs where grad, x and out's pairs line up and out16's lie in words, after one element
+   * alone when all start one element in. */
+  if (n > 0 && ONE_WORD_IN(grad) && ONE_WORD_IN(x) && ONE_WORD_IN(out) &&
+      ((uintptr_t)out16 & 3) == 2) {
+    out[0] = grad[0] * ipu_ops_gelu_grad(x[0]);
+    out16[0] = f16_of(out[0]);
+    ++grad, ++x, ++out, ++out16, --n;
+  }
+  if (ON_PAIRS(grad) && ON_PAIRS(x) && ON_PAIRS(out) && ((uintptr_t)out16 & 3) == 0) {
+    const uint32_t done = gelu_grad_f16_pairs(x, grad, out, out16, n);
+    grad += done, x += done, out += done, out16 += done, n -= done;
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    out[i] = grad[i] * ipu_ops_gelu_grad(x[i]);
+    out16[i] = f16_of(out[i]);
+  }
+}
+
 /* cast_f32_f16: out[i] = a[i] rounded to f16 by the hardware (nearest even), i < n; n even or
  *   the range's end the tensor's.  fields: a (in f32), out (out f16), n */
 struct cast_f32_f16_fields {

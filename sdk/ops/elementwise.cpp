@@ -15,6 +15,22 @@ namespace ipu::sdk::ops {
 
 namespace {
 
+// t, or where its mapping is not `mapping` a copy of it so laid out.
+Tensor laid_out_as(Graph& g, Program& program, Tensor t, const std::vector<Interval>& mapping,
+                   const std::string& name) {
+  const TensorInfo& ti = g.tensor(t);
+  const bool same = std::equal(ti.mapping.begin(), ti.mapping.end(), mapping.begin(), mapping.end(),
+                               [](const Interval& x, const Interval& y) {
+                                 return x.begin == y.begin && x.end == y.end && x.tile == y.tile;
+                               });
+  if (same) return t;
+  const Tensor copy = g.add_variable(ti.type, ti.shape, name);
+  g.set_tile_mapping(copy, mapping);
+  g.set_scratch(copy);
+  program.body.push_back(Copy(relayout(g, t, copy)));
+  return copy;
+}
+
 // Binary's operand b beside each of a's pieces: a copy with a's mapping, or a vector of a's
 // last dimension on each of a's tiles (its columns those tiles' pieces span, where each piece
 // lies within a row); each of a's ranges then reads its part.
@@ -24,14 +40,6 @@ class OperandBeside {
   OperandBeside(Graph& g, Program& program, const TensorInfo& ai, Tensor b, const std::string& name)
       : g_(g), bi_(g.tensor(b)), tiles_(tiles_of(ai)) {
     vector_ = bi_.shape.size() == 1 && !ai.shape.empty() && bi_.shape[0] == ai.shape.back();
-    auto alike = [&] {
-      if (bi_.mapping.size() != ai.mapping.size()) return false;
-      for (size_t i = 0; i < ai.mapping.size(); ++i)
-        if (ai.mapping[i].begin != bi_.mapping[i].begin ||
-            ai.mapping[i].end != bi_.mapping[i].end || ai.mapping[i].tile != bi_.mapping[i].tile)
-          return false;
-      return true;
-    };
     local_ = b;
     const size_t columns = bi_.elements;
     if (vector_) {
@@ -60,11 +68,8 @@ class OperandBeside {
       program.body.push_back(Copy(std::move(pairs)));
     } else if (vector_) {
       local_ = replicate(g, program, b, tiles_, name + ".b");
-    } else if (!alike()) {
-      local_ = g.add_variable(DType::kF32, ai.shape, name + ".b");
-      g.set_tile_mapping(local_, ai.mapping);
-      g.set_scratch(local_);
-      program.body.push_back(Copy(relayout(g, b, local_)));
+    } else {
+      local_ = laid_out_as(g, program, b, ai.mapping, name + ".b");
     }
   }
 
@@ -187,6 +192,27 @@ void binary_in_place(Graph& g, Program& program, BinaryOp op, Tensor a, Tensor b
   binary_into(g, program, op, a, b, name, true);
 }
 
+namespace {
+
+// A fused operation's f32 result and its f16 copy, both laid out as its operand on even starts
+// (`source`: a, or a copy of it so laid out), as cast lays out an f16 result.
+struct F32AndF16 {
+  Tensor source, f32, f16;
+};
+F32AndF16 f32_and_f16(Graph& g, Program& program, Tensor a, const std::string& name,
+                      const std::string& f32_name, const std::string& f16_name) {
+  const TensorInfo& ai = g.tensor(a);
+  F32AndF16 out{on_even_starts(g, program, a, name),
+                g.add_variable(DType::kF32, ai.shape, f32_name),
+                g.add_variable(DType::kF16, ai.shape, f16_name)};
+  const std::vector<Interval> mapping = g.tensor(out.source).mapping;
+  g.set_tile_mapping(out.f32, mapping);
+  g.set_tile_mapping(out.f16, mapping);
+  return out;
+}
+
+}  // namespace
+
 BiasGelu bias_gelu(Graph& g, Program& program, Tensor a, Tensor bias, const std::string& name) {
   require_sequence(program, name);
   const TensorInfo ai = mapped(g, a, name, "operand");
@@ -198,13 +224,8 @@ BiasGelu bias_gelu(Graph& g, Program& program, Tensor a, Tensor bias, const std:
         fmt::format("{}: bias '{}' [{}] must be a vector of '{}' [{}]'s last dimension", name,
                     bi.name, fmt::join(bi.shape, " x "), ai.name, fmt::join(ai.shape, " x ")));
   add_ops_codelets(g);
-  // The f16 result's pieces start on words (as cast's), and the sum's and a's with them.
-  const Tensor source = on_even_starts(g, program, a, name);
-  const TensorInfo si = g.tensor(source);
-  BiasGelu out{g.add_variable(DType::kF32, ai.shape, name + ".sum"),
-               g.add_variable(DType::kF16, ai.shape, name)};
-  g.set_tile_mapping(out.sum, si.mapping);
-  g.set_tile_mapping(out.gelu16, si.mapping);
+  const F32AndF16 r = f32_and_f16(g, program, a, name, name + ".sum", name);
+  const TensorInfo si = g.tensor(r.source);
   const OperandBeside beside(g, program, si, bias, name);
   const WorkSplit split(si);
   const ComputeSet cs = g.add_compute_set(name);
@@ -212,16 +233,45 @@ BiasGelu bias_gelu(Graph& g, Program& program, Tensor a, Tensor bias, const std:
     for (const auto& [lo, hi] : split.ranges(m, 2)) {  // f16 ranges of whole words
       const OperandBeside::Part part = beside.at(m, lo, hi);
       g.add_vertex(cs, "bias_gelu_f32_f16", m.tile,
-                   {{"a", g.region(source, lo, hi)},
+                   {{"a", g.region(r.source, lo, hi)},
                     {"b", part.b},
-                    {"sum", g.region(out.sum, lo, hi)},
-                    {"out", g.region(out.gelu16, lo, hi)},
+                    {"sum", g.region(r.f32, lo, hi)},
+                    {"out", g.region(r.f16, lo, hi)},
                     {"n", u32(hi - lo)},
                     {"period", part.period},
                     {"offset", part.offset}});
     }
   program.body.push_back(Execute(cs));
-  return out;
+  return {r.f32, r.f16};
+}
+
+GeluGrad gelu_grad(Graph& g, Program& program, Tensor grad, Tensor x, const std::string& name) {
+  require_sequence(program, name);
+  const TensorInfo gi = mapped(g, grad, name, "gradient");
+  const TensorInfo xi = mapped(g, x, name, "GeLU's input");
+  require_type(gi, DType::kF32, name, "gradient");
+  require_type(xi, DType::kF32, name, "GeLU's input");
+  if (xi.shape != gi.shape)
+    throw GraphError(
+        fmt::format("{}: gradient '{}' [{}] and GeLU's input '{}' [{}] must have one shape", name,
+                    gi.name, fmt::join(gi.shape, " x "), xi.name, fmt::join(xi.shape, " x ")));
+  add_ops_codelets(g);
+  const F32AndF16 r = f32_and_f16(g, program, grad, name, name, name + ".f16");
+  const TensorInfo si = g.tensor(r.source);
+  const Tensor xs = laid_out_as(g, program, x, si.mapping, name + ".x");
+  const WorkSplit split(si);
+  const ComputeSet cs = g.add_compute_set(name);
+  for (const Interval& m : si.mapping)
+    for (const auto& [lo, hi] : split.ranges(m, 2)) {  // f16 ranges of whole words
+      g.add_vertex(cs, "gelu_grad_f32_f16", m.tile,
+                   {{"grad", g.region(r.source, lo, hi)},
+                    {"x", g.region(xs, lo, hi)},
+                    {"out", g.region(r.f32, lo, hi)},
+                    {"out16", g.region(r.f16, lo, hi)},
+                    {"n", u32(hi - lo)}});
+    }
+  program.body.push_back(Execute(cs));
+  return {r.f32, r.f16};
 }
 
 namespace {

@@ -40,6 +40,16 @@ struct BiasGelu {
   Tensor sum, gelu16;
 };
 BiasGelu bias_gelu(Graph& graph, Program& program, Tensor a, Tensor bias, const std::string& name);
+// GeLU's backward pass with the f16 copy the next products take, in one pass: dx = grad x
+// gelu'(x) (f32, what the bias's gradient sums) and dx16 = dx rounded to f16 (nearest even),
+// the bits of binary's kMulGeluGrad and cast to f16 one after the other, both laid out as grad
+// with its pieces moved to even starts. x is read where grad's elements lie (a copy of it so
+// laid out first, when its mapping differs). Refused (GraphError naming the tensors): x not of
+// grad's shape, types other than f32, unmapped tensors.
+struct GeluGrad {
+  Tensor dx, dx16;
+};
+GeluGrad gelu_grad(Graph& graph, Program& program, Tensor grad, Tensor x, const std::string& name);
 // out = f(a), f32; `k` is the factor of kScale.
 Tensor unary(Graph& graph, Program& program, UnaryOp op, Tensor a, const std::string& name,
              float k = 1.0f);

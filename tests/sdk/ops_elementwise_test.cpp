@@ -271,6 +271,84 @@ TEST(OpsElementwise, BiasGeluEqualsTheAdditionGeluAndCastBitForBit) {
   }
 }
 
+// gelu_grad is binary's kMulGeluGrad and the cast to f16 in one pass: the same bits, whichever
+// path its codelet takes (pairs, an element alone first, one at a time where the operands do
+// not line up). Row blocks, pieces cut at odd elements (moved to even starts by a copy), a
+// vector, one element, and GeLU's input laid out otherwise than the gradient (copied to where
+// the gradient lies); the values include zeros, infinities, NaN, a subnormal and arguments
+// beyond the exponential's range.
+TEST(OpsElementwise, GeluGradEqualsTheGradientProductAndCastBitForBit) {
+  Graph g(Target::preset("mk2", 24));
+  Program p = Sequence({});
+  struct Case {
+    std::vector<size_t> shape;
+    int layout;  // 0: row blocks; 1: evenly in 7-element grains; 2: evenly, 24 tiles; 3: one tile
+    bool x_elsewhere;  // GeLU's input on one tile, away from the gradient
+  };
+  const std::vector<Case> cases = {
+      {{200, 130}, 0, false}, {{37, 51}, 1, false}, {{1001}, 2, true}, {{1}, 3, false}};
+  struct Made {
+    ops::GeluGrad out;
+    std::vector<float> grad, x;
+  };
+  std::vector<Made> made;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    const Tensor grad = g.add_variable(DType::kF32, c.shape, fmt::format("grad{}", i));
+    const Tensor x = g.add_variable(DType::kF32, c.shape, fmt::format("x{}", i));
+    for (const Tensor t : {grad, x}) {
+      if (c.layout == 0) ops::map_row_blocks(g, t, 0, 24);
+      if (c.layout == 1) g.map_evenly(t, 2, 5, 7);
+      if (c.layout == 2) g.map_evenly(t, 0, 24);
+      if (c.layout == 3) g.set_tile_mapping(t, 23);
+    }
+    if (c.x_elsewhere) g.set_tile_mapping(x, 3);
+    const ops::GeluGrad out = ops::gelu_grad(g, p, grad, x, fmt::format("gelu_grad{}", i));
+    EXPECT_EQ(g.tensor(out.dx).type, DType::kF32);
+    EXPECT_EQ(g.tensor(out.dx16).type, DType::kF16);
+    const auto pieces = [&](Tensor t) {
+      std::vector<std::tuple<size_t, size_t, unsigned>> list;
+      for (const Interval& m : g.tensor(t).mapping) list.emplace_back(m.begin, m.end, m.tile);
+      return list;
+    };
+    EXPECT_EQ(pieces(out.dx), pieces(out.dx16));
+    for (const Interval& m : g.tensor(out.dx16).mapping) EXPECT_EQ(m.begin % 2, 0u) << i;
+    if (c.layout == 0 || c.layout == 3) {
+      EXPECT_EQ(pieces(out.dx), pieces(grad)) << i;
+    }
+    const size_t n = g.tensor(grad).elements;
+    std::vector<float> xv = random_f32(n, 70 + static_cast<uint32_t>(i), -6, 6);
+    const float inf = std::numeric_limits<float>::infinity();
+    const float specials[] = {0.0f, -0.0f, inf, -inf, std::nanf(""), 100.0f, -100.0f, 1e-40f};
+    for (size_t k = 0; k < std::size(specials) && 3 * k < xv.size(); ++k) xv[3 * k] = specials[k];
+    std::vector<float> gv = random_f32(n, 80 + static_cast<uint32_t>(i), -2, 2);
+    if (gv.size() > 4) gv[4] = 1e-40f;  // a subnormal gradient, beside GeLU's input's
+    made.push_back({out, gv, xv});
+  }
+  const Executable exe = compile(g, p);
+  Device device(exe);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    device.write_tensor(fmt::format("grad{}", i), made[i].grad.data(), made[i].grad.size() * 4);
+    device.write_tensor(fmt::format("x{}", i), made[i].x.data(), made[i].x.size() * 4);
+  }
+  device.run();
+  namespace ref = ops::reference;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const std::vector<float> dx_want =
+        ref::binary(ops::BinaryOp::kMulGeluGrad, made[i].grad, made[i].x);
+    const std::vector<uint16_t> dx16_want = ref::cast_to_f16(dx_want);
+    // Bit for bit, but for the NaNs GeLU's derivative makes of infinities (inf x 0): the
+    // tile's is RISC-V's canonical NaN, the host's x86's default NaN, whose sign differs.
+    const std::vector<float> dx_got = read_all(device, g, made[i].out.dx);
+    EXPECT_EQ(count_equal_or_both_nan(dx_got, dx_want), dx_want.size()) << i;
+    const auto nans = std::count_if(dx_got.begin(), dx_got.end(), [](float v) { return v != v; });
+    EXPECT_EQ(nans, made[i].x.size() > 12 ? 3 : 0) << i;  // of +inf, -inf and NaN
+    std::vector<uint16_t> dx16_got(dx16_want.size());
+    device.read_tensor(g.tensor(made[i].out.dx16).name, dx16_got.data(), dx16_got.size() * 2);
+    EXPECT_EQ(dx16_got, dx16_want) << i;
+  }
+}
+
 // A layer norm's row sums are taken in six column slices added in order (ops_math.h), so one
 // worker a row (12 rows on a tile) and six workers a row, a slice each (a row a tile), give the
 // same bits, which the reference's. A row of 1e8 and 35 ones, by hand: left to right every one is
@@ -923,6 +1001,12 @@ TEST(OpsElementwise, BadOperandsAreRefused) {
             "ffn: bias 'a' [4 x 6] must be a vector of 'a' [4 x 6]'s last dimension");
   EXPECT_EQ(message([&] { ops::bias_gelu(g, p, h, v, "ffn"); }),
             "ffn: operand 'h' is f16; the operation takes f32");
+  EXPECT_EQ(message([&] { ops::gelu_grad(g, p, a, v, "dgelu"); }),
+            "dgelu: gradient 'a' [4 x 6] and GeLU's input 'v' [6] must have one shape");
+  EXPECT_EQ(message([&] { ops::gelu_grad(g, p, h, h, "dgelu"); }),
+            "dgelu: gradient 'h' is f16; the operation takes f32");
+  EXPECT_EQ(message([&] { ops::gelu_grad(g, p, a, unmapped, "dgelu"); }),
+            "dgelu: GeLU's input 'unmapped' is not mapped to tiles");
   EXPECT_EQ(message([&] { ops::cast(g, p, v, DType::kI32, "cast"); }),
             "cast: no cast from f32 to i32 ('v'); the casts are f32 <-> f16");
   // Side-by-side column sums whose columns leave a gap in the result, or differ in rows.

@@ -53,14 +53,8 @@ TEST(OpsPairs, GeluInPairsEqualsTheScalarFunctionsBitForBit) {
                            want_grad = ops::reference::binary(ops::BinaryOp::kMulGeluGrad, dyv, xv);
   // Equal bits, or both NaN: -inf gives -inf x 0, whose NaN is canonical (positive) on the
   // tiles (RISC-V) and negative on an x86 host.
-  const auto same = [](const std::vector<float>& a, const std::vector<float>& b) {
-    size_t equal = 0;
-    for (size_t i = 0; i < a.size(); ++i)
-      equal += std::memcmp(&a[i], &b[i], 4) == 0 || (std::isnan(a[i]) && std::isnan(b[i]));
-    return equal;
-  };
-  EXPECT_EQ(same(got_gelu, want_gelu), n);
-  EXPECT_EQ(same(got_grad, want_grad), n);
+  EXPECT_EQ(count_equal_or_both_nan(got_gelu, want_gelu), n);
+  EXPECT_EQ(count_equal_or_both_nan(got_grad, want_grad), n);
   EXPECT_TRUE(std::isnan(got_gelu[5]));   // NaN in, NaN out
   EXPECT_EQ(got_gelu[18], INFINITY);      // +inf: e^x's argument -inf, s = 1
   EXPECT_EQ(got_gelu[n - 1], xv[n - 1]);  // near 9: s rounds to 1
