@@ -664,6 +664,38 @@ struct sum_pieces_in_order_f32_fields {
 void sum_pieces_in_order_f32(const struct sum_pieces_in_order_f32_fields* v) {
   const uint32_t rows = v->rows, columns = v->columns;
   uint32_t c = 0;
+  /* Four columns a round in the lanes where every row and out lie on pairs alike, after one
+   * column alone when all start a word past a pair: 4.25 instructions a column for three rows,
+   * where two columns a pass down the rows took about 13 (the rows' pointers reloaded). */
+  int on_pairs = ON_PAIRS(v->out), word_in = ONE_WORD_IN(v->out);
+  for (uint32_t r = 0; r < rows; ++r) {
+    on_pairs &= ON_PAIRS(v->in[r]);
+    word_in &= ONE_WORD_IN(v->in[r]);
+  }
+  if (columns > 0 && word_in) {
+    float s = v->in[0][0];
+    for (uint32_t r = 1; r < rows; ++r) s += v->in[r][0];
+    v->out[0] = s;
+    c = 1;
+  }
+  if (on_pairs || word_in) {
+    const float* in[SUM_PIECES];
+    for (uint32_t r = 0; r < rows; ++r) in[r] = v->in[r] + c;
+    float* const out = v->out + c;
+    switch (rows) {
+#define SUM_PIECES_CASE(R) \
+  case R: c += sum_pieces_quads(in, out, columns - c, R); break;
+      SUM_PIECES_CASE(2)
+      SUM_PIECES_CASE(3)
+      SUM_PIECES_CASE(4)
+      SUM_PIECES_CASE(5)
+      SUM_PIECES_CASE(6)
+      SUM_PIECES_CASE(7)
+      SUM_PIECES_CASE(8)
+#undef SUM_PIECES_CASE
+      default: break;
+    }
+  }
   for (; c + 1 < columns; c += 2) { /* two columns a pass down the rows */
     float s0 = v->in[0][c], s1 = v->in[0][c + 1];
     for (uint32_t r = 1; r < rows; ++r) {

@@ -435,6 +435,51 @@ static uint32_t column_sums_quads(const float* in, float* out, uint32_t rows, ui
   return quads;
 }
 
+/* out[c] = in[0][c] + in[1][c] + ... + in[rows - 1][c] (rows >= 2, a constant where it is
+ * inlined, so the loop over the rows unrolls and each row's pointer stays in a register), lane
+ * by lane in order (as the scalar loop adds each column), four columns a round: two loads and
+ * two f32x2 additions a row, each row's pointer's step, two stores. in[r] and out 8-byte
+ * aligned; returns how many columns it did (columns rounded down to a multiple of 4). */
+static inline __attribute__((always_inline)) uint32_t sum_pieces_quads(const float* const* in,
+                                                                       float* out, uint32_t columns,
+                                                                       const uint32_t rows) {
+  PAIR(S, "ft0", "ft1");
+  PAIR(T, "ft2", "ft3");
+  PAIR(A, "ft4", "ft5");
+  PAIR(B, "ft6", "ft7");
+  /* A pointer a row, each its own variable: in an array, the loads' memory clobbers kept it on
+   * the stack, reloaded for every load. */
+  const float *p0 = in[0], *p1 = in[1], *p2 = rows > 2 ? in[2] : 0, *p3 = rows > 3 ? in[3] : 0,
+              *p4 = rows > 4 ? in[4] : 0, *p5 = rows > 5 ? in[5] : 0, *p6 = rows > 6 ? in[6] : 0,
+              *p7 = rows > 7 ? in[7] : 0;
+  const uint32_t quads = columns & ~3u;
+  float* const end = out + quads;
+#define SUM_PIECES_ROW(P)  \
+  do {                     \
+    PAIR_LOAD(A, P);       \
+    PAIR_LOAD_AT(B, P, 8); \
+    P += 4;                \
+    PAIR_ADD(S, S, A);     \
+    PAIR_ADD(T, T, B);     \
+  } while (0)
+  for (; out != end; out += 4) {
+    PAIR_LOAD(S, p0);
+    PAIR_LOAD_AT(T, p0, 8);
+    p0 += 4;
+    SUM_PIECES_ROW(p1);
+    if (rows > 2) SUM_PIECES_ROW(p2);
+    if (rows > 3) SUM_PIECES_ROW(p3);
+    if (rows > 4) SUM_PIECES_ROW(p4);
+    if (rows > 5) SUM_PIECES_ROW(p5);
+    if (rows > 6) SUM_PIECES_ROW(p6);
+    if (rows > 7) SUM_PIECES_ROW(p7);
+    PAIR_STORE(S, out);
+    PAIR_STORE_AT(T, out, 8);
+  }
+#undef SUM_PIECES_ROW
+  return quads;
+}
+
 /* out[i] = a[i] rounded to f16 by the hardware, two at a time: a pair's load, one
  * ipu.f32v2tof16 and a word's store, where the intrinsic's fixed registers and the halves'
  * stores took 13 instructions a pair. Two pairs a round, the pointers stepping (no index beside

@@ -223,10 +223,14 @@ std::optional<ColumnSums> row_block_sums(Graph& g, Program& program, Tensor x, c
         p.rows.push_back(row(0, 0, width));
       } else {
         const size_t at = parts.offsets[k++];
-        // Six vertices, a range of the columns each (at least kWorkerColumns).
+        // Six vertices, a range of the columns each (at least kWorkerColumns), each but the
+        // last an even number of them, so that every range's rows lie on pairs alike.
         const size_t vertices = std::clamp<size_t>(width / kWorkerColumns, 1, 6);
+        const auto cut = [&](size_t w) {
+          return w == vertices ? width : (width * w / vertices) & ~size_t{1};
+        };
         for (size_t w = 0; w < vertices; ++w) {
-          const size_t begin = width * w / vertices, end = width * (w + 1) / vertices;
+          const size_t begin = cut(w), end = cut(w + 1);
           std::map<std::string, Binding> fields{
               {"out", g.region(parts.tensor, at + begin, at + end)},
               {"rows", u32(n)},

@@ -1,5 +1,6 @@
 // The elementwise and row codelets' paths in the f32x2 lanes (firmware/codelets/ops_pairs.h),
 // bit for bit against the host references, and their way out to the scalar functions.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 
 #include "sdk/compiler/compiler.h"
 #include "sdk/ops/elementwise.h"
+#include "sdk/ops/op_support.h"
 #include "sdk/runtime/device.h"
 #include "tests/support/f32_values.h"
 
@@ -95,6 +97,71 @@ TEST(OpsPairs, PairedArithmeticWrapsATrailingVector) {
   EXPECT_EQ(count_equal(read(biased), ref::binary(ops::BinaryOp::kAdd, xv, bv)), n);
   EXPECT_EQ(count_equal(read(scaled), ref::binary(ops::BinaryOp::kMul, xv, bv)), n);
   EXPECT_EQ(count_equal(read(diff), ref::binary(ops::BinaryOp::kSub, xv, yv)), n);
+}
+
+// A run of rows' column sums on its tile (sum_pieces_in_order_f32, what reduce_columns does with
+// rows in blocks first) takes four columns a round in the lanes where every row and the output
+// lie on pairs alike, after one column alone where all start a word past a pair, and the scalar
+// loop where they do not line up: 2 to 8 rows, rows and output at even and odd elements of
+// 8-byte-aligned tensors, column counts from 1 to 37 (the rounds' tails), each vertex's sums
+// bit for bit against the host's in the same order (row 0, then each next row).
+TEST(OpsPairs, ARunsColumnSumsInPairsEqualTheHostsInOrder) {
+  Graph g(Target::preset("mk2", 2));
+  Program p = Sequence({});
+  ops::add_ops_codelets(g);
+  constexpr size_t kStride = 48;  // elements a row apart: even, so rows at one parity share it
+  struct Case {
+    size_t rows, columns, in_at, out_at;  // in_at: row 0's first element; odd rows add `skew`
+    size_t skew;
+  };
+  const std::vector<Case> cases = {{2, 37, 0, 0, 0}, {3, 36, 1, 1, 0}, {4, 1, 0, 0, 0},
+                                   {5, 7, 1, 1, 0},  {6, 20, 0, 0, 0}, {7, 33, 0, 1, 0},
+                                   {8, 37, 1, 1, 0}, {3, 24, 0, 0, 1}, {8, 5, 0, 0, 0}};
+  const ComputeSet cs = g.add_compute_set("sums");
+  std::vector<Tensor> ins, outs;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    ins.push_back(g.add_variable(DType::kF32, {8 * kStride + 2}, fmt::format("in{}", i)));
+    outs.push_back(g.add_variable(DType::kF32, {40}, fmt::format("out{}", i)));
+    g.set_tile_mapping(ins.back(), i % 2);
+    g.set_tile_mapping(outs.back(), i % 2);
+    std::map<std::string, Binding> fields{
+        {"out", g.region(outs.back(), c.out_at, c.out_at + c.columns)},
+        {"rows", static_cast<uint32_t>(c.rows)},
+        {"columns", static_cast<uint32_t>(c.columns)}};
+    for (size_t r = 0; r < ops::kSumPieces; ++r) {  // the unused ones repeat the first
+      const size_t row = r < c.rows ? r : 0, at = c.in_at + row * kStride + (row % 2) * c.skew;
+      fields[fmt::format("in{}", r)] = g.region(ins.back(), at, at + c.columns);
+    }
+    g.add_vertex(cs, "sum_pieces_in_order_f32", static_cast<unsigned>(i % 2), fields);
+  }
+  p.body.push_back(Execute(cs));
+  Device device(compile(g, p));
+  std::vector<std::vector<float>> values;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    // Values of many magnitudes, so that another order of additions would round otherwise.
+    std::vector<float> v = random_f32(8 * kStride + 2, 90 + static_cast<uint32_t>(i), -1, 1);
+    for (size_t k = 0; k < v.size(); k += 3) v[k] *= 1e7f;
+    device.write_tensor(fmt::format("in{}", i), v.data(), v.size() * 4);
+    values.push_back(std::move(v));
+  }
+  device.run();
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    std::vector<float> got(40), want(c.columns);
+    device.read_tensor(fmt::format("out{}", i), got.data(), got.size() * 4);
+    for (size_t col = 0; col < c.columns; ++col) {
+      float s = values[i][c.in_at + col];
+      for (size_t r = 1; r < c.rows; ++r)
+        s += values[i][c.in_at + r * kStride + (r % 2) * c.skew + col];
+      want[col] = s;
+    }
+    EXPECT_EQ(count_equal(std::vector<float>(got.begin() + static_cast<long>(c.out_at),
+                                             got.begin() + static_cast<long>(c.out_at + c.columns)),
+                          want),
+              c.columns)
+        << "case " << i;
+  }
 }
 
 // Softmax's rows of even length take pairs: the scores (scaled, masked) and their largest, e^x of
