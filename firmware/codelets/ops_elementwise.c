@@ -94,6 +94,45 @@ void binary_f32(const struct binary_f32_fields* v) {
   }
 }
 
+/* bias_residual_f32: out[i] = (a[i] + b[(offset + i) % period]) + x[i], i < n: a bias added
+ *   to a product's rows and the residual added after it, binary_f32's two additions in one
+ *   pass, the same bits. fields: a (in f32), b (in f32), x (in f32), out (out f32), n, period,
+ *   offset */
+struct bias_residual_f32_fields {
+  const float *a, *b, *x;
+  float* out;
+  uint32_t n, period, offset;
+};
+void bias_residual_f32(const struct bias_residual_f32_fields* v) {
+  uint32_t j = v->offset, n = v->n;
+  const uint32_t period = v->period;
+  const float *a = v->a, *b = v->b, *x = v->x;
+  float* out = v->out;
+  /* Pairs where the four operands' pairs line up, after one element alone when all start one
+   * element in; a pair never crosses the wrap when the period is even or the range ends before
+   * it. */
+  const int no_wrap = j + n <= period;
+  const int paired = period % 2 == 0 || no_wrap;
+  if (paired && n > 0 && ONE_WORD_IN(a) && ONE_WORD_IN(b + j) && ONE_WORD_IN(x) &&
+      ONE_WORD_IN(out)) {
+    out[0] = (a[0] + b[j]) + x[0];
+    ++a, ++x, ++out, --n;
+    if (++j == period) j = 0;
+  }
+  if (paired && (no_wrap || j % 2 == 0) && ON_PAIRS(a) && ON_PAIRS(b + j) && ON_PAIRS(x) &&
+      ON_PAIRS(out)) {
+    /* without a wrap in the range, b's pairs from b + j run to its end: a period of n + j */
+    const uint32_t done = no_wrap ? bias_residual_pairs(a, b + j, n + 2, 0, x, out, n)
+                                  : bias_residual_pairs(a, b, period, j, x, out, n);
+    a += done, x += done, out += done, n -= done;
+    j = (j + done) % period;
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    out[i] = (a[i] + b[j]) + x[i];
+    if (++j == period) j = 0;
+  }
+}
+
 /* unary_f32: out[i] = f(a[i]), i < n; op 0 ReLU (max(x, 0); -0 and NaN give 0), 1 GeLU,
  *   2 k x (k the f32 bits of field k), 3 e^x, 4 tanh x.
  * fields: a (in f32), out (out f32), n, op, k */

@@ -405,6 +405,53 @@ static uint32_t binary_pairs(const float* a, const float* b, float* out, uint32_
   return n & ~1u;
 }
 
+/* out[i] = (a[i] + b[j]) + x[i] for pairs i, i + 1 < n, j from `offset` wrapping at `period`
+ * (a bias along a's rows, then a residual): binary_pairs' two additions in one pass, a run at a
+ * time to b's wrap, two pairs a round. a, b + offset, x and out 8-byte aligned, offset and
+ * period even (no pair crosses the wrap); returns how many elements it did. */
+static uint32_t bias_residual_pairs(const float* a, const float* b, uint32_t period,
+                                    uint32_t offset, const float* x, float* out, uint32_t n) {
+  PAIR(A, "ft0", "ft1");
+  PAIR(B, "ft2", "ft3");
+  PAIR(C, "ft4", "ft5");
+  PAIR(D, "ft6", "ft7");
+  PAIR(X, "ft8", "ft9");
+  PAIR(Y, "ft10", "ft11");
+  const float* const b_end = b + period;
+  const float* bj = b + offset;
+  const float* const a_end = a + (n & ~1u);
+  while (a != a_end) {
+    const uint32_t left = (uint32_t)(a_end - a), to_wrap = (uint32_t)(b_end - bj);
+    const float* const run_end = a + (left < to_wrap ? left : to_wrap);
+    const float* const quads_end = run_end - ((uint32_t)(run_end - a) & 2u);
+    for (; a != quads_end; a += 4, bj += 4, x += 4, out += 4) {
+      PAIR_LOAD(A, a);
+      PAIR_LOAD(B, bj);
+      PAIR_LOAD_AT(C, a, 8);
+      PAIR_LOAD_AT(D, bj, 8);
+      PAIR_LOAD(X, x);
+      PAIR_LOAD_AT(Y, x, 8);
+      PAIR_ADD(A, A, B);
+      PAIR_ADD(C, C, D);
+      PAIR_ADD(A, A, X);
+      PAIR_ADD(C, C, Y);
+      PAIR_STORE(A, out);
+      PAIR_STORE_AT(C, out, 8);
+    }
+    if (a != run_end) {
+      PAIR_LOAD(A, a);
+      PAIR_LOAD(B, bj);
+      PAIR_LOAD(X, x);
+      PAIR_ADD(A, A, B);
+      PAIR_ADD(A, A, X);
+      PAIR_STORE(A, out);
+      a += 2, bj += 2, x += 2, out += 2;
+    }
+    if (bj == b_end) bj = b;
+  }
+  return n & ~1u;
+}
+
 /* out[c] = in[c] + in[stride + c] + ... down `rows` rows (rows >= 1), lane by lane in order
  * (as the scalar loop adds each column), four columns a pass down the rows: two loads and two
  * f32x2 additions a row and the row pointer's step, where two columns a pass took 3.5 issue

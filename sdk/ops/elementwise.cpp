@@ -145,6 +145,14 @@ void require_binary_shapes(const TensorInfo& ai, const TensorInfo& bi, const std
         name, ai.name, fmt::join(ai.shape, " x "), bi.name, fmt::join(bi.shape, " x ")));
 }
 
+// Whether the bias is a vector of a's last dimension; else GraphError.
+void require_bias_vector(const TensorInfo& ai, const TensorInfo& bi, const std::string& name) {
+  if (ai.shape.empty() || bi.shape != std::vector<size_t>{ai.shape.back()})
+    throw GraphError(
+        fmt::format("{}: bias '{}' [{}] must be a vector of '{}' [{}]'s last dimension", name,
+                    bi.name, fmt::join(bi.shape, " x "), ai.name, fmt::join(ai.shape, " x ")));
+}
+
 // out = a op b, `out` a new tensor mapped as a, or a itself (each element is read before it is
 // written, so the codelet may write over its operand).
 Tensor binary_into(Graph& g, Program& program, BinaryOp op, Tensor a, Tensor b,
@@ -219,10 +227,7 @@ BiasGelu bias_gelu(Graph& g, Program& program, Tensor a, Tensor bias, const std:
   const TensorInfo bi = mapped(g, bias, name, "bias");
   require_type(ai, DType::kF32, name, "operand");
   require_type(bi, DType::kF32, name, "bias");
-  if (ai.shape.empty() || bi.shape != std::vector<size_t>{ai.shape.back()})
-    throw GraphError(
-        fmt::format("{}: bias '{}' [{}] must be a vector of '{}' [{}]'s last dimension", name,
-                    bi.name, fmt::join(bi.shape, " x "), ai.name, fmt::join(ai.shape, " x ")));
+  require_bias_vector(ai, bi, name);
   add_ops_codelets(g);
   const F32AndF16 r = f32_and_f16(g, program, a, name, name + ".sum", name);
   const TensorInfo si = g.tensor(r.source);
@@ -243,6 +248,43 @@ BiasGelu bias_gelu(Graph& g, Program& program, Tensor a, Tensor bias, const std:
     }
   program.body.push_back(Execute(cs));
   return {r.f32, r.f16};
+}
+
+Tensor bias_residual(Graph& g, Program& program, Tensor a, Tensor bias, Tensor x,
+                     const std::string& name) {
+  require_sequence(program, name);
+  const TensorInfo ai = mapped(g, a, name, "operand");
+  const TensorInfo bi = mapped(g, bias, name, "bias");
+  const TensorInfo xi = mapped(g, x, name, "residual");
+  require_type(ai, DType::kF32, name, "operand");
+  require_type(bi, DType::kF32, name, "bias");
+  require_type(xi, DType::kF32, name, "residual");
+  require_bias_vector(ai, bi, name);
+  if (xi.shape != ai.shape)
+    throw GraphError(fmt::format("{}: residual '{}' [{}] and operand '{}' [{}] must have one shape",
+                                 name, xi.name, fmt::join(xi.shape, " x "), ai.name,
+                                 fmt::join(ai.shape, " x ")));
+  add_ops_codelets(g);
+  const Tensor out = g.add_variable(DType::kF32, xi.shape, name);
+  g.set_tile_mapping(out, xi.mapping);
+  const Tensor as = laid_out_as(g, program, a, xi.mapping, name + ".a");
+  const OperandBeside beside(g, program, xi, bias, name);
+  const WorkSplit split(xi);
+  const ComputeSet cs = g.add_compute_set(name);
+  for (const Interval& m : xi.mapping)
+    for (const auto& [lo, hi] : split.ranges(m)) {
+      const OperandBeside::Part part = beside.at(m, lo, hi);
+      g.add_vertex(cs, "bias_residual_f32", m.tile,
+                   {{"a", g.region(as, lo, hi)},
+                    {"b", part.b},
+                    {"x", g.region(x, lo, hi)},
+                    {"out", g.region(out, lo, hi)},
+                    {"n", u32(hi - lo)},
+                    {"period", part.period},
+                    {"offset", part.offset}});
+    }
+  program.body.push_back(Execute(cs));
+  return out;
 }
 
 GeluGrad gelu_grad(Graph& g, Program& program, Tensor grad, Tensor x, const std::string& name) {

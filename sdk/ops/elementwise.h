@@ -40,6 +40,13 @@ struct BiasGelu {
   Tensor sum, gelu16;
 };
 BiasGelu bias_gelu(Graph& graph, Program& program, Tensor a, Tensor bias, const std::string& name);
+// A bias added to a product's rows and the residual after it, in one pass: out = (a + bias) + x
+// (f32; bias a vector of a's last dimension, x of a's shape), the bits of binary's kAdd twice,
+// laid out as x (a and bias brought beside each of x's pieces as binary brings its b). Refused
+// (GraphError naming the tensors): a bias that is not a vector of a's last dimension, x not of
+// a's shape, types other than f32, unmapped tensors.
+Tensor bias_residual(Graph& graph, Program& program, Tensor a, Tensor bias, Tensor x,
+                     const std::string& name);
 // GeLU's backward pass with the f16 copy the next products take, in one pass: dx = grad x
 // gelu'(x) (f32, what the bias's gradient sums) and dx16 = dx rounded to f16 (nearest even),
 // the bits of binary's kMulGeluGrad and cast to f16 one after the other, both laid out as grad

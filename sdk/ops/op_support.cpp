@@ -34,6 +34,9 @@ void add_ops_codelets(Graph& g) {
   g.add_codelet("bias_gelu_f32_f16", file,
                 {in("a", f32), in("b", f32), out("sum", f32), out("out", f16), scalar("n"),
                  scalar("period"), scalar("offset")});
+  g.add_codelet("bias_residual_f32", file,
+                {in("a", f32), in("b", f32), in("x", f32), out("out", f32), scalar("n"),
+                 scalar("period"), scalar("offset")});
   g.add_codelet("gelu_grad_f32_f16", file,
                 {in("grad", f32), in("x", f32), out("out", f32), out("out16", f16), scalar("n")});
   g.add_codelet("unary_f32", file,

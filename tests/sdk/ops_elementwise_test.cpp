@@ -271,6 +271,69 @@ TEST(OpsElementwise, BiasGeluEqualsTheAdditionGeluAndCastBitForBit) {
   }
 }
 
+// bias_residual is binary's kAdd of a bias and then of the residual, in one pass: the same bits,
+// whichever path its codelet takes (pairs two a round, a pair alone, an element alone first,
+// one at a time where the operands do not line up). Row blocks (each piece within a row),
+// pieces cut at odd elements and across rows (wrapping round the bias, whose period is odd in
+// one case), one element, and an operand laid out otherwise than the residual (copied to where
+// the residual lies).
+TEST(OpsElementwise, BiasResidualEqualsTheTwoAdditionsBitForBit) {
+  Graph g(Target::preset("mk2", 24));
+  Program p = Sequence({});
+  struct Case {
+    size_t rows, columns;
+    int layout;  // 0: row blocks; 1: evenly in 7-element grains; 2: evenly, 24 tiles; 3: one tile
+    bool a_elsewhere;  // the operand on one tile, away from the residual
+  };
+  const std::vector<Case> cases = {
+      {200, 130, 0, false}, {37, 51, 1, false}, {9, 1000, 2, true}, {1, 1, 3, false}};
+  struct Made {
+    Tensor out;
+    std::vector<float> a, bias, x;
+  };
+  std::vector<Made> made;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    const Tensor a = g.add_variable(DType::kF32, {c.rows, c.columns}, fmt::format("a{}", i));
+    const Tensor x = g.add_variable(DType::kF32, {c.rows, c.columns}, fmt::format("x{}", i));
+    const Tensor bias = g.add_variable(DType::kF32, {c.columns}, fmt::format("bias{}", i));
+    for (const Tensor t : {a, x}) {
+      if (c.layout == 0) ops::map_row_blocks(g, t, 0, 24);
+      if (c.layout == 1) g.map_evenly(t, 2, 5, 7);
+      if (c.layout == 2) g.map_evenly(t, 0, 24);
+      if (c.layout == 3) g.set_tile_mapping(t, 23);
+    }
+    if (c.a_elsewhere) g.set_tile_mapping(a, 3);
+    g.set_tile_mapping(bias, static_cast<unsigned>(i));
+    const Tensor out = ops::bias_residual(g, p, a, bias, x, fmt::format("residual{}", i));
+    std::vector<std::tuple<size_t, size_t, unsigned>> got, want;  // laid out as x
+    for (const Interval& m : g.tensor(out).mapping) got.emplace_back(m.begin, m.end, m.tile);
+    for (const Interval& m : g.tensor(x).mapping) want.emplace_back(m.begin, m.end, m.tile);
+    EXPECT_EQ(got, want) << i;
+    const size_t n = c.rows * c.columns;
+    std::vector<float> av = random_f32(n, 110 + static_cast<uint32_t>(i), -1e4f, 1e4f);
+    const float inf = std::numeric_limits<float>::infinity();
+    const float specials[] = {0.0f, -0.0f, inf, -inf, 1e-40f, 3e38f};
+    for (size_t k = 0; k < std::size(specials) && 5 * k < av.size(); ++k) av[5 * k] = specials[k];
+    made.push_back({out, av, random_f32(c.columns, 120 + static_cast<uint32_t>(i), -1, 1),
+                    random_f32(n, 130 + static_cast<uint32_t>(i), -1, 1)});
+  }
+  const Executable exe = compile(g, p);
+  Device device(exe);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    device.write_tensor(fmt::format("a{}", i), made[i].a.data(), made[i].a.size() * 4);
+    device.write_tensor(fmt::format("bias{}", i), made[i].bias.data(), made[i].bias.size() * 4);
+    device.write_tensor(fmt::format("x{}", i), made[i].x.data(), made[i].x.size() * 4);
+  }
+  device.run();
+  namespace ref = ops::reference;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const std::vector<float> want = ref::binary(
+        ops::BinaryOp::kAdd, ref::binary(ops::BinaryOp::kAdd, made[i].a, made[i].bias), made[i].x);
+    EXPECT_EQ(count_equal(read_all(device, g, made[i].out), want), want.size()) << i;
+  }
+}
+
 // gelu_grad is binary's kMulGeluGrad and the cast to f16 in one pass: the same bits, whichever
 // path its codelet takes (pairs, an element alone first, one at a time where the operands do
 // not line up). Row blocks, pieces cut at odd elements (moved to even starts by a copy), a
@@ -1001,6 +1064,12 @@ TEST(OpsElementwise, BadOperandsAreRefused) {
             "ffn: bias 'a' [4 x 6] must be a vector of 'a' [4 x 6]'s last dimension");
   EXPECT_EQ(message([&] { ops::bias_gelu(g, p, h, v, "ffn"); }),
             "ffn: operand 'h' is f16; the operation takes f32");
+  EXPECT_EQ(message([&] { ops::bias_residual(g, p, a, b, a, "res"); }),
+            "res: bias 'b' [5] must be a vector of 'a' [4 x 6]'s last dimension");
+  EXPECT_EQ(message([&] { ops::bias_residual(g, p, a, v, v, "res"); }),
+            "res: residual 'v' [6] and operand 'a' [4 x 6] must have one shape");
+  EXPECT_EQ(message([&] { ops::bias_residual(g, p, a, v, h, "res"); }),
+            "res: residual 'h' is f16; the operation takes f32");
   EXPECT_EQ(message([&] { ops::gelu_grad(g, p, a, v, "dgelu"); }),
             "dgelu: gradient 'a' [4 x 6] and GeLU's input 'v' [6] must have one shape");
   EXPECT_EQ(message([&] { ops::gelu_grad(g, p, h, h, "dgelu"); }),
