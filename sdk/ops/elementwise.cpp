@@ -18,7 +18,7 @@ namespace {
 // t, or where its mapping is not `mapping` a copy of it so laid out.
 Tensor laid_out_as(Graph& g, Program& program, Tensor t, const std::vector<Interval>& mapping,
                    const std::string& name) {
-  const TensorInfo& ti = g.tensor(t);
+  const TensorInfo ti = g.tensor(t);  // a copy: adding a tensor moves them
   const bool same = std::equal(ti.mapping.begin(), ti.mapping.end(), mapping.begin(), mapping.end(),
                                [](const Interval& x, const Interval& y) {
                                  return x.begin == y.begin && x.end == y.end && x.tile == y.tile;
@@ -123,7 +123,7 @@ std::vector<Interval> even_starts(const std::vector<Interval>& pieces) {
 
 // a, or where any of its pieces starts at an odd element a copy of it on even starts.
 Tensor on_even_starts(Graph& g, Program& program, Tensor a, const std::string& name) {
-  const TensorInfo& ai = g.tensor(a);
+  const TensorInfo ai = g.tensor(a);  // a copy: adding a tensor moves them
   bool moved = false;
   for (const Interval& m : ai.mapping) moved |= m.begin % 2 != 0;
   if (!moved) return a;
@@ -209,10 +209,9 @@ struct F32AndF16 {
 };
 F32AndF16 f32_and_f16(Graph& g, Program& program, Tensor a, const std::string& name,
                       const std::string& f32_name, const std::string& f16_name) {
-  const TensorInfo& ai = g.tensor(a);
-  F32AndF16 out{on_even_starts(g, program, a, name),
-                g.add_variable(DType::kF32, ai.shape, f32_name),
-                g.add_variable(DType::kF16, ai.shape, f16_name)};
+  const std::vector<size_t> shape = g.tensor(a).shape;  // a copy: adding tensors moves them
+  F32AndF16 out{on_even_starts(g, program, a, name), g.add_variable(DType::kF32, shape, f32_name),
+                g.add_variable(DType::kF16, shape, f16_name)};
   const std::vector<Interval> mapping = g.tensor(out.source).mapping;
   g.set_tile_mapping(out.f32, mapping);
   g.set_tile_mapping(out.f16, mapping);
