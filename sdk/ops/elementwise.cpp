@@ -153,6 +153,34 @@ void require_bias_vector(const TensorInfo& ai, const TensorInfo& bi, const std::
                     bi.name, fmt::join(bi.shape, " x "), ai.name, fmt::join(ai.shape, " x ")));
 }
 
+// What two operands must share: one shape; else GraphError naming both as what they are.
+void require_same_shape(const TensorInfo& first, const char* first_what, const TensorInfo& second,
+                        const char* second_what, const std::string& name) {
+  if (first.shape != second.shape)
+    throw GraphError(fmt::format("{}: {} '{}' [{}] and {} '{}' [{}] must have one shape", name,
+                                 first_what, first.name, fmt::join(first.shape, " x "), second_what,
+                                 second.name, fmt::join(second.shape, " x ")));
+}
+
+// One compute set of `codelet` over `on`'s pieces, a vertex for each of WorkSplit's ranges (of
+// `grain` elements a multiple), with b brought beside each (OperandBeside: fields b, period and
+// offset) and the range's own fields(lo, hi); the copies b needs go first.
+template <typename Fields>
+void execute_beside(Graph& g, Program& program, const TensorInfo& on, Tensor b,
+                    const std::string& name, const char* codelet, size_t grain, Fields&& fields) {
+  const OperandBeside beside(g, program, on, b, name);
+  const WorkSplit split(on);
+  const ComputeSet cs = g.add_compute_set(name);
+  for (const Interval& m : on.mapping)
+    for (const auto& [lo, hi] : split.ranges(m, grain)) {
+      const OperandBeside::Part part = beside.at(m, lo, hi);
+      std::map<std::string, Binding> f = fields(lo, hi);
+      f.insert({{"b", part.b}, {"period", part.period}, {"offset", part.offset}});
+      g.add_vertex(cs, codelet, m.tile, f);
+    }
+  program.body.push_back(Execute(cs));
+}
+
 // out = a op b, `out` a new tensor mapped as a, or a itself (each element is read before it is
 // written, so the codelet may write over its operand).
 Tensor binary_into(Graph& g, Program& program, BinaryOp op, Tensor a, Tensor b,
@@ -169,22 +197,12 @@ Tensor binary_into(Graph& g, Program& program, BinaryOp op, Tensor a, Tensor b,
     out = g.add_variable(DType::kF32, ai.shape, name);
     g.set_tile_mapping(out, ai.mapping);
   }
-  const OperandBeside beside(g, program, ai, b, name);
-  const WorkSplit split(ai);
-  const ComputeSet cs = g.add_compute_set(name);
-  for (const Interval& m : ai.mapping)
-    for (const auto& [lo, hi] : split.ranges(m)) {
-      const OperandBeside::Part part = beside.at(m, lo, hi);
-      g.add_vertex(cs, "binary_f32", m.tile,
-                   {{"a", g.region(a, lo, hi)},
-                    {"b", part.b},
-                    {"out", g.region(out, lo, hi)},
-                    {"n", u32(hi - lo)},
-                    {"op", static_cast<uint32_t>(op)},
-                    {"period", part.period},
-                    {"offset", part.offset}});
-    }
-  program.body.push_back(Execute(cs));
+  execute_beside(g, program, ai, b, name, "binary_f32", 1, [&](size_t lo, size_t hi) {
+    return std::map<std::string, Binding>{{"a", g.region(a, lo, hi)},
+                                          {"out", g.region(out, lo, hi)},
+                                          {"n", u32(hi - lo)},
+                                          {"op", static_cast<uint32_t>(op)}};
+  });
   return out;
 }
 
@@ -230,22 +248,13 @@ BiasGelu bias_gelu(Graph& g, Program& program, Tensor a, Tensor bias, const std:
   add_ops_codelets(g);
   const F32AndF16 r = f32_and_f16(g, program, a, name, name + ".sum", name);
   const TensorInfo si = g.tensor(r.source);
-  const OperandBeside beside(g, program, si, bias, name);
-  const WorkSplit split(si);
-  const ComputeSet cs = g.add_compute_set(name);
-  for (const Interval& m : si.mapping)
-    for (const auto& [lo, hi] : split.ranges(m, 2)) {  // f16 ranges of whole words
-      const OperandBeside::Part part = beside.at(m, lo, hi);
-      g.add_vertex(cs, "bias_gelu_f32_f16", m.tile,
-                   {{"a", g.region(r.source, lo, hi)},
-                    {"b", part.b},
-                    {"sum", g.region(r.f32, lo, hi)},
-                    {"out", g.region(r.f16, lo, hi)},
-                    {"n", u32(hi - lo)},
-                    {"period", part.period},
-                    {"offset", part.offset}});
-    }
-  program.body.push_back(Execute(cs));
+  // f16 ranges of whole words (a grain of 2)
+  execute_beside(g, program, si, bias, name, "bias_gelu_f32_f16", 2, [&](size_t lo, size_t hi) {
+    return std::map<std::string, Binding>{{"a", g.region(r.source, lo, hi)},
+                                          {"sum", g.region(r.f32, lo, hi)},
+                                          {"out", g.region(r.f16, lo, hi)},
+                                          {"n", u32(hi - lo)}};
+  });
   return {r.f32, r.f16};
 }
 
@@ -259,30 +268,17 @@ Tensor bias_residual(Graph& g, Program& program, Tensor a, Tensor bias, Tensor x
   require_type(bi, DType::kF32, name, "bias");
   require_type(xi, DType::kF32, name, "residual");
   require_bias_vector(ai, bi, name);
-  if (xi.shape != ai.shape)
-    throw GraphError(fmt::format("{}: residual '{}' [{}] and operand '{}' [{}] must have one shape",
-                                 name, xi.name, fmt::join(xi.shape, " x "), ai.name,
-                                 fmt::join(ai.shape, " x ")));
+  require_same_shape(xi, "residual", ai, "operand", name);
   add_ops_codelets(g);
   const Tensor out = g.add_variable(DType::kF32, xi.shape, name);
   g.set_tile_mapping(out, xi.mapping);
   const Tensor as = laid_out_as(g, program, a, xi.mapping, name + ".a");
-  const OperandBeside beside(g, program, xi, bias, name);
-  const WorkSplit split(xi);
-  const ComputeSet cs = g.add_compute_set(name);
-  for (const Interval& m : xi.mapping)
-    for (const auto& [lo, hi] : split.ranges(m)) {
-      const OperandBeside::Part part = beside.at(m, lo, hi);
-      g.add_vertex(cs, "bias_residual_f32", m.tile,
-                   {{"a", g.region(as, lo, hi)},
-                    {"b", part.b},
-                    {"x", g.region(x, lo, hi)},
-                    {"out", g.region(out, lo, hi)},
-                    {"n", u32(hi - lo)},
-                    {"period", part.period},
-                    {"offset", part.offset}});
-    }
-  program.body.push_back(Execute(cs));
+  execute_beside(g, program, xi, bias, name, "bias_residual_f32", 1, [&](size_t lo, size_t hi) {
+    return std::map<std::string, Binding>{{"a", g.region(as, lo, hi)},
+                                          {"x", g.region(x, lo, hi)},
+                                          {"out", g.region(out, lo, hi)},
+                                          {"n", u32(hi - lo)}};
+  });
   return out;
 }
 
@@ -292,10 +288,7 @@ GeluGrad gelu_grad(Graph& g, Program& program, Tensor grad, Tensor x, const std:
   const TensorInfo xi = mapped(g, x, name, "GeLU's input");
   require_type(gi, DType::kF32, name, "gradient");
   require_type(xi, DType::kF32, name, "GeLU's input");
-  if (xi.shape != gi.shape)
-    throw GraphError(
-        fmt::format("{}: gradient '{}' [{}] and GeLU's input '{}' [{}] must have one shape", name,
-                    gi.name, fmt::join(gi.shape, " x "), xi.name, fmt::join(xi.shape, " x ")));
+  require_same_shape(gi, "gradient", xi, "GeLU's input", name);
   add_ops_codelets(g);
   const F32AndF16 r = f32_and_f16(g, program, grad, name, name, name + ".f16");
   const TensorInfo si = g.tensor(r.source);
